@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * toolgate.h - the one public header of toolgate.
+ *
+ * toolgate parses the tool calls a language model emitted (in the wire format
+ * of its provider), checks them, runs them concurrently under deadlines,
+ * classifies every result into exactly one of five outcomes, records calls and
+ * results in a SQLite journal, and renders the results back into the caller's
+ * wire format.
+ *
+ * Conventions of this API:
+ *   - Functions that can fail return 0 or a negative TG_E* code and fill the
+ *     caller-provided tg_error (which may be NULL).
+ *   - Handles are opaque. _new/_free pairs own heap objects; _free(NULL) is a
+ *     no-op. Strings returned as `char *` are owned by the caller and released
+ *     with tg_free(); `const char *` getters return borrowed pointers whose
+ *     lifetime is stated on each function.
+ *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
+ *   - Unless a function says otherwise, a handle is used by one thread at a
+ *     time. tg_runtime_cancel() may be called from any thread.
+ */
+#ifndef TOOLGATE_H
+#define TOOLGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOOLGATE_VERSION_MAJOR 0
+#define TOOLGATE_VERSION_MINOR 1
+#define TOOLGATE_VERSION_PATCH 0
+#define TOOLGATE_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ errors */
+
+/* Every error code: X(NAME, value, description). Library functions return the
+ * negative value; tg_strerror() and tg_err_name() are generated from it. */
+#define TG_ERRNO_MAP(X)                                                        \
+    X(TG_EINVAL, -1, "invalid argument")                                       \
+    X(TG_ENOMEM, -2, "out of memory")                                          \
+    X(TG_EPARSE, -3, "unreadable input")                                       \
+    X(TG_EFORMAT, -4, "unsupported or unrecognised format")                    \
+    X(TG_ECONFIG, -5, "invalid configuration")                                 \
+    X(TG_EIO, -6, "input/output error")                                        \
+    X(TG_EJOURNAL, -7, "journal failure")                                      \
+    X(TG_ENOTFOUND, -8, "not found")                                           \
+    X(TG_EEXIST, -9, "already exists")                                         \
+    X(TG_ESCHEMA, -10, "invalid schema")                                       \
+    X(TG_ESPAWN, -11, "cannot start process")                                  \
+    X(TG_ECANCELED, -12, "canceled")                                           \
+    X(TG_ELIMIT, -13, "limit exceeded")                                        \
+    X(TG_EINTERNAL, -14, "internal error")
+
+enum tg_errno {
+#define TG__ERRNO_ENUM(name, value, text) name = value,
+    TG_ERRNO_MAP(TG__ERRNO_ENUM)
+#undef TG__ERRNO_ENUM
+    TG_OK = 0
+};
+
+/* A failure report filled by the library: the code, a message with context,
+ * and, when the failure is about a place in some input, its location. */
+typedef struct tg_error {
+    int code;           /* 0 or a TG_E* value */
+    char message[512];  /* human-readable, names file/line/column or key */
+    char pointer[256];  /* JSON pointer of the bad input, "" when none */
+    long line, column;  /* 1-based position in the input, 0 when unknown */
+} tg_error;
+
+/* Static text describing `code` ("invalid argument"); never NULL. */
+const char *tg_strerror(int code);
+/* Static name of `code` ("TG_EINVAL"); "TG_EUNKNOWN" for unknown values. */
+const char *tg_err_name(int code);
+/* Releases memory the library handed to the caller (strings returned as
+ * `char *`). NULL is a no-op. */
+void tg_free(void *p);
+
+/* ---------------------------------------------------------------- outcomes */
+
+/* The five outcomes of a tool call. Values are fixed (stable ABI, stored in
+ * the journal); a value read from outside that is not listed counts as
+ * TG_OUTCOME_ERROR. */
+typedef enum tg_outcome {
+    TG_OUTCOME_SUCCESS = 0,
+    TG_OUTCOME_ERROR = 1,
+    TG_OUTCOME_CANCELED = 2,
+    TG_OUTCOME_TIMEOUT = 3,
+    TG_OUTCOME_DENIED = 4
+} tg_outcome;
+
+/* How far a call got: refused before running, ran without ending cleanly
+ * (side effects may have happened), or ran to its end. */
+typedef enum tg_execution {
+    TG_EXECUTION_NOT_STARTED = 0,
+    TG_EXECUTION_STARTED = 1,
+    TG_EXECUTION_FINISHED = 2
+} tg_execution;
+
+/* Static name of an outcome ("success", ...); unknown values give "error". */
+const char *tg_outcome_name(int outcome);
+/* Parses an outcome name; returns TG_OUTCOME_ERROR for unknown names. */
+tg_outcome tg_outcome_from_name(const char *name);
+/* Static name of an execution state ("not_started", "started", "finished"). */
+const char *tg_execution_name(int execution);
+
+/* ------------------------------------------------------------ call records */
+
+typedef struct tg_call tg_call;
+typedef struct tg_result tg_result;
+
+/* Borrowed getters of a call; pointers stay valid while the call (or the turn
+ * that owns it) lives. */
+const char *tg_call_id(const tg_call *call);
+const char *tg_call_tool(const tg_call *call);
+/* The arguments as compact JSON text (an object), or NULL when they did not
+ * decode to an object. Valid while the call lives. */
+const char *tg_call_args_json(const tg_call *call);
+/* The arguments as the wire carried them when that was a string, else NULL. */
+const char *tg_call_args_raw(const tg_call *call);
+/* The call's checksum ("sha256:<hex>" or "hmac-sha256:<hex>"), computed on
+ * first use; NULL when the arguments are malformed. */
+const char *tg_call_checksum(const tg_call *call);
+const char *tg_call_caller_id(const tg_call *call);
+const char *tg_call_format(const tg_call *call);
+size_t tg_call_index(const tg_call *call);
+/* The whole call record as JSON text (records.md); caller frees with tg_free. */
+char *tg_call_to_json(const tg_call *call);
+
+/* Borrowed getters of a result; valid while the result (or its turn) lives. */
+const char *tg_result_id(const tg_result *result);
+const char *tg_result_tool(const tg_result *result);
+tg_outcome tg_result_outcome(const tg_result *result);
+tg_execution tg_result_execution(const tg_result *result);
+/* 1 when the outcome is success, else 0. */
+int tg_result_succeeded(const tg_result *result);
+/* 1 for every outcome but success. */
+int tg_result_is_error(const tg_result *result);
+/* The payload as compact JSON text (records.md conventions). */
+const char *tg_result_payload_json(const tg_result *result);
+/* The payload when the outcome is success, else NULL. */
+const char *tg_result_data_json(const tg_result *result);
+/* The error message of an error outcome (or the reason of denied/canceled,
+ * the budget of a timeout, as text), NULL on success. */
+const char *tg_result_error_message(const tg_result *result);
+/* The error code ("UNKNOWN_TOOL", ...) of an error outcome, else NULL. */
+const char *tg_result_error_code(const tg_result *result);
+double tg_result_duration_ms(const tg_result *result);
+/* The exit status of a command tool, or -1 when there is none. */
+int tg_result_exit_status(const tg_result *result);
+/* 1 when the result was returned from the journal instead of running. */
+int tg_result_replayed(const tg_result *result);
+/* The whole result record as JSON text; caller frees with tg_free. */
+char *tg_result_to_json(const tg_result *result);
+
+/* ----------------------------------------------------------------- formats */
+
+/* Wire format names: "openai-chat", "toolgate", later "openai-responses",
+ * "anthropic", "gemini", "mcp", "fenced". "auto" detects by shape. */
+
+/* A model turn: the calls parsed from one document and, once run, one result
+ * per call in call order. */
+typedef struct tg_turn tg_turn;
+
+/* Parses `len` bytes of `text` in wire format `format` ("auto" or NULL to
+ * detect). `source_name` names the input in error messages ("-" for stdin).
+ * On success *out holds a new turn the caller frees with tg_turn_free().
+ * Unreadable input fails with TG_EPARSE (line/column filled); an unknown
+ * shape with TG_EFORMAT. Bad arguments of one call do not fail the parse:
+ * that call carries a pre-run error and ends with an error result. */
+int tg_turn_parse(const char *text, size_t len, const char *format,
+                  const char *source_name, tg_turn **out, tg_error *err);
+void tg_turn_free(tg_turn *turn);
+/* The detected or given format of the turn (static string). */
+const char *tg_turn_format(const tg_turn *turn);
+size_t tg_turn_call_count(const tg_turn *turn);
+/* The i-th call (borrowed, valid while the turn lives); NULL when out of range. */
+const tg_call *tg_turn_call(const tg_turn *turn, size_t i);
+/* The result of the i-th call, or NULL when it has not ended yet. */
+const tg_result *tg_turn_result(const tg_turn *turn, size_t i);
+/* Sets the caller id of every call that has none (borrowed string, copied). */
+int tg_turn_set_caller(tg_turn *turn, const char *caller_id, tg_error *err);
+/* Renders the turn's results in `format` (NULL: the turn's own format). Every
+ * call must have a result. On success *out is new text the caller frees with
+ * tg_free(), *out_len its length. */
+int tg_turn_render(const tg_turn *turn, const char *format, char **out,
+                   size_t *out_len, tg_error *err);
+
+/* ----------------------------------------------------------- configuration */
+
+typedef struct tg_config tg_config;
+
+/* A configuration holding the embedded defaults. NULL on out of memory. */
+tg_config *tg_config_new(void);
+void tg_config_free(tg_config *cfg);
+/* Loads toolgate.json text over the current settings. Relative paths are
+ * resolved against `base_dir` (NULL: the current directory). Fails with
+ * TG_ECONFIG naming the key. */
+int tg_config_load(tg_config *cfg, const char *text, size_t len,
+                   const char *base_dir, tg_error *err);
+/* Reads and loads a configuration file. */
+int tg_config_load_file(tg_config *cfg, const char *path, tg_error *err);
+/* Setters for the command line's overrides. Strings are copied. */
+int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms);
+int tg_config_set_parallel(tg_config *cfg, int n);
+int tg_config_set_journal(tg_config *cfg, const char *path); /* NULL: off */
+int tg_config_set_workspace(tg_config *cfg, const char *dir);
+int tg_config_set_cwd(tg_config *cfg, const char *dir);
+/* Reads an HMAC key file; checksums become hmac-sha256. */
+int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err);
+/* The journal path in force (borrowed, valid while cfg lives), NULL when off. */
+const char *tg_config_journal(const tg_config *cfg);
+
+/* ----------------------------------------------------------------- runtime */
+
+typedef struct tg_runtime tg_runtime;
+
+/* The context an in-process handler runs with. Valid only during the call. */
+typedef struct tg_handler_ctx tg_handler_ctx;
+
+/* An in-process tool. Receives the arguments as JSON text (an object). It
+ * reports output with tg_handler_write() (text, streamed as chunks) or
+ * tg_handler_set_json() (a JSON result), and returns 0; or reports failure
+ * with tg_handler_fail() and returns -1. Runs on a worker thread unless the
+ * tool was registered with TG_TOOL_INLINE. */
+typedef int (*tg_handler_fn)(tg_handler_ctx *ctx, const char *args_json,
+                             size_t args_len, void *user_data);
+
+/* Appends text output (copied). Returns 0, or TG_ELIMIT past the output cap. */
+int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len);
+/* Sets the result to a JSON value given as text (copied, validated). */
+int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len);
+/* Records a failure: `code` UPPER_SNAKE (NULL: "TOOL_FAILED"), message text. */
+int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message);
+/* 1 once the call was canceled or its deadline passed; handlers that loop
+ * should poll it and return. */
+int tg_handler_canceled(const tg_handler_ctx *ctx);
+/* The call being run (borrowed, valid during the handler). */
+const tg_call *tg_handler_call(const tg_handler_ctx *ctx);
+/* The directory the call runs in (borrowed). */
+const char *tg_handler_cwd(const tg_handler_ctx *ctx);
+/* The workspace root (borrowed). */
+const char *tg_handler_workspace(const tg_handler_ctx *ctx);
+
+/* Registration flags of in-process tools. */
+enum {
+    TG_TOOL_INLINE = 1 /* non-blocking handler: run on the loop thread */
+};
+
+/* Events of the runtime, delivered on the loop thread. Any may be NULL. The
+ * call and result pointers are borrowed for the duration of the callback. */
+typedef struct tg_events {
+    void (*accepted)(void *ud, const tg_call *call);
+    void (*started)(void *ud, const tg_call *call);
+    /* stream: 1 stdout, 2 stderr. */
+    void (*output)(void *ud, const tg_call *call, int stream, const char *data,
+                   size_t len);
+    void (*finished)(void *ud, const tg_call *call, const tg_result *result);
+} tg_events;
+
+/* A runtime built from `cfg` (copied; cfg may be freed afterwards): its tools,
+ * limits, journal (opened and recovered here) and event loop. */
+int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err);
+/* Cancels what still runs, waits for it, closes the journal, frees. */
+void tg_runtime_free(tg_runtime *rt);
+/* Registers an in-process tool. `schema_json` is its input JSON Schema (NULL:
+ * any object). Fails with TG_EEXIST when the name is taken. */
+int tg_runtime_register(tg_runtime *rt, const char *name,
+                        const char *description, const char *schema_json,
+                        tg_handler_fn fn, void *user_data, unsigned flags,
+                        tg_error *err);
+/* Sets the event callbacks (copied) and their user data. */
+void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud);
+/* Runs every call of `turn` (concurrently, up to the parallel limit) until
+ * each has a result; returns 0 then, whatever the outcomes. Fails only when
+ * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result
+ * then have none. */
+int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err);
+/* Cancels running or queued calls: the one with `call_id`, or every call when
+ * call_id is NULL. Safe from any thread and from signal-free contexts; the
+ * calls end with outcome canceled, by `by` ("user", "policy", "system").
+ * Returns 0, or TG_ENOMEM. */
+int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
+                      const char *reason);
+/* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
+int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
+                     tg_error *err);
+
+/* ----------------------------------------------------------------- journal */
+
+/* A query over the journal, newest first. NULL/0 fields do not filter. */
+typedef struct tg_history_query {
+    const char *tool;
+    const char *outcome;
+    const char *caller;
+    const char *since; /* RFC 3339 or Unix seconds/milliseconds */
+    int limit;         /* 0: 20 */
+} tg_history_query;
+
+/* The journal's results matching `q` as a JSON array of result records (each
+ * with its call under "call"); caller frees *out. */
+int tg_journal_history(const char *journal_path, const tg_history_query *q,
+                       char **out, tg_error *err);
+/* One call and its matched result as a JSON object {"call":…,"result":…};
+ * TG_ENOTFOUND when there is no such id. Caller frees *out. */
+int tg_journal_show(const char *journal_path, const char *call_id, char **out,
+                    tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOOLGATE_H */

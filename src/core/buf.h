@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buf.h - a growable byte buffer with a hard cap. Every buffer that holds
+ * input or tool output is one of these, so memory is bounded by
+ * configuration, never by what a model or a tool sends.
+ */
+#ifndef TG_CORE_BUF_H
+#define TG_CORE_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct tg_buf {
+    char *data;    /* NUL-terminated when len > 0 or after tg__buf_cstr */
+    size_t len;
+    size_t cap;    /* allocated bytes */
+    size_t limit;  /* most bytes it may hold; 0 = SIZE_MAX */
+    bool truncated; /* an append was cut at the limit */
+} tg_buf;
+
+/* Prepares an empty buffer that will hold at most `limit` bytes (0: no cap). */
+void tg__buf_init(tg_buf *b, size_t limit);
+/* Frees the bytes; the buffer is empty and reusable afterwards. */
+void tg__buf_cleanup(tg_buf *b);
+/* Appends n bytes. Past the limit, appends what fits, sets truncated and
+ * returns TG_ELIMIT; TG_ENOMEM on allocation failure; else 0. */
+int tg__buf_append(tg_buf *b, const void *p, size_t n);
+/* Appends a NUL-terminated string. */
+int tg__buf_puts(tg_buf *b, const char *s);
+/* Appends formatted text. */
+int tg__buf_printf(tg_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Ensures room for n more bytes; TG_ENOMEM or TG_ELIMIT on failure. */
+int tg__buf_reserve(tg_buf *b, size_t n);
+/* The contents as a NUL-terminated string (never NULL; borrowed). */
+const char *tg__buf_cstr(tg_buf *b);
+/* Hands the bytes to the caller (free with free()), NUL-terminated; the
+ * buffer is left empty. NULL on out of memory. */
+char *tg__buf_take(tg_buf *b);
+
+#endif

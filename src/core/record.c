@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record.c - construction, destruction, getters and JSON form of the call and
+ * result records of record.h.
+ */
+#include "record.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "timeutil.h"
+
+/* ------------------------------------------------------------ names */
+
+const char *tg_outcome_name(int outcome)
+{
+    switch (outcome) {
+    case TG_OUTCOME_SUCCESS:
+        return "success";
+    case TG_OUTCOME_CANCELED:
+        return "canceled";
+    case TG_OUTCOME_TIMEOUT:
+        return "timeout";
+    case TG_OUTCOME_DENIED:
+        return "denied";
+    default:
+        return "error";
+    }
+}
+
+tg_outcome tg_outcome_from_name(const char *name)
+{
+    static const tg_outcome all[] = {TG_OUTCOME_SUCCESS, TG_OUTCOME_ERROR,
+                                     TG_OUTCOME_CANCELED, TG_OUTCOME_TIMEOUT,
+                                     TG_OUTCOME_DENIED};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, tg_outcome_name(all[i])) == 0)
+            return all[i];
+    return TG_OUTCOME_ERROR;
+}
+
+const char *tg_execution_name(int execution)
+{
+    switch (execution) {
+    case TG_EXECUTION_STARTED:
+        return "started";
+    case TG_EXECUTION_FINISHED:
+        return "finished";
+    default:
+        return "not_started";
+    }
+}
+
+static tg_execution execution_from_name(const char *name)
+{
+    if (name && strcmp(name, "started") == 0)
+        return TG_EXECUTION_STARTED;
+    if (name && strcmp(name, "finished") == 0)
+        return TG_EXECUTION_FINISHED;
+    return TG_EXECUTION_NOT_STARTED;
+}
+
+int tg__strset(char **field, const char *value)
+{
+    char *copy = NULL;
+    if (value != NULL && (copy = strdup(value)) == NULL)
+        return TG_ENOMEM;
+    free(*field);
+    *field = copy;
+    return 0;
+}
+
+/* ------------------------------------------------------------ calls */
+
+tg_call *tg__call_new(const char *id, const char *tool, const char *format)
+{
+    tg_call *call = calloc(1, sizeof *call);
+    if (call == NULL)
+        return NULL;
+    call->id = strdup(id ? id : "");
+    call->tool = strdup(tool ? tool : "");
+    if (call->id == NULL || call->tool == NULL) {
+        tg__call_free(call);
+        return NULL;
+    }
+    call->format = format ? format : "toolgate";
+    call->inline_output = true;
+    call->created_at = call->updated_at = tg__now_ms();
+    return call;
+}
+
+void tg__call_free(tg_call *call)
+{
+    if (call == NULL)
+        return;
+    free(call->id);
+    free(call->tool);
+    json_decref(call->args);
+    free(call->args_raw);
+    free(call->checksum_in);
+    free(call->caller_id);
+    json_decref(call->context);
+    json_decref(call->skills);
+    json_decref(call->meta);
+    free(call->pre_error_message);
+    free(call->args_json_cache);
+    free(call);
+}
+
+int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    call->pre_error_code = code;
+    return tg__strset(&call->pre_error_message, msg);
+}
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+int tg__call_set_args(tg_call *call, json_t *args)
+{
+    json_decref(call->args);
+    call->args = NULL;
+    free(call->args_json_cache);
+    call->args_json_cache = NULL;
+    call->checksum[0] = '\0';
+    if (args == NULL || !json_is_object(args))
+        return tg__call_set_pre_error(
+            call, "MALFORMED_ARGUMENTS",
+            "arguments of call '%s' must be a JSON object, got %s", call->id,
+            args ? json_kind(args) : "nothing");
+    call->args = json_incref(args);
+    return 0;
+}
+
+static int only_space(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
+{
+    char *raw = malloc(len + 1);
+    if (raw == NULL)
+        return TG_ENOMEM;
+    memcpy(raw, text, len);
+    raw[len] = '\0';
+    free(call->args_raw);
+    call->args_raw = raw;
+    /* Providers send "" for functions without parameters. */
+    if (only_space(text, len)) {
+        json_t *empty = json_object(); /* new ref */
+        if (empty == NULL)
+            return TG_ENOMEM;
+        int rc = tg__call_set_args(call, empty);
+        json_decref(empty);
+        return rc;
+    }
+    json_error_t jerr;
+    json_t *args = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+                              &jerr); /* new ref */
+    if (args == NULL) {
+        json_decref(call->args);
+        call->args = NULL;
+        return tg__call_set_pre_error(
+            call, "MALFORMED_ARGUMENTS",
+            "arguments of call '%s' are not valid JSON: %s at line %d, "
+            "column %d of the arguments string",
+            call->id, jerr.text, jerr.line, jerr.column);
+    }
+    int rc = tg__call_set_args(call, args);
+    json_decref(args);
+    return rc;
+}
+
+size_t tg__call_args_size(const tg_call *call)
+{
+    if (call->args_raw != NULL)
+        return strlen(call->args_raw);
+    const char *s = tg_call_args_json(call);
+    return s ? strlen(s) : 0;
+}
+
+const char *tg_call_id(const tg_call *call) { return call->id; }
+const char *tg_call_tool(const tg_call *call) { return call->tool; }
+const char *tg_call_args_raw(const tg_call *call) { return call->args_raw; }
+const char *tg_call_caller_id(const tg_call *call) { return call->caller_id; }
+const char *tg_call_format(const tg_call *call) { return call->format; }
+size_t tg_call_index(const tg_call *call) { return call->index; }
+
+const char *tg_call_args_json(const tg_call *call)
+{
+    tg_call *c = (tg_call *)call; /* cache only; see record.h */
+    if (c->args == NULL)
+        return NULL;
+    if (c->args_json_cache == NULL)
+        c->args_json_cache = json_dumps(c->args, JSON_COMPACT | JSON_ENCODE_ANY);
+    return c->args_json_cache;
+}
+
+const char *tg_call_checksum(const tg_call *call)
+{
+    tg_call *c = (tg_call *)call; /* cache only; see record.h */
+    if (c->args == NULL)
+        return NULL;
+    if (c->checksum[0] == '\0' &&
+        tg__checksum_compute(c->tool, c->args, c->hmac_key, c->hmac_key_len,
+                             c->checksum) != 0) {
+        c->checksum[0] = '\0';
+        return NULL;
+    }
+    return c->checksum;
+}
+
+static int set_time(json_t *obj, const char *key, int64_t ms)
+{
+    if (ms == 0)
+        return json_object_set_new(obj, key, json_null());
+    char buf[TG_TIME_MAX];
+    tg__time_format(ms, buf);
+    return json_object_set_new(obj, key, json_string(buf));
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+json_t *tg__call_to_json(const tg_call *call)
+{
+    json_t *o = json_object(); /* new ref */
+    if (o == NULL)
+        return NULL;
+    const char *sum = tg_call_checksum(call);
+    int bad = 0;
+    bad |= json_object_set_new(o, "id", json_string(call->id));
+    bad |= json_object_set_new(o, "tool", json_string(call->tool));
+    bad |= json_object_set_new(o, "args",
+                               call->args ? json_incref(call->args) : json_null());
+    bad |= json_object_set_new(o, "args_raw", str_or_null(call->args_raw));
+    bad |= json_object_set_new(o, "checksum", str_or_null(sum));
+    bad |= json_object_set_new(o, "caller_id", str_or_null(call->caller_id));
+    bad |= json_object_set_new(o, "context", call->context
+                                                 ? json_incref(call->context)
+                                                 : json_object());
+    bad |= json_object_set_new(o, "skills", call->skills ? json_incref(call->skills)
+                                                         : json_array());
+    bad |= json_object_set_new(o, "format", json_string(call->format));
+    bad |= json_object_set_new(o, "index", json_integer((json_int_t)call->index));
+    bad |= set_time(o, "created_at", call->created_at);
+    bad |= set_time(o, "updated_at", call->updated_at);
+    bad |= set_time(o, "completed_at", call->completed_at);
+    bad |= json_object_set_new(o, "inline", json_boolean(call->inline_output));
+    bad |= json_object_set_new(o, "from_artifact_tool",
+                               json_boolean(call->from_artifact_tool));
+    if (call->meta)
+        bad |= json_object_set_new(o, "meta", json_incref(call->meta));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *tg_call_to_json(const tg_call *call)
+{
+    json_t *o = tg__call_to_json(call); /* new ref */
+    if (o == NULL)
+        return NULL;
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static int field_error(tg_error *err, const char *field, const char *want)
+{
+    char ptr[128];
+    snprintf(ptr, sizeof ptr, "/%s", field);
+    tg__error_pointer(err, ptr);
+    return tg__error_set(err, TG_EPARSE, "field '%s' must be %s", field, want);
+}
+
+/* Reads an optional string member; 0 when absent or null. */
+static int opt_string(const json_t *obj, const char *key, const char **out,
+                      tg_error *err)
+{
+    const json_t *v = json_object_get(obj, key); /* borrowed */
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (json_is_integer(v) && strcmp(key, "id") == 0)
+        return 0; /* numeric ids handled by the caller */
+    if (!json_is_string(v))
+        return field_error(err, key, "a string");
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int opt_time(const json_t *obj, const char *key, int64_t *out,
+                    tg_error *err)
+{
+    const json_t *v = json_object_get(obj, key); /* borrowed */
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (tg__time_from_json(v, out) != 0)
+        return field_error(err, key,
+                           "an RFC 3339 time or Unix seconds/milliseconds");
+    return 0;
+}
+
+int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
+                       tg_error *err)
+{
+    *out = NULL;
+    if (!json_is_object(obj))
+        return tg__error_set(err, TG_EPARSE, "a call record must be an object");
+    const char *id, *tool, *caller, *sum;
+    int rc;
+    if ((rc = opt_string(obj, "id", &id, err)) != 0 ||
+        (rc = opt_string(obj, "tool", &tool, err)) != 0 ||
+        (rc = opt_string(obj, "caller_id", &caller, err)) != 0 ||
+        (rc = opt_string(obj, "checksum", &sum, err)) != 0)
+        return rc;
+    char idbuf[32];
+    const json_t *idv = json_object_get(obj, "id"); /* borrowed */
+    if (id == NULL && json_is_integer(idv)) {
+        snprintf(idbuf, sizeof idbuf, "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(idv));
+        id = idbuf;
+    }
+    if (id == NULL || *id == '\0')
+        return field_error(err, "id", "a non-empty string");
+    if (tool == NULL)
+        return field_error(err, "tool", "a string (the tool name)");
+    tg_call *call = tg__call_new(id, tool, format);
+    if (call == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    const json_t *args = json_object_get(obj, "args"); /* borrowed */
+    if (args == NULL)
+        args = json_object_get(obj, "arguments");
+    rc = 0;
+    if (json_is_string(args))
+        rc = tg__call_set_args_text(call, json_string_value(args),
+                                    json_string_length(args));
+    else if (args == NULL) {
+        json_t *empty = json_object(); /* new ref */
+        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
+        json_decref(empty);
+    } else
+        rc = tg__call_set_args(call, (json_t *)args);
+    if (rc == 0)
+        rc = tg__strset(&call->caller_id, caller);
+    if (rc == 0)
+        rc = tg__strset(&call->checksum_in, sum);
+    if (rc != 0) {
+        tg__call_free(call);
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    }
+    const json_t *ctx = json_object_get(obj, "context"); /* borrowed */
+    if (ctx != NULL && !json_is_null(ctx)) {
+        if (!json_is_object(ctx)) {
+            tg__call_free(call);
+            return field_error(err, "context", "an object");
+        }
+        call->context = json_incref((json_t *)ctx);
+    }
+    const json_t *skills = json_object_get(obj, "skills"); /* borrowed */
+    if (skills != NULL && !json_is_null(skills)) {
+        if (!json_is_array(skills)) {
+            tg__call_free(call);
+            return field_error(err, "skills", "an array of strings");
+        }
+        call->skills = json_incref((json_t *)skills);
+    }
+    const json_t *inl = json_object_get(obj, "inline"); /* borrowed */
+    if (json_is_boolean(inl))
+        call->inline_output = json_is_true(inl);
+    call->from_artifact_tool =
+        json_is_true(json_object_get(obj, "from_artifact_tool"));
+    if ((rc = opt_time(obj, "created_at", &call->created_at, err)) != 0 ||
+        (rc = opt_time(obj, "updated_at", &call->updated_at, err)) != 0 ||
+        (rc = opt_time(obj, "completed_at", &call->completed_at, err)) != 0) {
+        tg__call_free(call);
+        return rc;
+    }
+    const json_t *idx = json_object_get(obj, "index"); /* borrowed */
+    if (json_is_integer(idx) && json_integer_value(idx) >= 0)
+        call->index = (size_t)json_integer_value(idx);
+    *out = call;
+    return 0;
+}
+
+/* ------------------------------------------------------------ results */
+
+tg_result *tg__result_new(const tg_call *call, tg_outcome outcome,
+                          tg_execution execution, json_t *payload_take)
+{
+    tg_result *r = calloc(1, sizeof *r);
+    if (r == NULL || payload_take == NULL) {
+        json_decref(payload_take);
+        free(r);
+        return NULL;
+    }
+    r->id = strdup(call->id);
+    r->tool = strdup(call->tool);
+    if (r->id == NULL || r->tool == NULL) {
+        json_decref(payload_take);
+        tg__result_free(r);
+        return NULL;
+    }
+    r->outcome = outcome;
+    r->execution = execution;
+    r->payload = payload_take;
+    r->exit_status = -1;
+    r->completed_at = tg__now_ms();
+    return r;
+}
+
+tg_result *tg__result_success(const tg_call *call, json_t *payload_take)
+{
+    return tg__result_new(call, TG_OUTCOME_SUCCESS, TG_EXECUTION_FINISHED,
+                          payload_take);
+}
+
+tg_result *tg__result_error(const tg_call *call, tg_execution execution,
+                            const char *code, json_t *details_take,
+                            const char *fmt, ...)
+{
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *e = json_pack("{s:s, s:s}", "message", msg, "code",
+                          code ? code : "INTERNAL"); /* new ref */
+    if (e != NULL && details_take != NULL)
+        json_object_set(e, "details", details_take);
+    json_decref(details_take);
+    json_t *payload = e ? json_pack("{s:o}", "error", e) : NULL; /* new ref */
+    return tg__result_new(call, TG_OUTCOME_ERROR, execution, payload);
+}
+
+tg_result *tg__result_canceled(const tg_call *call, tg_execution execution,
+                               const char *by, const char *reason)
+{
+    json_t *p = json_pack("{s:{s:s, s:s}}", "canceled", "reason",
+                          reason ? reason : "canceled", "by",
+                          by ? by : "user"); /* new ref */
+    return tg__result_new(call, TG_OUTCOME_CANCELED, execution, p);
+}
+
+tg_result *tg__result_timeout(const tg_call *call, int64_t budget_ms)
+{
+    json_t *p = json_pack("{s:{s:I}}", "timeout", "durationMs",
+                          (json_int_t)budget_ms); /* new ref */
+    return tg__result_new(call, TG_OUTCOME_TIMEOUT, TG_EXECUTION_STARTED, p);
+}
+
+tg_result *tg__result_denied(const tg_call *call, const char *reason)
+{
+    json_t *p = json_pack("{s:{s:s, s:s}}", "denied", "tool", call->tool,
+                          "reason", reason ? reason : "denied"); /* new ref */
+    return tg__result_new(call, TG_OUTCOME_DENIED, TG_EXECUTION_NOT_STARTED, p);
+}
+
+void tg__result_free(tg_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->id);
+    free(r->tool);
+    json_decref(r->payload);
+    json_decref(r->content);
+    json_decref(r->artifact);
+    free(r->payload_json_cache);
+    free(r->data_json_cache);
+    free(r->message_cache);
+    free(r);
+}
+
+const char *tg__result_code(const tg_result *r)
+{
+    if (r->outcome != TG_OUTCOME_ERROR)
+        return NULL;
+    return json_string_value(
+        json_object_get(json_object_get(r->payload, "error"), "code"));
+}
+
+const char *tg_result_id(const tg_result *r) { return r->id; }
+const char *tg_result_tool(const tg_result *r) { return r->tool; }
+tg_outcome tg_result_outcome(const tg_result *r) { return r->outcome; }
+tg_execution tg_result_execution(const tg_result *r) { return r->execution; }
+int tg_result_succeeded(const tg_result *r) { return r->outcome == TG_OUTCOME_SUCCESS; }
+int tg_result_is_error(const tg_result *r) { return r->outcome != TG_OUTCOME_SUCCESS; }
+double tg_result_duration_ms(const tg_result *r) { return r->duration_ms; }
+int tg_result_exit_status(const tg_result *r) { return r->exit_status; }
+int tg_result_replayed(const tg_result *r) { return r->replayed; }
+const char *tg_result_error_code(const tg_result *r) { return tg__result_code(r); }
+
+const char *tg_result_payload_json(const tg_result *r)
+{
+    tg_result *m = (tg_result *)r; /* cache only */
+    if (m->payload_json_cache == NULL)
+        m->payload_json_cache =
+            json_dumps(r->payload, JSON_COMPACT | JSON_ENCODE_ANY);
+    return m->payload_json_cache;
+}
+
+const char *tg_result_data_json(const tg_result *r)
+{
+    if (r->outcome != TG_OUTCOME_SUCCESS)
+        return NULL;
+    return tg_result_payload_json(r);
+}
+
+const char *tg_result_error_message(const tg_result *r)
+{
+    tg_result *m = (tg_result *)r; /* cache only */
+    const json_t *inner; /* borrowed */
+    char buf[128];
+    const char *text = NULL;
+    switch (r->outcome) {
+    case TG_OUTCOME_SUCCESS:
+        return NULL;
+    case TG_OUTCOME_ERROR:
+        inner = json_object_get(r->payload, "error");
+        text = json_string_value(json_object_get(inner, "message"));
+        break;
+    case TG_OUTCOME_CANCELED:
+        inner = json_object_get(r->payload, "canceled");
+        text = json_string_value(json_object_get(inner, "reason"));
+        break;
+    case TG_OUTCOME_DENIED:
+        inner = json_object_get(r->payload, "denied");
+        text = json_string_value(json_object_get(inner, "reason"));
+        break;
+    case TG_OUTCOME_TIMEOUT:
+        inner = json_object_get(r->payload, "timeout");
+        snprintf(buf, sizeof buf, "timed out after %" JSON_INTEGER_FORMAT " ms",
+                 json_integer_value(json_object_get(inner, "durationMs")));
+        text = buf;
+        break;
+    }
+    if (text == NULL)
+        text = tg_outcome_name(r->outcome);
+    if (m->message_cache == NULL || strcmp(m->message_cache, text) != 0) {
+        free(m->message_cache);
+        m->message_cache = strdup(text);
+    }
+    return m->message_cache;
+}
+
+json_t *tg__result_to_json(const tg_result *r)
+{
+    char when[TG_TIME_MAX];
+    tg__time_format(r->completed_at, when);
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:O, s:O, s:O, s:f, s:o, s:s}", "id", r->id,
+        "tool", r->tool, "outcome", tg_outcome_name(r->outcome), "execution",
+        tg_execution_name(r->execution), "payload", r->payload, "content",
+        r->content ? r->content : json_null(), "artifact",
+        r->artifact ? r->artifact : json_null(), "duration_ms", r->duration_ms,
+        "exit_status",
+        r->exit_status >= 0 ? json_integer(r->exit_status) : json_null(),
+        "completed_at", when); /* new ref */
+    if (o != NULL && r->replayed)
+        json_object_set_new(o, "replayed", json_true());
+    return o;
+}
+
+char *tg_result_to_json(const tg_result *r)
+{
+    json_t *o = tg__result_to_json(r); /* new ref */
+    if (o == NULL)
+        return NULL;
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err)
+{
+    *out = NULL;
+    const char *id = json_string_value(json_object_get(obj, "id"));
+    const char *tool = json_string_value(json_object_get(obj, "tool"));
+    const json_t *payload = json_object_get(obj, "payload"); /* borrowed */
+    if (id == NULL || tool == NULL || payload == NULL)
+        return tg__error_set(err, TG_EPARSE,
+                             "a result record needs id, tool and payload");
+    tg_call probe = {.id = (char *)id, .tool = (char *)tool};
+    tg_result *r = tg__result_new(
+        &probe,
+        tg_outcome_from_name(json_string_value(json_object_get(obj, "outcome"))),
+        execution_from_name(json_string_value(json_object_get(obj, "execution"))),
+        json_incref((json_t *)payload));
+    if (r == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    const json_t *v; /* borrowed */
+    if ((v = json_object_get(obj, "content")) && json_is_array(v))
+        r->content = json_incref((json_t *)v);
+    if ((v = json_object_get(obj, "artifact")) && json_is_object(v))
+        r->artifact = json_incref((json_t *)v);
+    r->duration_ms = json_number_value(json_object_get(obj, "duration_ms"));
+    if ((v = json_object_get(obj, "exit_status")) && json_is_integer(v))
+        r->exit_status = (int)json_integer_value(v);
+    if ((v = json_object_get(obj, "completed_at")))
+        tg__time_from_json(v, &r->completed_at);
+    r->replayed = json_is_true(json_object_get(obj, "replayed"));
+    *out = r;
+    return 0;
+}

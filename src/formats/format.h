@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format.h - the interface every wire format implements: detect a document's
+ * shape, parse it into a turn, render a turn's results, render tool
+ * definitions. One file per format; format.c holds the table, detection and
+ * the public tg_turn_parse / tg_turn_render.
+ */
+#ifndef TG_FORMATS_FORMAT_H
+#define TG_FORMATS_FORMAT_H
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "turn.h"
+
+typedef struct tg_format {
+    const char *name;
+    /* Confidence (0 = not this format, higher = surer) that the parsed
+     * document `doc` (borrowed) is in this format. NULL for formats that are
+     * never detected from one document. */
+    int (*detect)(const json_t *doc);
+    /* Fills turn from doc (borrowed). Per-call problems become pre-errors of
+     * that call; a document of the wrong shape fails with TG_EFORMAT and a
+     * message saying what was seen and what was expected. */
+    int (*parse)(tg_turn *turn, const json_t *doc, tg_error *err);
+    /* For formats read from text rather than one document (JSON Lines):
+     * when non-NULL it is used instead of parse. source_name is for errors. */
+    int (*parse_text)(tg_turn *turn, const char *text, size_t len,
+                      const char *source_name, tg_error *err);
+    /* Appends the rendered results of turn (every call has a result). */
+    int (*render)(const tg_turn *turn, tg_buf *out, tg_error *err);
+} tg_format;
+
+/* The format named `name`, or NULL. */
+const tg_format *tg__format_find(const char *name);
+
+/* Format implementations. */
+extern const tg_format tg__format_openai_chat;
+extern const tg_format tg__format_native;
+
+/* Helpers shared by renderers: the text a model sees for a result's payload
+ * (the string itself when the payload is a string, else compact JSON). Appends
+ * to out. */
+int tg__format_payload_text(const tg_result *result, tg_buf *out);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - the set of tools a runtime knows, looked up by name in O(1).
+ * Owns its tools. Built from a configuration (its "tools" entries and the
+ * named built-in tools) plus tools registered in C.
+ */
+#ifndef TG_REGISTRY_REGISTRY_H
+#define TG_REGISTRY_REGISTRY_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "tool.h"
+
+typedef struct tg_registry tg_registry;
+
+/* An empty registry; NULL on OOM. */
+tg_registry *tg__registry_new(void);
+void tg__registry_free(tg_registry *reg);
+/* Adds a tool (ownership taken, also on failure). TG_EEXIST when the name is
+ * taken. */
+int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err);
+/* The tool named `name`, or NULL. Borrowed, valid while reg lives. */
+const tg_tool *tg__registry_find(const tg_registry *reg, const char *name);
+size_t tg__registry_count(const tg_registry *reg);
+/* The i-th tool in registration order (borrowed). */
+const tg_tool *tg__registry_at(const tg_registry *reg, size_t i);
+/* Adds the config's tools and its built-in tools. */
+int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err);
+
+#endif

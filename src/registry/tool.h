@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.h - a tool definition: name, description, input schema, annotations,
+ * and how it runs (an in-process handler or a command with argv and stdin
+ * templates). Built from toolgate.json entries or registered in C.
+ */
+#ifndef TG_REGISTRY_TOOL_H
+#define TG_REGISTRY_TOOL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "toolgate.h"
+
+typedef enum tg_tool_kind {
+    TG_TOOL_KIND_HANDLER = 0, /* in-process C function */
+    TG_TOOL_KIND_COMMAND = 1  /* subprocess from an argv template */
+} tg_tool_kind;
+
+typedef struct tg_tool {
+    char *name;
+    char *description;    /* "" when none */
+    json_t *input_schema; /* object (new ref); {"type":"object"} by default */
+    json_t *annotations;  /* object (new ref) or NULL */
+    tg_tool_kind kind;
+    /* handler tools */
+    tg_handler_fn fn;
+    void *user_data;
+    unsigned flags;       /* TG_TOOL_INLINE, ... */
+    /* command tools */
+    json_t *argv;         /* array of strings, the argv template (new ref) */
+    json_t *stdin_tpl;    /* string template or NULL (new ref) */
+    json_t *env;          /* object name -> string or NULL (new ref) */
+    int64_t timeout_ms;   /* 0: the runtime's default */
+} tg_tool;
+
+/* Frees a tool and everything it owns; NULL is a no-op. */
+void tg__tool_free(tg_tool *tool);
+
+/* Builds a tool from a toolgate.json "tools" entry (borrowed). `key` names
+ * the entry in errors ("tools[2]"). Fails with TG_ECONFIG naming the bad
+ * member ("tools[2].command must be a non-empty array of strings"). */
+int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
+                         tg_error *err);
+
+/* A handler tool; strings copied, schema_json parsed (NULL: any object).
+ * Fails with TG_ESCHEMA when the schema is not a JSON object. */
+int tg__tool_new_handler(const char *name, const char *description,
+                         const char *schema_json, tg_handler_fn fn,
+                         void *user_data, unsigned flags, tg_tool **out,
+                         tg_error *err);
+
+#endif
