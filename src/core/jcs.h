@@ -18,6 +18,12 @@
  * TG_ENOMEM or TG_ELIMIT from the buffer. */
 int tg__jcs_write(const json_t *value, tg_buf *out);
 
+/* Appends `len` bytes of UTF-8 text `s` as a canonical JSON string (quoted,
+ * escaped as JSON.stringify does). Lets callers canonicalize a string they
+ * hold as C text without building a json_t. The bytes are not validated:
+ * pass valid UTF-8. Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__jcs_write_string(const char *s, size_t len, tg_buf *out);
+
 /* Formats a double as ECMAScript's Number.prototype.toString does (shortest
  * round-trip digits, exponent rules of ES2019 7.1.12.1) into buf (at least
  * 32 bytes). Returns the length, or -1 for NaN/infinities. */

@@ -365,16 +365,30 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
     const json_t *args = json_object_get(obj, "args"); /* borrowed */
     if (args == NULL)
         args = json_object_get(obj, "arguments");
+    const json_t *raw = json_object_get(obj, "args_raw"); /* borrowed */
+    if (raw != NULL && !json_is_null(raw) && !json_is_string(raw)) {
+        tg__call_free(call);
+        return field_error(err, "args_raw", "a string or null");
+    }
     rc = 0;
     if (json_is_string(args))
         rc = tg__call_set_args_text(call, json_string_value(args),
                                     json_string_length(args));
+    else if ((args == NULL || json_is_null(args)) && json_is_string(raw))
+        /* The record of a call whose string did not decode (tg__call_to_json
+         * writes args null): decoding the raw text again restores the same
+         * MALFORMED_ARGUMENTS error instead of a misleading "got null". */
+        rc = tg__call_set_args_text(call, json_string_value(raw),
+                                    json_string_length(raw));
     else if (args == NULL) {
         json_t *empty = json_object(); /* new ref */
         rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
         json_decref(empty);
     } else
         rc = tg__call_set_args(call, (json_t *)args);
+    /* Keep the wire's string form across a to_json/from_json round trip. */
+    if (rc == 0 && call->args_raw == NULL && json_is_string(raw))
+        rc = tg__strset(&call->args_raw, json_string_value(raw));
     if (rc == 0)
         rc = tg__strset(&call->caller_id, caller);
     if (rc == 0)
@@ -410,6 +424,9 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
         tg__call_free(call);
         return rc;
     }
+    const json_t *meta = json_object_get(obj, "meta"); /* borrowed */
+    if (json_is_object(meta))
+        call->meta = json_incref((json_t *)meta);
     const json_t *idx = json_object_get(obj, "index"); /* borrowed */
     if (json_is_integer(idx) && json_integer_value(idx) >= 0)
         call->index = (size_t)json_integer_value(idx);

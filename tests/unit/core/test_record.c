@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_record.c - the call and result records (record.c) and the turn
+ * container (turn.c): payload shapes of spec/records.md for every outcome,
+ * JSON round trips, forward-compatible outcome names, argument decoding
+ * (MALFORMED_ARGUMENTS, "" as {}, duplicate keys), duplicate call ids, and
+ * the public getters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "record.h"
+#include "toolgate.h"
+#include "turn.h"
+
+static json_t *load(const char *text)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+    if (v == NULL)
+        fail_msg("bad test JSON: %s: %s", jerr.text, text);
+    return v;
+}
+
+/* Asserts that v (borrowed) equals the JSON text want. */
+static void assert_json(const json_t *v, const char *want)
+{
+    json_t *w = load(want); /* new ref */
+    if (!json_equal((json_t *)v, w)) {
+        char *got =
+            json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        json_decref(w);
+        fail_msg("got %s, want %s", got ? got : "(null)", want);
+    }
+    json_decref(w);
+}
+
+static tg_call *new_call(const char *id, const char *tool, const char *args)
+{
+    tg_call *c = tg__call_new(id, tool, "toolgate");
+    assert_non_null(c);
+    if (args != NULL)
+        assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
+    return c;
+}
+
+/* ------------------------------------------------------------ payloads */
+
+static void test_success_payload(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("call_1", "read_file", "{\"path\":\"a\"}");
+    tg_result *r = tg__result_success(c, load("{\"text\":\"hi\",\"n\":[1]}"));
+    assert_non_null(r);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_SUCCESS);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_FINISHED);
+    assert_json(r->payload, "{\"text\":\"hi\",\"n\":[1]}");
+    assert_string_equal(tg_result_id(r), "call_1");
+    assert_string_equal(tg_result_tool(r), "read_file");
+    assert_int_equal(tg_result_succeeded(r), 1);
+    assert_int_equal(tg_result_is_error(r), 0);
+    assert_string_equal(tg_result_data_json(r), tg_result_payload_json(r));
+    json_t *data = load(tg_result_data_json(r)); /* new ref */
+    assert_json(data, "{\"n\":[1],\"text\":\"hi\"}");
+    json_decref(data);
+    assert_null(tg_result_error_message(r));
+    assert_null(tg_result_error_code(r));
+    assert_int_equal(tg_result_exit_status(r), -1);
+    assert_int_equal(tg_result_replayed(r), 0);
+    assert_true(r->completed_at > 0);
+    tg__result_free(r);
+
+    /* Any JSON value is a success payload, a scalar too. */
+    r = tg__result_success(c, json_string("plain"));
+    assert_string_equal(tg_result_payload_json(r), "\"plain\"");
+    assert_string_equal(tg_result_data_json(r), "\"plain\"");
+    tg__result_free(r);
+    /* NULL payload (failed allocation upstream) is NULL, not a crash. */
+    assert_null(tg__result_success(c, NULL));
+    tg__call_free(c);
+}
+
+static void test_error_payload(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("c", "t", NULL);
+    tg_result *r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL",
+                                    NULL, "no tool '%s'", "t");
+    assert_non_null(r);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
+    assert_json(r->payload, "{\"error\":{\"message\":\"no tool 't'\",\"code\":"
+                            "\"UNKNOWN_TOOL\"}}");
+    assert_int_equal(tg_result_succeeded(r), 0);
+    assert_int_equal(tg_result_is_error(r), 1);
+    assert_null(tg_result_data_json(r));
+    assert_string_equal(tg_result_error_message(r), "no tool 't'");
+    assert_string_equal(tg_result_error_code(r), "UNKNOWN_TOOL");
+    assert_string_equal(tg__result_code(r), "UNKNOWN_TOOL");
+    tg__result_free(r);
+
+    json_t *details = load("[{\"path\":\"/a\",\"keyword\":\"type\","
+                           "\"message\":\"must be string\"}]"); /* new ref */
+    r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, "INVALID_ARGUMENTS",
+                         details, "bad");
+    assert_json(
+        r->payload,
+        "{\"error\":{\"message\":\"bad\",\"code\":\"INVALID_ARGUMENTS\","
+        "\"details\":[{\"path\":\"/a\",\"keyword\":\"type\","
+        "\"message\":\"must be string\"}]}}");
+    tg__result_free(r);
+
+    /* No code: INTERNAL. */
+    r = tg__result_error(c, TG_EXECUTION_STARTED, NULL, NULL, "boom");
+    assert_string_equal(tg_result_error_code(r), "INTERNAL");
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+    tg__result_free(r);
+    tg__call_free(c);
+}
+
+static void test_canceled_timeout_denied_payloads(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("c", "shell", NULL);
+
+    tg_result *r =
+        tg__result_canceled(c, TG_EXECUTION_STARTED, "policy", "hook vetoed");
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+    assert_json(
+        r->payload,
+        "{\"canceled\":{\"reason\":\"hook vetoed\",\"by\":\"policy\"}}");
+    assert_string_equal(tg_result_error_message(r), "hook vetoed");
+    assert_null(tg_result_error_code(r));
+    assert_null(tg_result_data_json(r));
+    assert_int_equal(tg_result_is_error(r), 1);
+    tg__result_free(r);
+
+    r = tg__result_canceled(c, TG_EXECUTION_NOT_STARTED, NULL, NULL);
+    assert_json(r->payload,
+                "{\"canceled\":{\"reason\":\"canceled\",\"by\":\"user\"}}");
+    tg__result_free(r);
+
+    r = tg__result_timeout(c, 1500);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+    assert_json(r->payload, "{\"timeout\":{\"durationMs\":1500}}");
+    assert_string_equal(tg_result_error_message(r), "timed out after 1500 ms");
+    assert_null(tg_result_error_code(r));
+    tg__result_free(r);
+
+    r = tg__result_denied(c, "not allowed");
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_DENIED);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
+    assert_json(r->payload,
+                "{\"denied\":{\"tool\":\"shell\",\"reason\":\"not allowed\"}}");
+    assert_string_equal(tg_result_error_message(r), "not allowed");
+    tg__result_free(r);
+    tg__call_free(c);
+}
+
+static void test_outcome_names(void **state)
+{
+    (void)state;
+    static const char *names[] = {"success", "error", "canceled", "timeout",
+                                  "denied"};
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal(tg_outcome_name(i), names[i]);
+        assert_int_equal(tg_outcome_from_name(names[i]), i);
+    }
+    assert_string_equal(tg_outcome_name(99), "error");
+    assert_int_equal(tg_outcome_from_name("exploded"), TG_OUTCOME_ERROR);
+    assert_int_equal(tg_outcome_from_name(NULL), TG_OUTCOME_ERROR);
+    assert_string_equal(tg_execution_name(0), "not_started");
+    assert_string_equal(tg_execution_name(1), "started");
+    assert_string_equal(tg_execution_name(2), "finished");
+}
+
+/* ------------------------------------------------------------ result JSON */
+
+static void test_result_round_trip(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("call_9", "cmd", "{}");
+    tg_result *r = tg__result_error(c, TG_EXECUTION_FINISHED, "EXIT_STATUS",
+                                    NULL, "exited with status 3");
+    r->duration_ms = 12.5;
+    r->exit_status = 3;
+    r->completed_at = 1795321029123LL;
+    r->replayed = true;
+    r->content = load("[{\"type\":\"text\",\"text\":\"out\"}]");
+    r->artifact = load("{\"id\":\"art_1\",\"bytes\":10}");
+
+    json_t *j = tg__result_to_json(r); /* new ref */
+    assert_non_null(j);
+    assert_json(j, "{\"id\":\"call_9\",\"tool\":\"cmd\",\"outcome\":\"error\","
+                   "\"execution\":\"finished\",\"payload\":{\"error\":{"
+                   "\"message\":\"exited with status 3\",\"code\":"
+                   "\"EXIT_STATUS\"}},\"content\":[{\"type\":\"text\","
+                   "\"text\":\"out\"}],\"artifact\":{\"id\":\"art_1\","
+                   "\"bytes\":10},\"duration_ms\":12.5,\"exit_status\":3,"
+                   "\"completed_at\":\"2026-11-22T04:17:09.123Z\","
+                   "\"replayed\":true}");
+
+    tg_result *back = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg__result_from_json(j, &back, &err), 0);
+    assert_string_equal(back->id, "call_9");
+    assert_string_equal(back->tool, "cmd");
+    assert_int_equal(back->outcome, TG_OUTCOME_ERROR);
+    assert_int_equal(back->execution, TG_EXECUTION_FINISHED);
+    assert_true(json_equal(back->payload, r->payload));
+    assert_true(json_equal(back->content, r->content));
+    assert_true(json_equal(back->artifact, r->artifact));
+    assert_true(back->duration_ms == 12.5);
+    assert_int_equal(back->exit_status, 3);
+    assert_int_equal(back->completed_at, 1795321029123LL);
+    assert_true(back->replayed);
+    json_t *again = tg__result_to_json(back); /* new ref */
+    assert_true(json_equal(j, again));
+
+    /* The public text form is the same record. */
+    char *text = tg_result_to_json(r);
+    json_t *parsed = load(text); /* new ref */
+    assert_true(json_equal(parsed, j));
+    free(text);
+    json_decref(parsed);
+    json_decref(again);
+    json_decref(j);
+    tg__result_free(back);
+    tg__result_free(r);
+
+    /* A success without exit status writes nulls. */
+    r = tg__result_success(c, json_integer(5));
+    j = tg__result_to_json(r);
+    assert_true(json_is_null(json_object_get(j, "exit_status")));
+    assert_true(json_is_null(json_object_get(j, "content")));
+    assert_true(json_is_null(json_object_get(j, "artifact")));
+    assert_null(json_object_get(j, "replayed"));
+    assert_int_equal(tg__result_from_json(j, &back, &err), 0);
+    assert_int_equal(back->exit_status, -1);
+    assert_int_equal(back->outcome, TG_OUTCOME_SUCCESS);
+    assert_null(back->content);
+    tg__result_free(back);
+    json_decref(j);
+    tg__result_free(r);
+    tg__call_free(c);
+}
+
+static void test_result_unknown_outcome(void **state)
+{
+    (void)state;
+    json_t *j = load("{\"id\":\"a\",\"tool\":\"t\",\"outcome\":\"exploded\","
+                     "\"payload\":{\"exploded\":{}}}"); /* new ref */
+    tg_result *r = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg__result_from_json(j, &r, &err), 0);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
+    assert_int_equal(tg_result_is_error(r), 1);
+    assert_non_null(tg_result_error_message(r));
+    tg__result_free(r);
+    json_decref(j);
+
+    /* Missing fields are a parse error, not a crash. */
+    static const char *bad[] = {"{\"tool\":\"t\",\"payload\":1}",
+                                "{\"id\":\"a\",\"payload\":1}",
+                                "{\"id\":\"a\",\"tool\":\"t\"}", "[]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        j = load(bad[i]);
+        r = (tg_result *)&err; /* must be reset */
+        assert_int_equal(tg__result_from_json(j, &r, &err), TG_EPARSE);
+        assert_null(r);
+        assert_int_equal(err.code, TG_EPARSE);
+        json_decref(j);
+    }
+}
+
+/* ------------------------------------------------------------ calls */
+
+static void test_args_decoding(void **state)
+{
+    (void)state;
+    static const char *malformed[] = {"[1,2]",      "{bad", "42",
+                                      "\"s\"",      "null", "{\"a\":1,\"a\":2}",
+                                      "{\"a\":1} x"};
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        tg_call *c = new_call("c1", "t", malformed[i]);
+        if (c->pre_error_code == NULL ||
+            strcmp(c->pre_error_code, "MALFORMED_ARGUMENTS") != 0)
+            fail_msg("'%s' not MALFORMED_ARGUMENTS", malformed[i]);
+        assert_non_null(c->pre_error_message);
+        assert_non_null(strstr(c->pre_error_message, "c1"));
+        assert_null(c->args);
+        assert_null(tg_call_args_json(c));
+        assert_null(tg_call_checksum(c));
+        assert_string_equal(tg_call_args_raw(c), malformed[i]);
+        tg__call_free(c);
+    }
+    /* The parser's position is in the message. */
+    tg_call *c = new_call("c2", "t", "{\"a\":\n  bad}");
+    assert_non_null(strstr(c->pre_error_message, "line 2"));
+    tg__call_free(c);
+
+    /* "" and white space mean no parameters: {}. */
+    static const char *empty[] = {"", "  ", "\n\t"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        c = new_call("c3", "t", empty[i]);
+        assert_null(c->pre_error_code);
+        assert_string_equal(tg_call_args_json(c), "{}");
+        assert_string_equal(tg_call_args_raw(c), empty[i]);
+        tg__call_free(c);
+    }
+
+    /* An object decodes; its checksum is the JCS one. */
+    c = new_call("c4", "x", "{\"a\":1}");
+    assert_null(c->pre_error_code);
+    assert_string_equal(tg_call_args_json(c), "{\"a\":1}");
+    assert_string_equal(
+        tg_call_checksum(c),
+        "sha256:"
+        "20ff7b26c0b6d9c21dc8f5c74534c134f70bddb01d06af882818d219ebba7d30");
+    assert_int_equal(tg__call_args_size(c), 7);
+    tg__call_free(c);
+
+    /* Objects set directly: a non-object is malformed too. */
+    c = new_call("c5", "t", NULL);
+    json_t *arr = load("[1]"); /* new ref */
+    assert_int_equal(tg__call_set_args(c, arr), 0);
+    assert_string_equal(c->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_null(tg_call_args_raw(c));
+    json_decref(arr);
+    tg__call_free(c);
+}
+
+static void test_call_getters_and_defaults(void **state)
+{
+    (void)state;
+    tg_call *c = tg__call_new(NULL, NULL, NULL);
+    assert_string_equal(tg_call_id(c), "");
+    assert_string_equal(tg_call_tool(c), "");
+    assert_string_equal(tg_call_format(c), "toolgate");
+    assert_true(c->inline_output);
+    assert_true(c->created_at > 0);
+    assert_null(tg_call_caller_id(c));
+    assert_null(tg_call_args_json(c));
+    tg__call_free(c);
+    tg__call_free(NULL);
+    tg__result_free(NULL);
+}
+
+static void test_call_round_trip(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("call_7", "grep", "{\"pattern\":\"x\",\"n\":2}");
+    c->caller_id = strdup("alice");
+    c->context = load("{\"cwd\":\"/tmp\",\"env\":{\"A\":\"1\"}}");
+    c->skills = load("[\"search\"]");
+    c->meta = load("{\"rpc_id\":7}");
+    c->created_at = 1795321029123LL;
+    c->updated_at = 1795321029124LL;
+    c->completed_at = 0;
+    c->inline_output = false;
+    c->from_artifact_tool = true;
+    c->index = 3;
+
+    json_t *j = tg__call_to_json(c); /* new ref */
+    assert_non_null(j);
+    assert_json(j,
+                "{\"id\":\"call_7\",\"tool\":\"grep\",\"args\":{\"pattern\":"
+                "\"x\",\"n\":2},\"args_raw\":\"{\\\"pattern\\\":\\\"x\\\","
+                "\\\"n\\\":2}\",\"checksum\":\"sha256:"
+                "e0c7921149ee04d817361c29950a4051eb85110958bb4a9d1466d3f1c3b018"
+                "1e\",\"caller_id\":\"alice\",\"context\":{\"cwd\":\"/tmp\","
+                "\"env\":{\"A\":\"1\"}},\"skills\":[\"search\"],\"format\":"
+                "\"toolgate\",\"index\":3,\"created_at\":"
+                "\"2026-11-22T04:17:09.123Z\",\"updated_at\":"
+                "\"2026-11-22T04:17:09.124Z\",\"completed_at\":null,"
+                "\"inline\":false,\"from_artifact_tool\":true,\"meta\":{"
+                "\"rpc_id\":7}}");
+
+    tg_call *back = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg__call_from_json(j, "toolgate", &back, &err), 0);
+    json_t *again = tg__call_to_json(back); /* new ref */
+    if (!json_equal(j, again)) {
+        char *a = json_dumps(j, JSON_SORT_KEYS);
+        char *b = json_dumps(again, JSON_SORT_KEYS);
+        fail_msg("round trip differs:\n%s\n%s", a, b);
+    }
+    /* The checksum read back is the one the call arrived with. */
+    assert_string_equal(back->checksum_in, tg_call_checksum(c));
+    json_decref(again);
+    json_decref(j);
+    tg__call_free(back);
+    tg__call_free(c);
+
+    /* A malformed call keeps its raw text and its error across the trip. */
+    c = new_call("call_8", "t", "{bad");
+    j = tg__call_to_json(c);
+    assert_true(json_is_null(json_object_get(j, "args")));
+    assert_true(json_is_null(json_object_get(j, "checksum")));
+    assert_int_equal(tg__call_from_json(j, "toolgate", &back, &err), 0);
+    assert_string_equal(tg_call_args_raw(back), "{bad");
+    assert_string_equal(back->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_non_null(strstr(back->pre_error_message, "not valid JSON"));
+    again = tg__call_to_json(back);
+    assert_true(json_equal(j, again));
+    json_decref(again);
+    json_decref(j);
+    tg__call_free(back);
+    tg__call_free(c);
+}
+
+static void test_call_from_json_inputs(void **state)
+{
+    (void)state;
+    tg_call *c = NULL;
+    tg_error err = {0};
+    /* Numeric id, args as a string, times as numbers, "arguments" alias. */
+    json_t *j = load("{\"id\":17,\"tool\":\"t\",\"args\":\"{\\\"a\\\":1}\","
+                     "\"created_at\":1700000000,\"updated_at\":1700000000500}");
+    assert_int_equal(tg__call_from_json(j, "native", &c, &err), 0);
+    assert_string_equal(tg_call_id(c), "17");
+    assert_string_equal(tg_call_args_json(c), "{\"a\":1}");
+    assert_string_equal(tg_call_args_raw(c), "{\"a\":1}");
+    assert_string_equal(tg_call_format(c), "native");
+    assert_int_equal(c->created_at, 1700000000000LL);
+    assert_int_equal(c->updated_at, 1700000000500LL);
+    tg__call_free(c);
+    json_decref(j);
+
+    j = load("{\"id\":\"x\",\"tool\":\"t\",\"arguments\":{\"b\":2}}");
+    assert_int_equal(tg__call_from_json(j, NULL, &c, &err), 0);
+    assert_string_equal(tg_call_args_json(c), "{\"b\":2}");
+    tg__call_free(c);
+    json_decref(j);
+
+    /* No args at all: {}. */
+    j = load("{\"id\":\"x\",\"tool\":\"t\"}");
+    assert_int_equal(tg__call_from_json(j, NULL, &c, &err), 0);
+    assert_string_equal(tg_call_args_json(c), "{}");
+    tg__call_free(c);
+    json_decref(j);
+
+    static const struct {
+        const char *json, *pointer;
+    } bad[] = {
+        {"{\"tool\":\"t\"}", "/id"},
+        {"{\"id\":\"\",\"tool\":\"t\"}", "/id"},
+        {"{\"id\":\"a\"}", "/tool"},
+        {"{\"id\":\"a\",\"tool\":5}", "/tool"},
+        {"{\"id\":\"a\",\"tool\":\"t\",\"context\":[]}", "/context"},
+        {"{\"id\":\"a\",\"tool\":\"t\",\"skills\":{}}", "/skills"},
+        {"{\"id\":\"a\",\"tool\":\"t\",\"created_at\":\"2026-02-30T00:00:"
+         "00Z\"}",
+         "/created_at"},
+        {"{\"id\":\"a\",\"tool\":\"t\",\"args_raw\":5}", "/args_raw"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tg_error e = {0};
+        j = load(bad[i].json);
+        c = (tg_call *)&e;
+        assert_int_equal(tg__call_from_json(j, NULL, &c, &e), TG_EPARSE);
+        assert_null(c);
+        assert_string_equal(e.pointer, bad[i].pointer);
+        json_decref(j);
+    }
+    j = load("[]");
+    assert_int_equal(tg__call_from_json(j, NULL, &c, &err), TG_EPARSE);
+    json_decref(j);
+}
+
+/* ------------------------------------------------------------ turns */
+
+static void test_turn_duplicates(void **state)
+{
+    (void)state;
+    tg_turn *t = tg__turn_new("toolgate");
+    static const char *ids[] = {"b", "a", "b", "c", "a", "b", "d"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        assert_int_equal(tg__turn_add_call(t, new_call(ids[i], "t", "{}")), 0);
+    tg__turn_mark_duplicates(t);
+    static const int dup[] = {0, 0, 1, 0, 1, 1, 0};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const tg_call *c = tg_turn_call(t, i);
+        assert_int_equal(tg_call_index(c), i);
+        if (dup[i]) {
+            assert_non_null(c->pre_error_code);
+            assert_string_equal(c->pre_error_code, "DUPLICATE_CALL_ID");
+            assert_non_null(strstr(c->pre_error_message, ids[i]));
+        } else {
+            assert_null(c->pre_error_code);
+        }
+    }
+    tg_turn_free(t);
+
+    /* One call, or none: nothing to mark. */
+    t = tg__turn_new("toolgate");
+    tg__turn_mark_duplicates(t);
+    assert_int_equal(tg__turn_add_call(t, new_call("a", "t", "{}")), 0);
+    tg__turn_mark_duplicates(t);
+    assert_null(tg_turn_call(t, 0)->pre_error_code);
+    tg_turn_free(t);
+}
+
+static void test_turn_container(void **state)
+{
+    (void)state;
+    tg_turn *t = tg__turn_new("openai-chat");
+    assert_string_equal(tg_turn_format(t), "openai-chat");
+    /* Growth past the first capacity. */
+    for (int i = 0; i < 20; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c%d", i);
+        assert_int_equal(tg__turn_add_call(t, new_call(id, "t", "{}")), 0);
+    }
+    assert_int_equal(tg_turn_call_count(t), 20);
+    assert_null(tg_turn_call(t, 20));
+    assert_null(tg_turn_result(t, 0));
+    assert_string_equal(tg_call_id(tg_turn_call(t, 19)), "c19");
+
+    tg_result *r = tg__result_success(t->calls[4], json_true());
+    assert_int_equal(tg__turn_set_result(t, 4, r), 0);
+    assert_ptr_equal(tg_turn_result(t, 4), r);
+    /* Replacing frees the earlier one (ASan would see a leak otherwise). */
+    r = tg__result_denied(t->calls[4], "no");
+    assert_int_equal(tg__turn_set_result(t, 4, r), 0);
+    assert_int_equal(tg_result_outcome(tg_turn_result(t, 4)),
+                     TG_OUTCOME_DENIED);
+    /* Out of range: freed, refused. */
+    r = tg__result_success(t->calls[0], json_true());
+    assert_int_equal(tg__turn_set_result(t, 20, r), TG_EINVAL);
+    assert_null(tg_turn_result(t, 20));
+
+    t->calls[2]->caller_id = strdup("bob");
+    tg_error err = {0};
+    assert_int_equal(tg_turn_set_caller(t, "alice", &err), 0);
+    assert_string_equal(tg_call_caller_id(tg_turn_call(t, 0)), "alice");
+    assert_string_equal(tg_call_caller_id(tg_turn_call(t, 2)), "bob");
+    tg_turn_free(t);
+    tg_turn_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_success_payload),
+        cmocka_unit_test(test_error_payload),
+        cmocka_unit_test(test_canceled_timeout_denied_payloads),
+        cmocka_unit_test(test_outcome_names),
+        cmocka_unit_test(test_result_round_trip),
+        cmocka_unit_test(test_result_unknown_outcome),
+        cmocka_unit_test(test_args_decoding),
+        cmocka_unit_test(test_call_getters_and_defaults),
+        cmocka_unit_test(test_call_round_trip),
+        cmocka_unit_test(test_call_from_json_inputs),
+        cmocka_unit_test(test_turn_duplicates),
+        cmocka_unit_test(test_turn_container),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
