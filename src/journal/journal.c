@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * journal.c - the dispatchers of journal.h: every caller goes through these,
+ * so a second backend only has to fill a tg_journal_ops.
+ */
+#include "journal.h"
+
+#include "error.h"
+
+static int no_journal(tg_error *err, const char *what)
+{
+    return tg__error_set(err, TG_EINVAL, "journal: %s without a journal", what);
+}
+
+int tg__journal_begin(tg_journal *j, tg_call *const *calls, size_t n,
+                      tg_error *err)
+{
+    if (j == NULL || j->ops->begin == NULL)
+        return no_journal(err, "begin");
+    if (n == 0)
+        return 0;
+    return j->ops->begin(j, calls, n, err);
+}
+
+int tg__journal_finish(tg_journal *j, tg_call *const *calls,
+                       tg_result *const *results, size_t n, tg_error *err)
+{
+    if (j == NULL || j->ops->finish == NULL)
+        return no_journal(err, "finish");
+    if (n == 0)
+        return 0;
+    return j->ops->finish(j, calls, results, n, err);
+}
+
+int tg__journal_history(tg_journal *j, const tg_history_query *q, char **out,
+                        tg_error *err)
+{
+    *out = NULL;
+    if (j == NULL || j->ops->history == NULL)
+        return no_journal(err, "history");
+    return j->ops->history(j, q, out, err);
+}
+
+int tg__journal_show(tg_journal *j, const char *call_id, char **out,
+                     tg_error *err)
+{
+    *out = NULL;
+    if (j == NULL || j->ops->show == NULL)
+        return no_journal(err, "show");
+    return j->ops->show(j, call_id, out, err);
+}
+
+void tg__journal_close(tg_journal *j)
+{
+    if (j != NULL && j->ops->close != NULL)
+        j->ops->close(j);
+}

@@ -1,0 +1,1283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlite_journal.c - the SQLite backend of journal.h: schema and forward
+ * migrations (PRAGMA user_version), the write-ahead "running" rows and the
+ * result rows (one transaction per batch), recovery of calls left running by
+ * a dead process, and the history/show queries.
+ *
+ * Calls are keyed by rowid, not by wire id: the same id comes back in many
+ * turns over time. Each journal object owns one connection and is used from
+ * one thread (the runtime's loop thread); several processes, each with its
+ * own connection, may share one file (WAL, busy timeout, BEGIN IMMEDIATE).
+ *
+ * Memory of the backend itself (the object, the pointer map) comes from
+ * sqlite3_malloc so the failing-allocation tests reach it too.
+ */
+#include "journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "error.h"
+#include "timeutil.h"
+
+#define DEFAULT_LIMIT 20
+#define MAX_LIMIT 100000
+
+/* Forward migrations: migrations[v] brings a journal from schema version v to
+ * v + 1. Append only; never edit a shipped entry. Columns that later features
+ * of the journal need (scope for re-delivery, retention) are added by new
+ * entries with ALTER TABLE, which SQLite does without a rewrite. */
+static const char *const migrations[] = {
+    /* v1 */
+    "CREATE TABLE calls("
+    " rowid INTEGER PRIMARY KEY,"
+    " id TEXT NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " args TEXT,"     /* compact JSON object, NULL if malformed */
+    " args_raw TEXT," /* the wire's string form, when a string */
+    " checksum TEXT,"
+    " caller_id TEXT,"
+    " context TEXT," /* JSON object or NULL */
+    " skills TEXT,"  /* JSON array or NULL */
+    " format TEXT NOT NULL,"
+    " idx INTEGER NOT NULL DEFAULT 0,"
+    " inline_output INTEGER NOT NULL DEFAULT 1,"
+    " from_artifact_tool INTEGER NOT NULL DEFAULT 0,"
+    " created_at INTEGER NOT NULL," /* epoch ms */
+    " started_at INTEGER NOT NULL," /* epoch ms, when the row was begun */
+    " state TEXT NOT NULL,"         /* 'running' | 'done' */
+    " owner_pid INTEGER,"
+    " owner_start INTEGER," /* /proc/PID/stat field 22, 0 unknown */
+    " owner_boot TEXT"      /* kernel boot id, NULL unknown */
+    ");"
+    "CREATE TABLE results("
+    " call_rowid INTEGER PRIMARY KEY"
+    "  REFERENCES calls(rowid) ON DELETE CASCADE,"
+    " id TEXT NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " outcome INTEGER NOT NULL," /* tg_outcome: fixed values 0..4 */
+    " execution TEXT NOT NULL,"
+    " payload TEXT NOT NULL,"
+    " content TEXT,"
+    " artifact TEXT,"
+    " duration_ms REAL NOT NULL DEFAULT 0,"
+    " exit_status INTEGER,"
+    " completed_at INTEGER NOT NULL," /* epoch ms */
+    " replayed INTEGER NOT NULL DEFAULT 0"
+    ");"
+    /* results' rowid is call_rowid, so each of these indexes already ends in
+     * it and "ORDER BY completed_at DESC, call_rowid DESC" needs no sort. */
+    "CREATE INDEX results_completed ON results(completed_at);"
+    "CREATE INDEX results_tool ON results(tool, completed_at);"
+    "CREATE INDEX results_outcome ON results(outcome, completed_at);"
+    "CREATE INDEX calls_id ON calls(id);"
+    "CREATE INDEX calls_caller ON calls(caller_id);"
+    /* Recovery looks only at running rows; a partial index keeps that cheap
+     * however long the history grows. */
+    "CREATE INDEX calls_running ON calls(owner_pid) WHERE state = 'running';",
+};
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+/* One begun call: the pointer the runtime holds and the row it was given. */
+struct slot {
+    const tg_call *key; /* NULL: empty */
+    sqlite3_int64 rowid;
+    unsigned gen; /* the begin() batch that added it, to undo on failure */
+};
+
+struct sqlite_journal {
+    tg_journal base; /* first: the tg_journal * is this object */
+    sqlite3 *db;
+    char *path; /* sqlite3_malloc'd */
+    sqlite3_int64 pid, start;
+    char boot[40];
+    sqlite3_stmt *st_begin, *st_commit, *st_rollback;
+    sqlite3_stmt *st_call, *st_result, *st_done;
+    struct slot *slots; /* open addressing, linear probing */
+    size_t cap, count;  /* cap is 0 or a power of two */
+    unsigned gen;
+};
+
+static struct sqlite_journal *sj_of(tg_journal *j)
+{
+    return (struct sqlite_journal *)j;
+}
+
+/* ------------------------------------------------------------ errors */
+
+/* Fills err from the connection's last error. Call before any rollback:
+ * that resets the message. */
+static int db_fail(struct sqlite_journal *sj, int rc, const char *what,
+                   tg_error *err)
+{
+    const char *path = sj->path ? sj->path : "?";
+    const char *msg = sj->db ? sqlite3_errmsg(sj->db) : sqlite3_errstr(rc);
+    if ((rc & 0xff) == SQLITE_FULL)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s: disk full while %s (%s)", path, what,
+                             msg);
+    return tg__error_set(err, TG_EJOURNAL, "journal %s: %s: %s", path, what,
+                         msg);
+}
+
+static int oom(tg_error *err)
+{
+    return tg__error_set(err, TG_ENOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------ pointer map */
+
+static size_t slot_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static struct slot *map_find(struct sqlite_journal *sj, const tg_call *key)
+{
+    if (sj->cap == 0)
+        return NULL;
+    size_t mask = sj->cap - 1;
+    for (size_t i = slot_hash(key) & mask;; i = (i + 1) & mask) {
+        if (sj->slots[i].key == key)
+            return &sj->slots[i];
+        if (sj->slots[i].key == NULL)
+            return NULL;
+    }
+}
+
+/* Needs room: see map_reserve. */
+static void map_put(struct sqlite_journal *sj, const tg_call *key,
+                    sqlite3_int64 rowid, unsigned gen)
+{
+    size_t mask = sj->cap - 1;
+    size_t i = slot_hash(key) & mask;
+    while (sj->slots[i].key != NULL && sj->slots[i].key != key)
+        i = (i + 1) & mask;
+    if (sj->slots[i].key == NULL)
+        sj->count++;
+    sj->slots[i] = (struct slot){key, rowid, gen};
+}
+
+/* Deletes by shifting the rest of the probe run back, so lookups never need
+ * tombstones. */
+static void map_del(struct sqlite_journal *sj, const tg_call *key)
+{
+    struct slot *s = map_find(sj, key);
+    if (s == NULL)
+        return;
+    size_t mask = sj->cap - 1;
+    size_t hole = (size_t)(s - sj->slots);
+    for (size_t i = (hole + 1) & mask; sj->slots[i].key != NULL;
+         i = (i + 1) & mask) {
+        size_t home = slot_hash(sj->slots[i].key) & mask;
+        /* Move i into the hole unless its home lies cyclically in
+         * (hole, i]. */
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            sj->slots[hole] = sj->slots[i];
+            hole = i;
+        }
+    }
+    sj->slots[hole].key = NULL;
+    sj->count--;
+}
+
+/* Makes room for `more` new keys at a load of at most one half, so map_put
+ * cannot fail inside a transaction. */
+static int map_reserve(struct sqlite_journal *sj, size_t more)
+{
+    if (more > SIZE_MAX / 4 - sj->count)
+        return TG_ENOMEM;
+    size_t need = (sj->count + more) * 2;
+    if (need <= sj->cap)
+        return 0;
+    size_t cap = sj->cap ? sj->cap : 16;
+    while (cap < need)
+        cap *= 2;
+    struct slot *slots = sqlite3_malloc64((sqlite3_uint64)cap * sizeof *slots);
+    if (slots == NULL)
+        return TG_ENOMEM;
+    memset(slots, 0, cap * sizeof *slots);
+    struct slot *old = sj->slots;
+    size_t oldcap = sj->cap;
+    sj->slots = slots;
+    sj->cap = cap;
+    sj->count = 0;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].key != NULL)
+            map_put(sj, old[i].key, old[i].rowid, old[i].gen);
+    sqlite3_free(old);
+    return 0;
+}
+
+/* ------------------------------------------------------------ owners */
+
+/* The start time (clock ticks after boot, field 22 of /proc/PID/stat) of pid.
+ * Returns 1 with *start set when the process lives, 0 when it is gone or a
+ * zombie, -1 when /proc cannot tell. */
+static int proc_start(long pid, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return n == 0 || errno == ESRCH ? 0 : -1;
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and ')': skip to the last
+     * ')'. Then: " S ppid pgrp ..." with the state as field 3. */
+    char *p = strrchr(buf, ')');
+    if (p == NULL || p[1] != ' ' || p[2] == '\0')
+        return -1;
+    p += 2;
+    if (*p == 'Z' || *p == 'X' || *p == 'x')
+        return 0; /* exited, not yet reaped: the owner is dead */
+    p++;
+    unsigned long long v = 0;
+    for (int field = 4; field <= 22; field++) {
+        char *end;
+        errno = 0;
+        v = strtoull(p, &end, 10);
+        if (end == p || errno != 0)
+            return -1;
+        p = end;
+    }
+    *start = v;
+    return 1;
+}
+
+static void read_boot_id(char out[40])
+{
+    out[0] = '\0';
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, 39);
+    close(fd);
+    if (n <= 0) {
+        out[0] = '\0';
+        return;
+    }
+    out[n] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* Whether the process that began a row still runs. A pid alone is not
+ * enough: pids are recycled, so the start time must match too, and after a
+ * reboot (another boot id) no owner can be alive. */
+static int owner_alive(const struct sqlite_journal *sj, sqlite3_int64 pid,
+                       sqlite3_int64 start, const char *boot)
+{
+    if (boot != NULL && *boot != '\0' && sj->boot[0] != '\0' &&
+        strcmp(boot, sj->boot) != 0)
+        return 0;
+    if (pid <= 0 || pid > INT_MAX)
+        return 0;
+    if (pid == sj->pid && start == sj->start)
+        return 1;
+    unsigned long long now = 0;
+    int st = proc_start((long)pid, &now);
+    if (st == 0)
+        return 0;
+    if (st == 1)
+        return start == 0 || (sqlite3_int64)now == start;
+    /* No /proc: the pid alone is the best evidence. */
+    return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+/* ------------------------------------------------------------ statements */
+
+static int prepare(struct sqlite_journal *sj, const char *sql,
+                   sqlite3_stmt **st, tg_error *err)
+{
+    int rc = sqlite3_prepare_v3(sj->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+                                NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(sj, rc, "preparing a statement", err);
+    return 0;
+}
+
+/* Steps a statement that returns no rows and resets it. */
+static int run(struct sqlite_journal *sj, sqlite3_stmt *st, const char *what,
+               tg_error *err)
+{
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        ret = db_fail(sj, rc, what, err);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
+}
+
+static int exec(struct sqlite_journal *sj, const char *sql, const char *what,
+                tg_error *err)
+{
+    int rc = sqlite3_exec(sj->db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(sj, rc, what, err);
+    return 0;
+}
+
+/* Ends a failed transaction. SQLite rolls back by itself on some errors
+ * (full disk, out of memory); only roll back what is still open. */
+static void tx_rollback(struct sqlite_journal *sj)
+{
+    if (sqlite3_get_autocommit(sj->db))
+        return;
+    if (sj->st_rollback != NULL) {
+        sqlite3_step(sj->st_rollback);
+        sqlite3_reset(sj->st_rollback);
+    }
+    if (!sqlite3_get_autocommit(sj->db))
+        sqlite3_exec(sj->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* IMMEDIATE takes the write lock up front, so two writers wait on the busy
+ * timeout instead of failing on a read-to-write upgrade. */
+static int tx_begin(struct sqlite_journal *sj, tg_error *err)
+{
+    tx_rollback(sj); /* a transaction left open by an earlier failure */
+    return run(sj, sj->st_begin, "starting a transaction", err);
+}
+
+static int tx_commit(struct sqlite_journal *sj, tg_error *err)
+{
+    return run(sj, sj->st_commit, "committing", err);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* JSON text of v (borrowed) for a column, NULL for NULL; *oom set when the
+ * encoder ran out of memory. Free with free(). */
+static char *dump(const json_t *v, int *oom_flag)
+{
+    if (v == NULL)
+        return NULL;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL)
+        *oom_flag = 1;
+    return s;
+}
+
+/* ------------------------------------------------------------ writing */
+
+/* Inserts the running row of call; *rowid receives its key. Must run inside
+ * a transaction. */
+static int insert_call(struct sqlite_journal *sj, tg_call *call,
+                       sqlite3_int64 now, sqlite3_int64 *rowid, tg_error *err)
+{
+    sqlite3_stmt *st = sj->st_call;
+    int nomem = 0, rc = 0;
+    const char *args = NULL, *sum = NULL;
+    if (call->args != NULL) {
+        /* Both are caches that fail only for want of memory; storing NULL
+         * then would lose the arguments. */
+        args = tg_call_args_json(call);
+        sum = tg_call_checksum(call);
+        if (args == NULL || sum == NULL)
+            nomem = 1;
+    }
+    char *context = dump(call->context, &nomem);
+    char *skills = dump(call->skills, &nomem);
+    if (nomem) {
+        rc = oom(err);
+        goto fail;
+    }
+    int b = 0;
+    b |= bind_text(st, 1, call->id);
+    b |= bind_text(st, 2, call->tool);
+    b |= bind_text(st, 3, args);
+    b |= bind_text(st, 4, call->args_raw);
+    b |= bind_text(st, 5, sum);
+    b |= bind_text(st, 6, call->caller_id);
+    b |= bind_text(st, 7, context);
+    b |= bind_text(st, 8, skills);
+    b |= bind_text(st, 9, call->format ? call->format : "toolgate");
+    b |= sqlite3_bind_int64(st, 10, (sqlite3_int64)call->index);
+    b |= sqlite3_bind_int(st, 11, call->inline_output ? 1 : 0);
+    b |= sqlite3_bind_int(st, 12, call->from_artifact_tool ? 1 : 0);
+    b |= sqlite3_bind_int64(st, 13, call->created_at ? call->created_at : now);
+    b |= sqlite3_bind_int64(st, 14, now);
+    b |= sqlite3_bind_int64(st, 15, sj->pid);
+    b |= sqlite3_bind_int64(st, 16, sj->start);
+    b |= sj->boot[0] ? bind_text(st, 17, sj->boot) : sqlite3_bind_null(st, 17);
+    if (b != SQLITE_OK) {
+        sqlite3_clear_bindings(st);
+        rc = db_fail(sj, b, "binding a call", err);
+        goto fail;
+    }
+    rc = run(sj, st, "writing a call", err);
+    if (rc == 0)
+        *rowid = sqlite3_last_insert_rowid(sj->db);
+fail:
+    free(context);
+    free(skills);
+    return rc;
+}
+
+static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
+                         const tg_result *r, sqlite3_int64 now, tg_error *err)
+{
+    sqlite3_stmt *st = sj->st_result;
+    int nomem = 0, rc = 0;
+    char *payload = r->payload ? dump(r->payload, &nomem) : NULL;
+    char *content = dump(r->content, &nomem);
+    char *artifact = dump(r->artifact, &nomem);
+    if (nomem) {
+        rc = oom(err);
+        goto fail;
+    }
+    int outcome = r->outcome;
+    if (outcome < TG_OUTCOME_SUCCESS || outcome > TG_OUTCOME_DENIED)
+        outcome = TG_OUTCOME_ERROR;
+    int b = 0;
+    b |= sqlite3_bind_int64(st, 1, rowid);
+    b |= bind_text(st, 2, r->id);
+    b |= bind_text(st, 3, r->tool);
+    b |= sqlite3_bind_int(st, 4, outcome);
+    b |= bind_text(st, 5, tg_execution_name(r->execution));
+    b |= bind_text(st, 6, payload ? payload : "null");
+    b |= bind_text(st, 7, content);
+    b |= bind_text(st, 8, artifact);
+    b |= sqlite3_bind_double(st, 9, r->duration_ms);
+    b |= r->exit_status >= 0 ? sqlite3_bind_int(st, 10, r->exit_status)
+                             : sqlite3_bind_null(st, 10);
+    b |= sqlite3_bind_int64(st, 11, r->completed_at ? r->completed_at : now);
+    b |= sqlite3_bind_int(st, 12, r->replayed ? 1 : 0);
+    if (b != SQLITE_OK) {
+        sqlite3_clear_bindings(st);
+        rc = db_fail(sj, b, "binding a result", err);
+        goto fail;
+    }
+    rc = run(sj, st, "writing a result", err);
+fail:
+    free(payload);
+    free(content);
+    free(artifact);
+    return rc;
+}
+
+static int mark_done(struct sqlite_journal *sj, sqlite3_int64 rowid,
+                     tg_error *err)
+{
+    int b = sqlite3_bind_int64(sj->st_done, 1, rowid);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a call", err);
+    return run(sj, sj->st_done, "marking a call done", err);
+}
+
+static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+                    tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    if (n == 0)
+        return 0;
+    if (map_reserve(sj, n) != 0)
+        return oom(err);
+    unsigned gen = ++sj->gen;
+    sqlite3_int64 now = tg__now_ms();
+    int rc = tx_begin(sj, err);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_int64 rowid;
+        /* Beginning a call twice keeps its first row. */
+        if (map_find(sj, calls[i]) != NULL)
+            continue;
+        if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
+            goto fail;
+        map_put(sj, calls[i], rowid, gen);
+    }
+    if ((rc = tx_commit(sj, err)) != 0)
+        goto fail;
+    return 0;
+fail:
+    tx_rollback(sj);
+    for (size_t i = 0; i < n; i++) {
+        struct slot *s = map_find(sj, calls[i]);
+        if (s != NULL && s->gen == gen)
+            map_del(sj, calls[i]);
+    }
+    return rc;
+}
+
+static int sj_finish(tg_journal *j, tg_call *const *calls,
+                     tg_result *const *results, size_t n, tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    for (size_t i = 0; i < n; i++)
+        if (results[i] == NULL)
+            return tg__error_set(err, TG_EINVAL,
+                                 "journal: call '%s' has no result to record",
+                                 calls[i]->id);
+    if (n == 0)
+        return 0;
+    sqlite3_int64 now = tg__now_ms();
+    int rc = tx_begin(sj, err);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        struct slot *s = map_find(sj, calls[i]);
+        sqlite3_int64 rowid;
+        if (s != NULL)
+            rowid = s->rowid;
+        else if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
+            goto fail;
+        if ((rc = insert_result(sj, rowid, results[i], now, err)) != 0 ||
+            (rc = mark_done(sj, rowid, err)) != 0)
+            goto fail;
+    }
+    if ((rc = tx_commit(sj, err)) != 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        map_del(sj, calls[i]);
+    return 0;
+fail:
+    tx_rollback(sj);
+    return rc;
+}
+
+/* ------------------------------------------------------------ recovery */
+
+struct orphan {
+    sqlite3_int64 rowid, pid;
+};
+
+/* Lists the running rows whose owner is gone (*out: sqlite3_malloc'd). */
+static int find_orphans(struct sqlite_journal *sj, struct orphan **out,
+                        size_t *n_out, tg_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct orphan *list = NULL;
+    size_t n = 0, cap = 0;
+    int rc = prepare(sj,
+                     "SELECT rowid, owner_pid, owner_start, owner_boot"
+                     " FROM calls WHERE state = 'running'",
+                     &st, err);
+    if (rc != 0)
+        goto fail;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 pid = sqlite3_column_int64(st, 1);
+        if (owner_alive(sj, pid, sqlite3_column_int64(st, 2),
+                        (const char *)sqlite3_column_text(st, 3)))
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct orphan *grown =
+                sqlite3_realloc64(list, (sqlite3_uint64)ncap * sizeof *list);
+            if (grown == NULL) {
+                rc = oom(err);
+                goto fail;
+            }
+            list = grown;
+            cap = ncap;
+        }
+        list[n].rowid = sqlite3_column_int64(st, 0);
+        list[n].pid = pid;
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = db_fail(sj, rc, "reading running calls", err);
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    *out = list;
+    *n_out = n;
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_free(list);
+    return rc;
+}
+
+/* Gives every call left running by a dead process its INTERRUPTED result,
+ * once: the rows are read again inside the write transaction, so two
+ * processes recovering at the same time do not both write. */
+static int recover(struct sqlite_journal *sj, tg_error *err)
+{
+    struct orphan *list = NULL;
+    size_t n = 0;
+    sqlite3_stmt *ins = NULL;
+    int rc = find_orphans(sj, &list, &n, err);
+    if (rc != 0 || n == 0)
+        goto done; /* the common case takes no write lock */
+    sqlite3_free(list);
+    list = NULL;
+    if ((rc = prepare(sj,
+                      "INSERT INTO results(call_rowid, id, tool, outcome,"
+                      " execution, payload, duration_ms, completed_at)"
+                      " SELECT rowid, id, tool, ?2, 'started', ?3, 0, ?4"
+                      " FROM calls WHERE rowid = ?1",
+                      &ins, err)) != 0)
+        goto done;
+    if ((rc = tx_begin(sj, err)) != 0)
+        goto done;
+    if ((rc = find_orphans(sj, &list, &n, err)) != 0)
+        goto fail;
+    sqlite3_int64 now = tg__now_ms();
+    for (size_t i = 0; i < n; i++) {
+        char payload[256];
+        /* No caller text goes in, so plain formatting is valid JSON. */
+        snprintf(payload, sizeof payload,
+                 "{\"error\":{\"message\":\"the process running this call "
+                 "died before it ended (pid %lld)\",\"code\":\"INTERRUPTED\"}}",
+                 (long long)list[i].pid);
+        int b = sqlite3_bind_int64(ins, 1, list[i].rowid);
+        b |= sqlite3_bind_int(ins, 2, TG_OUTCOME_ERROR);
+        b |= sqlite3_bind_text(ins, 3, payload, -1, SQLITE_TRANSIENT);
+        b |= sqlite3_bind_int64(ins, 4, now);
+        if (b != SQLITE_OK) {
+            rc = db_fail(sj, b, "binding a recovered result", err);
+            goto fail;
+        }
+        if ((rc = run(sj, ins, "recording an interrupted call", err)) != 0 ||
+            (rc = mark_done(sj, list[i].rowid, err)) != 0)
+            goto fail;
+    }
+    rc = tx_commit(sj, err);
+    if (rc != 0)
+        goto fail;
+    goto done;
+fail:
+    tx_rollback(sj);
+done:
+    sqlite3_finalize(ins);
+    sqlite3_free(list);
+    return rc;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* The columns every query selects, in this order. */
+#define ROW_COLUMNS                                                            \
+    "c.rowid, c.id, c.tool, c.args, c.args_raw, c.checksum, c.caller_id,"      \
+    " c.context, c.skills, c.format, c.idx, c.inline_output,"                  \
+    " c.from_artifact_tool, c.created_at, c.started_at,"                       \
+    " r.call_rowid, r.id, r.tool, r.outcome, r.execution, r.payload,"          \
+    " r.content, r.artifact, r.duration_ms, r.exit_status, r.completed_at,"    \
+    " r.replayed"
+enum {
+    C_ROWID,
+    C_ID,
+    C_TOOL,
+    C_ARGS,
+    C_ARGS_RAW,
+    C_CHECKSUM,
+    C_CALLER,
+    C_CONTEXT,
+    C_SKILLS,
+    C_FORMAT,
+    C_IDX,
+    C_INLINE,
+    C_FROM_ART,
+    C_CREATED,
+    C_STARTED,
+    R_ROWID,
+    R_ID,
+    R_TOOL,
+    R_OUTCOME,
+    R_EXECUTION,
+    R_PAYLOAD,
+    R_CONTENT,
+    R_ARTIFACT,
+    R_DURATION,
+    R_EXIT,
+    R_COMPLETED,
+    R_REPLAYED
+};
+
+static const char *col_text(sqlite3_stmt *st, int col)
+{
+    return (const char *)sqlite3_column_text(st, col);
+}
+
+/* Decodes a JSON column; *out is NULL for SQL NULL. */
+static int col_json(struct sqlite_journal *sj, sqlite3_stmt *st, int col,
+                    json_t **out, tg_error *err)
+{
+    *out = NULL;
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return 0;
+    const char *text = col_text(st, col);
+    if (text == NULL)
+        return db_fail(sj, SQLITE_NOMEM, "reading a row", err);
+    json_error_t jerr;
+    *out = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+    if (*out != NULL)
+        return 0;
+    if (json_error_code(&jerr) == json_error_out_of_memory)
+        return oom(err);
+    return tg__error_set(err, TG_EJOURNAL,
+                         "journal %s: row %lld: column '%s' is not JSON: %s",
+                         sj->path, (long long)sqlite3_column_int64(st, C_ROWID),
+                         sqlite3_column_name(st, col), jerr.text);
+}
+
+static tg_execution execution_from(const char *name)
+{
+    if (name != NULL && strcmp(name, "started") == 0)
+        return TG_EXECUTION_STARTED;
+    if (name != NULL && strcmp(name, "finished") == 0)
+        return TG_EXECUTION_FINISHED;
+    return TG_EXECUTION_NOT_STARTED;
+}
+
+/* The call record of the current row (tg__call_to_json's shape). */
+static int row_call(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
+                    tg_error *err)
+{
+    *out = NULL;
+    json_t *args = NULL, *context = NULL, *skills = NULL; /* new refs */
+    tg_call *call = NULL;
+    int rc;
+    if ((rc = col_json(sj, st, C_ARGS, &args, err)) != 0 ||
+        (rc = col_json(sj, st, C_CONTEXT, &context, err)) != 0 ||
+        (rc = col_json(sj, st, C_SKILLS, &skills, err)) != 0)
+        goto fail;
+    /* The format column stays valid until the statement steps again, longer
+     * than this call record lives. */
+    const char *format = col_text(st, C_FORMAT);
+    call = tg__call_new(col_text(st, C_ID), col_text(st, C_TOOL), format);
+    if (call == NULL ||
+        tg__strset(&call->args_raw, col_text(st, C_ARGS_RAW)) != 0 ||
+        tg__strset(&call->caller_id, col_text(st, C_CALLER)) != 0) {
+        rc = oom(err);
+        goto fail;
+    }
+    if (json_is_object(args)) {
+        call->args = args;
+        args = NULL;
+    }
+    if (json_is_object(context)) {
+        call->context = context;
+        context = NULL;
+    }
+    if (json_is_array(skills)) {
+        call->skills = skills;
+        skills = NULL;
+    }
+    /* The stored checksum is the one computed when the call ran (perhaps
+     * with a key this process lacks): seed the cache with it. */
+    const char *sum = col_text(st, C_CHECKSUM);
+    if (sum != NULL && strlen(sum) < sizeof call->checksum)
+        memcpy(call->checksum, sum, strlen(sum) + 1);
+    call->index = (size_t)sqlite3_column_int64(st, C_IDX);
+    call->inline_output = sqlite3_column_int(st, C_INLINE) != 0;
+    call->from_artifact_tool = sqlite3_column_int(st, C_FROM_ART) != 0;
+    call->created_at = sqlite3_column_int64(st, C_CREATED);
+    if (sqlite3_column_type(st, R_ROWID) != SQLITE_NULL) {
+        call->completed_at = sqlite3_column_int64(st, R_COMPLETED);
+        call->updated_at = call->completed_at;
+    } else {
+        call->completed_at = 0;
+        call->updated_at = sqlite3_column_int64(st, C_STARTED);
+    }
+    *out = tg__call_to_json(call);
+    if (*out == NULL)
+        rc = oom(err);
+fail:
+    tg__call_free(call);
+    json_decref(args);
+    json_decref(context);
+    json_decref(skills);
+    return rc;
+}
+
+/* The result record of the current row (tg__result_to_json's shape). */
+static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
+                      tg_error *err)
+{
+    *out = NULL;
+    json_t *payload = NULL, *content = NULL, *artifact = NULL; /* new refs */
+    tg_result *r = NULL;
+    int rc;
+    if ((rc = col_json(sj, st, R_PAYLOAD, &payload, err)) != 0 ||
+        (rc = col_json(sj, st, R_CONTENT, &content, err)) != 0 ||
+        (rc = col_json(sj, st, R_ARTIFACT, &artifact, err)) != 0)
+        goto fail;
+    if (payload == NULL && (payload = json_null()) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    int outcome = sqlite3_column_int(st, R_OUTCOME);
+    /* Values written by a newer toolgate read as error (records.md). */
+    if (outcome < TG_OUTCOME_SUCCESS || outcome > TG_OUTCOME_DENIED)
+        outcome = TG_OUTCOME_ERROR;
+    const char *id = col_text(st, R_ID), *tool = col_text(st, R_TOOL);
+    tg_call probe = {.id = (char *)(id ? id : ""),
+                     .tool = (char *)(tool ? tool : "")};
+    r = tg__result_new(&probe, (tg_outcome)outcome,
+                       execution_from(col_text(st, R_EXECUTION)), payload);
+    payload = NULL; /* taken, also on failure */
+    if (r == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    if (json_is_array(content)) {
+        r->content = content;
+        content = NULL;
+    }
+    if (json_is_object(artifact)) {
+        r->artifact = artifact;
+        artifact = NULL;
+    }
+    r->duration_ms = sqlite3_column_double(st, R_DURATION);
+    r->exit_status = sqlite3_column_type(st, R_EXIT) == SQLITE_NULL
+                         ? -1
+                         : sqlite3_column_int(st, R_EXIT);
+    r->completed_at = sqlite3_column_int64(st, R_COMPLETED);
+    r->replayed = sqlite3_column_int(st, R_REPLAYED) != 0;
+    *out = tg__result_to_json(r);
+    if (*out == NULL)
+        rc = oom(err);
+fail:
+    tg__result_free(r);
+    json_decref(payload);
+    json_decref(content);
+    json_decref(artifact);
+    return rc;
+}
+
+/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. */
+static int parse_since(const char *since, int64_t *ms, tg_error *err)
+{
+    json_t *v = NULL; /* new ref */
+    const char *s = since;
+    while (*s == ' ')
+        s++;
+    char *end = NULL;
+    if (*s >= '0' && *s <= '9') {
+        errno = 0;
+        long long n = strtoll(s, &end, 10);
+        if (*end == '\0' && errno == 0) {
+            v = json_integer(n);
+        } else if (*end == '.') {
+            double d = strtod(s, &end);
+            if (*end == '\0')
+                v = json_real(d);
+        }
+    }
+    if (end == NULL || *end != '\0') {
+        json_decref(v);
+        v = json_string_nocheck(since);
+    }
+    if (v == NULL)
+        return oom(err);
+    int rc = tg__time_from_json(v, ms);
+    json_decref(v);
+    if (rc != 0)
+        return tg__error_set(err, TG_EINVAL,
+                             "invalid 'since' time '%s': expected RFC 3339 "
+                             "(2026-01-02T03:04:05Z) or Unix seconds or "
+                             "milliseconds",
+                             since);
+    return 0;
+}
+
+static int dump_out(json_t *v, char **out, tg_error *err)
+{
+    *out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    return *out ? 0 : oom(err);
+}
+
+static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
+                      tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    static const tg_history_query none = {0};
+    sqlite3_stmt *st = NULL;
+    json_t *list = NULL; /* new ref */
+    tg_buf sql;
+    int rc = 0, outcome = -1;
+    int64_t since = 0;
+    *out = NULL;
+    tg__buf_init(&sql, 4096);
+    if (q == NULL)
+        q = &none;
+    if (q->limit < 0)
+        return tg__error_set(
+            err, TG_EINVAL, "history limit must be positive, got %d", q->limit);
+    int limit = q->limit == 0 ? DEFAULT_LIMIT : q->limit;
+    if (limit > MAX_LIMIT)
+        limit = MAX_LIMIT;
+    if (q->outcome != NULL) {
+        outcome = (int)tg_outcome_from_name(q->outcome);
+        if (strcmp(tg_outcome_name(outcome), q->outcome) != 0)
+            return tg__error_set(err, TG_EINVAL,
+                                 "unknown outcome '%s': expected success, "
+                                 "error, canceled, timeout or denied",
+                                 q->outcome);
+    }
+    if (q->since != NULL && (rc = parse_since(q->since, &since, err)) != 0)
+        return rc;
+
+    /* Only the filters given go into the SQL, so each query can use its
+     * index (a catch-all "? IS NULL OR" form would scan). */
+    int b = tg__buf_puts(&sql, "SELECT " ROW_COLUMNS " FROM results r"
+                               " JOIN calls c ON c.rowid = r.call_rowid"
+                               " WHERE 1");
+    if (q->tool != NULL)
+        b |= tg__buf_puts(&sql, " AND r.tool = ?1");
+    if (q->outcome != NULL)
+        b |= tg__buf_puts(&sql, " AND r.outcome = ?2");
+    if (q->caller != NULL)
+        b |= tg__buf_puts(&sql, " AND c.caller_id = ?3");
+    if (q->since != NULL)
+        b |= tg__buf_puts(&sql, " AND r.completed_at >= ?4");
+    b |= tg__buf_puts(&sql, " ORDER BY r.completed_at DESC, r.call_rowid DESC"
+                            " LIMIT ?5");
+    if (b != 0) {
+        rc = oom(err);
+        goto fail;
+    }
+    if ((rc = prepare(sj, tg__buf_cstr(&sql), &st, err)) != 0)
+        goto fail;
+    b = SQLITE_OK;
+    if (q->tool != NULL)
+        b |= bind_text(st, 1, q->tool);
+    if (q->outcome != NULL)
+        b |= sqlite3_bind_int(st, 2, outcome);
+    if (q->caller != NULL)
+        b |= bind_text(st, 3, q->caller);
+    if (q->since != NULL)
+        b |= sqlite3_bind_int64(st, 4, since);
+    b |= sqlite3_bind_int(st, 5, limit);
+    if (b != SQLITE_OK) {
+        rc = db_fail(sj, b, "binding the query", err);
+        goto fail;
+    }
+    if ((list = json_array()) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *res = NULL, *call = NULL; /* new refs */
+        if ((rc = row_result(sj, st, &res, err)) != 0 ||
+            (rc = row_call(sj, st, &call, err)) != 0) {
+            json_decref(res);
+            goto fail;
+        }
+        /* Both steal the reference, also on failure; res is still ours
+         * when the first fails. */
+        if (json_object_set_new(res, "call", call) != 0) {
+            json_decref(res);
+            rc = oom(err);
+            goto fail;
+        }
+        if (json_array_append_new(list, res) != 0) {
+            rc = oom(err);
+            goto fail;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        rc = db_fail(sj, step, "reading the history", err);
+        goto fail;
+    }
+    rc = dump_out(list, out, err);
+fail:
+    sqlite3_finalize(st);
+    json_decref(list);
+    tg__buf_cleanup(&sql);
+    return rc;
+}
+
+static int sj_show(tg_journal *j, const char *call_id, char **out,
+                   tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    sqlite3_stmt *st = NULL;
+    json_t *obj = NULL, *call = NULL, *res = NULL; /* new refs */
+    int rc;
+    *out = NULL;
+    if (call_id == NULL)
+        return tg__error_set(err, TG_EINVAL, "show: no call id given");
+    /* The same wire id recurs across turns: the newest row answers. */
+    if ((rc = prepare(sj,
+                      "SELECT " ROW_COLUMNS " FROM calls c"
+                      " LEFT JOIN results r ON r.call_rowid = c.rowid"
+                      " WHERE c.id = ?1 ORDER BY c.rowid DESC LIMIT 1",
+                      &st, err)) != 0)
+        goto fail;
+    int b = bind_text(st, 1, call_id);
+    if (b != SQLITE_OK) {
+        rc = db_fail(sj, b, "binding the query", err);
+        goto fail;
+    }
+    int step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+        rc = tg__error_set(err, TG_ENOTFOUND,
+                           "no call with id '%s' in journal %s", call_id,
+                           sj->path);
+        goto fail;
+    }
+    if (step != SQLITE_ROW) {
+        rc = db_fail(sj, step, "reading a call", err);
+        goto fail;
+    }
+    if ((rc = row_call(sj, st, &call, err)) != 0)
+        goto fail;
+    if (sqlite3_column_type(st, R_ROWID) != SQLITE_NULL) {
+        if ((rc = row_result(sj, st, &res, err)) != 0)
+            goto fail;
+    } else if ((res = json_null()) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    if ((obj = json_object()) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    int bad = json_object_set_new(obj, "call", call);
+    call = NULL; /* set_new takes it, also on failure */
+    if (bad != 0) {
+        rc = oom(err);
+        goto fail;
+    }
+    if (json_object_set_new(obj, "result", res) != 0) {
+        res = NULL;
+        rc = oom(err);
+        goto fail;
+    }
+    res = NULL;
+    rc = dump_out(obj, out, err);
+fail:
+    sqlite3_finalize(st);
+    json_decref(obj);
+    json_decref(call);
+    json_decref(res);
+    return rc;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+static void sj_close(tg_journal *j)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    if (sj == NULL)
+        return;
+    if (sj->db != NULL)
+        tx_rollback(sj);
+    sqlite3_finalize(sj->st_begin);
+    sqlite3_finalize(sj->st_commit);
+    sqlite3_finalize(sj->st_rollback);
+    sqlite3_finalize(sj->st_call);
+    sqlite3_finalize(sj->st_result);
+    sqlite3_finalize(sj->st_done);
+    sqlite3_close_v2(sj->db);
+    sqlite3_free(sj->slots);
+    sqlite3_free(sj->path);
+    sqlite3_free(sj);
+}
+
+static const tg_journal_ops sqlite_ops = {
+    .name = "sqlite",
+    .begin = sj_begin,
+    .finish = sj_finish,
+    .history = sj_history,
+    .show = sj_show,
+    .close = sj_close,
+};
+
+/* mkdir -p of the directory holding path. Directories it creates are private
+ * (0700): the journal holds every argument a model sent. */
+static int make_parents(const char *path, tg_error *err)
+{
+    char dir[PATH_MAX];
+    size_t len = strlen(path);
+    if (len >= sizeof dir)
+        return tg__error_set(err, TG_EJOURNAL, "journal %s: path too long",
+                             path);
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (p[-1] != '/' && mkdir(dir, 0700) != 0) {
+            int e = errno;
+            struct stat sb;
+            if (e != EEXIST)
+                return tg__error_set(err, TG_EJOURNAL,
+                                     "journal %s: cannot create directory "
+                                     "'%s': %s",
+                                     path, dir, strerror(e));
+            if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+                return tg__error_set(err, TG_EJOURNAL,
+                                     "journal %s: '%s' is not a directory",
+                                     path, dir);
+        }
+        *p = saved;
+        if (saved == '\0')
+            return 0;
+    }
+}
+
+/* Creates the file with mode 0600 before SQLite does (which would use 0644);
+ * the -wal and -shm files take the same mode. */
+static int precreate(const char *path, tg_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return 0;
+    return tg__error_set(err, TG_EJOURNAL, "journal %s: cannot create: %s",
+                         path, strerror(errno));
+}
+
+static int read_version(struct sqlite_journal *sj, int *version, tg_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(sj, "PRAGMA user_version", &st, err);
+    if (rc != 0)
+        return rc;
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW)
+        *version = sqlite3_column_int(st, 0);
+    else
+        rc = db_fail(sj, step, "reading the schema version", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int migrate(struct sqlite_journal *sj, tg_error *err)
+{
+    int version = 0, rc;
+    if ((rc = read_version(sj, &version, err)) != 0)
+        return rc;
+    if (version == SCHEMA_VERSION)
+        return 0;
+    if ((rc = exec(sj, "BEGIN IMMEDIATE", "starting a migration", err)) != 0)
+        return rc;
+    /* Read again under the write lock: another process may have migrated
+     * between the first look and now. */
+    if ((rc = read_version(sj, &version, err)) != 0)
+        goto fail;
+    if (version > SCHEMA_VERSION) {
+        rc = tg__error_set(err, TG_EJOURNAL,
+                           "journal %s: schema version %d is newer than this "
+                           "toolgate understands (%d); upgrade toolgate",
+                           sj->path, version, SCHEMA_VERSION);
+        goto fail;
+    }
+    if (version < 0) {
+        rc = tg__error_set(err, TG_EJOURNAL,
+                           "journal %s: invalid schema version %d", sj->path,
+                           version);
+        goto fail;
+    }
+    for (int v = version; v < SCHEMA_VERSION; v++)
+        if ((rc = exec(sj, migrations[v], "migrating the schema", err)) != 0)
+            goto fail;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", SCHEMA_VERSION);
+    if ((rc = exec(sj, sql, "migrating the schema", err)) != 0 ||
+        (rc = exec(sj, "COMMIT", "committing the migration", err)) != 0)
+        goto fail;
+    return 0;
+fail:
+    tx_rollback(sj);
+    return rc;
+}
+
+int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
+{
+    struct sqlite_journal *sj = NULL;
+    int rc;
+    *out = NULL;
+    if (path == NULL || *path == '\0')
+        return tg__error_set(err, TG_EINVAL, "journal: empty path");
+    if ((sj = sqlite3_malloc64(sizeof *sj)) == NULL)
+        return oom(err);
+    memset(sj, 0, sizeof *sj);
+    sj->base.ops = &sqlite_ops;
+    if ((sj->path = sqlite3_mprintf("%s", path)) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    int memory = strcmp(path, ":memory:") == 0;
+    if (!memory && ((rc = make_parents(path, err)) != 0 ||
+                    (rc = precreate(path, err)) != 0))
+        goto fail;
+
+    sj->pid = (sqlite3_int64)getpid();
+    unsigned long long start = 0;
+    if (proc_start((long)sj->pid, &start) == 1)
+        sj->start = (sqlite3_int64)start;
+    read_boot_id(sj->boot);
+
+    int orc = sqlite3_open_v2(
+        path, &sj->db,
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (orc != SQLITE_OK) {
+        rc = db_fail(sj, orc, "cannot open", err);
+        goto fail;
+    }
+    /* The busy timeout first: switching to WAL itself may wait on another
+     * process opening the same file. */
+    if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
+            0 ||
+        (rc = exec(sj, "PRAGMA journal_mode = WAL", "configuring", err)) != 0 ||
+        (rc = exec(sj, "PRAGMA synchronous = NORMAL", "configuring", err)) !=
+            0 ||
+        (rc = exec(sj, "PRAGMA foreign_keys = ON", "configuring", err)) != 0)
+        goto fail;
+    if ((rc = migrate(sj, err)) != 0)
+        goto fail;
+    if ((rc = prepare(sj, "BEGIN IMMEDIATE", &sj->st_begin, err)) != 0 ||
+        (rc = prepare(sj, "COMMIT", &sj->st_commit, err)) != 0 ||
+        (rc = prepare(sj, "ROLLBACK", &sj->st_rollback, err)) != 0 ||
+        (rc = prepare(sj,
+                      "INSERT INTO calls(id, tool, args, args_raw, checksum,"
+                      " caller_id, context, skills, format, idx,"
+                      " inline_output, from_artifact_tool, created_at,"
+                      " started_at, state, owner_pid, owner_start,"
+                      " owner_boot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+                      " ?9, ?10, ?11, ?12, ?13, ?14, 'running', ?15, ?16,"
+                      " ?17)",
+                      &sj->st_call, err)) != 0 ||
+        (rc = prepare(sj,
+                      "INSERT INTO results(call_rowid, id, tool, outcome,"
+                      " execution, payload, content, artifact, duration_ms,"
+                      " exit_status, completed_at, replayed) VALUES (?1, ?2,"
+                      " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                      &sj->st_result, err)) != 0 ||
+        (rc = prepare(sj, "UPDATE calls SET state = 'done' WHERE rowid = ?1",
+                      &sj->st_done, err)) != 0)
+        goto fail;
+    if ((rc = recover(sj, err)) != 0)
+        goto fail;
+    *out = &sj->base;
+    return 0;
+fail:
+    sj_close(&sj->base);
+    return rc;
+}

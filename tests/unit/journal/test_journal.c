@@ -1,0 +1,1070 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_journal.c - the SQLite journal on real files: write-ahead rows and
+ * results, history and show, recovery of calls whose process died, two
+ * processes writing one file, migrations, unwritable paths, a full disk
+ * (a small tmpfs, where mounting is allowed), and a failing-allocation loop
+ * over open, begin, finish, history and show.
+ *
+ * The allocation hooks below are the only global state: SQLite and jansson
+ * take their allocators process-wide.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal.h"
+#include "record.h"
+#include "timeutil.h"
+
+/* ------------------------------------------------------------ allocators */
+
+static long alloc_count; /* allocations since the counter was reset */
+static long fail_at;     /* fail the allocation with this number; 0 never */
+static int injected;     /* a failure was injected */
+
+static int should_fail(void)
+{
+    alloc_count++;
+    if (fail_at != 0 && alloc_count == fail_at) {
+        injected = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* SQLite asks for the size of a block, so each carries it in a header. */
+#define HDR 16
+
+static void *sq_malloc(int n)
+{
+    if (should_fail())
+        return NULL;
+    char *p = malloc((size_t)n + HDR);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, &n, sizeof n);
+    return p + HDR;
+}
+
+static void sq_free(void *p)
+{
+    if (p != NULL)
+        free((char *)p - HDR);
+}
+
+static void *sq_realloc(void *p, int n)
+{
+    if (should_fail())
+        return NULL;
+    char *q = realloc((char *)p - HDR, (size_t)n + HDR);
+    if (q == NULL)
+        return NULL;
+    memcpy(q, &n, sizeof n);
+    return q + HDR;
+}
+
+static int sq_size(void *p)
+{
+    int n;
+    memcpy(&n, (char *)p - HDR, sizeof n);
+    return n;
+}
+
+static int sq_roundup(int n)
+{
+    return (n + 7) & ~7;
+}
+
+static int sq_init(void *ud)
+{
+    return SQLITE_OK;
+}
+
+static void sq_shutdown(void *ud)
+{
+}
+
+static void *js_malloc(size_t n)
+{
+    return should_fail() ? NULL : malloc(n);
+}
+
+static void js_free(void *p)
+{
+    free(p);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+struct fixture {
+    char dir[64];
+    char path[128];
+};
+
+static int rm_entry(const char *p, const struct stat *sb, int type,
+                    struct FTW *ftw)
+{
+    return remove(p);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/tg-journal-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/.toolgate/journal.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static tg_call *mkcall(const char *id, const char *tool, const char *args,
+                       const char *caller)
+{
+    tg_call *c = tg__call_new(id, tool, "openai-chat");
+    assert_non_null(c);
+    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
+    assert_int_equal(tg__strset(&c->caller_id, caller), 0);
+    return c;
+}
+
+static tg_result *ok_result(const tg_call *c, const char *text)
+{
+    tg_result *r = tg__result_success(c, json_string(text));
+    assert_non_null(r);
+    return r;
+}
+
+static tg_journal *open_ok(const char *path)
+{
+    tg_journal *j = NULL;
+    tg_error err = {0};
+    int rc = tg__journal_open_sqlite(path, &j, &err);
+    if (rc != 0)
+        fail_msg("open %s: %s", path, err.message);
+    return j;
+}
+
+static json_t *history(tg_journal *j, const tg_history_query *q)
+{
+    char *out = NULL;
+    tg_error err = {0};
+    int rc = tg__journal_history(j, q, &out, &err);
+    if (rc != 0)
+        fail_msg("history: %s", err.message);
+    json_error_t jerr;
+    json_t *v = json_loads(out, 0, &jerr); /* new ref */
+    assert_non_null(v);
+    assert_true(json_is_array(v));
+    free(out);
+    return v;
+}
+
+static json_t *show(tg_journal *j, const char *id)
+{
+    char *out = NULL;
+    tg_error err = {0};
+    int rc = tg__journal_show(j, id, &out, &err);
+    if (rc != 0)
+        fail_msg("show %s: %s", id, err.message);
+    json_t *v = json_loads(out, 0, NULL); /* new ref */
+    assert_non_null(v);
+    free(out);
+    return v;
+}
+
+static const char *jstr(const json_t *o, const char *path)
+{
+    /* path: "a.b.c"; the string there */
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    const json_t *v = o; /* borrowed */
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && v;
+         k = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, k);
+    /* A sentinel, not NULL: assert_string_equal cannot take NULL. */
+    return json_is_string(v) ? json_string_value(v) : "<not a string>";
+}
+
+static long long raw_count(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL),
+                     SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL),
+                     SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+static void free_all(tg_call **calls, tg_result **results, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tg__call_free(calls[i]);
+        if (results)
+            tg__result_free(results[i]);
+    }
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_round_trip(void **state)
+{
+    struct fixture *f = *state;
+    tg_journal *j = open_ok(f->path);
+    tg_error err = {0};
+    struct stat sb;
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/.toolgate", f->dir);
+    assert_int_equal(stat(dir, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    assert_int_equal(stat(f->path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+
+    tg_call *calls[3] = {
+        mkcall("call_a", "echo", "{\"text\":\"hi\"}", "alice"),
+        mkcall("call_b", "grep", "{\"pattern\":\"x\",\"n\":3}", NULL),
+        mkcall("call_c", "echo", "{not json", "alice"),
+    };
+    calls[0]->context = json_pack("{s:s}", "cwd", "/srv");
+    calls[0]->skills = json_pack("[s]", "search");
+    calls[1]->index = 1;
+    calls[2]->index = 2;
+    assert_int_equal(tg__journal_begin(j, calls, 3, &err), 0);
+
+    /* Running: the call is there, the result is null. */
+    json_t *s = show(j, "call_a"); /* new ref */
+    assert_true(json_is_null(json_object_get(s, "result")));
+    assert_string_equal(jstr(s, "call.tool"), "echo");
+    assert_string_equal(jstr(s, "call.args.text"), "hi");
+    assert_string_equal(jstr(s, "call.caller_id"), "alice");
+    assert_string_equal(jstr(s, "call.context.cwd"), "/srv");
+    assert_string_equal(jstr(s, "call.format"), "openai-chat");
+    assert_string_equal(jstr(s, "call.checksum"), tg_call_checksum(calls[0]));
+    assert_string_equal(jstr(s, "call.args_raw"), "{\"text\":\"hi\"}");
+    assert_true(json_is_null(
+        json_object_get(json_object_get(s, "call"), "completed_at")));
+    json_decref(s);
+    json_t *h = history(j, NULL); /* new ref */
+    assert_int_equal(json_array_size(h), 0);
+    json_decref(h);
+
+    tg_result *results[3];
+    results[0] = ok_result(calls[0], "hi\n");
+    results[0]->duration_ms = 12.5;
+    results[0]->exit_status = 0;
+    results[0]->completed_at = 1700000000000;
+    results[1] = tg__result_error(calls[1], TG_EXECUTION_FINISHED,
+                                  "EXIT_STATUS", NULL, "exited with %d", 2);
+    results[1]->exit_status = 2;
+    results[1]->completed_at = 1700000001000;
+    results[1]->content = json_pack("[{s:s,s:s}]", "type", "text", "text", "x");
+    results[2] = tg__result_error(calls[2], TG_EXECUTION_NOT_STARTED,
+                                  calls[2]->pre_error_code, NULL, "%s",
+                                  calls[2]->pre_error_message);
+    results[2]->completed_at = 1700000002000;
+    assert_int_equal(tg__journal_finish(j, calls, results, 3, &err), 0);
+
+    h = history(j, NULL);
+    assert_int_equal(json_array_size(h), 3);
+    /* Newest first. */
+    const json_t *r0 = json_array_get(h, 0); /* borrowed */
+    assert_string_equal(jstr(r0, "id"), "call_c");
+    assert_string_equal(jstr(r0, "outcome"), "error");
+    assert_string_equal(jstr(r0, "execution"), "not_started");
+    assert_string_equal(jstr(r0, "payload.error.code"), "MALFORMED_ARGUMENTS");
+    assert_true(
+        json_is_null(json_object_get(json_object_get(r0, "call"), "args")));
+    assert_string_equal(jstr(r0, "call.args_raw"), "{not json");
+    const json_t *r1 = json_array_get(h, 1); /* borrowed */
+    assert_string_equal(jstr(r1, "id"), "call_b");
+    assert_int_equal(json_integer_value(json_object_get(r1, "exit_status")), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(r1, "content"), 0), "type")),
+        "text");
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(r1, "call"), "index")),
+                     1);
+    const json_t *r2 = json_array_get(h, 2); /* borrowed */
+    assert_string_equal(jstr(r2, "id"), "call_a");
+    assert_string_equal(jstr(r2, "outcome"), "success");
+    assert_string_equal(jstr(r2, "payload"), "hi\n");
+    assert_string_equal(jstr(r2, "completed_at"), "2023-11-14T22:13:20.000Z");
+    assert_true(json_real_value(json_object_get(r2, "duration_ms")) == 12.5);
+    assert_string_equal(
+        json_string_value(json_array_get(
+            json_object_get(json_object_get(r2, "call"), "skills"), 0)),
+        "search");
+    assert_string_equal(jstr(r2, "call.completed_at"),
+                        "2023-11-14T22:13:20.000Z");
+    json_decref(h);
+
+    s = show(j, "call_a");
+    assert_string_equal(jstr(s, "result.outcome"), "success");
+    assert_string_equal(jstr(s, "call.id"), "call_a");
+    json_decref(s);
+
+    char *out = NULL;
+    assert_int_equal(tg__journal_show(j, "nope", &out, &err), TG_ENOTFOUND);
+    assert_null(out);
+    assert_non_null(strstr(err.message, "no call with id 'nope' in journal"));
+    assert_non_null(strstr(err.message, f->path));
+    tg__journal_close(j);
+    free_all(calls, results, 3);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE state = 'done'"),
+                     3);
+}
+
+/* The same wire id comes back in a later turn: both are kept, show answers
+ * with the newest. A call finished without being begun is recorded too. */
+static void test_same_id_and_unbegun(void **state)
+{
+    struct fixture *f = *state;
+    tg_journal *j = open_ok(f->path);
+    tg_error err = {0};
+    tg_call *c1 = mkcall("call_1", "echo", "{\"text\":\"first\"}", NULL);
+    tg_result *r1 = ok_result(c1, "first");
+    assert_int_equal(tg__journal_begin(j, &c1, 1, &err), 0);
+    /* begin twice keeps one row */
+    assert_int_equal(tg__journal_begin(j, &c1, 1, &err), 0);
+    assert_int_equal(tg__journal_finish(j, &c1, &r1, 1, &err), 0);
+
+    tg_call *c2 = mkcall("call_1", "echo", "{\"text\":\"second\"}", NULL);
+    tg_result *r2 = ok_result(c2, "second");
+    assert_int_equal(tg__journal_finish(j, &c2, &r2, 1, &err), 0);
+
+    json_t *s = show(j, "call_1"); /* new ref */
+    assert_string_equal(jstr(s, "result.payload"), "second");
+    assert_string_equal(jstr(s, "call.args.text"), "second");
+    json_decref(s);
+    json_t *h = history(j, NULL); /* new ref */
+    assert_int_equal(json_array_size(h), 2);
+    json_decref(h);
+    /* Zero-sized batches are no-ops. */
+    assert_int_equal(tg__journal_begin(j, NULL, 0, &err), 0);
+    assert_int_equal(tg__journal_finish(j, NULL, NULL, 0, &err), 0);
+    tg__journal_close(j);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"), 2);
+    tg__call_free(c1);
+    tg__call_free(c2);
+    tg__result_free(r1);
+    tg__result_free(r2);
+}
+
+static void test_filters(void **state)
+{
+    struct fixture *f = *state;
+    tg_journal *j = open_ok(f->path);
+    tg_error err = {0};
+    enum { N = 30 };
+    tg_call *calls[N];
+    tg_result *results[N];
+    int64_t base = 1700000000000; /* 2023-11-14T22:13:20Z */
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "c%02d", i);
+        calls[i] = mkcall(id, i % 3 == 0 ? "grep" : "echo", "{}",
+                          i % 2 ? "bob" : "alice");
+        switch (i % 5) {
+        case 0:
+            results[i] = ok_result(calls[i], "ok");
+            break;
+        case 1:
+            results[i] = tg__result_error(calls[i], TG_EXECUTION_FINISHED,
+                                          "TOOL_FAILED", NULL, "no");
+            break;
+        case 2:
+            results[i] = tg__result_timeout(calls[i], 100);
+            break;
+        case 3:
+            results[i] = tg__result_denied(calls[i], "policy");
+            break;
+        default:
+            results[i] = tg__result_canceled(calls[i], TG_EXECUTION_STARTED,
+                                             "user", "stop");
+        }
+        results[i]->completed_at = base + i * 1000;
+    }
+    assert_int_equal(tg__journal_begin(j, calls, N, &err), 0);
+    assert_int_equal(tg__journal_finish(j, calls, results, N, &err), 0);
+
+    json_t *h = history(j, NULL);             /* new ref */
+    assert_int_equal(json_array_size(h), 20); /* default limit */
+    assert_string_equal(jstr(json_array_get(h, 0), "id"), "c29");
+    assert_string_equal(jstr(json_array_get(h, 19), "id"), "c10");
+    json_decref(h);
+
+    tg_history_query q = {.tool = "grep", .limit = 100};
+    h = history(j, &q);
+    assert_int_equal(json_array_size(h), 10);
+    for (size_t i = 0; i < json_array_size(h); i++)
+        assert_string_equal(jstr(json_array_get(h, i), "tool"), "grep");
+    json_decref(h);
+
+    q = (tg_history_query){.outcome = "timeout", .limit = 100};
+    h = history(j, &q);
+    assert_int_equal(json_array_size(h), 6);
+    assert_string_equal(jstr(json_array_get(h, 0), "outcome"), "timeout");
+    json_decref(h);
+
+    q = (tg_history_query){.caller = "bob", .outcome = "success"};
+    h = history(j, &q);
+    /* i odd and i % 5 == 0: 5, 15, 25 */
+    assert_int_equal(json_array_size(h), 3);
+    assert_string_equal(jstr(json_array_get(h, 0), "id"), "c25");
+    assert_string_equal(jstr(json_array_get(h, 0), "call.caller_id"), "bob");
+    json_decref(h);
+
+    /* since: RFC 3339, Unix seconds, Unix milliseconds, all inclusive */
+    const char *sinces[] = {"2023-11-14T22:13:45Z", "1700000025",
+                            "1700000025000", "2023-11-14T23:13:45+01:00"};
+    for (size_t k = 0; k < sizeof sinces / sizeof sinces[0]; k++) {
+        q = (tg_history_query){.since = sinces[k], .limit = 100};
+        h = history(j, &q);
+        assert_int_equal(json_array_size(h), 5);
+        json_decref(h);
+    }
+    q = (tg_history_query){.tool = "echo", .since = "1700000020", .limit = 2};
+    h = history(j, &q);
+    assert_int_equal(json_array_size(h), 2);
+    assert_string_equal(jstr(json_array_get(h, 0), "id"), "c29");
+    assert_string_equal(jstr(json_array_get(h, 1), "id"), "c28");
+    json_decref(h);
+    q = (tg_history_query){.tool = "nothing"};
+    h = history(j, &q);
+    assert_int_equal(json_array_size(h), 0);
+    json_decref(h);
+
+    char *out = NULL;
+    q = (tg_history_query){.outcome = "exploded"};
+    assert_int_equal(tg__journal_history(j, &q, &out, &err), TG_EINVAL);
+    assert_non_null(strstr(err.message, "exploded"));
+    q = (tg_history_query){.since = "yesterday"};
+    assert_int_equal(tg__journal_history(j, &q, &out, &err), TG_EINVAL);
+    assert_non_null(strstr(err.message, "yesterday"));
+    q = (tg_history_query){.since = "17000x"};
+    assert_int_equal(tg__journal_history(j, &q, &out, &err), TG_EINVAL);
+    q = (tg_history_query){.limit = -1};
+    assert_int_equal(tg__journal_history(j, &q, &out, &err), TG_EINVAL);
+    assert_null(out);
+    tg__journal_close(j);
+    free_all(calls, results, N);
+}
+
+/* A child begins a call and dies without finishing it. */
+static pid_t orphan_child(const char *path, const char *id)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tg_journal *j = NULL;
+        tg_error err = {0};
+        tg_call *c = tg__call_new(id, "sleep", "toolgate");
+        if (tg__journal_open_sqlite(path, &j, &err) != 0 ||
+            tg__journal_begin(j, &c, 1, &err) != 0)
+            _exit(1);
+        _exit(0); /* as if killed: no finish, no close */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return pid;
+}
+
+static void test_recovery_dead_owner(void **state)
+{
+    struct fixture *f = *state;
+    pid_t dead = orphan_child(f->path, "call_dead");
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE state = 'running'"),
+                     1);
+
+    tg_journal *j = open_ok(f->path); /* recovers */
+    json_t *s = show(j, "call_dead"); /* new ref */
+    assert_string_equal(jstr(s, "result.outcome"), "error");
+    assert_string_equal(jstr(s, "result.execution"), "started");
+    assert_string_equal(jstr(s, "result.payload.error.code"), "INTERRUPTED");
+    char want[128];
+    snprintf(want, sizeof want,
+             "the process running this call died before it ended (pid %ld)",
+             (long)dead);
+    assert_string_equal(jstr(s, "result.payload.error.message"), want);
+    char *first = json_dumps(s, JSON_COMPACT);
+    json_decref(s);
+    tg__journal_close(j);
+
+    /* Exactly once: reopening does not write another result. */
+    j = open_ok(f->path);
+    tg__journal_close(j);
+    j = open_ok(f->path);
+    s = show(j, "call_dead");
+    char *again = json_dumps(s, JSON_COMPACT);
+    assert_string_equal(first, again);
+    json_decref(s);
+    free(first);
+    free(again);
+    tg__journal_close(j);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE state = 'running'"),
+                     0);
+}
+
+static void test_recovery_live_owner(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    tg_journal *j1 = open_ok(f->path);
+    tg_call *c = mkcall("call_live", "echo", "{}", NULL);
+    assert_int_equal(tg__journal_begin(j1, &c, 1, &err), 0);
+
+    /* A second connection of this same live process leaves the row alone. */
+    tg_journal *j2 = open_ok(f->path);
+    json_t *s = show(j2, "call_live"); /* new ref */
+    assert_true(json_is_null(json_object_get(s, "result")));
+    json_decref(s);
+
+    tg_result *r = ok_result(c, "done");
+    assert_int_equal(tg__journal_finish(j1, &c, &r, 1, &err), 0);
+    s = show(j2, "call_live");
+    assert_string_equal(jstr(s, "result.outcome"), "success");
+    json_decref(s);
+    tg__journal_close(j1);
+    tg__journal_close(j2);
+    tg__call_free(c);
+    tg__result_free(r);
+}
+
+/* Our own pid with another start time is a recycled pid: its owner is dead. */
+static void test_recovery_recycled_pid(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    tg_journal *j = open_ok(f->path);
+    tg_call *c = mkcall("call_old", "echo", "{}", NULL);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
+    tg__journal_close(j);
+    raw_exec(f->path, "UPDATE calls SET owner_start = owner_start + 12345");
+    j = open_ok(f->path);
+    json_t *s = show(j, "call_old"); /* new ref */
+    assert_string_equal(jstr(s, "result.payload.error.code"), "INTERRUPTED");
+    json_decref(s);
+    tg__journal_close(j);
+
+    /* A row from before a reboot (another boot id) is dead as well. */
+    j = open_ok(f->path);
+    tg_call *c2 = mkcall("call_boot", "echo", "{}", NULL);
+    assert_int_equal(tg__journal_begin(j, &c2, 1, &err), 0);
+    tg__journal_close(j);
+    raw_exec(f->path, "UPDATE calls SET owner_boot = 'another-boot'"
+                      " WHERE id = 'call_boot'");
+    j = open_ok(f->path);
+    s = show(j, "call_boot");
+    assert_string_equal(jstr(s, "result.payload.error.code"), "INTERRUPTED");
+    json_decref(s);
+    tg__journal_close(j);
+    tg__call_free(c);
+    tg__call_free(c2);
+}
+
+static int writer(const char *path, const char *prefix, int turns, int per)
+{
+    tg_journal *j = NULL;
+    tg_error err = {0};
+    if (tg__journal_open_sqlite(path, &j, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", prefix, err.message);
+        return 1;
+    }
+    int rc = 0;
+    for (int t = 0; t < turns && rc == 0; t++) {
+        tg_call *calls[16];
+        tg_result *results[16];
+        for (int i = 0; i < per; i++) {
+            char id[48];
+            snprintf(id, sizeof id, "%s-%d-%d", prefix, t, i);
+            calls[i] = tg__call_new(id, "echo", "toolgate");
+            json_t *args = json_pack("{s:i}", "i", i); /* new ref */
+            tg__call_set_args(calls[i], args);
+            json_decref(args);
+            results[i] = tg__result_success(calls[i], json_integer(i));
+        }
+        rc = tg__journal_begin(j, calls, (size_t)per, &err);
+        if (rc == 0)
+            rc = tg__journal_finish(j, calls, results, (size_t)per, &err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s\n", prefix, err.message);
+        for (int i = 0; i < per; i++) {
+            tg__call_free(calls[i]);
+            tg__result_free(results[i]);
+        }
+    }
+    tg__journal_close(j);
+    return rc == 0 ? 0 : 1;
+}
+
+static void test_two_processes(void **state)
+{
+    struct fixture *f = *state;
+    enum { TURNS = 60, PER = 10 };
+    /* The file exists before the race so both children meet one schema
+     * being created or already there; either must work. */
+    pid_t kids[2];
+    const char *names[2] = {"a", "b"};
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        assert_true(kids[k] >= 0);
+        if (kids[k] == 0)
+            _exit(writer(f->path, names[k], TURNS, PER));
+    }
+    for (int k = 0; k < 2; k++) {
+        int status;
+        assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    tg_journal *j = open_ok(f->path);
+    tg_history_query q = {.limit = 100000};
+    json_t *h = history(j, &q); /* new ref */
+    assert_int_equal(json_array_size(h), 2 * TURNS * PER);
+    json_decref(h);
+    q.limit = 1000000; /* capped, still all */
+    h = history(j, &q);
+    assert_int_equal(json_array_size(h), 2 * TURNS * PER);
+    json_decref(h);
+    tg__journal_close(j);
+    assert_int_equal(raw_count(f->path, "SELECT count(DISTINCT id) FROM calls"),
+                     2 * TURNS * PER);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE state != 'done'"),
+                     0);
+}
+
+static void test_migrations(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    tg_journal *j = open_ok(f->path);
+    tg_call *c = mkcall("call_m", "echo", "{}", NULL);
+    tg_result *r = ok_result(c, "x");
+    assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
+    tg__journal_close(j);
+    long long objects =
+        raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 1);
+    for (int i = 0; i < 3; i++) {
+        j = open_ok(f->path);
+        tg__journal_close(j);
+    }
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
+                     objects);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
+    assert_int_equal(raw_count(f->path, "SELECT journal_mode = 'wal'"
+                                        " FROM pragma_journal_mode"),
+                     1);
+
+    /* A journal written by a newer toolgate is refused, not damaged. */
+    raw_exec(f->path, "PRAGMA user_version = 99");
+    j = NULL;
+    assert_int_equal(tg__journal_open_sqlite(f->path, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, "newer"));
+    assert_non_null(strstr(err.message, f->path));
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 99);
+    tg__call_free(c);
+    tg__result_free(r);
+}
+
+static void test_unwritable(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    tg_journal *j = NULL;
+    char file[128], path[192];
+    /* A parent that is a regular file (root passes permission checks, so
+     * permissions alone cannot make a path unwritable here). */
+    snprintf(file, sizeof file, "%s/plain", f->dir);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/sub/journal.db", file);
+    assert_int_equal(tg__journal_open_sqlite(path, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, path));
+
+    /* The path is a directory. */
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_open_sqlite(f->dir, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, f->dir));
+
+    /* Not a database. */
+    snprintf(path, sizeof path, "%s/garbage.db", f->dir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (int i = 0; i < 512; i++)
+        fputs("this is not a database file at all ", fp);
+    fclose(fp);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_open_sqlite(path, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, path));
+
+    assert_int_equal(tg__journal_open_sqlite("", &j, &err), TG_EINVAL);
+}
+
+static void test_public_api(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    char *out = NULL;
+    /* No journal yet: empty answers, and nothing is created. */
+    assert_int_equal(tg_journal_history(f->path, NULL, &out, &err), 0);
+    assert_string_equal(out, "[]");
+    tg_free(out);
+    assert_int_equal(tg_journal_show(f->path, "x", &out, &err), TG_ENOTFOUND);
+    assert_null(out);
+    assert_non_null(strstr(err.message, "no call with id 'x' in journal"));
+    assert_non_null(strstr(err.message, f->path));
+    tg_history_query bad = {.outcome = "nope"};
+    assert_int_equal(tg_journal_history(f->path, &bad, &out, &err), TG_EINVAL);
+    struct stat sb;
+    assert_int_equal(stat(f->path, &sb), -1);
+
+    tg_journal *j = open_ok(f->path);
+    tg_call *c = mkcall("call_p", "echo", "{\"a\":1}", "carol");
+    tg_result *r = ok_result(c, "out");
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
+    assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
+    tg__journal_close(j);
+
+    tg_history_query q = {.caller = "carol"};
+    assert_int_equal(tg_journal_history(f->path, &q, &out, &err), 0);
+    json_t *h = json_loads(out, 0, NULL); /* new ref */
+    tg_free(out);
+    assert_int_equal(json_array_size(h), 1);
+    assert_string_equal(jstr(json_array_get(h, 0), "call.id"), "call_p");
+    json_decref(h);
+    assert_int_equal(tg_journal_show(f->path, "call_p", &out, &err), 0);
+    json_t *s = json_loads(out, 0, NULL); /* new ref */
+    tg_free(out);
+    assert_string_equal(jstr(s, "result.payload"), "out");
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(s, "call"), "args"), "a")),
+        1);
+    json_decref(s);
+    tg__call_free(c);
+    tg__result_free(r);
+}
+
+/* On a 320 KiB tmpfs the journal fills the disk: a clear error, no partial
+ * batch, and the file stays sound. Runs in a child with its own mount
+ * namespace; skipped where mounting is not permitted. */
+static int disk_full_child(const char *dir)
+{
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, "size=320k") != 0)
+        return 77;
+    char path[160];
+    snprintf(path, sizeof path, "%s/journal.db", dir);
+    tg_journal *j = NULL;
+    tg_error err = {0};
+    if (tg__journal_open_sqlite(path, &j, &err) != 0) {
+        fprintf(stderr, "open: %s\n", err.message);
+        return 1;
+    }
+    char big[4096];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    int rc = 0, turn;
+    for (turn = 0; turn < 1000 && rc == 0; turn++) {
+        tg_call *calls[10];
+        tg_result *results[10];
+        for (int i = 0; i < 10; i++) {
+            char id[32];
+            snprintf(id, sizeof id, "c%d-%d", turn, i);
+            calls[i] = tg__call_new(id, "echo", "toolgate");
+            json_t *args = json_pack("{s:s}", "text", big); /* new ref */
+            tg__call_set_args(calls[i], args);
+            json_decref(args);
+            results[i] = tg__result_success(calls[i], json_string(big));
+        }
+        rc = tg__journal_begin(j, calls, 10, &err);
+        if (rc == 0)
+            rc = tg__journal_finish(j, calls, results, 10, &err);
+        for (int i = 0; i < 10; i++) {
+            tg__call_free(calls[i]);
+            tg__result_free(results[i]);
+        }
+    }
+    tg__journal_close(j);
+    if (rc != TG_EJOURNAL || strstr(err.message, "disk full") == NULL ||
+        strstr(err.message, path) == NULL) {
+        fprintf(stderr, "rc %d after %d turns: %s\n", rc, turn, err.message);
+        return 2;
+    }
+    /* Whole batches only, and the file passes integrity_check. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM results),"
+                           " (SELECT count(*) FROM calls),"
+                           " (SELECT count(*) FROM calls WHERE state='done')",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW)
+        return 3;
+    long long results = sqlite3_column_int64(st, 0);
+    long long calls = sqlite3_column_int64(st, 1);
+    long long done = sqlite3_column_int64(st, 2);
+    sqlite3_finalize(st);
+    int bad = 0;
+    if (results == 0 || results % 10 != 0 || done != results ||
+        calls % 10 != 0) {
+        fprintf(stderr, "partial rows: %lld results %lld calls %lld done\n",
+                results, calls, done);
+        bad = 4;
+    }
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) !=
+            SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW ||
+        strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0)
+        bad = 5;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return bad;
+}
+
+static void test_disk_full(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/small", f->dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(disk_full_child(dir));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Fails the N-th allocation of SQLite and jansson for N = 1, 2, ... until the
+ * whole sequence runs without a failure: every step returns an error or
+ * succeeds, nothing crashes, nothing leaks (ASan), and what was committed
+ * is whole. */
+static void test_failing_allocations(void **state)
+{
+    struct fixture *f = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/alloc/journal.db", f->dir);
+    enum { N = 3 };
+    tg_call *calls[N] = {
+        mkcall("a1", "echo", "{\"text\":\"one\"}", "u"),
+        mkcall("a2", "grep", "{\"p\":[1,2,3]}", NULL),
+        mkcall("a3", "echo", "{\"text\":\"three\"}", "u"),
+    };
+    calls[0]->context = json_pack("{s:s}", "cwd", "/tmp");
+    tg_result *results[N] = {
+        ok_result(calls[0], "one"),
+        tg__result_error(calls[1], TG_EXECUTION_FINISHED, "EXIT_STATUS", NULL,
+                         "exit 1"),
+        tg__result_timeout(calls[2], 50),
+    };
+    for (int i = 0; i < N; i++)
+        assert_non_null(tg_call_checksum(calls[i])); /* warm the caches */
+    tg_history_query q = {.tool = "echo", .since = "1000000000"};
+    long failures = 0, iterations = 0;
+    int clean[2] = {0, 0};
+    char adir[160];
+    snprintf(adir, sizeof adir, "%s/alloc", f->dir);
+    assert_int_equal(mkdir(adir, 0700), 0);
+    /* Odd runs start from a journal holding a call whose process died, so
+     * recovery writes under failing allocations too; even runs from no
+     * file, so the schema is created under them. */
+    char orphaned[160];
+    snprintf(orphaned, sizeof orphaned, "%s/orphaned.db", f->dir);
+    orphan_child(orphaned, "dead");
+    raw_exec(orphaned, "PRAGMA wal_checkpoint(TRUNCATE)");
+    for (long n = 1;; n++) {
+        char wal[192], shm[192];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        snprintf(shm, sizeof shm, "%s-shm", path);
+        unlink(path);
+        unlink(wal);
+        unlink(shm);
+        int with_orphan = n % 2;
+        if (with_orphan)
+            copy_file(orphaned, path);
+        sqlite3_int64 before = sqlite3_memory_used();
+        tg_error err = {0};
+        tg_journal *j = NULL;
+        char *out = NULL;
+        int rcs[5] = {1, 1, 1, 1, 1};
+        alloc_count = 0;
+        injected = 0;
+        fail_at = n;
+        rcs[0] = tg__journal_open_sqlite(path, &j, &err);
+        if (rcs[0] == 0) {
+            rcs[1] = tg__journal_begin(j, calls, N, &err);
+            rcs[2] = tg__journal_finish(j, calls, results, N, &err);
+            rcs[3] = tg__journal_history(j, &q, &out, &err);
+            free(out);
+            out = NULL;
+            rcs[4] = tg__journal_show(j, "a2", &out, &err);
+            free(out);
+            tg__journal_close(j);
+        } else {
+            assert_null(j);
+        }
+        fail_at = 0;
+        iterations++;
+        int all_ok = 1;
+        for (int k = 0; k < 5; k++) {
+            if (rcs[k] == 0 || rcs[k] == 1)
+                continue;
+            all_ok = 0;
+            if (rcs[k] != TG_EJOURNAL && rcs[k] != TG_ENOMEM)
+                fail_msg("N=%ld step %d: unexpected %d: %s", n, k, rcs[k],
+                         err.message);
+            assert_true(err.message[0] != '\0');
+        }
+        for (int k = 0; k < 5; k++)
+            if (rcs[k] == 1 && rcs[0] == 0)
+                fail_msg("N=%ld step %d did not run", n, k);
+        if (!all_ok)
+            failures++;
+        /* Every connection closed gives back all SQLite memory. */
+        assert_int_equal(sqlite3_memory_used(), before);
+        /* What was committed is whole: no result without its call marked
+         * done, no done call without its result, no half batch. */
+        if (rcs[0] == 0 || with_orphan) {
+            assert_int_equal(raw_count(path, "SELECT count(*) FROM results r"
+                                             " JOIN calls c ON"
+                                             " c.rowid = r.call_rowid"
+                                             " WHERE c.state != 'done'"),
+                             0);
+            assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
+                                             " WHERE state = 'done'"),
+                             raw_count(path, "SELECT count(*) FROM results"));
+            long long nres = raw_count(path, "SELECT count(*) FROM results"
+                                             " WHERE id != 'dead'");
+            assert_true(nres == 0 || nres == N);
+            if (with_orphan && rcs[0] == 0)
+                assert_int_equal(raw_count(path, "SELECT count(*) FROM"
+                                                 " results WHERE id = 'dead'"),
+                                 1);
+        }
+        if (!injected) {
+            if (!all_ok)
+                fail_msg("N=%ld failed without an injected failure: %s", n,
+                         err.message);
+            /* Until both starting points have run clean once. */
+            clean[with_orphan] = 1;
+            if (clean[0] && clean[1])
+                break;
+        }
+    }
+    print_message("failing-allocation loop: %ld runs, %ld failed cleanly\n",
+                  iterations, failures);
+    assert_true(failures > 0);
+    free_all(calls, results, N);
+}
+
+int main(void)
+{
+    /* Before SQLite initialises: its allocator can only be set first. */
+    static const sqlite3_mem_methods mem = {sq_malloc,   sq_free,    sq_realloc,
+                                            sq_size,     sq_roundup, sq_init,
+                                            sq_shutdown, NULL};
+    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &mem) != SQLITE_OK) {
+        fprintf(stderr, "sqlite3_config failed\n");
+        return 1;
+    }
+    json_set_alloc_funcs(js_malloc, js_free);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_id_and_unbegun, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_dead_owner, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_live_owner, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_recycled_pid, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_allocations, setup,
+                                        teardown),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sqlite3_shutdown();
+    return failed;
+}
