@@ -8,7 +8,20 @@
 #ifndef TG_REGISTRY_BUILTIN_H
 #define TG_REGISTRY_BUILTIN_H
 
+#include <string.h>
+
 #include "registry.h"
+
+/* The names of the built-in tools, for messages. */
+#define TG__BUILTIN_NAMES "read_file, list_dir, grep"
+
+/* 1 when `name` is a built-in tool. Inline so that configuration checks do
+ * not link the handlers (which need the exec layer's tg_handler_*). */
+static inline int tg__builtin_known(const char *name)
+{
+    return strcmp(name, "read_file") == 0 || strcmp(name, "list_dir") == 0 ||
+           strcmp(name, "grep") == 0;
+}
 
 /* Adds the built-in tool `name` to reg. TG_ENOTFOUND (with the known names in
  * the message) when there is no such built-in. */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * builtin.c - the built-in file tools as in-process handlers, and loading a
+ * registry from a configuration.
+ *
+ * Each handler is a thin wrapper: it decodes the arguments, runs the tool's
+ * core (read_file.c, list_dir.c, grep.c) and reports through the public
+ * handler API (tg_handler_write / set_json / fail), which the exec layer
+ * implements. That is also why tg__registry_load is here rather than in
+ * registry.c: whatever links these handlers needs the exec layer, while the
+ * rest of the registry (and its unit tests) links without it.
+ */
+#include "builtin.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "buf.h"
+#include "error.h"
+#include "workspace.h"
+
+/* Text a built-in may produce: read_file's 16 MiB cap plus its notes, and
+ * far more than grep's 10,000 shown lines or a 100,000-entry listing. */
+#define OUT_LIMIT (32u << 20)
+
+typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg_buf *out,
+                       tg_error *err);
+
+typedef struct builtin_def {
+    const char *name;
+    const char *description;
+    const char *schema;
+    core_fn core;
+    bool json_out; /* the output is a JSON value, not text */
+} builtin_def;
+
+static int ctx_canceled(const void *ud)
+{
+    return tg_handler_canceled(ud);
+}
+
+static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
+                    core_fn core, bool json_out)
+{
+    tg_error err = {0};
+    tg_buf out;
+    tg__buf_init(&out, OUT_LIMIT);
+    tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
+                    .cwd = tg_handler_cwd(ctx),
+                    .canceled = ctx_canceled,
+                    .cancel_ud = ctx};
+    /* JSON_ALLOW_NUL: a NUL byte in a path is refused by name, not as a
+     * parse error */
+    json_error_t jerr;
+    json_t *args =
+        json_loadb(args_json, args_len, JSON_ALLOW_NUL, &jerr); /* new ref */
+    int rc;
+    if (args == NULL) {
+        tg_handler_fail(ctx, TG__FS_BADARGS, jerr.text);
+        rc = -1;
+        goto fail;
+    }
+    if (core(&run, args, &out, &err) != 0) {
+        tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
+                        err.message);
+        rc = -1;
+        goto fail;
+    }
+    /* past the output cap the runtime records OUTPUT_LIMIT itself */
+    if (json_out)
+        tg_handler_set_json(ctx, tg__buf_cstr(&out), out.len);
+    else
+        tg_handler_write(ctx, tg__buf_cstr(&out), out.len);
+    rc = 0;
+fail:
+    json_decref(args);
+    tg__buf_cleanup(&out);
+    return rc;
+}
+
+/* The one handler of every built-in; user_data is its builtin_def. */
+static int builtin_handler(tg_handler_ctx *ctx, const char *args_json,
+                           size_t args_len, void *user_data)
+{
+    const builtin_def *b = user_data;
+    return run_core(ctx, args_json, args_len, b->core, b->json_out);
+}
+
+static const builtin_def builtins[] = {
+    {"read_file",
+     "Read a text file in the workspace. Returns its content, or the lines "
+     "from offset_line on (at most max_lines, at most max_bytes bytes).",
+     tg__read_file_schema, tg__read_file_run, false},
+    {"list_dir",
+     "List a directory in the workspace: a JSON array of "
+     "{name, type (file|dir|symlink|other), size} sorted by name.",
+     tg__list_dir_schema, tg__list_dir_run, true},
+    {"grep",
+     "Search files in the workspace for lines matching a regular expression "
+     "(PCRE2). Returns lines as path:LINE:text.",
+     tg__grep_schema, tg__grep_run, false},
+};
+
+int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+        const builtin_def *b = &builtins[i];
+        if (strcmp(b->name, name) != 0)
+            continue;
+        tg_tool *tool = NULL;
+        /* not TG_TOOL_INLINE: they do file I/O, so they run on workers */
+        int rc =
+            tg__tool_new_handler(b->name, b->description, b->schema,
+                                 builtin_handler, (void *)b, 0, &tool, err);
+        if (rc)
+            return rc;
+        tool->annotations =
+            json_pack("{sbsbsb}", "readOnlyHint", 1, "destructiveHint", 0,
+                      "openWorldHint", 0); /* new ref */
+        if (tool->annotations == NULL) {
+            tg__tool_free(tool);
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        }
+        return tg__registry_add(reg, tool, err);
+    }
+    return tg__error_set(err, TG_ENOTFOUND,
+                         "no built-in tool named '%s' (known: %s)", name,
+                         TG__BUILTIN_NAMES);
+}
+
+int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
+{
+    int rc;
+    size_t i;
+    json_t *v; /* borrowed */
+    json_array_foreach(cfg->tools, i, v)
+    {
+        char key[32];
+        snprintf(key, sizeof key, "tools[%zu]", i);
+        tg_tool *tool = NULL;
+        if ((rc = tg__tool_from_config(v, key, &tool, err)) ||
+            (rc = tg__registry_add(reg, tool, err)))
+            return rc;
+    }
+    json_array_foreach(cfg->builtin_tools, i, v)
+    {
+        if ((rc = tg__builtin_add(reg, json_string_value(v), err)))
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.c - tool definitions: validating a toolgate.json "tools" entry into a
+ * command tool (every error names the member, "tools[2].command ..."), and
+ * building in-process handler tools registered from C.
+ */
+#include "tool.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define MAX_NAME 128
+#define MAX_TIMEOUT_MS INT64_C(86400000)
+
+void tg__tool_free(tg_tool *tool)
+{
+    if (tool == NULL)
+        return;
+    free(tool->name);
+    free(tool->description);
+    json_decref(tool->input_schema);
+    json_decref(tool->annotations);
+    json_decref(tool->argv);
+    json_decref(tool->stdin_tpl);
+    json_decref(tool->env);
+    free(tool);
+}
+
+/* ^[A-Za-z0-9_.-]{1,128}$: the names every provider's tool format accepts. */
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > MAX_NAME)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* A TG_ECONFIG error "KEY.MEMBER<text>" (text from fmt: " must be ...",
+ * "[0] must ...", ": ...") with the JSON pointer derived from the key
+ * ("tools[2]" -> "/tools/2/member"). member may be NULL. */
+static int bad(tg_error *err, const char *key, const char *member,
+               const char *fmt, ...) TG__PRINTF(4, 5);
+static int bad(tg_error *err, const char *key, const char *member,
+               const char *fmt, ...)
+{
+    if (err == NULL)
+        return TG_ECONFIG;
+    char text[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    tg__error_set(err, TG_ECONFIG, "%s%s%s%s", key, member ? "." : "",
+                  member ? member : "", text);
+    char ptr[200];
+    size_t o = 0;
+    ptr[o++] = '/';
+    for (const char *p = key; *p && o + 1 < sizeof ptr; p++) {
+        if (*p == '[' || *p == '.')
+            ptr[o++] = '/';
+        else if (*p != ']')
+            ptr[o++] = *p;
+    }
+    ptr[o] = '\0';
+    snprintf(err->pointer, sizeof err->pointer, "%s%s%s", ptr,
+             member ? "/" : "", member ? member : "");
+    return TG_ECONFIG;
+}
+
+static int set_str(char **dst, const char *s, tg_error *err)
+{
+    *dst = strdup(s);
+    if (*dst == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Parses the members of a command tool that are not name/description. */
+static int command_members(const json_t *entry, const char *key, tg_tool *t,
+                           tg_error *err)
+{
+    json_t *v = json_object_get(entry, "command"); /* borrowed */
+    bool ok = json_is_array(v) && json_array_size(v) > 0;
+    for (size_t i = 0; ok && i < json_array_size(v); i++)
+        ok = json_is_string(json_array_get(v, i));
+    if (!ok)
+        return bad(err, key, "command",
+                   " must be a non-empty array of strings");
+    const char *prog = json_string_value(json_array_get(v, 0));
+    if (prog[0] == '\0')
+        return bad(err, key, "command",
+                   "[0] must name the program to run, not be empty");
+    /* The model must not choose which program runs: argv[0] is literal. */
+    size_t plen = strlen(prog);
+    if (plen >= 3 && prog[0] == '{' && prog[plen - 1] == '}')
+        return bad(err, key, "command",
+                   "[0] must name the program literally, not be a "
+                   "placeholder like '%s'",
+                   prog);
+    if ((t->argv = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+
+    v = json_object_get(entry, "stdin"); /* borrowed */
+    if (v) {
+        if (!json_is_string(v))
+            return bad(err, key, "stdin", " must be a string template");
+        if ((t->stdin_tpl = json_deep_copy(v)) == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+    }
+
+    v = json_object_get(entry, "env"); /* borrowed */
+    if (v) {
+        if (!json_is_object(v))
+            return bad(err, key, "env",
+                       " must be an object of strings (name: value)");
+        const char *name;
+        json_t *val; /* borrowed */
+        json_object_foreach(v, name, val)
+        {
+            if (name[0] == '\0' || strchr(name, '=') != NULL)
+                return bad(err, key, "env",
+                           ": '%s' is not a valid environment variable name",
+                           name);
+            if (!json_is_string(val))
+                return bad(err, key, "env",
+                           ": the value of '%s' must be a string", name);
+        }
+        if ((t->env = json_deep_copy(v)) == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+    }
+
+    v = json_object_get(entry, "timeout_ms"); /* borrowed */
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > MAX_TIMEOUT_MS)
+            return bad(err, key, "timeout_ms",
+                       " must be an integer from 1 to 86400000");
+        t->timeout_ms = json_integer_value(v);
+    }
+    return 0;
+}
+
+int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
+                         tg_error *err)
+{
+    static const char *const keys[] = {
+        "name",  "description", "input_schema", "annotations", "command",
+        "stdin", "env",         "timeout_ms",   "mcp",         "output",
+        NULL};
+    int rc;
+    tg_tool *t = NULL;
+    *out = NULL;
+
+    if (!json_is_object(entry))
+        return bad(err, key, NULL, " must be an object");
+    const char *k;
+    json_t *v; /* borrowed */
+    json_object_foreach((json_t *)entry, k, v)
+    {
+        bool known = false;
+        for (size_t i = 0; keys[i] && !known; i++)
+            known = strcmp(k, keys[i]) == 0;
+        if (!known) {
+            bad(err, key, k, "%s", "");
+            /* the wording of unknown keys at the top level */
+            return tg__error_set(err, TG_ECONFIG, "unknown key '%s' in %s", k,
+                                 key);
+        }
+    }
+
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    t->kind = TG_TOOL_KIND_COMMAND;
+
+    v = json_object_get(entry, "name"); /* borrowed */
+    if (!json_is_string(v) || !valid_name(json_string_value(v))) {
+        rc = bad(err, key, "name",
+                 " must be a string of 1 to 128 letters, digits, '_', '.' "
+                 "or '-'");
+        goto fail;
+    }
+    if ((rc = set_str(&t->name, json_string_value(v), err)))
+        goto fail;
+
+    v = json_object_get(entry, "description"); /* borrowed */
+    if (v && !json_is_string(v)) {
+        rc = bad(err, key, "description", " must be a string");
+        goto fail;
+    }
+    if ((rc = set_str(&t->description, v ? json_string_value(v) : "", err)))
+        goto fail;
+
+    v = json_object_get(entry, "input_schema"); /* borrowed */
+    if (v) {
+        json_t *type = json_object_get(v, "type"); /* borrowed */
+        if (!json_is_object(v) ||
+            (type && !(json_is_string(type) &&
+                       strcmp(json_string_value(type), "object") == 0))) {
+            rc = bad(err, key, "input_schema",
+                     " must be a JSON Schema object whose \"type\" is "
+                     "\"object\" (arguments are always an object)");
+            goto fail;
+        }
+        t->input_schema = json_deep_copy(v); /* new ref */
+    } else {
+        t->input_schema = json_pack("{ss}", "type", "object"); /* new ref */
+    }
+    if (t->input_schema == NULL) {
+        rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+        goto fail;
+    }
+
+    v = json_object_get(entry, "annotations"); /* borrowed */
+    if (v) {
+        if (!json_is_object(v)) {
+            rc = bad(err, key, "annotations", " must be an object");
+            goto fail;
+        }
+        if ((t->annotations = json_deep_copy(v)) == NULL) {
+            rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+
+    json_t *cmd = json_object_get(entry, "command"); /* borrowed */
+    json_t *mcp = json_object_get(entry, "mcp");     /* borrowed */
+    if (cmd && mcp) {
+        rc = bad(err, key, NULL,
+                 " has both \"command\" and \"mcp\": a tool runs one way");
+        goto fail;
+    }
+    if (mcp) {
+        if (!json_is_object(mcp))
+            rc = bad(err, key, "mcp", " must be an object");
+        else
+            rc = bad(err, key, NULL,
+                     ": MCP tools are not supported yet (use a command "
+                     "tool)");
+        goto fail;
+    }
+    if (cmd == NULL) {
+        rc = bad(err, key, NULL, " needs a \"command\" (an argv array)");
+        goto fail;
+    }
+    if ((rc = command_members(entry, key, t, err)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    tg__tool_free(t);
+    return rc;
+}
+
+int tg__tool_new_handler(const char *name, const char *description,
+                         const char *schema_json, tg_handler_fn fn,
+                         void *user_data, unsigned flags, tg_tool **out,
+                         tg_error *err)
+{
+    int rc;
+    *out = NULL;
+    if (name == NULL || !valid_name(name))
+        return tg__error_set(err, TG_EINVAL,
+                             "tool name '%s' must be 1 to 128 letters, digits, "
+                             "'_', '.' or '-'",
+                             name ? name : "(null)");
+    if (fn == NULL)
+        return tg__error_set(err, TG_EINVAL, "tool '%s' has no handler", name);
+    tg_tool *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    t->kind = TG_TOOL_KIND_HANDLER;
+    t->fn = fn;
+    t->user_data = user_data;
+    t->flags = flags;
+    if ((rc = set_str(&t->name, name, err)) ||
+        (rc = set_str(&t->description, description ? description : "", err)))
+        goto fail;
+    if (schema_json == NULL) {
+        t->input_schema = json_pack("{ss}", "type", "object"); /* new ref */
+        if (t->input_schema == NULL) {
+            rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+            goto fail;
+        }
+    } else {
+        json_error_t jerr;
+        t->input_schema = json_loads(schema_json, JSON_REJECT_DUPLICATES,
+                                     &jerr); /* new ref */
+        if (t->input_schema == NULL) {
+            rc = tg__error_at(err, TG_ESCHEMA, jerr.line, jerr.column,
+                              "schema of tool '%s' is not JSON: %d:%d: %s",
+                              name, jerr.line, jerr.column, jerr.text);
+            goto fail;
+        }
+        if (!json_is_object(t->input_schema)) {
+            rc = tg__error_set(err, TG_ESCHEMA,
+                               "schema of tool '%s' must be a JSON object",
+                               name);
+            goto fail;
+        }
+    }
+    *out = t;
+    return 0;
+fail:
+    tg__tool_free(t);
+    return rc;
+}
