@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.c - what is verified before a call may run, in this order: a problem
+ * found while parsing, an unknown tool, arguments over the size limit, a
+ * checksum that does not match, and for command tools the argv and stdin
+ * templates. Each failure is a result with execution not_started; nothing
+ * here stops the other calls of the turn.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+#include "template.h"
+
+#define KNOWN_LISTED 20
+
+/* A refusal; a result that could not be allocated fails the turn with
+ * TG_ENOMEM instead of letting the call run. */
+static tg_result *refuse(bool *oom, tg_result *r)
+{
+    if (r == NULL)
+        *oom = true;
+    return r;
+}
+
+static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
+{
+    size_t n = tg__registry_count(rt->reg);
+    tg_buf names;
+    tg__buf_init(&names, 0);
+    int bad = 0;
+    for (size_t i = 0; i < n && i < KNOWN_LISTED; i++) {
+        const tg_tool *t = tg__registry_at(rt->reg, i);
+        bad |= tg__buf_printf(&names, "%s%s", i ? ", " : "", t->name);
+    }
+    if (n > KNOWN_LISTED)
+        bad |= tg__buf_printf(&names, " and %zu more", n - KNOWN_LISTED);
+    tg_result *r = NULL;
+    if (!bad)
+        r = n ? tg__fail(call, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL", NULL,
+                         "unknown tool '%s'; known tools: %s", call->tool,
+                         tg__buf_cstr(&names))
+              : tg__fail(call, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL", NULL,
+                         "unknown tool '%s'; no tools are configured",
+                         call->tool);
+    tg__buf_cleanup(&names);
+    return r;
+}
+
+/* INVALID_ARGUMENTS with the template error as its one detail. */
+static tg_result *invalid_args(const tg_call *call, const tg_error *e,
+                               bool *oom)
+{
+    json_t *details =
+        json_pack("[{s:s, s:s, s:s}]", "path", e->pointer, "keyword",
+                  "required", "message", e->message); /* new ref */
+    if (details == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    return refuse(oom,
+                  tg__fail(call, TG_EXECUTION_NOT_STARTED, "INVALID_ARGUMENTS",
+                           details, "invalid arguments for tool '%s': %s",
+                           call->tool, e->message));
+}
+
+/* Expands the command's templates into the job. */
+static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    const tg_tool *tool = job->tool;
+    const tg_call *call = job->call;
+    tg_error e = {0};
+    int rc = tg__argv_expand(tool->argv, call->args, &job->argv, &e);
+    if (rc == TG_ENOMEM) {
+        *oom = true;
+        return NULL;
+    }
+    if (rc != 0)
+        return invalid_args(call, &e, oom);
+    if (job->argv == NULL || job->argv[0] == NULL) {
+        tg__argv_free(job->argv);
+        job->argv = NULL;
+        return refuse(
+            oom, tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                          "tool '%s' has an empty command", call->tool));
+    }
+    if (tool->stdin_tpl == NULL || !json_is_string(tool->stdin_tpl))
+        return NULL;
+    /* Placeholders may repeat an argument: bound the text by a multiple of
+     * the argument limit rather than by what the template could make. */
+    int64_t lim =
+        rt->cfg->max_args_bytes > 0 ? rt->cfg->max_args_bytes : 1 << 20;
+    tg_buf in;
+    tg__buf_init(&in, (size_t)lim * 4 + json_string_length(tool->stdin_tpl));
+    rc = tg__stdin_expand(json_string_value(tool->stdin_tpl), call->args, &in,
+                          &e);
+    if (rc == 0) {
+        job->stdin_len = in.len;
+        job->stdin_data = tg__buf_take(&in);
+        job->has_stdin = true;
+        if (job->stdin_data == NULL)
+            *oom = true;
+        return NULL;
+    }
+    tg__buf_cleanup(&in);
+    tg__argv_free(job->argv);
+    job->argv = NULL;
+    if (rc == TG_ENOMEM) {
+        *oom = true;
+        return NULL;
+    }
+    if (rc == TG_ELIMIT)
+        return refuse(
+            oom, tg__fail(call, TG_EXECUTION_NOT_STARTED, "ARGUMENTS_TOO_LARGE",
+                          NULL,
+                          "the standard input of call '%s' would exceed %lld "
+                          "bytes",
+                          call->id, (long long)lim * 4));
+    return invalid_args(call, &e, oom);
+}
+
+tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    tg_call *call = job->call;
+    *oom = false;
+    if (call->pre_error_code != NULL)
+        return refuse(oom,
+                      tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                               call->pre_error_code, NULL, "%s",
+                               call->pre_error_message ? call->pre_error_message
+                                                       : call->pre_error_code));
+    if (call->args == NULL)
+        return refuse(oom,
+                      tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                               "MALFORMED_ARGUMENTS", NULL,
+                               "arguments of call '%s' are missing", call->id));
+    const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
+    if (tool == NULL)
+        return refuse(oom, unknown_tool(rt, call));
+    job->tool = tool;
+    int64_t max = rt->cfg->max_args_bytes;
+    if (max > 0) {
+        size_t size = tg__call_args_size(call);
+        if (size > (uint64_t)max)
+            return refuse(
+                oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                              "ARGUMENTS_TOO_LARGE", NULL,
+                              "arguments of call '%s' are %zu bytes, more than "
+                              "the limit of %lld bytes (limits.max_args_bytes)",
+                              call->id, size, (long long)max));
+    }
+    if (call->checksum_in != NULL) {
+        int ok = tg__checksum_verify(call->checksum_in, call->tool, call->args,
+                                     call->hmac_key, call->hmac_key_len);
+        if (ok < 0)
+            return refuse(
+                oom,
+                tg__fail(call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
+                         "cannot verify the checksum of call '%s'", call->id));
+        if (ok == 0) {
+            const char *have = tg_call_checksum(call);
+            return refuse(
+                oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                              "CHECKSUM_MISMATCH", NULL,
+                              "checksum of call '%s' does not match its tool "
+                              "and arguments: it arrived with %s, they hash "
+                              "to %s",
+                              call->id, call->checksum_in,
+                              have ? have : "(unknown)"));
+        }
+    }
+    if (tool->kind == TG_TOOL_KIND_COMMAND)
+        return prepare_command(rt, job, oom);
+    if (tool->fn == NULL)
+        return refuse(oom,
+                      tg__fail(call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
+                               "tool '%s' has no handler", call->tool));
+    return NULL;
+}

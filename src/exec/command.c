@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * command.c - a command tool's call on the loop: spawn (process.c), watch the
+ * leader's exit through a pidfd, read stdout (capped) and stderr (last
+ * 2 KiB), enforce the deadline with TERM-then-KILL of the whole process
+ * group, and turn what happened into exactly one result.
+ *
+ * A call ends when its leader process has been reaped and both pipes reached
+ * EOF. When the leader exits, its process group is SIGKILLed (nothing a tool
+ * started outlives its call); a process that escaped the group and still
+ * holds a pipe is waited for only a short drain period.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "process.h"
+#include "runtime.h"
+#include "timeutil.h"
+
+#define STDERR_TAIL 2048
+
+enum { STOP_NONE = 0, STOP_TIMEOUT, STOP_CANCEL, STOP_OUTPUT };
+enum { PHASE_NONE = 0, PHASE_DEADLINE, PHASE_GRACE, PHASE_DRAIN };
+
+struct tg__proc {
+    tg_runtime *rt;
+    tg__job *job; /* NULL once the call has its result */
+    pid_t pid;
+    int pidfd;
+    uv_poll_t exitw;
+    uv_pipe_t out, err, in;
+    uv_timer_t timer;
+    uv_write_t wreq;
+    int open_handles;
+    bool have_in, exitw_on;
+    bool exited, out_done, err_done, finished;
+    bool status_known;
+    int status;
+    int stop;
+    int phase;
+    int64_t budget_ms;
+    char *stop_by, *stop_reason;
+    char *stdin_data;
+    size_t stdin_len;
+    tg_buf outbuf;
+    char ring[STDERR_TAIL];
+    size_t ring_len, ring_pos;
+};
+
+static void free_proc(tg__proc *p)
+{
+    tg_runtime *rt = p->rt;
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    tg__buf_cleanup(&p->outbuf);
+    free(p->stop_by);
+    free(p->stop_reason);
+    free(p->stdin_data);
+    free(p);
+    rt->open_procs--;
+}
+
+static void on_close(uv_handle_t *h)
+{
+    tg__proc *p = h->data;
+    if (--p->open_handles == 0)
+        free_proc(p);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, on_close);
+}
+
+static void close_all(tg__proc *p)
+{
+    close_handle((uv_handle_t *)&p->timer);
+    close_handle((uv_handle_t *)&p->out);
+    close_handle((uv_handle_t *)&p->err);
+    if (p->have_in)
+        close_handle((uv_handle_t *)&p->in);
+    if (p->exitw_on)
+        close_handle((uv_handle_t *)&p->exitw);
+}
+
+/* The kept stderr tail in order, into out[STDERR_TAIL]. */
+static size_t stderr_tail(const tg__proc *p, char *out)
+{
+    if (p->ring_len < STDERR_TAIL) {
+        memcpy(out, p->ring, p->ring_len);
+        return p->ring_len;
+    }
+    size_t first = STDERR_TAIL - p->ring_pos;
+    memcpy(out, p->ring + p->ring_pos, first);
+    memcpy(out + first, p->ring, p->ring_pos);
+    return STDERR_TAIL;
+}
+
+static void ring_add(tg__proc *p, const char *d, size_t n)
+{
+    if (n >= STDERR_TAIL) {
+        memcpy(p->ring, d + n - STDERR_TAIL, STDERR_TAIL);
+        p->ring_len = STDERR_TAIL;
+        p->ring_pos = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p->ring[p->ring_pos] = d[i];
+        p->ring_pos = (p->ring_pos + 1) % STDERR_TAIL;
+    }
+    p->ring_len = p->ring_len + n > STDERR_TAIL ? STDERR_TAIL : p->ring_len + n;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+           c == '\f';
+}
+
+static tg_result *exit_result(tg__proc *p, const tg_call *call)
+{
+    char sig[32];
+    if (!p->status_known)
+        return tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
+                        "cannot read the exit status of the command");
+    if (WIFSIGNALED(p->status)) {
+        int s = WTERMSIG(p->status);
+        return tg__fail(call, TG_EXECUTION_STARTED, "KILLED_BY_SIGNAL", NULL,
+                        "command was killed by signal %d (%s)", s,
+                        tg__signal_name(s, sig));
+    }
+    int code = WEXITSTATUS(p->status);
+    tg_result *r;
+    if (code == 0) {
+        r = tg__result_success(call,
+                               tg__json_text(p->outbuf.data, p->outbuf.len));
+    } else {
+        char tail[STDERR_TAIL];
+        size_t n = stderr_tail(p, tail), b = 0;
+        while (b < n && is_space(tail[b]))
+            b++;
+        while (n > b && is_space(tail[n - 1]))
+            n--;
+        if (n > b)
+            r = tg__fail(call, TG_EXECUTION_FINISHED, "EXIT_STATUS", NULL,
+                         "command exited with status %d: %.*s", code,
+                         (int)(n - b), tail + b);
+        else
+            r = tg__fail(call, TG_EXECUTION_FINISHED, "EXIT_STATUS", NULL,
+                         "command exited with status %d", code);
+    }
+    if (r != NULL)
+        r->exit_status = code;
+    return r;
+}
+
+static void maybe_finish(tg__proc *p)
+{
+    if (p->finished || !p->exited || !p->out_done || !p->err_done)
+        return;
+    p->finished = true;
+    uv_timer_stop(&p->timer);
+    tg__job *job = p->job;
+    const tg_call *call = job->call;
+    tg_result *r;
+    switch (p->stop) {
+    case STOP_TIMEOUT:
+        r = tg__result_timeout(call, p->budget_ms);
+        break;
+    case STOP_CANCEL:
+        r = tg__result_canceled(call, TG_EXECUTION_STARTED, p->stop_by,
+                                p->stop_reason);
+        break;
+    case STOP_OUTPUT:
+        r = tg__fail(call, TG_EXECUTION_STARTED, "OUTPUT_LIMIT", NULL,
+                     "the command's output exceeded %zu bytes "
+                     "(limits.max_output_bytes); it was stopped",
+                     p->outbuf.limit);
+        break;
+    default:
+        r = exit_result(p, call);
+    }
+    if (r != NULL)
+        r->duration_ms = (double)(tg__mono_ns() - job->start_ns) / 1e6;
+    p->job = NULL;
+    job->proc = NULL;
+    tg__job_complete(job, r);
+    close_all(p);
+}
+
+static void on_timer(uv_timer_t *t);
+
+static void arm(tg__proc *p, int phase, uint64_t ms)
+{
+    p->phase = phase;
+    uv_timer_start(&p->timer, on_timer, ms, 0);
+}
+
+/* Starts stopping the process group: TERM now and KILL after the grace
+ * period, or KILL at once. The first reason to stop is the one reported. */
+static void stop_group(tg__proc *p, int why, const char *by, const char *reason,
+                       bool hard)
+{
+    if (p->exited || p->finished)
+        return; /* it ended on its own; that is its result */
+    if (p->stop == STOP_NONE) {
+        p->stop = why;
+        /* On out of memory the canceled payload uses its defaults. */
+        (void)tg__strset(&p->stop_by, by);
+        (void)tg__strset(&p->stop_reason, reason);
+    }
+    if (hard || p->rt->kill_grace_ms <= 0) {
+        kill(-p->pid, SIGKILL);
+        uv_timer_stop(&p->timer);
+        p->phase = PHASE_NONE;
+        return;
+    }
+    if (p->phase == PHASE_GRACE)
+        return;
+    kill(-p->pid, SIGTERM);
+    arm(p, PHASE_GRACE, (uint64_t)p->rt->kill_grace_ms);
+}
+
+void tg__command_stop(tg__proc *p, tg_outcome why, const char *by,
+                      const char *reason, bool hard)
+{
+    stop_group(p, why == TG_OUTCOME_TIMEOUT ? STOP_TIMEOUT : STOP_CANCEL, by,
+               reason, hard);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    tg__proc *p = t->data;
+    switch (p->phase) {
+    case PHASE_DEADLINE:
+        tg__command_stop(p, TG_OUTCOME_TIMEOUT, NULL, NULL, false);
+        break;
+    case PHASE_GRACE:
+        p->phase = PHASE_NONE;
+        if (!p->exited)
+            kill(-p->pid, SIGKILL);
+        break;
+    case PHASE_DRAIN:
+        /* Something outside the group still holds a pipe: stop waiting. */
+        p->phase = PHASE_NONE;
+        uv_read_stop((uv_stream_t *)&p->out);
+        uv_read_stop((uv_stream_t *)&p->err);
+        p->out_done = p->err_done = true;
+        maybe_finish(p);
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_exit_ready(uv_poll_t *h, int status, int events)
+{
+    tg__proc *p = h->data;
+    uv_poll_stop(h);
+    if (p->exited)
+        return;
+    /* Kill what the leader left behind before reaping it: while it is a
+     * zombie its pid cannot be reused, so -pid still names its group. */
+    kill(-p->pid, SIGKILL);
+    int st = 0;
+    pid_t r;
+    do {
+        r = waitpid(p->pid, &st, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) {
+        /* A readable pidfd means the process has exited; be safe anyway. */
+        do {
+            r = waitpid(p->pid, &st, 0);
+        } while (r < 0 && errno == EINTR);
+    }
+    if (r == p->pid) {
+        p->status_known = true;
+        p->status = st;
+    }
+    p->exited = true;
+    uv_timer_stop(&p->timer);
+    p->phase = PHASE_NONE;
+    if (!(p->out_done && p->err_done)) {
+        int64_t drain = p->rt->kill_grace_ms;
+        arm(p, PHASE_DRAIN, (uint64_t)(drain < 100 ? 100 : drain));
+    }
+    maybe_finish(p);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+    tg__proc *p = h->data;
+    b->base = p->rt->scratch;
+    b->len = sizeof p->rt->scratch;
+}
+
+static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    tg__proc *p = s->data;
+    if (n > 0) {
+        if (p->job != NULL)
+            tg__emit_output(p->rt, p->job->call, 1, b->base, (size_t)n);
+        int rc = tg__buf_append(&p->outbuf, b->base, (size_t)n);
+        if (rc == 0)
+            return;
+        /* Past the cap (or out of memory): the call ends with
+         * OUTPUT_LIMIT; nothing more is read. */
+        uv_read_stop(s);
+        p->out_done = true;
+        /* Also when the process has already exited: its output is cut. */
+        if (p->stop == STOP_NONE)
+            p->stop = STOP_OUTPUT;
+        stop_group(p, STOP_OUTPUT, NULL, NULL, false);
+        maybe_finish(p);
+        return;
+    }
+    if (n < 0) {
+        uv_read_stop(s);
+        p->out_done = true;
+        maybe_finish(p);
+    }
+}
+
+static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    tg__proc *p = s->data;
+    if (n > 0) {
+        if (p->job != NULL)
+            tg__emit_output(p->rt, p->job->call, 2, b->base, (size_t)n);
+        ring_add(p, b->base, (size_t)n);
+        return;
+    }
+    if (n < 0) {
+        uv_read_stop(s);
+        p->err_done = true;
+        maybe_finish(p);
+    }
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    tg__proc *p = req->data;
+    /* EOF on the tool's stdin; a tool that exited early gives EPIPE, which
+     * is not the call's failure. */
+    close_handle((uv_handle_t *)&p->in);
+}
+
+/* Opens a pipe end as a libuv stream and starts reading; on failure the
+ * stream counts as ended (the fd is closed). */
+static void open_reader(uv_pipe_t *pipe, int fd, uv_read_cb cb, bool *done)
+{
+    if (uv_pipe_open(pipe, fd) != 0) {
+        close(fd);
+        *done = true;
+        return;
+    }
+    if (uv_read_start((uv_stream_t *)pipe, on_alloc, cb) != 0)
+        *done = true;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static tg_result *spawn_error(const tg_call *call, const char *prog,
+                              const char *cwd, int stage, int errnum)
+{
+    switch (stage) {
+    case TG__SPAWN_STAGE_CHDIR:
+        return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                        "cannot change to directory '%s': %s", cwd ? cwd : ".",
+                        strerror(errnum));
+    case TG__SPAWN_STAGE_EXEC:
+        return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                        "cannot run '%s': %s", prog, strerror(errnum));
+    default:
+        return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                        "cannot start '%s': %s", prog, strerror(errnum));
+    }
+}
+
+void tg__command_start(tg_runtime *rt, tg__job *job)
+{
+    const tg_call *call = job->call;
+    char *cwd_owned = NULL;
+    void *env_owned = NULL;
+    char **envp = NULL;
+    char path[PATH_MAX];
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
+    tg_result *refusal = NULL;
+    tg__proc *p = NULL;
+    const char *prog = job->argv[0];
+
+    const char *cwd;
+    if (tg__call_cwd(rt, call, &cwd, &cwd_owned) != 0)
+        goto fail; /* out of memory: no refusal */
+    const json_t *ctx_env = call->context
+                                ? json_object_get(call->context, "env")
+                                : NULL; /* borrowed */
+    if (tg__proc_env(rt->base_env, job->tool->env, ctx_env, &envp,
+                     &env_owned) != 0)
+        goto fail; /* out of memory: no refusal */
+    int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, path,
+                             sizeof path);
+    if (e != 0) {
+        refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_EXEC, e);
+        goto fail;
+    }
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        goto fail; /* out of memory: no refusal */
+    p->rt = rt;
+    p->pidfd = -1;
+    p->budget_ms = tg__budget_ms(rt, job->tool);
+    tg__buf_init(&p->outbuf, (size_t)rt->cfg->max_output_bytes);
+    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+        (job->has_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
+        refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_SETUP, errno);
+        goto fail;
+    }
+    tg__spawn sp = {
+        path,    job->argv, envp, cwd, job->has_stdin ? inp[0] : rt->devnull,
+        outp[1], errp[1]};
+    int stage, errnum;
+    int src = tg__proc_spawn(&sp, &p->pid, &stage, &errnum);
+    close_fd(&outp[1]);
+    close_fd(&errp[1]);
+    close_fd(&inp[0]);
+    if (src != 0) {
+        refusal = spawn_error(call, prog, cwd, stage, errnum);
+        goto fail;
+    }
+    free(env_owned);
+    env_owned = NULL;
+    free(cwd_owned);
+    cwd_owned = NULL;
+
+    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    int uerr = p->pidfd < 0 ? uv_translate_sys_error(errno)
+                            : uv_poll_init(&rt->loop, &p->exitw, p->pidfd);
+    if (uerr != 0) {
+        /* Cannot watch it: do not leave it running. */
+        int st;
+        kill(-p->pid, SIGKILL);
+        while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        refusal = tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
+                           "cannot watch the process of '%s': %s", prog,
+                           uv_strerror(uerr));
+        goto fail;
+    }
+    rt->open_procs++;
+    p->exitw_on = true;
+    p->exitw.data = p;
+    uv_pipe_init(&rt->loop, &p->out, 0);
+    uv_pipe_init(&rt->loop, &p->err, 0);
+    uv_timer_init(&rt->loop, &p->timer);
+    p->out.data = p->err.data = p->timer.data = p;
+    p->open_handles = 4;
+    if (job->has_stdin) {
+        p->have_in = true;
+        uv_pipe_init(&rt->loop, &p->in, 0);
+        p->in.data = p;
+        p->open_handles++;
+    }
+    p->job = job;
+    job->proc = p;
+    uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
+    open_reader(&p->out, outp[0], on_out, &p->out_done);
+    open_reader(&p->err, errp[0], on_err, &p->err_done);
+    outp[0] = errp[0] = -1;
+    if (p->have_in) {
+        /* The stdin text moves to the process: the write may still be
+         * pending when the turn ends. */
+        p->stdin_data = job->stdin_data;
+        p->stdin_len = job->stdin_len;
+        job->stdin_data = NULL;
+        uv_buf_t b = uv_buf_init(p->stdin_data, (unsigned)p->stdin_len);
+        p->wreq.data = p;
+        if (uv_pipe_open(&p->in, inp[1]) != 0) {
+            close_fd(&inp[1]);
+            close_handle((uv_handle_t *)&p->in);
+        } else {
+            inp[1] = -1;
+            if (p->stdin_len == 0 || uv_write(&p->wreq, (uv_stream_t *)&p->in,
+                                              &b, 1, on_written) != 0)
+                close_handle((uv_handle_t *)&p->in);
+        }
+    }
+    if (p->budget_ms > 0)
+        arm(p, PHASE_DEADLINE, (uint64_t)p->budget_ms);
+    return;
+
+fail:
+    close_fd(&outp[0]);
+    close_fd(&outp[1]);
+    close_fd(&errp[0]);
+    close_fd(&errp[1]);
+    close_fd(&inp[0]);
+    close_fd(&inp[1]);
+    if (p != NULL) {
+        if (p->pidfd >= 0)
+            close(p->pidfd);
+        tg__buf_cleanup(&p->outbuf);
+        free(p);
+    }
+    free(env_owned);
+    free(cwd_owned);
+    tg__job_complete(job, refusal);
+}

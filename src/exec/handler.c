@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handler.c - in-process tools: the tg_handler_ctx a handler reports through
+ * (the public tg_handler_* functions), and the two ways a handler runs:
+ * inline on the loop thread (TG_TOOL_INLINE: no timer, no allocation beyond
+ * the result) or on libuv's thread pool under the call's deadline.
+ *
+ * A pool handler that outlives its deadline or is canceled keeps running in
+ * the background (C code cannot be interrupted safely): its call ends at
+ * once, the handler sees tg_handler_canceled() == 1, and what it produces is
+ * dropped. It owns copies of everything it reads, so the turn may be freed
+ * meanwhile; tg_runtime_free waits for it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+#include "timeutil.h"
+
+/* ------------------------------------------------------------ public API */
+
+int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len)
+{
+    if (ctx == NULL || (data == NULL && len > 0))
+        return TG_EINVAL;
+    return tg__buf_append(&ctx->out, data, len);
+}
+
+int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len)
+{
+    if (ctx == NULL || json == NULL)
+        return TG_EINVAL;
+    json_error_t jerr;
+    json_t *v = json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+                           &jerr); /* new ref */
+    if (v == NULL)
+        return TG_EINVAL;
+    json_decref(ctx->json);
+    ctx->json = v;
+    return 0;
+}
+
+/* Error codes are UPPER_SNAKE; anything else becomes TOOL_FAILED so the
+ * payload convention holds whatever a handler passes. */
+static bool upper_snake(const char *s)
+{
+    if (s == NULL || *s < 'A' || *s > 'Z')
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message)
+{
+    if (ctx == NULL)
+        return TG_EINVAL;
+    ctx->failed = true;
+    const char *c = upper_snake(code) && strlen(code) < sizeof ctx->fail_code
+                        ? code
+                        : "TOOL_FAILED";
+    memcpy(ctx->fail_code, c, strlen(c) + 1);
+    return tg__strset(&ctx->fail_message, message);
+}
+
+int tg_handler_canceled(const tg_handler_ctx *ctx)
+{
+    return ctx != NULL &&
+           atomic_load_explicit(&((tg_handler_ctx *)ctx)->canceled,
+                                memory_order_relaxed) != 0;
+}
+
+const tg_call *tg_handler_call(const tg_handler_ctx *ctx)
+{
+    return ctx ? ctx->call : NULL;
+}
+
+const char *tg_handler_cwd(const tg_handler_ctx *ctx)
+{
+    return ctx ? ctx->cwd : NULL;
+}
+
+const char *tg_handler_workspace(const tg_handler_ctx *ctx)
+{
+    return ctx ? ctx->workspace : NULL;
+}
+
+/* ------------------------------------------------------------ shared */
+
+static void ctx_init(tg_handler_ctx *c, const tg_call *call, const char *cwd,
+                     const char *workspace, int64_t cap)
+{
+    c->call = call;
+    c->cwd = cwd;
+    c->workspace = workspace;
+    tg__buf_init(&c->out, cap > 0 ? (size_t)cap : 0);
+    c->json = NULL;
+    c->failed = false;
+    c->fail_code[0] = '\0';
+    c->fail_message = NULL;
+    atomic_init(&c->canceled, 0);
+}
+
+static void ctx_cleanup(tg_handler_ctx *c)
+{
+    tg__buf_cleanup(&c->out);
+    json_decref(c->json);
+    c->json = NULL;
+    free(c->fail_message);
+    c->fail_message = NULL;
+}
+
+/* The outcome of a handler that returned rc (see toolgate.h). */
+static tg_result *handler_result(const tg_call *call, tg_handler_ctx *c, int rc)
+{
+    if (c->failed)
+        return tg__fail(call, TG_EXECUTION_FINISHED, c->fail_code, NULL, "%s",
+                        c->fail_message ? c->fail_message : "the tool failed");
+    if (rc != 0)
+        return tg__fail(call, TG_EXECUTION_FINISHED, "TOOL_FAILED", NULL,
+                        "handler returned %d", rc);
+    if (c->out.truncated)
+        return tg__fail(call, TG_EXECUTION_FINISHED, "OUTPUT_LIMIT", NULL,
+                        "the tool's output exceeded %zu bytes "
+                        "(limits.max_output_bytes)",
+                        c->out.limit);
+    if (c->json != NULL) {
+        json_t *j = c->json; /* new ref, moved into the result */
+        c->json = NULL;
+        return tg__result_success(call, j);
+    }
+    if (c->out.len > 0)
+        return tg__result_success(call, tg__json_text(c->out.data, c->out.len));
+    return tg__result_success(call, json_null());
+}
+
+static double elapsed_ms(uint64_t start_ns)
+{
+    return (double)(tg__mono_ns() - start_ns) / 1e6;
+}
+
+/* ------------------------------------------------------------ inline */
+
+void tg__handler_run_inline(tg_runtime *rt, tg__job *job)
+{
+    tg_handler_ctx ctx;
+    char *cwd_owned = NULL;
+    const char *cwd;
+    size_t alen;
+    const char *args = tg__call_args_text(job->call, &alen);
+    if (args == NULL || tg__call_cwd(rt, job->call, &cwd, &cwd_owned) != 0) {
+        tg__job_complete(job, NULL);
+        return;
+    }
+    ctx_init(&ctx, job->call, cwd, rt->cfg->workspace,
+             rt->cfg->max_output_bytes);
+    int rc = job->tool->fn(&ctx, args, alen, job->tool->user_data);
+    if (ctx.out.len > 0)
+        tg__emit_output(rt, job->call, 1, ctx.out.data, ctx.out.len);
+    tg_result *r = handler_result(job->call, &ctx, rc);
+    if (r != NULL)
+        r->duration_ms = elapsed_ms(job->start_ns);
+    ctx_cleanup(&ctx);
+    free(cwd_owned);
+    tg__job_complete(job, r);
+}
+
+/* ------------------------------------------------------------ thread pool */
+
+struct tg__pool {
+    tg_runtime *rt;
+    tg__job *job; /* NULL once the call has its result */
+    const tg_tool *tool;
+    uv_work_t work;
+    uv_timer_t timer;
+    int rc;
+    int64_t budget_ms;
+    tg_call *call; /* private copy: the turn may be gone before we are */
+    char *args;
+    size_t args_len;
+    char *cwd;
+    tg_handler_ctx ctx;
+};
+
+/* A copy of what a handler can read through the public call getters. */
+static tg_call *call_clone(const tg_call *c)
+{
+    tg_call *n = tg__call_new(c->id, c->tool, c->format);
+    if (n == NULL)
+        return NULL;
+    n->index = c->index;
+    n->created_at = c->created_at;
+    n->updated_at = c->updated_at;
+    n->inline_output = c->inline_output;
+    n->from_artifact_tool = c->from_artifact_tool;
+    n->hmac_key = c->hmac_key;
+    n->hmac_key_len = c->hmac_key_len;
+    memcpy(n->checksum, c->checksum, sizeof n->checksum);
+    if (tg__strset(&n->caller_id, c->caller_id) != 0 ||
+        tg__strset(&n->args_raw, c->args_raw) != 0 ||
+        tg__strset(&n->checksum_in, c->checksum_in) != 0)
+        goto fail;
+    if (c->args && (n->args = json_deep_copy(c->args)) == NULL)
+        goto fail;
+    if (c->context && (n->context = json_deep_copy(c->context)) == NULL)
+        goto fail;
+    if (c->skills && (n->skills = json_deep_copy(c->skills)) == NULL)
+        goto fail;
+    return n;
+fail:
+    tg__call_free(n);
+    return NULL;
+}
+
+static void pool_free(tg__pool *p)
+{
+    tg_runtime *rt = p->rt;
+    ctx_cleanup(&p->ctx);
+    tg__call_free(p->call);
+    free(p->args);
+    free(p->cwd);
+    free(p);
+    rt->open_pools--;
+}
+
+static void on_pool_timer_close(uv_handle_t *h)
+{
+    pool_free(h->data);
+}
+
+static void pool_detach(tg__pool *p, tg_result *r)
+{
+    tg__job *job = p->job;
+    if (r != NULL)
+        r->duration_ms = elapsed_ms(job->start_ns);
+    p->job = NULL;
+    job->pool = NULL;
+    atomic_store(&p->ctx.canceled, 1);
+    uv_timer_stop(&p->timer);
+    tg__job_complete(job, r);
+}
+
+static void on_work(uv_work_t *w)
+{
+    tg__pool *p = w->data;
+    p->rc = p->tool->fn(&p->ctx, p->args, p->args_len, p->tool->user_data);
+}
+
+static void on_after_work(uv_work_t *w, int status)
+{
+    tg__pool *p = w->data;
+    p->rt->pending_work--;
+    if (p->job != NULL) {
+        tg__job *job = p->job;
+        uv_timer_stop(&p->timer);
+        if (p->ctx.out.len > 0)
+            tg__emit_output(p->rt, job->call, 1, p->ctx.out.data,
+                            p->ctx.out.len);
+        tg_result *r = handler_result(job->call, &p->ctx, p->rc);
+        p->job = NULL;
+        job->pool = NULL;
+        if (r != NULL)
+            r->duration_ms = elapsed_ms(job->start_ns);
+        tg__job_complete(job, r);
+    }
+    uv_close((uv_handle_t *)&p->timer, on_pool_timer_close);
+}
+
+static void on_pool_deadline(uv_timer_t *t)
+{
+    tg__pool *p = t->data;
+    if (p->job != NULL)
+        pool_detach(p, tg__result_timeout(p->job->call, p->budget_ms));
+}
+
+void tg__handler_cancel(tg__pool *p, const char *by, const char *reason)
+{
+    if (p->job != NULL)
+        pool_detach(p, tg__result_canceled(p->job->call, TG_EXECUTION_STARTED,
+                                           by, reason));
+}
+
+void tg__handler_start_pool(tg_runtime *rt, tg__job *job)
+{
+    char *cwd_owned = NULL;
+    const char *cwd;
+    size_t alen;
+    const char *args = tg__call_args_text(job->call, &alen);
+    tg__pool *p = calloc(1, sizeof *p);
+    if (p == NULL || args == NULL ||
+        tg__call_cwd(rt, job->call, &cwd, &cwd_owned) != 0)
+        goto fail;
+    p->rt = rt;
+    p->tool = job->tool;
+    p->budget_ms = tg__budget_ms(rt, job->tool);
+    p->call = call_clone(job->call);
+    p->args = malloc(alen + 1);
+    p->cwd = cwd_owned ? cwd_owned : (cwd ? strdup(cwd) : NULL);
+    cwd_owned = NULL;
+    if (p->call == NULL || p->args == NULL || (cwd != NULL && p->cwd == NULL))
+        goto fail;
+    memcpy(p->args, args, alen + 1);
+    p->args_len = alen;
+    ctx_init(&p->ctx, p->call, p->cwd, rt->cfg->workspace,
+             rt->cfg->max_output_bytes);
+    p->work.data = p;
+    if (uv_queue_work(&rt->loop, &p->work, on_work, on_after_work) != 0)
+        goto fail;
+    rt->pending_work++;
+    rt->open_pools++;
+    uv_timer_init(&rt->loop, &p->timer);
+    p->timer.data = p;
+    p->job = job;
+    job->pool = p;
+    if (p->budget_ms > 0)
+        uv_timer_start(&p->timer, on_pool_deadline, (uint64_t)p->budget_ms, 0);
+    return;
+fail:
+    free(cwd_owned);
+    if (p != NULL) {
+        tg__call_free(p->call);
+        free(p->args);
+        free(p->cwd);
+        free(p);
+    }
+    tg__job_complete(job, NULL);
+}

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.c - the tg_runtime handle: construction (configuration copy,
+ * registry, journal, loop), tool registration, events, cancellation from any
+ * thread (a mutex-protected queue drained by a uv_async_t on the loop),
+ * cancel-on-signal, and tg_runtime_run_turn, which checks every call,
+ * journals them all in one transaction, dispatches them in call order and
+ * runs the loop until each has a committed result.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "process.h"
+#include "runtime.h"
+#include "tool.h"
+
+/* Variables of the runtime's environment a subprocess inherits. */
+static const char *const env_allowlist[] = {
+    "PATH", "HOME",   "LANG", "LC_ALL",  "LC_CTYPE", "TERM",
+    "TZ",   "TMPDIR", "USER", "LOGNAME", NULL};
+
+#define DEFAULT_PARALLEL 8
+#define DEFAULT_KILL_GRACE_MS 2000
+
+static void free_env(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+static char **capture_env(void)
+{
+    size_t n = sizeof env_allowlist / sizeof env_allowlist[0];
+    char **env = calloc(n, sizeof *env);
+    size_t k = 0;
+    if (env == NULL)
+        return NULL;
+    for (size_t i = 0; env_allowlist[i]; i++) {
+        const char *v = getenv(env_allowlist[i]);
+        if (v == NULL)
+            continue;
+        size_t nl = strlen(env_allowlist[i]), vl = strlen(v);
+        char *e = malloc(nl + vl + 2);
+        if (e == NULL) {
+            free_env(env);
+            return NULL;
+        }
+        memcpy(e, env_allowlist[i], nl);
+        e[nl] = '=';
+        memcpy(e + nl + 1, v, vl + 1);
+        env[k++] = e;
+    }
+    return env;
+}
+
+static void on_async(uv_async_t *h)
+{
+    tg_runtime *rt = h->data;
+    pthread_mutex_lock(&rt->mu);
+    tg__cancel_req *r = rt->req_head;
+    rt->req_head = rt->req_tail = NULL;
+    pthread_mutex_unlock(&rt->mu);
+    while (r != NULL) {
+        tg__cancel_req *next = r->next;
+        tg__cancel_apply(rt, r->id, r->by, r->reason, false);
+        free(r);
+        r = next;
+    }
+}
+
+static void on_check(uv_check_t *h)
+{
+    tg_runtime *rt = h->data;
+    if (rt->done_head != NULL || rt->idle_on)
+        tg__commit(rt);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    tg_runtime *rt = h->data;
+    tg__run *run = rt->current;
+    char name[32], reason[64];
+    if (run == NULL)
+        return;
+    run->signals++;
+    snprintf(reason, sizeof reason, "interrupted by %s",
+             tg__signal_name(signum, name));
+    /* The second delivery does not wait for the grace period. */
+    tg__cancel_apply(rt, NULL, "user", reason, run->signals > 1);
+}
+
+int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
+{
+    int rc;
+    if (out == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_runtime_new: out is NULL");
+    *out = NULL;
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_runtime_new: no config");
+    tg_runtime *rt = calloc(1, sizeof *rt);
+    if (rt == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    rt->devnull = -1;
+    if (pthread_mutex_init(&rt->mu, NULL) != 0) {
+        free(rt);
+        return tg__error_set(err, TG_ENOMEM, "cannot create a mutex");
+    }
+    rt->cfg = tg__config_copy(cfg);
+    rt->reg = tg__registry_new();
+    rt->base_env = capture_env();
+    if (rt->cfg == NULL || rt->reg == NULL || rt->base_env == NULL) {
+        rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
+    rt->kill_grace_ms =
+        cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+    if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0)
+        goto fail;
+    if (rt->cfg->journal != NULL &&
+        (rc = tg__journal_open_sqlite(rt->cfg->journal, &rt->journal, err)) !=
+            0) {
+        if (err != NULL)
+            err->code = TG_EJOURNAL;
+        rc = TG_EJOURNAL;
+        goto fail;
+    }
+    rt->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (rt->devnull < 0) {
+        rc = tg__error_set(err, TG_EIO, "cannot open /dev/null: %s",
+                           strerror(errno));
+        goto fail;
+    }
+    if ((rc = uv_loop_init(&rt->loop)) != 0) {
+        rc = tg__error_set(err, TG_EINTERNAL,
+                           "cannot create the event loop: %s", uv_strerror(rc));
+        goto fail;
+    }
+    rt->loop.data = rt;
+    /* Handles on a fresh loop cannot fail to initialise except for lack of
+     * descriptors (the async handle's eventfd). */
+    if ((rc = uv_async_init(&rt->loop, &rt->async, on_async)) != 0) {
+        uv_loop_close(&rt->loop);
+        rc = tg__error_set(err, TG_EINTERNAL,
+                           "cannot create the event loop: %s", uv_strerror(rc));
+        goto fail;
+    }
+    rt->async.data = rt;
+    uv_check_init(&rt->loop, &rt->check);
+    rt->check.data = rt;
+    uv_check_start(&rt->check, on_check);
+    uv_idle_init(&rt->loop, &rt->idle);
+    rt->idle.data = rt;
+    /* Only the cancel queue's wake-up keeps the loop alive between turns. */
+    uv_unref((uv_handle_t *)&rt->check);
+    *out = rt;
+    return 0;
+fail:
+    tg__journal_close(rt->journal);
+    tg__registry_free(rt->reg);
+    tg_config_free(rt->cfg);
+    free_env(rt->base_env);
+    if (rt->devnull >= 0)
+        close(rt->devnull);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt);
+    return rc;
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+/* SIGPIPE from writing a tool's stdin after it exited must not kill the
+ * host: it is blocked on the loop thread while the loop runs (the write then
+ * fails with EPIPE) and any such pending signal is discarded afterwards. */
+static void sigpipe_block(sigset_t *old)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static void sigpipe_restore(const sigset_t *old)
+{
+    if (sigismember(old, SIGPIPE))
+        return; /* the host blocks it itself: what is pending is its own */
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&s, NULL, &zero) > 0)
+        ;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void tg_runtime_free(tg_runtime *rt)
+{
+    if (rt == NULL)
+        return;
+    sigset_t old;
+    sigpipe_block(&old);
+    uv_close((uv_handle_t *)&rt->async, on_handle_closed);
+    uv_close((uv_handle_t *)&rt->check, on_handle_closed);
+    uv_close((uv_handle_t *)&rt->idle, on_handle_closed);
+    for (int i = 0; i < rt->nsigs; i++)
+        uv_close((uv_handle_t *)&rt->sigs[i].h, on_handle_closed);
+    /* Waits for closing handles and for handlers still running on the
+     * thread pool after their deadline. */
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&rt->loop);
+    sigpipe_restore(&old);
+    tg__cancel_req *r = rt->req_head;
+    while (r != NULL) {
+        tg__cancel_req *next = r->next;
+        free(r);
+        r = next;
+    }
+    tg__journal_close(rt->journal);
+    tg__registry_free(rt->reg);
+    tg_config_free(rt->cfg);
+    free_env(rt->base_env);
+    if (rt->devnull >= 0)
+        close(rt->devnull);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt->buckets);
+    free(rt->ccalls);
+    free(rt->cresults);
+    free(rt);
+}
+
+int tg_runtime_register(tg_runtime *rt, const char *name,
+                        const char *description, const char *schema_json,
+                        tg_handler_fn fn, void *user_data, unsigned flags,
+                        tg_error *err)
+{
+    if (rt == NULL || name == NULL || fn == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_register needs a runtime, a name "
+                             "and a handler");
+    tg_tool *tool = NULL;
+    int rc = tg__tool_new_handler(name, description, schema_json, fn, user_data,
+                                  flags, &tool, err);
+    if (rc != 0)
+        return rc;
+    return tg__registry_add(rt->reg, tool, err);
+}
+
+void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud)
+{
+    if (rt == NULL)
+        return;
+    if (events != NULL)
+        rt->ev = *events;
+    else
+        memset(&rt->ev, 0, sizeof rt->ev);
+    rt->ev_ud = ud;
+}
+
+int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
+                      const char *reason)
+{
+    if (rt == NULL)
+        return TG_EINVAL;
+    if (by == NULL)
+        by = "user";
+    if (reason == NULL)
+        reason = "canceled";
+    size_t il = call_id ? strlen(call_id) + 1 : 0, bl = strlen(by) + 1,
+           rl = strlen(reason) + 1;
+    tg__cancel_req *r = malloc(sizeof *r + il + bl + rl);
+    if (r == NULL)
+        return TG_ENOMEM;
+    char *s = (char *)(r + 1);
+    r->next = NULL;
+    r->id = NULL;
+    if (call_id != NULL) {
+        memcpy(s, call_id, il);
+        r->id = s;
+        s += il;
+    }
+    memcpy(s, by, bl);
+    r->by = s;
+    s += bl;
+    memcpy(s, reason, rl);
+    r->reason = s;
+    pthread_mutex_lock(&rt->mu);
+    if (!rt->accepting) {
+        /* No turn runs: there is nothing to cancel, and a request kept
+         * until the next turn would cancel calls it never meant. */
+        pthread_mutex_unlock(&rt->mu);
+        free(r);
+        return 0;
+    }
+    if (rt->req_tail)
+        rt->req_tail->next = r;
+    else
+        rt->req_head = r;
+    rt->req_tail = r;
+    uv_async_send(&rt->async);
+    pthread_mutex_unlock(&rt->mu);
+    return 0;
+}
+
+int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err)
+{
+    if (rt == NULL || signum <= 0 || signum >= NSIG || signum == SIGKILL ||
+        signum == SIGSTOP)
+        return tg__error_set(err, TG_EINVAL, "cannot catch signal %d", signum);
+    for (int i = 0; i < rt->nsigs; i++)
+        if (rt->sigs[i].signum == signum)
+            return 0;
+    if (rt->nsigs == TG__MAX_SIGNALS)
+        return tg__error_set(err, TG_ELIMIT, "at most %d cancel signals",
+                             TG__MAX_SIGNALS);
+    int rc = uv_signal_init(&rt->loop, &rt->sigs[rt->nsigs].h);
+    if (rc != 0)
+        return tg__error_set(err, TG_EINTERNAL, "cannot watch signal %d: %s",
+                             signum, uv_strerror(rc));
+    rt->sigs[rt->nsigs].h.data = rt;
+    rt->sigs[rt->nsigs].signum = signum;
+    rt->nsigs++;
+    return 0;
+}
+
+static int journal_begin(tg_runtime *rt, tg__run *run, tg_error *err)
+{
+    tg_call **calls = malloc(run->n * sizeof *calls);
+    if (calls == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < run->n; i++)
+        calls[i] = run->jobs[i].call;
+    tg_error e = {0};
+    int rc = tg__journal_begin(rt->journal, calls, run->n, &e);
+    free(calls);
+    if (rc != 0) {
+        if (err != NULL) {
+            *err = e;
+            err->code = TG_EJOURNAL;
+        }
+        return TG_EJOURNAL;
+    }
+    return 0;
+}
+
+/* Checks job and starts it, queues it, or completes it with a refusal. */
+static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
+{
+    bool oom = false;
+    if (run->failed) {
+        tg__job_complete(job, tg__result_canceled(job->call,
+                                                  TG_EXECUTION_NOT_STARTED,
+                                                  "system", "the turn failed"));
+        return;
+    }
+    tg_result *r = tg__check_call(rt, job, &oom);
+    if (r != NULL || oom) {
+        tg__job_complete(job, r);
+        return;
+    }
+    bool inline_fn = job->tool->kind == TG_TOOL_KIND_HANDLER &&
+                     (job->tool->flags & TG_TOOL_INLINE);
+    /* Inline handlers take no slot and run now; the others start in call
+     * order while slots are free. */
+    if (inline_fn ||
+        (rt->queue_head == NULL && rt->running < (size_t)rt->parallel))
+        tg__job_start(rt, job);
+    else
+        tg__queue_push(rt, job);
+}
+
+int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
+{
+    if (rt == NULL || turn == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_run_turn needs a runtime and a turn");
+    if (rt->current != NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "a turn is already running on this runtime");
+    tg__run run;
+    memset(&run, 0, sizeof run);
+    run.rt = rt;
+    run.turn = turn;
+    for (size_t i = 0; i < turn->n; i++)
+        if (turn->results[i] == NULL)
+            run.n++;
+    if (run.n == 0)
+        return 0;
+    run.jobs = calloc(run.n, sizeof *run.jobs);
+    if (run.jobs == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    const unsigned char *key = rt->cfg->hmac_key;
+    size_t keylen = key ? rt->cfg->hmac_key_len : 0;
+    for (size_t i = 0, k = 0; i < turn->n; i++) {
+        if (turn->results[i] != NULL)
+            continue;
+        tg_call *call = turn->calls[i];
+        if (call->hmac_key != key || call->hmac_key_len != keylen) {
+            call->hmac_key = key;
+            call->hmac_key_len = keylen;
+            call->checksum[0] = '\0'; /* computed with another key */
+            /* Computed now, while the key lives: the turn may outlive
+             * the runtime that owns it. */
+            if (key != NULL)
+                (void)tg_call_checksum(call);
+        }
+        run.jobs[k].run = &run;
+        run.jobs[k].call = call;
+        run.jobs[k].index = i;
+        k++;
+    }
+    if (rt->ev.accepted)
+        for (size_t i = 0; i < run.n; i++)
+            rt->ev.accepted(rt->ev_ud, run.jobs[i].call);
+    if (rt->journal != NULL) {
+        int rc = journal_begin(rt, &run, err);
+        if (rc != 0) {
+            free(run.jobs);
+            return rc;
+        }
+    }
+
+    rt->current = &run;
+    rt->stopping = false;
+    run.remaining = run.n;
+    pthread_mutex_lock(&rt->mu);
+    rt->accepting = true;
+    pthread_mutex_unlock(&rt->mu);
+    sigset_t old;
+    sigpipe_block(&old);
+    for (int i = 0; i < rt->nsigs; i++)
+        uv_signal_start(&rt->sigs[i].h, on_signal, rt->sigs[i].signum);
+
+    for (size_t i = 0; i < run.n; i++)
+        submit(rt, &run, &run.jobs[i]);
+    bool cancel_sent = false;
+    while (run.remaining > 0) {
+        if (run.failed && !cancel_sent) {
+            /* Out of memory or the journal failed: end the rest now. */
+            cancel_sent = true;
+            rt->stopping = true;
+            tg__cancel_apply(rt, NULL, "system", "the turn failed", false);
+        }
+        uv_run(&rt->loop, UV_RUN_ONCE);
+    }
+
+    for (int i = 0; i < rt->nsigs; i++)
+        uv_signal_stop(&rt->sigs[i].h);
+    pthread_mutex_lock(&rt->mu);
+    rt->accepting = false;
+    tg__cancel_req *r = rt->req_head;
+    rt->req_head = rt->req_tail = NULL;
+    pthread_mutex_unlock(&rt->mu);
+    while (r != NULL) {
+        tg__cancel_req *next = r->next;
+        free(r);
+        r = next;
+    }
+    sigpipe_restore(&old);
+    rt->current = NULL;
+    rt->stopping = false;
+    for (size_t i = 0; i < run.n; i++)
+        tg__job_release(&run.jobs[i]);
+    free(run.jobs);
+    if (run.failed) {
+        if (err != NULL)
+            *err = run.err;
+        return run.failed;
+    }
+    return 0;
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.h - the inside of a tg_runtime, shared by the files of the exec
+ * layer: the runtime itself (one libuv loop, its tools, journal, limits and
+ * event callbacks), the per-call job that moves through
+ * queued -> running -> done, and the scheduler entry points the command and
+ * handler executors call back into.
+ *
+ * Threading: everything here is touched only on the loop thread (the thread
+ * that calls tg_runtime_run_turn / tg_runtime_free), except the cancel queue
+ * (under `mu`) and the handler context's `canceled` flag (atomic).
+ */
+#ifndef TG_EXEC_RUNTIME_H
+#define TG_EXEC_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "buf.h"
+#include "config.h"
+#include "journal.h"
+#include "record.h"
+#include "registry.h"
+#include "template.h"
+#include "turn.h"
+
+typedef struct tg__job tg__job;
+typedef struct tg__run tg__run;
+typedef struct tg__proc tg__proc;
+typedef struct tg__pool tg__pool;
+
+typedef enum tg__job_state {
+    TG__JOB_NEW = 0,
+    TG__JOB_QUEUED,
+    TG__JOB_RUNNING,
+    TG__JOB_DONE
+} tg__job_state;
+
+/* One call of a turn on its way to a result. Jobs live in their run's array;
+ * the executors (tg__proc, tg__pool) point back at their job only while it
+ * is running and are detached when it ends, so they may outlive the run. */
+struct tg__job {
+    tg__run *run;
+    tg_call *call;       /* borrowed from the turn */
+    const tg_tool *tool; /* borrowed from the registry */
+    size_t index;        /* slot in the turn */
+    tg__job_state state;
+    bool holds_slot;      /* counts against the parallel limit */
+    tg_result *result;    /* waiting for the group commit */
+    tg__job *next_done;   /* list of results waiting for the commit */
+    tg__job *prev, *next; /* queue or running list */
+    tg__job *hnext;       /* hash chain of cancellable jobs by id */
+    uint32_t hash;
+    bool in_hash;
+    /* command tools: prepared by the checks, handed to the process */
+    char **argv;
+    char *stdin_data;
+    size_t stdin_len;
+    bool has_stdin;
+    /* while running */
+    tg__proc *proc;
+    tg__pool *pool;
+    uint64_t start_ns;
+};
+
+/* One tg_runtime_run_turn in progress. */
+struct tg__run {
+    tg_runtime *rt;
+    tg_turn *turn;
+    tg__job *jobs;
+    size_t n;
+    size_t remaining; /* jobs whose result is not committed (or dropped) */
+    int failed;       /* 0, or TG_EJOURNAL / TG_ENOMEM: the turn fails */
+    tg_error err;     /* what failed */
+    int signals;      /* deliveries of a cancel signal during this run */
+};
+
+/* A cancel request queued from any thread; strings live after the struct. */
+typedef struct tg__cancel_req {
+    struct tg__cancel_req *next;
+    const char *id; /* NULL: every call */
+    const char *by;
+    const char *reason;
+} tg__cancel_req;
+
+#define TG__MAX_SIGNALS 8
+#define TG__SCRATCH 65536
+
+struct tg_runtime {
+    tg_config *cfg;
+    tg_registry *reg;
+    tg_journal *journal; /* NULL when off */
+    uv_loop_t loop;
+    uv_async_t async; /* wakes the loop for cross-thread cancels */
+    uv_check_t check; /* group commit after each poll phase */
+    uv_idle_t idle;   /* keeps poll from blocking while results wait */
+    bool idle_on;
+    tg_events ev;
+    void *ev_ud;
+    int parallel;
+    int64_t kill_grace_ms;
+    /* environment handed to subprocesses: the allowlisted variables as they
+     * were when the runtime was made, "NAME=value", NULL-terminated */
+    char **base_env;
+    int devnull; /* stdin of commands without a stdin template */
+    /* cancel-on-signal */
+    struct {
+        int signum;
+        uv_signal_t h;
+    } sigs[TG__MAX_SIGNALS];
+    int nsigs;
+    /* cross-thread cancels */
+    pthread_mutex_t mu;
+    tg__cancel_req *req_head, *req_tail;
+    bool accepting; /* a turn runs: requests are kept (under mu) */
+    /* scheduling */
+    tg__run *current;
+    tg__job *queue_head, *queue_tail;
+    tg__job *run_head, *run_tail;
+    size_t running; /* jobs holding a parallel slot */
+    bool in_dispatch;
+    bool stopping; /* the journal failed: start nothing more */
+    /* cancellable jobs by call id: chained hash table */
+    tg__job **buckets;
+    size_t nbuckets, hcount;
+    /* results waiting for the group commit */
+    tg__job *done_head, *done_tail;
+    size_t ndone;
+    tg_call **ccalls;
+    tg_result **cresults;
+    size_t ccap;
+    /* things that outlive their job and must end before the loop closes */
+    size_t pending_work;       /* uv_queue_work items not yet returned */
+    size_t open_procs;         /* tg__proc with handles not yet closed */
+    size_t open_pools;         /* tg__pool not yet freed */
+    char scratch[TG__SCRATCH]; /* read buffer shared by every pipe */
+};
+
+/* The handler context (public type tg_handler_ctx). */
+struct tg_handler_ctx {
+    const tg_call *call;
+    const char *cwd;
+    const char *workspace;
+    tg_buf out;
+    json_t *json; /* set_json result (new ref) or NULL */
+    bool failed;
+    char fail_code[64];
+    char *fail_message;
+    atomic_int canceled;
+};
+
+/* ------------------------------------------------------------ scheduler */
+
+/* Ends a job with `result` (ownership taken; NULL means out of memory and
+ * fails the turn with TG_ENOMEM): frees its slot, queues the result for the
+ * group commit, and starts the next queued job. */
+void tg__job_complete(tg__job *job, tg_result *result);
+/* Cancels matching live jobs (call_id NULL: all). `hard` kills at once. */
+void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
+                      const char *reason, bool hard);
+/* The group commit: journals the waiting results, stores them in their turns
+ * and emits `finished`. Called from the check handle. */
+void tg__commit(tg_runtime *rt);
+/* Starts queued jobs up to the parallel limit. */
+void tg__dispatch(tg_runtime *rt);
+/* Starts one job now (events, executor). */
+void tg__job_start(tg_runtime *rt, tg__job *job);
+void tg__queue_push(tg_runtime *rt, tg__job *job);
+void tg__hash_add(tg_runtime *rt, tg__job *job);
+/* The per-call deadline of a tool in ms; 0: none. */
+int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool);
+/* Releases the per-job preparation (argv, stdin). */
+void tg__job_release(tg__job *job);
+
+/* ---------------------------------------------------------------- checks */
+
+/* Runs the pre-run checks of job->call in order (pre-error, unknown tool,
+ * argument size, checksum, command templates). Returns NULL when the call may
+ * run (job->tool and the command preparation are filled), else a result with
+ * execution not_started. Sets *oom on allocation failure. */
+tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom);
+
+/* ------------------------------------------------------------ executors */
+
+/* Starts a command tool's process; on failure completes the job at once. */
+void tg__command_start(tg_runtime *rt, tg__job *job);
+/* Asks a running command to stop: SIGTERM to its group then SIGKILL after the
+ * grace period (`hard`: SIGKILL now). The job ends with timeout or canceled
+ * once the process is gone. */
+void tg__command_stop(tg__proc *p, tg_outcome why, const char *by,
+                      const char *reason, bool hard);
+
+/* Runs an inline handler on the loop thread and completes the job. */
+void tg__handler_run_inline(tg_runtime *rt, tg__job *job);
+/* Queues a handler on the thread pool; completes the job when it returns or
+ * its deadline passes. */
+void tg__handler_start_pool(tg_runtime *rt, tg__job *job);
+/* Ends a running pool job now (canceled, execution started); the work item
+ * finishes in the background and its output is dropped. */
+void tg__handler_cancel(tg__pool *p, const char *by, const char *reason);
+
+/* ------------------------------------------------------------ helpers */
+
+/* A JSON string of len bytes of text, invalid UTF-8 replaced by U+FFFD.
+ * New reference, NULL on out of memory. */
+json_t *tg__json_text(const char *data, size_t len);
+/* An error result whose message is formatted without a length limit and
+ * made valid UTF-8 (tool output may be anything). details taken. */
+tg_result *tg__fail(const tg_call *call, tg_execution execution,
+                    const char *code, json_t *details_take, const char *fmt,
+                    ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* The arguments text a handler receives (borrowed from the call). */
+const char *tg__call_args_text(const tg_call *call, size_t *len);
+/* The directory a call runs in: context "cwd" (relative to the configured cwd
+ * or the workspace), else the configured cwd, else the workspace. *cwd is
+ * borrowed (config or call) or, when *owned is set, a new string to free.
+ * Returns 0 or TG_ENOMEM. */
+int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
+                 char **owned);
+/* Emits an output event. */
+void tg__emit_output(tg_runtime *rt, const tg_call *call, int stream,
+                     const char *data, size_t len);
+
+#endif

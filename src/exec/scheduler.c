@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scheduler.c - the life of a job: queued in call order, started up to the
+ * parallel limit, cancelled by id (a hash lookup) or all at once, completed
+ * with exactly one result, and committed to the journal in groups: every
+ * result that completes during one loop iteration is journaled in one
+ * transaction by the check handle, and only then stored in its turn and
+ * announced with the `finished` event.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+#include "timeutil.h"
+
+/* ------------------------------------------------------------ lists */
+
+static void list_append(tg__job **head, tg__job **tail, tg__job *job)
+{
+    job->next = NULL;
+    job->prev = *tail;
+    if (*tail)
+        (*tail)->next = job;
+    else
+        *head = job;
+    *tail = job;
+}
+
+static void list_remove(tg__job **head, tg__job **tail, tg__job *job)
+{
+    if (job->prev)
+        job->prev->next = job->next;
+    else
+        *head = job->next;
+    if (job->next)
+        job->next->prev = job->prev;
+    else
+        *tail = job->prev;
+    job->prev = job->next = NULL;
+}
+
+void tg__queue_push(tg_runtime *rt, tg__job *job)
+{
+    job->state = TG__JOB_QUEUED;
+    list_append(&rt->queue_head, &rt->queue_tail, job);
+    tg__hash_add(rt, job);
+}
+
+/* ------------------------------------------------------------ hash */
+
+static uint32_t hash_id(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void hash_grow(tg_runtime *rt)
+{
+    size_t n = rt->nbuckets ? rt->nbuckets * 2 : 64;
+    tg__job **b = calloc(n, sizeof *b);
+    if (b == NULL)
+        return; /* longer chains, still correct */
+    for (size_t i = 0; i < rt->nbuckets; i++) {
+        tg__job *j = rt->buckets[i];
+        while (j) {
+            tg__job *next = j->hnext;
+            j->hnext = b[j->hash & (n - 1)];
+            b[j->hash & (n - 1)] = j;
+            j = next;
+        }
+    }
+    free(rt->buckets);
+    rt->buckets = b;
+    rt->nbuckets = n;
+}
+
+void tg__hash_add(tg_runtime *rt, tg__job *job)
+{
+    if (job->in_hash)
+        return;
+    if (rt->hcount >= rt->nbuckets)
+        hash_grow(rt);
+    if (rt->nbuckets == 0)
+        return; /* no memory: this job cannot be cancelled by id */
+    job->hash = hash_id(job->call->id);
+    tg__job **slot = &rt->buckets[job->hash & (rt->nbuckets - 1)];
+    job->hnext = *slot;
+    *slot = job;
+    job->in_hash = true;
+    rt->hcount++;
+}
+
+static void hash_remove(tg_runtime *rt, tg__job *job)
+{
+    if (!job->in_hash)
+        return;
+    tg__job **p = &rt->buckets[job->hash & (rt->nbuckets - 1)];
+    while (*p && *p != job)
+        p = &(*p)->hnext;
+    if (*p)
+        *p = job->hnext;
+    job->hnext = NULL;
+    job->in_hash = false;
+    rt->hcount--;
+}
+
+/* ------------------------------------------------------------ jobs */
+
+int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool)
+{
+    if (tool != NULL && tool->timeout_ms > 0)
+        return tool->timeout_ms;
+    return rt->cfg->timeout_ms > 0 ? rt->cfg->timeout_ms : 0;
+}
+
+void tg__job_release(tg__job *job)
+{
+    tg__argv_free(job->argv);
+    job->argv = NULL;
+    free(job->stdin_data);
+    job->stdin_data = NULL;
+}
+
+static void on_idle(uv_idle_t *h)
+{
+    (void)h; /* its only job is to make the poll phase not block */
+}
+
+void tg__job_complete(tg__job *job, tg_result *result)
+{
+    tg__run *run = job->run;
+    tg_runtime *rt = run->rt;
+    if (job->state == TG__JOB_QUEUED)
+        list_remove(&rt->queue_head, &rt->queue_tail, job);
+    else if (job->state == TG__JOB_RUNNING && job->holds_slot) {
+        list_remove(&rt->run_head, &rt->run_tail, job);
+        rt->running--;
+        job->holds_slot = false;
+    }
+    hash_remove(rt, job);
+    tg__job_release(job);
+    job->state = TG__JOB_DONE;
+    if (result == NULL && run->failed == 0) {
+        run->failed = TG_ENOMEM;
+        tg__error_set(&run->err, TG_ENOMEM,
+                      "out of memory while running call '%s'", job->call->id);
+    }
+    job->result = result;
+    job->next_done = NULL;
+    if (rt->done_tail)
+        rt->done_tail->next_done = job;
+    else
+        rt->done_head = job;
+    rt->done_tail = job;
+    rt->ndone++;
+    if (!rt->idle_on) {
+        /* Keep the poll phase from blocking until the commit has run. */
+        uv_idle_start(&rt->idle, on_idle);
+        rt->idle_on = true;
+    }
+    tg__dispatch(rt);
+}
+
+void tg__job_start(tg_runtime *rt, tg__job *job)
+{
+    job->state = TG__JOB_RUNNING;
+    if (rt->ev.started)
+        rt->ev.started(rt->ev_ud, job->call);
+    job->start_ns = tg__mono_ns();
+    if (job->tool->kind == TG_TOOL_KIND_HANDLER &&
+        (job->tool->flags & TG_TOOL_INLINE)) {
+        tg__handler_run_inline(rt, job);
+        return;
+    }
+    job->holds_slot = true;
+    rt->running++;
+    list_append(&rt->run_head, &rt->run_tail, job);
+    tg__hash_add(rt, job);
+    if (job->tool->kind == TG_TOOL_KIND_COMMAND)
+        tg__command_start(rt, job);
+    else
+        tg__handler_start_pool(rt, job);
+}
+
+void tg__dispatch(tg_runtime *rt)
+{
+    if (rt->in_dispatch)
+        return; /* the outer loop below picks up the freed slot */
+    rt->in_dispatch = true;
+    while (!rt->stopping && rt->queue_head != NULL &&
+           rt->running < (size_t)rt->parallel) {
+        tg__job *job = rt->queue_head;
+        list_remove(&rt->queue_head, &rt->queue_tail, job);
+        tg__job_start(rt, job);
+    }
+    rt->in_dispatch = false;
+}
+
+/* ------------------------------------------------------------ cancel */
+
+static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
+                       const char *reason, bool hard)
+{
+    switch (job->state) {
+    case TG__JOB_QUEUED:
+        tg__job_complete(job, tg__result_canceled(job->call,
+                                                  TG_EXECUTION_NOT_STARTED, by,
+                                                  reason));
+        break;
+    case TG__JOB_RUNNING:
+        if (job->proc != NULL)
+            tg__command_stop(job->proc, TG_OUTCOME_CANCELED, by, reason, hard);
+        else if (job->pool != NULL)
+            tg__handler_cancel(job->pool, by, reason);
+        break;
+    default:
+        break;
+    }
+}
+
+void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
+                      const char *reason, bool hard)
+{
+    if (by == NULL)
+        by = "user";
+    if (reason == NULL)
+        reason = "canceled";
+    if (call_id != NULL) {
+        if (rt->nbuckets == 0)
+            return;
+        uint32_t h = hash_id(call_id);
+        tg__job *j = rt->buckets[h & (rt->nbuckets - 1)];
+        while (j != NULL) {
+            /* cancel_job may unlink j: step first */
+            tg__job *next = j->hnext;
+            if (j->hash == h && strcmp(j->call->id, call_id) == 0)
+                cancel_job(rt, j, by, reason, hard);
+            j = next;
+        }
+        return;
+    }
+    /* Queued calls first, and with dispatching held, so that no slot freed
+     * meanwhile starts one of them. */
+    bool held = rt->in_dispatch;
+    rt->in_dispatch = true;
+    while (rt->queue_head != NULL)
+        cancel_job(rt, rt->queue_head, by, reason, hard);
+    rt->in_dispatch = held;
+    tg__job *j = rt->run_head;
+    while (j != NULL) {
+        tg__job *next = j->next;
+        cancel_job(rt, j, by, reason, hard);
+        j = next;
+    }
+}
+
+/* ------------------------------------------------------------ commit */
+
+static int commit_reserve(tg_runtime *rt, size_t n)
+{
+    if (n <= rt->ccap)
+        return 0;
+    size_t cap = rt->ccap ? rt->ccap : 64;
+    while (cap < n)
+        cap *= 2;
+    tg_call **c = realloc(rt->ccalls, cap * sizeof *c);
+    if (c == NULL)
+        return TG_ENOMEM;
+    rt->ccalls = c;
+    tg_result **r = realloc(rt->cresults, cap * sizeof *r);
+    if (r == NULL)
+        return TG_ENOMEM;
+    rt->cresults = r;
+    rt->ccap = cap;
+    return 0;
+}
+
+/* The journal failed: nothing more starts, and the run loop cancels the
+ * rest (tg_runtime_run_turn). */
+static void journal_failed(tg_runtime *rt, tg__run *run, const tg_error *e)
+{
+    run->failed = e->code == TG_ENOMEM ? TG_ENOMEM : TG_EJOURNAL;
+    run->err = *e;
+    run->err.code = run->failed;
+    rt->stopping = true;
+}
+
+void tg__commit(tg_runtime *rt)
+{
+    while (rt->done_head != NULL) {
+        tg__job *head = rt->done_head;
+        size_t n = rt->ndone, k = 0;
+        rt->done_head = rt->done_tail = NULL;
+        rt->ndone = 0;
+        bool durable = true;
+        tg_error e = {0};
+        if (rt->journal != NULL) {
+            if (commit_reserve(rt, n) != 0) {
+                tg__error_set(&e, TG_ENOMEM,
+                              "out of memory committing "
+                              "results to the journal");
+                durable = false;
+            } else {
+                for (tg__job *j = head; j; j = j->next_done) {
+                    if (j->result == NULL || j->run->failed)
+                        continue;
+                    j->call->completed_at = j->call->updated_at =
+                        j->result->completed_at;
+                    rt->ccalls[k] = j->call;
+                    rt->cresults[k] = j->result;
+                    k++;
+                }
+                if (k > 0 && tg__journal_finish(rt->journal, rt->ccalls,
+                                                rt->cresults, k, &e) != 0)
+                    durable = false;
+            }
+        }
+        for (tg__job *j = head, *next; j; j = next) {
+            next = j->next_done;
+            j->next_done = NULL;
+            tg__run *run = j->run;
+            if (!durable && run->failed == 0)
+                journal_failed(rt, run, &e);
+            tg_result *r = j->result;
+            j->result = NULL;
+            run->remaining--;
+            /* A result that is not durable is never shown (DESIGN.md). */
+            if (r == NULL || run->failed) {
+                tg__result_free(r);
+                continue;
+            }
+            if (rt->journal == NULL)
+                j->call->completed_at = j->call->updated_at = r->completed_at;
+            tg__turn_set_result(run->turn, j->index, r);
+            if (rt->ev.finished)
+                rt->ev.finished(rt->ev_ud, j->call, r);
+        }
+    }
+    if (rt->idle_on) {
+        uv_idle_stop(&rt->idle);
+        rt->idle_on = false;
+    }
+}

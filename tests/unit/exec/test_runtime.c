@@ -1,0 +1,1170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_runtime.c - the runtime end to end with real subprocesses (the
+ * fixture programs in tests/fixtures, found through $TG_FIXTURES), real
+ * thread-pool and inline handlers, real signals and a real journal:
+ * deadlines, TERM-then-KILL of whole process groups, cancellation by id and
+ * by signal, outcome mapping, pre-run checks, events and tool listings.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "journal.h"
+#include "record.h"
+#include "runtime.h"
+#include "toolgate.h"
+#include "turn.h"
+
+/* ------------------------------------------------------------ harness */
+
+typedef struct env {
+    char dir[PATH_MAX];
+    const char *fx;
+} env;
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *f)
+{
+    (void)st;
+    (void)flag;
+    (void)f;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    env *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return -1;
+    e->fx = getenv("TG_FIXTURES");
+    if (e->fx == NULL) {
+        fprintf(stderr, "TG_FIXTURES is not set (run under ctest)\n");
+        free(e);
+        return -1;
+    }
+    snprintf(e->dir, sizeof e->dir, "/tmp/tg_rt_XXXXXX");
+    if (mkdtemp(e->dir) == NULL) {
+        free(e);
+        return -1;
+    }
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    env *e = *state;
+    nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(e);
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A process counts as gone when it no longer exists or is a zombie that
+ * nobody here can reap (an orphan waiting for init). */
+static int alive(pid_t pid)
+{
+    if (pid <= 0 || kill(pid, 0) != 0)
+        return 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+static int dead_within(pid_t pid, int ms)
+{
+    for (int i = 0; i < ms / 10; i++) {
+        if (!alive(pid))
+            return 1;
+        sleep_ms(10);
+    }
+    return !alive(pid);
+}
+
+/* Replaces every "FX" in tpl with the fixtures directory. */
+static void expand_fx(const env *e, const char *tpl, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = tpl; *p && o + 1 < cap;) {
+        if (p[0] == 'F' && p[1] == 'X') {
+            o += (size_t)snprintf(out + o, cap - o, "%s", e->fx);
+            p += 2;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < cap ? o : cap - 1] = '\0';
+}
+
+/* A configuration: workspace e->dir, no built-in tools, the given limits
+ * (JSON members) and tools (JSON array members, "FX" = fixtures dir). */
+static tg_config *make_cfg(const env *e, const char *limits, const char *tools,
+                           const char *journal)
+{
+    char tbuf[8192], text[16384 + PATH_MAX * 2];
+    expand_fx(e, tools ? tools : "", tbuf, sizeof tbuf);
+    char jbuf[PATH_MAX + 8];
+    if (journal)
+        snprintf(jbuf, sizeof jbuf, "\"%s\"", journal);
+    else
+        snprintf(jbuf, sizeof jbuf, "null");
+    snprintf(text, sizeof text,
+             "{\"workspace\": \"%s\", \"journal\": %s, \"builtin_tools\": [],"
+             " \"limits\": {%s}, \"tools\": [%s]}",
+             e->dir, jbuf, limits ? limits : "", tbuf);
+    tg_config *cfg = tg_config_new();
+    assert_non_null(cfg);
+    tg_error err = {0};
+    int rc = tg_config_load(cfg, text, strlen(text), e->dir, &err);
+    if (rc != 0)
+        fprintf(stderr, "config: %s\n%s\n", err.message, text);
+    assert_int_equal(rc, 0);
+    return cfg;
+}
+
+static tg_runtime *make_rt(const env *e, const char *limits, const char *tools)
+{
+    tg_config *cfg = make_cfg(e, limits, tools, NULL);
+    tg_runtime *rt = NULL;
+    tg_error err = {0};
+    int rc = tg_runtime_new(cfg, &rt, &err);
+    if (rc != 0)
+        fprintf(stderr, "runtime: %s\n", err.message);
+    assert_int_equal(rc, 0);
+    tg_config_free(cfg);
+    return rt;
+}
+
+static void add(tg_turn *t, const char *id, const char *tool, const char *args)
+{
+    tg_call *c = tg__call_new(id, tool, "toolgate");
+    assert_non_null(c);
+    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
+    assert_int_equal(tg__turn_add_call(t, c), 0);
+}
+
+static void run(tg_runtime *rt, tg_turn *t)
+{
+    tg_error err = {0};
+    int rc = tg_runtime_run_turn(rt, t, &err);
+    if (rc != 0)
+        fprintf(stderr, "run_turn: %s\n", err.message);
+    assert_int_equal(rc, 0);
+    for (size_t i = 0; i < tg_turn_call_count(t); i++)
+        assert_non_null(tg_turn_result(t, i));
+}
+
+static const tg_result *res(const tg_turn *t, size_t i)
+{
+    const tg_result *r = tg_turn_result(t, i);
+    assert_non_null(r);
+    return r;
+}
+
+static void expect_error(const tg_turn *t, size_t i, const char *code,
+                         tg_execution ex)
+{
+    const tg_result *r = res(t, i);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
+    if (strcmp(tg_result_error_code(r), code) != 0)
+        fail_msg("call %zu: code %s (%s), expected %s", i,
+                 tg_result_error_code(r), tg_result_error_message(r), code);
+    assert_int_equal(tg_result_execution(r), ex);
+}
+
+/* ------------------------------------------------------------ events */
+
+typedef struct rec_call {
+    char id[64];
+    int accepted, started, finished, outputs;
+    long pid, pgid, child;
+    char out[1024];
+    size_t out_len;
+} rec_call;
+
+typedef struct recorder {
+    int seq;
+    rec_call calls[64];
+    int n;
+    int stray; /* events for calls never accepted, or out of order */
+} recorder;
+
+static rec_call *rec_find(recorder *r, const tg_call *c, int create)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->calls[i].id, tg_call_id(c)) == 0)
+            return &r->calls[i];
+    if (!create || r->n == 64)
+        return NULL;
+    rec_call *x = &r->calls[r->n++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%s", tg_call_id(c));
+    return x;
+}
+
+static rec_call *rec_get(recorder *r, const char *id)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->calls[i].id, id) == 0)
+            return &r->calls[i];
+    fail_msg("no events for call %s", id);
+    return NULL;
+}
+
+static void ev_accepted(void *ud, const tg_call *c)
+{
+    recorder *r = ud;
+    rec_find(r, c, 1)->accepted = ++r->seq;
+}
+
+static void ev_started(void *ud, const tg_call *c)
+{
+    recorder *r = ud;
+    rec_call *x = rec_find(r, c, 0);
+    if (x == NULL || !x->accepted || x->started)
+        r->stray++;
+    else
+        x->started = ++r->seq;
+}
+
+static void ev_output(void *ud, const tg_call *c, int stream, const char *d,
+                      size_t len)
+{
+    recorder *r = ud;
+    rec_call *x = rec_find(r, c, 0);
+    if (x == NULL || !x->started || x->finished) {
+        r->stray++;
+        return;
+    }
+    x->outputs++;
+    size_t room = sizeof x->out - 1 - x->out_len;
+    size_t n = len < room ? len : room;
+    memcpy(x->out + x->out_len, d, n);
+    x->out_len += n;
+    x->out[x->out_len] = '\0';
+    if (stream == 2) {
+        const char *p = strstr(x->out, "pid=");
+        if (p != NULL) {
+            sscanf(p, "pid=%ld pgid=%ld", &x->pid, &x->pgid);
+            const char *ch = strstr(p, "child=");
+            if (ch != NULL)
+                sscanf(ch, "child=%ld", &x->child);
+        }
+    }
+}
+
+static void ev_finished(void *ud, const tg_call *c, const tg_result *res_)
+{
+    recorder *r = ud;
+    rec_call *x = rec_find(r, c, 0);
+    if (x == NULL || !x->accepted || x->finished ||
+        strcmp(tg_result_id(res_), tg_call_id(c)) != 0)
+        r->stray++;
+    else
+        x->finished = ++r->seq;
+}
+
+static const tg_events rec_events = {ev_accepted, ev_started, ev_output,
+                                     ev_finished};
+
+/* ------------------------------------------------------------ commands */
+
+#define SLEEP_TOOL                                                             \
+    "{\"name\": \"sleep\", \"command\": [\"FX/sleep_ms\", \"{ms}\"]}"
+
+static void test_deadline_three_sleeps_and_a_timeout(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e,
+                             "\"timeout_ms\": 1000, \"parallel\": 8, "
+                             "\"kill_grace_ms\": 500",
+                             SLEEP_TOOL);
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "s1", "sleep", "{\"ms\": 800}");
+    add(t, "s2", "sleep", "{\"ms\": 800}");
+    add(t, "s3", "sleep", "{\"ms\": 800}");
+    add(t, "s4", "sleep", "{\"ms\": 5000}");
+    double t0 = now_ms();
+    run(rt, t);
+    double took = now_ms() - t0;
+    assert_true(took < 2500);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+        assert_string_equal(tg_result_payload_json(res(t, i)), "\"\"");
+        assert_int_equal(tg_result_exit_status(res(t, i)), 0);
+        assert_int_equal(tg_result_execution(res(t, i)), TG_EXECUTION_FINISHED);
+        assert_true(tg_result_duration_ms(res(t, i)) >= 790);
+    }
+    const tg_result *r = res(t, 3);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(tg_result_payload_json(r),
+                        "{\"timeout\":{\"durationMs\":1000}}");
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+    assert_int_equal(rec.stray, 0);
+    const char *ids[] = {"s1", "s2", "s3", "s4"};
+    for (int i = 0; i < 4; i++) {
+        rec_call *x = rec_get(&rec, ids[i]);
+        assert_true(x->accepted < x->started && x->started < x->finished);
+        assert_true(x->pid > 0);
+        /* Its own process group, and nothing of it is left. */
+        assert_int_equal(x->pgid, x->pid);
+        assert_int_equal(kill(-(pid_t)x->pgid, 0), -1);
+        assert_int_equal(errno, ESRCH);
+    }
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_ignore_term_killed_after_grace(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"timeout_ms\": 300, \"kill_grace_ms\": 300",
+                             "{\"name\": \"stubborn\", \"command\": "
+                             "[\"FX/ignore_term\", \"{ms}\"]}");
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "t1", "stubborn", "{\"ms\": 20000}");
+    double t0 = now_ms();
+    run(rt, t);
+    double took = now_ms() - t0;
+    assert_true(took >= 550 && took < 3000);
+    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(tg_result_payload_json(res(t, 0)),
+                        "{\"timeout\":{\"durationMs\":300}}");
+    rec_call *x = rec_get(&rec, "t1");
+    assert_true(x->pid > 0);
+    assert_false(alive((pid_t)x->pid));
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_group_kill_takes_grandchildren(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"timeout_ms\": 400, \"kill_grace_ms\": 300",
+                             "{\"name\": \"spawn\", \"command\": "
+                             "[\"FX/spawn_child\", \"{child}\", \"{own}\"]}");
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    /* Times out with its grandchild running... */
+    add(t, "g1", "spawn", "{\"child\": 30000, \"own\": 30000}");
+    /* ...or exits at once and leaves the grandchild behind. */
+    add(t, "g2", "spawn", "{\"child\": 30000, \"own\": 0}");
+    run(rt, t);
+    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
+    const char *ids[] = {"g1", "g2"};
+    for (int i = 0; i < 2; i++) {
+        rec_call *x = rec_get(&rec, ids[i]);
+        assert_true(x->pid > 0 && x->child > 0);
+        assert_true(dead_within((pid_t)x->pid, 2000));
+        assert_true(dead_within((pid_t)x->child, 2000));
+    }
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_exit_status_signal_and_spawn_failures(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e, "",
+        "{\"name\": \"fail\", \"command\": [\"FX/exit_code\", \"{code}\", "
+        "\"{message}\"]},"
+        "{\"name\": \"selfkill\", \"command\": [\"/bin/sh\", \"-c\", "
+        "\"kill -9 $$\"]},"
+        "{\"name\": \"missing\", \"command\": [\"/nonexistent/program\"]},"
+        "{\"name\": \"nopath\", \"command\": [\"no-such-program-tg\"]},"
+        "{\"name\": \"echo\", \"command\": [\"/bin/echo\", \"{text}\"]},"
+        "{\"name\": \"wc\", \"command\": [\"wc\", \"-c\"], \"stdin\": "
+        "\"{text}\"},"
+        "{\"name\": \"bytes\", \"command\": [\"printf\", \"a\\\\377b\"]},"
+        "{\"name\": \"where\", \"command\": [\"/bin/sh\", \"-c\", "
+        "\"echo $TG_X; pwd\"], \"env\": {\"TG_X\": \"tool\"}}");
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "f1", "fail", "{\"code\": 3, \"message\": \"disk on fire\\n\"}");
+    add(t, "k1", "selfkill", "{}");
+    add(t, "m1", "missing", "{}");
+    add(t, "m2", "nopath", "{}");
+    add(t, "e1", "echo", "{\"text\": \"hi; $(touch pwned)\"}");
+    add(t, "w1", "wc", "{\"text\": \"twelve bytes\"}");
+    add(t, "b1", "bytes", "{}");
+    char sub[PATH_MAX + 8];
+    snprintf(sub, sizeof sub, "%s/sub", e->dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    add(t, "c1", "where", "{}");
+    t->calls[7]->context =
+        json_pack("{s:s, s:{s:s}}", "cwd", "sub", "env", "TG_X", "ctx");
+    add(t, "c2", "where", "{}");
+    t->calls[8]->context = json_pack("{s:s}", "cwd", "no/such/dir");
+    add(t, "c3", "where", "{}");
+    run(rt, t);
+
+    expect_error(t, 0, "EXIT_STATUS", TG_EXECUTION_FINISHED);
+    assert_int_equal(tg_result_exit_status(res(t, 0)), 3);
+    assert_string_equal(tg_result_error_message(res(t, 0)),
+                        "command exited with status 3: disk on fire");
+    expect_error(t, 1, "KILLED_BY_SIGNAL", TG_EXECUTION_STARTED);
+    assert_string_equal(tg_result_error_message(res(t, 1)),
+                        "command was killed by signal 9 (SIGKILL)");
+    assert_int_equal(tg_result_exit_status(res(t, 1)), -1);
+    expect_error(t, 2, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
+    assert_non_null(strstr(tg_result_error_message(res(t, 2)),
+                           "cannot run '/nonexistent/program'"));
+    expect_error(t, 3, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
+    assert_string_equal(tg_result_payload_json(res(t, 4)),
+                        "\"hi; $(touch pwned)\\n\"");
+    assert_string_equal(tg_result_payload_json(res(t, 5)), "\"12\\n\"");
+    /* Invalid UTF-8 from a tool becomes U+FFFD, never a broken result. */
+    assert_string_equal(tg_result_payload_json(res(t, 6)), "\"a\xef\xbf\xbd"
+                                                           "b\"");
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "\"ctx\\n%s/sub\\n\"", e->dir);
+    assert_string_equal(tg_result_payload_json(res(t, 7)), want);
+    expect_error(t, 8, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
+    assert_non_null(strstr(tg_result_error_message(res(t, 8)),
+                           "cannot change to directory"));
+    snprintf(want, sizeof want, "\"tool\\n%s\\n\"", e->dir);
+    assert_string_equal(tg_result_payload_json(res(t, 9)), want);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_output_limit(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt =
+        make_rt(e, "\"max_output_bytes\": 1000, \"kill_grace_ms\": 200",
+                "{\"name\": \"flood\", \"command\": [\"FX/flood\", \"{n}\"]}");
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "o1", "flood", "{\"n\": 50000000}");
+    add(t, "o2", "flood", "{\"n\": 1000}");
+    add(t, "o3", "flood", "{\"n\": 3000}");
+    double t0 = now_ms();
+    run(rt, t);
+    assert_true(now_ms() - t0 < 3000);
+    expect_error(t, 0, "OUTPUT_LIMIT", TG_EXECUTION_STARTED);
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
+    assert_int_equal(strlen(tg_result_payload_json(res(t, 1))), 1002);
+    expect_error(t, 2, "OUTPUT_LIMIT", TG_EXECUTION_STARTED);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_checks(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e, "\"max_args_bytes\": 64",
+        "{\"name\": \"echo\", \"command\": [\"/bin/echo\", \"{text}\"]},"
+        "{\"name\": \"other\", \"command\": [\"/bin/true\"]}");
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "u1", "nope", "{}");
+    add(t, "a1", "echo",
+        "{\"text\": \"0123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789\"}");
+    add(t, "c1", "echo", "{\"text\": \"x\"}");
+    tg__strset(&t->calls[2]->checksum_in,
+               "sha256:0000000000000000000000000000000000000000000000000000"
+               "000000000000");
+    add(t, "c2", "echo", "{\"text\": \"y\"}");
+    tg__strset(&t->calls[3]->checksum_in, tg_call_checksum(t->calls[3]));
+    add(t, "i1", "echo", "{}");
+    add(t, "p1", "echo", "{\"text\": ");
+    run(rt, t);
+    expect_error(t, 0, "UNKNOWN_TOOL", TG_EXECUTION_NOT_STARTED);
+    assert_string_equal(tg_result_error_message(res(t, 0)),
+                        "unknown tool 'nope'; known tools: echo, other");
+    expect_error(t, 1, "ARGUMENTS_TOO_LARGE", TG_EXECUTION_NOT_STARTED);
+    assert_non_null(strstr(tg_result_error_message(res(t, 1)), "64"));
+    expect_error(t, 2, "CHECKSUM_MISMATCH", TG_EXECUTION_NOT_STARTED);
+    assert_int_equal(tg_result_outcome(res(t, 3)), TG_OUTCOME_SUCCESS);
+    assert_string_equal(tg_result_payload_json(res(t, 3)), "\"y\\n\"");
+    expect_error(t, 4, "INVALID_ARGUMENTS", TG_EXECUTION_NOT_STARTED);
+    json_t *p = json_loads(tg_result_payload_json(res(t, 4)), 0, NULL);
+    json_t *d = json_object_get(json_object_get(p, "error"), "details");
+    assert_true(json_is_array(d));
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(d, 0), "path")),
+        "/text");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(d, 0), "keyword")),
+        "required");
+    json_decref(p);
+    expect_error(t, 5, "MALFORMED_ARGUMENTS", TG_EXECUTION_NOT_STARTED);
+    /* Refused calls are accepted and finished, never started. */
+    assert_int_equal(rec.stray, 0);
+    rec_call *x = rec_get(&rec, "u1");
+    assert_true(x->accepted && !x->started && x->finished > x->accepted);
+    assert_true(tg_result_duration_ms(res(t, 0)) == 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_parallel_limit(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"parallel\": 1", SLEEP_TOOL);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "p1", "sleep", "{\"ms\": 200}");
+    add(t, "p2", "sleep", "{\"ms\": 200}");
+    add(t, "p3", "sleep", "{\"ms\": 200}");
+    double t0 = now_ms();
+    run(rt, t);
+    assert_true(now_ms() - t0 >= 600);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* ------------------------------------------------------------ cancel */
+
+typedef struct canceller {
+    tg_runtime *rt;
+    long delay_ms;
+    const char *id;
+    int signum, times;
+} canceller;
+
+static void *cancel_main(void *p)
+{
+    canceller *c = p;
+    sleep_ms(c->delay_ms);
+    if (c->signum == 0) {
+        tg_runtime_cancel(c->rt, c->id, "user", "stop it");
+        return NULL;
+    }
+    for (int i = 0; i < c->times; i++) {
+        raise(c->signum);
+        sleep_ms(150);
+    }
+    return NULL;
+}
+
+static void test_cancel_by_id_from_thread(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", SLEEP_TOOL);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "a", "sleep", "{\"ms\": 10000}");
+    add(t, "b", "sleep", "{\"ms\": 500}");
+    canceller c = {rt, 200, "a", 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
+    double t0 = now_ms();
+    run(rt, t);
+    pthread_join(th, NULL);
+    assert_true(now_ms() - t0 < 3000);
+    const tg_result *r = res(t, 0);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
+    assert_string_equal(
+        tg_result_payload_json(r),
+        "{\"canceled\":{\"reason\":\"stop it\",\"by\":\"user\"}}");
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
+    /* A cancel with no turn running is dropped, not kept for the next. */
+    assert_int_equal(tg_runtime_cancel(rt, NULL, "user", "late"), 0);
+    tg_turn *t2 = tg__turn_new("toolgate");
+    add(t2, "z", "sleep", "{\"ms\": 10}");
+    run(rt, t2);
+    assert_int_equal(tg_result_outcome(res(t2, 0)), TG_OUTCOME_SUCCESS);
+    tg_turn_free(t2);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_cancel_on_signal(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"parallel\": 2", SLEEP_TOOL);
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_cancel_on_signal(rt, SIGUSR1, &err), 0);
+    assert_int_equal(tg_runtime_cancel_on_signal(rt, SIGKILL, &err), TG_EINVAL);
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "r1", "sleep", "{\"ms\": 10000}");
+    add(t, "r2", "sleep", "{\"ms\": 10000}");
+    add(t, "q1", "sleep", "{\"ms\": 10000}");
+    canceller c = {rt, 300, NULL, SIGUSR1, 1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
+    double t0 = now_ms();
+    run(rt, t);
+    pthread_join(th, NULL);
+    assert_true(now_ms() - t0 < 3000);
+    for (size_t i = 0; i < 3; i++) {
+        const tg_result *r = res(t, i);
+        assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
+        json_t *p = json_loads(tg_result_payload_json(r), 0, NULL);
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(p, "canceled"), "by")),
+                            "user");
+        json_decref(p);
+    }
+    assert_int_equal(tg_result_execution(res(t, 0)), TG_EXECUTION_STARTED);
+    assert_int_equal(tg_result_execution(res(t, 2)), TG_EXECUTION_NOT_STARTED);
+    assert_false(alive((pid_t)rec_get(&rec, "r1")->pid));
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void test_second_signal_skips_grace(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"kill_grace_ms\": 20000",
+                             "{\"name\": \"stubborn\", \"command\": "
+                             "[\"FX/ignore_term\", \"{ms}\"]}");
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_cancel_on_signal(rt, SIGUSR2, &err), 0);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "s", "stubborn", "{\"ms\": 30000}");
+    canceller c = {rt, 300, NULL, SIGUSR2, 2};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
+    double t0 = now_ms();
+    run(rt, t);
+    pthread_join(th, NULL);
+    assert_true(now_ms() - t0 < 2000);
+    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_CANCELED);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static int h_json(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)ud;
+    assert_non_null(tg_handler_call(ctx));
+    assert_non_null(tg_handler_workspace(ctx));
+    assert_non_null(tg_handler_cwd(ctx));
+    return tg_handler_set_json(ctx, a, n);
+}
+
+static int h_write(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    (void)ud;
+    tg_handler_write(ctx, "hello ", 6);
+    return tg_handler_write(ctx, "world", 5);
+}
+
+static int h_fail(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    (void)ud;
+    tg_handler_fail(ctx, "NOPE", "it failed");
+    return -1;
+}
+
+static int h_ret(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)ctx;
+    (void)a;
+    (void)n;
+    (void)ud;
+    return -1;
+}
+
+static int h_noop(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)ctx;
+    (void)a;
+    (void)n;
+    (void)ud;
+    return 0;
+}
+
+static int h_spin(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    (void)ud;
+    for (int i = 0; i < 5000 && !tg_handler_canceled(ctx); i++)
+        sleep_ms(1);
+    return 0;
+}
+
+static int h_deaf(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    int *done = ud;
+    sleep_ms(1500);
+    tg_handler_write(ctx, "late", 4);
+    *done = 1;
+    return 0;
+}
+
+static void reg(tg_runtime *rt, const char *name, tg_handler_fn fn, void *ud,
+                unsigned flags)
+{
+    tg_error err = {0};
+    int rc = tg_runtime_register(rt, name, "a test handler", NULL, fn, ud,
+                                 flags, &err);
+    if (rc != 0)
+        fprintf(stderr, "register: %s\n", err.message);
+    assert_int_equal(rc, 0);
+}
+
+static void test_handlers_inline_and_pool(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", NULL);
+    static const struct {
+        const char *name;
+        tg_handler_fn fn;
+    } kinds[] = {{"json", h_json},
+                 {"write", h_write},
+                 {"fail", h_fail},
+                 {"ret", h_ret},
+                 {"noop", h_noop}};
+    char name[64];
+    for (size_t k = 0; k < 5; k++) {
+        snprintf(name, sizeof name, "%s_inline", kinds[k].name);
+        reg(rt, name, kinds[k].fn, NULL, TG_TOOL_INLINE);
+        snprintf(name, sizeof name, "%s_pool", kinds[k].name);
+        reg(rt, name, kinds[k].fn, NULL, 0);
+    }
+    tg_error err = {0};
+    assert_int_equal(
+        tg_runtime_register(rt, "json_pool", "", NULL, h_noop, NULL, 0, &err),
+        TG_EEXIST);
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    for (int round = 0; round < 2; round++) {
+        /* The same runtime runs turn after turn. */
+        tg_turn *t = tg__turn_new("toolgate");
+        const char *sfx[] = {"inline", "pool"};
+        for (int s = 0; s < 2; s++) {
+            char id[32];
+            for (size_t k = 0; k < 5; k++) {
+                snprintf(id, sizeof id, "%s-%s-%d", kinds[k].name, sfx[s],
+                         round);
+                snprintf(name, sizeof name, "%s_%s", kinds[k].name, sfx[s]);
+                add(t, id, name, "{\"a\": [1, 2], \"b\": \"\xc3\xa9\"}");
+            }
+        }
+        run(rt, t);
+        for (size_t s = 0; s < 2; s++) {
+            size_t b = s * 5;
+            assert_int_equal(tg_result_outcome(res(t, b)), TG_OUTCOME_SUCCESS);
+            assert_string_equal(tg_result_payload_json(res(t, b)),
+                                "{\"a\":[1,2],\"b\":\"\xc3\xa9\"}");
+            assert_string_equal(tg_result_payload_json(res(t, b + 1)),
+                                "\"hello world\"");
+            expect_error(t, b + 2, "NOPE", TG_EXECUTION_FINISHED);
+            assert_string_equal(tg_result_error_message(res(t, b + 2)),
+                                "it failed");
+            expect_error(t, b + 3, "TOOL_FAILED", TG_EXECUTION_FINISHED);
+            assert_string_equal(tg_result_error_message(res(t, b + 3)),
+                                "handler returned -1");
+            assert_string_equal(tg_result_payload_json(res(t, b + 4)), "null");
+        }
+        tg_turn_free(t);
+    }
+    assert_int_equal(rec.stray, 0);
+    rec_call *x = rec_get(&rec, "write-pool-1");
+    assert_string_equal(x->out, "hello world");
+    assert_true(x->started > x->accepted && x->finished > x->started);
+    tg_runtime_free(rt);
+}
+
+static void test_handler_timeout(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"timeout_ms\": 150", NULL);
+    int deaf_done = 0;
+    reg(rt, "spin", h_spin, NULL, 0);
+    reg(rt, "deaf", h_deaf, &deaf_done, 0);
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "spin", "spin", "{}");
+    add(t, "deaf", "deaf", "{}");
+    double t0 = now_ms();
+    run(rt, t);
+    /* Ends with the deadline, not with the handler that ignores it. */
+    assert_true(now_ms() - t0 < 1000);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_TIMEOUT);
+        assert_string_equal(tg_result_payload_json(res(t, i)),
+                            "{\"timeout\":{\"durationMs\":150}}");
+    }
+    /* The turn may go; the late handler's output is dropped, and freeing
+     * the runtime waits for it. */
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+    assert_int_equal(deaf_done, 1);
+    assert_int_equal(rec_get(&rec, "deaf")->outputs, 0);
+    assert_int_equal(rec.stray, 0);
+}
+
+static void test_many_inline_calls(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", NULL);
+    reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
+    tg_turn *t = tg__turn_new("toolgate");
+    char id[32];
+    const size_t n = 10000;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "call_%zu", i);
+        add(t, id, "noop",
+            "{\"path\":\"src/main.c\",\"offset\":0,\"limit\":200,"
+            "\"encoding\":\"utf-8\",\"follow\":true,\"mode\":\"text\","
+            "\"tags\":[\"a\",\"b\"]}");
+    }
+    double t0 = now_ms();
+    run(rt, t);
+    double us = (now_ms() - t0) * 1e3 / (double)n;
+    fprintf(stderr, "    runtime cost of an inline no-op call: %.2f us\n", us);
+    /* Generous (sanitizers, shared machine); catches anything quadratic. */
+    assert_true(us < 100);
+    for (size_t i = 0; i < n; i += 997)
+        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* A tool that never reads its stdin while we write more than a pipe holds:
+ * the write fails with EPIPE and SIGPIPE must not kill the host. */
+static void test_stdin_not_read(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt =
+        make_rt(e, "",
+                "{\"name\": \"deaf\", \"command\": [\"/bin/true\"], "
+                "\"stdin\": \"{text}\"}");
+    size_t big = 600000;
+    char *args = malloc(big + 32);
+    assert_non_null(args);
+    memcpy(args, "{\"text\": \"", 10);
+    memset(args + 10, 'x', big);
+    memcpy(args + 10 + big, "\"}", 3);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "d1", "deaf", args);
+    add(t, "d2", "deaf", args);
+    free(args);
+    run(rt, t);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* ------------------------------------------------------------ journal */
+
+typedef struct fake_journal {
+    tg_journal base;
+    int begins, finishes, fail_begin, fail_finish_at;
+    size_t begun, rows, biggest;
+} fake_journal;
+
+static int fj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+                    tg_error *err)
+{
+    fake_journal *f = (fake_journal *)j;
+    (void)calls;
+    f->begins++;
+    if (f->fail_begin)
+        return tg__error_set(err, TG_EJOURNAL, "journal.db: disk I/O error");
+    f->begun += n;
+    return 0;
+}
+
+static int fj_finish(tg_journal *j, tg_call *const *calls,
+                     tg_result *const *results, size_t n, tg_error *err)
+{
+    fake_journal *f = (fake_journal *)j;
+    f->finishes++;
+    if (f->finishes == f->fail_finish_at)
+        return tg__error_set(err, TG_EJOURNAL, "journal.db: disk full");
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(calls[i]->id, results[i]->id);
+    f->rows += n;
+    if (n > f->biggest)
+        f->biggest = n;
+    return 0;
+}
+
+static void fj_close(tg_journal *j)
+{
+    (void)j; /* lives on the test's stack */
+}
+
+static const tg_journal_ops fake_ops = {"fake", fj_begin, fj_finish,
+                                        NULL,   NULL,     fj_close};
+
+static void test_group_commit(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", SLEEP_TOOL);
+    reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
+    fake_journal fj = {{&fake_ops}, 0, 0, 0, 0, 0, 0, 0};
+    rt->journal = &fj.base;
+    tg_turn *t = tg__turn_new("toolgate");
+    char id[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "n%d", i);
+        add(t, id, i % 50 == 0 ? "sleep" : "noop",
+            i % 50 == 0 ? "{\"ms\": 100}" : "{}");
+    }
+    run(rt, t);
+    /* One begin for the whole turn; the inline results in one commit. */
+    assert_int_equal(fj.begins, 1);
+    assert_int_equal(fj.begun, 200);
+    assert_int_equal(fj.rows, 200);
+    assert_true(fj.biggest >= 196);
+    assert_true(fj.finishes <= 5);
+    tg_turn_free(t);
+    rt->journal = NULL;
+    tg_runtime_free(rt);
+}
+
+static void test_journal_failures(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"kill_grace_ms\": 200", SLEEP_TOOL);
+    reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    fake_journal fj = {{&fake_ops}, 0, 0, 1, 0, 0, 0, 0};
+    rt->journal = &fj.base;
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "a", "sleep", "{\"ms\": 10000}");
+    add(t, "b", "noop", "{}");
+    tg_error err = {0};
+    /* The call rows cannot be written: nothing runs. */
+    assert_int_equal(tg_runtime_run_turn(rt, t, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "disk I/O error"));
+    assert_int_equal(rec_get(&rec, "a")->started, 0);
+    assert_int_equal(rec_get(&rec, "b")->started, 0);
+    assert_null(tg_turn_result(t, 0));
+
+    /* A result cannot be written: the rest is stopped, nothing is shown. */
+    fj.fail_begin = 0;
+    fj.fail_finish_at = 1;
+    memset(&rec, 0, sizeof rec);
+    double t0 = now_ms();
+    assert_int_equal(tg_runtime_run_turn(rt, t, &err), TG_EJOURNAL);
+    assert_true(now_ms() - t0 < 2000);
+    assert_non_null(strstr(err.message, "disk full"));
+    assert_null(tg_turn_result(t, 0));
+    assert_null(tg_turn_result(t, 1));
+    assert_int_equal(rec_get(&rec, "a")->finished, 0);
+    assert_false(alive((pid_t)rec_get(&rec, "a")->pid));
+    tg_turn_free(t);
+    rt->journal = NULL;
+    tg_runtime_free(rt);
+
+    /* A journal that cannot be opened fails the runtime. */
+    tg_config *cfg = make_cfg(e, "", NULL, "/dev/null/journal.db");
+    assert_int_equal(tg_runtime_new(cfg, &rt, &err), TG_EJOURNAL);
+    assert_null(rt);
+    tg_config_free(cfg);
+}
+
+static void test_journal_rows(void **state)
+{
+    env *e = *state;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/j/journal.db", e->dir);
+    tg_config *cfg = make_cfg(e, "", SLEEP_TOOL, path);
+    tg_runtime *rt = NULL;
+    tg_error err = {0};
+    int rc = tg_runtime_new(cfg, &rt, &err);
+    if (rc != 0)
+        fprintf(stderr, "runtime: %s\n", err.message);
+    assert_int_equal(rc, 0);
+    tg_config_free(cfg);
+    reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "j1", "noop", "{}");
+    add(t, "j2", "sleep", "{\"ms\": 50}");
+    add(t, "j3", "nope", "{}");
+    run(rt, t);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+
+    char *out = NULL;
+    tg_history_query q = {0};
+    rc = tg_journal_history(path, &q, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "history: %s\n", err.message);
+    assert_int_equal(rc, 0);
+    json_t *h = json_loads(out, 0, NULL);
+    assert_true(json_is_array(h));
+    assert_int_equal(json_array_size(h), 3);
+    json_decref(h);
+    tg_free(out);
+    rc = tg_journal_show(path, "j3", &out, &err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "UNKNOWN_TOOL"));
+    tg_free(out);
+}
+
+/* ------------------------------------------------------------ death */
+
+static void test_children_die_with_the_runtime(void **state)
+{
+    env *e = *state;
+    char pidfile[PATH_MAX + 16];
+    snprintf(pidfile, sizeof pidfile, "%s/victim.pid", e->dir);
+    pid_t runner = fork();
+    assert_true(runner >= 0);
+    if (runner == 0) {
+        tg_runtime *rt = make_rt(e, "",
+                                 "{\"name\": \"victim\", \"command\": "
+                                 "[\"FX/write_pid\", \"{file}\", \"{ms}\"]}");
+        tg_turn *t = tg__turn_new("toolgate");
+        char args[PATH_MAX + 64];
+        snprintf(args, sizeof args, "{\"file\": \"%s\", \"ms\": 30000}",
+                 pidfile);
+        add(t, "v", "victim", args);
+        tg_runtime_run_turn(rt, t, NULL);
+        _exit(0);
+    }
+    long victim = 0;
+    for (int i = 0; i < 300 && victim == 0; i++) {
+        FILE *f = fopen(pidfile, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%ld", &victim) != 1)
+                victim = 0;
+            fclose(f);
+        }
+        if (victim == 0)
+            sleep_ms(10);
+    }
+    assert_true(victim > 0);
+    assert_true(alive((pid_t)victim));
+    kill(runner, SIGKILL);
+    int st;
+    waitpid(runner, &st, 0);
+    assert_true(dead_within((pid_t)victim, 2000));
+}
+
+/* ------------------------------------------------------------ tools */
+
+static void test_tools_listing(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt =
+        make_rt(e, "",
+                "{\"name\": \"echo\", \"description\": \"Echo text\", "
+                "\"input_schema\": {\"type\": \"object\"}, \"command\": "
+                "[\"/bin/echo\"], \"annotations\": {\"readOnlyHint\": true}}");
+    reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
+    char *out = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_tools(rt, NULL, &out, &err), 0);
+    assert_string_equal(
+        out, "{\"tools\":[{\"name\":\"echo\",\"description\":\"Echo text\","
+             "\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+             "{\"readOnlyHint\":true}},{\"name\":\"noop\",\"description\":"
+             "\"a test handler\",\"inputSchema\":{\"type\":\"object\"}}]}\n");
+    tg_free(out);
+    assert_int_equal(tg_runtime_tools(rt, "openai-chat", &out, &err), 0);
+    assert_string_equal(
+        out, "[{\"type\":\"function\",\"function\":{\"name\":\"echo\","
+             "\"description\":\"Echo text\",\"parameters\":{\"type\":"
+             "\"object\"}}},{\"type\":\"function\",\"function\":{\"name\":"
+             "\"noop\",\"description\":\"a test handler\",\"parameters\":"
+             "{\"type\":\"object\"}}}]\n");
+    tg_free(out);
+    assert_int_equal(tg_runtime_tools(rt, "toolgate", &out, &err), 0);
+    assert_string_equal(
+        out, "{\"name\":\"echo\",\"description\":\"Echo text\","
+             "\"input_schema\":{\"type\":\"object\"}}\n{\"name\":\"noop\","
+             "\"description\":\"a test handler\",\"input_schema\":"
+             "{\"type\":\"object\"}}\n");
+    tg_free(out);
+    assert_int_equal(tg_runtime_tools(rt, "gemini", &out, &err), TG_EFORMAT);
+    assert_non_null(strstr(err.message, "openai-chat"));
+    assert_null(out);
+    tg_runtime_free(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_deadline_three_sleeps_and_a_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ignore_term_killed_after_grace,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_kill_takes_grandchildren,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_exit_status_signal_and_spawn_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parallel_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_by_id_from_thread, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_on_signal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_signal_skips_grace, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_handlers_inline_and_pool, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_handler_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_inline_calls, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_journal_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_not_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_children_die_with_the_runtime,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tools_listing, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
