@@ -284,6 +284,11 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err);
  * Returns 0, or TG_ENOMEM. */
 int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
                       const char *reason);
+/* While tg_runtime_run_turn runs, delivery of signal `signum` (e.g. SIGINT)
+ * cancels every running and queued call (outcome canceled, by "user") instead
+ * of its default action; the turn still ends with one result per call. A
+ * second delivery during the same turn skips the kill grace period. */
+int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err);
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);

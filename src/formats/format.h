@@ -27,6 +27,13 @@ typedef struct tg_format {
      * when non-NULL it is used instead of parse. source_name is for errors. */
     int (*parse_text)(tg_turn *turn, const char *text, size_t len,
                       const char *source_name, tg_error *err);
+    /* Optional fast path: reads the format's most common shape straight
+     * from the text, without building the document. Only for shapes that
+     * detection scores highest for this format, and it must fill the turn
+     * exactly as detect+parse would. Returns 1 when it did, 0 when the text
+     * is not that plain shape (the caller discards the turn and takes the
+     * document path, which also reports every error), or TG_ENOMEM. */
+    int (*parse_fast)(tg_turn *turn, const char *text, size_t len);
     /* Appends the rendered results of turn (every call has a result). */
     int (*render)(const tg_turn *turn, tg_buf *out, tg_error *err);
 } tg_format;
@@ -42,5 +49,19 @@ extern const tg_format tg__format_native;
  * (the string itself when the payload is a string, else compact JSON). Appends
  * to out. */
 int tg__format_payload_text(const tg_result *result, tg_buf *out);
+
+/* Whether a failed json_load* ran out of memory: jansson reports some
+ * allocation failures with json_error_out_of_memory and others by leaving
+ * the error unset (empty text). */
+int tg__format_json_oom(const json_error_t *jerr);
+
+/* Appends `value` (borrowed) as compact JSON (any value, not only objects and
+ * arrays). Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__format_dump(const json_t *value, tg_buf *out);
+
+/* Appends the len bytes of s as one JSON string literal (quotes included),
+ * escaped as jansson's compact output does; bytes that are not valid UTF-8
+ * become U+FFFD so the output is always valid JSON. */
+int tg__format_json_string(tg_buf *out, const char *s, size_t len);
 
 #endif

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make bench`: installs the peers from bench/package-lock.json and runs every
+# benchmark of bench/ with its peer in the same run.
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+(cd bench && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+"$build/bench/bench_pipeline" 10000 bench
+"$build/bench/bench_spawn" 1000 bench

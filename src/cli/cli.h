@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - what the command files of the `toolgate` binary share: exit
+ * statuses (spec/cli.md), reading input, loading the configuration, and the
+ * command entry points. The CLI uses only the public header toolgate.h.
+ */
+#ifndef TG_CLI_H
+#define TG_CLI_H
+
+#include <stddef.h>
+
+#include "toolgate.h"
+
+enum {
+    EXIT_DONE = 0,     /* every call got a result */
+    EXIT_STRICT = 1,   /* --strict: some outcome was not success */
+    EXIT_USAGE = 2,    /* usage error or unreadable input */
+    EXIT_CONFIG = 3,   /* invalid configuration */
+    EXIT_INTERNAL = 4  /* journal unwritable, out of memory */
+};
+
+/* The most input `run` reads (bytes); larger input is a usage error. */
+#define CLI_MAX_INPUT ((size_t)512 * 1024 * 1024)
+
+/* Prints "toolgate: <message>" to stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Maps a library error code to the exit status of spec/cli.md. */
+int cli_exit_for(int code);
+/* Reads a whole file ("-" or NULL: stdin) up to `limit` bytes into a new
+ * NUL-terminated buffer (caller frees). Returns 0, or an exit status after
+ * printing why. */
+int cli_read_all(const char *path, size_t limit, char **out, size_t *out_len);
+/* Builds the configuration: --config FILE, else $TOOLGATE_CONFIG, else
+ * ./toolgate.json when present, else the embedded defaults. Returns 0 or an
+ * exit status after printing why. */
+int cli_load_config(const char *path, tg_config **out);
+/* Parses a decimal integer option value in [min, max]; returns 0 or
+ * EXIT_USAGE after printing which option was wrong. */
+int cli_parse_int(const char *opt, const char *text, long long min,
+                  long long max, long long *out);
+
+int cmd_run(int argc, char **argv);
+int cmd_tools(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+
+#endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_history.c - `toolgate history` (the journal, newest first, as a table
+ * or JSON Lines) and `toolgate show ID` (one call and its matched result).
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char history_usage[] =
+    "usage: toolgate history [--tool T] [--outcome O] [--caller C]\n"
+    "                        [--since TIME] [--limit N] [--json]\n"
+    "\n"
+    "Lists journaled results, newest first (default 20). TIME is RFC 3339 or\n"
+    "Unix seconds/milliseconds. --json prints result records as JSON Lines,\n"
+    "each with its call under \"call\".\n";
+
+static const char show_usage[] =
+    "usage: toolgate show ID [--config FILE]\n"
+    "\n"
+    "Prints the newest journaled call with this id and its matched result.\n";
+
+static int journal_path(const char *config, char **out)
+{
+    tg_config *cfg = NULL;
+    int status = cli_load_config(config, &cfg);
+    if (status != EXIT_DONE)
+        return status;
+    const char *path = tg_config_journal(cfg);
+    if (path == NULL) {
+        cli_error("the journal is off in this configuration");
+        tg_config_free(cfg);
+        return EXIT_CONFIG;
+    }
+    *out = strdup(path);
+    tg_config_free(cfg);
+    return *out ? EXIT_DONE : EXIT_INTERNAL;
+}
+
+static void print_row(const json_t *rec) /* borrowed */
+{
+    const json_t *call = json_object_get(rec, "call"); /* borrowed */
+    const char *caller = json_string_value(json_object_get(call, "caller_id"));
+    const char *when = json_string_value(json_object_get(rec, "completed_at"));
+    printf("%-24s  %-28s  %-16s  %-8s  %9.1f ms  %s\n", when ? when : "-",
+           json_string_value(json_object_get(rec, "id")),
+           json_string_value(json_object_get(rec, "tool")),
+           json_string_value(json_object_get(rec, "outcome")),
+           json_number_value(json_object_get(rec, "duration_ms")),
+           caller ? caller : "-");
+}
+
+int cmd_history(int argc, char **argv)
+{
+    enum { O_TOOL = 256, O_OUTCOME, O_CALLER, O_SINCE, O_LIMIT, O_JSON,
+           O_CONFIG, O_HELP };
+    static const struct option longopts[] = {
+        {"tool", required_argument, NULL, O_TOOL},
+        {"outcome", required_argument, NULL, O_OUTCOME},
+        {"caller", required_argument, NULL, O_CALLER},
+        {"since", required_argument, NULL, O_SINCE},
+        {"limit", required_argument, NULL, O_LIMIT},
+        {"json", no_argument, NULL, O_JSON},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0}};
+    tg_history_query q = {0};
+    const char *config = NULL;
+    int as_json = 0, c;
+    long long limit = 20;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_TOOL: q.tool = optarg; break;
+        case O_OUTCOME: q.outcome = optarg; break;
+        case O_CALLER: q.caller = optarg; break;
+        case O_SINCE: q.since = optarg; break;
+        case O_LIMIT:
+            if (cli_parse_int("--limit", optarg, 1, 100000, &limit))
+                return EXIT_USAGE;
+            break;
+        case O_JSON: as_json = 1; break;
+        case O_CONFIG: config = optarg; break;
+        case O_HELP: fputs(history_usage, stdout); return EXIT_DONE;
+        default:
+            cli_error("history: unknown or incomplete option '%s'",
+                      argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("history: unexpected argument '%s'", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (q.outcome && strcmp(tg_outcome_name(tg_outcome_from_name(q.outcome)),
+                            q.outcome) != 0) {
+        cli_error("--outcome must be success, error, canceled, timeout or "
+                  "denied, got '%s'",
+                  q.outcome);
+        return EXIT_USAGE;
+    }
+    q.limit = (int)limit;
+    char *path = NULL, *text = NULL;
+    int status = journal_path(config, &path);
+    if (status != EXIT_DONE)
+        return status;
+    tg_error err = {0};
+    int rc = tg_journal_history(path, &q, &text, &err);
+    if (rc != 0) {
+        cli_error("%s", err.message);
+        status = cli_exit_for(rc);
+        goto done;
+    }
+    json_error_t jerr;
+    json_t *rows = json_loads(text, 0, &jerr); /* new ref */
+    if (!json_is_array(rows)) {
+        cli_error("the journal returned unreadable history");
+        json_decref(rows);
+        status = EXIT_INTERNAL;
+        goto done;
+    }
+    size_t i;
+    json_t *rec; /* borrowed */
+    if (!as_json && json_array_size(rows) > 0)
+        printf("%-24s  %-28s  %-16s  %-8s  %12s  %s\n", "COMPLETED", "ID",
+               "TOOL", "OUTCOME", "DURATION", "CALLER");
+    json_array_foreach(rows, i, rec)
+    {
+        if (as_json) {
+            char *line = json_dumps(rec, JSON_COMPACT);
+            if (line != NULL)
+                puts(line);
+            free(line);
+        } else {
+            print_row(rec);
+        }
+    }
+    json_decref(rows);
+done:
+    tg_free(text);
+    free(path);
+    return status;
+}
+
+int cmd_show(int argc, char **argv)
+{
+    enum { O_CONFIG = 256, O_HELP };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, O_CONFIG},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0}};
+    const char *config = NULL;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_CONFIG: config = optarg; break;
+        case O_HELP: fputs(show_usage, stdout); return EXIT_DONE;
+        default:
+            cli_error("show: unknown or incomplete option '%s'",
+                      argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        cli_error("show takes exactly one call id (try 'toolgate show --help')");
+        return EXIT_USAGE;
+    }
+    char *path = NULL, *text = NULL;
+    int status = journal_path(config, &path);
+    if (status != EXIT_DONE)
+        return status;
+    tg_error err = {0};
+    int rc = tg_journal_show(path, argv[optind], &text, &err);
+    if (rc != 0) {
+        cli_error("%s", err.message);
+        status = rc == TG_ENOTFOUND ? EXIT_USAGE : cli_exit_for(rc);
+    } else {
+        json_error_t jerr;
+        json_t *doc = json_loads(text, 0, &jerr); /* new ref */
+        char *pretty = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+        puts(pretty ? pretty : text);
+        free(pretty);
+        json_decref(doc);
+    }
+    tg_free(text);
+    free(path);
+    return status;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.c - helpers every command uses: error printing, exit statuses,
+ * reading input with a size cap, loading the configuration, integer options.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("toolgate: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_exit_for(int code)
+{
+    switch (code) {
+    case 0:
+        return EXIT_DONE;
+    case TG_EPARSE:
+    case TG_EFORMAT:
+    case TG_EINVAL:
+    case TG_ENOTFOUND:
+        return EXIT_USAGE;
+    case TG_ECONFIG:
+    case TG_ESCHEMA:
+    case TG_EEXIST:
+        return EXIT_CONFIG;
+    default:
+        return EXIT_INTERNAL;
+    }
+}
+
+int cli_read_all(const char *path, size_t limit, char **out, size_t *out_len)
+{
+    int from_stdin = path == NULL || strcmp(path, "-") == 0;
+    const char *name = from_stdin ? "<stdin>" : path;
+    FILE *f = from_stdin ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        cli_error("cannot read %s: %s", name, strerror(errno));
+        return EXIT_USAGE;
+    }
+    size_t cap = 64 * 1024, len = 0;
+    char *buf = malloc(cap + 1);
+    int status = EXIT_DONE;
+    while (buf != NULL) {
+        if (len == cap) {
+            if (cap >= limit) {
+                cli_error("%s is larger than %zu bytes", name, limit);
+                status = EXIT_USAGE;
+                break;
+            }
+            size_t ncap = cap * 2 > limit ? limit : cap * 2;
+            char *grown = realloc(buf, ncap + 1);
+            if (grown == NULL)
+                break;
+            buf = grown;
+            cap = ncap;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                cli_error("cannot read %s: %s", name, strerror(errno));
+                status = EXIT_USAGE;
+            }
+            break;
+        }
+    }
+    if (!from_stdin)
+        fclose(f);
+    if (buf == NULL) {
+        cli_error("out of memory reading %s", name);
+        return EXIT_INTERNAL;
+    }
+    if (status != EXIT_DONE) {
+        free(buf);
+        return status;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return EXIT_DONE;
+}
+
+int cli_load_config(const char *path, tg_config **out)
+{
+    tg_config *cfg = tg_config_new();
+    if (cfg == NULL) {
+        cli_error("out of memory");
+        return EXIT_INTERNAL;
+    }
+    if (path == NULL)
+        path = getenv("TOOLGATE_CONFIG");
+    if ((path == NULL || *path == '\0') && access("toolgate.json", F_OK) == 0)
+        path = "toolgate.json";
+    if (path != NULL && *path != '\0') {
+        tg_error err = {0};
+        int rc = tg_config_load_file(cfg, path, &err);
+        if (rc != 0) {
+            cli_error("%s", err.message);
+            tg_config_free(cfg);
+            return rc == TG_ENOMEM ? EXIT_INTERNAL : EXIT_CONFIG;
+        }
+    }
+    *out = cfg;
+    return EXIT_DONE;
+}
+
+int cli_parse_int(const char *opt, const char *text, long long min,
+                  long long max, long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
+        cli_error("%s takes a whole number from %lld to %lld, got '%s'", opt,
+                  min, max, text);
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return EXIT_DONE;
+}
