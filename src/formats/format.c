@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format.c - the table of wire formats, format detection, and the public
+ * tg_turn_parse / tg_turn_render. Each format file only knows its own shapes;
+ * this file decides which one a document is in, turns parser failures into
+ * messages that name the input, the line and the column, and owns the helpers
+ * every renderer shares (payload text, JSON string escaping).
+ */
+#include "format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "json_fast.h"
+
+/* Detection order breaks ties: the first format with the highest score wins. */
+static const tg_format *const formats[] = {
+    &tg__format_openai_chat,
+    &tg__format_native,
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+#define EXPECTED_TURN                                                          \
+    "expected an OpenAI Chat Completions response, an assistant message, a "   \
+    "messages array, or toolgate JSON Lines (one call record per line)"
+
+const tg_format *tg__format_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(formats[i]->name, name) == 0)
+            return formats[i];
+    return NULL;
+}
+
+int tg__format_json_oom(const json_error_t *jerr)
+{
+    return json_error_code(jerr) == json_error_out_of_memory ||
+           jerr->text[0] == '\0';
+}
+
+/* ------------------------------------------------------------ rendering
+ * helpers */
+
+typedef struct dump_ctx {
+    tg_buf *out;
+    int rc; /* why the buffer refused, 0 while it did not */
+} dump_ctx;
+
+static int dump_cb(const char *buffer, size_t size, void *data)
+{
+    dump_ctx *c = data;
+    int rc = tg__buf_append(c->out, buffer, size);
+    if (rc != 0) {
+        c->rc = rc;
+        return -1;
+    }
+    return 0;
+}
+
+int tg__format_dump(const json_t *value, tg_buf *out)
+{
+    dump_ctx c = {out, 0};
+    if (json_dump_callback(value, dump_cb, &c,
+                           JSON_COMPACT | JSON_ENCODE_ANY) == 0)
+        return 0;
+    /* The buffer's own failures are recorded in c.rc. Otherwise jansson ran
+     * out of memory (its loop check allocates): values built through its
+     * checked constructors are always encodable. */
+    return c.rc != 0 ? c.rc : TG_ENOMEM;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
+ * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+int tg__format_json_string(tg_buf *out, const char *str, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *s = (const unsigned char *)str;
+    int rc;
+    /* Most text needs no escaping: one reservation, then runs of plain
+     * bytes are copied at once. */
+    if ((rc = tg__buf_reserve(out, len + 2)) != 0)
+        return rc;
+    if ((rc = tg__buf_append(out, "\"", 1)) != 0)
+        return rc;
+    size_t i = 0;
+    while (i < len) {
+        size_t run = i;
+        while (run < len && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
+               s[run] != '\\')
+            run++;
+        if (run > i && (rc = tg__buf_append(out, s + i, run - i)) != 0)
+            return rc;
+        i = run;
+        if (i >= len)
+            break;
+        unsigned char c = s[i];
+        char esc[8];
+        size_t n = 2;
+        esc[0] = '\\';
+        if (c >= 0x80) {
+            size_t seq = utf8_seq(s + i, len - i);
+            if (seq > 0) {
+                if ((rc = tg__buf_append(out, s + i, seq)) != 0)
+                    return rc;
+                i += seq;
+                continue;
+            }
+            memcpy(esc, "\\uFFFD", 6);
+            n = 6;
+        } else if (c == '"' || c == '\\')
+            esc[1] = (char)c;
+        else if (c == '\b')
+            esc[1] = 'b';
+        else if (c == '\f')
+            esc[1] = 'f';
+        else if (c == '\n')
+            esc[1] = 'n';
+        else if (c == '\r')
+            esc[1] = 'r';
+        else if (c == '\t')
+            esc[1] = 't';
+        else {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            n = 6;
+        }
+        if ((rc = tg__buf_append(out, esc, n)) != 0)
+            return rc;
+        i++;
+    }
+    return tg__buf_append(out, "\"", 1);
+}
+
+int tg__format_payload_text(const tg_result *result, tg_buf *out)
+{
+    const json_t *p = result->payload; /* borrowed */
+    if (json_is_string(p))
+        return tg__buf_append(out, json_string_value(p), json_string_length(p));
+    return tg__format_dump(p, out);
+}
+
+/* ------------------------------------------------------------ detection */
+
+/* Appends to d a short description of v's shape for "saw ..." messages:
+ * the kind, and for objects their first keys. */
+static void describe(const json_t *v, tg_buf *d, int depth)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (json_object_size(v) == 0) {
+            tg__buf_puts(d, "an empty object");
+            break;
+        }
+        tg__buf_puts(d, "an object with keys ");
+        const char *key;
+        const json_t *val; /* borrowed */
+        size_t shown = 0;
+        json_object_foreach((json_t *)v, key, val)
+        {
+            if (shown == 8) {
+                tg__buf_puts(d, ", ...");
+                break;
+            }
+            tg__buf_printf(d, "%s%.40s", shown ? ", " : "", key);
+            shown++;
+        }
+        break;
+    }
+    case JSON_ARRAY:
+        if (json_array_size(v) == 0) {
+            tg__buf_puts(d, "an empty array");
+            break;
+        }
+        tg__buf_printf(d, "an array of %zu element%s", json_array_size(v),
+                       json_array_size(v) == 1 ? "" : "s");
+        if (depth == 0) {
+            tg__buf_puts(d, ", the first ");
+            describe(json_array_get(v, 0), d, depth + 1);
+        }
+        break;
+    case JSON_STRING:
+        tg__buf_puts(d, "a string");
+        break;
+    case JSON_INTEGER:
+    case JSON_REAL:
+        tg__buf_puts(d, "a number");
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        tg__buf_puts(d, "a boolean");
+        break;
+    default:
+        tg__buf_puts(d, "null");
+    }
+}
+
+static const tg_format *detect(const json_t *doc)
+{
+    const tg_format *best = NULL;
+    int best_score = 0;
+    for (size_t i = 0; i < NFORMATS; i++) {
+        if (formats[i]->detect == NULL)
+            continue;
+        int s = formats[i]->detect(doc);
+        if (s > best_score) {
+            best_score = s;
+            best = formats[i];
+        }
+    }
+    return best;
+}
+
+static int only_space(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+/* Whether the first non-blank line of text is a JSON object with a "tool"
+ * member: the text is then read as toolgate JSON Lines even though it is not
+ * one document. 1 yes, 0 no, or TG_ENOMEM. */
+static int looks_like_json_lines(const char *text, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        if (!only_space(text + i, end - i)) {
+            json_error_t jerr;
+            json_t *first =
+                tg__json_fast_load(text + i, end - i, 0); /* new ref */
+            if (first == NULL)
+                first = json_loadb(text + i, end - i, JSON_DECODE_ANY, &jerr);
+            if (first == NULL && tg__format_json_oom(&jerr))
+                return TG_ENOMEM;
+            int yes =
+                json_is_object(first) && json_object_get(first, "tool") != NULL;
+            json_decref(first);
+            return yes;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+/* Re-prefixes a parser's message with the input's name, keeping the code,
+ * the JSON pointer and the position. */
+static int prefix_error(tg_error *err, int rc, const char *source_name)
+{
+    if (err == NULL)
+        return rc;
+    char msg[sizeof err->message];
+    memcpy(msg, err->message, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    return tg__error_set(err, rc, "%s: %s", source_name, msg);
+}
+
+static int parse_doc(const tg_format *fmt, tg_turn *turn, const json_t *doc,
+                     const char *source_name, tg_error *err)
+{
+    int rc = fmt->parse(turn, doc, err);
+    if (rc != 0 && rc != TG_ENOMEM)
+        return prefix_error(err, rc, source_name);
+    if (rc == TG_ENOMEM)
+        return tg__error_set(err, TG_ENOMEM, "%s: out of memory", source_name);
+    return 0;
+}
+
+int tg_turn_parse(const char *text, size_t len, const char *format,
+                  const char *source_name, tg_turn **out, tg_error *err)
+{
+    tg_turn *turn = NULL;
+    json_t *doc = NULL; /* new ref */
+    const tg_format *fmt = NULL;
+    int rc;
+
+    tg__error_clear(err);
+    if (out == NULL || (text == NULL && len > 0))
+        return tg__error_set(err, TG_EINVAL, "tg_turn_parse: no input or out");
+    *out = NULL;
+    if (source_name == NULL)
+        source_name = "-";
+    int autodetect = format == NULL || strcmp(format, "auto") == 0;
+    if (!autodetect && (fmt = tg__format_find(format)) == NULL)
+        return tg__error_set(err, TG_EFORMAT,
+                             "unknown input format '%s'; expected auto, "
+                             "openai-chat or toolgate",
+                             format);
+    /* Editors on some systems start UTF-8 files with a byte order mark. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
+    if (len == 0 || only_space(text, len))
+        return tg__error_set(err, TG_EPARSE,
+                             "%s: empty input; expected a model turn",
+                             source_name);
+
+    /* The fast paths first: they read the common shapes without building
+     * the document, and step aside for everything else. */
+    for (size_t i = 0; i < NFORMATS; i++) {
+        const tg_format *f = formats[i];
+        if (f->parse_fast == NULL || (fmt != NULL && f != fmt))
+            continue;
+        if ((turn = tg__turn_new(f->name)) == NULL)
+            goto oom;
+        rc = f->parse_fast(turn, text, len);
+        if (rc == 1) {
+            fmt = f;
+            goto done;
+        }
+        tg_turn_free(turn);
+        turn = NULL;
+        if (rc < 0)
+            goto oom;
+    }
+
+    json_error_t jerr;
+    doc = tg__json_fast_load(text, len, 0);
+    if (doc == NULL)
+        doc = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    if (doc == NULL) {
+        if (tg__format_json_oom(&jerr))
+            goto oom;
+        /* Several documents, one per line: JSON Lines, when the format says
+         * so or the first line is a call record. The failed whole-document
+         * parse cost one line: jansson stops at the second document. */
+        int lines = autodetect ? looks_like_json_lines(text, len) : 0;
+        if (lines == TG_ENOMEM)
+            goto oom;
+        if ((fmt != NULL && fmt->parse_text != NULL) || lines == 1) {
+            if (fmt == NULL)
+                fmt = &tg__format_native;
+            if ((turn = tg__turn_new(fmt->name)) == NULL)
+                goto oom;
+            rc = fmt->parse_text(turn, text, len, source_name, err);
+            if (rc != 0)
+                goto fail;
+            goto done;
+        }
+        rc = tg__error_at(err, TG_EPARSE, jerr.line, jerr.column,
+                          "%s:%d:%d: %s; expected JSON", source_name, jerr.line,
+                          jerr.column, jerr.text);
+        goto fail;
+    }
+    if (autodetect && (fmt = detect(doc)) == NULL) {
+        tg_buf d;
+        tg__buf_init(&d, 200);
+        describe(doc, &d, 0);
+        rc = tg__error_set(err, TG_EFORMAT,
+                           "%s: not a supported turn: saw %s; " EXPECTED_TURN,
+                           source_name, tg__buf_cstr(&d));
+        tg__buf_cleanup(&d);
+        goto fail;
+    }
+    if ((turn = tg__turn_new(fmt->name)) == NULL)
+        goto oom;
+    if ((rc = parse_doc(fmt, turn, doc, source_name, err)) != 0)
+        goto fail;
+    /* Neither renderer of this table reads the source document, so it is
+     * released here rather than kept in turn->source. */
+    json_decref(doc);
+    doc = NULL;
+done:
+    tg__turn_mark_duplicates(turn);
+    *out = turn;
+    return 0;
+oom:
+    rc = tg__error_set(err, TG_ENOMEM, "%s: out of memory", source_name);
+fail:
+    json_decref(doc);
+    tg_turn_free(turn);
+    return rc;
+}
+
+int tg_turn_render(const tg_turn *turn, const char *format, char **out,
+                   size_t *out_len, tg_error *err)
+{
+    if (turn == NULL || out == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_turn_render: no turn or out");
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    if (format == NULL || strcmp(format, "auto") == 0)
+        format = turn->format;
+    const tg_format *fmt = tg__format_find(format);
+    if (fmt == NULL || fmt->render == NULL)
+        return tg__error_set(err, TG_EFORMAT,
+                             "unknown output format '%s'; expected "
+                             "openai-chat or toolgate",
+                             format ? format : "(none)");
+    for (size_t i = 0; i < turn->n; i++)
+        if (turn->results[i] == NULL)
+            return tg__error_set(err, TG_EINVAL,
+                                 "call %zu (id '%s') has no result to render",
+                                 i, turn->calls[i]->id);
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    int rc = fmt->render(turn, &b, err);
+    if (rc == 0 && b.len > 0 && b.data[b.len - 1] != '\n')
+        rc = tg__buf_append(&b, "\n", 1);
+    if (rc != 0) {
+        tg__buf_cleanup(&b);
+        if (rc == TG_ENOMEM)
+            return tg__error_set(err, TG_ENOMEM, "out of memory rendering %s",
+                                 fmt->name);
+        return rc;
+    }
+    size_t n = b.len;
+    char *s = tg__buf_take(&b);
+    if (s == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory rendering %s",
+                             fmt->name);
+    *out = s;
+    if (out_len)
+        *out_len = n;
+    return 0;
+}

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_fast.c - a fast reader for JSON that is plainly valid: a builder of
+ * the same jansson values json_loadb returns, and a cursor that walks a
+ * document without building it (json_fast.h).
+ *
+ * Why: jansson's lexer reads one character at a time through a stream
+ * abstraction and manages about 50-80 MB/s; a turn of 10,000 calls spent
+ * most of its parse time there (about 5 us per call for the document and
+ * 2 us per arguments string, against a budget of about 1 us per call for
+ * the whole pipeline). This code scans runs of plain bytes at once and
+ * builds values with jansson's own constructors.
+ *
+ * It never decides that input is bad. On anything unusual - a syntax error,
+ * "\u0000", a number strtoll/strtod flag with ERANGE or longer than 63
+ * characters, nesting deeper than 512, a duplicate key when duplicates are
+ * rejected, a locale whose decimal point is not ".", out of memory - it
+ * gives up and the caller asks jansson, whose answer and error position are
+ * authoritative. What it accepts, json_loadb(JSON_DECODE_ANY) accepts with
+ * equal values: same types (integer or real), same strings, same member
+ * order. The fuzz targets check that equivalence on every input.
+ */
+#include "json_fast.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 512
+
+void tg__jcur_init(tg_jcur *c, const char *text, size_t len)
+{
+    memset(c, 0, sizeof *c);
+    c->p = (const unsigned char *)text;
+    c->end = c->p + (text ? len : 0);
+}
+
+void tg__jcur_cleanup(tg_jcur *c)
+{
+    free(c->scratch);
+    c->scratch = NULL;
+    c->scratch_len = c->scratch_cap = 0;
+}
+
+static void skip_ws(tg_jcur *c)
+{
+    while (c->p < c->end &&
+           (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' || *c->p == '\t'))
+        c->p++;
+}
+
+int tg__jcur_peek(tg_jcur *c)
+{
+    skip_ws(c);
+    return c->p < c->end ? *c->p : -1;
+}
+
+int tg__jcur_take(tg_jcur *c, int ch)
+{
+    if (tg__jcur_peek(c) != ch)
+        return -1;
+    c->p++;
+    return 0;
+}
+
+int tg__jcur_end(tg_jcur *c)
+{
+    skip_ws(c);
+    return c->p == c->end ? 0 : -1;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n) that starts with a byte
+ * >= 0x80, 0 when it is not one (the rules jansson applies: no overlongs,
+ * no surrogates, nothing above U+10FFFF). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+static int put(tg_jcur *c, const void *bytes, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (c->scratch_cap - c->scratch_len < n) {
+        size_t cap = c->scratch_cap ? c->scratch_cap : 256;
+        while (cap - c->scratch_len < n)
+            cap *= 2;
+        char *grown = realloc(c->scratch, cap);
+        if (grown == NULL)
+            return -1;
+        c->scratch = grown;
+        c->scratch_cap = cap;
+    }
+    memcpy(c->scratch + c->scratch_len, bytes, n);
+    c->scratch_len += n;
+    return 0;
+}
+
+static long hex4(const unsigned char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        int ch = p[i], d;
+        if (ch >= '0' && ch <= '9')
+            d = ch - '0';
+        else if (ch >= 'a' && ch <= 'f')
+            d = ch - 'a' + 10;
+        else if (ch >= 'A' && ch <= 'F')
+            d = ch - 'A' + 10;
+        else
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Plain bytes of a string: printable ASCII but the quote and the backslash,
+ * and valid UTF-8 sequences. Returns the end of the run, NULL when a byte
+ * makes the string invalid (a control character or bad UTF-8). */
+static const unsigned char *plain_run(const unsigned char *p,
+                                      const unsigned char *end)
+{
+    while (p < end) {
+        unsigned char ch = *p;
+        if (ch == '"' || ch == '\\')
+            return p;
+        if (ch < 0x20)
+            return NULL;
+        if (ch < 0x80) {
+            p++;
+            continue;
+        }
+        size_t k = utf8_seq(p, (size_t)(end - p));
+        if (k == 0)
+            return NULL;
+        p += k;
+    }
+    return p;
+}
+
+static size_t utf8_put(long cp, unsigned char u[4])
+{
+    if (cp < 0x80) {
+        u[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        u[0] = (unsigned char)(0xC0 | (cp >> 6));
+        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        u[0] = (unsigned char)(0xE0 | (cp >> 12));
+        u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    u[0] = (unsigned char)(0xF0 | (cp >> 18));
+    u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decodes the escape at p (a backslash) into scratch; returns the byte
+ * after it, NULL when it is not one jansson surely accepts. */
+static const unsigned char *escape(tg_jcur *c, const unsigned char *p)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    if (c->end - p < 2)
+        return NULL;
+    if (p[1] != 'u') {
+        const char *hit = p[1] ? strchr(from, p[1]) : NULL;
+        if (hit == NULL || put(c, &to[hit - from], 1) != 0)
+            return NULL;
+        return p + 2;
+    }
+    if (c->end - p < 6)
+        return NULL;
+    long cp = hex4(p + 2);
+    if (cp <= 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) /* bad, \u0000, lone low */
+        return NULL;
+    p += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (c->end - p < 6 || p[0] != '\\' || p[1] != 'u')
+            return NULL;
+        long lo = hex4(p + 2);
+        if (lo < 0xDC00 || lo > 0xDFFF)
+            return NULL;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        p += 6;
+    }
+    unsigned char u[4];
+    if (put(c, u, utf8_put(cp, u)) != 0)
+        return NULL;
+    return p;
+}
+
+/* Reads a string whose opening quote has been consumed. */
+static int string_body(tg_jcur *c, const char **s, size_t *n)
+{
+    const unsigned char *start = c->p, *p = plain_run(c->p, c->end);
+    if (p == NULL || p >= c->end)
+        return -1;
+    if (*p == '"') {
+        *s = (const char *)start;
+        *n = (size_t)(p - start);
+        c->p = p + 1;
+        return 0;
+    }
+    /* Escapes: decode into scratch, copying the plain runs between them. */
+    c->scratch_len = 0;
+    if (put(c, start, (size_t)(p - start)) != 0)
+        return -1;
+    while (*p == '\\') {
+        if ((p = escape(c, p)) == NULL)
+            return -1;
+        start = p;
+        if ((p = plain_run(p, c->end)) == NULL || p >= c->end)
+            return -1;
+        if (put(c, start, (size_t)(p - start)) != 0)
+            return -1;
+    }
+    /* *p is the closing quote */
+    *s = c->scratch ? c->scratch : "";
+    *n = c->scratch_len;
+    c->p = p + 1;
+    return 0;
+}
+
+int tg__jcur_string(tg_jcur *c, const char **s, size_t *n)
+{
+    if (tg__jcur_take(c, '"') != 0)
+        return -1;
+    return string_body(c, s, n);
+}
+
+static int is_digit(const unsigned char *p, const unsigned char *end)
+{
+    return p < end && *p >= '0' && *p <= '9';
+}
+
+/* Reads a number at the cursor. Returns 1 for an integer (*iv), 2 for a
+ * real (*dv), -1 when it is not one jansson surely reads the same way. */
+static int number(tg_jcur *c, json_int_t *iv, double *dv)
+{
+    const unsigned char *start = c->p, *p = c->p, *end = c->end;
+    int real = 0;
+    if (p < end && *p == '-')
+        p++;
+    if (!is_digit(p, end))
+        return -1;
+    if (*p == '0') {
+        if (is_digit(++p, end))
+            return -1; /* leading zero */
+    } else
+        while (is_digit(p, end))
+            p++;
+    if (p < end && *p == '.') {
+        real = 1;
+        if (!is_digit(++p, end))
+            return -1;
+        while (is_digit(p, end))
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        real = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (!is_digit(p, end))
+            return -1;
+        while (is_digit(p, end))
+            p++;
+    }
+    char buf[64];
+    size_t n = (size_t)(p - start);
+    if (n >= sizeof buf)
+        return -1;
+    memcpy(buf, start, n);
+    buf[n] = '\0';
+    c->p = p;
+    errno = 0;
+    if (!real) {
+        long long v = strtoll(buf, NULL, 10);
+        if (errno == ERANGE)
+            return -1;
+        *iv = (json_int_t)v;
+        return 1;
+    }
+    /* jansson adapts the text to the locale's decimal point; only the
+     * common "." case is handled here. */
+    const struct lconv *lc = localeconv();
+    if (lc == NULL || lc->decimal_point == NULL ||
+        strcmp(lc->decimal_point, ".") != 0)
+        return -1;
+    *dv = strtod(buf, NULL);
+    return errno == ERANGE ? -1 : 2;
+}
+
+static int literal(tg_jcur *c, const char *word, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+        return -1;
+    c->p += n;
+    return 0;
+}
+
+int tg__jcur_member(tg_jcur *c, int *first, const char **key, size_t *klen)
+{
+    int ch = tg__jcur_peek(c);
+    if (ch == '}') {
+        c->p++;
+        return 0;
+    }
+    if (!*first) {
+        if (ch != ',')
+            return -1;
+        c->p++;
+    }
+    *first = 0;
+    if (tg__jcur_string(c, key, klen) != 0 || tg__jcur_take(c, ':') != 0)
+        return -1;
+    skip_ws(c);
+    return 1;
+}
+
+int tg__jcur_element(tg_jcur *c, int *first)
+{
+    int ch = tg__jcur_peek(c);
+    if (ch == ']') {
+        c->p++;
+        return 0;
+    }
+    if (!*first) {
+        if (ch != ',')
+            return -1;
+        c->p++;
+        skip_ws(c);
+    }
+    *first = 0;
+    return 1;
+}
+
+int tg__jcur_skip(tg_jcur *c)
+{
+    const char *s;
+    size_t n;
+    json_int_t iv;
+    double dv;
+    int first = 1, rc;
+    switch (tg__jcur_peek(c)) {
+    case '{':
+    case '[': {
+        int open = *c->p++;
+        if (c->depth >= MAX_DEPTH)
+            return -1;
+        c->depth++;
+        if (open == '{')
+            while ((rc = tg__jcur_member(c, &first, &s, &n)) == 1 &&
+                   tg__jcur_skip(c) == 0)
+                ;
+        else
+            while ((rc = tg__jcur_element(c, &first)) == 1 &&
+                   tg__jcur_skip(c) == 0)
+                ;
+        c->depth--;
+        return rc == 0 ? 0 : -1;
+    }
+    case '"':
+        c->p++;
+        return string_body(c, &s, &n);
+    case 't':
+        return literal(c, "true", 4);
+    case 'f':
+        return literal(c, "false", 5);
+    case 'n':
+        return literal(c, "null", 4);
+    case -1:
+        return -1;
+    default:
+        return number(c, &iv, &dv) < 0 ? -1 : 0;
+    }
+}
+
+/* ------------------------------------------------------------ builder */
+
+static json_t *value(tg_jcur *c, int rejdup);
+
+static json_t *array(tg_jcur *c, int rejdup)
+{
+    json_t *a = json_array(); /* new ref */
+    int first = 1, rc;
+    if (a == NULL)
+        return NULL;
+    while ((rc = tg__jcur_element(c, &first)) == 1) {
+        json_t *v = value(c, rejdup); /* new ref */
+        if (v == NULL || json_array_append_new(a, v) != 0)
+            break;
+    }
+    if (rc != 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+static json_t *object(tg_jcur *c, int rejdup)
+{
+    json_t *o = json_object(); /* new ref */
+    char *key_copy = NULL;
+    const char *key;
+    size_t klen;
+    int first = 1, rc;
+    if (o == NULL)
+        return NULL;
+    while ((rc = tg__jcur_member(c, &first, &key, &klen)) == 1) {
+        if (key == c->scratch) {
+            /* The value may reuse scratch: keep an escaped key aside. */
+            if ((key_copy = malloc(klen + 1)) == NULL)
+                break;
+            memcpy(key_copy, key, klen);
+            key = key_copy;
+        }
+        json_t *v = value(c, rejdup); /* new ref */
+        size_t before = json_object_size(o);
+        if (v == NULL || json_object_setn_new_nocheck(o, key, klen, v) != 0 ||
+            (rejdup && json_object_size(o) == before)) {
+            rc = -1;
+            break;
+        }
+        free(key_copy);
+        key_copy = NULL;
+    }
+    free(key_copy);
+    if (rc != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *value(tg_jcur *c, int rejdup)
+{
+    const char *s;
+    size_t n;
+    json_int_t iv;
+    double dv;
+    switch (tg__jcur_peek(c)) {
+    case '{':
+    case '[': {
+        int open = *c->p++;
+        if (c->depth >= MAX_DEPTH)
+            return NULL;
+        c->depth++;
+        json_t *v = open == '{' ? object(c, rejdup) : array(c, rejdup);
+        c->depth--;
+        return v;
+    }
+    case '"':
+        c->p++;
+        return string_body(c, &s, &n) == 0 ? json_stringn_nocheck(s, n) : NULL;
+    case 't':
+        return literal(c, "true", 4) == 0 ? json_true() : NULL;
+    case 'f':
+        return literal(c, "false", 5) == 0 ? json_false() : NULL;
+    case 'n':
+        return literal(c, "null", 4) == 0 ? json_null() : NULL;
+    case -1:
+        return NULL;
+    default:
+        switch (number(c, &iv, &dv)) {
+        case 1:
+            return json_integer(iv);
+        case 2:
+            return json_real(dv);
+        default:
+            return NULL;
+        }
+    }
+}
+
+json_t *tg__json_fast_load(const char *text, size_t len, int reject_duplicates)
+{
+    tg_jcur c;
+    tg__jcur_init(&c, text, len);
+    json_t *v = value(&c, reject_duplicates); /* new ref */
+    if (v != NULL && tg__jcur_end(&c) != 0) {
+        json_decref(v);
+        v = NULL;
+    }
+    tg__jcur_cleanup(&c);
+    return v;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_fast.h - a fast reader for JSON that is plainly valid (json_fast.c):
+ * a builder of jansson values, and a cursor that walks a document without
+ * building it, for parsers that need a few members out of a large document.
+ *
+ * Neither ever judges input. Both give up (return NULL or -1) on anything
+ * that is not plainly valid JSON, and on anything jansson might treat
+ * differently (see json_fast.c); the caller then uses jansson, whose answer
+ * and error position are authoritative. Whatever they do accept, jansson
+ * accepts with the same values.
+ */
+#ifndef TG_FORMATS_JSON_FAST_H
+#define TG_FORMATS_JSON_FAST_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* A new reference equal to what json_loadb(text, len, JSON_DECODE_ANY, plus
+ * JSON_REJECT_DUPLICATES when reject_duplicates) returns - same types, same
+ * member order - or NULL when the text is not plainly valid or memory ran
+ * out. */
+json_t *tg__json_fast_load(const char *text, size_t len, int reject_duplicates);
+
+/* A cursor over text. Strings it returns point into the text when they have
+ * no escapes, else into its scratch buffer: valid until the next string is
+ * read. Free the scratch with tg__jcur_cleanup. */
+typedef struct tg_jcur {
+    const unsigned char *p, *end;
+    int depth;
+    char *scratch;
+    size_t scratch_len, scratch_cap;
+} tg_jcur;
+
+void tg__jcur_init(tg_jcur *c, const char *text, size_t len);
+void tg__jcur_cleanup(tg_jcur *c);
+/* Skips white space; the next byte, or -1 at the end. */
+int tg__jcur_peek(tg_jcur *c);
+/* Consumes byte ch after white space. Returns 0, or -1 when it is not next. */
+int tg__jcur_take(tg_jcur *c, int ch);
+/* Reads a string value (white space, then "..."). Returns 0 or -1. */
+int tg__jcur_string(tg_jcur *c, const char **s, size_t *n);
+/* Validates and skips one value of any kind. Returns 0 or -1. */
+int tg__jcur_skip(tg_jcur *c);
+/* Member iteration, after the '{' was taken and *first set to 1: returns 1
+ * with the member's key (the cursor then at its value), 0 after the closing
+ * '}', -1 on anything else. */
+int tg__jcur_member(tg_jcur *c, int *first, const char **key, size_t *klen);
+/* Element iteration, after the '[' was taken and *first set to 1: returns 1
+ * with the cursor at the next element, 0 after the closing ']', -1 else. */
+int tg__jcur_element(tg_jcur *c, int *first);
+/* 0 when only white space is left, else -1. */
+int tg__jcur_end(tg_jcur *c);
+
+#endif

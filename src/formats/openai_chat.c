@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * openai_chat.c - the OpenAI Chat Completions wire format (spec/formats.md,
+ * "openai-chat"): reads the tool calls of a whole response, of one assistant
+ * message, or of a messages array (only the calls no later "tool" message
+ * answers), and renders results as the "tool" messages the model expects
+ * next.
+ *
+ * A problem confined to one tool call (no id, no name, a type other than
+ * "function", arguments that are not an object) never fails the parse: the
+ * call carries a pre-run error (MALFORMED_CALL or MALFORMED_ARGUMENTS) and
+ * the other calls of the turn still run.
+ */
+#include "format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "json_fast.h"
+
+#define FORMAT_NAME "openai-chat"
+#define EXPECTED_SHAPE                                                         \
+    "expected an OpenAI Chat Completions response (with choices), an "         \
+    "assistant message, or a messages array"
+
+static int has_role(const json_t *msg, const char *role)
+{
+    const char *r = json_string_value(json_object_get(msg, "role"));
+    return r != NULL && strcmp(r, role) == 0;
+}
+
+static int detect(const json_t *doc)
+{
+    if (json_is_object(doc)) {
+        if (json_object_get(doc, "choices") != NULL) {
+            const json_t *msg = json_object_get(
+                json_array_get(json_object_get(doc, "choices"), 0),
+                "message"); /* borrowed */
+            if (!json_is_object(msg))
+                return 1;
+            return json_object_get(msg, "tool_calls") ? 3 : 2;
+        }
+        if (has_role(doc, "assistant"))
+            return json_object_get(doc, "tool_calls") ? 3 : 2;
+        if (json_object_get(doc, "role") == NULL &&
+            json_is_array(json_object_get(doc, "tool_calls")))
+            return 1;
+        return 0;
+    }
+    if (json_is_array(doc)) {
+        size_t n = json_array_size(doc);
+        /* An empty conversation has no calls; it is still this shape. */
+        if (n == 0)
+            return 1;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *m = json_array_get(doc, i); /* borrowed */
+            if (!json_is_string(json_object_get(m, "role")))
+                return 0;
+        }
+        return 2;
+    }
+    return 0;
+}
+
+static int format_error(tg_error *err, const char *pointer, const char *fmt,
+                        const char *arg)
+{
+    tg__error_pointer(err, pointer);
+    return tg__error_set(err, TG_EFORMAT, fmt, arg);
+}
+
+/* Ids answered by "tool" messages, sorted for binary search: a messages
+ * array may hold thousands of calls and answers. */
+typedef struct answered {
+    const char **ids; /* borrowed from the document */
+    size_t n;
+} answered;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int is_answered(const answered *ans, const char *id)
+{
+    if (ans == NULL || ans->n == 0 || id == NULL)
+        return 0;
+    return bsearch(&id, ans->ids, ans->n, sizeof *ans->ids, cmp_str) != NULL;
+}
+
+/* Sets the arguments from the wire's string, as tg__call_set_args_text
+ * does. The common case - a string holding a plain JSON object - is read by
+ * the fast reader; everything else (empty strings, bad JSON, duplicate keys,
+ * not an object) goes to tg__call_set_args_text, which owns the rules and
+ * the messages. Returns 0 or TG_ENOMEM. */
+static int set_args_string(tg_call *call, const char *text, size_t len)
+{
+    json_t *args = tg__json_fast_load(text, len, 1); /* new ref */
+    if (!json_is_object(args)) {
+        json_decref(args);
+        return tg__call_set_args_text(call, text, len);
+    }
+    int rc = tg__call_set_args(call, args);
+    json_decref(args);
+    char *raw = rc == 0 ? malloc(len + 1) : NULL;
+    if (raw == NULL)
+        return TG_ENOMEM;
+    memcpy(raw, text, len);
+    raw[len] = '\0';
+    free(call->args_raw);
+    call->args_raw = raw;
+    return 0;
+}
+
+/* Adds tool_calls[i] (borrowed) as a call. Returns 0 or TG_ENOMEM. */
+static int add_tool_call(tg_turn *turn, const json_t *tc, size_t i)
+{
+    char genid[48];
+    const char *id = json_string_value(json_object_get(tc, "id"));
+    const json_t *fn = json_object_get(tc, "function"); /* borrowed */
+    const json_t *type = json_object_get(tc, "type");   /* borrowed */
+    const char *name = json_string_value(json_object_get(fn, "name"));
+    int missing_id = id == NULL || *id == '\0';
+    if (missing_id) {
+        snprintf(genid, sizeof genid, "missing-id-%zu", i);
+        id = genid;
+    }
+    tg_call *call = tg__call_new(id, name, FORMAT_NAME);
+    if (call == NULL)
+        return TG_ENOMEM;
+
+    int rc;
+    const json_t *args = json_object_get(fn, "arguments"); /* borrowed */
+    if (json_is_string(args)) {
+        rc = set_args_string(call, json_string_value(args),
+                             json_string_length(args));
+    } else if (args == NULL || json_is_null(args)) {
+        /* A function without parameters may omit them. */
+        json_t *empty = json_object(); /* new ref */
+        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
+        json_decref(empty);
+    } else {
+        /* Some proxies send the object itself; anything else is
+         * MALFORMED_ARGUMENTS, set by tg__call_set_args. */
+        rc = tg__call_set_args(call, (json_t *)args);
+    }
+    if (rc != 0)
+        goto fail;
+
+    /* A malformed call outranks malformed arguments: it says more. */
+    if (!json_is_object(tc))
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "tool_calls[%zu] is not an object", i);
+    else if (missing_id)
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "tool_calls[%zu] has no id (a non-empty "
+                                    "string); it was given the id '%s'",
+                                    i, genid);
+    else if (type != NULL && !json_is_null(type) &&
+             !(json_is_string(type) &&
+               strcmp(json_string_value(type), "function") == 0))
+        rc = tg__call_set_pre_error(
+            call, "MALFORMED_CALL",
+            "tool call '%s' has type '%.64s'; only \"function\" tool calls "
+            "are supported",
+            id,
+            json_is_string(type) ? json_string_value(type) : "(not a string)");
+    else if (!json_is_object(fn))
+        rc =
+            tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                   "tool call '%s' has no function object", id);
+    else if (name == NULL || *name == '\0')
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "tool call '%s' has no function.name", id);
+    if (rc != 0)
+        goto fail;
+    return tg__turn_add_call(turn, call);
+fail:
+    tg__call_free(call);
+    return rc;
+}
+
+/* Adds the tool calls of an assistant message (borrowed) that `ans` does not
+ * list. pointer names the message for errors. */
+static int parse_message(tg_turn *turn, const json_t *msg, const char *pointer,
+                         const answered *ans, tg_error *err)
+{
+    const json_t *tcs = json_object_get(msg, "tool_calls"); /* borrowed */
+    if (tcs == NULL || json_is_null(tcs))
+        return 0; /* a plain text answer: a turn without calls */
+    if (!json_is_array(tcs)) {
+        char ptr[128];
+        snprintf(ptr, sizeof ptr, "%s/tool_calls", pointer);
+        return format_error(err, ptr,
+                            "%s/tool_calls is not an array; " EXPECTED_SHAPE,
+                            pointer);
+    }
+    size_t n = json_array_size(tcs);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *tc = json_array_get(tcs, i); /* borrowed */
+        if (is_answered(ans, json_string_value(json_object_get(tc, "id"))))
+            continue;
+        int rc = add_tool_call(turn, tc, i);
+        if (rc != 0)
+            return tg__error_set(err, rc, "out of memory");
+    }
+    return 0;
+}
+
+static int parse_messages(tg_turn *turn, const json_t *doc, tg_error *err)
+{
+    size_t n = json_array_size(doc);
+    size_t last = n;  /* index of the last assistant message, n when none */
+    size_t tools = 0; /* "tool" messages after it */
+    for (size_t i = 0; i < n; i++) {
+        const json_t *m = json_array_get(doc, i); /* borrowed */
+        if (!json_is_object(m) || !json_is_string(json_object_get(m, "role"))) {
+            char ptr[32];
+            snprintf(ptr, sizeof ptr, "/%zu", i);
+            tg__error_pointer(err, ptr);
+            return tg__error_set(err, TG_EFORMAT,
+                                 "messages[%zu] is not a message (an object "
+                                 "with a role); " EXPECTED_SHAPE,
+                                 i);
+        }
+        if (has_role(m, "assistant")) {
+            last = i;
+            tools = 0;
+        } else
+            tools += has_role(m, "tool");
+    }
+    if (last == n)
+        return 0; /* nothing has been asked of the tools yet */
+
+    answered ans = {NULL, 0};
+    if (tools > 0) {
+        ans.ids = malloc(tools * sizeof *ans.ids);
+        if (ans.ids == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        for (size_t i = last + 1; i < n; i++) {
+            const json_t *m = json_array_get(doc, i); /* borrowed */
+            const char *id =
+                json_string_value(json_object_get(m, "tool_call_id"));
+            if (has_role(m, "tool") && id != NULL)
+                ans.ids[ans.n++] = id;
+        }
+        qsort(ans.ids, ans.n, sizeof *ans.ids, cmp_str);
+    }
+    char ptr[32];
+    snprintf(ptr, sizeof ptr, "/%zu", last);
+    int rc = parse_message(turn, json_array_get(doc, last), ptr, &ans, err);
+    free(ans.ids);
+    return rc;
+}
+
+static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
+{
+    if (json_is_array(doc))
+        return parse_messages(turn, doc, err);
+    if (!json_is_object(doc))
+        return format_error(err, "",
+                            "the document is not an object or an "
+                            "array; %s",
+                            EXPECTED_SHAPE);
+    const json_t *choices = json_object_get(doc, "choices"); /* borrowed */
+    if (choices != NULL) {
+        if (!json_is_array(choices) || json_array_size(choices) == 0)
+            return format_error(err, "/choices",
+                                "a response without choices; %s",
+                                "expected choices[0].message");
+        const json_t *msg = json_object_get(json_array_get(choices, 0),
+                                            "message"); /* borrowed */
+        if (!json_is_object(msg))
+            return format_error(err, "/choices/0/message",
+                                "choices[0] has no message object; %s",
+                                "expected choices[0].message");
+        return parse_message(turn, msg, "/choices/0/message", NULL, err);
+    }
+    const json_t *role = json_object_get(doc, "role"); /* borrowed */
+    if (role != NULL && !has_role(doc, "assistant"))
+        return format_error(err, "/role",
+                            "a message with role '%.64s'; expected an "
+                            "assistant message",
+                            json_is_string(role) ? json_string_value(role)
+                                                 : "(not a string)");
+    if (role == NULL && json_object_get(doc, "tool_calls") == NULL)
+        return format_error(err, "",
+                            "an object with neither choices, role nor "
+                            "tool_calls; %s",
+                            EXPECTED_SHAPE);
+    return parse_message(turn, doc, "", NULL, err);
+}
+
+/* ------------------------------------------------------------ fast path */
+
+/* The fast path reads the shape of nearly every real turn - a whole
+ * response whose tool calls each have an id, type "function" (or none), and
+ * a function with a name and string arguments - straight from the text,
+ * without building the document (most of the parse time of a large turn
+ * went into building and freeing it). Anything else, including duplicate
+ * keys on the path it reads, makes it give up (FAST_BAIL), and the document
+ * path, which handles every shape and reports every error, runs instead. */
+#define FAST_BAIL 1
+
+typedef struct fast_call {
+    tg_buf id, type, name, args; /* copies: the cursor's scratch is reused */
+    int has_id, has_type, has_fn, has_name, has_args;
+} fast_call;
+
+static int key_is(const char *k, size_t kn, const char *want)
+{
+    return kn == strlen(want) && memcmp(k, want, kn) == 0;
+}
+
+/* Reads a string member into b once; a second one is a duplicate key. */
+static int fast_str(tg_jcur *c, tg_buf *b, int *seen)
+{
+    const char *s;
+    size_t n;
+    if (*seen || tg__jcur_string(c, &s, &n) != 0)
+        return FAST_BAIL;
+    *seen = 1;
+    b->len = 0;
+    return tg__buf_append(b, s, n) == 0 ? 0 : TG_ENOMEM;
+}
+
+static int fast_function(tg_jcur *c, fast_call *fc)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (key_is(k, kn, "name"))
+            rc = fast_str(c, &fc->name, &fc->has_name);
+        else if (key_is(k, kn, "arguments"))
+            rc = fast_str(c, &fc->args, &fc->has_args);
+        else
+            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+    }
+    return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
+}
+
+static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    fc->has_id = fc->has_type = fc->has_fn = fc->has_name = fc->has_args = 0;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (key_is(k, kn, "id"))
+            rc = fast_str(c, &fc->id, &fc->has_id);
+        else if (key_is(k, kn, "type"))
+            rc = fast_str(c, &fc->type, &fc->has_type);
+        else if (key_is(k, kn, "function")) {
+            rc = fc->has_fn ? FAST_BAIL : fast_function(c, fc);
+            fc->has_fn = 1;
+        } else
+            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+    }
+    if (rc != 0)
+        return rc;
+    if (m != 0 || !fc->has_id || fc->id.len == 0 || !fc->has_fn ||
+        !fc->has_name || fc->name.len == 0 || !fc->has_args ||
+        (fc->has_type && !key_is(fc->type.data, fc->type.len, "function")))
+        return FAST_BAIL;
+    tg_call *call = tg__call_new(fc->id.data, fc->name.data, FORMAT_NAME);
+    if (call == NULL)
+        return TG_ENOMEM;
+    if (set_args_string(call, tg__buf_cstr(&fc->args), fc->args.len) != 0) {
+        tg__call_free(call);
+        return TG_ENOMEM;
+    }
+    return tg__turn_add_call(turn, call);
+}
+
+/* The value of choices[0].message; sets *done when its tool_calls array
+ * was read. */
+static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (!key_is(k, kn, "tool_calls")) {
+            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+            continue;
+        }
+        int efirst = 1, e = -1;
+        if (*done || tg__jcur_take(c, '[') != 0)
+            return FAST_BAIL;
+        while (rc == 0 && (e = tg__jcur_element(c, &efirst)) == 1)
+            rc = fast_tool_call(c, fc, turn);
+        if (rc == 0 && e != 0)
+            rc = FAST_BAIL;
+        *done = 1;
+    }
+    return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
+}
+
+static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, e = -1, rc = 0;
+    size_t index = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
+        if (index++ > 0) {
+            /* choices after the first are not read, only checked */
+            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+            continue;
+        }
+        int mfirst = 1, m = -1, seen = 0;
+        if (tg__jcur_take(c, '{') != 0)
+            return FAST_BAIL;
+        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &k, &kn)) == 1) {
+            if (key_is(k, kn, "message")) {
+                rc = seen ? FAST_BAIL : fast_message(c, fc, turn, done);
+                seen = 1;
+            } else
+                rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+        }
+        if (rc == 0 && m != 0)
+            rc = FAST_BAIL;
+        if (rc == 0 && !*done)
+            rc = FAST_BAIL; /* choices[0] without message.tool_calls */
+    }
+    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
+}
+
+static int parse_fast(tg_turn *turn, const char *text, size_t len)
+{
+    tg_jcur c;
+    fast_call fc;
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, done = 0, seen = 0;
+    tg__jcur_init(&c, text, len);
+    memset(&fc, 0, sizeof fc);
+    tg__buf_init(&fc.id, 0);
+    tg__buf_init(&fc.type, 0);
+    tg__buf_init(&fc.name, 0);
+    tg__buf_init(&fc.args, 0);
+    if (tg__jcur_take(&c, '{') != 0)
+        rc = FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
+        if (key_is(k, kn, "choices")) {
+            rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done);
+            seen = 1;
+        } else
+            rc = tg__jcur_skip(&c) == 0 ? 0 : FAST_BAIL;
+    }
+    if (rc == 0 && (m != 0 || !done || tg__jcur_end(&c) != 0))
+        rc = FAST_BAIL;
+    tg__buf_cleanup(&fc.id);
+    tg__buf_cleanup(&fc.type);
+    tg__buf_cleanup(&fc.name);
+    tg__buf_cleanup(&fc.args);
+    tg__jcur_cleanup(&c);
+    if (rc == FAST_BAIL)
+        return 0;
+    return rc < 0 ? rc : 1;
+}
+
+static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+{
+    static const char open[] = "{\"role\":\"tool\",\"tool_call_id\":";
+    static const char content[] = ",\"content\":";
+    tg_buf text; /* the payload text of non-string payloads, reused */
+    tg__buf_init(&text, 0);
+    int rc = tg__buf_append(out, "[", 1);
+    for (size_t i = 0; rc == 0 && i < turn->n; i++) {
+        const tg_result *r = turn->results[i];
+        const char *id = turn->calls[i]->id;
+        if ((i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0) ||
+            (rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
+            (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
+            (rc = tg__buf_append(out, content, sizeof content - 1)) != 0)
+            break;
+        if (json_is_string(r->payload)) {
+            /* The tool's text, escaped once, without a copy. */
+            rc = tg__format_json_string(out, json_string_value(r->payload),
+                                        json_string_length(r->payload));
+        } else {
+            text.len = 0;
+            if ((rc = tg__format_payload_text(r, &text)) == 0)
+                rc = tg__format_json_string(out, tg__buf_cstr(&text), text.len);
+        }
+        if (rc == 0)
+            rc = tg__buf_append(out, "}", 1);
+    }
+    if (rc == 0)
+        rc = tg__buf_append(out, "]\n", 2);
+    tg__buf_cleanup(&text);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render %s results: %s",
+                             FORMAT_NAME, tg_strerror(rc));
+    return 0;
+}
+
+const tg_format tg__format_openai_chat = {
+    .name = FORMAT_NAME,
+    .detect = detect,
+    .parse = parse,
+    .parse_text = NULL,
+    .parse_fast = parse_fast,
+    .render = render,
+};

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_format_golden.c - golden files for every wire format:
+ * tests/data/formats/<format>/<case>/ holds
+ *   input           a model turn as a provider (or toolgate) sends it
+ *   calls.expected  the parsed calls, one call record per line (records.md),
+ *                   plus "pre_error":{"code","message"} for a call that ends
+ *                   without running and "checksum_in" for a checksum the call
+ *                   arrived with
+ *   expected        the rendered results in the same format
+ * The input is parsed twice, with "auto" (which must detect <format>) and
+ * with the format named; both must give calls.expected.
+ *
+ * Results are made up deterministically, so every renderer path is covered:
+ * a call with a pre-error gets that error (not_started); otherwise, by index
+ * modulo 4: 0 success {"ok":INDEX}, 1 success with a string payload holding
+ * a newline, quotes, a backslash and a tab, 2 error UNKNOWN_TOOL, 3 timeout
+ * after 1000 ms.
+ *
+ * Time-dependent fields (created_at, updated_at, completed_at) are compared
+ * only when the expected line has them. TG_GOLDEN_UPDATE=1 rewrites the
+ * expected files from the actual output (review the diff before committing).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "record.h"
+#include "turn.h"
+
+static const char *const volatile_keys[] = {"created_at", "updated_at",
+                                            "completed_at"};
+
+/* The source tree: $TG_SOURCE_DIR (set by ctest), else derived from this
+ * file's path as the compiler saw it. */
+static void data_dir(char *out, size_t size)
+{
+    const char *env = getenv("TG_SOURCE_DIR");
+    if (env != NULL && *env != '\0') {
+        snprintf(out, size, "%s/tests/data/formats", env);
+        return;
+    }
+    const char *me = __FILE__;
+    const char *tail = strstr(me, "tests/unit/formats/");
+    int n = tail ? (int)(tail - me) : 0;
+    snprintf(out, size, "%.*stests/data/formats", n, me);
+}
+
+/* out = a/b; fails the test when it does not fit. */
+static void join(char *out, size_t size, const char *a, const char *b)
+{
+    if (snprintf(out, size, "%s/%s", a, b) >= (int)size)
+        fail_msg("path too long: %s/%s", a, b);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *grown = realloc(buf, (cap *= 2) + 1);
+            if (grown == NULL)
+                free(buf);
+            buf = grown;
+        }
+    }
+    fclose(f);
+    if (buf != NULL)
+        buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The parsed calls as golden lines. */
+static char *calls_lines(const tg_turn *turn)
+{
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    for (size_t i = 0; i < turn->n; i++) {
+        const tg_call *c = turn->calls[i];
+        json_t *o = tg__call_to_json(c); /* new ref */
+        assert_non_null(o);
+        if (c->pre_error_code != NULL)
+            json_object_set_new(
+                o, "pre_error",
+                json_pack("{s:s, s:s}", "code", c->pre_error_code, "message",
+                          c->pre_error_message ? c->pre_error_message : ""));
+        if (c->checksum_in != NULL)
+            json_object_set_new(o, "checksum_in", json_string(c->checksum_in));
+        assert_int_equal(tg__format_dump(o, &b), 0);
+        tg__buf_append(&b, "\n", 1);
+        json_decref(o);
+    }
+    return tg__buf_take(&b);
+}
+
+static void give_results(tg_turn *turn)
+{
+    for (size_t i = 0; i < turn->n; i++) {
+        const tg_call *c = turn->calls[i];
+        tg_result *r;
+        if (c->pre_error_code != NULL)
+            r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, c->pre_error_code,
+                                 NULL, "%s", c->pre_error_message);
+        else if (i % 4 == 0)
+            r = tg__result_success(c, json_pack("{s:I}", "ok", (json_int_t)i));
+        else if (i % 4 == 1) {
+            char text[256];
+            snprintf(text, sizeof text,
+                     "output of %s #%zu:\n\"quoted\" back\\slash\ttab", c->tool,
+                     i);
+            r = tg__result_success(c, json_string(text));
+        } else if (i % 4 == 2)
+            r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL",
+                                 NULL, "unknown tool '%s'", c->tool);
+        else
+            r = tg__result_timeout(c, 1000);
+        assert_non_null(r);
+        assert_int_equal(tg__turn_set_result(turn, i, r), 0);
+    }
+}
+
+/* Removes the volatile keys that `expected` (an object or NULL) lacks from
+ * actual, and from both when `all` is set. */
+static void drop_volatile(json_t *actual, json_t *expected, int all)
+{
+    for (size_t k = 0; k < sizeof volatile_keys / sizeof volatile_keys[0];
+         k++) {
+        if (all && json_is_object(expected))
+            json_object_del(expected, volatile_keys[k]);
+        if (json_is_object(actual) &&
+            json_object_get(expected, volatile_keys[k]) == NULL)
+            json_object_del(actual, volatile_keys[k]);
+    }
+}
+
+/* Same for a line that is an object or an array of objects. */
+static void drop_volatile_line(json_t *actual, json_t *expected, int all)
+{
+    drop_volatile(actual, expected, all);
+    if (json_is_array(actual))
+        for (size_t j = 0; j < json_array_size(actual); j++)
+            drop_volatile(json_array_get(actual, j),
+                          json_array_get(expected, j), all);
+}
+
+static json_t *load_lines(const char *text)
+{
+    json_t *arr = json_array(); /* new ref */
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n > 0) {
+            json_error_t jerr;
+            json_t *v = json_loadb(p, n, JSON_DECODE_ANY, &jerr); /* new ref */
+            if (v == NULL)
+                fail_msg("golden line is not JSON: %s: %.*s", jerr.text, (int)n,
+                         p);
+            json_array_append_new(arr, v);
+        }
+        p += n + (nl != NULL);
+    }
+    return arr;
+}
+
+/* Compares JSON Lines texts line by line as JSON values. */
+static void compare_lines(const char *what, const char *expected,
+                          const char *actual, int ignore_volatile)
+{
+    json_t *e = load_lines(expected); /* new ref */
+    json_t *a = load_lines(actual);   /* new ref */
+    int same = json_array_size(e) == json_array_size(a);
+    for (size_t i = 0; same && i < json_array_size(a); i++) {
+        json_t *ai = json_array_get(a, i); /* borrowed */
+        json_t *ei = json_array_get(e, i); /* borrowed */
+        drop_volatile_line(ai, ei, ignore_volatile);
+        same = json_equal(ai, ei);
+        if (!same)
+            print_error("%s: line %zu differs\n", what, i + 1);
+    }
+    json_decref(e);
+    json_decref(a);
+    if (!same)
+        fail_msg("%s differs.\n--- expected\n%s--- actual\n%s", what, expected,
+                 actual);
+}
+
+/* The text with every volatile key removed, as written by an update. */
+static char *stable_text(const char *text)
+{
+    json_t *lines = load_lines(text); /* new ref */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    for (size_t i = 0; i < json_array_size(lines); i++) {
+        json_t *line = json_array_get(lines, i); /* borrowed */
+        drop_volatile_line(line, NULL, 0);
+        tg__format_dump(line, &b);
+        tg__buf_append(&b, "\n", 1);
+    }
+    json_decref(lines);
+    return tg__buf_take(&b);
+}
+
+static void check_golden(const char *dir, const char *file, const char *actual)
+{
+    char path[4096];
+    join(path, sizeof path, dir, file);
+    const char *update = getenv("TG_GOLDEN_UPDATE");
+    if (update != NULL && strcmp(update, "1") == 0) {
+        char *stable = stable_text(actual);
+        write_file(path, stable);
+        free(stable);
+        return;
+    }
+    char *expected = read_file(path, NULL);
+    if (expected == NULL)
+        fail_msg("missing golden file %s", path);
+    compare_lines(path, expected, actual, 0);
+    free(expected);
+}
+
+static void run_case(const char *format, const char *dir)
+{
+    char path[4096];
+    size_t len;
+    join(path, sizeof path, dir, "input");
+    char *input = read_file(path, &len);
+    if (input == NULL)
+        fail_msg("cannot read %s", path);
+
+    tg_error err;
+    tg_turn *auto_turn = NULL, *turn = NULL;
+    int rc = tg_turn_parse(input, len, "auto", path, &auto_turn, &err);
+    if (rc != 0)
+        fail_msg("%s: auto parse failed: %s", path, err.message);
+    assert_string_equal(tg_turn_format(auto_turn), format);
+    rc = tg_turn_parse(input, len, format, path, &turn, &err);
+    if (rc != 0)
+        fail_msg("%s: %s parse failed: %s", path, format, err.message);
+    assert_string_equal(tg_turn_format(turn), format);
+
+    char *auto_calls = calls_lines(auto_turn);
+    char *calls = calls_lines(turn);
+    /* Only the created_at timestamps may differ between the two parses. */
+    compare_lines("auto vs explicit", calls, auto_calls, 1);
+    check_golden(dir, "calls.expected", calls);
+    for (size_t i = 0; i < tg_turn_call_count(turn); i++)
+        assert_string_equal(tg_call_format(tg_turn_call(turn, i)), format);
+
+    give_results(turn);
+    char *out = NULL;
+    size_t out_len = 0;
+    rc = tg_turn_render(turn, NULL, &out, &out_len, &err);
+    if (rc != 0)
+        fail_msg("%s: render failed: %s", path, err.message);
+    assert_int_equal(strlen(out), out_len);
+    if (out_len > 0)
+        assert_int_equal(out[out_len - 1], '\n');
+    check_golden(dir, "expected", out);
+
+    /* Every renderer accepts every turn: render into the other formats too
+     * and check the output is JSON Lines. */
+    static const char *const all[] = {"openai-chat", "toolgate"};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+        char *other = NULL;
+        assert_int_equal(tg_turn_render(turn, all[k], &other, NULL, &err), 0);
+        json_decref(load_lines(other));
+        tg_free(other);
+    }
+
+    tg_free(out);
+    free(auto_calls);
+    free(calls);
+    tg_turn_free(turn);
+    tg_turn_free(auto_turn);
+    free(input);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the subdirectories of dir; count in *n. */
+static char **subdirs(const char *dir, size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        fail_msg("cannot open %s", dir);
+    char **names = NULL;
+    size_t cnt = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        names = realloc(names, (cnt + 1) * sizeof *names);
+        names[cnt++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, cnt, sizeof *names, cmp_names);
+    *n = cnt;
+    return names;
+}
+
+static void run_format(const char *format, const char *const *required,
+                       size_t nrequired)
+{
+    char root[4096], dir[4096];
+    data_dir(root, sizeof root);
+    join(dir, sizeof dir, root, format);
+    size_t n;
+    char **cases = subdirs(dir, &n);
+    for (size_t r = 0; r < nrequired; r++) {
+        int found = 0;
+        for (size_t i = 0; i < n; i++)
+            found |= strcmp(cases[i], required[r]) == 0;
+        if (!found)
+            fail_msg("golden case %s/%s is missing", format, required[r]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char casedir[4096];
+        join(casedir, sizeof casedir, dir, cases[i]);
+        print_message("[ golden   ] %s/%s\n", format, cases[i]);
+        run_case(format, casedir);
+        free(cases[i]);
+    }
+    free(cases);
+}
+
+static void test_openai_chat_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"response",
+                                        "message",
+                                        "messages_array_partially_answered",
+                                        "string_and_object_args",
+                                        "empty_string_args",
+                                        "malformed_args",
+                                        "no_tool_calls",
+                                        "duplicate_ids"};
+    run_format("openai-chat", cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_toolgate_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"basic", "string_args",
+                                        "with_checksum_and_context"};
+    run_format("toolgate", cases, sizeof cases / sizeof cases[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_openai_chat_golden),
+        cmocka_unit_test(test_toolgate_golden),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
