@@ -5,6 +5,14 @@
  * 2 KiB), enforce the deadline with TERM-then-KILL of the whole process
  * group, and turn what happened into exactly one result.
  *
+ * The fork/exec itself runs on libuv's thread pool: vfork suspends the
+ * thread that calls it until the child has exec'd, and on the loop thread
+ * that would serialise every spawn of the runtime behind one another (and
+ * stall every other call's I/O). Workers spawn in parallel; the loop only
+ * prepares the call before and wires up its pipes, pidfd and timers after.
+ * PR_SET_PDEATHSIG follows the spawning thread, and the pool's threads live
+ * as long as the process, so a tool still dies with its runtime.
+ *
  * A call ends when its leader process has been reaped and both pipes reached
  * EOF. When the leader exits, its process group is SIGKILLed (nothing a tool
  * started outlives its call); a process that escaped the group and still
@@ -51,6 +59,15 @@ struct tg__proc {
     char *stdin_data;
     size_t stdin_len;
     tg_buf outbuf;
+    /* spawning happens on the thread pool (see tg__command_start) */
+    uv_work_t spawn_req;
+    bool spawning, stop_hard;
+    tg__spawn sp;
+    char path[PATH_MAX];
+    char *cwd_owned;
+    void *env_owned;
+    int outp[2], errp[2], inp[2];
+    int spawn_rc, spawn_stage, spawn_errnum;
     char ring[STDERR_TAIL];
     size_t ring_len, ring_pos;
 };
@@ -217,6 +234,14 @@ static void stop_group(tg__proc *p, int why, const char *by, const char *reason,
         /* On out of memory the canceled payload uses its defaults. */
         (void)tg__strset(&p->stop_by, by);
         (void)tg__strset(&p->stop_reason, reason);
+    }
+    if (p->spawning) {
+        /* No process yet. A spawn still waiting for a pool thread is called
+         * off (spawn_done then sees UV_ECANCELED); one under way is stopped
+         * by spawn_done once the process exists. */
+        p->stop_hard = p->stop_hard || hard;
+        (void)uv_cancel((uv_req_t *)&p->spawn_req);
+        return;
     }
     if (hard || p->rt->kill_grace_ms <= 0) {
         kill(-p->pid, SIGKILL);
@@ -391,61 +416,153 @@ static tg_result *spawn_error(const tg_call *call, const char *prog,
     }
 }
 
+static void close_pipes(tg__proc *p)
+{
+    close_fd(&p->outp[0]);
+    close_fd(&p->outp[1]);
+    close_fd(&p->errp[0]);
+    close_fd(&p->errp[1]);
+    close_fd(&p->inp[0]);
+    close_fd(&p->inp[1]);
+}
+
+/* Gives up a process record before its process runs: its only handle is
+ * the timer, whose close callback frees it. */
+static void abandon(tg__proc *p)
+{
+    close_pipes(p);
+    free(p->env_owned);
+    free(p->cwd_owned);
+    p->env_owned = p->cwd_owned = NULL;
+    close_handle((uv_handle_t *)&p->timer);
+}
+
+/* On a pool thread: the fork and exec, nothing else. */
+static void spawn_work(uv_work_t *req)
+{
+    tg__proc *p = req->data;
+    pid_t pid = 0;
+    p->spawn_rc = tg__proc_spawn(&p->sp, &pid, &p->spawn_stage,
+                                 &p->spawn_errnum);
+    p->pid = pid;
+}
+
+static void spawn_done(uv_work_t *req, int status);
+
 void tg__command_start(tg_runtime *rt, tg__job *job)
 {
     const tg_call *call = job->call;
-    char *cwd_owned = NULL;
-    void *env_owned = NULL;
     char **envp = NULL;
-    char path[PATH_MAX];
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     tg_result *refusal = NULL;
-    tg__proc *p = NULL;
     const char *prog = job->argv[0];
+    tg__proc *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        tg__job_complete(job, NULL); /* out of memory: no refusal */
+        return;
+    }
+    p->rt = rt;
+    p->pidfd = -1;
+    p->outp[0] = p->outp[1] = p->errp[0] = p->errp[1] = -1;
+    p->inp[0] = p->inp[1] = -1;
+    p->budget_ms = tg__budget_ms(rt, job->tool);
+    tg__buf_init(&p->outbuf, (size_t)rt->cfg->max_output_bytes);
+    /* The deadline runs from here, spawn included. */
+    uv_timer_init(&rt->loop, &p->timer);
+    p->timer.data = p;
+    p->open_handles = 1;
+    rt->open_procs++;
 
     const char *cwd;
-    if (tg__call_cwd(rt, call, &cwd, &cwd_owned) != 0)
+    if (tg__call_cwd(rt, call, &cwd, &p->cwd_owned) != 0)
         goto fail; /* out of memory: no refusal */
     const json_t *ctx_env = call->context
                                 ? json_object_get(call->context, "env")
                                 : NULL; /* borrowed */
     if (tg__proc_env(rt->base_env, job->tool->env, ctx_env, &envp,
-                     &env_owned) != 0)
+                     &p->env_owned) != 0)
         goto fail; /* out of memory: no refusal */
-    int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, path,
-                             sizeof path);
+    int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, p->path,
+                             sizeof p->path);
     if (e != 0) {
         refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_EXEC, e);
         goto fail;
     }
-    p = calloc(1, sizeof *p);
-    if (p == NULL)
-        goto fail; /* out of memory: no refusal */
-    p->rt = rt;
-    p->pidfd = -1;
-    p->budget_ms = tg__budget_ms(rt, job->tool);
-    tg__buf_init(&p->outbuf, (size_t)rt->cfg->max_output_bytes);
-    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-        (job->has_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
+    if (pipe2(p->outp, O_CLOEXEC) != 0 || pipe2(p->errp, O_CLOEXEC) != 0 ||
+        (job->has_stdin && pipe2(p->inp, O_CLOEXEC) != 0)) {
         refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_SETUP, errno);
         goto fail;
     }
-    tg__spawn sp = {
-        path,    job->argv, envp, cwd, job->has_stdin ? inp[0] : rt->devnull,
-        outp[1], errp[1]};
-    int stage, errnum;
-    int src = tg__proc_spawn(&sp, &p->pid, &stage, &errnum);
-    close_fd(&outp[1]);
-    close_fd(&errp[1]);
-    close_fd(&inp[0]);
-    if (src != 0) {
-        refusal = spawn_error(call, prog, cwd, stage, errnum);
+    p->sp = (tg__spawn){p->path,
+                        job->argv,
+                        envp,
+                        cwd,
+                        job->has_stdin ? p->inp[0] : rt->devnull,
+                        p->outp[1],
+                        p->errp[1]};
+    /* The job is stoppable from now on: a cancel or the deadline arriving
+     * while the pool spawns is recorded and applied in spawn_done. */
+    p->job = job;
+    job->proc = p;
+    p->spawning = true;
+    p->spawn_req.data = p;
+    if (rt->running <= 1) {
+        /* Nothing else runs that the spawn could stall, so skip the trip
+         * through the pool (two thread wake-ups per call). */
+        spawn_work(&p->spawn_req);
+        if (p->budget_ms > 0)
+            arm(p, PHASE_DEADLINE, (uint64_t)p->budget_ms);
+        spawn_done(&p->spawn_req, 0);
+        return;
+    }
+    int qerr = uv_queue_work(&rt->loop, &p->spawn_req, spawn_work, spawn_done);
+    if (qerr != 0) {
+        job->proc = NULL;
+        p->job = NULL;
+        refusal = tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                           "cannot start '%s': %s", prog, uv_strerror(qerr));
         goto fail;
     }
-    free(env_owned);
-    env_owned = NULL;
-    free(cwd_owned);
-    cwd_owned = NULL;
+    if (p->budget_ms > 0)
+        arm(p, PHASE_DEADLINE, (uint64_t)p->budget_ms);
+    return;
+
+fail:
+    abandon(p);
+    tg__job_complete(job, refusal);
+}
+
+static void spawn_done(uv_work_t *req, int status)
+{
+    tg__proc *p = req->data;
+    tg_runtime *rt = p->rt;
+    tg__job *job = p->job;
+    const tg_call *call = job->call;
+    const char *prog = job->argv[0];
+    tg_result *refusal = NULL;
+    p->spawning = false;
+    /* The child's ends belong to the child now (or to nobody). */
+    close_fd(&p->outp[1]);
+    close_fd(&p->errp[1]);
+    close_fd(&p->inp[0]);
+    if (status == UV_ECANCELED) {
+        /* Stopped before a pool thread took it: it never ran. */
+        if (p->stop == STOP_TIMEOUT) {
+            refusal = tg__result_timeout(call, p->budget_ms);
+            if (refusal != NULL)
+                refusal->execution = TG_EXECUTION_NOT_STARTED;
+        } else {
+            refusal = tg__result_canceled(call, TG_EXECUTION_NOT_STARTED,
+                                          p->stop_by, p->stop_reason);
+        }
+        goto fail;
+    }
+    if (p->spawn_rc != 0) {
+        refusal = spawn_error(call, prog, p->sp.cwd, p->spawn_stage,
+                              p->spawn_errnum);
+        goto fail;
+    }
+    free(p->env_owned);
+    p->env_owned = NULL;
 
     p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     int uerr = p->pidfd < 0 ? uv_translate_sys_error(errno)
@@ -461,26 +578,24 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
                            uv_strerror(uerr));
         goto fail;
     }
-    rt->open_procs++;
+    free(p->cwd_owned);
+    p->cwd_owned = NULL;
     p->exitw_on = true;
     p->exitw.data = p;
     uv_pipe_init(&rt->loop, &p->out, 0);
     uv_pipe_init(&rt->loop, &p->err, 0);
-    uv_timer_init(&rt->loop, &p->timer);
-    p->out.data = p->err.data = p->timer.data = p;
-    p->open_handles = 4;
+    p->out.data = p->err.data = p;
+    p->open_handles += 3;
     if (job->has_stdin) {
         p->have_in = true;
         uv_pipe_init(&rt->loop, &p->in, 0);
         p->in.data = p;
         p->open_handles++;
     }
-    p->job = job;
-    job->proc = p;
     uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
-    open_reader(&p->out, outp[0], on_out, &p->out_done);
-    open_reader(&p->err, errp[0], on_err, &p->err_done);
-    outp[0] = errp[0] = -1;
+    open_reader(&p->out, p->outp[0], on_out, &p->out_done);
+    open_reader(&p->err, p->errp[0], on_err, &p->err_done);
+    p->outp[0] = p->errp[0] = -1;
     if (p->have_in) {
         /* The stdin text moves to the process: the write may still be
          * pending when the turn ends. */
@@ -489,34 +604,28 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
         job->stdin_data = NULL;
         uv_buf_t b = uv_buf_init(p->stdin_data, (unsigned)p->stdin_len);
         p->wreq.data = p;
-        if (uv_pipe_open(&p->in, inp[1]) != 0) {
-            close_fd(&inp[1]);
+        if (uv_pipe_open(&p->in, p->inp[1]) != 0) {
+            close_fd(&p->inp[1]);
             close_handle((uv_handle_t *)&p->in);
         } else {
-            inp[1] = -1;
+            p->inp[1] = -1;
             if (p->stdin_len == 0 || uv_write(&p->wreq, (uv_stream_t *)&p->in,
                                               &b, 1, on_written) != 0)
                 close_handle((uv_handle_t *)&p->in);
         }
     }
-    if (p->budget_ms > 0)
-        arm(p, PHASE_DEADLINE, (uint64_t)p->budget_ms);
+    if (p->stop != STOP_NONE) {
+        /* Stopped while it was being spawned: apply it now. */
+        int why = p->stop;
+        p->stop = STOP_NONE;
+        stop_group(p, why, p->stop_by, p->stop_reason, p->stop_hard);
+    }
     return;
 
 fail:
-    close_fd(&outp[0]);
-    close_fd(&outp[1]);
-    close_fd(&errp[0]);
-    close_fd(&errp[1]);
-    close_fd(&inp[0]);
-    close_fd(&inp[1]);
-    if (p != NULL) {
-        if (p->pidfd >= 0)
-            close(p->pidfd);
-        tg__buf_cleanup(&p->outbuf);
-        free(p);
-    }
-    free(env_owned);
-    free(cwd_owned);
+    uv_timer_stop(&p->timer);
+    job->proc = NULL;
+    p->job = NULL;
+    abandon(p);
     tg__job_complete(job, refusal);
 }

@@ -5,7 +5,7 @@
 # each become a result, results come back in call order, and every call and
 # result is in the journal.
 source "$(dirname "$0")/lib.sh"
-cp -r "$TG_SOURCE_DIR/examples/workspace/." .
+cp -r "$TG_SOURCE_DIR/examples/workspace/." . && rm -rf .toolgate
 turn=$TG_SOURCE_DIR/examples/turns/openai-chat-response.json
 
 "$TOOLGATE" run "$turn" >out.json 2>err.txt; rc=$?

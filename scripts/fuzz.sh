@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs every libFuzzer target of a TG_FUZZ build over its corpus for SECONDS
+# each. New inputs that cover more are kept in a scratch corpus, not the
+# repo's; a crash stops the run and leaves crash-* files to add to the corpus.
+set -euo pipefail
+build=${1:?build dir}
+seconds=${2:-60}
+cd "$(dirname "$0")/.."
+for target in "$build"/tests/fuzz_*; do
+  name=$(basename "$target")
+  case "$name" in *_replay) continue ;; esac
+  [ -x "$target" ] || continue
+  scratch=$(mktemp -d)
+  dict=()
+  [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
+  echo "fuzzing $name for ${seconds}s"
+  "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="tests/fuzz/" "${dict[@]}" "$scratch" "tests/fuzz/corpus/$name" \
+    2>&1 | grep -E '^(#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY|Done)' || true
+  rm -rf "$scratch"
+  if ls tests/fuzz/crash-* tests/fuzz/leak-* tests/fuzz/timeout-* >/dev/null 2>&1; then
+    echo "fuzz: $name found a failing input:" >&2
+    ls tests/fuzz/crash-* tests/fuzz/leak-* tests/fuzz/timeout-* >&2 2>/dev/null
+    exit 1
+  fi
+done
