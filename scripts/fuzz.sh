@@ -19,9 +19,10 @@ for target in "$build"/tests/fuzz_*; do
     -artifact_prefix="tests/fuzz/" "${dict[@]}" "$scratch" "tests/fuzz/corpus/$name" \
     2>&1 | grep -E '^(#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY|Done)' || true
   rm -rf "$scratch"
-  if ls tests/fuzz/crash-* tests/fuzz/leak-* tests/fuzz/timeout-* >/dev/null 2>&1; then
-    echo "fuzz: $name found a failing input:" >&2
-    ls tests/fuzz/crash-* tests/fuzz/leak-* tests/fuzz/timeout-* >&2 2>/dev/null
+  found=$(compgen -G 'tests/fuzz/crash-*' ; compgen -G 'tests/fuzz/leak-*' ; compgen -G 'tests/fuzz/timeout-*') || true
+  if [ -n "$found" ]; then
+    echo "fuzz: $name found a failing input (add it to tests/fuzz/corpus/$name after the fix):" >&2
+    echo "$found" >&2
     exit 1
   fi
 done

@@ -197,7 +197,13 @@ int tg__time_parse(const char *s, int64_t *ms)
     int64_t days = days_from_civil(y, mo, d);
     int64_t t = days * MS_PER_DAY + (int64_t)h * 3600000 + (int64_t)mi * 60000 +
                 (int64_t)sec * 1000 + frac;
-    *ms = t - (int64_t)off_min * 60000;
+    t -= (int64_t)off_min * 60000;
+    /* An offset can carry the instant outside years 0000-9999, which no
+     * RFC 3339 timestamp can name (so it could not be written back). */
+    if (t < days_from_civil(0, 1, 1) * MS_PER_DAY ||
+        t >= days_from_civil(10000, 1, 1) * MS_PER_DAY)
+        return TG_EINVAL;
+    *ms = t;
     return 0;
 }
 
