@@ -34,8 +34,13 @@ typedef struct tg_format {
      * is not that plain shape (the caller discards the turn and takes the
      * document path, which also reports every error), or TG_ENOMEM. */
     int (*parse_fast)(tg_turn *turn, const char *text, size_t len);
-    /* Appends the rendered results of turn (every call has a result). */
+    /* Appends the rendered results of turn (every call has a result). NULL
+     * for input-only formats (fenced). */
     int (*render)(const tg_turn *turn, tg_buf *out, tg_error *err);
+    /* Appends tool definitions in this format's shape. `tools` (borrowed) is
+     * an array of {"name","description","input_schema","annotations"?}
+     * objects. NULL for formats without tool definitions. */
+    int (*render_tools)(const json_t *tools, tg_buf *out, tg_error *err);
 } tg_format;
 
 /* The format named `name`, or NULL. */
