@@ -160,6 +160,10 @@ char *tg_result_to_json(const tg_result *result);
 /* Wire format names: "openai-chat", "toolgate", later "openai-responses",
  * "anthropic", "gemini", "mcp", "fenced". "auto" detects by shape. */
 
+/* 1 when `name` is a format results can be rendered in, else 0. Lets a caller
+ * refuse a bad output format before any tool runs. */
+int tg_format_renders(const char *name);
+
 /* A model turn: the calls parsed from one document and, once run, one result
  * per call in call order. */
 typedef struct tg_turn tg_turn;

@@ -151,6 +151,13 @@ int cmd_run(int argc, char **argv)
     tg_error err = {0};
     int rc;
 
+    if (o.to != NULL && !tg_format_renders(o.to)) {
+        cli_error("--to %s: not a format results can be rendered in "
+                  "(see 'toolgate run --help')",
+                  o.to);
+        status = EXIT_USAGE;
+        goto done;
+    }
     if ((status = cli_load_config(o.config, &cfg)) != EXIT_DONE)
         goto done;
     if ((status = apply_opts(&o, cfg)) != EXIT_DONE)
@@ -168,6 +175,13 @@ int cmd_run(int argc, char **argv)
     }
     free(text);
     text = NULL;
+    if (o.to == NULL && !tg_format_renders(tg_turn_format(turn))) {
+        cli_error("%s is an input format only; choose an output format with "
+                  "--to",
+                  tg_turn_format(turn));
+        status = EXIT_USAGE;
+        goto done;
+    }
     if (o.caller && tg_turn_set_caller(turn, o.caller, &err) != 0) {
         cli_error("%s", err.message);
         status = EXIT_INTERNAL;
