@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libjansson-dev libuv1-dev libsqlite3-dev libpcre2-dev libsodium-dev libssl-dev
+  libjansson-dev libuv1-dev libsqlite3-dev libpcre2-dev libssl-dev
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
   jq sqlite3 procps
 )

@@ -16,9 +16,22 @@ void tg__buf_init(tg_buf *b, size_t limit)
     b->limit = limit ? limit : SIZE_MAX - 1;
 }
 
+void tg__buf_init_with(tg_buf *b, char *storage, size_t size, size_t limit)
+{
+    tg__buf_init(b, limit);
+    if (storage != NULL && size > 0) {
+        b->data = storage;
+        b->cap = size;
+        b->external = true;
+        storage[0] = '\0';
+    }
+}
+
 void tg__buf_cleanup(tg_buf *b)
 {
-    free(b->data);
+    if (!b->external)
+        free(b->data);
+    b->external = false;
     b->data = NULL;
     b->len = b->cap = 0;
     b->truncated = false;
@@ -37,8 +50,14 @@ static int grow(tg_buf *b, size_t need)
         }
         cap *= 2;
     }
-    char *p = realloc(b->data, cap);
-    if (p == NULL)
+    char *p;
+    if (b->external) {
+        /* Leave the caller's storage for the heap, keeping the contents. */
+        if ((p = malloc(cap)) == NULL)
+            return TG_ENOMEM;
+        memcpy(p, b->data, b->len + 1);
+        b->external = false;
+    } else if ((p = realloc(b->data, cap)) == NULL)
         return TG_ENOMEM;
     b->data = p;
     b->cap = cap;
@@ -106,6 +125,15 @@ const char *tg__buf_cstr(tg_buf *b)
 
 char *tg__buf_take(tg_buf *b)
 {
+    if (b->external) {
+        char *copy = malloc(b->len + 1);
+        if (copy == NULL)
+            return NULL;
+        memcpy(copy, b->data, b->len);
+        copy[b->len] = '\0';
+        tg__buf_init(b, b->limit);
+        return copy;
+    }
     if (b->data == NULL && grow(b, 1) != 0)
         return NULL;
     b->data[b->len] = '\0';

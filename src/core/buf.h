@@ -16,10 +16,16 @@ typedef struct tg_buf {
     size_t cap;    /* allocated bytes */
     size_t limit;  /* most bytes it may hold; 0 = SIZE_MAX */
     bool truncated; /* an append was cut at the limit */
+    bool external;  /* data is the caller's storage (tg__buf_init_with) */
 } tg_buf;
 
 /* Prepares an empty buffer that will hold at most `limit` bytes (0: no cap). */
 void tg__buf_init(tg_buf *b, size_t limit);
+/* Like tg__buf_init, but the bytes start in the caller's `storage` of `size`
+ * bytes (a stack array on hot paths: no allocation while the contents fit)
+ * and move to the heap only when they outgrow it. The storage must outlive
+ * the buffer's use; tg__buf_cleanup and tg__buf_take never free it. */
+void tg__buf_init_with(tg_buf *b, char *storage, size_t size, size_t limit);
 /* Frees the bytes; the buffer is empty and reusable afterwards. */
 void tg__buf_cleanup(tg_buf *b);
 /* Appends n bytes. Past the limit, appends what fits, sets truncated and

@@ -10,6 +10,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "jtape.h"
+
 #define TG_CHECKSUM_MAX 80 /* "hmac-sha256:" + 64 hex + NUL fits */
 
 /* Writes the checksum of (tool, args) into out[TG_CHECKSUM_MAX]. args is
@@ -24,5 +26,14 @@ int tg__checksum_compute(const char *tool, const json_t *args,
 int tg__checksum_verify(const char *expected, const char *tool,
                         const json_t *args, const unsigned char *key,
                         size_t key_len);
+
+/* The same two over arguments held as a JSON tape (jtape.h): the bytes
+ * hashed are those of the jansson value of the same text. */
+int tg__checksum_compute_tape(const char *tool, const tg_jtape *args,
+                              const unsigned char *key, size_t key_len,
+                              char out[TG_CHECKSUM_MAX]);
+int tg__checksum_verify_tape(const char *expected, const char *tool,
+                             const tg_jtape *args, const unsigned char *key,
+                             size_t key_len);
 
 #endif

@@ -12,6 +12,11 @@
  * Numbers: jansson integers with |v| <= 2^53 are written as integers; larger
  * ones are converted to the nearest double and written as that double, which
  * is what ECMAScript (and so every other JCS implementation) would see.
+ *
+ * The same writer runs over a JSON tape (jtape.h), the form in which calls
+ * keep their arguments: one traversal of the tokens, keys and strings
+ * decoded only when they have escapes, numbers read as jansson would read
+ * them, so the bytes equal those of the jansson value of the same text.
  */
 #include "jcs.h"
 
@@ -33,6 +38,10 @@ typedef struct member {
     const char *key;
     size_t len;
     json_t *value; /* borrowed */
+    /* tapes: the value's token, and where an escaped key was decoded to */
+    size_t vidx;
+    size_t koff;
+    bool decoded;
 } member;
 
 /* State of one tg__jcs_write call. Members of every open object live on one
@@ -43,6 +52,10 @@ typedef struct jcs_ctx {
     member *m;
     size_t used, cap;
     member small[JCS_SMALL_MEMBERS];
+    /* tapes only */
+    const tg_jtape *tape;
+    tg_buf keys; /* decoded escaped keys of the open objects */
+    tg_buf str;  /* the decoded string being written */
 } jcs_ctx;
 
 /* ------------------------------------------------------------ output */
@@ -551,5 +564,171 @@ int tg__jcs_write(const json_t *value, tg_buf *out)
     int rc = write_value(&c, value, 1);
     if (c.m != c.small)
         free(c.m);
+    return rc;
+}
+
+/* ------------------------------------------------------------ tapes */
+
+/* Writes a string of the tape that has no escapes. Its bytes are then
+ * exactly its value, and none needs escaping in JCS: the text holds no
+ * control character, quote or backslash unescaped (the parser refused
+ * them), and JSON.stringify escapes nothing else in valid UTF-8. */
+static int write_plain(tg_buf *out, const char *s, size_t n)
+{
+    if (n + 2 < out->cap - out->len && n + 2 <= out->limit - out->len) {
+        char *w = out->data + out->len;
+        w[0] = '"';
+        memcpy(w + 1, s, n);
+        w[n + 1] = '"';
+        w[n + 2] = '\0';
+        out->len += n + 2;
+        return 0;
+    }
+    return tg__jcs_write_string(s, n, out);
+}
+
+static int write_tvalue(jcs_ctx *c, size_t i, size_t *next);
+
+static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
+{
+    const tg_jtape *t = c->tape;
+    const tg_jtok *obj = &t->tok[i];
+    tg_buf *out = c->out;
+    size_t n = obj->b, base = c->used, kbase = c->keys.len;
+    int rc;
+    *next = obj->a;
+    if (n == 0)
+        return put(out, "{}", 2);
+    if ((rc = reserve_members(c, n)) != 0)
+        return rc;
+    size_t j = i + 1;
+    for (size_t k = 0; k < n; k++) {
+        const tg_jtok *key = &t->tok[j];
+        member *m = &c->m[base + k];
+        m->vidx = j + 1;
+        m->decoded = (key->flags & TG_JT_ESCAPED) != 0;
+        if (m->decoded) {
+            m->koff = c->keys.len;
+            if ((rc = tg__jtape_decode(t, key, &c->keys)) != 0)
+                return rc;
+            m->len = c->keys.len - m->koff;
+        } else {
+            m->key = t->text + key->a;
+            m->len = key->b;
+        }
+        const tg_jtok *v = &t->tok[j + 1];
+        j = v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY ? v->a : j + 2;
+    }
+    /* Decoded keys are addressed by offset while the buffer may grow; it
+     * does not grow while sorting. */
+    for (size_t k = 0; k < n; k++)
+        if (c->m[base + k].decoded)
+            c->m[base + k].key = c->keys.data + c->m[base + k].koff;
+    c->used = base + n;
+    sort_members(c->m + base, n);
+    rc = putc1(out, '{');
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        /* Re-read through c->m and re-resolve decoded keys: nested objects
+         * may have moved both arrays. */
+        const member *m = &c->m[base + k];
+        size_t vidx = m->vidx, after;
+        if (k > 0 && (rc = putc1(out, ',')) != 0)
+            break;
+        if ((rc = m->decoded ? tg__jcs_write_string(c->keys.data + m->koff,
+                                                    m->len, out)
+                             : write_plain(out, m->key, m->len)) != 0 ||
+            (rc = putc1(out, ':')) != 0)
+            break;
+        rc = write_tvalue(c, vidx, &after);
+    }
+    c->used = base;
+    c->keys.len = kbase;
+    return rc != 0 ? rc : putc1(out, '}');
+}
+
+static int write_tvalue(jcs_ctx *c, size_t i, size_t *next)
+{
+    const tg_jtape *t = c->tape;
+    const tg_jtok *k = &t->tok[i];
+    tg_buf *out = c->out;
+    int rc;
+    switch (k->kind) {
+    case TG_JT_OBJECT:
+        return write_tobject(c, i, next);
+    case TG_JT_ARRAY: {
+        size_t j = i + 1;
+        *next = k->a;
+        if ((rc = putc1(out, '[')) != 0)
+            return rc;
+        for (uint32_t e = 0; e < k->b; e++) {
+            if (e > 0 && (rc = putc1(out, ',')) != 0)
+                return rc;
+            if ((rc = write_tvalue(c, j, &j)) != 0)
+                return rc;
+        }
+        return putc1(out, ']');
+    }
+    case TG_JT_STRING:
+        *next = i + 1;
+        if (!(k->flags & TG_JT_ESCAPED))
+            return write_plain(out, t->text + k->a, k->b);
+        c->str.len = 0;
+        if ((rc = tg__jtape_decode(t, k, &c->str)) != 0)
+            return rc;
+        return tg__jcs_write_string(c->str.data, c->str.len, out);
+    case TG_JT_NUMBER: {
+        int64_t iv;
+        double dv;
+        char num[40];
+        *next = i + 1;
+        /* An integer of at most 15 digits (below 2^53) is written as it
+         * was read: JSON allows no leading zeros or '+', so only "-0"
+         * (written "0") differs from its canonical form. */
+        if (!(k->flags & TG_JT_REAL) && k->b <= 15 &&
+            !(k->b == 2 && t->text[k->a] == '-' && t->text[k->a + 1] == '0'))
+            return put(out, t->text + k->a, k->b);
+        switch (tg__jtape_number(t, k, &iv, &dv)) {
+        case 1:
+            return write_integer((json_int_t)iv, out);
+        case 2: {
+            int n = tg__jcs_number(dv, num, sizeof num);
+            return n < 0 ? TG_EINVAL : put(out, num, (size_t)n);
+        }
+        default:
+            return TG_ENOMEM;
+        }
+    }
+    case TG_JT_TRUE:
+        *next = i + 1;
+        return put(out, "true", 4);
+    case TG_JT_FALSE:
+        *next = i + 1;
+        return put(out, "false", 5);
+    case TG_JT_NULL:
+        *next = i + 1;
+        return put(out, "null", 4);
+    }
+    return TG_EINVAL;
+}
+
+int tg__jcs_write_tape(const tg_jtape *tape, tg_buf *out)
+{
+    jcs_ctx c;
+    char kstore[256], sstore[256];
+    size_t next;
+    if (tape == NULL || tape->n == 0)
+        return TG_EINVAL;
+    c.out = out;
+    c.m = c.small;
+    c.used = 0;
+    c.cap = JCS_SMALL_MEMBERS;
+    c.tape = tape;
+    tg__buf_init_with(&c.keys, kstore, sizeof kstore, 0);
+    tg__buf_init_with(&c.str, sstore, sizeof sstore, 0);
+    int rc = write_tvalue(&c, 0, &next);
+    if (c.m != c.small)
+        free(c.m);
+    tg__buf_cleanup(&c.keys);
+    tg__buf_cleanup(&c.str);
     return rc;
 }

@@ -11,12 +11,20 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "jtape.h"
 
 /* Appends the canonical form of `value` (borrowed) to out. Fails with
  * TG_EINVAL for values JCS cannot represent (NaN, infinities, integers beyond
  * 2^53 that do not round-trip through a double are written as the double),
  * TG_ENOMEM or TG_ELIMIT from the buffer. */
 int tg__jcs_write(const json_t *value, tg_buf *out);
+
+/* Appends the canonical form of the tape's document, byte for byte what
+ * tg__jcs_write gives for the jansson value of the same text (jansson's
+ * integers and reals are the tape's integer and real tokens; escapes are
+ * decoded and written again canonically). Returns 0, TG_ENOMEM or
+ * TG_ELIMIT. */
+int tg__jcs_write_tape(const tg_jtape *tape, tg_buf *out);
 
 /* Appends `len` bytes of UTF-8 text `s` as a canonical JSON string (quoted,
  * escaped as JSON.stringify does). Lets callers canonicalize a string they

@@ -75,38 +75,114 @@ int tg__strset(char **field, const char *value)
 
 /* ------------------------------------------------------------ calls */
 
+/* A copy of s in the same allocation as a record: the record's strings
+ * follow the struct (one allocation per record). */
+static char *tail_copy(char **w, const char *s, size_t n)
+{
+    char *d = *w;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    *w = d + n + 1;
+    return d;
+}
+
 tg_call *tg__call_new(const char *id, const char *tool, const char *format)
 {
-    tg_call *call = calloc(1, sizeof *call);
+    if (id == NULL)
+        id = "";
+    if (tool == NULL)
+        tool = "";
+    size_t il = strlen(id), tl = strlen(tool);
+    tg_call *call = calloc(1, sizeof *call + il + tl + 2);
     if (call == NULL)
         return NULL;
-    call->id = strdup(id ? id : "");
-    call->tool = strdup(tool ? tool : "");
-    if (call->id == NULL || call->tool == NULL) {
-        tg__call_free(call);
-        return NULL;
-    }
+    char *w = (char *)(call + 1);
+    call->id = tail_copy(&w, id, il);
+    call->tool = tail_copy(&w, tool, tl);
     call->format = format ? format : "toolgate";
     call->inline_output = true;
     call->created_at = call->updated_at = tg__now_ms();
     return call;
 }
 
+static int raw_copy(tg_call *call, const char *text, size_t len);
+static int only_space(const char *s, size_t len);
+
+tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
+                           const char *text, size_t len)
+{
+    if (id == NULL)
+        id = "";
+    if (tool == NULL)
+        tool = "";
+    size_t il = strlen(id), tl = strlen(tool);
+    tg_jtape tape;
+    int rc = TG_EPARSE;
+    void *block = NULL;
+    if (text != NULL && !only_space(text, len))
+        block = tg__jtape_parse_head(text, len, sizeof(tg_call) + il + tl + 2,
+                                     &tape, NULL, &rc);
+    if (block != NULL && (tape.tok[0].kind != TG_JT_OBJECT ||
+                          memchr(text, '\0', len) != NULL)) {
+        free(block);
+        block = NULL;
+        rc = TG_EPARSE;
+    }
+    if (block == NULL) {
+        /* Blank, malformed or not an object: the general path sets the
+         * pre-error with the parser's message. */
+        if (rc == TG_ENOMEM)
+            return NULL;
+        tg_call *call = tg__call_new(id, tool, format);
+        if (call != NULL && tg__call_set_args_text(call, text, len) != 0) {
+            tg__call_free(call);
+            return NULL;
+        }
+        return call;
+    }
+    /* One allocation: the record, its id and tool, then the text and the
+     * tape (which therefore owns no memory of its own). */
+    tg_call *call = block;
+    memset(call, 0, sizeof *call);
+    char *w = (char *)(call + 1);
+    call->id = tail_copy(&w, id, il);
+    call->tool = tail_copy(&w, tool, tl);
+    call->format = format ? format : "toolgate";
+    call->inline_output = true;
+    call->created_at = call->updated_at = tg__now_ms();
+    call->args_tape = tape;
+    call->args_text = tape.text;
+    call->args_len = len;
+    call->args_raw_is_text = true;
+    return call;
+}
+
+/* Forgets the arguments (text, tape, object, raw string) and the checksum
+ * computed from them. */
+static void args_clear(tg_call *call)
+{
+    json_decref(call->args_dom);
+    call->args_dom = NULL;
+    tg__jtape_free(&call->args_tape);
+    call->args_text = NULL;
+    call->args_len = 0;
+    free(call->args_raw_own);
+    call->args_raw_own = NULL;
+    call->args_raw_is_text = false;
+    call->checksum[0] = '\0';
+}
+
 void tg__call_free(tg_call *call)
 {
     if (call == NULL)
         return;
-    free(call->id);
-    free(call->tool);
-    json_decref(call->args);
-    free(call->args_raw);
+    args_clear(call);
     free(call->checksum_in);
     free(call->caller_id);
     json_decref(call->context);
     json_decref(call->skills);
     json_decref(call->meta);
     free(call->pre_error_message);
-    free(call->args_json_cache);
     free(call);
 }
 
@@ -141,19 +217,67 @@ static const char *json_kind(const json_t *v)
     }
 }
 
+static const char *tape_kind(const tg_jtape *t)
+{
+    switch (t->tok[0].kind) {
+    case TG_JT_OBJECT:
+        return "an object";
+    case TG_JT_ARRAY:
+        return "an array";
+    case TG_JT_STRING:
+        return "a string";
+    case TG_JT_NUMBER:
+        return "a number";
+    case TG_JT_TRUE:
+    case TG_JT_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+static int not_an_object(tg_call *call, const char *kind)
+{
+    return tg__call_set_pre_error(
+        call, "MALFORMED_ARGUMENTS",
+        "arguments of call '%s' must be a JSON object, got %s", call->id,
+        kind);
+}
+
+/* Appends compact JSON of v to a tg_buf (json_dump_callback's sink). */
+static int dump_cb(const char *buffer, size_t size, void *data)
+{
+    return tg__buf_append(data, buffer, size) == 0 ? 0 : -1;
+}
+
 int tg__call_set_args(tg_call *call, json_t *args)
 {
-    json_decref(call->args);
-    call->args = NULL;
-    free(call->args_json_cache);
-    call->args_json_cache = NULL;
-    call->checksum[0] = '\0';
+    args_clear(call);
     if (args == NULL || !json_is_object(args))
+        return not_an_object(call, args ? json_kind(args) : "nothing");
+    char stack[1024];
+    tg_buf text;
+    tg_jtape_error e;
+    tg__buf_init_with(&text, stack, sizeof stack, 0);
+    if (json_dump_callback(args, dump_cb, &text, JSON_COMPACT) != 0) {
+        tg__buf_cleanup(&text);
+        return TG_ENOMEM;
+    }
+    int rc = tg__jtape_parse(text.data, text.len, TG_JTAPE_COPY,
+                             &call->args_tape, &e);
+    tg__buf_cleanup(&text);
+    if (rc == TG_ENOMEM)
+        return rc;
+    if (rc != 0)
+        /* An object made in code can hold what JSON text may not carry
+         * through a parser (a "\u0000", nesting beyond 2048). */
         return tg__call_set_pre_error(
             call, "MALFORMED_ARGUMENTS",
-            "arguments of call '%s' must be a JSON object, got %s", call->id,
-            args ? json_kind(args) : "nothing");
-    call->args = json_incref(args);
+            "arguments of call '%s' cannot be represented: %s", call->id,
+            e.text);
+    call->args_text = call->args_tape.text;
+    call->args_len = call->args_tape.len;
+    call->args_dom = json_incref(args);
     return 0;
 }
 
@@ -165,74 +289,142 @@ static int only_space(const char *s, size_t len)
     return 1;
 }
 
-int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
+static int raw_copy(tg_call *call, const char *text, size_t len)
 {
     char *raw = malloc(len + 1);
     if (raw == NULL)
         return TG_ENOMEM;
     memcpy(raw, text, len);
     raw[len] = '\0';
-    free(call->args_raw);
-    call->args_raw = raw;
+    free(call->args_raw_own);
+    call->args_raw_own = raw;
+    call->args_raw_is_text = false;
+    return 0;
+}
+
+int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
+{
+    tg_jtape_error e;
+    int rc;
+    args_clear(call);
+    if (text == NULL)
+        text = "";
     /* Providers send "" for functions without parameters. */
     if (only_space(text, len)) {
-        json_t *empty = json_object(); /* new ref */
-        if (empty == NULL)
+        if ((rc = raw_copy(call, text, len)) != 0 ||
+            (rc = tg__jtape_parse("{}", 2, TG_JTAPE_COPY, &call->args_tape,
+                                  NULL)) != 0)
             return TG_ENOMEM;
-        int rc = tg__call_set_args(call, empty);
-        json_decref(empty);
-        return rc;
+        call->args_text = call->args_tape.text;
+        call->args_len = 2;
+        return 0;
     }
-    json_error_t jerr;
-    json_t *args = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-                              &jerr); /* new ref */
-    if (args == NULL) {
-        json_decref(call->args);
-        call->args = NULL;
+    /* The tape's allocation keeps the text: it is both the raw string and
+     * the arguments text. */
+    rc = tg__jtape_parse(text, len, TG_JTAPE_COPY, &call->args_tape, &e);
+    if (rc == TG_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        if (raw_copy(call, text, len) != 0)
+            return TG_ENOMEM;
         return tg__call_set_pre_error(
             call, "MALFORMED_ARGUMENTS",
             "arguments of call '%s' are not valid JSON: %s at line %d, "
             "column %d of the arguments string",
-            call->id, jerr.text, jerr.line, jerr.column);
+            call->id, e.text, e.line, e.column);
     }
-    int rc = tg__call_set_args(call, args);
-    json_decref(args);
-    return rc;
+    if (call->args_tape.tok[0].kind != TG_JT_OBJECT) {
+        const char *kind = tape_kind(&call->args_tape);
+        tg__jtape_free(&call->args_tape);
+        if (raw_copy(call, text, len) != 0)
+            return TG_ENOMEM;
+        return not_an_object(call, kind);
+    }
+    if (memchr(text, '\0', len) != NULL) {
+        /* jansson (and so the tape) lets a NUL byte right after a number
+         * or a word pass unseen; the text as a C string would end there.
+         * The arguments text is then the object's compact form. */
+        json_t *obj = tg__jtape_to_json(&call->args_tape, 0); /* new ref */
+        rc = obj ? tg__call_set_args(call, obj) : TG_ENOMEM;
+        json_decref(obj);
+        if (rc == 0)
+            rc = raw_copy(call, text, len);
+        return rc;
+    }
+    call->args_text = call->args_tape.text;
+    call->args_len = len;
+    call->args_raw_is_text = true;
+    return 0;
+}
+
+int tg__call_set_args_raw(tg_call *call, const char *raw)
+{
+    if (raw == NULL) {
+        free(call->args_raw_own);
+        call->args_raw_own = NULL;
+        call->args_raw_is_text = false;
+        return 0;
+    }
+    return raw_copy(call, raw, strlen(raw));
+}
+
+int tg__call_copy_args(tg_call *dst, const tg_call *src)
+{
+    args_clear(dst);
+    if (tg__jtape_copy(&dst->args_tape, &src->args_tape) != 0 ||
+        tg__strset(&dst->args_raw_own, src->args_raw_own) != 0) {
+        args_clear(dst);
+        return TG_ENOMEM;
+    }
+    dst->args_text = src->args_text ? dst->args_tape.text : NULL;
+    dst->args_len = src->args_len;
+    dst->args_raw_is_text = src->args_raw_is_text;
+    return 0;
+}
+
+json_t *tg__call_args(const tg_call *call)
+{
+    tg_call *c = (tg_call *)call; /* cache only; see record.h */
+    if (c->args_text == NULL)
+        return NULL;
+    if (c->args_dom == NULL)
+        c->args_dom = tg__jtape_to_json(&c->args_tape, 0);
+    return c->args_dom;
 }
 
 size_t tg__call_args_size(const tg_call *call)
 {
-    if (call->args_raw != NULL)
-        return strlen(call->args_raw);
-    const char *s = tg_call_args_json(call);
-    return s ? strlen(s) : 0;
+    if (call->args_raw_own != NULL)
+        return strlen(call->args_raw_own);
+    return call->args_len;
 }
 
 const char *tg_call_id(const tg_call *call) { return call->id; }
 const char *tg_call_tool(const tg_call *call) { return call->tool; }
-const char *tg_call_args_raw(const tg_call *call) { return call->args_raw; }
 const char *tg_call_caller_id(const tg_call *call) { return call->caller_id; }
 const char *tg_call_format(const tg_call *call) { return call->format; }
 size_t tg_call_index(const tg_call *call) { return call->index; }
 
+const char *tg_call_args_raw(const tg_call *call)
+{
+    return call->args_raw_is_text ? call->args_text : call->args_raw_own;
+}
+
 const char *tg_call_args_json(const tg_call *call)
 {
-    tg_call *c = (tg_call *)call; /* cache only; see record.h */
-    if (c->args == NULL)
-        return NULL;
-    if (c->args_json_cache == NULL)
-        c->args_json_cache = json_dumps(c->args, JSON_COMPACT | JSON_ENCODE_ANY);
-    return c->args_json_cache;
+    /* The wire's own text when it sent a string: valid JSON of the same
+     * object, not serialised again. */
+    return call->args_text;
 }
 
 const char *tg_call_checksum(const tg_call *call)
 {
     tg_call *c = (tg_call *)call; /* cache only; see record.h */
-    if (c->args == NULL)
+    if (c->args_text == NULL)
         return NULL;
     if (c->checksum[0] == '\0' &&
-        tg__checksum_compute(c->tool, c->args, c->hmac_key, c->hmac_key_len,
-                             c->checksum) != 0) {
+        tg__checksum_compute_tape(c->tool, &c->args_tape, c->hmac_key,
+                                  c->hmac_key_len, c->checksum) != 0) {
         c->checksum[0] = '\0';
         return NULL;
     }
@@ -259,12 +451,13 @@ json_t *tg__call_to_json(const tg_call *call)
     if (o == NULL)
         return NULL;
     const char *sum = tg_call_checksum(call);
-    int bad = 0;
+    json_t *args = tg__call_args(call); /* borrowed */
+    int bad = call->args_text != NULL && (args == NULL || sum == NULL);
     bad |= json_object_set_new(o, "id", json_string(call->id));
     bad |= json_object_set_new(o, "tool", json_string(call->tool));
-    bad |= json_object_set_new(o, "args",
-                               call->args ? json_incref(call->args) : json_null());
-    bad |= json_object_set_new(o, "args_raw", str_or_null(call->args_raw));
+    bad |= json_object_set_new(o, "args", args ? json_incref(args) : json_null());
+    bad |= json_object_set_new(o, "args_raw",
+                               str_or_null(tg_call_args_raw(call)));
     bad |= json_object_set_new(o, "checksum", str_or_null(sum));
     bad |= json_object_set_new(o, "caller_id", str_or_null(call->caller_id));
     bad |= json_object_set_new(o, "context", call->context
@@ -387,8 +580,8 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
     } else
         rc = tg__call_set_args(call, (json_t *)args);
     /* Keep the wire's string form across a to_json/from_json round trip. */
-    if (rc == 0 && call->args_raw == NULL && json_is_string(raw))
-        rc = tg__strset(&call->args_raw, json_string_value(raw));
+    if (rc == 0 && tg_call_args_raw(call) == NULL && json_is_string(raw))
+        rc = tg__call_set_args_raw(call, json_string_value(raw));
     if (rc == 0)
         rc = tg__strset(&call->caller_id, caller);
     if (rc == 0)
@@ -436,28 +629,66 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
 
 /* ------------------------------------------------------------ results */
 
-tg_result *tg__result_new(const tg_call *call, tg_outcome outcome,
-                          tg_execution execution, json_t *payload_take)
+/* A result whose allocation also holds its id, its tool and, when given,
+ * the compact text of its payload. */
+static tg_result *result_alloc(const tg_call *call, tg_outcome outcome,
+                               tg_execution execution, json_t *payload_take,
+                               const char *text, size_t text_len)
 {
-    tg_result *r = calloc(1, sizeof *r);
-    if (r == NULL || payload_take == NULL) {
+    size_t il = strlen(call->id), tl = strlen(call->tool);
+    size_t extra = il + tl + 2 + (text ? text_len + 1 : 0);
+    tg_result *r =
+        payload_take || text ? calloc(1, sizeof *r + extra) : NULL;
+    if (r == NULL) {
         json_decref(payload_take);
-        free(r);
         return NULL;
     }
-    r->id = strdup(call->id);
-    r->tool = strdup(call->tool);
-    if (r->id == NULL || r->tool == NULL) {
-        json_decref(payload_take);
-        tg__result_free(r);
-        return NULL;
+    /* The result outlives its call (the caller may free the turn's calls
+     * first): it keeps its own copies, in its own allocation. */
+    char *w = (char *)(r + 1);
+    r->id = tail_copy(&w, call->id, il);
+    r->tool = tail_copy(&w, call->tool, tl);
+    if (text != NULL) {
+        r->payload_json_cache = tail_copy(&w, text, text_len);
+        r->payload_json_inline = true;
     }
     r->outcome = outcome;
     r->execution = execution;
-    r->payload = payload_take;
+    r->payload_dom = payload_take;
     r->exit_status = -1;
     r->completed_at = tg__now_ms();
     return r;
+}
+
+tg_result *tg__result_new(const tg_call *call, tg_outcome outcome,
+                          tg_execution execution, json_t *payload_take)
+{
+    return result_alloc(call, outcome, execution, payload_take, NULL, 0);
+}
+
+tg_result *tg__result_success_text(const tg_call *call, const char *text,
+                                   size_t len)
+{
+    if (text == NULL)
+        return NULL;
+    return result_alloc(call, TG_OUTCOME_SUCCESS, TG_EXECUTION_FINISHED, NULL,
+                        text, len);
+}
+
+json_t *tg__result_payload(const tg_result *r)
+{
+    tg_result *m = (tg_result *)r; /* cache only; see record.h */
+    if (m->payload_dom == NULL && m->payload_json_cache != NULL) {
+        tg_jtok small[64];
+        tg_jtape t;
+        if (tg__jtape_parse_in(m->payload_json_cache,
+                               strlen(m->payload_json_cache), small, 64, &t,
+                               NULL) == 0) {
+            m->payload_dom = tg__jtape_to_json(&t, 0); /* new ref */
+            tg__jtape_free(&t);
+        }
+    }
+    return m->payload_dom;
 }
 
 tg_result *tg__result_success(const tg_call *call, json_t *payload_take)
@@ -511,12 +742,11 @@ void tg__result_free(tg_result *r)
 {
     if (r == NULL)
         return;
-    free(r->id);
-    free(r->tool);
-    json_decref(r->payload);
+    json_decref(r->payload_dom);
     json_decref(r->content);
     json_decref(r->artifact);
-    free(r->payload_json_cache);
+    if (!r->payload_json_inline)
+        free(r->payload_json_cache);
     free(r->data_json_cache);
     free(r->message_cache);
     free(r);
@@ -527,7 +757,8 @@ const char *tg__result_code(const tg_result *r)
     if (r->outcome != TG_OUTCOME_ERROR)
         return NULL;
     return json_string_value(
-        json_object_get(json_object_get(r->payload, "error"), "code"));
+        json_object_get(json_object_get(tg__result_payload(r), "error"),
+                        "code"));
 }
 
 const char *tg_result_id(const tg_result *r) { return r->id; }
@@ -544,9 +775,9 @@ const char *tg_result_error_code(const tg_result *r) { return tg__result_code(r)
 const char *tg_result_payload_json(const tg_result *r)
 {
     tg_result *m = (tg_result *)r; /* cache only */
-    if (m->payload_json_cache == NULL)
+    if (m->payload_json_cache == NULL && r->payload_dom != NULL)
         m->payload_json_cache =
-            json_dumps(r->payload, JSON_COMPACT | JSON_ENCODE_ANY);
+            json_dumps(r->payload_dom, JSON_COMPACT | JSON_ENCODE_ANY);
     return m->payload_json_cache;
 }
 
@@ -567,19 +798,19 @@ const char *tg_result_error_message(const tg_result *r)
     case TG_OUTCOME_SUCCESS:
         return NULL;
     case TG_OUTCOME_ERROR:
-        inner = json_object_get(r->payload, "error");
+        inner = json_object_get(tg__result_payload(r), "error");
         text = json_string_value(json_object_get(inner, "message"));
         break;
     case TG_OUTCOME_CANCELED:
-        inner = json_object_get(r->payload, "canceled");
+        inner = json_object_get(tg__result_payload(r), "canceled");
         text = json_string_value(json_object_get(inner, "reason"));
         break;
     case TG_OUTCOME_DENIED:
-        inner = json_object_get(r->payload, "denied");
+        inner = json_object_get(tg__result_payload(r), "denied");
         text = json_string_value(json_object_get(inner, "reason"));
         break;
     case TG_OUTCOME_TIMEOUT:
-        inner = json_object_get(r->payload, "timeout");
+        inner = json_object_get(tg__result_payload(r), "timeout");
         snprintf(buf, sizeof buf, "timed out after %" JSON_INTEGER_FORMAT " ms",
                  json_integer_value(json_object_get(inner, "durationMs")));
         text = buf;
@@ -597,11 +828,14 @@ const char *tg_result_error_message(const tg_result *r)
 json_t *tg__result_to_json(const tg_result *r)
 {
     char when[TG_TIME_MAX];
+    json_t *payload = tg__result_payload(r); /* borrowed */
+    if (payload == NULL)
+        return NULL;
     tg__time_format(r->completed_at, when);
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:O, s:O, s:O, s:f, s:o, s:s}", "id", r->id,
         "tool", r->tool, "outcome", tg_outcome_name(r->outcome), "execution",
-        tg_execution_name(r->execution), "payload", r->payload, "content",
+        tg_execution_name(r->execution), "payload", payload, "content",
         r->content ? r->content : json_null(), "artifact",
         r->artifact ? r->artifact : json_null(), "duration_ms", r->duration_ms,
         "exit_status",

@@ -5,7 +5,14 @@
  * their JSON form (used by the native format and the journal).
  *
  * Ownership: every pointer field is owned by its record; json_t fields hold
- * one reference each. Records are plain data, not thread-safe.
+ * one reference each. A record's id and tool live in the record's own
+ * allocation: they are set by the constructor and never replaced. Records
+ * are plain data, not thread-safe.
+ *
+ * Arguments are kept as JSON text and its tape (jtape.h), not as a jansson
+ * object: the text is what handlers receive, the tape gives the checksum,
+ * and tg__call_args builds the jansson object only for those that need one
+ * (command templates, call records).
  */
 #ifndef TG_CORE_RECORD_H
 #define TG_CORE_RECORD_H
@@ -15,13 +22,22 @@
 #include <stdint.h>
 
 #include "checksum.h"
+#include "jtape.h"
 #include "toolgate.h"
 
 struct tg_call {
-    char *id;
-    char *tool;
-    json_t *args;        /* object; NULL when the arguments did not decode */
-    char *args_raw;      /* the wire's string form, NULL when it sent an object */
+    char *id;            /* in the record's allocation */
+    char *tool;          /* in the record's allocation */
+    /* The arguments: JSON text of an object (NUL-terminated, args_len
+     * bytes, inside the tape's allocation) and its tape; args_text is NULL
+     * when the arguments did not decode to an object. Set them only through
+     * tg__call_set_args* below. */
+    const char *args_text;
+    size_t args_len;
+    tg_jtape args_tape;
+    json_t *args_dom;       /* the object, built on first use; see tg__call_args */
+    char *args_raw_own;     /* the wire's string when it is not args_text */
+    bool args_raw_is_text;  /* the wire's string is args_text itself */
     char *checksum_in;   /* checksum the call arrived with, NULL when none */
     char *caller_id;     /* NULL for system-initiated calls */
     json_t *context;     /* object {cwd, env, name, ...} or NULL */
@@ -37,19 +53,21 @@ struct tg_call {
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
     char *pre_error_message;
-    /* lazily computed caches (see tg_call_args_json / tg_call_checksum) */
-    char *args_json_cache;
+    /* lazily computed cache (see tg_call_checksum) */
     char checksum[TG_CHECKSUM_MAX];
     const unsigned char *hmac_key; /* borrowed from the runtime, may be NULL */
     size_t hmac_key_len;
 };
 
 struct tg_result {
-    char *id;
-    char *tool;
+    char *id;   /* in the record's allocation */
+    char *tool; /* in the record's allocation */
     tg_outcome outcome;
     tg_execution execution;
-    json_t *payload;   /* never NULL */
+    /* The payload: read it with tg__result_payload. NULL only for a result
+     * made from its payload's text (tg__result_success_text), until that
+     * builds it. */
+    json_t *payload_dom;
     json_t *content;   /* array of content blocks or NULL */
     json_t *artifact;  /* object or NULL */
     double duration_ms;
@@ -58,6 +76,7 @@ struct tg_result {
     bool replayed;
     /* caches for the borrowed-string getters */
     char *payload_json_cache;
+    bool payload_json_inline; /* the cache is in the record's allocation */
     char *data_json_cache;
     char *message_cache;
 };
@@ -66,13 +85,32 @@ struct tg_result {
  * static string. Defaults: inline true, created_at now. NULL on OOM. */
 tg_call *tg__call_new(const char *id, const char *tool, const char *format);
 void tg__call_free(tg_call *call);
-/* Sets the arguments from an object (borrowed, a reference is taken). A
- * non-object sets the MALFORMED_ARGUMENTS pre-error. Returns 0 or TG_ENOMEM. */
+/* tg__call_new followed by tg__call_set_args_text, in one allocation when
+ * the text is an object (the common case). NULL on out of memory. */
+tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
+                           const char *text, size_t len);
+/* Sets the arguments from an object (borrowed, a reference is taken; the
+ * text becomes its compact JSON). A non-object sets the MALFORMED_ARGUMENTS
+ * pre-error. Returns 0 or TG_ENOMEM. */
 int tg__call_set_args(tg_call *call, json_t *args);
-/* Sets the arguments from the wire's string form (copied into args_raw).
- * Text that does not decode to an object sets MALFORMED_ARGUMENTS with the
- * parser's line/column in the message. Returns 0 or TG_ENOMEM. */
+/* Sets the arguments from the wire's string form (copied; it is then both
+ * the raw string and, when it decodes to an object, the arguments text).
+ * A blank string stands for {}. Text that does not decode to an object sets
+ * MALFORMED_ARGUMENTS with the parser's message, line and column (jansson's
+ * for the same text). No jansson value is built. Returns 0 or TG_ENOMEM. */
 int tg__call_set_args_text(tg_call *call, const char *text, size_t len);
+/* Records the wire's string form (copied; NULL allowed) without decoding it:
+ * for loaders that restore a stored call whose arguments are set apart.
+ * Returns 0 or TG_ENOMEM. */
+int tg__call_set_args_raw(tg_call *call, const char *raw);
+/* Gives dst the same arguments as src (text, tape, raw string; copies).
+ * Returns 0 or TG_ENOMEM. */
+int tg__call_copy_args(tg_call *dst, const tg_call *src);
+/* The arguments as a jansson object (borrowed, valid while the call lives
+ * and its arguments are not set again), built from the text on first use.
+ * NULL when the arguments did not decode (args_text NULL) or memory ran
+ * out building them. Not thread-safe: the first use fills a cache. */
+json_t *tg__call_args(const tg_call *call);
 /* Marks the call as failing before it runs (code static, message copied). */
 int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -87,8 +125,8 @@ json_t *tg__call_to_json(const tg_call *call);
  * Fails with TG_EPARSE naming the bad field in err. */
 int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
                        tg_error *err);
-/* The serialized size of the arguments in bytes (args_raw length when the
- * wire sent a string). */
+/* The serialized size of the arguments in bytes (the raw string's length
+ * when the wire sent a string). */
 size_t tg__call_args_size(const tg_call *call);
 
 /* Results. Each constructor copies id/tool from the call, sets completed_at
@@ -97,6 +135,19 @@ tg_result *tg__result_new(const tg_call *call, tg_outcome outcome,
                           tg_execution execution, json_t *payload_take);
 /* success: payload is any JSON value (reference taken). */
 tg_result *tg__result_success(const tg_call *call, json_t *payload_take);
+/* success, from the payload's text when it is exactly what json_dumps
+ * (JSON_COMPACT | JSON_ENCODE_ANY) writes for its value (tg__jtape_is_dump_form):
+ * text[0..len) is copied into the record and is what tg_result_payload_json
+ * returns; no jansson value is built until tg__result_payload asks for it
+ * (most results are only rendered, and rendering needs the text). NULL on
+ * out of memory. */
+tg_result *tg__result_success_text(const tg_call *call, const char *text,
+                                   size_t len);
+/* The payload as a jansson value (borrowed, valid while the result lives):
+ * built from the text on first use for results made from text. NULL only
+ * when memory ran out building it. Not thread-safe: the first use fills a
+ * cache. */
+json_t *tg__result_payload(const tg_result *result);
 /* error: {"error":{"message","code","type"?,"details"?}}; details taken. */
 tg_result *tg__result_error(const tg_call *call, tg_execution execution,
                             const char *code, json_t *details_take,

@@ -71,7 +71,14 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
     const tg_tool *tool = job->tool;
     const tg_call *call = job->call;
     tg_error e = {0};
-    int rc = tg__argv_expand(tool->argv, call->args, &job->argv, &e);
+    /* Templates read the arguments as an object: built here, on the one
+     * path that needs it. */
+    json_t *args = tg__call_args(call); /* borrowed */
+    if (args == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    int rc = tg__argv_expand(tool->argv, args, &job->argv, &e);
     if (rc == TG_ENOMEM) {
         *oom = true;
         return NULL;
@@ -93,8 +100,7 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
         rt->cfg->max_args_bytes > 0 ? rt->cfg->max_args_bytes : 1 << 20;
     tg_buf in;
     tg__buf_init(&in, (size_t)lim * 4 + json_string_length(tool->stdin_tpl));
-    rc = tg__stdin_expand(json_string_value(tool->stdin_tpl), call->args, &in,
-                          &e);
+    rc = tg__stdin_expand(json_string_value(tool->stdin_tpl), args, &in, &e);
     if (rc == 0) {
         job->stdin_len = in.len;
         job->stdin_data = tg__buf_take(&in);
@@ -130,7 +136,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                                call->pre_error_code, NULL, "%s",
                                call->pre_error_message ? call->pre_error_message
                                                        : call->pre_error_code));
-    if (call->args == NULL)
+    if (call->args_text == NULL)
         return refuse(oom,
                       tg__fail(call, TG_EXECUTION_NOT_STARTED,
                                "MALFORMED_ARGUMENTS", NULL,
@@ -151,8 +157,9 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                               call->id, size, (long long)max));
     }
     if (call->checksum_in != NULL) {
-        int ok = tg__checksum_verify(call->checksum_in, call->tool, call->args,
-                                     call->hmac_key, call->hmac_key_len);
+        int ok = tg__checksum_verify_tape(call->checksum_in, call->tool,
+                                          &call->args_tape, call->hmac_key,
+                                          call->hmac_key_len);
         if (ok < 0)
             return refuse(
                 oom,

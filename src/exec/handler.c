@@ -27,17 +27,46 @@ int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len)
     return tg__buf_append(&ctx->out, data, len);
 }
 
+static void json_text_clear(tg_handler_ctx *c)
+{
+    if (c->json_text != c->json_small)
+        free(c->json_text);
+    c->json_text = NULL;
+    c->json_text_len = 0;
+}
+
 int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len)
 {
     if (ctx == NULL || json == NULL)
         return TG_EINVAL;
-    json_error_t jerr;
-    json_t *v = json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-                           &jerr); /* new ref */
-    if (v == NULL)
-        return TG_EINVAL;
+    /* The tape parser accepts what jansson does, several times faster for
+     * the small documents handlers return, and with their tokens on the
+     * stack. A text that is its value's compact form already is kept as
+     * the payload, and no jansson value is built: rendering needs the text,
+     * not the value. */
+    tg_jtok small[32];
+    tg_jtape tape;
+    int rc = tg__jtape_parse_in(json, len, small, 32, &tape, NULL);
+    if (rc != 0)
+        return rc == TG_ENOMEM ? TG_ENOMEM : TG_EINVAL;
+    json_t *v = NULL; /* new ref */
+    char *t = NULL;
+    if (tg__jtape_is_dump_form(&tape))
+        t = len < sizeof ctx->json_small ? ctx->json_small : malloc(len + 1);
+    if (t == NULL)
+        v = tg__jtape_to_json(&tape, 0);
+    tg__jtape_free(&tape);
+    if (t == NULL && v == NULL)
+        return TG_ENOMEM;
     json_decref(ctx->json);
     ctx->json = v;
+    json_text_clear(ctx);
+    if (t != NULL) {
+        memcpy(t, json, len);
+        t[len] = '\0';
+        ctx->json_text = t;
+        ctx->json_text_len = len;
+    }
     return 0;
 }
 
@@ -98,6 +127,8 @@ static void ctx_init(tg_handler_ctx *c, const tg_call *call, const char *cwd,
     c->workspace = workspace;
     tg__buf_init(&c->out, cap > 0 ? (size_t)cap : 0);
     c->json = NULL;
+    c->json_text = NULL;
+    c->json_text_len = 0;
     c->failed = false;
     c->fail_code[0] = '\0';
     c->fail_message = NULL;
@@ -109,6 +140,7 @@ static void ctx_cleanup(tg_handler_ctx *c)
     tg__buf_cleanup(&c->out);
     json_decref(c->json);
     c->json = NULL;
+    json_text_clear(c);
     free(c->fail_message);
     c->fail_message = NULL;
 }
@@ -127,6 +159,8 @@ static tg_result *handler_result(const tg_call *call, tg_handler_ctx *c, int rc)
                         "the tool's output exceeded %zu bytes "
                         "(limits.max_output_bytes)",
                         c->out.limit);
+    if (c->json_text != NULL)
+        return tg__result_success_text(call, c->json_text, c->json_text_len);
     if (c->json != NULL) {
         json_t *j = c->json; /* new ref, moved into the result */
         c->json = NULL;
@@ -178,9 +212,8 @@ struct tg__pool {
     uv_timer_t timer;
     int rc;
     int64_t budget_ms;
-    tg_call *call; /* private copy: the turn may be gone before we are */
-    char *args;
-    size_t args_len;
+    tg_call *call; /* private copy: the turn may be gone before we are;
+                      the handler reads its arguments text */
     char *cwd;
     tg_handler_ctx ctx;
 };
@@ -198,13 +231,12 @@ static tg_call *call_clone(const tg_call *c)
     n->from_artifact_tool = c->from_artifact_tool;
     n->hmac_key = c->hmac_key;
     n->hmac_key_len = c->hmac_key_len;
-    memcpy(n->checksum, c->checksum, sizeof n->checksum);
-    if (tg__strset(&n->caller_id, c->caller_id) != 0 ||
-        tg__strset(&n->args_raw, c->args_raw) != 0 ||
+    if (tg__call_copy_args(n, c) != 0 ||
+        tg__strset(&n->caller_id, c->caller_id) != 0 ||
         tg__strset(&n->checksum_in, c->checksum_in) != 0)
         goto fail;
-    if (c->args && (n->args = json_deep_copy(c->args)) == NULL)
-        goto fail;
+    /* After the arguments: setting them clears the checksum. */
+    memcpy(n->checksum, c->checksum, sizeof n->checksum);
     if (c->context && (n->context = json_deep_copy(c->context)) == NULL)
         goto fail;
     if (c->skills && (n->skills = json_deep_copy(c->skills)) == NULL)
@@ -220,7 +252,6 @@ static void pool_free(tg__pool *p)
     tg_runtime *rt = p->rt;
     ctx_cleanup(&p->ctx);
     tg__call_free(p->call);
-    free(p->args);
     free(p->cwd);
     free(p);
     rt->open_pools--;
@@ -246,7 +277,8 @@ static void pool_detach(tg__pool *p, tg_result *r)
 static void on_work(uv_work_t *w)
 {
     tg__pool *p = w->data;
-    p->rc = p->tool->fn(&p->ctx, p->args, p->args_len, p->tool->user_data);
+    p->rc = p->tool->fn(&p->ctx, p->call->args_text, p->call->args_len,
+                        p->tool->user_data);
 }
 
 static void on_after_work(uv_work_t *w, int status)
@@ -287,23 +319,19 @@ void tg__handler_start_pool(tg_runtime *rt, tg__job *job)
 {
     char *cwd_owned = NULL;
     const char *cwd;
-    size_t alen;
-    const char *args = tg__call_args_text(job->call, &alen);
     tg__pool *p = calloc(1, sizeof *p);
-    if (p == NULL || args == NULL ||
+    if (p == NULL || job->call->args_text == NULL ||
         tg__call_cwd(rt, job->call, &cwd, &cwd_owned) != 0)
         goto fail;
     p->rt = rt;
     p->tool = job->tool;
     p->budget_ms = tg__budget_ms(rt, job->tool);
     p->call = call_clone(job->call);
-    p->args = malloc(alen + 1);
     p->cwd = cwd_owned ? cwd_owned : (cwd ? strdup(cwd) : NULL);
     cwd_owned = NULL;
-    if (p->call == NULL || p->args == NULL || (cwd != NULL && p->cwd == NULL))
+    if (p->call == NULL || p->call->args_text == NULL ||
+        (cwd != NULL && p->cwd == NULL))
         goto fail;
-    memcpy(p->args, args, alen + 1);
-    p->args_len = alen;
     ctx_init(&p->ctx, p->call, p->cwd, rt->cfg->workspace,
              rt->cfg->max_output_bytes);
     p->work.data = p;
@@ -322,7 +350,6 @@ fail:
     free(cwd_owned);
     if (p != NULL) {
         tg__call_free(p->call);
-        free(p->args);
         free(p->cwd);
         free(p);
     }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,7 @@ void tg_runtime_free(tg_runtime *rt)
     free(rt->buckets);
     free(rt->ccalls);
     free(rt->cresults);
+    free(rt->jobs);
     free(rt);
 }
 
@@ -396,7 +398,17 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
             run.n++;
     if (run.n == 0)
         return 0;
-    run.jobs = calloc(run.n, sizeof *run.jobs);
+    if (run.n > rt->jobs_cap && run.n <= SIZE_MAX / sizeof(tg__job)) {
+        tg__job *j = malloc(run.n * sizeof *j);
+        if (j != NULL) {
+            free(rt->jobs);
+            rt->jobs = j;
+            rt->jobs_cap = run.n;
+        }
+    }
+    run.jobs = run.n <= rt->jobs_cap ? rt->jobs : NULL;
+    if (run.jobs != NULL)
+        memset(run.jobs, 0, run.n * sizeof *run.jobs);
     if (run.jobs == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     const unsigned char *key = rt->cfg->hmac_key;
@@ -424,10 +436,8 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
             rt->ev.accepted(rt->ev_ud, run.jobs[i].call);
     if (rt->journal != NULL) {
         int rc = journal_begin(rt, &run, err);
-        if (rc != 0) {
-            free(run.jobs);
+        if (rc != 0)
             return rc;
-        }
     }
 
     rt->current = &run;
@@ -471,7 +481,6 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     rt->stopping = false;
     for (size_t i = 0; i < run.n; i++)
         tg__job_release(&run.jobs[i]);
-    free(run.jobs);
     if (run.failed) {
         if (err != NULL)
             *err = run.err;

@@ -133,6 +133,10 @@ struct tg_runtime {
     tg_call **ccalls;
     tg_result **cresults;
     size_t ccap;
+    /* the job array of the running turn, kept for the next one (a fresh
+     * one per turn is fresh memory, every page faulted in again) */
+    tg__job *jobs;
+    size_t jobs_cap;
     /* things that outlive their job and must end before the loop closes */
     size_t pending_work;       /* uv_queue_work items not yet returned */
     size_t open_procs;         /* tg__proc with handles not yet closed */
@@ -146,7 +150,14 @@ struct tg_handler_ctx {
     const char *cwd;
     const char *workspace;
     tg_buf out;
-    json_t *json; /* set_json result (new ref) or NULL */
+    json_t *json; /* the set_json value when its text is not kept (new
+                     ref), or NULL */
+    /* The set_json text when it is json's compact form already (it becomes
+     * the result's payload text): json_small, or the heap when longer;
+     * NULL when none. */
+    char *json_text;
+    size_t json_text_len;
+    char json_small[128];
     bool failed;
     char fail_code[64];
     char *fail_message;

@@ -140,20 +140,10 @@ tg_result *tg__fail(const tg_call *call, tg_execution execution,
 
 const char *tg__call_args_text(const tg_call *call, size_t *len)
 {
-    /* The wire's own text of an object is valid JSON of that object and
-     * saves encoding it again; a blank string stood for {}. */
-    if (call->args_raw != NULL) {
-        const char *s = call->args_raw;
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-            s++;
-        if (*s != '\0') {
-            *len = strlen(call->args_raw);
-            return call->args_raw;
-        }
-    }
-    const char *j = tg_call_args_json(call);
-    *len = j ? strlen(j) : 0;
-    return j;
+    /* The wire's own text of an object is valid JSON of that object: it is
+     * handed over as it came, without encoding it again. */
+    *len = call->args_len;
+    return call->args_text;
 }
 
 int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,

@@ -390,9 +390,9 @@ static int insert_call(struct sqlite_journal *sj, tg_call *call,
     sqlite3_stmt *st = sj->st_call;
     int nomem = 0, rc = 0;
     const char *args = NULL, *sum = NULL;
-    if (call->args != NULL) {
-        /* Both are caches that fail only for want of memory; storing NULL
-         * then would lose the arguments. */
+    if (call->args_text != NULL) {
+        /* The checksum is a cache that fails only for want of memory;
+         * storing NULL then would lose it. */
         args = tg_call_args_json(call);
         sum = tg_call_checksum(call);
         if (args == NULL || sum == NULL)
@@ -408,7 +408,7 @@ static int insert_call(struct sqlite_journal *sj, tg_call *call,
     b |= bind_text(st, 1, call->id);
     b |= bind_text(st, 2, call->tool);
     b |= bind_text(st, 3, args);
-    b |= bind_text(st, 4, call->args_raw);
+    b |= bind_text(st, 4, tg_call_args_raw(call));
     b |= bind_text(st, 5, sum);
     b |= bind_text(st, 6, call->caller_id);
     b |= bind_text(st, 7, context);
@@ -441,7 +441,13 @@ static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
 {
     sqlite3_stmt *st = sj->st_result;
     int nomem = 0, rc = 0;
-    char *payload = r->payload ? dump(r->payload, &nomem) : NULL;
+    /* The payload's text when the result holds it already, else encoded
+     * here (a NULL value means memory ran out building it). */
+    const json_t *pv = r->payload_json_cache ? NULL : tg__result_payload(r);
+    char *payload = pv ? dump(pv, &nomem) : NULL;
+    const char *ptext = r->payload_json_cache ? r->payload_json_cache : payload;
+    if (ptext == NULL)
+        nomem = 1;
     char *content = dump(r->content, &nomem);
     char *artifact = dump(r->artifact, &nomem);
     if (nomem) {
@@ -457,7 +463,7 @@ static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
     b |= bind_text(st, 3, r->tool);
     b |= sqlite3_bind_int(st, 4, outcome);
     b |= bind_text(st, 5, tg_execution_name(r->execution));
-    b |= bind_text(st, 6, payload ? payload : "null");
+    b |= bind_text(st, 6, ptext);
     b |= bind_text(st, 7, content);
     b |= bind_text(st, 8, artifact);
     b |= sqlite3_bind_double(st, 9, r->duration_ms);
@@ -760,14 +766,11 @@ static int row_call(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
     const char *format = col_text(st, C_FORMAT);
     call = tg__call_new(col_text(st, C_ID), col_text(st, C_TOOL), format);
     if (call == NULL ||
-        tg__strset(&call->args_raw, col_text(st, C_ARGS_RAW)) != 0 ||
+        (json_is_object(args) && tg__call_set_args(call, args) != 0) ||
+        tg__call_set_args_raw(call, col_text(st, C_ARGS_RAW)) != 0 ||
         tg__strset(&call->caller_id, col_text(st, C_CALLER)) != 0) {
         rc = oom(err);
         goto fail;
-    }
-    if (json_is_object(args)) {
-        call->args = args;
-        args = NULL;
     }
     if (json_is_object(context)) {
         call->context = context;

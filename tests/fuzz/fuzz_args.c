@@ -1,75 +1,177 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_args.c - libFuzzer target for the arguments string of a call
- * (tg__call_set_args_text), its checksum (JCS + SHA-256) and its JSON record.
- * Invariants: arguments that decode are an object whose compact JSON decodes
- * to an equal object with the same checksum; arguments that do not decode
- * leave a MALFORMED_ARGUMENTS pre-error and no checksum; the fast JSON reader
- * (which the openai-chat parser uses for arguments) accepts nothing jansson
- * rejects and reads what it accepts to the same value.
+ * fuzz_args.c - libFuzzer target for the arguments string of a call: the
+ * JSON tape parser (jtape.c) against jansson, the canonical form written
+ * from the tape against the one written from jansson's value, and the call
+ * record built on them (tg__call_set_args_text, its checksum, its JSON).
+ * Invariants:
+ *   - the tape accepts exactly what json_loadb(JSON_DECODE_ANY |
+ *     JSON_REJECT_DUPLICATES) accepts; when both refuse, the error text,
+ *     line and column are jansson's;
+ *   - the jansson value built from the tape equals jansson's (same types,
+ *     same member order), and JCS of the tape is byte for byte JCS of
+ *     jansson's value;
+ *   - arguments that decode are an object whose text decodes to an equal
+ *     object with the same checksum; arguments that do not decode leave a
+ *     MALFORMED_ARGUMENTS pre-error and no checksum;
+ *   - the fast JSON reader of the formats accepts nothing jansson rejects
+ *     and reads what it accepts to the same value.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jcs.h"
 #include "json_fast.h"
+#include "jtape.h"
 #include "record.h"
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fuzz_args: %s\n", what);
+    abort();
+}
+
+/* The tape against jansson: acceptance, errors, values, JCS. */
+static void check_tape(const char *text, size_t size)
+{
+    json_error_t jerr;
+    tg_jtape tape;
+    tg_jtape_error terr;
+    json_t *ref =
+        json_loadb(text, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+                   &jerr); /* new ref */
+    int rc = tg__jtape_parse(text, size, 0, &tape, &terr);
+    if (rc == TG_ENOMEM || (ref == NULL && jerr.text[0] == '\0') ||
+        (ref == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(ref);
+        tg__jtape_free(&tape);
+        return; /* out of memory on either side: nothing to compare */
+    }
+    if ((rc == 0) != (ref != NULL)) {
+        fprintf(stderr, "tape %s (%s), jansson %s (%s)\n",
+                rc == 0 ? "accepts" : "refuses", rc ? terr.text : "",
+                ref ? "accepts" : "refuses", ref ? "" : jerr.text);
+        die("acceptance differs from jansson");
+    }
+    if (rc != 0) {
+        if (strcmp(terr.text, jerr.text) != 0 || terr.line != jerr.line ||
+            terr.column != jerr.column) {
+            fprintf(stderr, "tape: %s at %d:%d\njansson: %s at %d:%d\n",
+                    terr.text, terr.line, terr.column, jerr.text, jerr.line,
+                    jerr.column);
+            die("error differs from jansson");
+        }
+        return;
+    }
+    json_t *built = tg__jtape_to_json(&tape, 0); /* new ref */
+    if (built != NULL) {
+        char *a = json_dumps(built, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *b = json_dumps(ref, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!json_equal(built, ref) || (a && b && strcmp(a, b) != 0))
+            die("value built from the tape differs from jansson's");
+        free(a);
+        free(b);
+    }
+    tg_buf x, y;
+    tg__buf_init(&x, 0);
+    tg__buf_init(&y, 0);
+    int rx = tg__jcs_write_tape(&tape, &x);
+    int ry = tg__jcs_write(ref, &y);
+    if (rx == 0 && ry == 0 &&
+        (x.len != y.len || memcmp(x.data, y.data, x.len) != 0)) {
+        fprintf(stderr, "tape JCS: %s\nDOM JCS:  %s\n", tg__buf_cstr(&x),
+                tg__buf_cstr(&y));
+        die("JCS of the tape differs from JCS of the value");
+    }
+    if ((rx == 0) != (ry == 0) && rx != TG_ENOMEM && ry != TG_ENOMEM)
+        die("JCS fails on one side only");
+    tg__buf_cleanup(&x);
+    tg__buf_cleanup(&y);
+    json_decref(built);
+    json_decref(ref);
+    tg__jtape_free(&tape);
+}
+
+/* The fast reader of the formats: never more lenient than jansson. */
+static void check_fast(const char *text, size_t size, const tg_call *call)
+{
+    json_t *fast = tg__json_fast_load(text, size, 1); /* new ref */
+    if (fast == NULL)
+        return;
+    json_error_t jerr;
+    json_t *slow =
+        json_loadb(text, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+                   &jerr); /* new ref */
+    char *a = json_dumps(fast, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *b = slow ? json_dumps(slow, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (slow == NULL || (a && b && strcmp(a, b) != 0))
+        die("fast reader differs from jansson");
+    json_t *args = tg__call_args(call); /* borrowed */
+    if (json_is_object(fast) && args != NULL && !json_equal(fast, args))
+        die("call arguments differ from the fast reader's value");
+    free(a);
+    free(b);
+    json_decref(slow);
+    json_decref(fast);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    const char *text = (const char *)data;
+    check_tape(text, size);
     tg_call *call = tg__call_new("call_fuzz", "fuzz_tool", "toolgate");
     tg_call *again = NULL;
     if (call == NULL)
         return 0;
-    if (tg__call_set_args_text(call, (const char *)data, size) != 0)
+    if (tg__call_set_args_text(call, text, size) != 0)
         goto done;
-    json_t *fast =
-        tg__json_fast_load((const char *)data, size, 1); /* new ref */
-    if (fast != NULL) {
-        json_error_t jerr;
-        json_t *slow = json_loadb((const char *)data, size,
-                                  JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-                                  &jerr); /* new ref */
-        char *a = json_dumps(fast, JSON_COMPACT | JSON_ENCODE_ANY);
-        char *b =
-            slow ? json_dumps(slow, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        if (slow == NULL || (a && b && strcmp(a, b) != 0))
-            abort();
-        if (json_is_object(fast) && !json_equal(fast, call->args))
-            abort();
-        free(a);
-        free(b);
-        json_decref(slow);
-        json_decref(fast);
-    }
-    if (call->args == NULL) {
+    check_fast(text, size, call);
+    if (call->args_text == NULL) {
         if (call->pre_error_code == NULL ||
             strcmp(call->pre_error_code, "MALFORMED_ARGUMENTS") != 0 ||
-            tg_call_checksum(call) != NULL)
-            abort();
+            tg_call_checksum(call) != NULL || tg__call_args(call) != NULL)
+            die("undecodable arguments without MALFORMED_ARGUMENTS");
         goto done;
     }
-    if (!json_is_object(call->args) || call->pre_error_code != NULL)
-        abort();
+    if (call->pre_error_code != NULL)
+        die("decoded arguments with a pre-error");
     const char *sum = tg_call_checksum(call);
     if (sum == NULL)
         goto done; /* out of memory */
     if (strncmp(sum, "sha256:", 7) != 0 || strlen(sum) != 7 + 64)
-        abort();
-    const char *compact = tg_call_args_json(call);
-    if (compact == NULL)
-        goto done;
+        die("malformed checksum");
+    json_t *args = tg__call_args(call); /* borrowed */
+    if (args == NULL)
+        goto done; /* out of memory */
+    if (!json_is_object(args))
+        die("arguments are not an object");
+    /* The checksum of the jansson value is the checksum of the tape. */
+    char dom_sum[TG_CHECKSUM_MAX];
+    if (tg__checksum_compute(call->tool, args, NULL, 0, dom_sum) == 0 &&
+        strcmp(dom_sum, sum) != 0)
+        die("checksum of the value differs from the tape's");
+    const char *json = tg_call_args_json(call);
+    if (json == NULL || strlen(json) != call->args_len)
+        die("arguments text missing");
     /* Re-reading the compact form gives the same arguments and checksum:
      * the checksum does not depend on how the wire spelled them. */
+    char *compact = json_dumps(args, JSON_COMPACT);
     again = tg__call_new("call_fuzz", "fuzz_tool", "toolgate");
-    if (again == NULL ||
-        tg__call_set_args_text(again, compact, strlen(compact)) != 0)
+    if (compact == NULL || again == NULL ||
+        tg__call_set_args_text(again, compact, strlen(compact)) != 0) {
+        free(compact);
         goto done;
-    if (again->args == NULL || !json_equal(again->args, call->args))
-        abort();
+    }
+    free(compact);
+    json_t *again_args = tg__call_args(again); /* borrowed */
+    if (again->args_text == NULL ||
+        (again_args != NULL && !json_equal(again_args, args)))
+        die("compact form reads back differently");
     const char *sum2 = tg_call_checksum(again);
     if (sum2 != NULL && strcmp(sum, sum2) != 0)
-        abort();
+        die("checksum depends on the spelling");
     char *rec = tg_call_to_json(call);
     tg_free(rec);
 done:

@@ -158,6 +158,63 @@ static void test_verify(void **state)
     json_decref(other);
 }
 
+/* The same digests from a JSON tape (the form calls keep arguments in),
+ * whatever the spelling of the text. */
+static void test_tape_matches(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tool, *text, *want;
+    } cases[] = {
+        {"x", "{\"a\":1}", SHA_A1_X},
+        {"x", " { \"a\" : 1 } ", SHA_A1_X},
+        {"x", "{\"a\":1.0e0}", SHA_A1_X}, /* a real, but 1 in JCS */
+        {"read_file",
+         "{\"b\":[1,2.50,\"\\u20ac\"],\"a\":{\"y\":null,\"x\":true}}",
+         SHA_NESTED},
+        {"t\"q", "{}", SHA_QUOTED_TOOL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_jtape t;
+        char a[TG_CHECKSUM_MAX], b[TG_CHECKSUM_MAX];
+        assert_int_equal(tg__jtape_parse(cases[i].text, strlen(cases[i].text),
+                                         0, &t, NULL),
+                         0);
+        json_t *v = load(cases[i].text); /* new ref */
+        assert_int_equal(tg__checksum_compute_tape(cases[i].tool, &t, NULL, 0,
+                                                   a),
+                         0);
+        assert_int_equal(tg__checksum_compute(cases[i].tool, v, NULL, 0, b),
+                         0);
+        assert_string_equal(a, b);
+        if (cases[i].want != NULL)
+            assert_string_equal(a, cases[i].want);
+        assert_int_equal(tg__checksum_verify_tape(a, cases[i].tool, &t, NULL,
+                                                  0),
+                         1);
+        assert_int_equal(tg__checksum_compute_tape(cases[i].tool, &t, key,
+                                                   sizeof key - 1, a),
+                         0);
+        assert_int_equal(tg__checksum_compute(cases[i].tool, v, key,
+                                              sizeof key - 1, b),
+                         0);
+        assert_string_equal(a, b);
+        assert_int_equal(tg__checksum_verify_tape(a, cases[i].tool, &t, key,
+                                                  sizeof key - 1),
+                         1);
+        assert_int_equal(tg__checksum_verify_tape(a, "other", &t, key,
+                                                  sizeof key - 1),
+                         0);
+        json_decref(v);
+        tg__jtape_free(&t);
+    }
+    char out[TG_CHECKSUM_MAX];
+    assert_int_equal(tg__checksum_compute_tape("x", NULL, NULL, 0, out),
+                     TG_EINVAL);
+    assert_int_equal(tg__checksum_verify_tape(SHA_A1_X, "x", NULL, NULL, 0),
+                     TG_EINVAL);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -177,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_tool_is_escaped),
         cmocka_unit_test(test_hmac_known),
         cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_tape_matches),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,7 +60,7 @@ static void test_success_payload(void **state)
     assert_non_null(r);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_SUCCESS);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_FINISHED);
-    assert_json(r->payload, "{\"text\":\"hi\",\"n\":[1]}");
+    assert_json(tg__result_payload(r), "{\"text\":\"hi\",\"n\":[1]}");
     assert_string_equal(tg_result_id(r), "call_1");
     assert_string_equal(tg_result_tool(r), "read_file");
     assert_int_equal(tg_result_succeeded(r), 1);
@@ -95,7 +95,7 @@ static void test_error_payload(void **state)
     assert_non_null(r);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
-    assert_json(r->payload, "{\"error\":{\"message\":\"no tool 't'\",\"code\":"
+    assert_json(tg__result_payload(r), "{\"error\":{\"message\":\"no tool 't'\",\"code\":"
                             "\"UNKNOWN_TOOL\"}}");
     assert_int_equal(tg_result_succeeded(r), 0);
     assert_int_equal(tg_result_is_error(r), 1);
@@ -110,7 +110,7 @@ static void test_error_payload(void **state)
     r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, "INVALID_ARGUMENTS",
                          details, "bad");
     assert_json(
-        r->payload,
+        tg__result_payload(r),
         "{\"error\":{\"message\":\"bad\",\"code\":\"INVALID_ARGUMENTS\","
         "\"details\":[{\"path\":\"/a\",\"keyword\":\"type\","
         "\"message\":\"must be string\"}]}}");
@@ -134,7 +134,7 @@ static void test_canceled_timeout_denied_payloads(void **state)
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
     assert_json(
-        r->payload,
+        tg__result_payload(r),
         "{\"canceled\":{\"reason\":\"hook vetoed\",\"by\":\"policy\"}}");
     assert_string_equal(tg_result_error_message(r), "hook vetoed");
     assert_null(tg_result_error_code(r));
@@ -143,14 +143,14 @@ static void test_canceled_timeout_denied_payloads(void **state)
     tg__result_free(r);
 
     r = tg__result_canceled(c, TG_EXECUTION_NOT_STARTED, NULL, NULL);
-    assert_json(r->payload,
+    assert_json(tg__result_payload(r),
                 "{\"canceled\":{\"reason\":\"canceled\",\"by\":\"user\"}}");
     tg__result_free(r);
 
     r = tg__result_timeout(c, 1500);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_TIMEOUT);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
-    assert_json(r->payload, "{\"timeout\":{\"durationMs\":1500}}");
+    assert_json(tg__result_payload(r), "{\"timeout\":{\"durationMs\":1500}}");
     assert_string_equal(tg_result_error_message(r), "timed out after 1500 ms");
     assert_null(tg_result_error_code(r));
     tg__result_free(r);
@@ -158,7 +158,7 @@ static void test_canceled_timeout_denied_payloads(void **state)
     r = tg__result_denied(c, "not allowed");
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_DENIED);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
-    assert_json(r->payload,
+    assert_json(tg__result_payload(r),
                 "{\"denied\":{\"tool\":\"shell\",\"reason\":\"not allowed\"}}");
     assert_string_equal(tg_result_error_message(r), "not allowed");
     tg__result_free(r);
@@ -215,7 +215,7 @@ static void test_result_round_trip(void **state)
     assert_string_equal(back->tool, "cmd");
     assert_int_equal(back->outcome, TG_OUTCOME_ERROR);
     assert_int_equal(back->execution, TG_EXECUTION_FINISHED);
-    assert_true(json_equal(back->payload, r->payload));
+    assert_true(json_equal(tg__result_payload(back), tg__result_payload(r)));
     assert_true(json_equal(back->content, r->content));
     assert_true(json_equal(back->artifact, r->artifact));
     assert_true(back->duration_ms == 12.5);
@@ -296,7 +296,7 @@ static void test_args_decoding(void **state)
             fail_msg("'%s' not MALFORMED_ARGUMENTS", malformed[i]);
         assert_non_null(c->pre_error_message);
         assert_non_null(strstr(c->pre_error_message, "c1"));
-        assert_null(c->args);
+        assert_null(tg__call_args(c));
         assert_null(tg_call_args_json(c));
         assert_null(tg_call_checksum(c));
         assert_string_equal(tg_call_args_raw(c), malformed[i]);
@@ -478,6 +478,134 @@ static void test_call_from_json_inputs(void **state)
 
 /* ------------------------------------------------------------ turns */
 
+/* Arguments are kept as text and tape: the text is the wire's, the object
+ * is built on demand, the one-allocation constructor agrees with the
+ * general path, copies are deep. */
+static void test_args_text_and_tape(void **state)
+{
+    (void)state;
+    const char *wire = "{ \"b\": [1, 2.50], \"a\": \"\\u00e9\" }";
+    tg_call *c = new_call("c1", "t", wire);
+    /* The wire's own text, not serialised again. */
+    assert_string_equal(tg_call_args_json(c), wire);
+    assert_string_equal(tg_call_args_raw(c), wire);
+    assert_ptr_equal(tg_call_args_json(c), tg_call_args_raw(c));
+    assert_null(c->args_dom);
+    json_t *o = tg__call_args(c); /* borrowed */
+    assert_non_null(o);
+    assert_ptr_equal(tg__call_args(c), o); /* built once */
+    assert_json(o, "{\"b\":[1,2.5],\"a\":\"\xc3\xa9\"}");
+    /* The checksum does not depend on the spelling. */
+    tg_call *d = new_call("c2", "t", "{\"a\":\"\xc3\xa9\",\"b\":[1,2.5]}");
+    assert_string_equal(tg_call_checksum(c), tg_call_checksum(d));
+    assert_int_equal(tg__call_args_size(c), strlen(wire));
+
+    /* One allocation for record and arguments; same result as above. */
+    tg_call *n = tg__call_new_args("c1", "t", "toolgate", wire, strlen(wire));
+    assert_non_null(n);
+    assert_null(n->args_tape.mem); /* inside the record's allocation */
+    assert_string_equal(tg_call_args_json(n), wire);
+    assert_string_equal(tg_call_checksum(n), tg_call_checksum(c));
+    assert_json(tg__call_args(n), "{\"b\":[1,2.5],\"a\":\"\xc3\xa9\"}");
+    /* Copies are deep: the original may go first. */
+    tg_call *copy = tg__call_new("c1", "t", "toolgate");
+    assert_int_equal(tg__call_copy_args(copy, n), 0);
+    tg__call_free(n);
+    assert_string_equal(tg_call_args_json(copy), wire);
+    assert_string_equal(tg_call_args_raw(copy), wire);
+    assert_string_equal(tg_call_checksum(copy), tg_call_checksum(c));
+    tg__call_free(copy);
+    /* Setting the arguments again replaces all of it. */
+    assert_int_equal(tg__call_set_args_text(c, "[]", 2), 0);
+    assert_null(tg_call_args_json(c));
+    assert_null(tg__call_args(c));
+    assert_string_equal(c->pre_error_code, "MALFORMED_ARGUMENTS");
+    tg__call_free(c);
+    tg__call_free(d);
+
+    /* The general path's answers from the one-allocation constructor. */
+    static const char *others[] = {"", " ", "[1]", "{bad", "{\"a\":1,\"a\":2}",
+                                   "null"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        tg_call *x = tg__call_new_args("x", "t", "toolgate", others[i],
+                                       strlen(others[i]));
+        tg_call *y = new_call("x", "t", others[i]);
+        assert_non_null(x);
+        if ((x->pre_error_message == NULL) != (y->pre_error_message == NULL) ||
+            (x->pre_error_message &&
+             strcmp(x->pre_error_message, y->pre_error_message) != 0))
+            fail_msg("'%s': pre-errors differ", others[i]);
+        assert_string_equal(tg_call_args_raw(x), others[i]);
+        if (tg_call_args_json(y) != NULL)
+            assert_string_equal(tg_call_args_json(x), tg_call_args_json(y));
+        else
+            assert_null(tg_call_args_json(x));
+        tg__call_free(x);
+        tg__call_free(y);
+    }
+
+    /* A NUL byte jansson lets pass (after a number) would end the text as a
+     * C string: the arguments text is then the compact form. */
+    const char nul[] = "{\"a\":1\0}";
+    tg_call *z = tg__call_new_args("z", "t", "toolgate", nul, sizeof nul - 1);
+    assert_non_null(z);
+    assert_null(z->pre_error_code);
+    assert_string_equal(tg_call_args_json(z), "{\"a\":1}");
+    assert_int_equal(z->args_len, 7);
+    tg__call_free(z);
+
+    /* From an object: the text is its compact form, the object is kept. */
+    json_t *obj = load("{\"x\": {\"y\": [true, null]}}"); /* new ref */
+    tg_call *w = tg__call_new("w", "t", "toolgate");
+    assert_int_equal(tg__call_set_args(w, obj), 0);
+    assert_string_equal(tg_call_args_json(w), "{\"x\":{\"y\":[true,null]}}");
+    assert_null(tg_call_args_raw(w));
+    assert_ptr_equal(tg__call_args(w), obj);
+    json_decref(obj);
+    /* An object that JSON text cannot carry through a parser. */
+    json_t *bad = json_pack("{s:s%}", "k", "a\0b", (size_t)3); /* new ref */
+    assert_int_equal(tg__call_set_args(w, bad), 0);
+    assert_string_equal(w->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_null(tg_call_args_json(w));
+    json_decref(bad);
+    tg__call_free(w);
+}
+
+/* A result made from its payload's text: the text in its own allocation,
+ * the value built only when asked for. */
+static void test_result_with_text(void **state)
+{
+    (void)state;
+    tg_call *c = new_call("call_1", "t", "{}");
+    tg_result *r = tg__result_success_text(c, "{\"ok\":true}", 11);
+    assert_non_null(r);
+    tg__call_free(c); /* the result outlives its call */
+    assert_true(r->payload_json_inline);
+    assert_null(r->payload_dom);
+    assert_string_equal(tg_result_payload_json(r), "{\"ok\":true}");
+    assert_string_equal(tg_result_data_json(r), "{\"ok\":true}");
+    assert_null(tg_result_error_message(r));
+    assert_null(tg_result_error_code(r));
+    assert_null(r->payload_dom); /* none of that needed the value */
+    assert_string_equal(tg_result_id(r), "call_1");
+    assert_string_equal(tg_result_tool(r), "t");
+    char *rec = tg_result_to_json(r);
+    assert_non_null(strstr(rec, "\"payload\":{\"ok\":true}"));
+    tg_free(rec);
+    json_t *p = tg__result_payload(r); /* borrowed */
+    assert_json(p, "{\"ok\":true}");
+    assert_ptr_equal(tg__result_payload(r), p); /* built once */
+    tg__result_free(r);
+
+    /* A string payload. */
+    c = new_call("call_2", "t", "{}");
+    r = tg__result_success_text(c, "\"a\\nb\"", 6);
+    tg__call_free(c);
+    assert_string_equal(tg_result_payload_json(r), "\"a\\nb\"");
+    assert_string_equal(json_string_value(tg__result_payload(r)), "a\nb");
+    tg__result_free(r);
+}
+
 static void test_turn_duplicates(void **state)
 {
     (void)state;
@@ -497,6 +625,25 @@ static void test_turn_duplicates(void **state)
         } else {
             assert_null(c->pre_error_code);
         }
+    }
+    tg_turn_free(t);
+
+    /* Many calls (the hashed path, with collisions and wrap-around): the
+     * same marks as a pairwise comparison. */
+    t = tg__turn_new("toolgate");
+    enum { MANY = 3000 };
+    char id[32];
+    for (int i = 0; i < MANY; i++) {
+        snprintf(id, sizeof id, "id-%d", i % 7 == 3 ? i / 3 : i);
+        assert_int_equal(tg__turn_add_call(t, new_call(id, "t", "{}")), 0);
+    }
+    tg__turn_mark_duplicates(t);
+    for (size_t i = 0; i < MANY; i++) {
+        int want = 0;
+        for (size_t j = 0; j < i && !want; j++)
+            want = strcmp(t->calls[i]->id, t->calls[j]->id) == 0;
+        if (want != (t->calls[i]->pre_error_code != NULL))
+            fail_msg("call %zu (%s) marked wrongly", i, t->calls[i]->id);
     }
     tg_turn_free(t);
 
@@ -560,6 +707,8 @@ int main(void)
         cmocka_unit_test(test_call_getters_and_defaults),
         cmocka_unit_test(test_call_round_trip),
         cmocka_unit_test(test_call_from_json_inputs),
+        cmocka_unit_test(test_args_text_and_tape),
+        cmocka_unit_test(test_result_with_text),
         cmocka_unit_test(test_turn_duplicates),
         cmocka_unit_test(test_turn_container),
     };

@@ -819,6 +819,89 @@ static void test_handlers_inline_and_pool(void **state)
     tg_runtime_free(rt);
 }
 
+/* tg_handler_set_json's text: validated as jansson would, and when it is
+ * the value's compact form already it is the payload text as given (also
+ * when longer than the context's inline buffer); otherwise the value is
+ * encoded again. Refusals leave the result unset. */
+typedef struct json_case {
+    const char *text;
+    int want_rc;
+    int got_rc;
+} json_case;
+
+static int h_text(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    json_case *c = ud;
+    size_t len = strlen(c->text);
+    if (strcmp(c->text, "NUL") == 0)
+        len = 4, c->text = "[1\0]"; /* jansson skips a NUL after a number */
+    c->got_rc = tg_handler_set_json(ctx, c->text, len);
+    return 0;
+}
+
+static void test_set_json_forms(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", NULL);
+    char big[400];
+    size_t w = (size_t)snprintf(big, sizeof big, "{\"items\":[");
+    for (int i = 0; i < 40; i++)
+        w += (size_t)snprintf(big + w, sizeof big - w, "%s%d", i ? "," : "", i);
+    snprintf(big + w, sizeof big - w, "]}");
+    json_case cases[] = {
+        {"{\"ok\":true}", 0, -99},
+        {big, 0, -99},
+        {"{\"ok\": true}", 0, -99},
+        {"[1.50,-0,\"\\u00e9\\/\"]", 0, -99},
+        {"\"text\"", 0, -99},
+        {"NUL", 0, -99},
+        {"{\"a\":1,\"a\":2}", TG_EINVAL, -99},
+        {"[\"\\u0000\"]", TG_EINVAL, -99},
+        {"{bad", TG_EINVAL, -99},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    tg_turn *t = tg__turn_new("toolgate");
+    char name[32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "text_%zu", i);
+        reg(rt, name, h_text, &cases[i], i % 2 ? TG_TOOL_INLINE : 0);
+        char id[32];
+        snprintf(id, sizeof id, "c%zu", i);
+        add(t, id, name, "{}");
+    }
+    run(rt, t);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(cases[i].got_rc, cases[i].want_rc);
+        const char *got = tg_result_payload_json(res(t, i));
+        if (cases[i].want_rc != 0) {
+            assert_string_equal(got, "null"); /* nothing was set */
+            continue;
+        }
+        json_t *v = json_loadb(cases[i].text, strcmp(cases[i].text, "[1") == 0
+                                                  ? 4
+                                                  : strlen(cases[i].text),
+                               JSON_DECODE_ANY, NULL); /* new ref */
+        assert_non_null(v);
+        char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_string_equal(got, want);
+        free(want);
+        json_decref(v);
+    }
+    /* Rendered for the model, kept texts read the same as encoded ones. */
+    char *out = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_turn_render(t, "openai-chat", &out, NULL, &err), 0);
+    assert_non_null(strstr(out, "\"tool_call_id\":\"c0\",\"content\":"
+                                "\"{\\\"ok\\\":true}\""));
+    assert_non_null(strstr(out, "\"tool_call_id\":\"c2\",\"content\":"
+                                "\"{\\\"ok\\\":true}\""));
+    tg_free(out);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
 static void test_handler_timeout(void **state)
 {
     env *e = *state;
@@ -1155,6 +1238,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_handlers_inline_and_pool, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_set_json_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handler_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_inline_calls, setup,
                                         teardown),
