@@ -115,8 +115,11 @@ typedef struct tg_result tg_result;
  * that owns it) lives. */
 const char *tg_call_id(const tg_call *call);
 const char *tg_call_tool(const tg_call *call);
-/* The arguments as compact JSON text (an object), or NULL when they did not
- * decode to an object. Valid while the call lives. */
+/* The arguments as JSON text of an object, or NULL when they did not decode
+ * to an object. When the wire carried them as a string this is that string
+ * as it came (valid JSON, not serialised again: white space and escapes as
+ * the model wrote them; a blank string gives "{}"); when it carried an
+ * object, its compact JSON. Valid while the call lives. */
 const char *tg_call_args_json(const tg_call *call);
 /* The arguments as the wire carried them when that was a string, else NULL. */
 const char *tg_call_args_raw(const tg_call *call);
@@ -191,6 +194,60 @@ int tg_turn_set_caller(tg_turn *turn, const char *caller_id, tg_error *err);
  * tg_free(), *out_len its length. */
 int tg_turn_render(const tg_turn *turn, const char *format, char **out,
                    size_t *out_len, tg_error *err);
+
+/* --------------------------------------------------------------- streaming */
+
+/* An incremental reader of a streamed model turn: the Server-Sent Events
+ * transcript of OpenAI Chat Completions (chat.completion.chunk deltas joined
+ * by tool call index), the OpenAI Responses API (response.* events),
+ * Anthropic Messages (content_block_* events) or Gemini
+ * streamGenerateContent (?alt=sse). Bytes go in as they arrive, in any
+ * chunking; each call comes out the moment its arguments close, so a tool
+ * can start before the model has finished its turn. The same bytes give
+ * the same calls whatever the chunking. One thread at a time. */
+typedef struct tg_stream tg_stream;
+
+/* A new stream reader for `format`: "auto" (or NULL: the provider is told
+ * from the first event that names it), "openai-chat", "openai-responses",
+ * "anthropic" or "gemini". Fails with TG_EFORMAT for another name. */
+int tg_stream_new(const char *format, tg_stream **out, tg_error *err);
+/* Sets the most bytes one event's data, and one call's arguments, may hold
+ * (0: the default, 64 MiB): an event over it fails the stream (TG_ELIMIT),
+ * a call whose arguments pass it ends with ARGUMENTS_TOO_LARGE. Call before
+ * the first feed. Returns 0, or TG_EINVAL once bytes were fed. */
+int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
+/* Reads len bytes of the stream. Returns 0, or an error that ends the
+ * stream (every later feed and finish returns it): TG_EPARSE for an event
+ * whose data is not JSON (the input's last event, cut short, is not one:
+ * it is dropped), TG_EFORMAT for an event of another provider than the one
+ * named or first seen, TG_ELIMIT for an event over the cap, TG_ENOMEM. */
+int tg_stream_feed(tg_stream *s, const char *bytes, size_t len,
+                   tg_error *err);
+/* The next call whose arguments have closed (in the order they closed), or
+ * NULL when none is waiting. A call closes at content_block_stop (Anthropic),
+ * response.function_call_arguments.done or response.output_item.done
+ * (Responses), a higher tool call index starting, a finish_reason or
+ * data: [DONE] (Chat Completions), or on arrival (Gemini). A call that
+ * cannot run (no name, arguments that are not an object, a duplicate id)
+ * still comes out, carrying the error it will end with. The pointer is
+ * borrowed: valid until tg_stream_free, or, once tg_stream_finish handed the
+ * calls to a turn, while that turn lives. */
+const tg_call *tg_stream_next_call(tg_stream *s);
+/* The provider's format name ("anthropic", ...), static; NULL while "auto"
+ * has not seen an event that tells. */
+const char *tg_stream_format(const tg_stream *s);
+/* Ends the stream (the input ended: a last event without its closing blank
+ * line is read). On success *out is a new turn, freed with tg_turn_free(),
+ * holding every call, in the order the calls closed: those whose arguments
+ * closed, then those whose arguments never did, each with the error
+ * MALFORMED_ARGUMENTS "the stream ended inside the arguments of call ID (N
+ * bytes received)". The turn's format is the provider's whole-document
+ * format, so tg_turn_render answers in it. Fails with the stream's error,
+ * with TG_EFORMAT when "auto" saw no event of a known provider, or with
+ * TG_EINVAL when called twice. */
+int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err);
+/* Frees the reader (and the calls it did not hand to a turn). NULL: no-op. */
+void tg_stream_free(tg_stream *s);
 
 /* ----------------------------------------------------------- configuration */
 

@@ -8,17 +8,24 @@
  */
 #include "format.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "json_fast.h"
+#include "stream.h"
 
 /* Detection order breaks ties: the first format with the highest score wins. */
 static const tg_format *const formats[] = {
     &tg__format_openai_chat,
     &tg__format_native,
+    &tg__format_anthropic,
+    &tg__format_gemini,
+    &tg__format_openai_responses,
+    &tg__format_mcp,
+    &tg__format_fenced,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -104,33 +111,121 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-int tg__format_json_string(tg_buf *out, const char *str, size_t len)
+/* Writes the escape of byte c (a control character, '"' or '\\') at w as
+ * jansson's compact output does; returns the end. */
+static char *escape_byte(char *w, unsigned char c)
 {
     static const char hex[] = "0123456789ABCDEF";
+    *w++ = '\\';
+    switch (c) {
+    case '"':
+    case '\\':
+        *w++ = (char)c;
+        break;
+    case '\b':
+        *w++ = 'b';
+        break;
+    case '\f':
+        *w++ = 'f';
+        break;
+    case '\n':
+        *w++ = 'n';
+        break;
+    case '\r':
+        *w++ = 'r';
+        break;
+    case '\t':
+        *w++ = 't';
+        break;
+    default:
+        memcpy(w, "u00", 3);
+        w[3] = hex[c >> 4];
+        w[4] = hex[c & 15];
+        w += 5;
+        break;
+    }
+    return w;
+}
+
+/* Length of the leading run of s[0..n) that is printable ASCII but '"' and
+ * '\\', eight bytes at a time where it can (the zero-byte test of "Bit
+ * Twiddling Hacks"; the lowest flagged byte of a word is always right). */
+static size_t ascii_run(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ULL;
+    size_t i = 0;
+    while (n - i >= 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+        uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+                        ((bs - ones) & ~bs) | w) &
+                       0x8080808080808080ULL;
+        if (hit != 0) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            i += (size_t)__builtin_ctzll(hit) >> 3;
+#endif
+            break;
+        }
+        i += 8;
+    }
+    while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
+
+int tg__format_json_string(tg_buf *out, const char *str, size_t len)
+{
     const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
     int rc;
-    /* Most text needs no escaping: one reservation, then runs of plain
-     * bytes are copied at once. */
-    if ((rc = tg__buf_reserve(out, len + 2)) != 0)
-        return rc;
+    /* Short strings reserve their worst case (6 bytes out per byte in, for
+     * \u00XX and \uFFFD) once and are written without further checks. */
+    size_t worst = 6 * len + 2;
+    if (len <= 4096 && worst <= out->limit - out->len) {
+        if ((rc = tg__buf_reserve(out, worst)) != 0)
+            return rc;
+        char *w = out->data + out->len;
+        *w++ = '"';
+        while (i < len) {
+            size_t k = ascii_run(s + i, len - i);
+            memcpy(w, s + i, k);
+            w += k;
+            i += k;
+            if (i >= len)
+                break;
+            if (s[i] >= 0x80) {
+                size_t seq = utf8_seq(s + i, len - i);
+                if (seq > 0) {
+                    memcpy(w, s + i, seq);
+                    w += seq;
+                    i += seq;
+                } else {
+                    memcpy(w, "\\uFFFD", 6);
+                    w += 6;
+                    i++;
+                }
+            } else
+                w = escape_byte(w, s[i++]);
+        }
+        *w++ = '"';
+        *w = '\0';
+        out->len = (size_t)(w - out->data);
+        return 0;
+    }
+    /* Long strings, or a limit too close for the worst case: run by run. */
     if ((rc = tg__buf_append(out, "\"", 1)) != 0)
         return rc;
-    size_t i = 0;
     while (i < len) {
-        size_t run = i;
-        while (run < len && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
-               s[run] != '\\')
-            run++;
-        if (run > i && (rc = tg__buf_append(out, s + i, run - i)) != 0)
+        size_t k = ascii_run(s + i, len - i);
+        if (k > 0 && (rc = tg__buf_append(out, s + i, k)) != 0)
             return rc;
-        i = run;
+        i += k;
         if (i >= len)
             break;
-        unsigned char c = s[i];
         char esc[8];
-        size_t n = 2;
-        esc[0] = '\\';
-        if (c >= 0x80) {
+        size_t n;
+        if (s[i] >= 0x80) {
             size_t seq = utf8_seq(s + i, len - i);
             if (seq > 0) {
                 if ((rc = tg__buf_append(out, s + i, seq)) != 0)
@@ -140,34 +235,25 @@ int tg__format_json_string(tg_buf *out, const char *str, size_t len)
             }
             memcpy(esc, "\\uFFFD", 6);
             n = 6;
-        } else if (c == '"' || c == '\\')
-            esc[1] = (char)c;
-        else if (c == '\b')
-            esc[1] = 'b';
-        else if (c == '\f')
-            esc[1] = 'f';
-        else if (c == '\n')
-            esc[1] = 'n';
-        else if (c == '\r')
-            esc[1] = 'r';
-        else if (c == '\t')
-            esc[1] = 't';
-        else {
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            n = 6;
-        }
+            i++;
+        } else
+            n = (size_t)(escape_byte(esc, s[i++]) - esc);
         if ((rc = tg__buf_append(out, esc, n)) != 0)
             return rc;
-        i++;
     }
     return tg__buf_append(out, "\"", 1);
 }
 
 int tg__format_payload_text(const tg_result *result, tg_buf *out)
 {
-    const json_t *p = result->payload; /* borrowed */
+    /* A handler's JSON text that was its compact form already; a JSON
+     * string's text is its value, decoded. */
+    const char *text = result->payload_json_cache;
+    if (text != NULL && text[0] != '"')
+        return tg__buf_puts(out, text);
+    const json_t *p = tg__result_payload(result); /* borrowed */
+    if (p == NULL)
+        return TG_ENOMEM;
     if (json_is_string(p))
         return tg__buf_append(out, json_string_value(p), json_string_length(p));
     return tg__format_dump(p, out);
@@ -332,6 +418,17 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
                              "%s: empty input; expected a model turn",
                              source_name);
 
+    /* A streamed turn (a Server-Sent Events transcript) goes through the
+     * stream reader, which gives the provider's whole-document format. */
+    if (tg__stream_looks_like_sse(text, len)) {
+        rc = tg__stream_parse_text(text, len, format, &turn, err);
+        if (rc == TG_ENOMEM)
+            return tg__error_set(err, rc, "%s: out of memory", source_name);
+        if (rc != 0)
+            return prefix_error(err, rc, source_name);
+        goto done;
+    }
+
     /* The fast paths first: they read the common shapes without building
      * the document, and step aside for everything else. */
     for (size_t i = 0; i < NFORMATS; i++) {
@@ -420,11 +517,26 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
     if (format == NULL || strcmp(format, "auto") == 0)
         format = turn->format;
     const tg_format *fmt = tg__format_find(format);
-    if (fmt == NULL || fmt->render == NULL)
-        return tg__error_set(err, TG_EFORMAT,
-                             "unknown output format '%s'; expected "
-                             "openai-chat or toolgate",
-                             format ? format : "(none)");
+    if (fmt == NULL || fmt->render == NULL) {
+        /* Name the formats that can render, from the table itself. */
+        tg_buf names;
+        tg__buf_init(&names, 512);
+        for (size_t i = 0; i < NFORMATS; i++)
+            if (formats[i]->render != NULL)
+                tg__buf_printf(&names, "%s%s", names.len ? ", " : "",
+                               formats[i]->name);
+        int rc = fmt != NULL ? tg__error_set(err, TG_EFORMAT,
+                                             "%s is an input format; choose "
+                                             "--to (one of %s)",
+                                             fmt->name, tg__buf_cstr(&names))
+                             : tg__error_set(err, TG_EFORMAT,
+                                             "unknown output format '%s'; "
+                                             "expected one of %s",
+                                             format ? format : "(none)",
+                                             tg__buf_cstr(&names));
+        tg__buf_cleanup(&names);
+        return rc;
+    }
     for (size_t i = 0; i < turn->n; i++)
         if (turn->results[i] == NULL)
             return tg__error_set(err, TG_EINVAL,

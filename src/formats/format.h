@@ -49,6 +49,11 @@ const tg_format *tg__format_find(const char *name);
 /* Format implementations. */
 extern const tg_format tg__format_openai_chat;
 extern const tg_format tg__format_native;
+extern const tg_format tg__format_openai_responses;
+extern const tg_format tg__format_mcp;
+extern const tg_format tg__format_fenced;
+extern const tg_format tg__format_anthropic;
+extern const tg_format tg__format_gemini;
 
 /* Helpers shared by renderers: the text a model sees for a result's payload
  * (the string itself when the payload is a string, else compact JSON). Appends
@@ -68,5 +73,15 @@ int tg__format_dump(const json_t *value, tg_buf *out);
  * escaped as jansson's compact output does; bytes that are not valid UTF-8
  * become U+FFFD so the output is always valid JSON. */
 int tg__format_json_string(tg_buf *out, const char *s, size_t len);
+
+/* For targets without a kind of content block (content.c): appends a text
+ * description of one MCP content block (borrowed): a text block's text, an
+ * embedded text resource's text under its URI, and for images, audio, links
+ * and blobs a bracketed line naming the kind, the media type and the decoded
+ * size - never the bytes. tg__format_content_text describes every block of
+ * an array, one after another separated by newlines. Return 0, TG_ENOMEM or
+ * TG_ELIMIT. */
+int tg__format_block_text(const json_t *block, tg_buf *out);
+int tg__format_content_text(const json_t *content, tg_buf *out);
 
 #endif

@@ -24,8 +24,11 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "toolgate.h"
 
 #define MAX_DEPTH 512
 
@@ -33,7 +36,7 @@ void tg__jcur_init(tg_jcur *c, const char *text, size_t len)
 {
     memset(c, 0, sizeof *c);
     c->p = (const unsigned char *)text;
-    c->end = c->p + (text ? len : 0);
+    c->end = text ? c->p + len : c->p; /* no arithmetic on NULL */
 }
 
 void tg__jcur_cleanup(tg_jcur *c)
@@ -102,25 +105,6 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-static int put(tg_jcur *c, const void *bytes, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (c->scratch_cap - c->scratch_len < n) {
-        size_t cap = c->scratch_cap ? c->scratch_cap : 256;
-        while (cap - c->scratch_len < n)
-            cap *= 2;
-        char *grown = realloc(c->scratch, cap);
-        if (grown == NULL)
-            return -1;
-        c->scratch = grown;
-        c->scratch_cap = cap;
-    }
-    memcpy(c->scratch + c->scratch_len, bytes, n);
-    c->scratch_len += n;
-    return 0;
-}
-
 static long hex4(const unsigned char *p)
 {
     long v = 0;
@@ -145,6 +129,20 @@ static long hex4(const unsigned char *p)
 static const unsigned char *plain_run(const unsigned char *p,
                                       const unsigned char *end)
 {
+    /* Eight bytes at a time while they are all printable ASCII but '"' and
+     * '\\' (the zero-byte test of "Bit Twiddling Hacks" for each kind). */
+    const uint64_t ones = 0x0101010101010101ULL;
+    const uint64_t highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+        uint64_t hit = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+                       ((bs - ones) & ~bs) | w;
+        if (hit & highs)
+            break;
+        p += 8;
+    }
     while (p < end) {
         unsigned char ch = *p;
         if (ch == '"' || ch == '\\')
@@ -187,45 +185,97 @@ static size_t utf8_put(long cp, unsigned char u[4])
     return 4;
 }
 
-/* Decodes the escape at p (a backslash) into scratch; returns the byte
- * after it, NULL when it is not one jansson surely accepts. */
+/* Makes room for n more bytes of scratch. */
+static inline int room(tg_jcur *c, size_t n)
+{
+    if (c->scratch_cap - c->scratch_len >= n)
+        return 0;
+    size_t cap = c->scratch_cap ? c->scratch_cap : 256;
+    while (cap - c->scratch_len < n)
+        cap *= 2;
+    char *grown = realloc(c->scratch, cap);
+    if (grown == NULL)
+        return -1;
+    c->scratch = grown;
+    c->scratch_cap = cap;
+    return 0;
+}
+
+/* Decodes the escape at p (a backslash) into scratch, which has room for
+ * 4 bytes; returns the byte after it, NULL when it is not one jansson
+ * surely accepts. */
 static const unsigned char *escape(tg_jcur *c, const unsigned char *p)
 {
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    char *w = c->scratch + c->scratch_len;
     if (c->end - p < 2)
         return NULL;
-    if (p[1] != 'u') {
-        const char *hit = p[1] ? strchr(from, p[1]) : NULL;
-        if (hit == NULL || put(c, &to[hit - from], 1) != 0)
+    switch (p[1]) {
+    case '"':
+    case '\\':
+    case '/':
+        *w = (char)p[1];
+        break;
+    case 'b':
+        *w = '\b';
+        break;
+    case 'f':
+        *w = '\f';
+        break;
+    case 'n':
+        *w = '\n';
+        break;
+    case 'r':
+        *w = '\r';
+        break;
+    case 't':
+        *w = '\t';
+        break;
+    case 'u': {
+        if (c->end - p < 6)
             return NULL;
-        return p + 2;
-    }
-    if (c->end - p < 6)
-        return NULL;
-    long cp = hex4(p + 2);
-    if (cp <= 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) /* bad, \u0000, lone low */
-        return NULL;
-    p += 6;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (c->end - p < 6 || p[0] != '\\' || p[1] != 'u')
+        long cp = hex4(p + 2);
+        if (cp <= 0 ||
+            (cp >= 0xDC00 && cp <= 0xDFFF)) /* bad, \u0000, lone low */
             return NULL;
-        long lo = hex4(p + 2);
-        if (lo < 0xDC00 || lo > 0xDFFF)
-            return NULL;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         p += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (c->end - p < 6 || p[0] != '\\' || p[1] != 'u')
+                return NULL;
+            long lo = hex4(p + 2);
+            if (lo < 0xDC00 || lo > 0xDFFF)
+                return NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+        }
+        c->scratch_len += utf8_put(cp, (unsigned char *)w);
+        return p;
     }
-    unsigned char u[4];
-    if (put(c, u, utf8_put(cp, u)) != 0)
+    default:
         return NULL;
-    return p;
+    }
+    c->scratch_len++;
+    return p + 2;
+}
+
+/* Bit 7 of each byte of the result is set when that byte of w is not a
+ * plain string byte (below 0x20, '"', '\\' or 0x80 and above). Bytes above
+ * the first such byte may be flagged falsely (borrows of the zero-byte test
+ * of "Bit Twiddling Hacks"); the lowest flagged byte is always right. */
+static inline uint64_t stops8(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ULL;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs) |
+            w) &
+           0x8080808080808080ULL;
 }
 
 /* Reads a string whose opening quote has been consumed. */
 static int string_body(tg_jcur *c, const char **s, size_t *n)
 {
     const unsigned char *start = c->p, *p = plain_run(c->p, c->end);
-    if (p == NULL || p >= c->end)
+    const unsigned char *end = c->end;
+    if (p == NULL || p >= end)
         return -1;
     if (*p == '"') {
         *s = (const char *)start;
@@ -233,21 +283,76 @@ static int string_body(tg_jcur *c, const char **s, size_t *n)
         c->p = p + 1;
         return 0;
     }
-    /* Escapes: decode into scratch, copying the plain runs between them. */
+    /* Escapes: decode into scratch. Runs between escapes are short in
+     * practice (JSON inside a JSON string escapes every quote), so plain
+     * bytes are copied eight at a time with an unconditional store and the
+     * write position advanced only past the plain ones; the common escapes
+     * are decoded in line. */
     c->scratch_len = 0;
-    if (put(c, start, (size_t)(p - start)) != 0)
+    if (room(c, (size_t)(p - start) + 16) != 0)
         return -1;
-    while (*p == '\\') {
-        if ((p = escape(c, p)) == NULL)
-            return -1;
-        start = p;
-        if ((p = plain_run(p, c->end)) == NULL || p >= c->end)
-            return -1;
-        if (put(c, start, (size_t)(p - start)) != 0)
-            return -1;
+    memcpy(c->scratch, start, (size_t)(p - start));
+    char *w = c->scratch + (p - start);
+    for (;;) {
+        /* room for 8 stored bytes and one escape's 4 */
+        char *wend = c->scratch + c->scratch_cap - 12;
+        if (w > wend) {
+            c->scratch_len = (size_t)(w - c->scratch);
+            if (room(c, 16) != 0)
+                return -1;
+            w = c->scratch + c->scratch_len;
+            continue;
+        }
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (end - p >= 8) {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            memcpy(w, &v, 8);
+            uint64_t hit = stops8(v);
+            if (hit == 0) {
+                p += 8;
+                w += 8;
+                continue;
+            }
+            size_t k = (size_t)__builtin_ctzll(hit) >> 3;
+            p += k;
+            w += k;
+        } else
+#endif
+        {
+            while (p < end && w <= wend && *p >= 0x20 && *p < 0x80 &&
+                   *p != '"' && *p != '\\')
+                *w++ = (char)*p++;
+            if (p >= end)
+                return -1;
+            if (w > wend)
+                continue; /* out of room: grow */
+        }
+        unsigned char ch = *p;
+        if (ch == '"')
+            break;
+        if (ch == '\\') {
+            if (end - p >= 2 && (p[1] == '"' || p[1] == '\\' || p[1] == '/')) {
+                *w++ = (char)p[1];
+                p += 2;
+                continue;
+            }
+            c->scratch_len = (size_t)(w - c->scratch);
+            if ((p = escape(c, p)) == NULL)
+                return -1;
+            w = c->scratch + c->scratch_len;
+        } else if (ch >= 0x80) {
+            size_t k = utf8_seq(p, (size_t)(end - p));
+            if (k == 0)
+                return -1;
+            memcpy(w, p, k);
+            w += k;
+            p += k;
+        } else
+            return -1; /* a control character */
     }
-    /* *p is the closing quote */
-    *s = c->scratch ? c->scratch : "";
+    c->scratch_len = (size_t)(w - c->scratch);
+    *s = c->scratch;
     *n = c->scratch_len;
     c->p = p + 1;
     return 0;
@@ -258,6 +363,32 @@ int tg__jcur_string(tg_jcur *c, const char **s, size_t *n)
     if (tg__jcur_take(c, '"') != 0)
         return -1;
     return string_body(c, s, n);
+}
+
+int tg__jcur_string_into(tg_jcur *c, tg_buf *b)
+{
+    const char *s;
+    size_t n;
+    if (tg__jcur_string(c, &s, &n) != 0)
+        return -1;
+    if (s != c->scratch || b->external || n + 1 > c->scratch_cap ||
+        n > b->limit) {
+        b->len = 0;
+        return tg__buf_append(b, s, n) == 0 ? 0 : TG_ENOMEM;
+    }
+    /* The decoded string is the scratch's whole contents: give the scratch
+     * to b and take b's bytes as the next scratch. */
+    char *old = b->data;
+    size_t old_cap = b->cap;
+    b->data = c->scratch;
+    b->cap = c->scratch_cap;
+    b->len = n;
+    b->data[n] = '\0';
+    b->truncated = false;
+    c->scratch = old;
+    c->scratch_cap = old ? old_cap : 0;
+    c->scratch_len = 0;
+    return 0;
 }
 
 static int is_digit(const unsigned char *p, const unsigned char *end)

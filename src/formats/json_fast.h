@@ -16,6 +16,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "buf.h"
+
 /* A new reference equal to what json_loadb(text, len, JSON_DECODE_ANY, plus
  * JSON_REJECT_DUPLICATES when reject_duplicates) returns - same types, same
  * member order - or NULL when the text is not plainly valid or memory ran
@@ -40,6 +42,11 @@ int tg__jcur_peek(tg_jcur *c);
 int tg__jcur_take(tg_jcur *c, int ch);
 /* Reads a string value (white space, then "..."). Returns 0 or -1. */
 int tg__jcur_string(tg_jcur *c, const char **s, size_t *n);
+/* Reads a string value into b (a heap buffer, not one made with
+ * tg__buf_init_with), replacing its contents: a string decoded in the
+ * scratch buffer changes places with b's bytes instead of being copied.
+ * Returns 0, -1 when it is not a string the reader accepts, or TG_ENOMEM. */
+int tg__jcur_string_into(tg_jcur *c, tg_buf *b);
 /* Validates and skips one value of any kind. Returns 0 or -1. */
 int tg__jcur_skip(tg_jcur *c);
 /* Member iteration, after the '{' was taken and *first set to 1: returns 1

@@ -90,28 +90,13 @@ static int is_answered(const answered *ans, const char *id)
     return bsearch(&id, ans->ids, ans->n, sizeof *ans->ids, cmp_str) != NULL;
 }
 
-/* Sets the arguments from the wire's string, as tg__call_set_args_text
- * does. The common case - a string holding a plain JSON object - is read by
- * the fast reader; everything else (empty strings, bad JSON, duplicate keys,
- * not an object) goes to tg__call_set_args_text, which owns the rules and
- * the messages. Returns 0 or TG_ENOMEM. */
+/* Sets the arguments from the wire's string. tg__call_set_args_text keeps
+ * the text and its tape, without building a jansson object, and owns the
+ * rules (blank strings, bad JSON, duplicate keys, not an object) and the
+ * messages. Returns 0 or TG_ENOMEM. */
 static int set_args_string(tg_call *call, const char *text, size_t len)
 {
-    json_t *args = tg__json_fast_load(text, len, 1); /* new ref */
-    if (!json_is_object(args)) {
-        json_decref(args);
-        return tg__call_set_args_text(call, text, len);
-    }
-    int rc = tg__call_set_args(call, args);
-    json_decref(args);
-    char *raw = rc == 0 ? malloc(len + 1) : NULL;
-    if (raw == NULL)
-        return TG_ENOMEM;
-    memcpy(raw, text, len);
-    raw[len] = '\0';
-    free(call->args_raw);
-    call->args_raw = raw;
-    return 0;
+    return tg__call_set_args_text(call, text, len);
 }
 
 /* Adds tool_calls[i] (borrowed) as a call. Returns 0 or TG_ENOMEM. */
@@ -317,13 +302,13 @@ static int key_is(const char *k, size_t kn, const char *want)
 /* Reads a string member into b once; a second one is a duplicate key. */
 static int fast_str(tg_jcur *c, tg_buf *b, int *seen)
 {
-    const char *s;
-    size_t n;
-    if (*seen || tg__jcur_string(c, &s, &n) != 0)
+    if (*seen)
+        return FAST_BAIL;
+    int rc = tg__jcur_string_into(c, b);
+    if (rc == -1)
         return FAST_BAIL;
     *seen = 1;
-    b->len = 0;
-    return tg__buf_append(b, s, n) == 0 ? 0 : TG_ENOMEM;
+    return rc;
 }
 
 static int fast_function(tg_jcur *c, fast_call *fc)
@@ -369,13 +354,11 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
         !fc->has_name || fc->name.len == 0 || !fc->has_args ||
         (fc->has_type && !key_is(fc->type.data, fc->type.len, "function")))
         return FAST_BAIL;
-    tg_call *call = tg__call_new(fc->id.data, fc->name.data, FORMAT_NAME);
+    /* The record and its arguments in one allocation. */
+    tg_call *call = tg__call_new_args(fc->id.data, fc->name.data, FORMAT_NAME,
+                                      tg__buf_cstr(&fc->args), fc->args.len);
     if (call == NULL)
         return TG_ENOMEM;
-    if (set_args_string(call, tg__buf_cstr(&fc->args), fc->args.len) != 0) {
-        tg__call_free(call);
-        return TG_ENOMEM;
-    }
     return tg__turn_add_call(turn, call);
 }
 
@@ -486,10 +469,17 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, content, sizeof content - 1)) != 0)
             break;
-        if (json_is_string(r->payload)) {
+        const char *known = r->payload_json_cache;
+        const json_t *p = NULL; /* borrowed */
+        if (known != NULL && known[0] != '"') {
+            /* The payload's compact text, known already. */
+            rc = tg__format_json_string(out, known, strlen(known));
+        } else if ((p = tg__result_payload(r)) == NULL) {
+            rc = TG_ENOMEM;
+        } else if (json_is_string(p)) {
             /* The tool's text, escaped once, without a copy. */
-            rc = tg__format_json_string(out, json_string_value(r->payload),
-                                        json_string_length(r->payload));
+            rc = tg__format_json_string(out, json_string_value(p),
+                                        json_string_length(p));
         } else {
             text.len = 0;
             if ((rc = tg__format_payload_text(r, &text)) == 0)

@@ -19,7 +19,9 @@
 #include "record.h"
 #include "turn.h"
 
-static const char *const renderers[] = {"openai-chat", "toolgate"};
+static const char *const renderers[] = {"openai-chat",      "toolgate",
+                                        "anthropic",        "gemini",
+                                        "openai-responses", "mcp"};
 
 /* Every line of text (one line for openai-chat) must be a JSON value. */
 static void check_json_lines(const char *text, size_t len)
@@ -59,8 +61,8 @@ static void run(const uint8_t *data, size_t size, const char *format)
         /* The record and checksum of every parsed call are computable. */
         char *rec = tg_call_to_json(call);
         tg_free(rec);
-        json_t *payload =
-            call->args ? json_incref(call->args) : json_null(); /* new ref */
+        json_t *args = tg__call_args(call); /* borrowed */
+        json_t *payload = args ? json_incref(args) : json_null(); /* new ref */
         tg_result *r = tg__result_success(call, payload);
         if (r == NULL || tg__turn_set_result(turn, i, r) != 0)
             goto done;
@@ -134,7 +136,7 @@ static void check_fast_path(const uint8_t *data, size_t size)
     for (size_t i = 0; i < fast->n; i++) {
         const tg_call *f = fast->calls[i], *s = slow->calls[i];
         if (!same_str(f->id, s->id) || !same_str(f->tool, s->tool) ||
-            !same_str(f->args_raw, s->args_raw) ||
+            !same_str(tg_call_args_raw(f), tg_call_args_raw(s)) ||
             !same_str(tg_call_args_json(f), tg_call_args_json(s)) ||
             !same_str(f->pre_error_code, s->pre_error_code) ||
             !same_str(f->pre_error_message, s->pre_error_message))
@@ -154,5 +156,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(data, size, "auto");
     run(data, size, "openai-chat");
     run(data, size, "toolgate");
+    run(data, size, "anthropic");
+    run(data, size, "gemini");
+    run(data, size, "openai-responses");
+    run(data, size, "mcp");
+    run(data, size, "fenced");
     return 0;
 }

@@ -164,11 +164,76 @@ static const char *const native_lines =
     "{\"id\":\"n3\",\"tool\":\"grep\",\"args\":\"{\\\"p\\\":\\\"x\\\"}\","
     "\"checksum\":\"sha256:00\"}\n";
 
+static const char *const anthropic_messages =
+    "[{\"role\":\"user\",\"content\":\"hi\"},"
+    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
+    "\"x\"},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"a\",\"input\":"
+    "{\"p\":[1,2.5,\"\\u00e9\"]}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"b\",\"input\":"
+    "\"{}\"},"
+    "{\"type\":\"tool_use\",\"name\":\"c\"},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_4\",\"name\":\"d\",\"input\":"
+    "{}}]},"
+    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+    "\"tool_use_id\":\"toolu_4\",\"content\":\"ok\"}]}]";
+
+/* Calls without ids (hashed), answered by id and by name. */
+static const char *const gemini_contents =
+    "[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]},"
+    "{\"role\":\"model\",\"parts\":["
+    "{\"functionCall\":{\"name\":\"a\",\"args\":{\"p\":[1,2.5]}}},"
+    "{\"functionCall\":{\"id\":\"f1\",\"name\":\"b\",\"args\":{}}},"
+    "{\"functionCall\":{\"name\":\"c\",\"args\":[]}},"
+    "{\"functionCall\":{\"id\":\"f3\",\"name\":\"d\"}},"
+    "{\"functionCall\":{\"name\":\"e\"}}]},"
+    "{\"role\":\"user\",\"parts\":["
+    "{\"functionResponse\":{\"id\":\"f3\",\"name\":\"d\",\"response\":{}}},"
+    "{\"functionResponse\":{\"name\":\"e\",\"response\":{}}}]}]";
+
+/* Answered and unanswered calls, an item id missing, string and object
+ * arguments. */
+static const char *const responses_items =
+    "[{\"role\":\"user\",\"content\":\"hi\"},"
+    "{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"c1\","
+    "\"name\":\"a\",\"arguments\":\"{\\\"p\\\":[1,2.5]}\"},"
+    "{\"type\":\"function_call\",\"call_id\":\"c2\",\"name\":\"b\","
+    "\"arguments\":{\"x\":\"\\u00e9\"}},"
+    "{\"type\":\"function_call\",\"id\":\"fc_3\",\"name\":\"c\"},"
+    "{\"type\":\"function_call\",\"id\":\"fc_4\",\"call_id\":\"c4\","
+    "\"name\":\"d\",\"arguments\":\"\"},"
+    "{\"type\":\"function_call_output\",\"call_id\":\"c4\",\"output\":"
+    "\"ok\"}]";
+
+/* A batch: both id types, a progress token, a notification, JSON-RPC
+ * errors. */
+static const char *const mcp_batch =
+    "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"a\",\"arguments\":{\"p\":[1,2.5]},\"_meta\":"
+    "{\"progressToken\":\"t\"}}},"
+    "{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"method\":\"tools/call\","
+    "\"params\":{\"name\":\"b\"}},"
+    "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"c\",\"arguments\":{}}},"
+    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"},"
+    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"d\",\"arguments\":[1]}},"
+    "7]";
+
+static const char *const fenced_text =
+    "Running:\n```bash\nls -la\n```\n"
+    "```tool_call\n{\"tool\":\"read_file\",\"args\":{\"path\":\"a\"}}\n```\n"
+    "```tool_call\n{\"tool\":\"grep\",\"args\":\"{\\\"p\\\":1}\"}\n```\n"
+    "```json\n{}\n```\n"
+    "```python\nprint(1)\n";
+
 /* Parse, give every call a result, render to both formats, free. Returns 0
  * or the first error; *out (when not NULL) receives the openai-chat text. */
 static int operation(const char *text, const char *format, char **out)
 {
-    static const char *const targets[] = {"openai-chat", "toolgate"};
+    static const char *const targets[] = {"openai-chat",      "toolgate",
+                                          "anthropic",        "gemini",
+                                          "openai-responses", "mcp"};
     tg_turn *turn = NULL;
     tg_error err;
     int rc = tg_turn_parse(text, strlen(text), format, "in", &turn, &err);
@@ -193,7 +258,7 @@ static int operation(const char *text, const char *format, char **out)
         if ((rc = tg__turn_set_result(turn, i, r)) != 0)
             goto done;
     }
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
         char *s = NULL;
         size_t len = 0;
         if ((rc = tg_turn_render(turn, targets[k], &s, &len, &err)) != 0)
@@ -338,6 +403,36 @@ static void test_native_lines(void **state)
     failing_loop(native_lines, "auto");
 }
 
+static void test_anthropic_messages(void **state)
+{
+    (void)state;
+    failing_loop(anthropic_messages, "auto");
+}
+
+static void test_gemini_contents(void **state)
+{
+    (void)state;
+    failing_loop(gemini_contents, "auto");
+}
+
+static void test_responses_items(void **state)
+{
+    (void)state;
+    failing_loop(responses_items, "auto");
+}
+
+static void test_mcp_batch(void **state)
+{
+    (void)state;
+    failing_loop(mcp_batch, "auto");
+}
+
+static void test_fenced_text(void **state)
+{
+    (void)state;
+    failing_loop(fenced_text, "fenced");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +440,11 @@ int main(void)
         cmocka_unit_test(test_openai_response),
         cmocka_unit_test(test_openai_messages),
         cmocka_unit_test(test_native_lines),
+        cmocka_unit_test(test_anthropic_messages),
+        cmocka_unit_test(test_gemini_contents),
+        cmocka_unit_test(test_responses_items),
+        cmocka_unit_test(test_mcp_batch),
+        cmocka_unit_test(test_fenced_text),
     };
 #ifdef TG_TEST_INTERPOSE
     print_message(

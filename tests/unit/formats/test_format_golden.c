@@ -15,7 +15,11 @@
  * a call with a pre-error gets that error (not_started); otherwise, by index
  * modulo 4: 0 success {"ok":INDEX}, 1 success with a string payload holding
  * a newline, quotes, a backslash and a tab, 2 error UNKNOWN_TOOL, 3 timeout
- * after 1000 ms.
+ * after 1000 ms. A case may instead list its results in a file `results`:
+ * JSON Lines, line i the result record (records.md: outcome, payload,
+ * content, ...) of call i, with id and tool taken from the call, for the
+ * outcomes and content blocks the rule above does not reach (a call with a
+ * pre-error still gets that error; its line is ignored).
  *
  * Time-dependent fields (created_at, updated_at, completed_at) are compared
  * only when the expected line has them. TG_GOLDEN_UPDATE=1 rewrites the
@@ -115,8 +119,49 @@ static char *calls_lines(const tg_turn *turn)
     return tg__buf_take(&b);
 }
 
-static void give_results(tg_turn *turn)
+static json_t *load_lines(const char *text);
+
+/* The results of the case's `results` file, when it has one. */
+static int given_results(tg_turn *turn, const char *dir)
 {
+    char path[4096];
+    join(path, sizeof path, dir, "results");
+    char *text = read_file(path, NULL);
+    if (text == NULL)
+        return 0;
+    json_t *lines = load_lines(text); /* new ref */
+    free(text);
+    if (json_array_size(lines) != turn->n)
+        fail_msg("%s has %zu lines for %zu calls", path, json_array_size(lines),
+                 turn->n);
+    for (size_t i = 0; i < turn->n; i++) {
+        const tg_call *c = turn->calls[i];
+        if (c->pre_error_code != NULL) {
+            tg_result *r =
+                tg__result_error(c, TG_EXECUTION_NOT_STARTED, c->pre_error_code,
+                                 NULL, "%s", c->pre_error_message);
+            assert_int_equal(tg__turn_set_result(turn, i, r), 0);
+            continue;
+        }
+        json_t *rec = json_deep_copy(json_array_get(lines, i)); /* new ref */
+        assert_true(json_is_object(rec));
+        json_object_set_new(rec, "id", json_string(turn->calls[i]->id));
+        json_object_set_new(rec, "tool", json_string(turn->calls[i]->tool));
+        tg_result *r = NULL;
+        tg_error err;
+        if (tg__result_from_json(rec, &r, &err) != 0)
+            fail_msg("%s line %zu: %s", path, i + 1, err.message);
+        assert_int_equal(tg__turn_set_result(turn, i, r), 0);
+        json_decref(rec);
+    }
+    json_decref(lines);
+    return 1;
+}
+
+static void give_results(tg_turn *turn, const char *dir)
+{
+    if (given_results(turn, dir))
+        return;
     for (size_t i = 0; i < turn->n; i++) {
         const tg_call *c = turn->calls[i];
         tg_result *r;
@@ -252,37 +297,53 @@ static void run_case(const char *format, const char *dir)
 
     tg_error err;
     tg_turn *auto_turn = NULL, *turn = NULL;
-    int rc = tg_turn_parse(input, len, "auto", path, &auto_turn, &err);
-    if (rc != 0)
-        fail_msg("%s: auto parse failed: %s", path, err.message);
-    assert_string_equal(tg_turn_format(auto_turn), format);
+    const tg_format *fmt = tg__format_find(format);
+    assert_non_null(fmt);
+    int rc;
+    /* Formats without detection (fenced) are read only when named. */
+    if (fmt->detect != NULL) {
+        rc = tg_turn_parse(input, len, "auto", path, &auto_turn, &err);
+        if (rc != 0)
+            fail_msg("%s: auto parse failed: %s", path, err.message);
+        assert_string_equal(tg_turn_format(auto_turn), format);
+    }
     rc = tg_turn_parse(input, len, format, path, &turn, &err);
     if (rc != 0)
         fail_msg("%s: %s parse failed: %s", path, format, err.message);
     assert_string_equal(tg_turn_format(turn), format);
 
-    char *auto_calls = calls_lines(auto_turn);
+    char *auto_calls = auto_turn ? calls_lines(auto_turn) : NULL;
     char *calls = calls_lines(turn);
     /* Only the created_at timestamps may differ between the two parses. */
-    compare_lines("auto vs explicit", calls, auto_calls, 1);
+    if (auto_calls != NULL)
+        compare_lines("auto vs explicit", calls, auto_calls, 1);
     check_golden(dir, "calls.expected", calls);
     for (size_t i = 0; i < tg_turn_call_count(turn); i++)
         assert_string_equal(tg_call_format(tg_turn_call(turn, i)), format);
 
-    give_results(turn);
+    give_results(turn, dir);
     char *out = NULL;
     size_t out_len = 0;
     rc = tg_turn_render(turn, NULL, &out, &out_len, &err);
-    if (rc != 0)
-        fail_msg("%s: render failed: %s", path, err.message);
-    assert_int_equal(strlen(out), out_len);
-    if (out_len > 0)
-        assert_int_equal(out[out_len - 1], '\n');
-    check_golden(dir, "expected", out);
+    if (fmt->render == NULL) {
+        /* Input-only formats refuse to render and say what to do. */
+        assert_int_equal(rc, TG_EFORMAT);
+        assert_null(out);
+        assert_non_null(strstr(err.message, "is an input format"));
+    } else {
+        if (rc != 0)
+            fail_msg("%s: render failed: %s", path, err.message);
+        assert_int_equal(strlen(out), out_len);
+        if (out_len > 0)
+            assert_int_equal(out[out_len - 1], '\n');
+        check_golden(dir, "expected", out);
+    }
 
     /* Every renderer accepts every turn: render into the other formats too
      * and check the output is JSON Lines. */
-    static const char *const all[] = {"openai-chat", "toolgate"};
+    static const char *const all[] = {"openai-chat",      "toolgate",
+                                      "anthropic",        "gemini",
+                                      "openai-responses", "mcp"};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         char *other = NULL;
         assert_int_equal(tg_turn_render(turn, all[k], &other, NULL, &err), 0);
@@ -371,11 +432,114 @@ static void test_toolgate_golden(void **state)
     run_format("toolgate", cases, sizeof cases / sizeof cases[0]);
 }
 
+static void test_anthropic_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "response",       "message",        "messages_array_partially_answered",
+        "error_outcomes", "content_blocks", "duplicate_ids"};
+    run_format("anthropic", cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_gemini_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "response",       "content", "messages_array_partially_answered",
+        "error_outcomes", "no_id",   "duplicate_ids"};
+    run_format("gemini", cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_openai_responses_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"response",
+                                        "items",
+                                        "items_partially_answered",
+                                        "malformed_calls",
+                                        "no_function_calls",
+                                        "error_outcomes",
+                                        "duplicate_ids"};
+    run_format("openai-responses", cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_mcp_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "request",           "numeric_id",       "batch",
+        "error_outcomes",    "notification",     "batch_with_notifications",
+        "all_notifications", "invalid_requests", "method_not_found",
+        "unknown_tool",      "no_jsonrpc_member"};
+    run_format("mcp", cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_fenced_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "bash_and_python", "tool_call",      "unclosed", "tildes_and_indent",
+        "json_string",     "message_object", "no_fences"};
+    run_format("fenced", cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Detection across formats: the input of every golden case of every format
+ * directory is detected as that directory's format, so adding a format whose
+ * shapes overlap another's fails here. */
+static void test_every_input_detected_as_its_format(void **state)
+{
+    (void)state;
+    char root[4096];
+    data_dir(root, sizeof root);
+    size_t nformats;
+    char **formats = subdirs(root, &nformats);
+    for (size_t f = 0; f < nformats; f++) {
+        char fdir[4096];
+        join(fdir, sizeof fdir, root, formats[f]);
+        /* Formats read only when named (fenced) have no detection. */
+        const tg_format *fmt = tg__format_find(formats[f]);
+        if (fmt != NULL && fmt->detect == NULL) {
+            free(formats[f]);
+            continue;
+        }
+        size_t ncases;
+        char **cases = subdirs(fdir, &ncases);
+        for (size_t i = 0; i < ncases; i++) {
+            char cdir[4096], path[4096];
+            size_t len;
+            join(cdir, sizeof cdir, fdir, cases[i]);
+            join(path, sizeof path, cdir, "input");
+            char *input = read_file(path, &len);
+            if (input == NULL)
+                fail_msg("cannot read %s", path);
+            tg_turn *turn = NULL;
+            tg_error err;
+            if (tg_turn_parse(input, len, "auto", path, &turn, &err) != 0)
+                fail_msg("%s: auto parse failed: %s", path, err.message);
+            if (strcmp(tg_turn_format(turn), formats[f]) != 0)
+                fail_msg("%s: detected as %s, expected %s", path,
+                         tg_turn_format(turn), formats[f]);
+            tg_turn_free(turn);
+            free(input);
+            free(cases[i]);
+        }
+        free(cases);
+        free(formats[f]);
+    }
+    free(formats);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_openai_chat_golden),
         cmocka_unit_test(test_toolgate_golden),
+        cmocka_unit_test(test_anthropic_golden),
+        cmocka_unit_test(test_gemini_golden),
+        cmocka_unit_test(test_openai_responses_golden),
+        cmocka_unit_test(test_mcp_golden),
+        cmocka_unit_test(test_fenced_golden),
+        cmocka_unit_test(test_every_input_detected_as_its_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,7 +297,8 @@ static void test_render(void **state)
         assert_int_equal(tg__result_from_json(o, &back, &err), 0);
         assert_string_equal(tg_result_id(back), ids[i]);
         assert_int_equal(tg_result_outcome(back), outcomes[i]);
-        assert_true(json_equal(back->payload, turn->results[i]->payload));
+        assert_true(json_equal(tg__result_payload(back),
+                               tg__result_payload(turn->results[i])));
         assert_int_equal(back->execution, turn->results[i]->execution);
         tg__result_free(back);
         json_decref(o);

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * content.c - MCP-style content blocks (text, image, audio, resource_link,
+ * resource) described in plain text, for renderers whose target has no block
+ * of that kind: a model reading an anthropic tool_result or a gemini
+ * functionResponse should still learn that an image or a file was produced,
+ * and what it was, without the base64 bytes flooding its context.
+ */
+#include "format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+static const char *str_member(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Bytes a base64 text of len characters decodes to (padding aware). The
+ * description reports the size the tool produced, not the encoding's. */
+static size_t base64_bytes(const char *s, size_t len)
+{
+    size_t pad = 0;
+    while (len > 0 && pad < 2 && s[len - 1] == '=') {
+        len--;
+        pad++;
+    }
+    return len / 4 * 3 + (len % 4 > 1 ? len % 4 - 1 : 0);
+}
+
+/* "[KIND: MIME, N bytes]" for a block carrying base64 `member`. */
+static int describe_binary(const json_t *block, const char *kind,
+                           const char *member, tg_buf *out)
+{
+    const json_t *data = json_object_get(block, member); /* borrowed */
+    const char *mime = str_member(block, "mimeType");
+    if (!json_is_string(data))
+        return tg__buf_printf(out, "[%s: %s]", kind,
+                              mime ? mime : "unknown type");
+    return tg__buf_printf(
+        out, "[%s: %s, %zu bytes]", kind, mime ? mime : "unknown type",
+        base64_bytes(json_string_value(data), json_string_length(data)));
+}
+
+int tg__format_block_text(const json_t *block, tg_buf *out)
+{
+    const char *type = str_member(block, "type");
+    if (type == NULL)
+        return tg__buf_puts(out, "[content block without a type]");
+    if (strcmp(type, "text") == 0) {
+        const json_t *text = json_object_get(block, "text"); /* borrowed */
+        if (!json_is_string(text))
+            return tg__buf_puts(out, "[text content block without text]");
+        return tg__buf_append(out, json_string_value(text),
+                              json_string_length(text));
+    }
+    if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0)
+        return describe_binary(block, type, "data", out);
+    if (strcmp(type, "resource_link") == 0) {
+        const char *uri = str_member(block, "uri");
+        const char *name = str_member(block, "name");
+        const char *mime = str_member(block, "mimeType");
+        int rc =
+            tg__buf_printf(out, "[resource link: %s", uri ? uri : "(no uri)");
+        if (rc == 0 && name != NULL)
+            rc = tg__buf_printf(out, " \"%s\"", name);
+        if (rc == 0 && mime != NULL)
+            rc = tg__buf_printf(out, " (%s)", mime);
+        return rc == 0 ? tg__buf_puts(out, "]") : rc;
+    }
+    if (strcmp(type, "resource") == 0) {
+        /* An embedded resource: its text is what the model needs. */
+        const json_t *res = json_object_get(block, "resource"); /* borrowed */
+        const char *uri = str_member(res, "uri");
+        const json_t *text = json_object_get(res, "text"); /* borrowed */
+        if (json_is_string(text)) {
+            int rc =
+                tg__buf_printf(out, "[resource %s]\n", uri ? uri : "(no uri)");
+            return rc == 0 ? tg__buf_append(out, json_string_value(text),
+                                            json_string_length(text))
+                           : rc;
+        }
+        char kind[300];
+        snprintf(kind, sizeof kind, "resource %.256s", uri ? uri : "(no uri)");
+        return describe_binary(res, kind, "blob", out);
+    }
+    return tg__buf_printf(out, "[%.64s content block]", type);
+}
+
+int tg__format_content_text(const json_t *content, tg_buf *out)
+{
+    int rc = 0;
+    size_t start = out->len;
+    for (size_t i = 0; rc == 0 && i < json_array_size(content); i++) {
+        size_t mark = out->len;
+        if (mark > start)
+            rc = tg__buf_append(out, "\n", 1);
+        size_t before = out->len;
+        if (rc == 0)
+            rc = tg__format_block_text(json_array_get(content, i), out);
+        /* An empty text block adds nothing, not even a separator. */
+        if (rc == 0 && out->len == before && out->len > mark) {
+            out->len = mark;
+            out->data[mark] = '\0';
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gemini.c - the Gemini generateContent wire format (spec/formats.md,
+ * "gemini"): reads the functionCall parts of a generateContent response
+ * (candidates[0].content), of one model content, or of the last model content
+ * of a contents array (only the calls no later functionResponse answers), and
+ * renders results as the user content of functionResponse parts the model
+ * expects next.
+ *
+ * Ids. Newer models send functionCall.id; older ones do not, and then the
+ * call gets the deterministic id "gemini-<h>-<k>": h is the first 8 hex
+ * digits of the SHA-256 of the whole input document written as compact JSON
+ * (jansson's JSON_COMPACT, members in input order, so whitespace does not
+ * matter but every other byte of the turn does), k the call's position among
+ * the functionCall parts of its content. The same document always gives the
+ * same ids, so a re-delivered turn is recognised by the journal; a different
+ * turn (a new response, a longer conversation) gives different ones. Such a
+ * call carries meta {"id_generated":true}, and the renderer then leaves "id"
+ * out of its functionResponse: the model never saw that id.
+ *
+ * A problem confined to one call (functionCall not an object, no name, args
+ * that are not an object) never fails the parse: the call carries a pre-run
+ * error (MALFORMED_CALL or MALFORMED_ARGUMENTS) and the other calls still run.
+ */
+/* SHA256_Init/Update/Final, deprecated in OpenSSL 3, as checksum.c uses
+ * them: a context on the stack, no allocation, no provider fetch. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+
+#include "format.h"
+
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define FORMAT_NAME "gemini"
+#define ID_GENERATED "id_generated"
+#define EXPECTED_SHAPE                                                         \
+    "expected a Gemini generateContent response (with candidates), a model "   \
+    "content (with parts), or a contents array"
+
+static int str_is(const json_t *v, const char *s)
+{
+    const char *t = json_string_value(v);
+    return t != NULL && strcmp(t, s) == 0;
+}
+
+/* The id a functionCall or functionResponse (borrowed) carries, or NULL
+ * when it has none: an empty id is no id. */
+static const char *wire_id(const json_t *fc)
+{
+    const char *id = json_string_value(json_object_get(fc, "id"));
+    return id != NULL && *id != '\0' ? id : NULL;
+}
+
+/* Scores: "candidates" and "parts" are Gemini's alone and outrank every
+ * other format's shape. */
+static int detect(const json_t *doc)
+{
+    if (json_is_object(doc)) {
+        const json_t *cand = json_object_get(doc, "candidates"); /* borrowed */
+        if (cand != NULL)
+            return json_is_array(cand) ? 6 : 1;
+        const json_t *parts = json_object_get(doc, "parts"); /* borrowed */
+        if (parts == NULL)
+            return 0;
+        if (!json_is_array(parts))
+            return 1;
+        const json_t *role = json_object_get(doc, "role"); /* borrowed */
+        /* A user content is Gemini's too; parse says it is not the model's. */
+        return role == NULL || str_is(role, "model") ? 6 : 2;
+    }
+    if (json_is_array(doc)) {
+        size_t n = json_array_size(doc);
+        if (n == 0)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            if (!json_is_array(
+                    json_object_get(json_array_get(doc, i), "parts")))
+                return 0;
+        return 6;
+    }
+    return 0;
+}
+
+static int format_error(tg_error *err, const char *pointer, const char *fmt,
+                        const char *arg)
+{
+    tg__error_pointer(err, pointer);
+    return tg__error_set(err, TG_EFORMAT, fmt, arg);
+}
+
+/* ------------------------------------------------------------ ids */
+
+static int hash_cb(const char *buffer, size_t size, void *data)
+{
+    return SHA256_Update(data, buffer, size) == 1 ? 0 : -1;
+}
+
+/* The first 8 hex digits of the SHA-256 of doc's compact JSON, streamed
+ * into the digest (a large turn is not written out a second time). Returns
+ * 0 or TG_ENOMEM (jansson's dump allocates for its loop check). */
+static int doc_hash(const json_t *doc, char out[9])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256_CTX ctx;
+    if (SHA256_Init(&ctx) != 1 ||
+        json_dump_callback(doc, hash_cb, &ctx,
+                           JSON_COMPACT | JSON_ENCODE_ANY) != 0 ||
+        SHA256_Final(md, &ctx) != 1)
+        return TG_ENOMEM;
+    for (size_t i = 0; i < 4; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[8] = '\0';
+    return 0;
+}
+
+typedef struct parse_ctx {
+    const json_t *doc; /* borrowed: the whole input, hashed for ids */
+    char hash[9];      /* "" until the first call without an id needs it */
+} parse_ctx;
+
+/* Adds parts[i].functionCall (borrowed), the k-th call of its content, as a
+ * call. Returns 0 or TG_ENOMEM. */
+static int add_function_call(tg_turn *turn, const json_t *fc, size_t i,
+                             size_t k, parse_ctx *ctx)
+{
+    char genid[48];
+    const char *id = wire_id(fc);
+    const char *name = json_string_value(json_object_get(fc, "name"));
+    int rc;
+    if (id == NULL) {
+        if (ctx->hash[0] == '\0' && (rc = doc_hash(ctx->doc, ctx->hash)) != 0)
+            return rc;
+        snprintf(genid, sizeof genid, "gemini-%s-%zu", ctx->hash, k);
+    }
+    tg_call *call = tg__call_new(id ? id : genid, name, FORMAT_NAME);
+    if (call == NULL)
+        return TG_ENOMEM;
+    if (id == NULL &&
+        (call->meta = json_pack("{s:b}", ID_GENERATED, 1)) == NULL) {
+        rc = TG_ENOMEM;
+        goto fail;
+    }
+
+    const json_t *args = json_object_get(fc, "args"); /* borrowed */
+    if (args == NULL || json_is_null(args)) {
+        /* Gemini leaves args out for a function without parameters. */
+        json_t *empty = json_object(); /* new ref */
+        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
+        json_decref(empty);
+    } else {
+        /* Anything but an object is MALFORMED_ARGUMENTS, set by the setter. */
+        rc = tg__call_set_args(call, (json_t *)args);
+    }
+    if (rc != 0)
+        goto fail;
+
+    /* A malformed call outranks malformed arguments: it says more. */
+    if (!json_is_object(fc))
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "parts[%zu].functionCall is not an object",
+                                    i);
+    else if (name == NULL || *name == '\0')
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "functionCall '%s' has no name", call->id);
+    if (rc != 0)
+        goto fail;
+    return tg__turn_add_call(turn, call);
+fail:
+    tg__call_free(call);
+    return rc;
+}
+
+/* Adds the functionCall parts of a content (borrowed); the k-th is skipped
+ * when answered[k] is set (answered may be NULL). pointer names the content
+ * for errors. */
+static int parse_content(tg_turn *turn, const json_t *content,
+                         const char *pointer, const unsigned char *answered,
+                         parse_ctx *ctx, tg_error *err)
+{
+    const json_t *parts = json_object_get(content, "parts"); /* borrowed */
+    if (parts == NULL || json_is_null(parts))
+        return 0; /* e.g. a candidate stopped before it said anything */
+    if (!json_is_array(parts)) {
+        char ptr[128];
+        snprintf(ptr, sizeof ptr, "%s/parts", pointer);
+        return format_error(
+            err, ptr, "%s/parts is not an array; " EXPECTED_SHAPE, pointer);
+    }
+    size_t n = json_array_size(parts), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *fc =
+            json_object_get(json_array_get(parts, i), "functionCall");
+        /* borrowed; text, thought and code parts are not calls */
+        if (fc == NULL)
+            continue;
+        if (answered == NULL || !answered[k]) {
+            int rc = add_function_call(turn, fc, i, k, ctx);
+            if (rc != 0)
+                return tg__error_set(err, rc, "out of memory");
+        }
+        k++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ contents
+ * arrays: which calls are answered */
+
+/* A sorted multiset of strings (borrowed from the document) from which
+ * matches are taken one at a time: the first call named "x" takes the first
+ * response named "x", the second the second, and so on. */
+typedef struct keyset {
+    const char **keys;
+    size_t *taken; /* per key; only the first of each run of equal keys
+                      counts how many of the run are taken */
+    size_t n;
+} keyset;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Takes one unused occurrence of key; 1 when there was one. */
+static int keyset_take(keyset *ks, const char *key)
+{
+    if (key == NULL)
+        return 0;
+    size_t lo = 0, hi = ks->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(ks->keys[mid], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t next = lo + (lo < ks->n ? ks->taken[lo] : 0);
+    if (next >= ks->n || strcmp(ks->keys[next], key) != 0)
+        return 0;
+    ks->taken[lo]++;
+    return 1;
+}
+
+/* Collects the functionResponse parts of contents[first..]: those with an
+ * id into ids, the others (by name) into names. With NULL sets it only
+ * counts. */
+static void collect_responses(const json_t *doc, size_t first, keyset *ids,
+                              keyset *names)
+{
+    for (size_t i = first; i < json_array_size(doc); i++) {
+        const json_t *parts =
+            json_object_get(json_array_get(doc, i), "parts"); /* borrowed */
+        for (size_t j = 0; j < json_array_size(parts); j++) {
+            const json_t *fr =
+                json_object_get(json_array_get(parts, j), "functionResponse");
+            /* borrowed */
+            const char *id = wire_id(fr);
+            const char *name = json_string_value(json_object_get(fr, "name"));
+            keyset *ks = id != NULL ? ids : names;
+            if (id == NULL && name == NULL)
+                continue;
+            if (ks->keys != NULL)
+                ks->keys[ks->n] = id != NULL ? id : name;
+            ks->n++;
+        }
+    }
+}
+
+static int keyset_alloc(keyset *ks)
+{
+    if (ks->n == 0)
+        return 0;
+    ks->keys = malloc(ks->n * sizeof *ks->keys);
+    ks->taken = calloc(ks->n, sizeof *ks->taken);
+    ks->n = 0; /* refilled by the second collect_responses */
+    return ks->keys != NULL && ks->taken != NULL ? 0 : TG_ENOMEM;
+}
+
+/* Sets answered[k] for each functionCall part of `content` (borrowed) that
+ * a functionResponse of contents[first..] answers: by id when the response
+ * has one, else by name, in order. */
+static int find_answered(const json_t *doc, size_t first, const json_t *content,
+                         unsigned char *answered, size_t ncalls)
+{
+    keyset ids = {NULL, NULL, 0}, names = {NULL, NULL, 0};
+    collect_responses(doc, first, &ids, &names);
+    int rc = 0;
+    if ((rc = keyset_alloc(&ids)) != 0 || (rc = keyset_alloc(&names)) != 0)
+        goto done;
+    if (ids.keys == NULL && names.keys == NULL)
+        goto done;
+    collect_responses(doc, first, &ids, &names);
+    if (ids.n > 0)
+        qsort(ids.keys, ids.n, sizeof *ids.keys, cmp_str);
+    if (names.n > 0)
+        qsort(names.keys, names.n, sizeof *names.keys, cmp_str);
+
+    const json_t *parts = json_object_get(content, "parts"); /* borrowed */
+    size_t k = 0;
+    /* Ids first: a response naming its call's id answers exactly that one,
+     * whatever the order. */
+    for (size_t i = 0; i < json_array_size(parts) && k < ncalls; i++) {
+        const json_t *fc = json_object_get(json_array_get(parts, i),
+                                           "functionCall"); /* borrowed */
+        if (fc != NULL)
+            answered[k++] = (unsigned char)keyset_take(&ids, wire_id(fc));
+    }
+    /* Then the responses without an id, by name in order. A call that had
+     * an id counts too: a client that drops ids still answered it, and
+     * running a tool twice repeats its effects. */
+    k = 0;
+    for (size_t i = 0; i < json_array_size(parts) && k < ncalls; i++) {
+        const json_t *fc = json_object_get(json_array_get(parts, i),
+                                           "functionCall"); /* borrowed */
+        if (fc == NULL)
+            continue;
+        if (!answered[k])
+            answered[k] = (unsigned char)keyset_take(
+                &names, json_string_value(json_object_get(fc, "name")));
+        k++;
+    }
+done:
+    free(ids.keys);
+    free(ids.taken);
+    free(names.keys);
+    free(names.taken);
+    return rc;
+}
+
+static int parse_contents(tg_turn *turn, const json_t *doc, parse_ctx *ctx,
+                          tg_error *err)
+{
+    size_t n = json_array_size(doc);
+    size_t last = n; /* index of the last model content, n when none */
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = json_array_get(doc, i); /* borrowed */
+        if (!json_is_object(c)) {
+            char ptr[32];
+            snprintf(ptr, sizeof ptr, "/%zu", i);
+            tg__error_pointer(err, ptr);
+            return tg__error_set(err, TG_EFORMAT,
+                                 "contents[%zu] is not a content (an object "
+                                 "with parts); " EXPECTED_SHAPE,
+                                 i);
+        }
+        if (str_is(json_object_get(c, "role"), "model"))
+            last = i;
+    }
+    if (last == n)
+        return 0; /* the model has not asked for anything yet */
+
+    const json_t *content = json_array_get(doc, last);       /* borrowed */
+    const json_t *parts = json_object_get(content, "parts"); /* borrowed */
+    size_t ncalls = 0;
+    for (size_t i = 0; i < json_array_size(parts); i++)
+        ncalls +=
+            json_object_get(json_array_get(parts, i), "functionCall") != NULL;
+    unsigned char *answered = NULL;
+    if (ncalls > 0 && last + 1 < n) {
+        answered = calloc(ncalls, 1);
+        if (answered == NULL ||
+            find_answered(doc, last + 1, content, answered, ncalls) != 0) {
+            free(answered);
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        }
+    }
+    char ptr[32];
+    snprintf(ptr, sizeof ptr, "/%zu", last);
+    int rc = parse_content(turn, content, ptr, answered, ctx, err);
+    free(answered);
+    return rc;
+}
+
+static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
+{
+    parse_ctx ctx = {doc, ""};
+    if (json_is_array(doc))
+        return parse_contents(turn, doc, &ctx, err);
+    if (!json_is_object(doc))
+        return format_error(err, "",
+                            "the document is not an object or an array; %s",
+                            EXPECTED_SHAPE);
+    const json_t *cands = json_object_get(doc, "candidates"); /* borrowed */
+    if (cands != NULL) {
+        if (!json_is_array(cands) || json_array_size(cands) == 0)
+            return format_error(err, "/candidates",
+                                "a response without candidates; %s",
+                                "expected candidates[0].content");
+        const json_t *content =
+            json_object_get(json_array_get(cands, 0), "content"); /* borrowed */
+        if (content == NULL || json_is_null(content))
+            return 0; /* stopped (safety, length) before any content */
+        if (!json_is_object(content))
+            return format_error(err, "/candidates/0/content",
+                                "candidates[0].content is not an object; %s",
+                                EXPECTED_SHAPE);
+        return parse_content(turn, content, "/candidates/0/content", NULL, &ctx,
+                             err);
+    }
+    const json_t *role = json_object_get(doc, "role"); /* borrowed */
+    /* A model content may come without parts (it stopped first). */
+    if (json_object_get(doc, "parts") != NULL || str_is(role, "model")) {
+        if (role != NULL && !str_is(role, "model"))
+            return format_error(err, "/role",
+                                "a content with role '%.64s'; expected the "
+                                "model's content",
+                                json_is_string(role) ? json_string_value(role)
+                                                     : "(not a string)");
+        return parse_content(turn, doc, "", NULL, &ctx, err);
+    }
+    const json_t *e = json_object_get(doc, "error"); /* borrowed */
+    if (json_is_object(e)) {
+        /* What the API answers instead of a response: say so plainly. */
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        return format_error(err, "/error",
+                            "the document is a Gemini API error (%.200s), "
+                            "not a response",
+                            msg ? msg : "no message");
+    }
+    const json_t *fb = json_object_get(doc, "promptFeedback"); /* borrowed */
+    if (json_is_object(fb)) {
+        const char *why = json_string_value(json_object_get(fb, "blockReason"));
+        return format_error(err, "/promptFeedback",
+                            "a response without candidates (the prompt was "
+                            "blocked: %.64s)",
+                            why ? why : "no reason given");
+    }
+    return format_error(err, "",
+                        "an object with neither candidates nor parts; %s",
+                        EXPECTED_SHAPE);
+}
+
+/* ------------------------------------------------------------ rendering */
+
+static int id_generated(const tg_call *call)
+{
+    return json_is_true(json_object_get(call->meta, ID_GENERATED));
+}
+
+/* One functionResponse part: {"output":PAYLOAD} on success, else
+ * {"error":PAYLOAD} (the outcome's payload as JSON, not as text). Gemini has
+ * no content blocks in a function response, so a result's blocks are added
+ * as "content", their text description. */
+static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
+                        tg_buf *scratch)
+{
+    static const char open[] = "{\"functionResponse\":{\"name\":";
+    const char *name = call->tool ? call->tool : "";
+    int rc;
+    if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
+        (rc = tg__format_json_string(out, name, strlen(name))) != 0)
+        return rc;
+    if (!id_generated(call) &&
+        ((rc = tg__buf_puts(out, ",\"id\":")) != 0 ||
+         (rc = tg__format_json_string(out, call->id, strlen(call->id))) != 0))
+        return rc;
+    if ((rc = tg__buf_puts(out, r->outcome == TG_OUTCOME_SUCCESS
+                                    ? ",\"response\":{\"output\":"
+                                    : ",\"response\":{\"error\":")) != 0 ||
+        (rc = tg__format_dump(tg__result_payload(r), out)) != 0)
+        return rc;
+    if (json_array_size(r->content) > 0) {
+        scratch->len = 0;
+        if ((rc = tg__format_content_text(r->content, scratch)) != 0 ||
+            (rc = tg__buf_puts(out, ",\"content\":")) != 0 ||
+            (rc = tg__format_json_string(out, tg__buf_cstr(scratch),
+                                         scratch->len)) != 0)
+            return rc;
+    }
+    return tg__buf_puts(out, "}}}");
+}
+
+static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+{
+    tg_buf scratch; /* content descriptions, reused */
+    tg__buf_init(&scratch, 0);
+    int rc = tg__buf_puts(out, "{\"role\":\"user\",\"parts\":[");
+    for (size_t i = 0; rc == 0 && i < turn->n; i++) {
+        if (i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0)
+            break;
+        rc = put_response(out, turn->calls[i], turn->results[i], &scratch);
+    }
+    if (rc == 0)
+        rc = tg__buf_puts(out, "]}\n");
+    tg__buf_cleanup(&scratch);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render %s results: %s",
+                             FORMAT_NAME, tg_strerror(rc));
+    return 0;
+}
+
+static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+{
+    if (!json_is_array(tools))
+        return tg__error_set(err, TG_EINVAL,
+                             "tool definitions must be an array");
+    json_t *decls = json_array(); /* new ref */
+    int rc = decls ? 0 : TG_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
+        const json_t *t = json_array_get(tools, i);             /* borrowed */
+        const json_t *name = json_object_get(t, "name");        /* borrowed */
+        const json_t *desc = json_object_get(t, "description"); /* borrowed */
+        const json_t *schema =
+            json_object_get(t, "input_schema"); /* borrowed */
+        if (!json_is_string(name)) {
+            json_decref(decls);
+            return tg__error_set(err, TG_EINVAL,
+                                 "tool definition %zu has no name", i);
+        }
+        json_t *o = json_object(); /* new ref */
+        if (o == NULL || json_object_set(o, "name", (json_t *)name) != 0 ||
+            (json_is_string(desc) &&
+             json_object_set(o, "description", (json_t *)desc) != 0) ||
+            json_object_set_new(o, "parametersJsonSchema",
+                                json_is_object(schema)
+                                    ? json_incref((json_t *)schema)
+                                    : json_pack("{s:s}", "type", "object")) !=
+                0) {
+            json_decref(o);
+            rc = TG_ENOMEM;
+        } else if (json_array_append_new(decls, o) != 0)
+            rc = TG_ENOMEM; /* o was released by the append */
+    }
+    json_t *doc = NULL; /* new ref */
+    if (rc == 0 &&
+        (doc = json_pack("{s:O}", "functionDeclarations", decls)) == NULL)
+        rc = TG_ENOMEM;
+    if (rc == 0)
+        rc = tg__format_dump(doc, out);
+    if (rc == 0)
+        rc = tg__buf_append(out, "\n", 1);
+    json_decref(doc);
+    json_decref(decls);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render %s tool definitions: %s",
+                             FORMAT_NAME, tg_strerror(rc));
+    return 0;
+}
+
+const tg_format tg__format_gemini = {
+    .name = FORMAT_NAME,
+    .detect = detect,
+    .parse = parse,
+    .parse_text = NULL,
+    .parse_fast = NULL,
+    .render = render,
+    .render_tools = render_tools,
+};

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * openai_responses.c - the OpenAI Responses API wire format
+ * (spec/formats.md, "openai-responses"): reads the function calls of a whole
+ * response object (output[] items of type "function_call") or of an
+ * input-items array (the function_call items that no later
+ * function_call_output answers), and renders results as the
+ * function_call_output items the next request carries.
+ *
+ * A call's id is its call_id (what function_call_output refers to); the
+ * item's own id ("fc_...") is kept in call->meta as {"item_id":...} so a
+ * renderer or a journal reader can still name the item. Items of other types
+ * (messages, reasoning, hosted tool calls such as web_search_call) are not
+ * calls toolgate runs and are skipped. A problem confined to one
+ * function_call item never fails the parse: the call carries a pre-run error
+ * (MALFORMED_CALL or MALFORMED_ARGUMENTS) and the other calls still run.
+ */
+#include "format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define FORMAT_NAME "openai-responses"
+#define EXPECTED_SHAPE                                                         \
+    "expected an OpenAI Responses API response (with output[]) or an "         \
+    "input-items array"
+
+static int type_is(const json_t *item, const char *type)
+{
+    const char *t = json_string_value(json_object_get(item, "type"));
+    return t != NULL && strcmp(t, type) == 0;
+}
+
+/* Whether v is an item of an input-items array: an object with a string
+ * type or role (easy input messages have only a role). */
+static int is_item(const json_t *v)
+{
+    return json_is_object(v) && (json_is_string(json_object_get(v, "type")) ||
+                                 json_is_string(json_object_get(v, "role")));
+}
+
+/* Scores: 4 for a response object that says so ("object":"response"), 3 for
+ * an object with an output[] of typed items or an items array holding
+ * function calls or their outputs; a plain array of role messages is left to
+ * openai-chat (which scores it 2) since both APIs accept that shape. */
+static int detect(const json_t *doc)
+{
+    if (json_is_object(doc)) {
+        const json_t *output = json_object_get(doc, "output"); /* borrowed */
+        const char *obj = json_string_value(json_object_get(doc, "object"));
+        if (!json_is_array(output))
+            return 0;
+        if (obj != NULL && strcmp(obj, "response") == 0)
+            return 4;
+        /* Without the "object" marker: an output array whose first element
+         * is a typed item (an empty one is still this shape, weakly). */
+        if (json_array_size(output) == 0)
+            return 1;
+        return json_is_string(
+                   json_object_get(json_array_get(output, 0), "type"))
+                   ? 3
+                   : 0;
+    }
+    if (json_is_array(doc)) {
+        size_t n = json_array_size(doc), calls = 0;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *it = json_array_get(doc, i); /* borrowed */
+            if (!is_item(it))
+                return 0;
+            calls += type_is(it, "function_call") ||
+                     type_is(it, "function_call_output");
+        }
+        return calls > 0 ? 3 : 0;
+    }
+    return 0;
+}
+
+static int format_error(tg_error *err, const char *pointer, const char *fmt,
+                        const char *arg)
+{
+    tg__error_pointer(err, pointer);
+    return tg__error_set(err, TG_EFORMAT, fmt, arg);
+}
+
+/* ------------------------------------------------------------ calls */
+
+/* Adds the function_call item (borrowed) at position i as a call. Returns 0
+ * or TG_ENOMEM. */
+static int add_function_call(tg_turn *turn, const json_t *item, size_t i)
+{
+    char genid[48];
+    const char *id = json_string_value(json_object_get(item, "call_id"));
+    const char *item_id = json_string_value(json_object_get(item, "id"));
+    const char *name = json_string_value(json_object_get(item, "name"));
+    int missing_id = id == NULL || *id == '\0';
+    if (missing_id) {
+        snprintf(genid, sizeof genid, "missing-call-id-%zu", i);
+        id = genid;
+    }
+    tg_call *call = tg__call_new(id, name, FORMAT_NAME);
+    if (call == NULL)
+        return TG_ENOMEM;
+
+    int rc;
+    const json_t *args = json_object_get(item, "arguments"); /* borrowed */
+    if (json_is_string(args)) {
+        rc = tg__call_set_args_text(call, json_string_value(args),
+                                    json_string_length(args));
+    } else if (args == NULL || json_is_null(args)) {
+        /* A function without parameters may omit them. */
+        json_t *empty = json_object(); /* new ref */
+        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
+        json_decref(empty);
+    } else {
+        /* Proxies sometimes send the object itself; anything else is
+         * MALFORMED_ARGUMENTS, set by tg__call_set_args. */
+        rc = tg__call_set_args(call, (json_t *)args);
+    }
+    if (rc == 0 && item_id != NULL) {
+        json_t *meta = json_pack("{s:s}", "item_id", item_id); /* new ref */
+        if (meta == NULL)
+            rc = TG_ENOMEM;
+        else
+            call->meta = meta;
+    }
+    if (rc != 0)
+        goto fail;
+
+    /* A malformed call outranks malformed arguments: it says more. */
+    if (missing_id)
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "function_call item %zu has no call_id (a "
+                                    "non-empty string); it was given the id "
+                                    "'%s'",
+                                    i, genid);
+    else if (name == NULL || *name == '\0')
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "function_call '%s' has no name", id);
+    if (rc != 0)
+        goto fail;
+    return tg__turn_add_call(turn, call);
+fail:
+    tg__call_free(call);
+    return rc;
+}
+
+/* The call_ids answered by function_call_output items, each with the
+ * position of its last answer, sorted by id for binary search: an items
+ * array may hold thousands of calls and answers. */
+typedef struct answer {
+    const char *id; /* borrowed from the document */
+    size_t pos;
+} answer;
+
+static int cmp_answer(const void *a, const void *b)
+{
+    const answer *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    if (c != 0)
+        return c;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_answer_id(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const answer *)elem)->id);
+}
+
+/* Whether call_id has an answer after position pos. The answers are sorted
+ * and reduced to the last position per id. */
+static int answered_after(const answer *ans, size_t n, const char *id,
+                          size_t pos)
+{
+    if (n == 0 || id == NULL)
+        return 0;
+    const answer *a = bsearch(id, ans, n, sizeof *ans, cmp_answer_id);
+    return a != NULL && a->pos > pos;
+}
+
+static int parse_items(tg_turn *turn, const json_t *doc, tg_error *err)
+{
+    size_t n = json_array_size(doc), outputs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *it = json_array_get(doc, i); /* borrowed */
+        if (!json_is_object(it)) {
+            char ptr[32];
+            snprintf(ptr, sizeof ptr, "/%zu", i);
+            tg__error_pointer(err, ptr);
+            return tg__error_set(
+                err, TG_EFORMAT,
+                "input item %zu is not an object; " EXPECTED_SHAPE, i);
+        }
+        outputs += type_is(it, "function_call_output");
+    }
+    answer *ans = NULL;
+    size_t nans = 0;
+    if (outputs > 0) {
+        if ((ans = malloc(outputs * sizeof *ans)) == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            const json_t *it = json_array_get(doc, i); /* borrowed */
+            const char *id = json_string_value(json_object_get(it, "call_id"));
+            if (type_is(it, "function_call_output") && id != NULL) {
+                ans[nans].id = id;
+                ans[nans].pos = i;
+                nans++;
+            }
+        }
+        qsort(ans, nans, sizeof *ans, cmp_answer);
+        /* Keep the last answer of each id: sorted by position within an id,
+         * so the last entry of each run wins. */
+        size_t w = 0;
+        for (size_t r = 0; r < nans; r++) {
+            if (w > 0 && strcmp(ans[w - 1].id, ans[r].id) == 0)
+                ans[w - 1] = ans[r];
+            else
+                ans[w++] = ans[r];
+        }
+        nans = w;
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const json_t *it = json_array_get(doc, i); /* borrowed */
+        if (!type_is(it, "function_call") ||
+            answered_after(ans, nans,
+                           json_string_value(json_object_get(it, "call_id")),
+                           i))
+            continue;
+        rc = add_function_call(turn, it, i);
+    }
+    free(ans);
+    if (rc != 0)
+        return tg__error_set(err, rc, "out of memory");
+    return 0;
+}
+
+static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
+{
+    if (json_is_array(doc))
+        return parse_items(turn, doc, err);
+    if (!json_is_object(doc))
+        return format_error(err, "",
+                            "the document is not an object or an array; %s",
+                            EXPECTED_SHAPE);
+    const json_t *output = json_object_get(doc, "output"); /* borrowed */
+    if (output == NULL)
+        return format_error(err, "", "an object without output; %s",
+                            EXPECTED_SHAPE);
+    if (json_is_null(output))
+        return 0; /* a response still queued or in progress has no output */
+    if (!json_is_array(output))
+        return format_error(err, "/output", "output is not an array; %s",
+                            EXPECTED_SHAPE);
+    size_t n = json_array_size(output);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *it = json_array_get(output, i); /* borrowed */
+        if (!json_is_object(it)) {
+            char ptr[40];
+            snprintf(ptr, sizeof ptr, "/output/%zu", i);
+            tg__error_pointer(err, ptr);
+            return tg__error_set(
+                err, TG_EFORMAT,
+                "output[%zu] is not an object; " EXPECTED_SHAPE, i);
+        }
+        if (!type_is(it, "function_call"))
+            continue;
+        int rc = add_function_call(turn, it, i);
+        if (rc != 0)
+            return tg__error_set(err, rc, "out of memory");
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ rendering */
+
+/* Appends the text the model sees for result r. The output is a string
+ * here, so content blocks, when the tool produced them, are described in
+ * text (their text as is, images and files as a bracketed line); otherwise
+ * it is the payload text. */
+static int result_text(const tg_result *r, tg_buf *out)
+{
+    if (json_array_size(r->content) > 0)
+        return tg__format_content_text(r->content, out);
+    return tg__format_payload_text(r, out);
+}
+
+static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+{
+    static const char open[] =
+        "{\"type\":\"function_call_output\",\"call_id\":";
+    static const char output[] = ",\"output\":";
+    tg_buf text; /* the text of each result, reused */
+    tg__buf_init(&text, 0);
+    int rc = tg__buf_append(out, "[", 1);
+    for (size_t i = 0; rc == 0 && i < turn->n; i++) {
+        const tg_result *r = turn->results[i];
+        const char *id = turn->calls[i]->id;
+        if ((i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0) ||
+            (rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
+            (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
+            (rc = tg__buf_append(out, output, sizeof output - 1)) != 0)
+            break;
+        if (json_is_string(tg__result_payload(r)) &&
+            json_array_size(r->content) == 0) {
+            /* The tool's text, escaped once, without a copy. */
+            rc = tg__format_json_string(
+                out, json_string_value(tg__result_payload(r)),
+                json_string_length(tg__result_payload(r)));
+        } else {
+            text.len = 0;
+            if ((rc = result_text(r, &text)) == 0)
+                rc = tg__format_json_string(out, tg__buf_cstr(&text), text.len);
+        }
+        if (rc == 0)
+            rc = tg__buf_append(out, "}", 1);
+    }
+    if (rc == 0)
+        rc = tg__buf_append(out, "]\n", 2);
+    tg__buf_cleanup(&text);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render %s results: %s",
+                             FORMAT_NAME, tg_strerror(rc));
+    return 0;
+}
+
+/* [{"type":"function","name","description","parameters"}] */
+static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+{
+    json_t *arr = json_array(); /* new ref */
+    int rc = arr ? 0 : TG_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
+        const json_t *t = json_array_get(tools, i);             /* borrowed */
+        const json_t *desc = json_object_get(t, "description"); /* borrowed */
+        const json_t *schema =
+            json_object_get(t, "input_schema"); /* borrowed */
+        json_t *o = json_pack("{s:s, s:O?}", "type", "function", "name",
+                              json_object_get(t, "name")); /* new ref */
+        if (o == NULL) {
+            rc = TG_ENOMEM;
+            break;
+        }
+        if (json_is_string(desc))
+            rc |= json_object_set(o, "description", (json_t *)desc);
+        rc |= schema
+                  ? json_object_set(o, "parameters", (json_t *)schema)
+                  : json_object_set_new(o, "parameters",
+                                        json_pack("{s:s}", "type", "object"));
+        rc |= json_array_append_new(arr, o);
+        if (rc != 0)
+            rc = TG_ENOMEM;
+    }
+    if (rc == 0)
+        rc = tg__format_dump(arr, out);
+    if (rc == 0)
+        rc = tg__buf_append(out, "\n", 1);
+    json_decref(arr);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render %s tools: %s", FORMAT_NAME,
+                             tg_strerror(rc));
+    return 0;
+}
+
+const tg_format tg__format_openai_responses = {
+    .name = FORMAT_NAME,
+    .detect = detect,
+    .parse = parse,
+    .parse_text = NULL,
+    .parse_fast = NULL,
+    .render = render,
+    .render_tools = render_tools,
+};

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_sse.c - libFuzzer target for the Server-Sent Events reader (sse.c).
+ * The first bytes choose how the rest is cut: byte 0 holds the number of
+ * chunk sizes that follow (low 3 bits) and whether a small data cap comes
+ * after them (bit 3); each size byte b is a chunk of b + 1 bytes (cycling),
+ * the cap byte c a cap of c + 1 bytes. The rest is the stream, read once
+ * whole and once in those chunks: the events (type, id, data, at_end,
+ * number, line) and the outcome must be identical. Besides crashes, leaks
+ * and undefined behaviour, it aborts on a difference, on an error reported
+ * without a message, and on an event whose data passes the cap.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "sse.h"
+
+typedef struct log_ctx {
+    tg_buf log;
+    size_t max;
+} log_ctx;
+
+static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+{
+    (void)err;
+    log_ctx *c = ud;
+    if (ev->data_len > c->max || ev->data[ev->data_len] != '\0' ||
+        ev->type[ev->type_len] != '\0' || ev->id[ev->id_len] != '\0')
+        abort();
+    /* Lengths first, so the log is unambiguous whatever the bytes. */
+    tg__buf_printf(&c->log, "%zu %zu %zu %d %llu %llu|", ev->type_len,
+                   ev->id_len, ev->data_len, ev->at_end,
+                   (unsigned long long)ev->number,
+                   (unsigned long long)ev->line);
+    tg__buf_append(&c->log, ev->type, ev->type_len);
+    tg__buf_append(&c->log, ev->id, ev->id_len);
+    tg__buf_append(&c->log, ev->data, ev->data_len);
+    return 0;
+}
+
+/* Reads text in chunks (sizes cycle; nsizes 0: whole); returns the log
+ * with the outcome appended (caller frees). */
+static char *read_all(const uint8_t *text, size_t len, const size_t *sizes,
+                      size_t nsizes, size_t max, size_t *log_len)
+{
+    tg_sse r;
+    tg_error err;
+    log_ctx c;
+    tg__buf_init(&c.log, 0);
+    c.max = max ? max : TG_SSE_DEFAULT_MAX_DATA;
+    tg__sse_init(&r, max);
+    int rc = 0;
+    size_t off = 0, k = 0;
+    while (rc == 0 && off < len) {
+        size_t n = nsizes ? sizes[k++ % nsizes] : len - off;
+        if (n > len - off)
+            n = len - off;
+        rc = tg__sse_feed(&r, (const char *)text + off, n, on_event, &c, &err);
+        off += n;
+    }
+    if (rc == 0)
+        rc = tg__sse_finish(&r, on_event, &c, &err);
+    if (rc != 0 && (err.code != rc || err.message[0] == '\0'))
+        abort();
+    tg__sse_cleanup(&r);
+    tg__buf_printf(&c.log, "rc=%d", rc);
+    *log_len = c.log.len;
+    return tg__buf_take(&c.log);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    size_t nsizes = data[0] & 7, sizes[7], max = 0, at = 1;
+    int capped = (data[0] & 8) != 0;
+    if (size < 1 + nsizes + (size_t)capped)
+        return 0;
+    for (size_t i = 0; i < nsizes; i++)
+        sizes[i] = (size_t)data[at++] + 1;
+    if (capped)
+        max = (size_t)data[at++] + 1;
+    size_t wl, cl;
+    char *whole = read_all(data + at, size - at, NULL, 0, max, &wl);
+    char *chunked = read_all(data + at, size - at, sizes, nsizes, max, &cl);
+    if (whole == NULL || chunked == NULL || wl != cl ||
+        memcmp(whole, chunked, wl) != 0)
+        abort();
+    free(whole);
+    free(chunked);
+    return 0;
+}

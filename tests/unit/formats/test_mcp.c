@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_mcp.c - the mcp format: detection, JSON-RPC ids of both types kept
+ * with their type, progress tokens, batches, notifications (run, never
+ * answered), every JSON-RPC-level error and its code, the unknown-tool
+ * error, rendering of foreign turns, tool definitions - and every rendered
+ * response checked against the MCP 2025-11-25 schema
+ * (../shared/data/mcp/schema-2025-11-25.json): the members its definitions
+ * require, their types and constants, followed through $ref, anyOf, items
+ * and properties. That is a hand check of the shapes toolgate produces, not
+ * a JSON Schema validator (issue 4 brings one).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "record.h"
+#include "turn.h"
+
+/* ------------------------------------------------------------ schema check */
+
+static json_t *load_schema(void)
+{
+    char path[4096];
+    const char *shared = getenv("TG_SHARED_DIR");
+    if (shared != NULL && *shared != '\0')
+        snprintf(path, sizeof path, "%s/data/mcp/schema-2025-11-25.json",
+                 shared);
+    else {
+        const char *me = __FILE__;
+        const char *tail = strstr(me, "tests/unit/formats/");
+        int n = tail ? (int)(tail - me) : 0;
+        snprintf(path, sizeof path,
+                 "%.*s../shared/data/mcp/schema-2025-11-25.json", n, me);
+    }
+    json_error_t jerr;
+    json_t *schema = json_load_file(path, 0, &jerr); /* new ref */
+    if (schema == NULL)
+        fail_msg("cannot load %s: %s", path, jerr.text);
+    return schema;
+}
+
+static const json_t *resolve(const json_t *root, const json_t *s)
+{
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (ref == NULL)
+        return s;
+    const char *name = strrchr(ref, '/');
+    const json_t *defs = json_object_get(root, "$defs"); /* borrowed */
+    if (defs == NULL)
+        defs = json_object_get(root, "definitions");
+    const json_t *d = json_object_get(defs, name ? name + 1 : ref);
+    if (d == NULL)
+        fail_msg("schema has no definition %s", ref);
+    return resolve(root, d);
+}
+
+static int type_ok(const json_t *v, const char *t)
+{
+    if (strcmp(t, "object") == 0)
+        return json_is_object(v);
+    if (strcmp(t, "array") == 0)
+        return json_is_array(v);
+    if (strcmp(t, "string") == 0)
+        return json_is_string(v);
+    if (strcmp(t, "integer") == 0)
+        return json_is_integer(v);
+    if (strcmp(t, "number") == 0)
+        return json_is_number(v);
+    if (strcmp(t, "boolean") == 0)
+        return json_is_boolean(v);
+    if (strcmp(t, "null") == 0)
+        return json_is_null(v);
+    return 1;
+}
+
+/* Whether v satisfies the parts of schema s this check understands. */
+static int conforms(const json_t *root, const json_t *s, const json_t *v)
+{
+    s = resolve(root, s);
+    const json_t *any = json_object_get(s, "anyOf"); /* borrowed */
+    if (json_is_array(any)) {
+        int ok = 0;
+        for (size_t i = 0; !ok && i < json_array_size(any); i++)
+            ok = conforms(root, json_array_get(any, i), v);
+        if (!ok)
+            return 0;
+    }
+    const json_t *type = json_object_get(s, "type"); /* borrowed */
+    if (json_is_string(type) && !type_ok(v, json_string_value(type)))
+        return 0;
+    if (json_is_array(type)) {
+        int ok = 0;
+        for (size_t i = 0; !ok && i < json_array_size(type); i++)
+            ok = type_ok(v, json_string_value(json_array_get(type, i)));
+        if (!ok)
+            return 0;
+    }
+    const json_t *c = json_object_get(s, "const"); /* borrowed */
+    if (c != NULL && !json_equal(c, v))
+        return 0;
+    if (json_is_object(v)) {
+        const json_t *req = json_object_get(s, "required"); /* borrowed */
+        for (size_t i = 0; i < json_array_size(req); i++)
+            if (json_object_get(v, json_string_value(json_array_get(req, i))) ==
+                NULL)
+                return 0;
+        const json_t *props = json_object_get(s, "properties"); /* borrowed */
+        const char *key;
+        const json_t *ps; /* borrowed */
+        json_object_foreach((json_t *)props, key, ps)
+        {
+            const json_t *mv = json_object_get(v, key); /* borrowed */
+            if (mv != NULL && !conforms(root, ps, mv))
+                return 0;
+        }
+    }
+    const json_t *items = json_object_get(s, "items"); /* borrowed */
+    if (json_is_array(v) && json_is_object(items))
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (!conforms(root, items, json_array_get(v, i)))
+                return 0;
+    return 1;
+}
+
+static const json_t *def(const json_t *root, const char *name)
+{
+    const json_t *d = json_object_get(json_object_get(root, "$defs"), name);
+    if (d == NULL)
+        fail_msg("schema has no %s", name);
+    return d;
+}
+
+/* One JSON-RPC response object: a JSONRPCResponse, and when it carries a
+ * result, that result is a CallToolResult with toolgate's _meta. */
+static void check_response(const json_t *root, const json_t *r)
+{
+    if (!conforms(root, def(root, "JSONRPCResponse"), r))
+        fail_msg("not a JSONRPCResponse: %s",
+                 json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY));
+    const json_t *result = json_object_get(r, "result"); /* borrowed */
+    if (result != NULL) {
+        assert_true(conforms(root, def(root, "CallToolResult"), result));
+        assert_true(conforms(root, def(root, "JSONRPCResultResponse"), r));
+        assert_true(json_is_boolean(json_object_get(result, "isError")));
+        const json_t *meta = json_object_get(result, "_meta"); /* borrowed */
+        assert_true(json_is_string(json_object_get(meta, "toolgate/outcome")));
+        assert_true(
+            json_is_integer(json_object_get(meta, "toolgate/durationMs")));
+        assert_null(json_object_get(r, "error"));
+    } else {
+        assert_true(conforms(root, def(root, "JSONRPCErrorResponse"), r));
+        assert_true(
+            conforms(root, def(root, "Error"), json_object_get(r, "error")));
+    }
+}
+
+/* The whole rendering: nothing, one response, or a non-empty array. */
+static void check_rendering(const json_t *root, const char *out)
+{
+    if (*out == '\0')
+        return;
+    json_error_t jerr;
+    json_t *v = json_loads(out, JSON_DECODE_ANY, &jerr); /* new ref */
+    if (v == NULL)
+        fail_msg("rendering is not JSON: %s: %s", jerr.text, out);
+    if (json_is_array(v)) {
+        assert_true(json_array_size(v) > 0);
+        for (size_t i = 0; i < json_array_size(v); i++)
+            check_response(root, json_array_get(v, i));
+    } else
+        check_response(root, v);
+    json_decref(v);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static tg_turn *parse_ok(const char *text, const char *format)
+{
+    tg_turn *turn = NULL;
+    tg_error err;
+    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, &err);
+    if (rc != 0)
+        fail_msg("parse failed (%s): %s", tg_err_name(rc), err.message);
+    return turn;
+}
+
+static int score(const char *text)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+    if (doc == NULL)
+        fail_msg("bad test JSON: %s", jerr.text);
+    int s = tg__format_mcp.detect(doc);
+    json_decref(doc);
+    return s;
+}
+
+/* Gives every call of turn a result: the call's pre-error, else a success
+ * whose payload is its arguments. */
+static void run_all(tg_turn *turn)
+{
+    for (size_t i = 0; i < turn->n; i++) {
+        const tg_call *c = turn->calls[i];
+        tg_result *r;
+        if (c->pre_error_code != NULL)
+            r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, c->pre_error_code,
+                                 NULL, "%s", c->pre_error_message);
+        else
+            r = tg__result_success(c, json_incref(tg__call_args(c)));
+        assert_non_null(r);
+        assert_int_equal(tg__turn_set_result(turn, i, r), 0);
+    }
+}
+
+static char *render_ok(const tg_turn *turn, const char *format)
+{
+    char *out = NULL;
+    size_t len = 0;
+    tg_error err;
+    int rc = tg_turn_render(turn, format, &out, &len, &err);
+    if (rc != 0)
+        fail_msg("render failed: %s", err.message);
+    assert_int_equal(strlen(out), len);
+    return out;
+}
+
+/* parse (mcp), run_all, render, schema check; returns the rendering. */
+static char *roundtrip(const json_t *schema, const char *in)
+{
+    tg_turn *turn = parse_ok(in, "mcp");
+    run_all(turn);
+    char *out = render_ok(turn, NULL);
+    check_rendering(schema, out);
+    tg_turn_free(turn);
+    return out;
+}
+
+#define CALL(id, name)                                                         \
+    "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\","            \
+    "\"params\":{\"name\":\"" name "\",\"arguments\":{\"k\":1}}}"
+
+/* ------------------------------------------------------------ tests */
+
+static void test_detect(void **state)
+{
+    (void)state;
+    assert_int_equal(score(CALL("1", "t")), 4);
+    assert_int_equal(score("[" CALL("1", "t") "," CALL("2", "t") "]"), 4);
+    /* a batch with one request among garbage is still a batch */
+    assert_int_equal(score("[1, {\"x\":1}, " CALL("\"a\"", "t") "]"), 4);
+    assert_int_equal(score("{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}"), 4);
+    assert_int_equal(
+        score("{\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}"), 3);
+    /* responses are not turns */
+    assert_int_equal(score("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), 0);
+    assert_int_equal(score("{\"method\":\"other\"}"), 0);
+    assert_int_equal(score("[1,2,3]"), 0);
+    assert_int_equal(score("[]"), 0);
+    assert_int_equal(score("\"tools/call\""), 0);
+    assert_int_equal(score("{\"role\":\"assistant\",\"tool_calls\":[]}"), 0);
+
+    tg_turn *turn = parse_ok("[" CALL("1", "t") "]", "auto");
+    assert_string_equal(tg_turn_format(turn), "mcp");
+    tg_turn_free(turn);
+}
+
+static void test_ids_keep_their_type(void **state)
+{
+    json_t *schema = *state;
+    const char *in = "[" CALL("7", "a") "," CALL("\"7x\"", "b") "," CALL(
+        "-9223372036854775807", "c") "," CALL("\"\"", "d") "]";
+    tg_turn *turn = parse_ok(in, "auto");
+    assert_int_equal(tg_turn_call_count(turn), 4);
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "7");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 1)), "7x");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 2)),
+                        "-9223372036854775807");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 3)), "");
+    run_all(turn);
+    char *out = render_ok(turn, NULL);
+    check_rendering(schema, out);
+    json_error_t jerr;
+    json_t *arr = json_loads(out, 0, &jerr); /* new ref */
+    assert_true(json_is_integer(json_object_get(json_array_get(arr, 0), "id")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(arr, 0), "id")), 7);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(arr, 1), "id")), "7x");
+    assert_true(json_integer_value(json_object_get(
+                    json_array_get(arr, 2), "id")) == -9223372036854775807LL);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(arr, 3), "id")), "");
+    /* structuredContent: the object payload of a success */
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(arr, 0), "result"),
+                            "structuredContent"),
+            "k")),
+        1);
+    json_decref(arr);
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
+static void test_progress_token_and_args(void **state)
+{
+    (void)state;
+    tg_turn *turn =
+        parse_ok("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":"
+                 "\"p-1\"}}}",
+                 "auto");
+    const tg_call *c = tg_turn_call(turn, 0);
+    assert_string_equal(
+        json_string_value(json_object_get(c->meta, "progress_token")), "p-1");
+    assert_int_equal(json_integer_value(json_object_get(c->meta, "jsonrpc_id")),
+                     1);
+    assert_null(json_object_get(c->meta, "batch"));
+    /* arguments absent: {} */
+    assert_string_equal(tg_call_args_json(c), "{}");
+    assert_null(c->pre_error_code);
+    tg_turn_free(turn);
+
+    /* a progress token of a type the spec does not allow is not kept */
+    turn = parse_ok("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                    "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":"
+                    "[1]}}}",
+                    "auto");
+    assert_null(json_object_get(tg_turn_call(turn, 0)->meta, "progress_token"));
+    tg_turn_free(turn);
+}
+
+static void test_single_and_batch_shapes(void **state)
+{
+    json_t *schema = *state;
+    /* a single request: one object */
+    char *out = roundtrip(schema, CALL("1", "t"));
+    assert_int_equal(out[0], '{');
+    tg_free(out);
+    /* a batch of one: an array of one */
+    out = roundtrip(schema, "[" CALL("1", "t") "]");
+    assert_int_equal(out[0], '[');
+    tg_free(out);
+    /* one notification: nothing at all */
+    out = roundtrip(schema, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+                            "\"params\":{\"name\":\"t\"}}");
+    assert_string_equal(out, "");
+    tg_free(out);
+    /* a batch of notifications: nothing, not [] */
+    out = roundtrip(schema,
+                    "[{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+                    "\"params\":{\"name\":\"t\"}},"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]");
+    assert_string_equal(out, "");
+    tg_free(out);
+}
+
+static void test_notifications_are_still_calls(void **state)
+{
+    (void)state;
+    tg_turn *turn = parse_ok("[{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"log\",\"arguments\":{"
+                             "\"m\":\"x\"}}}," CALL("2", "t") "]",
+                             "auto");
+    assert_int_equal(tg_turn_call_count(turn), 2);
+    const tg_call *n = tg_turn_call(turn, 0);
+    assert_string_equal(tg_call_id(n), "mcp-notification-0");
+    assert_string_equal(tg_call_tool(n), "log");
+    assert_null(n->pre_error_code); /* it runs */
+    assert_true(json_is_true(json_object_get(n->meta, "notification")));
+    run_all(turn);
+    char *out = render_ok(turn, NULL);
+    json_error_t jerr;
+    json_t *arr = json_loads(out, 0, &jerr); /* new ref */
+    assert_int_equal(json_array_size(arr), 1);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(arr, 0), "id")), 2);
+    json_decref(arr);
+    tg_free(out);
+    /* rendered into another format, the notification is an ordinary call */
+    out = render_ok(turn, "openai-chat");
+    assert_non_null(strstr(out, "mcp-notification-0"));
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
+/* The JSON-RPC error of rendering `in` (one request) with --from mcp:
+ * returns the code; *msg gets a copy of the message, *has_id whether the
+ * response has an id. */
+static int rpc_error(const json_t *schema, const char *in, char **msg,
+                     int *has_id)
+{
+    char *out = roundtrip(schema, in);
+    json_error_t jerr;
+    json_t *v = json_loads(out, 0, &jerr); /* new ref */
+    if (v == NULL)
+        fail_msg("not JSON: %s", out);
+    const json_t *e = json_object_get(v, "error"); /* borrowed */
+    if (e == NULL)
+        fail_msg("no error in %s", out);
+    int code = (int)json_integer_value(json_object_get(e, "code"));
+    if (msg)
+        *msg = strdup(json_string_value(json_object_get(e, "message")));
+    if (has_id)
+        *has_id = json_object_get(v, "id") != NULL;
+    json_decref(v);
+    tg_free(out);
+    return code;
+}
+
+static void test_jsonrpc_errors(void **state)
+{
+    json_t *schema = *state;
+    char *msg = NULL;
+    int has_id = -1;
+    assert_int_equal(rpc_error(schema, "17", &msg, &has_id), -32600);
+    assert_false(has_id);
+    assert_non_null(strstr(msg, "Invalid Request"));
+    free(msg);
+    assert_int_equal(rpc_error(schema,
+                               "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":\"t\"}}",
+                               NULL, &has_id),
+                     -32600);
+    assert_false(has_id);
+    assert_int_equal(rpc_error(schema,
+                               "{\"jsonrpc\":2,\"id\":\"x\",\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":\"t\"}}",
+                               NULL, &has_id),
+                     -32600);
+    assert_true(has_id); /* the id was readable: it is echoed */
+    /* an invalid request without an id is answered, not a notification */
+    assert_int_equal(
+        rpc_error(schema, "{\"method\":\"tools/call\"}", NULL, &has_id),
+        -32600);
+    assert_false(has_id);
+    assert_int_equal(rpc_error(schema,
+                               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"resources/read\"}",
+                               &msg, &has_id),
+                     -32601);
+    assert_true(has_id);
+    assert_non_null(strstr(msg, "resources/read"));
+    free(msg);
+    assert_int_equal(rpc_error(schema,
+                               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":\"t\","
+                               "\"arguments\":null}}",
+                               NULL, NULL),
+                     -32602);
+    /* an empty batch is one Invalid Request, not an array */
+    tg_turn *turn = parse_ok("[]", "mcp");
+    assert_int_equal(tg_turn_call_count(turn), 1);
+    run_all(turn);
+    char *out = render_ok(turn, NULL);
+    check_rendering(schema, out);
+    assert_int_equal(out[0], '{');
+    assert_non_null(strstr(out, "-32600"));
+    tg_free(out);
+    tg_turn_free(turn);
+    /* a long method name with multi-byte characters is cut on a character
+     * boundary: the message stays valid UTF-8 */
+    tg_buf in;
+    tg__buf_init(&in, 0);
+    tg__buf_puts(&in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x");
+    for (int i = 0; i < 150; i++)
+        tg__buf_puts(&in, "\xc3\xa9");
+    tg__buf_puts(&in, "\"}");
+    assert_int_equal(rpc_error(schema, tg__buf_cstr(&in), &msg, NULL), -32601);
+    free(msg);
+    tg__buf_cleanup(&in);
+}
+
+static void test_unknown_tool(void **state)
+{
+    json_t *schema = *state;
+    tg_turn *turn = parse_ok(CALL("\"u\"", "nope"), "auto");
+    const tg_call *c = tg_turn_call(turn, 0);
+    assert_int_equal(
+        tg__turn_set_result(turn, 0,
+                            tg__result_error(c, TG_EXECUTION_NOT_STARTED,
+                                             "UNKNOWN_TOOL", NULL,
+                                             "unknown tool 'nope'")),
+        0);
+    /* the outcome stays error/UNKNOWN_TOOL; only the rendering differs */
+    assert_int_equal(tg_result_outcome(tg_turn_result(turn, 0)),
+                     TG_OUTCOME_ERROR);
+    char *out = render_ok(turn, NULL);
+    check_rendering(schema, out);
+    assert_string_equal(out, "{\"jsonrpc\":\"2.0\",\"id\":\"u\",\"error\":{"
+                             "\"code\":-32602,\"message\":\"Unknown tool: "
+                             "nope\"}}\n");
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
+static void test_results(void **state)
+{
+    json_t *schema = *state;
+    tg_turn *turn = parse_ok("[" CALL("1", "a") "," CALL("2", "b") "," CALL(
+                                 "3", "c") "," CALL("4", "d") "]",
+                             "auto");
+    tg_result *r0 = tg__result_success(tg_turn_call(turn, 0),
+                                       json_pack("[i]", 1)); /* not an object */
+    r0->duration_ms = 41.6;
+    tg_result *r1 =
+        tg__result_success(tg_turn_call(turn, 1), json_string("hi"));
+    r1->content = json_pack("[{s:s, s:s, s:s}]", "type", "image", "data",
+                            "AAAA", "mimeType", "image/png");
+    tg_result *r2 = tg__result_denied(tg_turn_call(turn, 2), "policy");
+    tg_result *r3 =
+        tg__result_error(tg_turn_call(turn, 3), TG_EXECUTION_FINISHED,
+                         "TOOL_FAILED", NULL, "bad \xc3\xa9");
+    assert_int_equal(tg__turn_set_result(turn, 0, r0), 0);
+    assert_int_equal(tg__turn_set_result(turn, 1, r1), 0);
+    assert_int_equal(tg__turn_set_result(turn, 2, r2), 0);
+    assert_int_equal(tg__turn_set_result(turn, 3, r3), 0);
+    char *out = render_ok(turn, NULL);
+    check_rendering(schema, out);
+    json_error_t jerr;
+    json_t *arr = json_loads(out, 0, &jerr); /* new ref */
+    const json_t *res0 = json_object_get(json_array_get(arr, 0), "result");
+    assert_null(json_object_get(res0, "structuredContent"));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(res0, "_meta"),
+                                           "toolgate/durationMs")),
+        42);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(res0, "content"), 0), "text")),
+        "[1]");
+    /* content blocks pass through as they are */
+    const json_t *res1 = json_object_get(json_array_get(arr, 1), "result");
+    assert_true(json_equal(json_object_get(res1, "content"), r1->content));
+    assert_true(json_is_false(json_object_get(res1, "isError")));
+    /* every other outcome is isError true, with the payload as text */
+    const json_t *res2 = json_object_get(json_array_get(arr, 2), "result");
+    assert_true(json_is_true(json_object_get(res2, "isError")));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(res2, "_meta"),
+                                          "toolgate/outcome")),
+        "denied");
+    assert_null(json_object_get(res2, "structuredContent"));
+    const json_t *res3 = json_object_get(json_array_get(arr, 3), "result");
+    assert_true(json_is_true(json_object_get(res3, "isError")));
+    assert_non_null(strstr(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(res3, "content"), 0), "text")),
+        "TOOL_FAILED"));
+    json_decref(arr);
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
+static void test_foreign_turns(void **state)
+{
+    json_t *schema = *state;
+    const char *two =
+        "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"tool_calls\":["
+        "{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":"
+        "\"t\",\"arguments\":\"{}\"}},"
+        "{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":"
+        "\"t\",\"arguments\":\"{}\"}}]}}]}";
+    tg_turn *turn = parse_ok(two, "auto");
+    run_all(turn);
+    char *out = render_ok(turn, "mcp");
+    check_rendering(schema, out);
+    assert_int_equal(out[0], '[');
+    assert_non_null(strstr(out, "\"id\":\"call_2\""));
+    tg_free(out);
+    tg_turn_free(turn);
+
+    turn = parse_ok("{\"id\":\"n1\",\"tool\":\"t\",\"args\":{}}", "auto");
+    assert_string_equal(tg_turn_format(turn), "toolgate");
+    run_all(turn);
+    out = render_ok(turn, "mcp");
+    check_rendering(schema, out);
+    assert_int_equal(out[0], '{');
+    assert_non_null(strstr(out, "\"id\":\"n1\""));
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
+static void test_render_tools(void **state)
+{
+    json_t *schema = *state;
+    json_error_t jerr;
+    json_t *tools = json_loads(
+        "[{\"name\":\"read_file\",\"description\":\"Read a file\","
+        "\"input_schema\":{\"type\":\"object\",\"properties\":{\"path\":"
+        "{\"type\":\"string\"}}},\"annotations\":{\"readOnlyHint\":true}},"
+        "{\"name\":\"now\"}]",
+        0, &jerr); /* new ref */
+    assert_non_null(tools);
+    tg_buf out;
+    tg__buf_init(&out, 0);
+    tg_error err;
+    assert_int_equal(tg__format_mcp.render_tools(tools, &out, &err), 0);
+    assert_string_equal(
+        tg__buf_cstr(&out),
+        "{\"tools\":[{\"name\":\"read_file\",\"description\":\"Read a file\","
+        "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"path\":"
+        "{\"type\":\"string\"}}},\"annotations\":{\"readOnlyHint\":true}},"
+        "{\"name\":\"now\",\"inputSchema\":{\"type\":\"object\"}}]}\n");
+    json_t *v = json_loads(tg__buf_cstr(&out), 0, &jerr); /* new ref */
+    assert_true(conforms(schema, def(schema, "ListToolsResult"), v));
+    json_decref(v);
+    tg__buf_cleanup(&out);
+    json_decref(tools);
+}
+
+/* The checker itself rejects what it should, so a pass above means
+ * something. */
+static void test_schema_check_rejects(void **state)
+{
+    json_t *schema = *state;
+    const char *bad[] = {
+        "{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"error\":{\"code\":1,\"message\":"
+        "\"x\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"x\",\"message\":"
+        "\"x\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_error_t jerr;
+        json_t *v = json_loads(bad[i], 0, &jerr); /* new ref */
+        assert_false(conforms(schema, def(schema, "JSONRPCResponse"), v));
+        json_decref(v);
+    }
+    json_error_t jerr;
+    json_t *v = json_loads("{\"content\":[{\"type\":\"text\"}]}", 0,
+                           &jerr); /* new ref */
+    assert_false(conforms(schema, def(schema, "CallToolResult"), v));
+    json_decref(v);
+}
+
+/* Every golden rendering of the mcp format conforms too. */
+static void test_golden_renderings_conform(void **state)
+{
+    json_t *schema = *state;
+    char dir[4096];
+    const char *src = getenv("TG_SOURCE_DIR");
+    if (src != NULL && *src != '\0')
+        snprintf(dir, sizeof dir, "%s/tests/data/formats/mcp", src);
+    else {
+        const char *me = __FILE__;
+        const char *tail = strstr(me, "tests/unit/formats/");
+        int n = tail ? (int)(tail - me) : 0;
+        snprintf(dir, sizeof dir, "%.*stests/data/formats/mcp", n, me);
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        fail_msg("cannot open %s", dir);
+    struct dirent *e;
+    size_t checked = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096 + 300];
+        snprintf(path, sizeof path, "%s/%s/expected", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (f == NULL)
+            fail_msg("cannot read %s", path);
+        tg_buf b;
+        tg__buf_init(&b, 0);
+        char chunk[4096];
+        size_t got;
+        while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+            tg__buf_append(&b, chunk, got);
+        fclose(f);
+        check_rendering(schema, tg__buf_cstr(&b));
+        tg__buf_cleanup(&b);
+        checked++;
+    }
+    closedir(d);
+    assert_true(checked >= 10);
+}
+
+static int setup(void **state)
+{
+    *state = load_schema();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    json_decref(*state);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_ids_keep_their_type),
+        cmocka_unit_test(test_progress_token_and_args),
+        cmocka_unit_test(test_single_and_batch_shapes),
+        cmocka_unit_test(test_notifications_are_still_calls),
+        cmocka_unit_test(test_jsonrpc_errors),
+        cmocka_unit_test(test_unknown_tool),
+        cmocka_unit_test(test_results),
+        cmocka_unit_test(test_foreign_turns),
+        cmocka_unit_test(test_render_tools),
+        cmocka_unit_test(test_schema_check_rejects),
+        cmocka_unit_test(test_golden_renderings_conform),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
