@@ -11,7 +11,7 @@ static const char tools_usage[] =
     "usage: toolgate tools [--to FORMAT] [--config FILE]\n"
     "\n"
     "Prints the configured tools' definitions: mcp (default, a tools/list\n"
-    "result), openai-chat, toolgate.\n";
+    "result), openai-chat, openai-responses, anthropic, gemini, toolgate.\n";
 
 int cmd_tools(int argc, char **argv)
 {

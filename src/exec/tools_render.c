@@ -1,63 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools_render.c - tg_runtime_tools: the registered tools' definitions in
- * the shape a wire format expects: an MCP tools/list result, the
- * OpenAI Chat Completions `tools` array, or toolgate's own JSON Lines.
+ * tools_render.c - tg_runtime_tools: the registered tools' definitions in a
+ * wire format's shape. The registry's tools become one neutral array of
+ * {"name","description","input_schema","annotations"?}, and the format's
+ * render_tools (src/formats) gives it its shape, so every format's tool
+ * definitions live next to the rest of that format.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "format.h"
 #include "runtime.h"
 
-static json_t *schema_of(const tg_tool *t)
+/* The neutral definition of one tool; new ref, NULL on OOM. */
+static json_t *neutral(const tg_tool *t)
 {
-    return t->input_schema ? json_incref(t->input_schema)
-                           : json_pack("{s:s}", "type", "object");
-}
-
-static json_t *tool_mcp(const tg_tool *t)
-{
-    json_t *o = json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
-                          t->description ? t->description : "", "inputSchema",
-                          schema_of(t)); /* new ref */
+    json_t *o = json_pack(
+        "{s:s, s:s, s:o}", "name", t->name, "description",
+        t->description ? t->description : "", "input_schema",
+        t->input_schema ? json_incref(t->input_schema)
+                        : json_pack("{s:s}", "type", "object")); /* new ref */
     if (o != NULL && t->annotations != NULL &&
         json_object_set(o, "annotations", t->annotations) != 0) {
         json_decref(o);
         return NULL;
     }
     return o;
-}
-
-static json_t *tool_openai(const tg_tool *t)
-{
-    return json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function", "function",
-                     "name", t->name, "description",
-                     t->description ? t->description : "", "parameters",
-                     schema_of(t)); /* new ref */
-}
-
-static json_t *tool_native(const tg_tool *t)
-{
-    return json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
-                     t->description ? t->description : "", "input_schema",
-                     schema_of(t)); /* new ref */
-}
-
-/* Appends v (reference taken) as one line. */
-static int put_line(tg_buf *b, json_t *v)
-{
-    if (v == NULL)
-        return TG_ENOMEM;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(v);
-    if (s == NULL)
-        return TG_ENOMEM;
-    int rc = tg__buf_puts(b, s);
-    free(s);
-    if (rc == 0)
-        rc = tg__buf_puts(b, "\n");
-    return rc;
 }
 
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
@@ -69,45 +38,28 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
     *out = NULL;
     if (format == NULL)
         format = "mcp";
-    enum { MCP, OPENAI, NATIVE } kind;
-    if (strcmp(format, "mcp") == 0)
-        kind = MCP;
-    else if (strcmp(format, "openai-chat") == 0)
-        kind = OPENAI;
-    else if (strcmp(format, "toolgate") == 0)
-        kind = NATIVE;
-    else
+    const tg_format *fmt = tg__format_find(format);
+    if (fmt == NULL || fmt->render_tools == NULL)
         return tg__error_set(err, TG_EFORMAT,
                              "cannot list tools in format '%s' (supported: "
-                             "mcp, openai-chat, toolgate)",
+                             "mcp, openai-chat, openai-responses, anthropic, "
+                             "gemini, toolgate)",
                              format);
+    json_t *tools = json_array(); /* new ref */
+    int rc = tools ? 0 : TG_ENOMEM;
     size_t n = tg__registry_count(rt->reg);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (json_array_append_new(tools, neutral(tg__registry_at(rt->reg, i))))
+            rc = TG_ENOMEM;
     tg_buf b;
     tg__buf_init(&b, 0);
-    json_t *arr = kind == NATIVE ? NULL : json_array(); /* new ref */
-    int rc = 0;
-    if (kind != NATIVE && arr == NULL)
-        rc = TG_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
-        if (kind == NATIVE)
-            rc = put_line(&b, tool_native(t));
-        else if (json_array_append_new(arr, kind == MCP ? tool_mcp(t)
-                                                        : tool_openai(t)) != 0)
-            rc = TG_ENOMEM;
-    }
-    if (rc == 0 && kind == MCP)
-        rc = put_line(&b, json_pack("{s:o}", "tools", arr));
-    else if (rc == 0 && kind == OPENAI)
-        rc = put_line(&b, arr);
+    if (rc == 0)
+        rc = fmt->render_tools(tools, &b, err);
     else
-        json_decref(arr);
-    if (rc != 0) {
-        tg__buf_cleanup(&b);
-        return tg__error_set(err, TG_ENOMEM, "out of memory");
-    }
-    *out = tg__buf_take(&b);
-    if (*out == NULL)
-        return tg__error_set(err, TG_ENOMEM, "out of memory");
-    return 0;
+        tg__error_set(err, rc, "out of memory");
+    json_decref(tools);
+    if (rc == 0 && (*out = tg__buf_take(&b)) == NULL)
+        rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+    tg__buf_cleanup(&b);
+    return rc;
 }

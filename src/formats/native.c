@@ -152,6 +152,30 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
     return 0;
 }
 
+/* Tool definitions: JSON Lines of {"name","description","input_schema"}. */
+static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
+        const json_t *t = json_array_get(tools, i); /* borrowed */
+        json_t *line = json_pack(
+            "{s:O, s:s, s:O}", "name", json_object_get(t, "name"),
+            "description",
+            json_string_value(json_object_get(t, "description"))
+                ? json_string_value(json_object_get(t, "description"))
+                : "",
+            "input_schema", json_object_get(t, "input_schema")); /* new ref */
+        rc = line ? tg__format_dump(line, out) : TG_ENOMEM;
+        if (rc == 0)
+            rc = tg__buf_puts(out, "\n");
+        json_decref(line);
+    }
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render the tool definitions: %s",
+                             tg_strerror(rc));
+    return 0;
+}
+
 const tg_format tg__format_native = {
     .name = FORMAT_NAME,
     .detect = detect,
@@ -159,4 +183,5 @@ const tg_format tg__format_native = {
     .parse_text = parse_text,
     .parse_fast = NULL,
     .render = render,
+    .render_tools = render_tools,
 };

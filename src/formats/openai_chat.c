@@ -497,6 +497,37 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
     return 0;
 }
 
+/* Tool definitions: the Chat Completions `tools` array. */
+static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+{
+    json_t *arr = json_array(); /* new ref */
+    int rc = arr ? 0 : TG_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
+        const json_t *t = json_array_get(tools, i); /* borrowed */
+        json_t *fn = json_pack(
+            "{s:O, s:s, s:O}", "name", json_object_get(t, "name"),
+            "description",
+            json_string_value(json_object_get(t, "description"))
+                ? json_string_value(json_object_get(t, "description"))
+                : "",
+            "parameters", json_object_get(t, "input_schema")); /* new ref */
+        if (fn == NULL ||
+            json_array_append_new(arr, json_pack("{s:s, s:o}", "type",
+                                                 "function", "function",
+                                                 fn)) != 0)
+            rc = TG_ENOMEM;
+    }
+    if (rc == 0)
+        rc = tg__format_dump(arr, out);
+    if (rc == 0)
+        rc = tg__buf_puts(out, "\n");
+    json_decref(arr);
+    if (rc != 0)
+        return tg__error_set(err, rc, "cannot render the tool definitions: %s",
+                             tg_strerror(rc));
+    return 0;
+}
+
 const tg_format tg__format_openai_chat = {
     .name = FORMAT_NAME,
     .detect = detect,
@@ -504,4 +535,5 @@ const tg_format tg__format_openai_chat = {
     .parse_text = NULL,
     .parse_fast = parse_fast,
     .render = render,
+    .render_tools = render_tools,
 };
