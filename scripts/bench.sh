@@ -8,3 +8,4 @@ cd "$(dirname "$0")/.."
 (cd bench && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 "$build/bench/bench_pipeline" 10000 bench
 "$build/bench/bench_spawn" 1000 bench
+"$build/bench/bench_formats" 10 bench
