@@ -32,6 +32,7 @@ test: deps
 
 test-plain: build
 	scripts/checksrc
+	scripts/check-format
 	cd $(BUILD) && $(CTEST)
 
 test-sanitize:
@@ -60,6 +61,7 @@ format:
 
 checksrc:
 	scripts/checksrc
+	scripts/check-format
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -19,7 +19,7 @@
 #define ROUNDS 5
 #define ARGS                                                                   \
     "{\"path\":\"src/module_%d\",\"pattern\":\"TODO|FIXME\",\"max_results\":"  \
-    "%d,\"case_sensitive\":true,\"include\":[\"*.c\",\"*.h\"],\"context_"     \
+    "%d,\"case_sensitive\":true,\"include\":[\"*.c\",\"*.h\"],\"context_"      \
     "lines\":2,\"mode\":\"content\"}"
 
 typedef struct shape {
@@ -113,9 +113,9 @@ static double measure(const shape *s, const char *text, size_t len)
             return -1;
         }
         for (size_t i = 0; i < turn->n; i++)
-            tg__turn_set_result(turn, i,
-                                tg__result_success(turn->calls[i],
-                                                   json_string("42 matches")));
+            tg__turn_set_result(
+                turn, i,
+                tg__result_success(turn->calls[i], json_string("42 matches")));
         if (tg_turn_render(turn, NULL, &out, &out_len, &err) != 0) {
             fprintf(stderr, "%s: %s\n", s->format, err.message);
             tg_turn_free(turn);
@@ -139,8 +139,8 @@ int main(int argc, char **argv)
     size_t n = sizeof shapes / sizeof shapes[0];
     double ours[sizeof shapes / sizeof shapes[0]];
     char cmd[4096];
-    size_t cl = (size_t)snprintf(cmd, sizeof cmd, "node %s/peer_formats.mjs",
-                                 peer_dir);
+    size_t cl =
+        (size_t)snprintf(cmd, sizeof cmd, "node %s/peer_formats.mjs", peer_dir);
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len;
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
             const char *at = strstr(line, "\"mb_per_s\":");
             node = at ? strtod(at + 11, NULL) : -1;
         }
-        printf("  %-18s %10.1f %10.1f %7.2fx (goal >= 1.0)\n",
-               shapes[i].format, ours[i], node, ours[i] / node);
+        printf("  %-18s %10.1f %10.1f %7.2fx (goal >= 1.0)\n", shapes[i].format,
+               ours[i], node, ours[i] / node);
     }
     if (p)
         pclose(p);

@@ -58,16 +58,16 @@ enum tg_errno {
 #define TG__ERRNO_ENUM(name, value, text) name = value,
     TG_ERRNO_MAP(TG__ERRNO_ENUM)
 #undef TG__ERRNO_ENUM
-    TG_OK = 0
+        TG_OK = 0
 };
 
 /* A failure report filled by the library: the code, a message with context,
  * and, when the failure is about a place in some input, its location. */
 typedef struct tg_error {
-    int code;           /* 0 or a TG_E* value */
-    char message[512];  /* human-readable, names file/line/column or key */
-    char pointer[256];  /* JSON pointer of the bad input, "" when none */
-    long line, column;  /* 1-based position in the input, 0 when unknown */
+    int code;          /* 0 or a TG_E* value */
+    char message[512]; /* human-readable, names file/line/column or key */
+    char pointer[256]; /* JSON pointer of the bad input, "" when none */
+    long line, column; /* 1-based position in the input, 0 when unknown */
 } tg_error;
 
 /* Static text describing `code` ("invalid argument"); never NULL. */
@@ -129,7 +129,8 @@ const char *tg_call_checksum(const tg_call *call);
 const char *tg_call_caller_id(const tg_call *call);
 const char *tg_call_format(const tg_call *call);
 size_t tg_call_index(const tg_call *call);
-/* The whole call record as JSON text (records.md); caller frees with tg_free. */
+/* The whole call record as JSON text (records.md); caller frees with tg_free.
+ */
 char *tg_call_to_json(const tg_call *call);
 
 /* Borrowed getters of a result; valid while the result (or its turn) lives. */
@@ -183,7 +184,8 @@ void tg_turn_free(tg_turn *turn);
 /* The detected or given format of the turn (static string). */
 const char *tg_turn_format(const tg_turn *turn);
 size_t tg_turn_call_count(const tg_turn *turn);
-/* The i-th call (borrowed, valid while the turn lives); NULL when out of range. */
+/* The i-th call (borrowed, valid while the turn lives); NULL when out of range.
+ */
 const tg_call *tg_turn_call(const tg_turn *turn, size_t i);
 /* The result of the i-th call, or NULL when it has not ended yet. */
 const tg_result *tg_turn_result(const tg_turn *turn, size_t i);
@@ -221,8 +223,7 @@ int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
  * whose data is not JSON (the input's last event, cut short, is not one:
  * it is dropped), TG_EFORMAT for an event of another provider than the one
  * named or first seen, TG_ELIMIT for an event over the cap, TG_ENOMEM. */
-int tg_stream_feed(tg_stream *s, const char *bytes, size_t len,
-                   tg_error *err);
+int tg_stream_feed(tg_stream *s, const char *bytes, size_t len, tg_error *err);
 /* The next call whose arguments have closed (in the order they closed), or
  * NULL when none is waiting. A call closes at content_block_stop (Anthropic),
  * response.function_call_arguments.done or response.output_item.done
@@ -270,8 +271,10 @@ int tg_config_set_journal(tg_config *cfg, const char *path); /* NULL: off */
 int tg_config_set_workspace(tg_config *cfg, const char *dir);
 int tg_config_set_cwd(tg_config *cfg, const char *dir);
 /* Reads an HMAC key file; checksums become hmac-sha256. */
-int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err);
-/* The journal path in force (borrowed, valid while cfg lives), NULL when off. */
+int tg_config_set_hmac_key_file(tg_config *cfg, const char *path,
+                                tg_error *err);
+/* The journal path in force (borrowed, valid while cfg lives), NULL when off.
+ */
 const char *tg_config_journal(const tg_config *cfg);
 
 /* ----------------------------------------------------------------- runtime */

@@ -47,10 +47,11 @@ int main(void)
 
     tg_config_set_journal(cfg, NULL); /* keep this example side-effect free */
     if (tg_runtime_new(cfg, &rt, &err) != 0 ||
-        tg_runtime_register(rt, "add", "Add two numbers",
-                            "{\"type\":\"object\",\"properties\":{\"a\":{"
-                            "\"type\":\"number\"},\"b\":{\"type\":\"number\"}}}",
-                            add, NULL, TG_TOOL_INLINE, &err) != 0 ||
+        tg_runtime_register(
+            rt, "add", "Add two numbers",
+            "{\"type\":\"object\",\"properties\":{\"a\":{"
+            "\"type\":\"number\"},\"b\":{\"type\":\"number\"}}}",
+            add, NULL, TG_TOOL_INLINE, &err) != 0 ||
         tg_turn_parse(message, strlen(message), "auto", "example", &turn,
                       &err) != 0 ||
         tg_runtime_run_turn(rt, turn, &err) != 0 ||

@@ -12,11 +12,11 @@
 #include "toolgate.h"
 
 enum {
-    EXIT_DONE = 0,     /* every call got a result */
-    EXIT_STRICT = 1,   /* --strict: some outcome was not success */
-    EXIT_USAGE = 2,    /* usage error or unreadable input */
-    EXIT_CONFIG = 3,   /* invalid configuration */
-    EXIT_INTERNAL = 4  /* journal unwritable, out of memory */
+    EXIT_DONE = 0,    /* every call got a result */
+    EXIT_STRICT = 1,  /* --strict: some outcome was not success */
+    EXIT_USAGE = 2,   /* usage error or unreadable input */
+    EXIT_CONFIG = 3,  /* invalid configuration */
+    EXIT_INTERNAL = 4 /* journal unwritable, out of memory */
 };
 
 /* The most input `run` reads (bytes); larger input is a usage error. */

@@ -56,8 +56,16 @@ static void print_row(const json_t *rec) /* borrowed */
 
 int cmd_history(int argc, char **argv)
 {
-    enum { O_TOOL = 256, O_OUTCOME, O_CALLER, O_SINCE, O_LIMIT, O_JSON,
-           O_CONFIG, O_HELP };
+    enum {
+        O_TOOL = 256,
+        O_OUTCOME,
+        O_CALLER,
+        O_SINCE,
+        O_LIMIT,
+        O_JSON,
+        O_CONFIG,
+        O_HELP
+    };
     static const struct option longopts[] = {
         {"tool", required_argument, NULL, O_TOOL},
         {"outcome", required_argument, NULL, O_OUTCOME},
@@ -76,17 +84,31 @@ int cmd_history(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case O_TOOL: q.tool = optarg; break;
-        case O_OUTCOME: q.outcome = optarg; break;
-        case O_CALLER: q.caller = optarg; break;
-        case O_SINCE: q.since = optarg; break;
+        case O_TOOL:
+            q.tool = optarg;
+            break;
+        case O_OUTCOME:
+            q.outcome = optarg;
+            break;
+        case O_CALLER:
+            q.caller = optarg;
+            break;
+        case O_SINCE:
+            q.since = optarg;
+            break;
         case O_LIMIT:
             if (cli_parse_int("--limit", optarg, 1, 100000, &limit))
                 return EXIT_USAGE;
             break;
-        case O_JSON: as_json = 1; break;
-        case O_CONFIG: config = optarg; break;
-        case O_HELP: fputs(history_usage, stdout); return EXIT_DONE;
+        case O_JSON:
+            as_json = 1;
+            break;
+        case O_CONFIG:
+            config = optarg;
+            break;
+        case O_HELP:
+            fputs(history_usage, stdout);
+            return EXIT_DONE;
         default:
             cli_error("history: unknown or incomplete option '%s'",
                       argv[optind - 1]);
@@ -160,8 +182,12 @@ int cmd_show(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case O_CONFIG: config = optarg; break;
-        case O_HELP: fputs(show_usage, stdout); return EXIT_DONE;
+        case O_CONFIG:
+            config = optarg;
+            break;
+        case O_HELP:
+            fputs(show_usage, stdout);
+            return EXIT_DONE;
         default:
             cli_error("show: unknown or incomplete option '%s'",
                       argv[optind - 1]);
@@ -169,7 +195,8 @@ int cmd_show(int argc, char **argv)
         }
     }
     if (optind + 1 != argc) {
-        cli_error("show takes exactly one call id (try 'toolgate show --help')");
+        cli_error(
+            "show takes exactly one call id (try 'toolgate show --help')");
         return EXIT_USAGE;
     }
     char *path = NULL, *text = NULL;

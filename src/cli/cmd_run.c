@@ -44,9 +44,21 @@ typedef struct run_opts {
 
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-    enum { O_FROM = 256, O_TO, O_CALLER, O_CWD, O_TIMEOUT, O_PARALLEL,
-           O_STRICT, O_NOJOURNAL, O_APPROVE, O_HMAC, O_VERBOSE, O_CONFIG,
-           O_HELP };
+    enum {
+        O_FROM = 256,
+        O_TO,
+        O_CALLER,
+        O_CWD,
+        O_TIMEOUT,
+        O_PARALLEL,
+        O_STRICT,
+        O_NOJOURNAL,
+        O_APPROVE,
+        O_HMAC,
+        O_VERBOSE,
+        O_CONFIG,
+        O_HELP
+    };
     static const struct option longopts[] = {
         {"from", required_argument, NULL, O_FROM},
         {"to", required_argument, NULL, O_TO},
@@ -67,10 +79,18 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case O_FROM: o->from = optarg; break;
-        case O_TO: o->to = optarg; break;
-        case O_CALLER: o->caller = optarg; break;
-        case O_CWD: o->cwd = optarg; break;
+        case O_FROM:
+            o->from = optarg;
+            break;
+        case O_TO:
+            o->to = optarg;
+            break;
+        case O_CALLER:
+            o->caller = optarg;
+            break;
+        case O_CWD:
+            o->cwd = optarg;
+            break;
         case O_TIMEOUT:
             if (cli_parse_int("--timeout", optarg, 1, 86400000, &o->timeout_ms))
                 return EXIT_USAGE;
@@ -79,12 +99,24 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (cli_parse_int("--parallel", optarg, 1, 1024, &o->parallel))
                 return EXIT_USAGE;
             break;
-        case O_STRICT: o->strict = true; break;
-        case O_NOJOURNAL: o->no_journal = true; break;
-        case O_APPROVE: o->approve = true; break;
-        case O_HMAC: o->hmac_key_file = optarg; break;
-        case O_VERBOSE: o->verbose = true; break;
-        case O_CONFIG: o->config = optarg; break;
+        case O_STRICT:
+            o->strict = true;
+            break;
+        case O_NOJOURNAL:
+            o->no_journal = true;
+            break;
+        case O_APPROVE:
+            o->approve = true;
+            break;
+        case O_HMAC:
+            o->hmac_key_file = optarg;
+            break;
+        case O_VERBOSE:
+            o->verbose = true;
+            break;
+        case O_CONFIG:
+            o->config = optarg;
+            break;
         case O_HELP:
             fputs(run_usage, stdout);
             exit(EXIT_DONE);
@@ -166,8 +198,8 @@ int cmd_run(int argc, char **argv)
     if ((status = cli_read_all(o.input, CLI_MAX_INPUT, &text, &len)) !=
         EXIT_DONE)
         goto done;
-    const char *name = o.input && strcmp(o.input, "-") != 0 ? o.input
-                                                            : "<stdin>";
+    const char *name =
+        o.input && strcmp(o.input, "-") != 0 ? o.input : "<stdin>";
     rc = tg_turn_parse(text, len, o.from, name, &turn, &err);
     if (rc != 0) {
         cli_error("%s", err.message);

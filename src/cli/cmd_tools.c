@@ -27,9 +27,15 @@ int cmd_tools(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case O_TO: to = optarg; break;
-        case O_CONFIG: config = optarg; break;
-        case O_HELP: fputs(tools_usage, stdout); return EXIT_DONE;
+        case O_TO:
+            to = optarg;
+            break;
+        case O_CONFIG:
+            config = optarg;
+            break;
+        case O_HELP:
+            fputs(tools_usage, stdout);
+            return EXIT_DONE;
         default:
             cli_error("tools: unknown or incomplete option '%s'",
                       argv[optind - 1]);

@@ -11,10 +11,10 @@
 #include <stddef.h>
 
 typedef struct tg_buf {
-    char *data;    /* NUL-terminated when len > 0 or after tg__buf_cstr */
+    char *data; /* NUL-terminated when len > 0 or after tg__buf_cstr */
     size_t len;
-    size_t cap;    /* allocated bytes */
-    size_t limit;  /* most bytes it may hold; 0 = SIZE_MAX */
+    size_t cap;     /* allocated bytes */
+    size_t limit;   /* most bytes it may hold; 0 = SIZE_MAX */
     bool truncated; /* an append was cut at the limit */
     bool external;  /* data is the caller's storage (tg__buf_init_with) */
 } tg_buf;

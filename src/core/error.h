@@ -17,7 +17,8 @@
 
 /* Fills err (may be NULL) with code and a formatted message; returns code so
  * callers can `return tg__error_set(err, TG_EINVAL, "...")`. */
-int tg__error_set(tg_error *err, int code, const char *fmt, ...) TG__PRINTF(3, 4);
+int tg__error_set(tg_error *err, int code, const char *fmt, ...)
+    TG__PRINTF(3, 4);
 /* Same, with the 1-based line and column of the input it is about. */
 int tg__error_at(tg_error *err, int code, long line, long column,
                  const char *fmt, ...) TG__PRINTF(5, 6);

@@ -122,8 +122,8 @@ tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
     if (text != NULL && !only_space(text, len))
         block = tg__jtape_parse_head(text, len, sizeof(tg_call) + il + tl + 2,
                                      &tape, NULL, &rc);
-    if (block != NULL && (tape.tok[0].kind != TG_JT_OBJECT ||
-                          memchr(text, '\0', len) != NULL)) {
+    if (block != NULL &&
+        (tape.tok[0].kind != TG_JT_OBJECT || memchr(text, '\0', len) != NULL)) {
         free(block);
         block = NULL;
         rc = TG_EPARSE;
@@ -186,7 +186,8 @@ void tg__call_free(tg_call *call)
     free(call);
 }
 
-int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt, ...)
+int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
+                           ...)
 {
     char msg[1024];
     va_list ap;
@@ -240,8 +241,7 @@ static int not_an_object(tg_call *call, const char *kind)
 {
     return tg__call_set_pre_error(
         call, "MALFORMED_ARGUMENTS",
-        "arguments of call '%s' must be a JSON object, got %s", call->id,
-        kind);
+        "arguments of call '%s' must be a JSON object, got %s", call->id, kind);
 }
 
 /* Appends compact JSON of v to a tg_buf (json_dump_callback's sink). */
@@ -399,11 +399,26 @@ size_t tg__call_args_size(const tg_call *call)
     return call->args_len;
 }
 
-const char *tg_call_id(const tg_call *call) { return call->id; }
-const char *tg_call_tool(const tg_call *call) { return call->tool; }
-const char *tg_call_caller_id(const tg_call *call) { return call->caller_id; }
-const char *tg_call_format(const tg_call *call) { return call->format; }
-size_t tg_call_index(const tg_call *call) { return call->index; }
+const char *tg_call_id(const tg_call *call)
+{
+    return call->id;
+}
+const char *tg_call_tool(const tg_call *call)
+{
+    return call->tool;
+}
+const char *tg_call_caller_id(const tg_call *call)
+{
+    return call->caller_id;
+}
+const char *tg_call_format(const tg_call *call)
+{
+    return call->format;
+}
+size_t tg_call_index(const tg_call *call)
+{
+    return call->index;
+}
 
 const char *tg_call_args_raw(const tg_call *call)
 {
@@ -455,18 +470,20 @@ json_t *tg__call_to_json(const tg_call *call)
     int bad = call->args_text != NULL && (args == NULL || sum == NULL);
     bad |= json_object_set_new(o, "id", json_string(call->id));
     bad |= json_object_set_new(o, "tool", json_string(call->tool));
-    bad |= json_object_set_new(o, "args", args ? json_incref(args) : json_null());
-    bad |= json_object_set_new(o, "args_raw",
-                               str_or_null(tg_call_args_raw(call)));
+    bad |=
+        json_object_set_new(o, "args", args ? json_incref(args) : json_null());
+    bad |=
+        json_object_set_new(o, "args_raw", str_or_null(tg_call_args_raw(call)));
     bad |= json_object_set_new(o, "checksum", str_or_null(sum));
     bad |= json_object_set_new(o, "caller_id", str_or_null(call->caller_id));
-    bad |= json_object_set_new(o, "context", call->context
-                                                 ? json_incref(call->context)
-                                                 : json_object());
-    bad |= json_object_set_new(o, "skills", call->skills ? json_incref(call->skills)
-                                                         : json_array());
+    bad |= json_object_set_new(o, "context",
+                               call->context ? json_incref(call->context)
+                                             : json_object());
+    bad |= json_object_set_new(
+        o, "skills", call->skills ? json_incref(call->skills) : json_array());
     bad |= json_object_set_new(o, "format", json_string(call->format));
-    bad |= json_object_set_new(o, "index", json_integer((json_int_t)call->index));
+    bad |=
+        json_object_set_new(o, "index", json_integer((json_int_t)call->index));
     bad |= set_time(o, "created_at", call->created_at);
     bad |= set_time(o, "updated_at", call->updated_at);
     bad |= set_time(o, "completed_at", call->completed_at);
@@ -637,8 +654,7 @@ static tg_result *result_alloc(const tg_call *call, tg_outcome outcome,
 {
     size_t il = strlen(call->id), tl = strlen(call->tool);
     size_t extra = il + tl + 2 + (text ? text_len + 1 : 0);
-    tg_result *r =
-        payload_take || text ? calloc(1, sizeof *r + extra) : NULL;
+    tg_result *r = payload_take || text ? calloc(1, sizeof *r + extra) : NULL;
     if (r == NULL) {
         json_decref(payload_take);
         return NULL;
@@ -756,21 +772,50 @@ const char *tg__result_code(const tg_result *r)
 {
     if (r->outcome != TG_OUTCOME_ERROR)
         return NULL;
-    return json_string_value(
-        json_object_get(json_object_get(tg__result_payload(r), "error"),
-                        "code"));
+    return json_string_value(json_object_get(
+        json_object_get(tg__result_payload(r), "error"), "code"));
 }
 
-const char *tg_result_id(const tg_result *r) { return r->id; }
-const char *tg_result_tool(const tg_result *r) { return r->tool; }
-tg_outcome tg_result_outcome(const tg_result *r) { return r->outcome; }
-tg_execution tg_result_execution(const tg_result *r) { return r->execution; }
-int tg_result_succeeded(const tg_result *r) { return r->outcome == TG_OUTCOME_SUCCESS; }
-int tg_result_is_error(const tg_result *r) { return r->outcome != TG_OUTCOME_SUCCESS; }
-double tg_result_duration_ms(const tg_result *r) { return r->duration_ms; }
-int tg_result_exit_status(const tg_result *r) { return r->exit_status; }
-int tg_result_replayed(const tg_result *r) { return r->replayed; }
-const char *tg_result_error_code(const tg_result *r) { return tg__result_code(r); }
+const char *tg_result_id(const tg_result *r)
+{
+    return r->id;
+}
+const char *tg_result_tool(const tg_result *r)
+{
+    return r->tool;
+}
+tg_outcome tg_result_outcome(const tg_result *r)
+{
+    return r->outcome;
+}
+tg_execution tg_result_execution(const tg_result *r)
+{
+    return r->execution;
+}
+int tg_result_succeeded(const tg_result *r)
+{
+    return r->outcome == TG_OUTCOME_SUCCESS;
+}
+int tg_result_is_error(const tg_result *r)
+{
+    return r->outcome != TG_OUTCOME_SUCCESS;
+}
+double tg_result_duration_ms(const tg_result *r)
+{
+    return r->duration_ms;
+}
+int tg_result_exit_status(const tg_result *r)
+{
+    return r->exit_status;
+}
+int tg_result_replayed(const tg_result *r)
+{
+    return r->replayed;
+}
+const char *tg_result_error_code(const tg_result *r)
+{
+    return tg__result_code(r);
+}
 
 const char *tg_result_payload_json(const tg_result *r)
 {
@@ -791,7 +836,7 @@ const char *tg_result_data_json(const tg_result *r)
 const char *tg_result_error_message(const tg_result *r)
 {
     tg_result *m = (tg_result *)r; /* cache only */
-    const json_t *inner; /* borrowed */
+    const json_t *inner;           /* borrowed */
     char buf[128];
     const char *text = NULL;
     switch (r->outcome) {
@@ -866,11 +911,12 @@ int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err)
         return tg__error_set(err, TG_EPARSE,
                              "a result record needs id, tool and payload");
     tg_call probe = {.id = (char *)id, .tool = (char *)tool};
-    tg_result *r = tg__result_new(
-        &probe,
-        tg_outcome_from_name(json_string_value(json_object_get(obj, "outcome"))),
-        execution_from_name(json_string_value(json_object_get(obj, "execution"))),
-        json_incref((json_t *)payload));
+    tg_result *r = tg__result_new(&probe,
+                                  tg_outcome_from_name(json_string_value(
+                                      json_object_get(obj, "outcome"))),
+                                  execution_from_name(json_string_value(
+                                      json_object_get(obj, "execution"))),
+                                  json_incref((json_t *)payload));
     if (r == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     const json_t *v; /* borrowed */

@@ -26,8 +26,8 @@
 #include "toolgate.h"
 
 struct tg_call {
-    char *id;            /* in the record's allocation */
-    char *tool;          /* in the record's allocation */
+    char *id;   /* in the record's allocation */
+    char *tool; /* in the record's allocation */
     /* The arguments: JSON text of an object (NUL-terminated, args_len
      * bytes, inside the tape's allocation) and its tape; args_text is NULL
      * when the arguments did not decode to an object. Set them only through
@@ -35,20 +35,20 @@ struct tg_call {
     const char *args_text;
     size_t args_len;
     tg_jtape args_tape;
-    json_t *args_dom;       /* the object, built on first use; see tg__call_args */
-    char *args_raw_own;     /* the wire's string when it is not args_text */
-    bool args_raw_is_text;  /* the wire's string is args_text itself */
-    char *checksum_in;   /* checksum the call arrived with, NULL when none */
-    char *caller_id;     /* NULL for system-initiated calls */
-    json_t *context;     /* object {cwd, env, name, ...} or NULL */
-    json_t *skills;      /* array of strings or NULL */
-    const char *format;  /* static format name */
+    json_t *args_dom;   /* the object, built on first use; see tg__call_args */
+    char *args_raw_own; /* the wire's string when it is not args_text */
+    bool args_raw_is_text; /* the wire's string is args_text itself */
+    char *checksum_in;     /* checksum the call arrived with, NULL when none */
+    char *caller_id;       /* NULL for system-initiated calls */
+    json_t *context;       /* object {cwd, env, name, ...} or NULL */
+    json_t *skills;        /* array of strings or NULL */
+    const char *format;    /* static format name */
     size_t index;
     int64_t created_at, updated_at, completed_at; /* epoch ms, 0 = unset */
-    bool inline_output;  /* records.md `inline`, default true */
+    bool inline_output; /* records.md `inline`, default true */
     bool from_artifact_tool;
-    json_t *meta;        /* format-specific extras kept for rendering (JSON-RPC
-                            id, progress token, item ids), object or NULL */
+    json_t *meta; /* format-specific extras kept for rendering (JSON-RPC
+                     id, progress token, item ids), object or NULL */
     /* A problem found while parsing: the call ends with this error without
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
@@ -68,10 +68,10 @@ struct tg_result {
      * made from its payload's text (tg__result_success_text), until that
      * builds it. */
     json_t *payload_dom;
-    json_t *content;   /* array of content blocks or NULL */
-    json_t *artifact;  /* object or NULL */
+    json_t *content;  /* array of content blocks or NULL */
+    json_t *artifact; /* object or NULL */
     double duration_ms;
-    int exit_status;   /* -1 when none */
+    int exit_status; /* -1 when none */
     int64_t completed_at;
     bool replayed;
     /* caches for the borrowed-string getters */
@@ -112,7 +112,8 @@ int tg__call_copy_args(tg_call *dst, const tg_call *src);
  * out building them. Not thread-safe: the first use fills a cache. */
 json_t *tg__call_args(const tg_call *call);
 /* Marks the call as failing before it runs (code static, message copied). */
-int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt, ...)
+int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
+                           ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -136,11 +137,11 @@ tg_result *tg__result_new(const tg_call *call, tg_outcome outcome,
 /* success: payload is any JSON value (reference taken). */
 tg_result *tg__result_success(const tg_call *call, json_t *payload_take);
 /* success, from the payload's text when it is exactly what json_dumps
- * (JSON_COMPACT | JSON_ENCODE_ANY) writes for its value (tg__jtape_is_dump_form):
- * text[0..len) is copied into the record and is what tg_result_payload_json
- * returns; no jansson value is built until tg__result_payload asks for it
- * (most results are only rendered, and rendering needs the text). NULL on
- * out of memory. */
+ * (JSON_COMPACT | JSON_ENCODE_ANY) writes for its value
+ * (tg__jtape_is_dump_form): text[0..len) is copied into the record and is what
+ * tg_result_payload_json returns; no jansson value is built until
+ * tg__result_payload asks for it (most results are only rendered, and rendering
+ * needs the text). NULL on out of memory. */
 tg_result *tg__result_success_text(const tg_call *call, const char *text,
                                    size_t len);
 /* The payload as a jansson value (borrowed, valid while the result lives):

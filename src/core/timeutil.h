@@ -15,7 +15,8 @@
 int64_t tg__now_ms(void);
 /* Nanoseconds from the monotonic clock (durations only). */
 uint64_t tg__mono_ns(void);
-/* Formats epoch milliseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ". Returns the length. */
+/* Formats epoch milliseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ". Returns the length.
+ */
 int tg__time_format(int64_t ms, char out[TG_TIME_MAX]);
 /* Parses an RFC 3339 date-time ("2026-11-22T04:17:09Z", fractional seconds
  * and numeric offsets accepted) into epoch milliseconds. Returns 0 or

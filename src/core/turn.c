@@ -118,8 +118,14 @@ void tg__turn_mark_duplicates(tg_turn *t)
     free(slot);
 }
 
-const char *tg_turn_format(const tg_turn *t) { return t->format; }
-size_t tg_turn_call_count(const tg_turn *t) { return t->n; }
+const char *tg_turn_format(const tg_turn *t)
+{
+    return t->format;
+}
+size_t tg_turn_call_count(const tg_turn *t)
+{
+    return t->n;
+}
 
 const tg_call *tg_turn_call(const tg_turn *t, size_t i)
 {

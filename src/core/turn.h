@@ -12,12 +12,12 @@
 #include "record.h"
 
 struct tg_turn {
-    const char *format;   /* static name of the format it was parsed from */
-    tg_call **calls;      /* owned */
-    tg_result **results;  /* owned; results[i] is NULL until call i ends */
+    const char *format;  /* static name of the format it was parsed from */
+    tg_call **calls;     /* owned */
+    tg_result **results; /* owned; results[i] is NULL until call i ends */
     size_t n, cap;
-    json_t *source;       /* the parsed document (new ref) or NULL; renderers
-                             of formats that answer in context may read it */
+    json_t *source; /* the parsed document (new ref) or NULL; renderers
+                       of formats that answer in context may read it */
 };
 
 /* A new empty turn of `format` (static string). NULL on OOM. */

@@ -442,8 +442,8 @@ static void spawn_work(uv_work_t *req)
 {
     tg__proc *p = req->data;
     pid_t pid = 0;
-    p->spawn_rc = tg__proc_spawn(&p->sp, &pid, &p->spawn_stage,
-                                 &p->spawn_errnum);
+    p->spawn_rc =
+        tg__proc_spawn(&p->sp, &pid, &p->spawn_stage, &p->spawn_errnum);
     p->pid = pid;
 }
 
@@ -557,8 +557,8 @@ static void spawn_done(uv_work_t *req, int status)
         goto fail;
     }
     if (p->spawn_rc != 0) {
-        refusal = spawn_error(call, prog, p->sp.cwd, p->spawn_stage,
-                              p->spawn_errnum);
+        refusal =
+            spawn_error(call, prog, p->sp.cwd, p->spawn_stage, p->spawn_errnum);
         goto fail;
     }
     free(p->env_owned);

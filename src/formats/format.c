@@ -19,12 +19,9 @@
 
 /* Detection order breaks ties: the first format with the highest score wins. */
 static const tg_format *const formats[] = {
-    &tg__format_openai_chat,
-    &tg__format_native,
-    &tg__format_anthropic,
-    &tg__format_gemini,
-    &tg__format_openai_responses,
-    &tg__format_mcp,
+    &tg__format_openai_chat,      &tg__format_native,
+    &tg__format_anthropic,        &tg__format_gemini,
+    &tg__format_openai_responses, &tg__format_mcp,
     &tg__format_fenced,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])

@@ -306,8 +306,7 @@ static json_t *call_tool_result(const tg_result *r, tg_buf *text)
                   (json_int_t)ms); /* new ref; takes content, also on failure */
     if (res != NULL && r->outcome == TG_OUTCOME_SUCCESS &&
         json_is_object(tg__result_payload(r)) &&
-        json_object_set(res, "structuredContent", tg__result_payload(r)) !=
-            0) {
+        json_object_set(res, "structuredContent", tg__result_payload(r)) != 0) {
         json_decref(res);
         return NULL;
     }
@@ -337,9 +336,8 @@ static json_t *response(const tg_turn *turn, size_t i, int from_mcp,
         bad |= json_object_set_new(o, "id", json_string(call->id));
     int code = rpc_error_code(r);
     if (code != 0) {
-        const char *msg = json_string_value(
-            json_object_get(json_object_get(tg__result_payload(r), "error"),
-                            "message"));
+        const char *msg = json_string_value(json_object_get(
+            json_object_get(tg__result_payload(r), "error"), "message"));
         json_t *e; /* new ref */
         if (strcmp(tg__result_code(r), "UNKNOWN_TOOL") == 0)
             /* The message the MCP specification's example uses. */

@@ -511,10 +511,9 @@ static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
                 ? json_string_value(json_object_get(t, "description"))
                 : "",
             "parameters", json_object_get(t, "input_schema")); /* new ref */
-        if (fn == NULL ||
-            json_array_append_new(arr, json_pack("{s:s, s:o}", "type",
-                                                 "function", "function",
-                                                 fn)) != 0)
+        if (fn == NULL || json_array_append_new(
+                              arr, json_pack("{s:s, s:o}", "type", "function",
+                                             "function", fn)) != 0)
             rc = TG_ENOMEM;
     }
     if (rc == 0)

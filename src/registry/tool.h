@@ -26,12 +26,12 @@ typedef struct tg_tool {
     /* handler tools */
     tg_handler_fn fn;
     void *user_data;
-    unsigned flags;       /* TG_TOOL_INLINE, ... */
+    unsigned flags; /* TG_TOOL_INLINE, ... */
     /* command tools */
-    json_t *argv;         /* array of strings, the argv template (new ref) */
-    json_t *stdin_tpl;    /* string template or NULL (new ref) */
-    json_t *env;          /* object name -> string or NULL (new ref) */
-    int64_t timeout_ms;   /* 0: the runtime's default */
+    json_t *argv;       /* array of strings, the argv template (new ref) */
+    json_t *stdin_tpl;  /* string template or NULL (new ref) */
+    json_t *env;        /* object name -> string or NULL (new ref) */
+    int64_t timeout_ms; /* 0: the runtime's default */
 } tg_tool;
 
 /* Frees a tool and everything it owns; NULL is a no-op. */

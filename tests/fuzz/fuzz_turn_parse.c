@@ -61,7 +61,7 @@ static void run(const uint8_t *data, size_t size, const char *format)
         /* The record and checksum of every parsed call are computable. */
         char *rec = tg_call_to_json(call);
         tg_free(rec);
-        json_t *args = tg__call_args(call); /* borrowed */
+        json_t *args = tg__call_args(call);                       /* borrowed */
         json_t *payload = args ? json_incref(args) : json_null(); /* new ref */
         tg_result *r = tg__result_success(call, payload);
         if (r == NULL || tg__turn_set_result(turn, i, r) != 0)

@@ -177,34 +177,29 @@ static void test_tape_matches(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tg_jtape t;
         char a[TG_CHECKSUM_MAX], b[TG_CHECKSUM_MAX];
-        assert_int_equal(tg__jtape_parse(cases[i].text, strlen(cases[i].text),
-                                         0, &t, NULL),
-                         0);
+        assert_int_equal(
+            tg__jtape_parse(cases[i].text, strlen(cases[i].text), 0, &t, NULL),
+            0);
         json_t *v = load(cases[i].text); /* new ref */
-        assert_int_equal(tg__checksum_compute_tape(cases[i].tool, &t, NULL, 0,
-                                                   a),
-                         0);
-        assert_int_equal(tg__checksum_compute(cases[i].tool, v, NULL, 0, b),
-                         0);
+        assert_int_equal(
+            tg__checksum_compute_tape(cases[i].tool, &t, NULL, 0, a), 0);
+        assert_int_equal(tg__checksum_compute(cases[i].tool, v, NULL, 0, b), 0);
         assert_string_equal(a, b);
         if (cases[i].want != NULL)
             assert_string_equal(a, cases[i].want);
-        assert_int_equal(tg__checksum_verify_tape(a, cases[i].tool, &t, NULL,
-                                                  0),
-                         1);
+        assert_int_equal(
+            tg__checksum_verify_tape(a, cases[i].tool, &t, NULL, 0), 1);
         assert_int_equal(tg__checksum_compute_tape(cases[i].tool, &t, key,
                                                    sizeof key - 1, a),
                          0);
-        assert_int_equal(tg__checksum_compute(cases[i].tool, v, key,
-                                              sizeof key - 1, b),
-                         0);
+        assert_int_equal(
+            tg__checksum_compute(cases[i].tool, v, key, sizeof key - 1, b), 0);
         assert_string_equal(a, b);
-        assert_int_equal(tg__checksum_verify_tape(a, cases[i].tool, &t, key,
-                                                  sizeof key - 1),
-                         1);
-        assert_int_equal(tg__checksum_verify_tape(a, "other", &t, key,
-                                                  sizeof key - 1),
-                         0);
+        assert_int_equal(
+            tg__checksum_verify_tape(a, cases[i].tool, &t, key, sizeof key - 1),
+            1);
+        assert_int_equal(
+            tg__checksum_verify_tape(a, "other", &t, key, sizeof key - 1), 0);
         json_decref(v);
         tg__jtape_free(&t);
     }

@@ -95,8 +95,9 @@ static void test_error_payload(void **state)
     assert_non_null(r);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
-    assert_json(tg__result_payload(r), "{\"error\":{\"message\":\"no tool 't'\",\"code\":"
-                            "\"UNKNOWN_TOOL\"}}");
+    assert_json(tg__result_payload(r),
+                "{\"error\":{\"message\":\"no tool 't'\",\"code\":"
+                "\"UNKNOWN_TOOL\"}}");
     assert_int_equal(tg_result_succeeded(r), 0);
     assert_int_equal(tg_result_is_error(r), 1);
     assert_null(tg_result_data_json(r));
@@ -524,8 +525,8 @@ static void test_args_text_and_tape(void **state)
     tg__call_free(d);
 
     /* The general path's answers from the one-allocation constructor. */
-    static const char *others[] = {"", " ", "[1]", "{bad", "{\"a\":1,\"a\":2}",
-                                   "null"};
+    static const char *others[] = {
+        "", " ", "[1]", "{bad", "{\"a\":1,\"a\":2}", "null"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
         tg_call *x = tg__call_new_args("x", "t", "toolgate", others[i],
                                        strlen(others[i]));

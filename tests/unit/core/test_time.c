@@ -107,11 +107,11 @@ static void test_parse_invalid(void **state)
 {
     (void)state;
     static const char *bad[] = {
-        "2026-02-30T00:00:00Z", /* no such day */
+        "2026-02-30T00:00:00Z",      /* no such day */
         "9999-12-31T23:59:01-23:59", /* UTC instant in year 10000 */
         "0000-01-01T00:00:00+00:01", /* UTC instant before year 0 */
-        "2025-02-29T00:00:00Z", /* not a leap year */
-        "1900-02-29T00:00:00Z", /* century, not a leap year */
+        "2025-02-29T00:00:00Z",      /* not a leap year */
+        "1900-02-29T00:00:00Z",      /* century, not a leap year */
         "2026-04-31T00:00:00Z",
         "2026-13-01T00:00:00Z",
         "2026-00-01T00:00:00Z",

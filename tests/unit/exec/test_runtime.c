@@ -879,10 +879,10 @@ static void test_set_json_forms(void **state)
             assert_string_equal(got, "null"); /* nothing was set */
             continue;
         }
-        json_t *v = json_loadb(cases[i].text, strcmp(cases[i].text, "[1") == 0
-                                                  ? 4
-                                                  : strlen(cases[i].text),
-                               JSON_DECODE_ANY, NULL); /* new ref */
+        json_t *v = json_loadb(
+            cases[i].text,
+            strcmp(cases[i].text, "[1") == 0 ? 4 : strlen(cases[i].text),
+            JSON_DECODE_ANY, NULL); /* new ref */
         assert_non_null(v);
         char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         assert_string_equal(got, want);

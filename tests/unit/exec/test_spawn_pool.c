@@ -73,8 +73,8 @@ static void queued_spawns_never_run(void **state)
     assert_int_equal(tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err),
                      0);
     assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
-    assert_int_equal(tg_runtime_register(rt, "hog", "holds a pool thread",
-                                         NULL, hog, NULL, 0, &err),
+    assert_int_equal(tg_runtime_register(rt, "hog", "holds a pool thread", NULL,
+                                         hog, NULL, 0, &err),
                      0);
     assert_int_equal(tg_turn_parse(turn_text, strlen(turn_text), "toolgate",
                                    "test", &turn, &err),

@@ -260,11 +260,10 @@ static void test_ids_without_id(void **state)
 
     /* The same document, laid out differently: the same ids. */
     char *spaced =
-        q(
-            "{ 'candidates' : [ { 'content' : { 'role' : 'model' , 'parts' : "
-            "[\n" FC("a", "{ 'p' : 1 }") ", {'text':'x'},\n" FCID(
-                "given", "b", "{}") ",{'functionCall':{'id':'','name':'c'}}"
-                                    "," FC("a", "{'p':1}") " ] } } ] }");
+        q("{ 'candidates' : [ { 'content' : { 'role' : 'model' , 'parts' : "
+          "[\n" FC("a", "{ 'p' : 1 }") ", {'text':'x'},\n" FCID(
+              "given", "b", "{}") ",{'functionCall':{'id':'','name':'c'}}"
+                                  "," FC("a", "{'p':1}") " ] } } ] }");
     tg_turn *again = NULL;
     tg_error err;
     assert_int_equal(
