@@ -28,6 +28,7 @@
  * with jansson on every input.
  */
 #include "jtape.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -171,38 +172,6 @@ static int oom(parser *p)
 
 /* ------------------------------------------------------------ UTF-8 */
 
-/* Length of the valid UTF-8 sequence at s[0..n) starting with a byte
- * >= 0x80, 0 when it is not valid (no overlongs, no surrogates, nothing
- * above U+10FFFF: jansson's utf8_check_full). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
 /* jansson reads a byte >= 0x80 by decoding its whole sequence first. */
 static int bad_utf8(parser *p)
 {
@@ -219,7 +188,7 @@ static int fetch(parser *p)
     if (p->pos >= p->len)
         return -1;
     unsigned char c = p->s[p->pos];
-    if (c >= 0x80 && utf8_seq(p->s + p->pos, p->len - p->pos) == 0) {
+    if (c >= 0x80 && tg__utf8_seq(p->s + p->pos, p->len - p->pos) == 0) {
         bad_utf8(p);
         return FETCH_ERROR;
     }
@@ -363,7 +332,7 @@ static int lex_string(parser *p)
             return fail(p, "control character 0x%x", c);
         }
         if (c >= 0x80) {
-            size_t k = utf8_seq(s + p->pos, len - p->pos);
+            size_t k = tg__utf8_seq(s + p->pos, len - p->pos);
             if (k == 0)
                 return bad_utf8(p);
             p->pos += k;
@@ -546,7 +515,7 @@ static int lex_other(parser *p)
     const unsigned char *s = p->s;
     int c = s[p->pos];
     if (c >= 0x80) {
-        size_t k = utf8_seq(s + p->pos, p->len - p->pos);
+        size_t k = tg__utf8_seq(s + p->pos, p->len - p->pos);
         if (k == 0)
             return bad_utf8(p);
         p->pos += k; /* the whole character is the token's text */

@@ -7,6 +7,7 @@
  * every renderer shares (payload text, JSON string escaping).
  */
 #include "format.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -75,37 +76,6 @@ int tg__format_dump(const json_t *value, tg_buf *out)
      * out of memory (its loop check allocates): values built through its
      * checked constructors are always encodable. */
     return c.rc != 0 ? c.rc : TG_ENOMEM;
-}
-
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
- * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
 }
 
 /* Writes the escape of byte c (a control character, '"' or '\\') at w as
@@ -192,7 +162,7 @@ int tg__format_json_string(tg_buf *out, const char *str, size_t len)
             if (i >= len)
                 break;
             if (s[i] >= 0x80) {
-                size_t seq = utf8_seq(s + i, len - i);
+                size_t seq = tg__utf8_seq(s + i, len - i);
                 if (seq > 0) {
                     memcpy(w, s + i, seq);
                     w += seq;
@@ -223,7 +193,7 @@ int tg__format_json_string(tg_buf *out, const char *str, size_t len)
         char esc[8];
         size_t n;
         if (s[i] >= 0x80) {
-            size_t seq = utf8_seq(s + i, len - i);
+            size_t seq = tg__utf8_seq(s + i, len - i);
             if (seq > 0) {
                 if ((rc = tg__buf_append(out, s + i, seq)) != 0)
                     return rc;

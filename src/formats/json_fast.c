@@ -21,6 +21,7 @@
  * order. The fuzz targets check that equivalence on every input.
  */
 #include "json_fast.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -73,38 +74,6 @@ int tg__jcur_end(tg_jcur *c)
     return c->p == c->end ? 0 : -1;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n) that starts with a byte
- * >= 0x80, 0 when it is not one (the rules jansson applies: no overlongs,
- * no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
 static long hex4(const unsigned char *p)
 {
     long v = 0;
@@ -153,7 +122,7 @@ static const unsigned char *plain_run(const unsigned char *p,
             p++;
             continue;
         }
-        size_t k = utf8_seq(p, (size_t)(end - p));
+        size_t k = tg__utf8_seq(p, (size_t)(end - p));
         if (k == 0)
             return NULL;
         p += k;
@@ -342,7 +311,7 @@ static int string_body(tg_jcur *c, const char **s, size_t *n)
                 return -1;
             w = c->scratch + c->scratch_len;
         } else if (ch >= 0x80) {
-            size_t k = utf8_seq(p, (size_t)(end - p));
+            size_t k = tg__utf8_seq(p, (size_t)(end - p));
             if (k == 0)
                 return -1;
             memcpy(w, p, k);

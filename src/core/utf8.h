@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * utf8.h - UTF-8 validation shared by every reader of JSON text (the tape,
+ * the fast reader, the string writer). Inline: it sits in their inner loops.
+ */
+#ifndef TG_CORE_UTF8_H
+#define TG_CORE_UTF8_H
+
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at s[0..n) that starts with a byte
+ * >= 0x80, or 0 when it is not one (RFC 3629, as jansson's utf8_check_full:
+ * no overlongs, no surrogates, nothing above U+10FFFF). */
+static inline size_t tg__utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+#endif
