@@ -23,12 +23,23 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+
+/* The kernel's struct sigaction for rt_sigaction (x86-64, arm64 and the
+ * other architectures of the generic layout), and the highest signal. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+#define TG__MAX_SIGNAL 64
 
 typedef struct child_report {
     int stage;
@@ -62,17 +73,19 @@ child_main(const tg__spawn *sp, int errfd, pid_t parent)
         _exit(127);
 
     /* Default dispositions: exec resets caught signals by itself, but not
-     * ignored ones, and a handler must not run here before exec. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (int s = 1; s < NSIG; s++) {
-        struct sigaction cur;
+     * ignored ones, and a handler must not run here before exec. This goes
+     * through the raw system call because glibc's sigaction refuses the two
+     * signals it reserves (32 and 33), and a parent that inherited them
+     * ignored would hand that on to every tool. */
+    for (int s = 1; s <= TG__MAX_SIGNAL; s++) {
+        struct kernel_sigaction cur;
         if (s == SIGKILL || s == SIGSTOP)
             continue;
-        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL)
-            sigaction(s, &dfl, NULL);
+        if (syscall(SYS_rt_sigaction, s, NULL, &cur, sizeof cur.mask) == 0 &&
+            cur.handler != SIG_DFL) {
+            struct kernel_sigaction dfl = {SIG_DFL, 0, NULL, 0};
+            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
+        }
     }
 
     if (dup2(sp->fd_in, 0) < 0 || dup2(sp->fd_out, 1) < 0 ||
