@@ -189,6 +189,13 @@ size_t tg_turn_call_count(const tg_turn *turn);
 const tg_call *tg_turn_call(const tg_turn *turn, size_t i);
 /* The result of the i-th call, or NULL when it has not ended yet. */
 const tg_result *tg_turn_result(const tg_turn *turn, size_t i);
+/* Makes every call of the turn that has no result end canceled, by `by`
+ * ("user", "policy" or "system") with `reason` (copied), without running,
+ * when the turn is run: its result is journaled and rendered like any other.
+ * The repair for a conversation with dangling calls (--cancel-unanswered).
+ * TG_EINVAL for another `by`. */
+int tg_turn_cancel_all(tg_turn *turn, const char *by, const char *reason,
+                       tg_error *err);
 /* Sets the caller id of every call that has none (borrowed string, copied). */
 int tg_turn_set_caller(tg_turn *turn, const char *caller_id, tg_error *err);
 /* Renders the turn's results in `format` (NULL: the turn's own format). Every

@@ -30,6 +30,9 @@ static const char run_usage[] =
     "  --timeout MS         default per-call deadline\n"
     "  --parallel N         calls running at once\n"
     "  --strict             exit 1 when some outcome is not success\n"
+    "  --cancel-unanswered  answer every call canceled (by system) without\n"
+    "                       running it: repairs a conversation left with\n"
+    "                       dangling calls\n"
     "  --no-journal         do not record calls and results\n"
     "  --approve            answer every 'ask' of the policy with yes\n"
     "  --hmac-key-file F    checksums are HMAC-SHA256 with the key in F\n"
@@ -39,7 +42,7 @@ static const char run_usage[] =
 typedef struct run_opts {
     const char *from, *to, *caller, *cwd, *config, *hmac_key_file, *input;
     long long timeout_ms, parallel;
-    bool strict, no_journal, approve, verbose;
+    bool strict, no_journal, approve, verbose, cancel_unanswered;
 } run_opts;
 
 static int parse_opts(int argc, char **argv, run_opts *o)
@@ -57,7 +60,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         O_HMAC,
         O_VERBOSE,
         O_CONFIG,
-        O_HELP
+        O_HELP,
+        O_CANCEL_UNANSWERED
     };
     static const struct option longopts[] = {
         {"from", required_argument, NULL, O_FROM},
@@ -73,6 +77,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"config", required_argument, NULL, O_CONFIG},
         {"help", no_argument, NULL, O_HELP},
+        {"cancel-unanswered", no_argument, NULL, O_CANCEL_UNANSWERED},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
@@ -113,6 +118,9 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             break;
         case O_VERBOSE:
             o->verbose = true;
+            break;
+        case O_CANCEL_UNANSWERED:
+            o->cancel_unanswered = true;
             break;
         case O_CONFIG:
             o->config = optarg;
@@ -213,6 +221,15 @@ int cmd_run(int argc, char **argv)
                   "--to",
                   tg_turn_format(turn));
         status = EXIT_USAGE;
+        goto done;
+    }
+    if (o.cancel_unanswered &&
+        tg_turn_cancel_all(turn, "system",
+                           "this call was never answered; the conversation "
+                           "was repaired (--cancel-unanswered)",
+                           &err) != 0) {
+        cli_error("%s", err.message);
+        status = EXIT_INTERNAL;
         goto done;
     }
     if (o.caller && tg_turn_set_caller(turn, o.caller, &err) != 0) {

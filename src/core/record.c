@@ -183,6 +183,7 @@ void tg__call_free(tg_call *call)
     json_decref(call->skills);
     json_decref(call->meta);
     free(call->pre_error_message);
+    free(call->pre_cancel_reason);
     free(call);
 }
 

@@ -53,6 +53,10 @@ struct tg_call {
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
     char *pre_error_message;
+    /* Set by tg_turn_cancel_all: the call ends canceled without running.
+     * by is static ("user", "policy", "system"), reason owned. */
+    const char *pre_cancel_by;
+    char *pre_cancel_reason;
     /* lazily computed cache (see tg_call_checksum) */
     char checksum[TG_CHECKSUM_MAX];
     const unsigned char *hmac_key; /* borrowed from the runtime, may be NULL */

@@ -145,3 +145,26 @@ int tg_turn_set_caller(tg_turn *t, const char *caller_id, tg_error *err)
             return tg__error_set(err, TG_ENOMEM, "out of memory");
     return 0;
 }
+
+int tg_turn_cancel_all(tg_turn *t, const char *by, const char *reason,
+                       tg_error *err)
+{
+    static const char *const kinds[] = {"user", "policy", "system"};
+    const char *kind = NULL;
+    for (size_t i = 0; by != NULL && i < 3; i++)
+        if (strcmp(by, kinds[i]) == 0)
+            kind = kinds[i];
+    if (t == NULL || kind == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_turn_cancel_all needs a turn and by = user, "
+                             "policy or system");
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->results[i] != NULL)
+            continue;
+        if (tg__strset(&t->calls[i]->pre_cancel_reason,
+                       reason ? reason : "canceled") != 0)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        t->calls[i]->pre_cancel_by = kind;
+    }
+    return 0;
+}

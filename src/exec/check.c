@@ -136,6 +136,10 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                                call->pre_error_code, NULL, "%s",
                                call->pre_error_message ? call->pre_error_message
                                                        : call->pre_error_code));
+    if (call->pre_cancel_by != NULL)
+        return refuse(oom, tg__result_canceled(call, TG_EXECUTION_NOT_STARTED,
+                                               call->pre_cancel_by,
+                                               call->pre_cancel_reason));
     if (call->args_text == NULL)
         return refuse(oom,
                       tg__fail(call, TG_EXECUTION_NOT_STARTED,
