@@ -84,32 +84,6 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-static int format_error(tg_error *err, const char *pointer, const char *fmt,
-                        const char *arg)
-{
-    tg__error_pointer(err, pointer);
-    return tg__error_set(err, TG_EFORMAT, fmt, arg);
-}
-
-/* tool_use ids answered by "tool_result" blocks, sorted for binary search:
- * a messages array may hold thousands of calls and answers. */
-typedef struct answered {
-    const char **ids; /* borrowed from the document */
-    size_t n;
-} answered;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int is_answered(const answered *ans, const char *id)
-{
-    if (ans == NULL || ans->n == 0 || id == NULL)
-        return 0;
-    return bsearch(&id, ans->ids, ans->n, sizeof *ans->ids, cmp_str) != NULL;
-}
-
 /* Adds content[i], a tool_use block (borrowed), as a call. Returns 0 or
  * TG_ENOMEM. */
 static int add_tool_use(tg_turn *turn, const json_t *block, size_t i)
@@ -162,7 +136,7 @@ fail:
 /* Adds the tool_use blocks of an assistant message (borrowed) that `ans`
  * does not list. pointer names the message for errors. */
 static int parse_message(tg_turn *turn, const json_t *msg, const char *pointer,
-                         const answered *ans, tg_error *err)
+                         const tg__idset *ans, tg_error *err)
 {
     const json_t *content = json_object_get(msg, "content"); /* borrowed */
     if (json_is_string(content))
@@ -183,7 +157,7 @@ static int parse_message(tg_turn *turn, const json_t *msg, const char *pointer,
         /* Text, thinking, server tool and other blocks are not calls. */
         if (!str_is(json_object_get(b, "type"), "tool_use"))
             continue;
-        if (is_answered(ans, json_string_value(json_object_get(b, "id"))))
+        if (tg__idset_has(ans, json_string_value(json_object_get(b, "id"))))
             continue;
         int rc = add_tool_use(turn, b, i);
         if (rc != 0)
@@ -239,13 +213,13 @@ static int parse_messages(tg_turn *turn, const json_t *doc, tg_error *err)
     /* Anthropic wants the results in the very next user message, but a
      * result anywhere later still answers its call: running the tool again
      * would repeat its effects. */
-    answered ans = {NULL, count_results(doc, last + 1, NULL)};
+    tg__idset ans = {NULL, count_results(doc, last + 1, NULL)};
     if (ans.n > 0) {
         ans.ids = malloc(ans.n * sizeof *ans.ids);
         if (ans.ids == NULL)
             return tg__error_set(err, TG_ENOMEM, "out of memory");
         count_results(doc, last + 1, ans.ids);
-        qsort(ans.ids, ans.n, sizeof *ans.ids, cmp_str);
+        tg__idset_sort(&ans);
     }
     char ptr[32];
     snprintf(ptr, sizeof ptr, "/%zu", last);
@@ -259,9 +233,9 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     if (json_is_array(doc))
         return parse_messages(turn, doc, err);
     if (!json_is_object(doc))
-        return format_error(err, "",
-                            "the document is not an object or an array; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "",
+                                "the document is not an object or an array; %s",
+                                EXPECTED_SHAPE);
     const json_t *type = json_object_get(doc, "type"); /* borrowed */
     if (str_is(type, "error")) {
         /* What the API answers instead of a message: say so plainly. */
@@ -278,19 +252,19 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
             msg ? msg : "no message");
     }
     if (type != NULL && !str_is(type, "message"))
-        return format_error(
+        return tg__format_error(
             err, "/type", "an object of type '%.64s'; expected a message",
             json_is_string(type) ? json_string_value(type) : "(not a string)");
     const json_t *role = json_object_get(doc, "role"); /* borrowed */
     if (role != NULL && !has_role(doc, "assistant"))
-        return format_error(err, "/role",
-                            "a message with role '%.64s'; expected an "
-                            "assistant message",
-                            json_is_string(role) ? json_string_value(role)
-                                                 : "(not a string)");
+        return tg__format_error(err, "/role",
+                                "a message with role '%.64s'; expected an "
+                                "assistant message",
+                                json_is_string(role) ? json_string_value(role)
+                                                     : "(not a string)");
     if (json_object_get(doc, "content") == NULL)
-        return format_error(err, "", "an object without content; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "", "an object without content; %s",
+                                EXPECTED_SHAPE);
     return parse_message(turn, doc, "", NULL, err);
 }
 

@@ -31,6 +31,13 @@ static const tg_format *const formats[] = {
     "expected an OpenAI Chat Completions response, an assistant message, a "   \
     "messages array, or toolgate JSON Lines (one call record per line)"
 
+int tg__format_error(tg_error *err, const char *pointer, const char *fmt,
+                     const char *arg)
+{
+    tg__error_pointer(err, pointer);
+    return tg__error_set(err, TG_EFORMAT, fmt, arg);
+}
+
 const tg_format *tg__format_find(const char *name)
 {
     if (name == NULL)

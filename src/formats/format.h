@@ -43,6 +43,23 @@ typedef struct tg_format {
     int (*render_tools)(const json_t *tools, tg_buf *out, tg_error *err);
 } tg_format;
 
+/* Fails with TG_EFORMAT: sets err's JSON pointer and a message from fmt
+ * with one string argument. Returns TG_EFORMAT. */
+int tg__format_error(tg_error *err, const char *pointer, const char *fmt,
+                     const char *arg);
+
+/* A set of ids borrowed from a document: the calls a later message already
+ * answers. A messages array may hold thousands of calls and answers, so the
+ * set is sorted once and searched in O(log n). */
+typedef struct tg__idset {
+    const char **ids; /* borrowed strings; the array is the caller's */
+    size_t n;
+} tg__idset;
+/* Sorts the set for tg__idset_has. */
+void tg__idset_sort(tg__idset *set);
+/* 1 when id is in the sorted set (NULL set, empty set or NULL id: 0). */
+int tg__idset_has(const tg__idset *set, const char *id);
+
 /* The format named `name`, or NULL. */
 const tg_format *tg__format_find(const char *name);
 

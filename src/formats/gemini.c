@@ -85,13 +85,6 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-static int format_error(tg_error *err, const char *pointer, const char *fmt,
-                        const char *arg)
-{
-    tg__error_pointer(err, pointer);
-    return tg__error_set(err, TG_EFORMAT, fmt, arg);
-}
-
 /* ------------------------------------------------------------ ids */
 
 static int hash_cb(const char *buffer, size_t size, void *data)
@@ -190,7 +183,7 @@ static int parse_content(tg_turn *turn, const json_t *content,
     if (!json_is_array(parts)) {
         char ptr[128];
         snprintf(ptr, sizeof ptr, "%s/parts", pointer);
-        return format_error(
+        return tg__format_error(
             err, ptr, "%s/parts is not an array; " EXPECTED_SHAPE, pointer);
     }
     size_t n = json_array_size(parts), k = 0;
@@ -384,23 +377,23 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     if (json_is_array(doc))
         return parse_contents(turn, doc, &ctx, err);
     if (!json_is_object(doc))
-        return format_error(err, "",
-                            "the document is not an object or an array; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "",
+                                "the document is not an object or an array; %s",
+                                EXPECTED_SHAPE);
     const json_t *cands = json_object_get(doc, "candidates"); /* borrowed */
     if (cands != NULL) {
         if (!json_is_array(cands) || json_array_size(cands) == 0)
-            return format_error(err, "/candidates",
-                                "a response without candidates; %s",
-                                "expected candidates[0].content");
+            return tg__format_error(err, "/candidates",
+                                    "a response without candidates; %s",
+                                    "expected candidates[0].content");
         const json_t *content =
             json_object_get(json_array_get(cands, 0), "content"); /* borrowed */
         if (content == NULL || json_is_null(content))
             return 0; /* stopped (safety, length) before any content */
         if (!json_is_object(content))
-            return format_error(err, "/candidates/0/content",
-                                "candidates[0].content is not an object; %s",
-                                EXPECTED_SHAPE);
+            return tg__format_error(
+                err, "/candidates/0/content",
+                "candidates[0].content is not an object; %s", EXPECTED_SHAPE);
         return parse_content(turn, content, "/candidates/0/content", NULL, &ctx,
                              err);
     }
@@ -408,33 +401,34 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     /* A model content may come without parts (it stopped first). */
     if (json_object_get(doc, "parts") != NULL || str_is(role, "model")) {
         if (role != NULL && !str_is(role, "model"))
-            return format_error(err, "/role",
-                                "a content with role '%.64s'; expected the "
-                                "model's content",
-                                json_is_string(role) ? json_string_value(role)
-                                                     : "(not a string)");
+            return tg__format_error(err, "/role",
+                                    "a content with role '%.64s'; expected the "
+                                    "model's content",
+                                    json_is_string(role)
+                                        ? json_string_value(role)
+                                        : "(not a string)");
         return parse_content(turn, doc, "", NULL, &ctx, err);
     }
     const json_t *e = json_object_get(doc, "error"); /* borrowed */
     if (json_is_object(e)) {
         /* What the API answers instead of a response: say so plainly. */
         const char *msg = json_string_value(json_object_get(e, "message"));
-        return format_error(err, "/error",
-                            "the document is a Gemini API error (%.200s), "
-                            "not a response",
-                            msg ? msg : "no message");
+        return tg__format_error(err, "/error",
+                                "the document is a Gemini API error (%.200s), "
+                                "not a response",
+                                msg ? msg : "no message");
     }
     const json_t *fb = json_object_get(doc, "promptFeedback"); /* borrowed */
     if (json_is_object(fb)) {
         const char *why = json_string_value(json_object_get(fb, "blockReason"));
-        return format_error(err, "/promptFeedback",
-                            "a response without candidates (the prompt was "
-                            "blocked: %.64s)",
-                            why ? why : "no reason given");
+        return tg__format_error(err, "/promptFeedback",
+                                "a response without candidates (the prompt was "
+                                "blocked: %.64s)",
+                                why ? why : "no reason given");
     }
-    return format_error(err, "",
-                        "an object with neither candidates nor parts; %s",
-                        EXPECTED_SHAPE);
+    return tg__format_error(err, "",
+                            "an object with neither candidates nor parts; %s",
+                            EXPECTED_SHAPE);
 }
 
 /* ------------------------------------------------------------ rendering */

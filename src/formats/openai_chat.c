@@ -64,32 +64,6 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-static int format_error(tg_error *err, const char *pointer, const char *fmt,
-                        const char *arg)
-{
-    tg__error_pointer(err, pointer);
-    return tg__error_set(err, TG_EFORMAT, fmt, arg);
-}
-
-/* Ids answered by "tool" messages, sorted for binary search: a messages
- * array may hold thousands of calls and answers. */
-typedef struct answered {
-    const char **ids; /* borrowed from the document */
-    size_t n;
-} answered;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int is_answered(const answered *ans, const char *id)
-{
-    if (ans == NULL || ans->n == 0 || id == NULL)
-        return 0;
-    return bsearch(&id, ans->ids, ans->n, sizeof *ans->ids, cmp_str) != NULL;
-}
-
 /* Sets the arguments from the wire's string. tg__call_set_args_text keeps
  * the text and its tape, without building a jansson object, and owns the
  * rules (blank strings, bad JSON, duplicate keys, not an object) and the
@@ -170,7 +144,7 @@ fail:
 /* Adds the tool calls of an assistant message (borrowed) that `ans` does not
  * list. pointer names the message for errors. */
 static int parse_message(tg_turn *turn, const json_t *msg, const char *pointer,
-                         const answered *ans, tg_error *err)
+                         const tg__idset *ans, tg_error *err)
 {
     const json_t *tcs = json_object_get(msg, "tool_calls"); /* borrowed */
     if (tcs == NULL || json_is_null(tcs))
@@ -178,14 +152,14 @@ static int parse_message(tg_turn *turn, const json_t *msg, const char *pointer,
     if (!json_is_array(tcs)) {
         char ptr[128];
         snprintf(ptr, sizeof ptr, "%s/tool_calls", pointer);
-        return format_error(err, ptr,
-                            "%s/tool_calls is not an array; " EXPECTED_SHAPE,
-                            pointer);
+        return tg__format_error(
+            err, ptr, "%s/tool_calls is not an array; " EXPECTED_SHAPE,
+            pointer);
     }
     size_t n = json_array_size(tcs);
     for (size_t i = 0; i < n; i++) {
         const json_t *tc = json_array_get(tcs, i); /* borrowed */
-        if (is_answered(ans, json_string_value(json_object_get(tc, "id"))))
+        if (tg__idset_has(ans, json_string_value(json_object_get(tc, "id"))))
             continue;
         int rc = add_tool_call(turn, tc, i);
         if (rc != 0)
@@ -219,7 +193,7 @@ static int parse_messages(tg_turn *turn, const json_t *doc, tg_error *err)
     if (last == n)
         return 0; /* nothing has been asked of the tools yet */
 
-    answered ans = {NULL, 0};
+    tg__idset ans = {NULL, 0};
     if (tools > 0) {
         ans.ids = malloc(tools * sizeof *ans.ids);
         if (ans.ids == NULL)
@@ -231,7 +205,7 @@ static int parse_messages(tg_turn *turn, const json_t *doc, tg_error *err)
             if (has_role(m, "tool") && id != NULL)
                 ans.ids[ans.n++] = id;
         }
-        qsort(ans.ids, ans.n, sizeof *ans.ids, cmp_str);
+        tg__idset_sort(&ans);
     }
     char ptr[32];
     snprintf(ptr, sizeof ptr, "/%zu", last);
@@ -245,36 +219,36 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     if (json_is_array(doc))
         return parse_messages(turn, doc, err);
     if (!json_is_object(doc))
-        return format_error(err, "",
-                            "the document is not an object or an "
-                            "array; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "",
+                                "the document is not an object or an "
+                                "array; %s",
+                                EXPECTED_SHAPE);
     const json_t *choices = json_object_get(doc, "choices"); /* borrowed */
     if (choices != NULL) {
         if (!json_is_array(choices) || json_array_size(choices) == 0)
-            return format_error(err, "/choices",
-                                "a response without choices; %s",
-                                "expected choices[0].message");
+            return tg__format_error(err, "/choices",
+                                    "a response without choices; %s",
+                                    "expected choices[0].message");
         const json_t *msg = json_object_get(json_array_get(choices, 0),
                                             "message"); /* borrowed */
         if (!json_is_object(msg))
-            return format_error(err, "/choices/0/message",
-                                "choices[0] has no message object; %s",
-                                "expected choices[0].message");
+            return tg__format_error(err, "/choices/0/message",
+                                    "choices[0] has no message object; %s",
+                                    "expected choices[0].message");
         return parse_message(turn, msg, "/choices/0/message", NULL, err);
     }
     const json_t *role = json_object_get(doc, "role"); /* borrowed */
     if (role != NULL && !has_role(doc, "assistant"))
-        return format_error(err, "/role",
-                            "a message with role '%.64s'; expected an "
-                            "assistant message",
-                            json_is_string(role) ? json_string_value(role)
-                                                 : "(not a string)");
+        return tg__format_error(err, "/role",
+                                "a message with role '%.64s'; expected an "
+                                "assistant message",
+                                json_is_string(role) ? json_string_value(role)
+                                                     : "(not a string)");
     if (role == NULL && json_object_get(doc, "tool_calls") == NULL)
-        return format_error(err, "",
-                            "an object with neither choices, role nor "
-                            "tool_calls; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "",
+                                "an object with neither choices, role nor "
+                                "tool_calls; %s",
+                                EXPECTED_SHAPE);
     return parse_message(turn, doc, "", NULL, err);
 }
 

@@ -78,13 +78,6 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-static int format_error(tg_error *err, const char *pointer, const char *fmt,
-                        const char *arg)
-{
-    tg__error_pointer(err, pointer);
-    return tg__error_set(err, TG_EFORMAT, fmt, arg);
-}
-
 /* ------------------------------------------------------------ calls */
 
 /* Adds the function_call item (borrowed) at position i as a call. Returns 0
@@ -242,18 +235,18 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     if (json_is_array(doc))
         return parse_items(turn, doc, err);
     if (!json_is_object(doc))
-        return format_error(err, "",
-                            "the document is not an object or an array; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "",
+                                "the document is not an object or an array; %s",
+                                EXPECTED_SHAPE);
     const json_t *output = json_object_get(doc, "output"); /* borrowed */
     if (output == NULL)
-        return format_error(err, "", "an object without output; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "", "an object without output; %s",
+                                EXPECTED_SHAPE);
     if (json_is_null(output))
         return 0; /* a response still queued or in progress has no output */
     if (!json_is_array(output))
-        return format_error(err, "/output", "output is not an array; %s",
-                            EXPECTED_SHAPE);
+        return tg__format_error(err, "/output", "output is not an array; %s",
+                                EXPECTED_SHAPE);
     size_t n = json_array_size(output);
     for (size_t i = 0; i < n; i++) {
         const json_t *it = json_array_get(output, i); /* borrowed */
