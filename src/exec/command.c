@@ -219,6 +219,10 @@ static void on_timer(uv_timer_t *t);
 static void arm(tg__proc *p, int phase, uint64_t ms)
 {
     p->phase = phase;
+    /* The loop's clock is cached from the start of its iteration; a budget
+     * counted from there would end early by however long the iteration has
+     * run (spawns included). */
+    uv_update_time(p->timer.loop);
     uv_timer_start(&p->timer, on_timer, ms, 0);
 }
 

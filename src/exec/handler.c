@@ -343,8 +343,10 @@ void tg__handler_start_pool(tg_runtime *rt, tg__job *job)
     p->timer.data = p;
     p->job = job;
     job->pool = p;
-    if (p->budget_ms > 0)
+    if (p->budget_ms > 0) {
+        uv_update_time(&rt->loop); /* count the budget from now, see arm() */
         uv_timer_start(&p->timer, on_pool_deadline, (uint64_t)p->budget_ms, 0);
+    }
     return;
 fail:
     free(cwd_owned);
