@@ -60,6 +60,23 @@ void tg__idset_sort(tg__idset *set);
 /* 1 when id is in the sorted set (NULL set, empty set or NULL id: 0). */
 int tg__idset_has(const tg__idset *set, const char *id);
 
+/* One tool definition in a format's shape, from a neutral one `t`
+ * (borrowed, see render_tools): the members of `head` (borrowed, may be
+ * NULL) first, then "name", "description" when it is a string, and the input
+ * schema under `schema_key` ({"type":"object"} when there is none). New ref;
+ * NULL on out of memory or when t has no string name. */
+json_t *tg__format_tool_object(const json_t *t, const json_t *head,
+                               const char *schema_key);
+
+/* The render_tools every format shares: maps each neutral definition with
+ * `one` (returns a new ref, NULL on failure), collects them in an array,
+ * wrapped as {wrap_key: array} when wrap_key is not NULL, and appends it as
+ * one line of compact JSON. format_name is for errors. */
+int tg__format_render_tool_list(const json_t *tools,
+                                json_t *(*one)(const json_t *t),
+                                const char *wrap_key, const char *format_name,
+                                tg_buf *out, tg_error *err);
+
 /* The format named `name`, or NULL. */
 const tg_format *tg__format_find(const char *name);
 

@@ -490,52 +490,17 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
     return 0;
 }
 
+static json_t *tool_def(const json_t *t)
+{
+    return tg__format_tool_object(t, NULL, "parametersJsonSchema");
+}
+
+/* Tool definitions: {"functionDeclarations":[{"name","description",
+ * "parametersJsonSchema"}]}. */
 static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
 {
-    if (!json_is_array(tools))
-        return tg__error_set(err, TG_EINVAL,
-                             "tool definitions must be an array");
-    json_t *decls = json_array(); /* new ref */
-    int rc = decls ? 0 : TG_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
-        const json_t *t = json_array_get(tools, i);             /* borrowed */
-        const json_t *name = json_object_get(t, "name");        /* borrowed */
-        const json_t *desc = json_object_get(t, "description"); /* borrowed */
-        const json_t *schema =
-            json_object_get(t, "input_schema"); /* borrowed */
-        if (!json_is_string(name)) {
-            json_decref(decls);
-            return tg__error_set(err, TG_EINVAL,
-                                 "tool definition %zu has no name", i);
-        }
-        json_t *o = json_object(); /* new ref */
-        if (o == NULL || json_object_set(o, "name", (json_t *)name) != 0 ||
-            (json_is_string(desc) &&
-             json_object_set(o, "description", (json_t *)desc) != 0) ||
-            json_object_set_new(o, "parametersJsonSchema",
-                                json_is_object(schema)
-                                    ? json_incref((json_t *)schema)
-                                    : json_pack("{s:s}", "type", "object")) !=
-                0) {
-            json_decref(o);
-            rc = TG_ENOMEM;
-        } else if (json_array_append_new(decls, o) != 0)
-            rc = TG_ENOMEM; /* o was released by the append */
-    }
-    json_t *doc = NULL; /* new ref */
-    if (rc == 0 &&
-        (doc = json_pack("{s:O}", "functionDeclarations", decls)) == NULL)
-        rc = TG_ENOMEM;
-    if (rc == 0)
-        rc = tg__format_dump(doc, out);
-    if (rc == 0)
-        rc = tg__buf_append(out, "\n", 1);
-    json_decref(doc);
-    json_decref(decls);
-    if (rc != 0)
-        return tg__error_set(err, rc, "cannot render %s tool definitions: %s",
-                             FORMAT_NAME, tg_strerror(rc));
-    return 0;
+    return tg__format_render_tool_list(tools, tool_def, "functionDeclarations",
+                                       FORMAT_NAME, out, err);
 }
 
 const tg_format tg__format_gemini = {

@@ -394,48 +394,27 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 
 /* A tools/list result: {"tools":[{"name","description","inputSchema",
  * "outputSchema"?,"annotations"?}]}. */
+static json_t *tool_def(const json_t *t)
+{
+    json_t *o = tg__format_tool_object(t, NULL, "inputSchema"); /* new ref */
+    const json_t *osch = json_object_get(t, "output_schema");   /* borrowed */
+    const json_t *ann = json_object_get(t, "annotations");      /* borrowed */
+    if (o != NULL &&
+        ((json_is_object(osch) &&
+          json_object_set(o, "outputSchema", (json_t *)osch) != 0) ||
+         (json_is_object(ann) &&
+          json_object_set(o, "annotations", (json_t *)ann) != 0))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Tool definitions: a tools/list result {"tools":[…]}. */
 static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
 {
-    json_t *arr = json_array();                     /* new ref */
-    json_t *res = json_pack("{s:O}", "tools", arr); /* new ref */
-    int rc = res ? 0 : TG_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
-        const json_t *t = json_array_get(tools, i);             /* borrowed */
-        const json_t *desc = json_object_get(t, "description"); /* borrowed */
-        const json_t *schema =
-            json_object_get(t, "input_schema");                   /* borrowed */
-        const json_t *osch = json_object_get(t, "output_schema"); /* borrowed */
-        const json_t *ann = json_object_get(t, "annotations");    /* borrowed */
-        json_t *o = json_pack("{s:O?}", "name",
-                              json_object_get(t, "name")); /* new ref */
-        if (o == NULL) {
-            rc = TG_ENOMEM;
-            break;
-        }
-        if (json_is_string(desc))
-            rc |= json_object_set(o, "description", (json_t *)desc);
-        rc |= json_is_object(schema)
-                  ? json_object_set(o, "inputSchema", (json_t *)schema)
-                  : json_object_set_new(o, "inputSchema",
-                                        json_pack("{s:s}", "type", "object"));
-        if (json_is_object(osch))
-            rc |= json_object_set(o, "outputSchema", (json_t *)osch);
-        if (json_is_object(ann))
-            rc |= json_object_set(o, "annotations", (json_t *)ann);
-        rc |= json_array_append_new(arr, o);
-        if (rc != 0)
-            rc = TG_ENOMEM;
-    }
-    if (rc == 0)
-        rc = tg__format_dump(res, out);
-    if (rc == 0)
-        rc = tg__buf_append(out, "\n", 1);
-    json_decref(arr);
-    json_decref(res);
-    if (rc != 0)
-        return tg__error_set(err, rc, "cannot render %s tools: %s", FORMAT_NAME,
-                             tg_strerror(rc));
-    return 0;
+    return tg__format_render_tool_list(tools, tool_def, "tools", FORMAT_NAME,
+                                       out, err);
 }
 
 const tg_format tg__format_mcp = {

@@ -157,15 +157,9 @@ static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
-        const json_t *t = json_array_get(tools, i); /* borrowed */
-        json_t *line = json_pack(
-            "{s:O, s:s, s:O}", "name", json_object_get(t, "name"),
-            "description",
-            json_string_value(json_object_get(t, "description"))
-                ? json_string_value(json_object_get(t, "description"))
-                : "",
-            "input_schema", json_object_get(t, "input_schema")); /* new ref */
-        rc = line ? tg__format_dump(line, out) : TG_ENOMEM;
+        json_t *line = tg__format_tool_object(json_array_get(tools, i), NULL,
+                                              "input_schema"); /* new ref */
+        rc = line ? tg__format_dump(line, out) : TG_EINVAL;
         if (rc == 0)
             rc = tg__buf_puts(out, "\n");
         json_decref(line);

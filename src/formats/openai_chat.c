@@ -471,34 +471,18 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
     return 0;
 }
 
+static json_t *tool_def(const json_t *t)
+{
+    json_t *fn = tg__format_tool_object(t, NULL, "parameters"); /* new ref */
+    return fn ? json_pack("{s:s, s:o}", "type", "function", "function", fn)
+              : NULL;
+}
+
 /* Tool definitions: the Chat Completions `tools` array. */
 static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
 {
-    json_t *arr = json_array(); /* new ref */
-    int rc = arr ? 0 : TG_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
-        const json_t *t = json_array_get(tools, i); /* borrowed */
-        json_t *fn = json_pack(
-            "{s:O, s:s, s:O}", "name", json_object_get(t, "name"),
-            "description",
-            json_string_value(json_object_get(t, "description"))
-                ? json_string_value(json_object_get(t, "description"))
-                : "",
-            "parameters", json_object_get(t, "input_schema")); /* new ref */
-        if (fn == NULL || json_array_append_new(
-                              arr, json_pack("{s:s, s:o}", "type", "function",
-                                             "function", fn)) != 0)
-            rc = TG_ENOMEM;
-    }
-    if (rc == 0)
-        rc = tg__format_dump(arr, out);
-    if (rc == 0)
-        rc = tg__buf_puts(out, "\n");
-    json_decref(arr);
-    if (rc != 0)
-        return tg__error_set(err, rc, "cannot render the tool definitions: %s",
-                             tg_strerror(rc));
-    return 0;
+    return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
+                                       err);
 }
 
 const tg_format tg__format_openai_chat = {

@@ -319,41 +319,19 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
     return 0;
 }
 
-/* [{"type":"function","name","description","parameters"}] */
+static json_t *tool_def(const json_t *t)
+{
+    json_t *head = json_pack("{s:s}", "type", "function"); /* new ref */
+    json_t *o = head ? tg__format_tool_object(t, head, "parameters") : NULL;
+    json_decref(head);
+    return o;
+}
+
+/* Tool definitions: [{"type":"function","name","description","parameters"}]. */
 static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
 {
-    json_t *arr = json_array(); /* new ref */
-    int rc = arr ? 0 : TG_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
-        const json_t *t = json_array_get(tools, i);             /* borrowed */
-        const json_t *desc = json_object_get(t, "description"); /* borrowed */
-        const json_t *schema =
-            json_object_get(t, "input_schema"); /* borrowed */
-        json_t *o = json_pack("{s:s, s:O?}", "type", "function", "name",
-                              json_object_get(t, "name")); /* new ref */
-        if (o == NULL) {
-            rc = TG_ENOMEM;
-            break;
-        }
-        if (json_is_string(desc))
-            rc |= json_object_set(o, "description", (json_t *)desc);
-        rc |= schema
-                  ? json_object_set(o, "parameters", (json_t *)schema)
-                  : json_object_set_new(o, "parameters",
-                                        json_pack("{s:s}", "type", "object"));
-        rc |= json_array_append_new(arr, o);
-        if (rc != 0)
-            rc = TG_ENOMEM;
-    }
-    if (rc == 0)
-        rc = tg__format_dump(arr, out);
-    if (rc == 0)
-        rc = tg__buf_append(out, "\n", 1);
-    json_decref(arr);
-    if (rc != 0)
-        return tg__error_set(err, rc, "cannot render %s tools: %s", FORMAT_NAME,
-                             tg_strerror(rc));
-    return 0;
+    return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
+                                       err);
 }
 
 const tg_format tg__format_openai_responses = {
