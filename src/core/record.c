@@ -393,6 +393,20 @@ json_t *tg__call_args(const tg_call *call)
     return c->args_dom;
 }
 
+int tg__call_set_args_value(tg_call *call, const json_t *args)
+{
+    if (json_is_string(args))
+        return tg__call_set_args_text(call, json_string_value(args),
+                                      json_string_length(args));
+    if (args == NULL || json_is_null(args)) {
+        json_t *empty = json_object(); /* new ref */
+        int rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
+        json_decref(empty);
+        return rc;
+    }
+    return tg__call_set_args(call, (json_t *)args);
+}
+
 size_t tg__call_args_size(const tg_call *call)
 {
     if (call->args_raw_own != NULL)
@@ -591,12 +605,8 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
          * MALFORMED_ARGUMENTS error instead of a misleading "got null". */
         rc = tg__call_set_args_text(call, json_string_value(raw),
                                     json_string_length(raw));
-    else if (args == NULL) {
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else
-        rc = tg__call_set_args(call, (json_t *)args);
+    else
+        rc = tg__call_set_args_value(call, args);
     /* Keep the wire's string form across a to_json/from_json round trip. */
     if (rc == 0 && tg_call_args_raw(call) == NULL && json_is_string(raw))
         rc = tg__call_set_args_raw(call, json_string_value(raw));

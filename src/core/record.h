@@ -115,6 +115,11 @@ int tg__call_copy_args(tg_call *dst, const tg_call *src);
  * NULL when the arguments did not decode (args_text NULL) or memory ran
  * out building them. Not thread-safe: the first use fills a cache. */
 json_t *tg__call_args(const tg_call *call);
+/* Sets the arguments from the wire's JSON value (borrowed) as the OpenAI
+ * formats send them: a string is decoded (tg__call_set_args_text), absent
+ * or null means {} (a function without parameters), anything else is set as
+ * is (an object, or MALFORMED_ARGUMENTS). Returns 0 or TG_ENOMEM. */
+int tg__call_set_args_value(tg_call *call, const json_t *args);
 /* Marks the call as failing before it runs (code static, message copied). */
 int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
                            ...)

@@ -64,15 +64,6 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-/* Sets the arguments from the wire's string. tg__call_set_args_text keeps
- * the text and its tape, without building a jansson object, and owns the
- * rules (blank strings, bad JSON, duplicate keys, not an object) and the
- * messages. Returns 0 or TG_ENOMEM. */
-static int set_args_string(tg_call *call, const char *text, size_t len)
-{
-    return tg__call_set_args_text(call, text, len);
-}
-
 /* Adds tool_calls[i] (borrowed) as a call. Returns 0 or TG_ENOMEM. */
 static int add_tool_call(tg_turn *turn, const json_t *tc, size_t i)
 {
@@ -90,21 +81,9 @@ static int add_tool_call(tg_turn *turn, const json_t *tc, size_t i)
     if (call == NULL)
         return TG_ENOMEM;
 
-    int rc;
-    const json_t *args = json_object_get(fn, "arguments"); /* borrowed */
-    if (json_is_string(args)) {
-        rc = set_args_string(call, json_string_value(args),
-                             json_string_length(args));
-    } else if (args == NULL || json_is_null(args)) {
-        /* A function without parameters may omit them. */
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else {
-        /* Some proxies send the object itself; anything else is
-         * MALFORMED_ARGUMENTS, set by tg__call_set_args. */
-        rc = tg__call_set_args(call, (json_t *)args);
-    }
+    /* Proxies sometimes send the object itself instead of its string. */
+    int rc = tg__call_set_args_value(
+        call, json_object_get(fn, "arguments") /* borrowed */);
     if (rc != 0)
         goto fail;
 

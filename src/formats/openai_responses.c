@@ -97,21 +97,9 @@ static int add_function_call(tg_turn *turn, const json_t *item, size_t i)
     if (call == NULL)
         return TG_ENOMEM;
 
-    int rc;
-    const json_t *args = json_object_get(item, "arguments"); /* borrowed */
-    if (json_is_string(args)) {
-        rc = tg__call_set_args_text(call, json_string_value(args),
-                                    json_string_length(args));
-    } else if (args == NULL || json_is_null(args)) {
-        /* A function without parameters may omit them. */
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else {
-        /* Proxies sometimes send the object itself; anything else is
-         * MALFORMED_ARGUMENTS, set by tg__call_set_args. */
-        rc = tg__call_set_args(call, (json_t *)args);
-    }
+    /* Proxies sometimes send the object itself instead of its string. */
+    int rc = tg__call_set_args_value(
+        call, json_object_get(item, "arguments") /* borrowed */);
     if (rc == 0 && item_id != NULL) {
         json_t *meta = json_pack("{s:s}", "item_id", item_id); /* new ref */
         if (meta == NULL)
