@@ -3,8 +3,9 @@
  * bench_formats.c - parse + render throughput (MB/s of input) of a ~10 MB
  * model turn in every wire format, against Node's JSON.parse +
  * JSON.stringify of the same document in the same run (peer_formats.mjs).
+ * A third argument names one format to measure alone (for profiling).
  * Every call gets a success result with a short text payload before the
- * render, as after a real run. Usage: bench_formats [MB] [PEER_DIR]
+ * render, as after a real run. Usage: bench_formats [MB] [PEER_DIR] [FORMAT]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,12 @@ static char *make_doc(const shape *s, size_t target, size_t *len_out)
     return t;
 }
 
-/* Median MB/s of parse + results + render + free over ROUNDS. */
-static double measure(const shape *s, const char *text, size_t len)
+/* Median MB/s of parse + results + render + free over ROUNDS; *parse_share
+ * gets the median share of that time spent parsing. */
+static double measure(const shape *s, const char *text, size_t len,
+                      double *parse_share)
 {
-    double samples[ROUNDS];
+    double samples[ROUNDS], shares[ROUNDS];
     for (int r = -1; r < ROUNDS; r++) {
         tg_error err = {0};
         tg_turn *turn = NULL;
@@ -112,6 +115,7 @@ static double measure(const shape *s, const char *text, size_t len)
             fprintf(stderr, "%s: %s\n", s->format, err.message);
             return -1;
         }
+        double t1 = bench_now();
         for (size_t i = 0; i < turn->n; i++)
             tg__turn_set_result(
                 turn, i,
@@ -123,9 +127,12 @@ static double measure(const shape *s, const char *text, size_t len)
         }
         tg_free(out);
         tg_turn_free(turn);
-        if (r >= 0)
+        if (r >= 0) {
             samples[r] = bench_now() - t0;
+            shares[r] = (t1 - t0) / samples[r];
+        }
     }
+    *parse_share = bench_median(shares, ROUNDS);
     return (double)len / 1e6 / bench_median(samples, ROUNDS);
 }
 
@@ -138,12 +145,17 @@ int main(int argc, char **argv)
         return 1;
     size_t n = sizeof shapes / sizeof shapes[0];
     double ours[sizeof shapes / sizeof shapes[0]];
+    double share[sizeof shapes / sizeof shapes[0]];
     char cmd[4096];
     size_t cl =
         (size_t)snprintf(cmd, sizeof cmd, "node %s/peer_formats.mjs", peer_dir);
     int failed = 0;
+    const char *only = argc > 3 ? argv[3] : NULL;
     for (size_t i = 0; i < n; i++) {
         size_t len;
+        ours[i] = share[i] = 0;
+        if (only != NULL && strcmp(only, shapes[i].format) != 0)
+            continue;
         char *doc = make_doc(&shapes[i], (size_t)(mb * 1e6), &len);
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, shapes[i].file);
@@ -156,7 +168,7 @@ int main(int argc, char **argv)
             continue;
         }
         fclose(f);
-        ours[i] = measure(&shapes[i], doc, len);
+        ours[i] = measure(&shapes[i], doc, len, &share[i]);
         failed |= ours[i] <= 0;
         free(doc);
         cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, " %s", path);
@@ -164,7 +176,8 @@ int main(int argc, char **argv)
     printf("bench_formats: parse + render of a %.0f MB turn, MB/s of input, "
            "median of %d rounds\n",
            mb, ROUNDS);
-    printf("  %-18s %10s %10s %8s\n", "format", "toolgate", "node", "ratio");
+    printf("  %-18s %10s %10s %8s %20s\n", "format", "toolgate", "node",
+           "ratio", "parse share");
     FILE *p = popen(cmd, "r");
     char line[1024];
     for (size_t i = 0; i < n; i++) {
@@ -173,8 +186,8 @@ int main(int argc, char **argv)
             const char *at = strstr(line, "\"mb_per_s\":");
             node = at ? strtod(at + 11, NULL) : -1;
         }
-        printf("  %-18s %10.1f %10.1f %7.2fx (goal >= 1.0)\n", shapes[i].format,
-               ours[i], node, ours[i] / node);
+        printf("  %-18s %10.1f %10.1f %7.2fx (goal >= 1.0) %5.0f%%\n",
+               shapes[i].format, ours[i], node, ours[i] / node, 100 * share[i]);
     }
     if (p)
         pclose(p);

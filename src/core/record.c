@@ -108,40 +108,29 @@ tg_call *tg__call_new(const char *id, const char *tool, const char *format)
 static int raw_copy(tg_call *call, const char *text, size_t len);
 static int only_space(const char *s, size_t len);
 
-tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
-                           const char *text, size_t len)
+/* The record, its id and tool, then the arguments' text and tape in one
+ * allocation (the tape therefore owns no memory of its own), when text is
+ * one JSON object; NULL with *rc set (TG_EPARSE, TG_ENOMEM, TG_ELIMIT)
+ * otherwise. With dump_form, only text exactly as jansson's compact dump
+ * writes it is taken (else *rc is TG_EPARSE). */
+static tg_call *call_block(const char *id, const char *tool, const char *format,
+                           const char *text, size_t len, int dump_form, int *rc)
 {
-    if (id == NULL)
-        id = "";
-    if (tool == NULL)
-        tool = "";
     size_t il = strlen(id), tl = strlen(tool);
     tg_jtape tape;
-    int rc = TG_EPARSE;
     void *block = NULL;
+    *rc = TG_EPARSE;
     if (text != NULL && !only_space(text, len))
         block = tg__jtape_parse_head(text, len, sizeof(tg_call) + il + tl + 2,
-                                     &tape, NULL, &rc);
+                                     &tape, NULL, rc);
     if (block != NULL &&
-        (tape.tok[0].kind != TG_JT_OBJECT || memchr(text, '\0', len) != NULL)) {
+        (tape.tok[0].kind != TG_JT_OBJECT || memchr(text, '\0', len) != NULL ||
+         (dump_form && !tg__jtape_is_dump_form(&tape)))) {
         free(block);
-        block = NULL;
-        rc = TG_EPARSE;
+        return NULL; /* *rc is still TG_EPARSE */
     }
-    if (block == NULL) {
-        /* Blank, malformed or not an object: the general path sets the
-         * pre-error with the parser's message. */
-        if (rc == TG_ENOMEM)
-            return NULL;
-        tg_call *call = tg__call_new(id, tool, format);
-        if (call != NULL && tg__call_set_args_text(call, text, len) != 0) {
-            tg__call_free(call);
-            return NULL;
-        }
-        return call;
-    }
-    /* One allocation: the record, its id and tool, then the text and the
-     * tape (which therefore owns no memory of its own). */
+    if (block == NULL)
+        return NULL;
     tg_call *call = block;
     memset(call, 0, sizeof *call);
     char *w = (char *)(call + 1);
@@ -153,8 +142,42 @@ tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
     call->args_tape = tape;
     call->args_text = tape.text;
     call->args_len = len;
-    call->args_raw_is_text = true;
     return call;
+}
+
+tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
+                           const char *text, size_t len)
+{
+    int rc;
+    if (id == NULL)
+        id = "";
+    if (tool == NULL)
+        tool = "";
+    tg_call *call = call_block(id, tool, format, text, len, 0, &rc);
+    if (call != NULL) {
+        call->args_raw_is_text = true;
+        return call;
+    }
+    /* Blank, malformed or not an object: the general path sets the
+     * pre-error with the parser's message. */
+    if (rc == TG_ENOMEM)
+        return NULL;
+    call = tg__call_new(id, tool, format);
+    if (call != NULL && tg__call_set_args_text(call, text, len) != 0) {
+        tg__call_free(call);
+        return NULL;
+    }
+    return call;
+}
+
+int tg__call_new_args_object(const char *id, const char *tool,
+                             const char *format, const char *text, size_t len,
+                             tg_call **out)
+{
+    int rc;
+    *out =
+        call_block(id ? id : "", tool ? tool : "", format, text, len, 1, &rc);
+    return *out != NULL ? 0 : rc == TG_ENOMEM ? TG_ENOMEM : 1;
 }
 
 /* Forgets the arguments (text, tape, object, raw string) and the checksum

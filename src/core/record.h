@@ -93,6 +93,17 @@ void tg__call_free(tg_call *call);
  * the text is an object (the common case). NULL on out of memory. */
 tg_call *tg__call_new_args(const char *id, const char *tool, const char *format,
                            const char *text, size_t len);
+/* For fast paths of formats whose arguments arrive as a JSON object: a
+ * call whose arguments are text[0..len), the object's text as it stood in
+ * the wire document, in one allocation. Fills the call exactly as
+ * tg__call_set_args with the decoded object would, so it only takes text in
+ * jansson's compact form (no white space, no reals, escapes as jansson
+ * writes them, no duplicate keys). Returns 0 with *out set (the caller owns
+ * it), 1 when the text is not in that form (the caller takes its general
+ * path), or TG_ENOMEM. */
+int tg__call_new_args_object(const char *id, const char *tool,
+                             const char *format, const char *text, size_t len,
+                             tg_call **out);
 /* Sets the arguments from an object (borrowed, a reference is taken; the
  * text becomes its compact JSON). A non-object sets the MALFORMED_ARGUMENTS
  * pre-error. Returns 0 or TG_ENOMEM. */

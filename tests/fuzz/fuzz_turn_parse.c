@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_turn_parse.c - libFuzzer target for the turn parsers (format.c,
- * openai_chat.c, native.c, json_fast.c). The input is parsed with detection
- * and with each format named; every parsed turn gets a success result per
- * call (its arguments, or null) and is rendered into every format, and the
+ * every format's parser and fast path, json_fast.c). The input is parsed with
+ * detection and with each format named; every parsed turn gets a success result
+ * per call (its arguments, or null) and is rendered into every format, and the
  * output must read back as JSON. Besides crashes, leaks and undefined
  * behaviour, it aborts when an error is reported without a message, a
  * rendering is not valid JSON, or a fast path disagrees with the slow one:
- * the fast JSON reader with jansson, the openai-chat fast path with detection
- * plus the document parser.
+ * the fast JSON reader with jansson, each format's fast path with detection
+ * plus that format's document parser.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,35 +111,48 @@ static int same_str(const char *a, const char *b)
            (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* When the openai-chat fast path takes an input, detection picks openai-chat
- * for the document and its parser gives the same calls. */
-static void check_fast_path(const uint8_t *data, size_t size)
+static const char *const parsers[] = {
+    "openai-chat",      "toolgate", "anthropic", "gemini",
+    "openai-responses", "mcp",      "fenced"};
+#define NPARSERS (sizeof parsers / sizeof parsers[0])
+
+/* When format f's fast path takes an input, detection picks f for the
+ * document (no other format scores as high) and f's document parser gives
+ * the same calls. */
+static void check_fast_path(const tg_format *f, const uint8_t *data,
+                            size_t size)
 {
-    tg_turn *fast = tg__turn_new("openai-chat");
-    tg_turn *slow = tg__turn_new("openai-chat");
+    tg_turn *fast = tg__turn_new(f->name);
+    tg_turn *slow = tg__turn_new(f->name);
     json_t *doc = NULL; /* new ref */
     if (fast == NULL || slow == NULL)
         goto done;
-    int rc = tg__format_openai_chat.parse_fast(fast, (const char *)data, size);
+    int rc = f->parse_fast(fast, (const char *)data, size);
     if (rc != 1)
         goto done;
     json_error_t jerr;
     doc = json_loadb((const char *)data, size, JSON_DECODE_ANY, &jerr);
     if (doc == NULL)
         abort();
-    int score = tg__format_openai_chat.detect(doc);
-    if (score <= 0 || tg__format_native.detect(doc) >= score)
-        abort();
-    if (tg__format_openai_chat.parse(slow, doc, NULL) != 0 ||
-        slow->n != fast->n)
+    int score = f->detect(doc);
+    for (size_t k = 0; k < NPARSERS; k++) {
+        const tg_format *g = tg__format_find(parsers[k]);
+        if (score <= 0 || (g != f && g->detect && g->detect(doc) >= score))
+            abort();
+    }
+    if (f->parse(slow, doc, NULL) != 0 || slow->n != fast->n)
         abort();
     for (size_t i = 0; i < fast->n; i++) {
-        const tg_call *f = fast->calls[i], *s = slow->calls[i];
-        if (!same_str(f->id, s->id) || !same_str(f->tool, s->tool) ||
-            !same_str(tg_call_args_raw(f), tg_call_args_raw(s)) ||
-            !same_str(tg_call_args_json(f), tg_call_args_json(s)) ||
-            !same_str(f->pre_error_code, s->pre_error_code) ||
-            !same_str(f->pre_error_message, s->pre_error_message))
+        const tg_call *a = fast->calls[i], *b = slow->calls[i];
+        if (!same_str(a->id, b->id) || !same_str(a->tool, b->tool) ||
+            !same_str(tg_call_args_raw(a), tg_call_args_raw(b)) ||
+            !same_str(tg_call_args_json(a), tg_call_args_json(b)) ||
+            !same_str(a->pre_error_code, b->pre_error_code) ||
+            !same_str(a->pre_error_message, b->pre_error_message) ||
+            !same_str(a->caller_id, b->caller_id) ||
+            !same_str(a->checksum_in, b->checksum_in) ||
+            (a->meta != NULL) != (b->meta != NULL) ||
+            (a->meta != NULL && !json_equal(a->meta, b->meta)))
             abort();
     }
 done:
@@ -152,14 +165,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_fast_reader(data, size, 0);
     check_fast_reader(data, size, 1);
-    check_fast_path(data, size);
+    for (size_t k = 0; k < NPARSERS; k++) {
+        const tg_format *f = tg__format_find(parsers[k]);
+        if (f != NULL && f->parse_fast != NULL)
+            check_fast_path(f, data, size);
+    }
     run(data, size, "auto");
-    run(data, size, "openai-chat");
-    run(data, size, "toolgate");
-    run(data, size, "anthropic");
-    run(data, size, "gemini");
-    run(data, size, "openai-responses");
-    run(data, size, "mcp");
-    run(data, size, "fenced");
+    for (size_t k = 0; k < NPARSERS; k++)
+        run(data, size, parsers[k]);
     return 0;
 }

@@ -545,6 +545,39 @@ static void test_args_text_and_tape(void **state)
         tg__call_free(y);
     }
 
+    /* An object's wire text: taken only in jansson's compact form, and
+     * then the call equals one made from the decoded object. */
+    static const char *compact[] = {"{}", "{\"a\":[1,{\"b\":null}]}",
+                                    "{\"s\":\"\\n\\u0001\xc3\xa9\"}"};
+    for (size_t i = 0; i < sizeof compact / sizeof compact[0]; i++) {
+        tg_call *x = NULL;
+        assert_int_equal(tg__call_new_args_object("x", "t", "anthropic",
+                                                  compact[i],
+                                                  strlen(compact[i]), &x),
+                         0);
+        json_t *obj_i = load(compact[i]); /* new ref */
+        tg_call *y = tg__call_new("x", "t", "anthropic");
+        assert_int_equal(tg__call_set_args(y, obj_i), 0);
+        json_decref(obj_i);
+        assert_string_equal(tg_call_args_json(x), tg_call_args_json(y));
+        assert_string_equal(tg_call_checksum(x), tg_call_checksum(y));
+        assert_null(tg_call_args_raw(x)); /* it did not arrive as a string */
+        assert_null(x->pre_error_code);
+        assert_null(x->args_tape.mem); /* one allocation */
+        tg__call_free(x);
+        tg__call_free(y);
+    }
+    static const char *not_compact[] = {
+        "{ }", "{\"a\":1.5}",     "{\"a\":1,\"a\":2}", "[]", "{\"a\":1",
+        "",    "{\"a\":\"\\/\"}", "{\"a\":-0}"};
+    for (size_t i = 0; i < sizeof not_compact / sizeof not_compact[0]; i++) {
+        tg_call *x = (tg_call *)1;
+        if (tg__call_new_args_object("x", "t", "anthropic", not_compact[i],
+                                     strlen(not_compact[i]), &x) != 1)
+            fail_msg("took '%s'", not_compact[i]);
+        assert_null(x);
+    }
+
     /* A NUL byte jansson lets pass (after a number) would end the text as a
      * C string: the arguments text is then the compact form. */
     const char nul[] = "{\"a\":1\0}";

@@ -286,6 +286,77 @@ static void check_golden(const char *dir, const char *file, const char *actual)
     free(expected);
 }
 
+/* Every format, for the cross-format checks below. */
+static const char *const all_formats[] = {
+    "openai-chat",      "toolgate", "anthropic", "gemini",
+    "openai-responses", "mcp",      "fenced"};
+#define NALL (sizeof all_formats / sizeof all_formats[0])
+/* How many golden inputs each format's fast path took (see below). */
+static size_t fast_taken[NALL];
+
+/* The calls' golden lines with their meta (the extras renderers read). */
+static char *calls_and_meta(const tg_turn *turn)
+{
+    char *lines = calls_lines(turn);
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    tg__buf_append(&b, lines, strlen(lines));
+    for (size_t i = 0; i < turn->n; i++) {
+        if (turn->calls[i]->meta != NULL)
+            tg__format_dump(turn->calls[i]->meta, &b);
+        tg__buf_append(&b, "{}\n", 3);
+    }
+    free(lines);
+    return tg__buf_take(&b);
+}
+
+/* A fast path that takes an input must agree with the document path: the
+ * highest detection score is its format's, and the calls are the same. */
+static void check_fast_paths(const char *path, const char *input, size_t len)
+{
+    for (size_t k = 0; k < NALL; k++) {
+        const tg_format *f = tg__format_find(all_formats[k]);
+        assert_non_null(f);
+        if (f->parse_fast == NULL)
+            continue;
+        tg_turn *fast = tg__turn_new(f->name);
+        int rc = f->parse_fast(fast, input, len);
+        assert_true(rc == 0 || rc == 1);
+        if (rc == 0) {
+            tg_turn_free(fast);
+            continue;
+        }
+        fast_taken[k]++;
+        json_error_t jerr;
+        json_t *doc = json_loadb(input, len, JSON_DECODE_ANY, &jerr);
+        if (doc == NULL)
+            fail_msg("%s: the %s fast path took what is not JSON", path,
+                     f->name);
+        int score = f->detect(doc);
+        for (size_t j = 0; j < NALL; j++) {
+            const tg_format *g = tg__format_find(all_formats[j]);
+            if (g != f && g->detect != NULL && g->detect(doc) >= score)
+                fail_msg("%s: the %s fast path took a document %s detects "
+                         "as well",
+                         path, f->name, g->name);
+        }
+        tg_turn *slow = tg__turn_new(f->name);
+        tg_error err;
+        if (f->parse(slow, doc, &err) != 0)
+            fail_msg("%s: %s fast path took what its parser refuses: %s", path,
+                     f->name, err.message);
+        tg__turn_mark_duplicates(fast);
+        tg__turn_mark_duplicates(slow);
+        char *a = calls_and_meta(fast), *b = calls_and_meta(slow);
+        compare_lines("fast path vs document path", b, a, 1);
+        free(a);
+        free(b);
+        json_decref(doc);
+        tg_turn_free(fast);
+        tg_turn_free(slow);
+    }
+}
+
 static void run_case(const char *format, const char *dir)
 {
     char path[4096];
@@ -311,6 +382,8 @@ static void run_case(const char *format, const char *dir)
     if (rc != 0)
         fail_msg("%s: %s parse failed: %s", path, format, err.message);
     assert_string_equal(tg_turn_format(turn), format);
+
+    check_fast_paths(path, input, len);
 
     char *auto_calls = auto_turn ? calls_lines(auto_turn) : NULL;
     char *calls = calls_lines(turn);
@@ -341,12 +414,12 @@ static void run_case(const char *format, const char *dir)
 
     /* Every renderer accepts every turn: render into the other formats too
      * and check the output is JSON Lines. */
-    static const char *const all[] = {"openai-chat",      "toolgate",
-                                      "anthropic",        "gemini",
-                                      "openai-responses", "mcp"};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+    for (size_t k = 0; k < NALL; k++) {
         char *other = NULL;
-        assert_int_equal(tg_turn_render(turn, all[k], &other, NULL, &err), 0);
+        if (!tg_format_renders(all_formats[k]))
+            continue;
+        assert_int_equal(
+            tg_turn_render(turn, all_formats[k], &other, NULL, &err), 0);
         json_decref(load_lines(other));
         tg_free(other);
     }
@@ -529,6 +602,18 @@ static void test_every_input_detected_as_its_format(void **state)
     free(formats);
 }
 
+/* Runs last: every fast path read at least one golden input, so the
+ * agreement check above covered it. */
+static void test_every_fast_path_exercised(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NALL; k++) {
+        const tg_format *f = tg__format_find(all_formats[k]);
+        if (f->parse_fast != NULL && fast_taken[k] == 0)
+            fail_msg("no golden input takes the %s fast path", f->name);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_mcp_golden),
         cmocka_unit_test(test_fenced_golden),
         cmocka_unit_test(test_every_input_detected_as_its_format),
+        cmocka_unit_test(test_every_fast_path_exercised),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
