@@ -617,3 +617,32 @@ json_t *tg__json_fast_load(const char *text, size_t len, int reject_duplicates)
     tg__jcur_cleanup(&c);
     return v;
 }
+
+int tg__jcur_key_is(const char *k, size_t kn, const char *want)
+{
+    return kn == strlen(want) && memcmp(k, want, kn) == 0;
+}
+
+int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen)
+{
+    if (*seen)
+        return TG_JCUR_BAIL;
+    int rc = tg__jcur_string_into(c, b);
+    if (rc == -1)
+        return TG_JCUR_BAIL;
+    *seen = 1;
+    return rc;
+}
+
+int tg__jcur_skip_scalar(tg_jcur *c)
+{
+    int next = tg__jcur_peek(c);
+    if (next == '{' || next == '[')
+        return TG_JCUR_BAIL;
+    return tg__jcur_skip(c) == 0 ? 0 : TG_JCUR_BAIL;
+}
+
+int tg__jcur_skip_any(tg_jcur *c)
+{
+    return tg__jcur_skip(c) == 0 ? 0 : TG_JCUR_BAIL;
+}

@@ -59,4 +59,23 @@ int tg__jcur_element(tg_jcur *c, int *first);
 /* 0 when only white space is left, else -1. */
 int tg__jcur_end(tg_jcur *c);
 
+/* For format fast paths (format.h, parse_fast), which give up on anything
+ * but the plain shape they read: TG_JCUR_BAIL is their "not mine, take the
+ * document path" answer, beside 0 and TG_ENOMEM. */
+#define TG_JCUR_BAIL 1
+
+/* Whether the key k[0..kn) is `want`. */
+int tg__jcur_key_is(const char *k, size_t kn, const char *want);
+/* Reads a string member into b (as tg__jcur_string_into) unless *seen says
+ * the key came before (a duplicate key); sets *seen. Returns 0,
+ * TG_JCUR_BAIL (duplicate, or not a plain string) or TG_ENOMEM. */
+int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen);
+/* Skips the value of a member the fast path does not read: a scalar is
+ * skipped (0); an object or array, which a document of another format (or
+ * an unusual one) may hold there, is not read at all: TG_JCUR_BAIL, so a
+ * fast path never walks a large part of a document it will not take. */
+int tg__jcur_skip_scalar(tg_jcur *c);
+/* Skips any value: 0, or TG_JCUR_BAIL when it is not plainly valid. */
+int tg__jcur_skip_any(tg_jcur *c);
+
 #endif

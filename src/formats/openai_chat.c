@@ -240,29 +240,12 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
  * went into building and freeing it). Anything else, including duplicate
  * keys on the path it reads, makes it give up (FAST_BAIL), and the document
  * path, which handles every shape and reports every error, runs instead. */
-#define FAST_BAIL 1
+#define FAST_BAIL TG_JCUR_BAIL
 
 typedef struct fast_call {
     tg_buf id, type, name, args; /* copies: the cursor's scratch is reused */
     int has_id, has_type, has_fn, has_name, has_args;
 } fast_call;
-
-static int key_is(const char *k, size_t kn, const char *want)
-{
-    return kn == strlen(want) && memcmp(k, want, kn) == 0;
-}
-
-/* Reads a string member into b once; a second one is a duplicate key. */
-static int fast_str(tg_jcur *c, tg_buf *b, int *seen)
-{
-    if (*seen)
-        return FAST_BAIL;
-    int rc = tg__jcur_string_into(c, b);
-    if (rc == -1)
-        return FAST_BAIL;
-    *seen = 1;
-    return rc;
-}
 
 static int fast_function(tg_jcur *c, fast_call *fc)
 {
@@ -272,12 +255,12 @@ static int fast_function(tg_jcur *c, fast_call *fc)
     if (tg__jcur_take(c, '{') != 0)
         return FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "name"))
-            rc = fast_str(c, &fc->name, &fc->has_name);
-        else if (key_is(k, kn, "arguments"))
-            rc = fast_str(c, &fc->args, &fc->has_args);
+        if (tg__jcur_key_is(k, kn, "name"))
+            rc = tg__jcur_string_once(c, &fc->name, &fc->has_name);
+        else if (tg__jcur_key_is(k, kn, "arguments"))
+            rc = tg__jcur_string_once(c, &fc->args, &fc->has_args);
         else
-            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+            rc = tg__jcur_skip_any(c);
     }
     return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
 }
@@ -291,21 +274,22 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
         return FAST_BAIL;
     fc->has_id = fc->has_type = fc->has_fn = fc->has_name = fc->has_args = 0;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "id"))
-            rc = fast_str(c, &fc->id, &fc->has_id);
-        else if (key_is(k, kn, "type"))
-            rc = fast_str(c, &fc->type, &fc->has_type);
-        else if (key_is(k, kn, "function")) {
+        if (tg__jcur_key_is(k, kn, "id"))
+            rc = tg__jcur_string_once(c, &fc->id, &fc->has_id);
+        else if (tg__jcur_key_is(k, kn, "type"))
+            rc = tg__jcur_string_once(c, &fc->type, &fc->has_type);
+        else if (tg__jcur_key_is(k, kn, "function")) {
             rc = fc->has_fn ? FAST_BAIL : fast_function(c, fc);
             fc->has_fn = 1;
         } else
-            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+            rc = tg__jcur_skip_any(c);
     }
     if (rc != 0)
         return rc;
     if (m != 0 || !fc->has_id || fc->id.len == 0 || !fc->has_fn ||
         !fc->has_name || fc->name.len == 0 || !fc->has_args ||
-        (fc->has_type && !key_is(fc->type.data, fc->type.len, "function")))
+        (fc->has_type &&
+         !tg__jcur_key_is(fc->type.data, fc->type.len, "function")))
         return FAST_BAIL;
     /* The record and its arguments in one allocation. */
     tg_call *call = tg__call_new_args(fc->id.data, fc->name.data, FORMAT_NAME,
@@ -325,8 +309,8 @@ static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
     if (tg__jcur_take(c, '{') != 0)
         return FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (!key_is(k, kn, "tool_calls")) {
-            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+        if (!tg__jcur_key_is(k, kn, "tool_calls")) {
+            rc = tg__jcur_skip_any(c);
             continue;
         }
         int efirst = 1, e = -1;
@@ -352,18 +336,18 @@ static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
     while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
         if (index++ > 0) {
             /* choices after the first are not read, only checked */
-            rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+            rc = tg__jcur_skip_any(c);
             continue;
         }
         int mfirst = 1, m = -1, seen = 0;
         if (tg__jcur_take(c, '{') != 0)
             return FAST_BAIL;
         while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &k, &kn)) == 1) {
-            if (key_is(k, kn, "message")) {
+            if (tg__jcur_key_is(k, kn, "message")) {
                 rc = seen ? FAST_BAIL : fast_message(c, fc, turn, done);
                 seen = 1;
             } else
-                rc = tg__jcur_skip(c) == 0 ? 0 : FAST_BAIL;
+                rc = tg__jcur_skip_any(c);
         }
         if (rc == 0 && m != 0)
             rc = FAST_BAIL;
@@ -389,11 +373,13 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     if (tg__jcur_take(&c, '{') != 0)
         rc = FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "choices")) {
+        if (tg__jcur_key_is(k, kn, "choices")) {
             rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done);
             seen = 1;
-        } else
-            rc = tg__jcur_skip(&c) == 0 ? 0 : FAST_BAIL;
+        } else if (tg__jcur_key_is(k, kn, "usage"))
+            rc = tg__jcur_skip_any(&c);
+        else /* other formats' members (output, content, ...) end it */
+            rc = tg__jcur_skip_scalar(&c);
     }
     if (rc == 0 && (m != 0 || !done || tg__jcur_end(&c) != 0))
         rc = FAST_BAIL;
