@@ -9,7 +9,10 @@
  *                   arrived with
  *   expected        the rendered results in the same format
  * The input is parsed twice, with "auto" (which must detect <format>) and
- * with the format named; both must give calls.expected.
+ * with the format named; both must give calls.expected. Every fast path
+ * that takes the input must agree with the document path, and the results
+ * must render into every other format with every id carried unchanged and
+ * survive a round trip through toolgate's call and result records.
  *
  * Results are made up deterministically, so every renderer path is covered:
  * a call with a pre-error gets that error (not_started); otherwise, by index
@@ -357,6 +360,181 @@ static void check_fast_paths(const char *path, const char *input, size_t len)
     }
 }
 
+/* The call ids a rendering answers, in order, read back with each format's
+ * own field (an MCP id of any JSON type as its string form); a Gemini
+ * response without an id (the call's id was generated) gives "#NAME". */
+static json_t *answered_ids(const char *format, const char *out)
+{
+    json_t *lines = load_lines(out); /* new ref */
+    json_t *ids = json_array();      /* new ref */
+    json_t *items = json_array();    /* new ref */
+    for (size_t i = 0; i < json_array_size(lines); i++) {
+        json_t *line = json_array_get(lines, i); /* borrowed */
+        if (json_is_array(line))
+            json_array_extend(items, line);
+        else
+            json_array_append(items, line);
+    }
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i); /* borrowed */
+        json_t *id = NULL;                     /* borrowed */
+        if (strcmp(format, "openai-chat") == 0)
+            id = json_object_get(it, "tool_call_id");
+        else if (strcmp(format, "openai-responses") == 0)
+            id = json_object_get(it, "call_id");
+        else if (strcmp(format, "toolgate") == 0)
+            id = json_object_get(it, "id");
+        else if (strcmp(format, "mcp") == 0) {
+            id = json_object_get(it, "id");
+            if (json_is_integer(id)) {
+                char num[32];
+                snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
+                         json_integer_value(id));
+                json_array_append_new(ids, json_string(num));
+                continue;
+            }
+        } else {
+            json_t *blocks = json_object_get(
+                it, strcmp(format, "anthropic") == 0 ? "content" : "parts");
+            for (size_t j = 0; j < json_array_size(blocks); j++) {
+                json_t *b = json_array_get(blocks, j); /* borrowed */
+                json_t *fr = json_object_get(b, "functionResponse");
+                json_t *bid = json_object_get(
+                    fr ? fr : b, fr ? "id" : "tool_use_id"); /* borrowed */
+                if (bid == NULL && fr != NULL) {
+                    char name[512];
+                    snprintf(name, sizeof name, "#%s",
+                             json_string_value(json_object_get(fr, "name")));
+                    json_array_append_new(ids, json_string(name));
+                } else
+                    json_array_append(ids, bid);
+            }
+            continue;
+        }
+        if (id != NULL)
+            json_array_append(ids, id);
+    }
+    json_decref(items);
+    json_decref(lines);
+    return ids;
+}
+
+/* The ids a rendering into `format` must answer: every call's, in order,
+ * except MCP notifications and requests whose id could not be read (MCP
+ * answers neither with an id); Gemini leaves out ids it generated. */
+static json_t *expected_ids(const tg_turn *turn, const char *format)
+{
+    json_t *ids = json_array(); /* new ref */
+    for (size_t i = 0; i < turn->n; i++) {
+        const tg_call *c = turn->calls[i];
+        const json_t *meta = c->meta; /* borrowed */
+        if (strcmp(format, "mcp") == 0 &&
+            (json_is_true(json_object_get(meta, "notification")) ||
+             (strcmp(turn->format, "mcp") == 0 &&
+              json_object_get(meta, "jsonrpc_id") == NULL)))
+            continue;
+        if (strcmp(format, "gemini") == 0 &&
+            json_is_true(json_object_get(meta, "id_generated"))) {
+            char name[512];
+            snprintf(name, sizeof name, "#%s", c->tool);
+            json_array_append_new(ids, json_string(name));
+            continue;
+        }
+        json_array_append_new(ids, json_string(c->id));
+    }
+    return ids;
+}
+
+/* Cross-format: the results of a turn in any format render into every
+ * other, carrying every id unchanged. And records survive toolgate's own
+ * format: the calls written as call records read back as the same calls,
+ * and the results written as result records read back into results that
+ * render exactly as the originals do. */
+static void check_cross_format(const char *path, const tg_turn *turn,
+                               const char *rendered)
+{
+    tg_error err;
+    for (size_t k = 0; k < NALL; k++) {
+        if (!tg_format_renders(all_formats[k]))
+            continue;
+        char *other = NULL;
+        assert_int_equal(
+            tg_turn_render(turn, all_formats[k], &other, NULL, &err), 0);
+        json_t *got = answered_ids(all_formats[k], other); /* new ref */
+        json_t *want = expected_ids(turn, all_formats[k]); /* new ref */
+        if (!json_equal(got, want)) {
+            char *g = json_dumps(got, JSON_COMPACT);
+            char *w = json_dumps(want, JSON_COMPACT);
+            fail_msg("%s rendered as %s answers %s, expected %s", path,
+                     all_formats[k], g, w);
+        }
+        json_decref(got);
+        json_decref(want);
+        tg_free(other);
+    }
+    if (rendered == NULL)
+        return; /* an input-only format */
+
+    tg_buf calls;
+    tg__buf_init(&calls, 0);
+    for (size_t i = 0; i < turn->n; i++) {
+        char *rec = tg_call_to_json(turn->calls[i]);
+        tg__buf_append(&calls, rec, strlen(rec));
+        tg__buf_append(&calls, "\n", 1);
+        tg_free(rec);
+    }
+    tg_turn *again = NULL;
+    if (turn->n > 0) {
+        if (tg_turn_parse(calls.data, calls.len, "toolgate", path, &again,
+                          &err) != 0)
+            fail_msg("%s: call records do not read back: %s", path,
+                     err.message);
+        assert_int_equal(again->n, turn->n);
+        for (size_t i = 0; i < turn->n; i++) {
+            const tg_call *a = turn->calls[i], *b = again->calls[i];
+            assert_string_equal(a->id, b->id);
+            assert_string_equal(a->tool, b->tool);
+            if (a->pre_error_code == NULL) {
+                /* Same value and checksum; the spelling may differ. */
+                assert_true(json_equal(tg__call_args(a), tg__call_args(b)));
+                assert_string_equal(tg_call_checksum(a), tg_call_checksum(b));
+            }
+        }
+        tg_turn_free(again);
+    }
+    tg__buf_cleanup(&calls);
+
+    /* The same calls with results read back from result records. */
+    char *records = NULL;
+    assert_int_equal(tg_turn_render(turn, "toolgate", &records, NULL, &err), 0);
+    json_t *lines = load_lines(records); /* new ref */
+    assert_int_equal(json_array_size(lines), turn->n);
+    tg_turn *copy = tg__turn_new(turn->format);
+    for (size_t i = 0; i < turn->n; i++) {
+        tg_call *c = tg__call_new(turn->calls[i]->id, turn->calls[i]->tool,
+                                  turn->calls[i]->format);
+        assert_int_equal(tg__call_copy_args(c, turn->calls[i]), 0);
+        if (turn->calls[i]->meta != NULL)
+            c->meta = json_deep_copy(turn->calls[i]->meta);
+        assert_int_equal(tg__turn_add_call(copy, c), 0);
+        tg_result *r = NULL;
+        if (tg__result_from_json(json_array_get(lines, i), &r, &err) != 0)
+            fail_msg("%s: result record %zu does not read back: %s", path, i,
+                     err.message);
+        assert_int_equal(tg__turn_set_result(copy, i, r), 0);
+    }
+    char *again_out = NULL;
+    assert_int_equal(tg_turn_render(copy, NULL, &again_out, NULL, &err), 0);
+    if (strcmp(again_out, rendered) != 0)
+        fail_msg("%s: results read back from records render differently:\n"
+                 "%s\nvs\n%s",
+                 path, again_out, rendered);
+    tg_free(again_out);
+    tg_turn_free(copy);
+    json_decref(lines);
+    tg_free(records);
+}
+
 static void run_case(const char *format, const char *dir)
 {
     char path[4096];
@@ -411,18 +589,7 @@ static void run_case(const char *format, const char *dir)
             assert_int_equal(out[out_len - 1], '\n');
         check_golden(dir, "expected", out);
     }
-
-    /* Every renderer accepts every turn: render into the other formats too
-     * and check the output is JSON Lines. */
-    for (size_t k = 0; k < NALL; k++) {
-        char *other = NULL;
-        if (!tg_format_renders(all_formats[k]))
-            continue;
-        assert_int_equal(
-            tg_turn_render(turn, all_formats[k], &other, NULL, &err), 0);
-        json_decref(load_lines(other));
-        tg_free(other);
-    }
+    check_cross_format(path, turn, fmt->render ? out : NULL);
 
     tg_free(out);
     free(auto_calls);
