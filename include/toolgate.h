@@ -284,6 +284,54 @@ int tg_config_set_hmac_key_file(tg_config *cfg, const char *path,
  */
 const char *tg_config_journal(const tg_config *cfg);
 
+/* ------------------------------------------------------------ JSON Schema */
+
+/* Drafts of JSON Schema. A schema's `$schema` decides; the option applies
+ * to schemas without one. */
+typedef enum tg_schema_draft {
+    TG_SCHEMA_DRAFT_2020_12 = 0, /* the default */
+    TG_SCHEMA_DRAFT_2019_09 = 1,
+    TG_SCHEMA_DRAFT_7 = 2
+} tg_schema_draft;
+
+/* Where `$ref`s to absolute URLs are read from: a URL starting with
+ * `prefix` is read from `dir` plus the rest of the URL. Nothing is ever
+ * fetched from the network; other absolute URLs fail to resolve. */
+typedef struct tg_schema_remote {
+    const char *prefix; /* e.g. "http://localhost:1234/" */
+    const char *dir;    /* e.g. "tests/remotes" */
+} tg_schema_remote;
+
+typedef struct tg_schema_options {
+    tg_schema_draft draft; /* for schemas without $schema */
+    int format_assert;     /* 1: `format` is asserted, not an annotation */
+    const tg_schema_remote *remotes; /* borrowed during compile; may be NULL */
+    size_t nremotes;
+} tg_schema_options;
+
+typedef struct tg_schema tg_schema;
+
+/* Compiles the JSON Schema in text[0..len) (options may be NULL: 2020-12,
+ * format as annotation, no remotes). Fails with TG_EPARSE when the text is
+ * not JSON (err names line and column), TG_ESCHEMA when it is not a valid
+ * schema (err->pointer is the JSON pointer of the bad keyword, the message
+ * says why), TG_ENOTFOUND when a $ref cannot be resolved. *out is the
+ * caller's: free with tg_schema_free. */
+int tg_schema_compile(const char *text, size_t len,
+                      const tg_schema_options *options, tg_schema **out,
+                      tg_error *err);
+/* Validates the JSON instance in text[0..len). Returns 1 when valid, 0 when
+ * invalid, a TG_E* code when it cannot tell (TG_EPARSE: not JSON; TG_ELIMIT:
+ * a regular expression hit its match limit or nesting went too deep;
+ * TG_ENOMEM). When violations is not NULL and the instance is invalid,
+ * *violations is JSON Lines, one {"path","keyword","message"} per violation
+ * ("path" a JSON pointer into the instance), owned by the caller (tg_free);
+ * else it is set to NULL. */
+int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
+                       char **violations, tg_error *err);
+/* Frees a compiled schema. NULL is a no-op. */
+void tg_schema_free(tg_schema *schema);
+
 /* ----------------------------------------------------------------- runtime */
 
 typedef struct tg_runtime tg_runtime;

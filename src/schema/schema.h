@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schema.h - JSON Schema: compile a schema once (at tool registration),
+ * validate many instances against it. Drafts 2020-12 (default), 2019-09
+ * and 7, chosen by `$schema`. The public face is tg_schema_compile /
+ * tg_schema_validate in toolgate.h; the pipeline uses the entry points
+ * here, which validate a call's arguments straight from their token tape
+ * (src/core/jtape.h) without building a jansson value.
+ *
+ * A violation names where in the instance (a JSON pointer), which keyword
+ * failed and a sentence a model can act on ("/text must be a string, got
+ * 42"). Validation never hangs: regular expressions run under PCRE2 match
+ * and depth limits, recursion is bounded, cyclic $refs terminate; hitting
+ * a limit is TG_ELIMIT, not a verdict.
+ */
+#ifndef TG_SCHEMA_SCHEMA_H
+#define TG_SCHEMA_SCHEMA_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "jtape.h"
+#include "toolgate.h"
+
+/* Compiles `doc` (borrowed; the compiled schema keeps what it needs).
+ * options may be NULL (the defaults of toolgate.h). Errors as
+ * tg_schema_compile: TG_ESCHEMA with err->pointer at the bad keyword,
+ * TG_ENOTFOUND for an unresolvable $ref, TG_ENOMEM. */
+int tg__schema_compile(const json_t *doc, const tg_schema_options *options,
+                       tg_schema **out, tg_error *err);
+
+/* One violation; strings owned by the report. */
+typedef struct tg_schema_violation {
+    char *path;    /* JSON pointer into the instance; "" is the instance */
+    char *keyword; /* the failing keyword: "type", "required", ... */
+    char *message; /* one sentence, starting with the path when not "" */
+} tg_schema_violation;
+
+/* Violations collected by a validation. Zero-initialise; `max` caps how
+ * many are kept (0: 100); `truncated` is set when more were found. */
+typedef struct tg_schema_report {
+    tg_schema_violation *v;
+    size_t n, cap, max;
+    int truncated;
+} tg_schema_report;
+
+void tg__schema_report_cleanup(tg_schema_report *report);
+/* The violations' messages joined with "; " (caller frees with free()),
+ * NULL on out of memory or when there are none. */
+char *tg__schema_report_message(const tg_schema_report *report);
+/* [{"path","keyword","message"}, ...]: new reference, NULL on out of
+ * memory. */
+json_t *tg__schema_report_details(const tg_schema_report *report);
+
+/* Validates the value at tape->tok[index] (the whole document: 0). report
+ * may be NULL when only the verdict is wanted (the fast path: nothing is
+ * allocated then for plain schemas). Returns 1 valid, 0 invalid (the
+ * violations appended to report), TG_ELIMIT (err says which limit) or
+ * TG_ENOMEM. */
+int tg__schema_validate_tape(const tg_schema *schema, const tg_jtape *tape,
+                             size_t index, tg_schema_report *report,
+                             tg_error *err);
+/* The same for a jansson value (borrowed). */
+int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
+                             tg_schema_report *report, tg_error *err);
+
+/* Whether the compiled schema, at its root, requires a type the instance
+ * may be coerced to: for argument repair (limits.repair), the JSON type
+ * names the schema at `pointer` (a JSON pointer into the instance, resolved
+ * through properties/items, not through applicators) allows as a bit set
+ * of TG_SCHEMA_T_*; 0 when unknown or unconstrained. */
+#define TG_SCHEMA_T_NULL 1u
+#define TG_SCHEMA_T_BOOLEAN 2u
+#define TG_SCHEMA_T_OBJECT 4u
+#define TG_SCHEMA_T_ARRAY 8u
+#define TG_SCHEMA_T_NUMBER 16u
+#define TG_SCHEMA_T_STRING 32u
+#define TG_SCHEMA_T_INTEGER 64u
+unsigned tg__schema_types_at(const tg_schema *schema, const char *pointer);
+
+#endif
