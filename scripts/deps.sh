@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages toolgate builds and tests with (DESIGN.md),
+# (python3-jsonschema only for the JSON Schema metaschemas it ships, which
+# the official test suite's tests refer to; no Python runs),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 set -euo pipefail
@@ -10,6 +12,7 @@ packages=(
   libjansson-dev libuv1-dev libsqlite3-dev libpcre2-dev libssl-dev
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
   jq sqlite3 procps clang-format
+  python3-jsonschema
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nodejs npm)
