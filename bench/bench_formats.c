@@ -146,6 +146,7 @@ int main(int argc, char **argv)
     size_t n = sizeof shapes / sizeof shapes[0];
     double ours[sizeof shapes / sizeof shapes[0]];
     double share[sizeof shapes / sizeof shapes[0]];
+    int added[sizeof shapes / sizeof shapes[0]] = {0}; /* given to node */
     char cmd[4096];
     size_t cl =
         (size_t)snprintf(cmd, sizeof cmd, "node %s/peer_formats.mjs", peer_dir);
@@ -172,6 +173,7 @@ int main(int argc, char **argv)
         failed |= ours[i] <= 0;
         free(doc);
         cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, " %s", path);
+        added[i] = 1;
     }
     printf("bench_formats: parse + render of a %.0f MB turn, MB/s of input, "
            "median of %d rounds\n",
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
     char line[1024];
     for (size_t i = 0; i < n; i++) {
         double node = -1;
-        if (p && fgets(line, sizeof line, p)) {
+        if (added[i] && p && fgets(line, sizeof line, p)) {
             const char *at = strstr(line, "\"mb_per_s\":");
             node = at ? strtod(at + 11, NULL) : -1;
         }

@@ -307,7 +307,9 @@ static char *calls_and_meta(const tg_turn *turn)
     for (size_t i = 0; i < turn->n; i++) {
         if (turn->calls[i]->meta != NULL)
             tg__format_dump(turn->calls[i]->meta, &b);
-        tg__buf_append(&b, "{}\n", 3);
+        else
+            tg__buf_append(&b, "{}", 2);
+        tg__buf_append(&b, "\n", 1);
     }
     free(lines);
     return tg__buf_take(&b);
