@@ -10,11 +10,16 @@
  */
 #include "format.h"
 
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 #include "json_fast.h"
+#include "timeutil.h"
+#include "utf8.h"
 
 #define FORMAT_NAME "toolgate"
 
@@ -90,12 +95,120 @@ static int blank(const char *s, size_t len)
     return 1;
 }
 
+/* ------------------------------------------------------------ fast lines
+ * Most lines are the plain record {"id":"...","tool":"...","args":{...}}
+ * (members in any order, args an object, a JSON string, or absent). Such a
+ * line is read with the cursor, without a jansson document; any other line
+ * (more members, a numeric id, duplicate keys, arguments not in compact
+ * form, anything unusual) takes the document path, which fills the call
+ * exactly as before and reports every error. */
+
+/* Scratch kept across the lines of one parse. */
+typedef struct line_reader {
+    tg_jcur c;
+    tg_buf id, tool, args; /* args: the decoded string form */
+} line_reader;
+
+/* Reads the line s[0..n) as a plain record: 0 with *out set (the caller
+ * owns it), TG_JCUR_BAIL when the line is not one, or TG_ENOMEM. */
+static int fast_line(line_reader *lr, const char *s, size_t n, tg_call **out)
+{
+    tg_jcur *c = &lr->c;
+    const char *k, *span = NULL;
+    size_t kn, span_len = 0;
+    int first = 1, m = -1, rc = 0, seen_id = 0, seen_tool = 0, seen_args = 0;
+    int args_string = 0;
+    *out = NULL;
+    /* The cursor keeps its scratch from line to line. */
+    c->p = (const unsigned char *)s;
+    c->end = c->p + n;
+    c->depth = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return TG_JCUR_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (tg__jcur_key_is(k, kn, "id")) {
+            rc = tg__jcur_string_once(c, &lr->id, &seen_id);
+        } else if (tg__jcur_key_is(k, kn, "tool")) {
+            rc = tg__jcur_string_once(c, &lr->tool, &seen_tool);
+        } else if (tg__jcur_key_is(k, kn, "args") && !seen_args) {
+            int next = tg__jcur_peek(c);
+            if (next == '{') {
+                span = (const char *)c->p;
+                rc = tg__jcur_skip_any(c);
+                span_len = (size_t)((const char *)c->p - span);
+                seen_args = 1;
+            } else if (next == '"') {
+                rc = tg__jcur_string_once(c, &lr->args, &seen_args);
+                args_string = 1;
+            } else
+                rc = TG_JCUR_BAIL;
+        } else
+            rc = TG_JCUR_BAIL;
+    }
+    if (rc != 0)
+        return rc;
+    if (m != 0 || tg__jcur_end(c) != 0 || !seen_id || !seen_tool ||
+        lr->id.len == 0)
+        return TG_JCUR_BAIL;
+    const char *id = tg__buf_cstr(&lr->id), *tool = tg__buf_cstr(&lr->tool);
+    if (args_string) {
+        /* As tg__call_from_json: tg__call_set_args_text on the string. */
+        *out = tg__call_new_args(id, tool, FORMAT_NAME, lr->args.data,
+                                 lr->args.len);
+        return *out != NULL ? 0 : TG_ENOMEM;
+    }
+    /* Absent arguments are {} (tg__call_set_args_value). */
+    if (!seen_args) {
+        span = "{}";
+        span_len = 2;
+    }
+    rc = tg__call_new_args_object(id, tool, FORMAT_NAME, span, span_len, out);
+    return rc == 1 ? TG_JCUR_BAIL : rc;
+}
+
+/* The document path for one line: parse it, then tg__call_from_json. */
+static int slow_line(tg_turn *turn, const char *s, size_t n,
+                     const char *source_name, long line, tg_error *err)
+{
+    json_error_t jerr;
+    json_t *obj = tg__json_fast_load(s, n, 0); /* new ref */
+    if (obj == NULL)
+        obj = json_loadb(s, n, JSON_DECODE_ANY, &jerr);
+    if (obj == NULL) {
+        if (tg__format_json_oom(&jerr))
+            return tg__error_set(err, TG_ENOMEM, "%s:%ld: out of memory",
+                                 source_name, line);
+        return tg__error_at(err, TG_EPARSE, line, jerr.column,
+                            "%s:%ld:%d: %s; expected one call record (a "
+                            "JSON object) per line",
+                            source_name, line, jerr.column, jerr.text);
+    }
+    tg_error e = {0};
+    int rc = add_record(turn, obj, &e);
+    json_decref(obj);
+    if (rc == TG_ENOMEM)
+        return tg__error_set(err, rc, "%s:%ld: out of memory", source_name,
+                             line);
+    if (rc != 0) {
+        tg__error_pointer(err, e.pointer);
+        return tg__error_at(err, rc, line, 1, "%s:%ld: call record: %s",
+                            source_name, line, e.message);
+    }
+    return 0;
+}
+
 static int parse_text(tg_turn *turn, const char *text, size_t len,
                       const char *source_name, tg_error *err)
 {
+    line_reader lr;
     long line = 0;
     size_t i = 0;
-    while (i < len) {
+    int rc = 0;
+    tg__jcur_init(&lr.c, NULL, 0);
+    tg__buf_init(&lr.id, 0);
+    tg__buf_init(&lr.tool, 0);
+    tg__buf_init(&lr.args, 0);
+    while (rc == 0 && i < len) {
         line++;
         const char *nl = memchr(text + i, '\n', len - i);
         size_t end = nl ? (size_t)(nl - text) : len;
@@ -104,45 +217,139 @@ static int parse_text(tg_turn *turn, const char *text, size_t len,
         i = end + 1;
         if (blank(s, n))
             continue;
-        json_error_t jerr;
-        json_t *obj = tg__json_fast_load(s, n, 0); /* new ref */
-        if (obj == NULL)
-            obj = json_loadb(s, n, JSON_DECODE_ANY, &jerr);
-        if (obj == NULL) {
-            if (tg__format_json_oom(&jerr))
-                return tg__error_set(err, TG_ENOMEM, "%s:%ld: out of memory",
-                                     source_name, line);
-            return tg__error_at(err, TG_EPARSE, line, jerr.column,
-                                "%s:%ld:%d: %s; expected one call record (a "
-                                "JSON object) per line",
-                                source_name, line, jerr.column, jerr.text);
-        }
-        tg_error e = {0};
-        int rc = add_record(turn, obj, &e);
-        json_decref(obj);
-        if (rc == TG_ENOMEM)
-            return tg__error_set(err, rc, "%s:%ld: out of memory", source_name,
-                                 line);
-        if (rc != 0) {
-            tg__error_pointer(err, e.pointer);
-            return tg__error_at(err, rc, line, 1, "%s:%ld: call record: %s",
-                                source_name, line, e.message);
-        }
+        tg_call *call = NULL;
+        rc = fast_line(&lr, s, n, &call);
+        if (rc == 0) {
+            if ((rc = tg__turn_add_call(turn, call)) != 0)
+                rc = tg__error_set(err, rc, "%s:%ld: out of memory",
+                                   source_name, line);
+        } else if (rc == TG_JCUR_BAIL)
+            rc = slow_line(turn, s, n, source_name, line, err);
+        else
+            rc = tg__error_set(err, rc, "%s:%ld: out of memory", source_name,
+                               line);
     }
-    return 0;
+    tg__buf_cleanup(&lr.id);
+    tg__buf_cleanup(&lr.tool);
+    tg__buf_cleanup(&lr.args);
+    tg__jcur_cleanup(&lr.c);
+    return rc;
+}
+
+/* ------------------------------------------------------------ rendering
+ * Result records are written directly, byte for byte what dumping
+ * tg__result_to_json with JSON_COMPACT gives (the same members in the same
+ * order, strings escaped and numbers written as jansson writes them),
+ * without building a jansson object per result. */
+
+/* Whether s is valid UTF-8, as json_string requires. */
+static int utf8_ok(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n = strlen(str), i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = tg__utf8_seq(s + i, n - i);
+        if (k == 0)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+#define PUT(out, lit) tg__buf_append((out), (lit), sizeof(lit) - 1)
+
+/* A real as jansson writes it. Whole numbers below 2^53 (durations mostly
+ * are) print as their digits and ".0" under "%.17g"; others go through
+ * jansson itself, which also owns the exponent's form and the locale. */
+static int write_real(tg_buf *out, double v)
+{
+    char num[32];
+    if (v > -9007199254740992.0 && v < 9007199254740992.0 &&
+        v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+        int k = snprintf(num, sizeof num, "%" PRId64 ".0", (int64_t)v);
+        return tg__buf_append(out, num, (size_t)k);
+    }
+    /* NULL for NaN and the infinities, which the record's json_pack
+     * refuses too: the same failure. */
+    json_t *x = json_real(v); /* new ref */
+    int rc = x ? tg__format_dump(x, out) : TG_ENOMEM;
+    json_decref(x);
+    return rc;
+}
+
+static int write_payload(const tg_result *r, tg_buf *out)
+{
+    const json_t *p = r->payload_dom; /* borrowed */
+    if (p == NULL) {
+        /* A result made from its payload's text, which is the compact form
+         * (tg__result_success_text). */
+        const char *known = r->payload_json_cache;
+        return known ? tg__buf_append(out, known, strlen(known)) : TG_ENOMEM;
+    }
+    if (json_is_string(p)) /* the tool's text, escaped once, no copy */
+        return tg__format_json_string(out, json_string_value(p),
+                                      json_string_length(p));
+    return tg__format_dump(p, out);
+}
+
+static int write_nullable(tg_buf *out, const json_t *v)
+{
+    return v ? tg__format_dump(v, out) : PUT(out, "null");
+}
+
+static int write_result(const tg_result *r, tg_buf *out)
+{
+    /* jansson refuses an id or tool that is not UTF-8 (a record built in
+     * code from bytes no parser checked): fail as tg__result_to_json does
+     * rather than write what it would not. */
+    if (!utf8_ok(r->id) || !utf8_ok(r->tool))
+        return TG_ENOMEM;
+    const char *outcome = tg_outcome_name(r->outcome);
+    const char *execution = tg_execution_name(r->execution);
+    char when[TG_TIME_MAX], num[16];
+    int wn = tg__time_format(r->completed_at, when);
+    int rc;
+    if ((rc = PUT(out, "{\"id\":")) != 0 ||
+        (rc = tg__format_json_string(out, r->id, strlen(r->id))) != 0 ||
+        (rc = PUT(out, ",\"tool\":")) != 0 ||
+        (rc = tg__format_json_string(out, r->tool, strlen(r->tool))) != 0 ||
+        (rc = PUT(out, ",\"outcome\":")) != 0 ||
+        (rc = tg__format_json_string(out, outcome, strlen(outcome))) != 0 ||
+        (rc = PUT(out, ",\"execution\":")) != 0 ||
+        (rc = tg__format_json_string(out, execution, strlen(execution))) != 0 ||
+        (rc = PUT(out, ",\"payload\":")) != 0 ||
+        (rc = write_payload(r, out)) != 0 ||
+        (rc = PUT(out, ",\"content\":")) != 0 ||
+        (rc = write_nullable(out, r->content)) != 0 ||
+        (rc = PUT(out, ",\"artifact\":")) != 0 ||
+        (rc = write_nullable(out, r->artifact)) != 0 ||
+        (rc = PUT(out, ",\"duration_ms\":")) != 0 ||
+        (rc = write_real(out, r->duration_ms)) != 0 ||
+        (rc = PUT(out, ",\"exit_status\":")) != 0)
+        return rc;
+    if (r->exit_status >= 0) {
+        int k = snprintf(num, sizeof num, "%d", r->exit_status);
+        rc = tg__buf_append(out, num, (size_t)k);
+    } else
+        rc = PUT(out, "null");
+    if (rc != 0 || (rc = PUT(out, ",\"completed_at\":")) != 0 ||
+        (rc = tg__format_json_string(out, when, (size_t)wn)) != 0)
+        return rc;
+    /* Last, as tg__result_to_json adds it after the others. */
+    if (r->replayed && (rc = PUT(out, ",\"replayed\":true")) != 0)
+        return rc;
+    return PUT(out, "}");
 }
 
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
-        json_t *o = tg__result_to_json(turn->results[i]); /* new ref */
-        if (o == NULL) {
-            rc = TG_ENOMEM;
-            break;
-        }
-        rc = tg__format_dump(o, out);
-        json_decref(o);
+        rc = write_result(turn->results[i], out);
         if (rc == 0)
             rc = tg__buf_append(out, "\n", 1);
     }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,427 @@ static void test_render(void **state)
     tg_turn_free(turn);
 }
 
+/* ------------------------------------------------------------ fast lines */
+
+/* The source tree: $TG_SOURCE_DIR (set by ctest), else derived from this
+ * file's path as the compiler saw it. */
+static void data_dir(char *out, size_t size)
+{
+    const char *env = getenv("TG_SOURCE_DIR");
+    if (env != NULL && *env != '\0') {
+        snprintf(out, size, "%s/tests/data/formats/toolgate", env);
+        return;
+    }
+    const char *me = __FILE__;
+    const char *tail = strstr(me, "tests/unit/formats/");
+    int n = tail ? (int)(tail - me) : 0;
+    snprintf(out, size, "%.*stests/data/formats/toolgate", n, me);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        assert_int_equal(tg__buf_append(&b, chunk, got), 0);
+    fclose(f);
+    *len = b.len;
+    return tg__buf_take(&b);
+}
+
+/* Whether the call was made by the line reader's fast path: only it makes
+ * the record and its arguments' tape in one allocation (the document path
+ * sets the arguments on a record made first, so the tape has its own). */
+static int took_fast(const tg_call *c)
+{
+    return c->args_text != NULL && c->args_tape.mem == NULL;
+}
+
+static void same_json(const json_t *a, const json_t *b)
+{
+    if (a == NULL || b == NULL) {
+        assert_true(a == b);
+        return;
+    }
+    assert_true(json_equal(a, b));
+}
+
+static void same_str(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        assert_true(a == b);
+    else
+        assert_string_equal(a, b);
+}
+
+/* Everything a call record holds, but the clock's created_at/updated_at
+ * when the line did not carry them (each reading asks the clock). */
+static void same_call(const tg_call *a, const tg_call *b)
+{
+    assert_string_equal(a->id, b->id);
+    assert_string_equal(a->tool, b->tool);
+    assert_true((a->args_text == NULL) == (b->args_text == NULL));
+    if (a->args_text != NULL) {
+        assert_int_equal(a->args_len, b->args_len);
+        assert_memory_equal(a->args_text, b->args_text, a->args_len);
+        assert_int_equal(a->args_tape.n, b->args_tape.n);
+        for (size_t i = 0; i < a->args_tape.n; i++) {
+            const tg_jtok *x = &a->args_tape.tok[i], *y = &b->args_tape.tok[i];
+            assert_int_equal(x->kind, y->kind);
+            assert_int_equal(x->flags, y->flags);
+            assert_int_equal(x->a, y->a);
+            assert_int_equal(x->b, y->b);
+        }
+        same_json(tg__call_args(a), tg__call_args(b));
+    }
+    same_str(tg_call_args_raw(a), tg_call_args_raw(b));
+    assert_int_equal(tg__call_args_size(a), tg__call_args_size(b));
+    same_str(a->checksum_in, b->checksum_in);
+    same_str(a->caller_id, b->caller_id);
+    same_json(a->context, b->context);
+    same_json(a->skills, b->skills);
+    same_json(a->meta, b->meta);
+    assert_string_equal(a->format, b->format);
+    assert_int_equal(a->index, b->index);
+    assert_int_equal(a->completed_at, b->completed_at);
+    assert_int_equal(a->inline_output, b->inline_output);
+    assert_int_equal(a->from_artifact_tool, b->from_artifact_tool);
+    same_str(a->pre_error_code, b->pre_error_code);
+    same_str(a->pre_error_message, b->pre_error_message);
+    same_str(tg_call_checksum(a), tg_call_checksum(b));
+    same_str(tg_call_args_json(a), tg_call_args_json(b));
+}
+
+/* Reads text with parse_text (fast lines where they apply) and line by
+ * line with the document path (each line a jansson document given to
+ * parse, which reads one record as tg__call_from_json does); the calls
+ * must be the same. Returns how many the fast path made. */
+static size_t check_lines(const char *text, size_t len)
+{
+    tg_turn *fast = tg__turn_new("toolgate");
+    tg_turn *doc = tg__turn_new("toolgate");
+    assert_non_null(fast);
+    assert_non_null(doc);
+    tg_error err;
+    if (tg__format_native.parse_text(fast, text, len, "t", &err) != 0)
+        fail_msg("parse_text failed: %s", err.message);
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        size_t k = i;
+        while (k < end &&
+               (text[k] == ' ' || text[k] == '\t' || text[k] == '\r'))
+            k++;
+        if (k < end) {
+            json_error_t jerr;
+            json_t *obj = json_loadb(text + i, end - i, JSON_DECODE_ANY,
+                                     &jerr); /* new ref */
+            assert_non_null(obj);
+            assert_true(json_is_object(obj));
+            assert_int_equal(tg__format_native.parse(doc, obj, &err), 0);
+            json_decref(obj);
+        }
+        i = end + 1;
+    }
+    assert_int_equal(fast->n, doc->n);
+    size_t taken = 0;
+    for (size_t j = 0; j < fast->n; j++) {
+        same_call(fast->calls[j], doc->calls[j]);
+        taken += took_fast(fast->calls[j]);
+        assert_false(took_fast(doc->calls[j]));
+    }
+    tg_turn_free(fast);
+    tg_turn_free(doc);
+    return taken;
+}
+
+static void test_fast_lines_golden(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"basic", "string_args",
+                                        "with_checksum_and_context"};
+    char dir[4096], path[4200];
+    data_dir(dir, sizeof dir);
+    size_t taken = 0, inputs = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = 0;
+        snprintf(path, sizeof path, "%s/%s/input", dir, cases[i]);
+        char *text = slurp(path, &len);
+        if (text == NULL)
+            fail_msg("missing %s", path);
+        taken += check_lines(text, len);
+        inputs++;
+        free(text);
+    }
+    assert_int_equal(inputs, 3);
+    /* basic: 3, string_args: 1 (the object string; "" and the bad string
+     * take the general path, the absent args the fast one) */
+    assert_true(taken >= 4);
+}
+
+static void test_fast_lines_crafted(void **state)
+{
+    (void)state;
+    /* Lines the fast path takes. */
+    static const char *const fast[] = {
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":1}}",
+        "  {\"tool\":\"t\" , \"args\" : {\"k\":[1,true,null,\"x\"]},"
+        "\"id\":\"b\"}  \r",
+        "{\"id\":\"c\",\"tool\":\"\",\"args\":{}}",
+        "{\"id\":\"d\",\"tool\":\"t\"}",
+        "{\"id\":\"\\u00e9\\n\\\"\",\"tool\":\"t\\/x\",\"args\":{\"a\":"
+        "\"\\u001F\\\"\\\\\"}}",
+        "{\"id\":\"e\",\"tool\":\"t\",\"args\":\"{\\\"p\\\": 1}\"}",
+        "{\"id\":\"f\",\"tool\":\"t\",\"args\":{\"x\":{\"y\":{\"z\":[]}}}}",
+        "{\"id\":\"g\",\"tool\":\"t\",\"args\":{\"n\":-12,\"u\":\"\xc3\xa9\"}}",
+        "{\"\\u0069d\":\"h\",\"tool\":\"t\",\"args\":{}}",
+    };
+    /* Lines it leaves to the document path: the same calls either way. */
+    static const char *const slow[] = {
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":1.5}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\": 1}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":\"\\/\"}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":\"\\u0041\"}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":\"\\u001f\"}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":1,\"k\":2}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":-0}}",
+        "{\"id\":\"a\",\"id\":\"b\",\"tool\":\"t\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"tool\":\"u\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"args\":{\"k\":1}}",
+        "{\"id\":7,\"tool\":\"t\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":null}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":[1]}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":3}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":\"\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":\"[1]\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":\"{\\\"x\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"arguments\":{\"k\":1}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"caller_id\":\"me\"}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"index\":5}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"inline\":false}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"created_at\":1767323045}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{},\"meta\":{\"x\":1}}",
+        "{\"id\":\"a\",\"tool\":\"t\",\"args\":{\"k\":1},\"args_raw\":\"{}\"}",
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++) {
+        if (check_lines(fast[i], strlen(fast[i])) != 1)
+            fail_msg("the fast path did not take: %s", fast[i]);
+        total += strlen(fast[i]) + 1;
+    }
+    for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++) {
+        if (check_lines(slow[i], strlen(slow[i])) != 0)
+            fail_msg("the fast path took: %s", slow[i]);
+        total += strlen(slow[i]) + 1;
+    }
+    /* All of them as one text, fast and slow lines mixed, blank lines in
+     * between: the same calls, indexes in order. */
+    tg_buf all;
+    tg__buf_init(&all, 0);
+    for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++) {
+        tg__buf_puts(&all, slow[i]);
+        tg__buf_puts(&all, "\n\t \n");
+        if (i < sizeof fast / sizeof fast[0]) {
+            tg__buf_puts(&all, fast[i]);
+            tg__buf_puts(&all, "\n");
+        }
+    }
+    assert_int_equal(check_lines(all.data, all.len),
+                     sizeof fast / sizeof fast[0]);
+    assert_true(all.len >= total);
+    tg__buf_cleanup(&all);
+
+    /* Lines neither reading takes: the error names the line as before. */
+    tg_error err;
+    assert_int_equal(parse_fails("{\"id\":\"a\",\"tool\":\"t\"}\n"
+                                 "{\"id\":\"\",\"tool\":\"t\"}\n",
+                                 "toolgate", &err),
+                     TG_EPARSE);
+    assert_string_equal(err.message, "calls.jsonl:2: call record: field 'id' "
+                                     "must be a non-empty string");
+    assert_int_equal(parse_fails("{\"id\":\"a\",\"tool\":\"t\"}\n"
+                                 "{\"id\":\"b\",\"tool\":\"t\",\"args\":{}}x\n",
+                                 "toolgate", &err),
+                     TG_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(parse_fails("{\"id\":\"a\",\"tool\":\"t\"}\n"
+                                 "{\"id\":\"b\\u0000\",\"tool\":\"t\"}\n",
+                                 "toolgate", &err),
+                     TG_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(parse_fails("{\"id\":\"a\",\"tool\":\"t\"}\n"
+                                 "{\"id\":\"b\",\"tool\":\"t\",\"args\":{\"n\":"
+                                 "123456789012345678901}}\n",
+                                 "toolgate", &err),
+                     TG_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.message, "too big integer"));
+    /* Arguments nested deeper than jansson reads. */
+    tg_buf deep;
+    tg__buf_init(&deep, 0);
+    tg__buf_puts(&deep, "{\"id\":\"a\",\"tool\":\"t\"}\n"
+                        "{\"id\":\"b\",\"tool\":\"t\",\"args\":");
+    for (int i = 0; i < 3000; i++)
+        tg__buf_puts(&deep, "{\"k\":");
+    tg__buf_puts(&deep, "1");
+    for (int i = 0; i < 3000; i++)
+        tg__buf_puts(&deep, "}");
+    tg__buf_puts(&deep, "}\n");
+    assert_int_equal(parse_fails(deep.data, "toolgate", &err), TG_EPARSE);
+    assert_int_equal(err.line, 2);
+    tg__buf_cleanup(&deep);
+}
+
+/* ------------------------------------------------------------ direct render
+ */
+
+/* The old rendering: each result's tg__result_to_json dumped, one a line. */
+static int render_jansson(const tg_turn *turn, tg_buf *out)
+{
+    for (size_t i = 0; i < turn->n; i++) {
+        json_t *o = tg__result_to_json(turn->results[i]); /* new ref */
+        if (o == NULL)
+            return TG_ENOMEM;
+        int rc = tg__format_dump(o, out);
+        json_decref(o);
+        if (rc != 0)
+            return rc;
+        tg__buf_append(out, "\n", 1);
+    }
+    return 0;
+}
+
+static tg_call *add_call(tg_turn *turn, const char *id, const char *tool)
+{
+    tg_call *c = tg__call_new(id, tool, "toolgate");
+    assert_non_null(c);
+    assert_int_equal(tg__turn_add_call(turn, c), 0);
+    return c;
+}
+
+static void set(tg_turn *turn, tg_result *r)
+{
+    assert_non_null(r);
+    assert_int_equal(tg__turn_set_result(turn, turn->n - 1, r), 0);
+}
+
+static void test_render_direct(void **state)
+{
+    (void)state;
+    static const char *const ids[] = {"call_1", "",
+                                      "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+                                      "q\"b\\s/\x01\x1f", "tab\there\nnl"};
+    static const double durations[] = {
+        0,      1,       12.5, -3,  1e15,   9007199254740991.0,
+        1e16,   1e300,   -0.0, 0.1, 2.5e-7, 123456.789,
+        4.0e17, -1e-300, 3.0};
+    tg_turn *turn = tg__turn_new("toolgate");
+    assert_non_null(turn);
+    size_t n = 0;
+    for (size_t k = 0; k < 60; k++) {
+        const char *id = ids[k % 5];
+        tg_call *c = add_call(turn, id, k % 3 ? "read_file" : "t\xc3\xa9");
+        tg_result *r = NULL;
+        switch (k % 10) {
+        case 0:
+            r = tg__result_success(
+                c, json_pack("{s:[i,f,s,b,n]}", "a", 1, 0.5, "x\ny", 1));
+            break;
+        case 1:
+            r = tg__result_success(c, json_string("42 matches \"q\" \\ \x7f"));
+            break;
+        case 2: {
+            static const char text[] =
+                "{\"lines\":[\"a\",\"\\u0001\"],\"n\":3}";
+            r = tg__result_success_text(c, text, sizeof text - 1);
+            break;
+        }
+        case 3:
+            r = tg__result_error(c, TG_EXECUTION_FINISHED, "EXIT_STATUS",
+                                 json_pack("[{s:s}]", "path", "/x"),
+                                 "exit status %zu", k);
+            break;
+        case 4:
+            r = tg__result_canceled(c, TG_EXECUTION_STARTED, "user",
+                                    "interrupted");
+            break;
+        case 5:
+            r = tg__result_timeout(c, (int64_t)k * 1000);
+            break;
+        case 6:
+            r = tg__result_denied(c, "policy says no");
+            break;
+        case 7:
+            r = tg__result_success(c, json_integer((json_int_t)k));
+            break;
+        case 8:
+            r = tg__result_success_text(c, "\"text \\\" payload\"", 18);
+            break;
+        default:
+            r = tg__result_success(c, json_null());
+            break;
+        }
+        assert_non_null(r);
+        r->duration_ms = durations[k % (sizeof durations / sizeof *durations)];
+        r->exit_status = k % 4 == 0 ? -1 : (int)(k % 4) * 60;
+        r->replayed = k % 7 == 0;
+        r->completed_at = k % 11 == 0 ? 0 : 1767323045000 + (int64_t)k * 7;
+        if (k % 6 == 0)
+            r->content = json_pack("[{s:s, s:s}]", "type", "text", "text",
+                                   "hello \xe2\x82\xac");
+        if (k % 8 == 1)
+            r->artifact =
+                json_pack("{s:s, s:I, s:s}", "id", "art_1", "bytes",
+                          (json_int_t)123456, "media_type", "text/plain");
+        if (k % 9 == 0)
+            assert_non_null(tg_result_payload_json(r)); /* a cached text */
+        set(turn, r);
+        n++;
+    }
+    assert_int_equal(turn->n, n);
+    tg_buf a, b;
+    tg_error err;
+    tg__buf_init(&a, 0);
+    tg__buf_init(&b, 0);
+    assert_int_equal(tg__format_native.render(turn, &a, &err), 0);
+    assert_int_equal(render_jansson(turn, &b), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    assert_non_null(strstr(a.data, "\"replayed\":true"));
+    assert_non_null(strstr(a.data, "e300,\"exit_status\""));
+    assert_non_null(strstr(a.data, "\"duration_ms\":-0.0,"));
+
+    /* What jansson refuses, the renderer refuses too: an id that is not
+     * UTF-8, a duration that is not a number. */
+    tg_buf limited;
+    tg__buf_init(&limited, 64);
+    assert_int_not_equal(tg__format_native.render(turn, &limited, &err), 0);
+    tg__buf_cleanup(&limited);
+    tg_call *bad = add_call(turn, "x\xff", "t");
+    set(turn, tg__result_success(bad, json_true()));
+    assert_int_equal(tg__format_native.render(turn, &a, &err), TG_ENOMEM);
+    assert_int_equal(render_jansson(turn, &b), TG_ENOMEM);
+    turn->results[turn->n - 1]->id[1] = 'y';
+    turn->results[turn->n - 1]->duration_ms = NAN;
+    assert_int_equal(tg__format_native.render(turn, &a, &err), TG_ENOMEM);
+    assert_int_equal(render_jansson(turn, &b), TG_ENOMEM);
+    turn->results[turn->n - 1]->duration_ms = 4.25;
+    a.len = b.len = 0;
+    assert_int_equal(tg__format_native.render(turn, &a, &err), 0);
+    assert_int_equal(render_jansson(turn, &b), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    tg__buf_cleanup(&a);
+    tg__buf_cleanup(&b);
+    tg_turn_free(turn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +750,9 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_null_error),
         cmocka_unit_test(test_render),
+        cmocka_unit_test(test_fast_lines_golden),
+        cmocka_unit_test(test_fast_lines_crafted),
+        cmocka_unit_test(test_render_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
