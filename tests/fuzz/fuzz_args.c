@@ -15,7 +15,10 @@
  *     object with the same checksum; arguments that do not decode leave a
  *     MALFORMED_ARGUMENTS pre-error and no checksum;
  *   - the fast JSON reader of the formats accepts nothing jansson rejects
- *     and reads what it accepts to the same value.
+ *     and reads what it accepts to the same value;
+ *   - the repair of limits.repair (repair.c), on arguments that do not
+ *     decode, either gives text jansson reads as an object, with the
+ *     repairs named, or gives up with none named.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,9 +26,11 @@
 #include <string.h>
 
 #include "jcs.h"
+#include "format.h"
 #include "json_fast.h"
 #include "jtape.h"
 #include "record.h"
+#include "repair.h"
 
 static void die(const char *what)
 {
@@ -117,6 +122,25 @@ static void check_fast(const char *text, size_t size, const tg_call *call)
     json_decref(fast);
 }
 
+static void check_repair(const char *text, size_t size)
+{
+    tg_buf out;
+    unsigned done = 0;
+    tg__buf_init(&out, 0);
+    int rc = tg__repair_args_text(text, size, &out, &done);
+    if (rc == 1) {
+        json_error_t jerr;
+        json_t *v = json_loadb(out.data, out.len, JSON_REJECT_DUPLICATES,
+                               &jerr); /* new ref */
+        if (done == 0 || (v == NULL && !tg__format_json_oom(&jerr)) ||
+            (v != NULL && !json_is_object(v)))
+            die("a repair gave no object, or named nothing");
+        json_decref(v);
+    } else if (rc == 0 && done != 0)
+        die("a failed repair named repairs");
+    tg__buf_cleanup(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
@@ -129,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto done;
     check_fast(text, size, call);
     if (call->args_text == NULL) {
+        check_repair(text, size);
         if (call->pre_error_code == NULL ||
             strcmp(call->pre_error_code, "MALFORMED_ARGUMENTS") != 0 ||
             tg_call_checksum(call) != NULL || tg__call_args(call) != NULL)

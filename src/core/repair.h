@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * repair.h - opt-in repair of arguments (limits.repair, off by default):
+ * the mechanical fixes of argument text that did not parse as an object.
+ * The schema-driven coercion (a string holding a number or a boolean where
+ * the schema wants one) lives with the checks in src/exec; both record what
+ * they did in the result's `repaired` list.
+ */
+#ifndef TG_CORE_REPAIR_H
+#define TG_CORE_REPAIR_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define TG_REPAIR_FENCE 1u           /* a Markdown ``` fence was stripped */
+#define TG_REPAIR_TRAILING_COMMAS 2u /* commas before } or ] were dropped */
+#define TG_REPAIR_CLOSED 4u          /* a truncated object was closed */
+#define TG_REPAIR_COERCED 8u         /* strings were coerced (src/exec) */
+
+/* Tries the text repairs on text[0..len) (arguments that did not parse as
+ * a JSON object). Returns 1 with out (a buffer of the caller's, replaced)
+ * holding text that parses as a JSON object and *done the TG_REPAIR_* bits
+ * of what was done; 0 when no repair gives an object (*done 0); TG_ENOMEM
+ * or TG_ELIMIT from the buffer. */
+int tg__repair_args_text(const char *text, size_t len, tg_buf *out,
+                         unsigned *done);
+
+/* A short description of one TG_REPAIR_* bit, for the result's `repaired`
+ * list ("dropped trailing commas"). Static. */
+const char *tg__repair_name(unsigned bit);
+
+#endif
