@@ -39,56 +39,18 @@
 #include <string.h>
 
 #include "format.h"
+#include "tg_test.h"
 #include "record.h"
 #include "turn.h"
 
 static const char *const volatile_keys[] = {"created_at", "updated_at",
                                             "completed_at"};
 
-/* The source tree: $TG_SOURCE_DIR (set by ctest), else derived from this
- * file's path as the compiler saw it. */
-static void data_dir(char *out, size_t size)
-{
-    const char *env = getenv("TG_SOURCE_DIR");
-    if (env != NULL && *env != '\0') {
-        snprintf(out, size, "%s/tests/data/formats", env);
-        return;
-    }
-    const char *me = __FILE__;
-    const char *tail = strstr(me, "tests/unit/formats/");
-    int n = tail ? (int)(tail - me) : 0;
-    snprintf(out, size, "%.*stests/data/formats", n, me);
-}
-
 /* out = a/b; fails the test when it does not fit. */
 static void join(char *out, size_t size, const char *a, const char *b)
 {
     if (snprintf(out, size, "%s/%s", a, b) >= (int)size)
         fail_msg("path too long: %s/%s", a, b);
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *grown = realloc(buf, (cap *= 2) + 1);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
 }
 
 static void write_file(const char *path, const char *text)
@@ -129,7 +91,7 @@ static int given_results(tg_turn *turn, const char *dir)
 {
     char path[4096];
     join(path, sizeof path, dir, "results");
-    char *text = read_file(path, NULL);
+    char *text = tg_test_read_file(path, NULL);
     if (text == NULL)
         return 0;
     json_t *lines = load_lines(text); /* new ref */
@@ -282,7 +244,7 @@ static void check_golden(const char *dir, const char *file, const char *actual)
         free(stable);
         return;
     }
-    char *expected = read_file(path, NULL);
+    char *expected = tg_test_read_file(path, NULL);
     if (expected == NULL)
         fail_msg("missing golden file %s", path);
     compare_lines(path, expected, actual, 0);
@@ -542,7 +504,7 @@ static void run_case(const char *format, const char *dir)
     char path[4096];
     size_t len;
     join(path, sizeof path, dir, "input");
-    char *input = read_file(path, &len);
+    char *input = tg_test_read_file(path, &len);
     if (input == NULL)
         fail_msg("cannot read %s", path);
 
@@ -601,29 +563,12 @@ static void run_case(const char *format, const char *dir)
     free(input);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Sorted names of the subdirectories of dir; count in *n. */
 static char **subdirs(const char *dir, size_t *n)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
+    char **names = tg_test_list_dir(dir, NULL, n);
+    if (names == NULL)
         fail_msg("cannot open %s", dir);
-    char **names = NULL;
-    size_t cnt = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        names = realloc(names, (cnt + 1) * sizeof *names);
-        names[cnt++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, cnt, sizeof *names, cmp_names);
-    *n = cnt;
     return names;
 }
 
@@ -631,7 +576,7 @@ static void run_format(const char *format, const char *const *required,
                        size_t nrequired)
 {
     char root[4096], dir[4096];
-    data_dir(root, sizeof root);
+    tg_test_source_path(root, sizeof root, "tests/data/formats");
     join(dir, sizeof dir, root, format);
     size_t n;
     char **cases = subdirs(dir, &n);
@@ -732,7 +677,7 @@ static void test_every_input_detected_as_its_format(void **state)
 {
     (void)state;
     char root[4096];
-    data_dir(root, sizeof root);
+    tg_test_source_path(root, sizeof root, "tests/data/formats");
     size_t nformats;
     char **formats = subdirs(root, &nformats);
     for (size_t f = 0; f < nformats; f++) {
@@ -751,7 +696,7 @@ static void test_every_input_detected_as_its_format(void **state)
             size_t len;
             join(cdir, sizeof cdir, fdir, cases[i]);
             join(path, sizeof path, cdir, "input");
-            char *input = read_file(path, &len);
+            char *input = tg_test_read_file(path, &len);
             if (input == NULL)
                 fail_msg("cannot read %s", path);
             tg_turn *turn = NULL;

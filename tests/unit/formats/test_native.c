@@ -17,6 +17,7 @@
 
 #include "format.h"
 #include "record.h"
+#include "tg_test.h"
 #include "turn.h"
 
 static tg_turn *parse_ok(const char *text, const char *format)
@@ -323,35 +324,6 @@ static void test_render(void **state)
 
 /* The source tree: $TG_SOURCE_DIR (set by ctest), else derived from this
  * file's path as the compiler saw it. */
-static void data_dir(char *out, size_t size)
-{
-    const char *env = getenv("TG_SOURCE_DIR");
-    if (env != NULL && *env != '\0') {
-        snprintf(out, size, "%s/tests/data/formats/toolgate", env);
-        return;
-    }
-    const char *me = __FILE__;
-    const char *tail = strstr(me, "tests/unit/formats/");
-    int n = tail ? (int)(tail - me) : 0;
-    snprintf(out, size, "%.*stests/data/formats/toolgate", n, me);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    tg_buf b;
-    tg__buf_init(&b, 0);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        assert_int_equal(tg__buf_append(&b, chunk, got), 0);
-    fclose(f);
-    *len = b.len;
-    return tg__buf_take(&b);
-}
-
 /* Whether the call was made by the line reader's fast path: only it makes
  * the record and its arguments' tape in one allocation (the document path
  * sets the arguments on a record made first, so the tape has its own). */
@@ -465,12 +437,12 @@ static void test_fast_lines_golden(void **state)
     static const char *const cases[] = {"basic", "string_args",
                                         "with_checksum_and_context"};
     char dir[4096], path[4200];
-    data_dir(dir, sizeof dir);
+    tg_test_source_path(dir, sizeof dir, "tests/data/formats/toolgate");
     size_t taken = 0, inputs = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len = 0;
         snprintf(path, sizeof path, "%s/%s/input", dir, cases[i]);
-        char *text = slurp(path, &len);
+        char *text = tg_test_read_file(path, &len);
         if (text == NULL)
             fail_msg("missing %s", path);
         taken += check_lines(text, len);

@@ -34,6 +34,7 @@
 #include "format.h"
 #include "record.h"
 #include "stream.h"
+#include "tg_test.h"
 #include "turn.h"
 
 /* ------------------------------------------------------------ allocations
@@ -144,67 +145,12 @@ static const char *const providers[] = {"openai-chat", "openai-responses",
 
 /* ------------------------------------------------------------ files */
 
-static void data_dir(char *out, size_t size)
-{
-    const char *env = getenv("TG_SOURCE_DIR");
-    if (env != NULL && *env != '\0') {
-        snprintf(out, size, "%s/tests/data/streams", env);
-        return;
-    }
-    const char *me = __FILE__;
-    const char *tail = strstr(me, "tests/unit/formats/");
-    int n = tail ? (int)(tail - me) : 0;
-    snprintf(out, size, "%.*stests/data/streams", n, me);
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *grown = realloc(buf, (cap *= 2) + 1);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Sorted case names (<case>.sse) of a provider's directory. */
 static char **cases_of(const char *dir, size_t *n)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
+    char **names = tg_test_list_dir(dir, ".sse", n);
+    if (names == NULL)
         fail_msg("cannot open %s", dir);
-    char **names = NULL;
-    size_t cnt = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".sse") != 0)
-            continue;
-        names = realloc(names, (cnt + 1) * sizeof *names);
-        names[cnt++] = strndup(e->d_name, l - 4);
-    }
-    closedir(d);
-    qsort(names, cnt, sizeof *names, cmp_names);
-    *n = cnt;
     return names;
 }
 
@@ -335,7 +281,7 @@ static run run_whole(const char *text, const char *format)
  * args (JSON-equal; null when they did not decode), pre_error code. */
 static void check_expected_calls(const char *path, const tg_turn *t)
 {
-    char *text = read_file(path, NULL);
+    char *text = tg_test_read_file(path, NULL);
     if (text == NULL)
         fail_msg("cannot read %s", path);
     size_t i = 0;
@@ -449,7 +395,7 @@ static void check_whole_document(const char *provider, const char *path,
         return;
     }
     size_t len;
-    char *doc = read_file(path, &len);
+    char *doc = tg_test_read_file(path, &len);
     assert_non_null(doc);
     tg_turn *whole = NULL;
     tg_error err;
@@ -501,7 +447,7 @@ static void check_whole_document(const char *provider, const char *path,
 static void run_provider(const char *provider)
 {
     char root[4096], dir[4096 + 64], path[8192];
-    data_dir(root, sizeof root);
+    tg_test_source_path(root, sizeof root, "tests/data/streams");
     snprintf(dir, sizeof dir, "%s/%s", root, provider);
     size_t n;
     char **cases = cases_of(dir, &n);
@@ -519,7 +465,7 @@ static void run_provider(const char *provider)
         print_message("[ stream   ] %s/%s\n", provider, cases[i]);
         snprintf(path, sizeof path, "%s/%s.sse", dir, cases[i]);
         size_t len;
-        char *text = read_file(path, &len);
+        char *text = tg_test_read_file(path, &len);
         assert_non_null(text);
 
         run whole = run_stream(text, len, NULL, 0, "auto", 0);
@@ -634,9 +580,9 @@ static size_t appearance(const char *text, size_t len, size_t *at, size_t max)
 static char *load_case(const char *provider, const char *name, size_t *len)
 {
     char root[4096], path[8192];
-    data_dir(root, sizeof root);
+    tg_test_source_path(root, sizeof root, "tests/data/streams");
     snprintf(path, sizeof path, "%s/%s/%s.sse", root, provider, name);
-    char *text = read_file(path, len);
+    char *text = tg_test_read_file(path, len);
     if (text == NULL)
         fail_msg("cannot read %s", path);
     return text;
