@@ -30,6 +30,14 @@
 int tg__schema_compile(const json_t *doc, const tg_schema_options *options,
                        tg_schema **out, tg_error *err);
 
+/* Like tg__schema_compile, with more documents that `$ref` and `$schema`
+ * may name: `documents` (borrowed, may be NULL; it must outlive the call
+ * only) maps absolute URLs to schemas, a bundle such as the metaschemas
+ * and their vocabularies. It is searched before options->remotes. */
+int tg__schema_compile_docs(const json_t *doc, const tg_schema_options *options,
+                            const json_t *documents, tg_schema **out,
+                            tg_error *err);
+
 /* One violation; strings owned by the report. */
 typedef struct tg_schema_violation {
     char *path;    /* JSON pointer into the instance; "" is the instance */
