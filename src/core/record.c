@@ -4,6 +4,7 @@
  * result records of record.h.
  */
 #include "record.h"
+#include "repair.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -704,6 +705,7 @@ static tg_result *result_alloc(const tg_call *call, tg_outcome outcome,
     }
     r->outcome = outcome;
     r->execution = execution;
+    r->repaired = call->repaired;
     r->payload_dom = payload_take;
     r->exit_status = -1;
     r->completed_at = tg__now_ms();
@@ -922,7 +924,40 @@ json_t *tg__result_to_json(const tg_result *r)
         "completed_at", when); /* new ref */
     if (o != NULL && r->replayed)
         json_object_set_new(o, "replayed", json_true());
+    if (o != NULL && r->repaired != 0 &&
+        json_object_set_new(o, "repaired",
+                            tg__repaired_to_json(r->repaired)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
+}
+
+json_t *tg__repaired_to_json(unsigned repaired)
+{
+    json_t *list = json_array(); /* new ref */
+    for (unsigned bit = 1; list != NULL && bit <= TG_REPAIR_COERCED;
+         bit <<= 1)
+        if ((repaired & bit) &&
+            json_array_append_new(list, json_string(tg__repair_name(bit))) !=
+                0) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
+}
+
+unsigned tg__repaired_from_json(const json_t *list)
+{
+    unsigned bits = 0;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const char *s = json_string_value(json_array_get(list, i));
+        for (unsigned bit = 1; s != NULL && bit <= TG_REPAIR_COERCED;
+             bit <<= 1)
+            if (strcmp(s, tg__repair_name(bit)) == 0)
+                bits |= bit;
+    }
+    return bits;
 }
 
 char *tg_result_to_json(const tg_result *r)
@@ -964,6 +999,7 @@ int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err)
     if ((v = json_object_get(obj, "completed_at")))
         tg__time_from_json(v, &r->completed_at);
     r->replayed = json_is_true(json_object_get(obj, "replayed"));
+    r->repaired = tg__repaired_from_json(json_object_get(obj, "repaired"));
     *out = r;
     return 0;
 }

@@ -47,6 +47,7 @@ struct tg_call {
     int64_t created_at, updated_at, completed_at; /* epoch ms, 0 = unset */
     bool inline_output; /* records.md `inline`, default true */
     bool from_artifact_tool;
+    unsigned repaired; /* TG_REPAIR_* (repair.h) done to its arguments */
     json_t *meta; /* format-specific extras kept for rendering (JSON-RPC
                      id, progress token, item ids), object or NULL */
     /* A problem found while parsing: the call ends with this error without
@@ -78,6 +79,7 @@ struct tg_result {
     int exit_status; /* -1 when none */
     int64_t completed_at;
     bool replayed;
+    unsigned repaired; /* TG_REPAIR_*: taken from the call when made */
     /* caches for the borrowed-string getters */
     char *payload_json_cache;
     bool payload_json_inline; /* the cache is in the record's allocation */
@@ -187,6 +189,11 @@ tg_result *tg__result_denied(const tg_call *call, const char *reason);
 void tg__result_free(tg_result *result);
 /* The result as a JSON object (records.md); new reference, NULL on OOM. */
 json_t *tg__result_to_json(const tg_result *result);
+/* The `repaired` list of a result record (records.md): one description per
+ * TG_REPAIR_* bit, a new array; NULL on out of memory. And back: the bits
+ * of such a list (unknown entries are ignored). */
+json_t *tg__repaired_to_json(unsigned repaired);
+unsigned tg__repaired_from_json(const json_t *list);
 /* A result from its JSON record (borrowed). Unknown outcome names become
  * error (forward compatibility). */
 int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err);

@@ -342,6 +342,15 @@ static int write_result(const tg_result *r, tg_buf *out)
     /* Last, as tg__result_to_json adds it after the others. */
     if (r->replayed && (rc = PUT(out, ",\"replayed\":true")) != 0)
         return rc;
+    if (r->repaired != 0) {
+        json_t *list = tg__repaired_to_json(r->repaired); /* new ref */
+        rc = list == NULL ? TG_ENOMEM : PUT(out, ",\"repaired\":");
+        if (rc == 0)
+            rc = tg__format_dump(list, out);
+        json_decref(list);
+        if (rc != 0)
+            return rc;
+    }
     return PUT(out, "}");
 }
 

@@ -86,6 +86,9 @@ static const char *const migrations[] = {
     /* Recovery looks only at running rows; a partial index keeps that cheap
      * however long the history grows. */
     "CREATE INDEX calls_running ON calls(owner_pid) WHERE state = 'running';",
+    /* v2: what limits.repair did to a call's arguments (TG_REPAIR_* bits;
+     * the result record lists them as `repaired`). */
+    "ALTER TABLE results ADD COLUMN repaired INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -471,6 +474,7 @@ static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
                              : sqlite3_bind_null(st, 10);
     b |= sqlite3_bind_int64(st, 11, r->completed_at ? r->completed_at : now);
     b |= sqlite3_bind_int(st, 12, r->replayed ? 1 : 0);
+    b |= sqlite3_bind_int(st, 13, (int)r->repaired);
     if (b != SQLITE_OK) {
         sqlite3_clear_bindings(st);
         rc = db_fail(sj, b, "binding a result", err);
@@ -682,7 +686,7 @@ done:
     " c.from_artifact_tool, c.created_at, c.started_at,"                       \
     " r.call_rowid, r.id, r.tool, r.outcome, r.execution, r.payload,"          \
     " r.content, r.artifact, r.duration_ms, r.exit_status, r.completed_at,"    \
-    " r.replayed"
+    " r.replayed, r.repaired"
 enum {
     C_ROWID,
     C_ID,
@@ -710,7 +714,8 @@ enum {
     R_DURATION,
     R_EXIT,
     R_COMPLETED,
-    R_REPLAYED
+    R_REPLAYED,
+    R_REPAIRED
 };
 
 static const char *col_text(sqlite3_stmt *st, int col)
@@ -851,6 +856,7 @@ static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
                          : sqlite3_column_int(st, R_EXIT);
     r->completed_at = sqlite3_column_int64(st, R_COMPLETED);
     r->replayed = sqlite3_column_int(st, R_REPLAYED) != 0;
+    r->repaired = (unsigned)sqlite3_column_int(st, R_REPAIRED);
     *out = tg__result_to_json(r);
     if (*out == NULL)
         rc = oom(err);
@@ -1270,8 +1276,9 @@ int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
         (rc = prepare(sj,
                       "INSERT INTO results(call_rowid, id, tool, outcome,"
                       " execution, payload, content, artifact, duration_ms,"
-                      " exit_status, completed_at, replayed) VALUES (?1, ?2,"
-                      " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                      " exit_status, completed_at, replayed, repaired)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                      " ?12, ?13)",
                       &sj->st_result, err)) != 0 ||
         (rc = prepare(sj, "UPDATE calls SET state = 'done' WHERE rowid = ?1",
                       &sj->st_done, err)) != 0)

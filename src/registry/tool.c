@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "schema.h"
 
 #define MAX_NAME 128
 #define MAX_TIMEOUT_MS INT64_C(86400000)
@@ -24,6 +25,7 @@ void tg__tool_free(tg_tool *tool)
     free(tool->name);
     free(tool->description);
     json_decref(tool->input_schema);
+    tg_schema_free(tool->schema);
     json_decref(tool->annotations);
     json_decref(tool->argv);
     json_decref(tool->stdin_tpl);
@@ -151,6 +153,16 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
     return 0;
 }
 
+/* Compiles t->input_schema into t->schema, once, at registration: a
+ * schema that is not a valid JSON Schema keeps the tool out. Returns 0,
+ * TG_ENOMEM, or the compiler's code with its error in *e (e->pointer: the
+ * bad keyword within the schema). */
+static int compile_schema(tg_tool *t, tg_error *e)
+{
+    memset(e, 0, sizeof *e);
+    return tg__schema_compile(t->input_schema, NULL, &t->schema, e);
+}
+
 int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
@@ -219,6 +231,23 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     }
     if (t->input_schema == NULL) {
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    tg_error se;
+    if ((rc = compile_schema(t, &se)) != 0) {
+        if (rc == TG_ENOMEM) {
+            rc = tg__error_set(err, rc, "out of memory");
+            goto fail;
+        }
+        rc =
+            bad(err, key, "input_schema", " is not a valid JSON Schema%s%s: %s",
+                se.pointer[0] ? " at " : "", se.pointer, se.message);
+        /* The pointer goes on into the schema, to the bad keyword. */
+        if (err != NULL) {
+            size_t pl = strlen(err->pointer);
+            snprintf(err->pointer + pl, sizeof err->pointer - pl, "%s",
+                     se.pointer);
+        }
         goto fail;
     }
 
@@ -309,6 +338,18 @@ int tg__tool_new_handler(const char *name, const char *description,
                                name);
             goto fail;
         }
+    }
+    tg_error se;
+    if ((rc = compile_schema(t, &se)) != 0) {
+        rc = rc == TG_ENOMEM
+                 ? tg__error_set(err, rc, "out of memory")
+                 : tg__error_set(err, TG_ESCHEMA,
+                                 "the schema of tool '%s' is not a valid JSON "
+                                 "Schema%s%s: %s",
+                                 name, se.pointer[0] ? " at " : "", se.pointer,
+                                 se.message);
+        tg__error_pointer(err, se.pointer);
+        goto fail;
     }
     *out = t;
     return 0;

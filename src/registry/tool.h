@@ -21,6 +21,7 @@ typedef struct tg_tool {
     char *name;
     char *description;    /* "" when none */
     json_t *input_schema; /* object (new ref); {"type":"object"} by default */
+    tg_schema *schema;    /* input_schema compiled at registration (owned) */
     json_t *annotations;  /* object (new ref) or NULL */
     tg_tool_kind kind;
     /* handler tools */

@@ -707,15 +707,35 @@ static void test_migrations(void **state)
     tg__journal_close(j);
     long long objects =
         raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
+
+    /* A version 1 journal (before results.repaired) is migrated forward,
+     * its rows kept, and then holds what limits.repair did. */
+    raw_exec(f->path, "ALTER TABLE results DROP COLUMN repaired");
+    raw_exec(f->path, "PRAGMA user_version = 1");
+    j = open_ok(f->path);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
+                                        " WHERE repaired = 0"),
+                     1);
+    tg_call *c2 = mkcall("call_r", "echo", "{}", NULL);
+    c2->repaired = 3;
+    tg_result *r2 = ok_result(c2, "y");
+    assert_int_equal(tg__journal_finish(j, &c2, &r2, 1, &err), 0);
+    tg__journal_close(j);
+    assert_int_equal(raw_count(f->path, "SELECT repaired FROM results"
+                                        " WHERE id = 'call_r'"),
+                     3);
+    tg__call_free(c2);
+    tg__result_free(r2);
     assert_int_equal(raw_count(f->path, "SELECT journal_mode = 'wal'"
                                         " FROM pragma_journal_mode"),
                      1);
