@@ -47,5 +47,6 @@ int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

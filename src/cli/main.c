@@ -18,6 +18,7 @@ static const char usage[] =
     "  tools            print the configured tools' definitions\n"
     "  history          list journaled calls and results, newest first\n"
     "  show ID          print one journaled call and its result\n"
+    "  validate SCHEMA [FILE|-]  validate JSON against a JSON Schema\n"
     "  version          print the version\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
@@ -47,7 +48,8 @@ int main(int argc, char **argv)
     } commands[] = {{"run", cmd_run},
                     {"tools", cmd_tools},
                     {"history", cmd_history},
-                    {"show", cmd_show}};
+                    {"show", cmd_show},
+                    {"validate", cmd_validate}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -30,7 +30,8 @@ int tg_schema_compile(const char *text, size_t len,
                                  "out of memory reading a "
                                  "schema");
         return tg__error_at(err, TG_EPARSE, jerr.line, jerr.column,
-                            "the schema is not JSON: %s", jerr.text);
+                            "the schema is not JSON: line %d, column %d: %s",
+                            jerr.line, jerr.column, jerr.text);
     }
     int rc = tg__schema_compile(doc, options, out, err);
     json_decref(doc);
@@ -77,7 +78,8 @@ int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
     int rc = tg__jtape_parse_in(text, len, store, STACK_TOKENS, &tape, &jerr);
     if (rc == TG_EPARSE)
         return tg__error_at(err, TG_EPARSE, jerr.line, jerr.column,
-                            "the instance is not JSON: %s", jerr.text);
+                            "the instance is not JSON: line %d, column %d: %s",
+                            jerr.line, jerr.column, jerr.text);
     if (rc != 0)
         return tg__error_set(err, rc, "cannot read the instance: %s",
                              tg_strerror(rc));

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_validate.sh - `toolgate validate`: exit statuses, violation lines,
+# --lines, --draft, --remote, --format-assert, bad schemas (spec/cli.md).
+. "$(dirname "$0")/lib.sh"
+
+cat > schema.json <<'J'
+{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer","maximum":10}},
+ "required":["text"],"additionalProperties":false}
+J
+echo '{"text":"hi","n":3}' > good.json
+echo '{"text":42,"n":12,"extra":true}' > bad.json
+
+out=$("$TOOLGATE" validate schema.json good.json); st=$?
+eq "valid: exit" "$st" 0
+eq "valid: silent" "$out" ""
+set +e
+out=$("$TOOLGATE" validate schema.json bad.json); st=$?
+set -e
+eq "invalid: exit" "$st" 1
+eq "invalid: one line per violation" "$(printf '%s\n' "$out" | wc -l)" 3
+contains "type violation" "$out" '"path":"/text","keyword":"type"'
+contains "maximum violation" "$out" '"path":"/n","keyword":"maximum"'
+contains "additionalProperties violation" "$out" '"keyword":"additionalProperties"'
+contains "message names the value" "$(printf '%s\n' "$out" | jq -r 'select(.path=="/text").message')" "42"
+# stdin, and every line is JSON
+out=$("$TOOLGATE" validate schema.json - < bad.json || true)
+check "violations are JSON lines" bash -c "printf '%s\n' '$out' | jq -e . >/dev/null"
+
+# --lines: true/false per line, exit 0
+printf '%s\n' '{"text":"a"}' '{"text":1}' '' 'not json' '{"text":"b","n":10}' > many.jsonl
+set +e
+out=$("$TOOLGATE" validate --lines schema.json < many.jsonl 2>err.txt); st=$?
+set -e
+eq "--lines exit" "$st" 0
+eq "--lines answers" "$(echo $out)" "true false false true"
+contains "--lines says which line is not JSON" "$(cat err.txt)" ":4:"
+
+# drafts: items as an array is a tuple in draft 7, ignored keyword form in 2020-12
+echo '{"items":[{"type":"string"}]}' > tuple.json
+echo '[1]' > one.json
+set +e
+"$TOOLGATE" validate --draft 7 tuple.json one.json >/dev/null; st=$?
+set -e
+eq "--draft 7 tuple items" "$st" 1
+echo '{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}]}' > tuple7.json
+set +e
+"$TOOLGATE" validate tuple7.json one.json >/dev/null; st=$?
+set -e
+eq "\$schema draft-07 chosen" "$st" 1
+
+# --remote: $ref to a URL read from a directory, never fetched
+mkdir remote
+echo '{"type":"integer"}' > remote/int.json
+echo '{"$ref":"http://example.test/schemas/int.json"}' > refs.json
+echo '7' > seven.json
+echo '"x"' > str.json
+check "--remote resolves" "$TOOLGATE" validate --remote http://example.test/schemas/=remote refs.json seven.json
+set +e
+"$TOOLGATE" validate --remote http://example.test/schemas/=remote refs.json str.json >/dev/null; st=$?
+eq "--remote checks" "$st" 1
+"$TOOLGATE" validate refs.json seven.json 2>err.txt; st=$?
+set -e
+eq "unresolvable \$ref exits 2" "$st" 2
+contains "unresolvable \$ref named" "$(cat err.txt)" "http://example.test/schemas/int.json"
+
+# formats: annotations by default, asserted on request
+echo '{"format":"ipv4"}' > ip.json
+echo '"999.1.1.1"' > badip.json
+check "format is an annotation" "$TOOLGATE" validate ip.json badip.json
+set +e
+"$TOOLGATE" validate --format-assert ip.json badip.json >/dev/null; st=$?
+set -e
+eq "--format-assert" "$st" 1
+
+# bad schemas exit 2 and say where
+echo '{"type":"object","properties":{"a":{"minLength":-1}}}' > badschema.json
+set +e
+"$TOOLGATE" validate badschema.json good.json 2>err.txt; st=$?
+set -e
+eq "invalid schema exits 2" "$st" 2
+contains "invalid schema names the keyword" "$(cat err.txt)" "/properties/a/minLength"
+echo '{"type":' > notjson.json
+set +e
+"$TOOLGATE" validate notjson.json good.json 2>err.txt; st=$?
+set -e
+eq "schema not JSON exits 2" "$st" 2
+contains "schema not JSON names the place" "$(cat err.txt)" "line 2, column 0"
+# a catastrophic regex ends, with an answer
+echo '{"pattern":"^(a+)+$"}' > redos.json
+printf '"%s!"\n' "$(head -c 5000 /dev/zero | tr '\0' a)" > long.json
+set +e
+timeout 20 "$TOOLGATE" validate redos.json long.json >/dev/null 2>&1; st=$?
+set -e
+check "catastrophic regex does not hang" test "$st" -ne 124
+
+finish
