@@ -211,6 +211,13 @@ void tg__call_free(tg_call *call)
     free(call);
 }
 
+void tg__call_clear_pre_error(tg_call *call)
+{
+    call->pre_error_code = NULL;
+    free(call->pre_error_message);
+    call->pre_error_message = NULL;
+}
+
 int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
                            ...)
 {
@@ -925,8 +932,8 @@ json_t *tg__result_to_json(const tg_result *r)
     if (o != NULL && r->replayed)
         json_object_set_new(o, "replayed", json_true());
     if (o != NULL && r->repaired != 0 &&
-        json_object_set_new(o, "repaired",
-                            tg__repaired_to_json(r->repaired)) != 0) {
+        json_object_set_new(o, "repaired", tg__repaired_to_json(r->repaired)) !=
+            0) {
         json_decref(o);
         return NULL;
     }
@@ -936,8 +943,7 @@ json_t *tg__result_to_json(const tg_result *r)
 json_t *tg__repaired_to_json(unsigned repaired)
 {
     json_t *list = json_array(); /* new ref */
-    for (unsigned bit = 1; list != NULL && bit <= TG_REPAIR_COERCED;
-         bit <<= 1)
+    for (unsigned bit = 1; list != NULL && bit <= TG_REPAIR_COERCED; bit <<= 1)
         if ((repaired & bit) &&
             json_array_append_new(list, json_string(tg__repair_name(bit))) !=
                 0) {
@@ -952,8 +958,7 @@ unsigned tg__repaired_from_json(const json_t *list)
     unsigned bits = 0;
     for (size_t i = 0; i < json_array_size(list); i++) {
         const char *s = json_string_value(json_array_get(list, i));
-        for (unsigned bit = 1; s != NULL && bit <= TG_REPAIR_COERCED;
-             bit <<= 1)
+        for (unsigned bit = 1; s != NULL && bit <= TG_REPAIR_COERCED; bit <<= 1)
             if (strcmp(s, tg__repair_name(bit)) == 0)
                 bits |= bit;
     }

@@ -48,8 +48,8 @@ struct tg_call {
     bool inline_output; /* records.md `inline`, default true */
     bool from_artifact_tool;
     unsigned repaired; /* TG_REPAIR_* (repair.h) done to its arguments */
-    json_t *meta; /* format-specific extras kept for rendering (JSON-RPC
-                     id, progress token, item ids), object or NULL */
+    json_t *meta;      /* format-specific extras kept for rendering (JSON-RPC
+                          id, progress token, item ids), object or NULL */
     /* A problem found while parsing: the call ends with this error without
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
@@ -133,6 +133,8 @@ json_t *tg__call_args(const tg_call *call);
  * or null means {} (a function without parameters), anything else is set as
  * is (an object, or MALFORMED_ARGUMENTS). Returns 0 or TG_ENOMEM. */
 int tg__call_set_args_value(tg_call *call, const json_t *args);
+/* Forgets a pre-error (after limits.repair fixed what caused it). */
+void tg__call_clear_pre_error(tg_call *call);
 /* Marks the call as failing before it runs (code static, message copied). */
 int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
                            ...)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * check.c - what is verified before a call may run, in this order: a problem
- * found while parsing, an unknown tool, arguments over the size limit, a
- * checksum that does not match, and for command tools the argv and stdin
+ * found while parsing (which limits.repair may fix first), an unknown tool,
+ * arguments over the size limit, a checksum that does not match, arguments
+ * that do not satisfy the tool's JSON Schema (limits.repair may unquote
+ * numbers and booleans first), and for command tools the argv and stdin
  * templates. Each failure is a result with execution not_started; nothing
  * here stops the other calls of the turn.
  */
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "repair.h"
 #include "runtime.h"
 #include "template.h"
 
@@ -126,10 +129,113 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
     return invalid_args(call, &e, oom);
 }
 
+/* limits.repair on arguments that did not parse: the text repairs
+ * (repair.c) on the wire's string. When one gives an object, the call
+ * takes it (the wire's string stays its args_raw) and its pre-error goes.
+ * Returns 0 or TG_ENOMEM. */
+static int repair_text(tg_call *call)
+{
+    const char *raw = tg_call_args_raw(call);
+    if (raw == NULL)
+        return 0;
+    tg_buf fixed;
+    unsigned done = 0;
+    tg__buf_init(&fixed, 0);
+    int rc = tg__repair_args_text(raw, strlen(raw), &fixed, &done);
+    if (rc == 1) {
+        char *wire = strdup(raw); /* the call's own copy goes below */
+        rc = wire == NULL ? TG_ENOMEM
+                          : tg__call_set_args_text(call, fixed.data, fixed.len);
+        if (rc == 0)
+            rc = tg__call_set_args_raw(call, wire);
+        free(wire);
+        if (rc == 0 && call->args_text != NULL) {
+            tg__call_clear_pre_error(call);
+            call->repaired |= done;
+        }
+    }
+    tg__buf_cleanup(&fixed);
+    return rc < 0 ? rc : 0;
+}
+
+/* INVALID_ARGUMENTS listing every violation of the report. */
+static tg_result *schema_failure(const tg_call *call,
+                                 const tg_schema_report *rep, bool *oom)
+{
+    json_t *details = tg__schema_report_details(rep); /* new ref */
+    char *msg = tg__schema_report_message(rep);
+    tg_result *r = NULL;
+    if (details != NULL && msg != NULL)
+        r = tg__fail(call, TG_EXECUTION_NOT_STARTED, "INVALID_ARGUMENTS",
+                     details, "invalid arguments for tool '%s': %s", call->tool,
+                     msg);
+    else
+        json_decref(details);
+    free(msg);
+    return refuse(oom, r);
+}
+
+/* The arguments against the tool's schema (compiled at registration). The
+ * verdict comes first, from the tape and without allocating; only a call
+ * that fails is validated again to collect every violation. */
+static tg_result *check_schema(tg_runtime *rt, tg_call *call,
+                               const tg_tool *tool, bool *oom)
+{
+    tg_error e = {0};
+    int rc =
+        tg__schema_validate_tape(tool->schema, &call->args_tape, 0, NULL, &e);
+    if (rc == 1)
+        return NULL;
+    tg_schema_report rep = {0};
+    if (rc == 0)
+        rc = tg__schema_validate_tape(tool->schema, &call->args_tape, 0, &rep,
+                                      &e);
+    tg_result *r = NULL;
+    if (rc == TG_ENOMEM) {
+        *oom = true;
+    } else if (rc == TG_ELIMIT) {
+        r = refuse(oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                                 "INVALID_ARGUMENTS", NULL,
+                                 "the arguments of call '%s' could not be "
+                                 "checked against the schema of tool '%s': %s",
+                                 call->id, call->tool, e.message));
+    } else if (rc == 0) {
+        json_t *fixed = NULL; /* new ref */
+        const json_t *args = rt->cfg->repair ? tg__call_args(call) : NULL;
+        int c = args ? tg__coerce_args(tool->schema, &rep, args, &fixed) : 0;
+        if (c == 1 &&
+            tg__schema_validate_json(tool->schema, fixed, NULL, &e) == 1) {
+            if (tg__call_set_args(call, fixed) != 0)
+                *oom = true;
+            else
+                call->repaired |= TG_REPAIR_COERCED;
+        } else if (c < 0 || (args == NULL && rt->cfg->repair)) {
+            *oom = true;
+        } else {
+            r = schema_failure(call, &rep, oom);
+        }
+        json_decref(fixed);
+    } else {
+        r = refuse(oom,
+                   tg__fail(call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
+                            "cannot check the arguments of call "
+                            "'%s': %s",
+                            call->id, e.message));
+    }
+    tg__schema_report_cleanup(&rep);
+    return r;
+}
+
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
 {
     tg_call *call = job->call;
     *oom = false;
+    if (call->pre_error_code != NULL && rt->cfg->repair &&
+        strcmp(call->pre_error_code, "MALFORMED_ARGUMENTS") == 0 &&
+        repair_text(call) != 0) {
+        *oom = true;
+        return NULL;
+    }
     if (call->pre_error_code != NULL)
         return refuse(oom,
                       tg__fail(call, TG_EXECUTION_NOT_STARTED,
@@ -180,6 +286,11 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                               call->id, call->checksum_in,
                               have ? have : "(unknown)"));
         }
+    }
+    if (tool->schema != NULL) {
+        tg_result *r = check_schema(rt, call, tool, oom);
+        if (r != NULL || *oom)
+            return r;
     }
     if (tool->kind == TG_TOOL_KIND_COMMAND)
         return prepare_command(rt, job, oom);

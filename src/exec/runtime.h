@@ -25,6 +25,7 @@
 #include "journal.h"
 #include "record.h"
 #include "registry.h"
+#include "schema.h"
 #include "template.h"
 #include "turn.h"
 
@@ -221,6 +222,13 @@ void tg__handler_cancel(tg__pool *p, const char *by, const char *reason);
 json_t *tg__json_text(const char *data, size_t len);
 /* An error result whose message is formatted without a length limit and
  * made valid UTF-8 (tool output may be anything). details taken. */
+/* coerce.c (limits.repair): from the `type` violations of report, a copy
+ * of args (borrowed) with each quoted number or boolean the schema wants
+ * unquoted. Returns 1 with *out the copy (new ref), 0 when nothing could
+ * be coerced, or TG_ENOMEM. */
+int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
+                    const json_t *args, json_t **out);
+
 tg_result *tg__fail(const tg_call *call, tg_execution execution,
                     const char *code, json_t *details_take, const char *fmt,
                     ...)

@@ -517,7 +517,7 @@ static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
             return rc;
         cfg->kill_grace_ms = n;
     }
-    /* repair (lenient argument parsing) comes with its feature; checked */
+    /* repair: opt-in fixing of arguments (src/core/repair.c, coerce.c) */
     m = json_object_get(v, "repair"); /* borrowed */
     if (m && !json_is_boolean(m)) {
         char d[64];
@@ -525,6 +525,7 @@ static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
                    "limits.repair must be true or false, got %s",
                    describe(m, d, sizeof d));
     }
+    cfg->repair = json_is_true(m);
     return 0;
 }
 

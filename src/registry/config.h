@@ -9,6 +9,7 @@
 #define TG_REGISTRY_CONFIG_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "toolgate.h"
@@ -24,6 +25,7 @@ struct tg_config {
     int64_t max_args_bytes;   /* limits.max_args_bytes */
     int64_t max_output_bytes; /* limits.max_output_bytes (cap of kept output) */
     int64_t kill_grace_ms;    /* limits.kill_grace_ms: TERM -> KILL delay */
+    bool repair;              /* limits.repair: fix what models get wrong */
     json_t *builtin_tools;    /* array of names (new ref) */
     json_t *tools;            /* array of validated tool objects (new ref) */
     json_t *policy;           /* object or NULL (new ref) */
