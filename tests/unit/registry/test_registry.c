@@ -284,6 +284,27 @@ static void handler_tools(void **state)
     assert_int_equal(
         tg__tool_new_handler("h", "d", "{\"type\":", noop, NULL, 0, &t, &err),
         TG_ESCHEMA);
+    /* Valid JSON that is not a valid schema: refused at registration,
+     * with the JSON pointer of the bad keyword. */
+    t = (tg_tool *)1;
+    assert_int_equal(
+        tg__tool_new_handler("h", "d",
+                             "{\"type\":\"object\",\"properties\":{\"n\":{"
+                             "\"type\":\"integer\",\"maximum\":\"ten\"}}}",
+                             noop, NULL, 0, &t, &err),
+        TG_ESCHEMA);
+    assert_null(t);
+    assert_string_equal(err.pointer, "/properties/n/maximum");
+    assert_non_null(strstr(err.message, "tool 'h'"));
+    assert_non_null(strstr(err.message, "/properties/n/maximum"));
+    /* A valid one is compiled once, here. */
+    assert_int_equal(tg__tool_new_handler("h", "d",
+                                          "{\"type\":\"object\",\"required\":"
+                                          "[\"a\"]}",
+                                          noop, NULL, 0, &t, &err),
+                     0);
+    assert_non_null(t->schema);
+    tg__tool_free(t);
     assert_int_equal(
         tg__tool_new_handler("bad name", "d", NULL, noop, NULL, 0, &t, &err),
         TG_EINVAL);
