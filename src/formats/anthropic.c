@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "json_fast.h"
 
 #define FORMAT_NAME "anthropic"
 #define EXPECTED_SHAPE                                                         \
@@ -268,6 +269,296 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     return parse_message(turn, doc, "", NULL, err);
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* The fast path reads the shape of nearly every real turn - a Messages API
+ * response whose tool_use blocks each have an id, a name and an input
+ * object in compact form (as the API sends it) - straight from the text,
+ * without building the document (most of the parse time of a large turn
+ * went into building and freeing it). Anything else, including duplicate
+ * keys on the path it reads, makes it give up (FAST_BAIL), and the document
+ * path, which handles every shape and reports every error, runs instead.
+ * Messages arrays always take the document path. */
+#define FAST_BAIL TG_JCUR_BAIL
+
+/* Whether the key k[0..kn) is the string literal lit (no strlen per test:
+ * every member of every block is tested against several keys). */
+#define KEY_IS(k, kn, lit)                                                     \
+    ((kn) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+/* Top-level members of other formats (choices and tool_calls: openai-chat;
+ * candidates and parts: gemini, the only one that can score 6 too; output:
+ * openai-responses; method and jsonrpc: mcp; tool: toolgate). A message has
+ * none of them; the fast path gives up on them rather than judge which
+ * format wins. */
+static int foreign_key(const char *k, size_t kn)
+{
+    static const char *const keys[] = {
+        "choices", "tool_calls", "candidates", "parts",
+        "output",  "method",     "jsonrpc",    "tool",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tg__jcur_key_is(k, kn, keys[i]))
+            return 1;
+    return 0;
+}
+
+/* Members of a response that hold objects the fast path does not read. */
+static int message_container(const char *k, size_t kn)
+{
+    return KEY_IS(k, kn, "usage") || KEY_IS(k, kn, "container") ||
+           KEY_IS(k, kn, "context_management");
+}
+
+/* A string read from the text: it points into the text when it had no
+ * escapes, else into `copy` (the cursor's scratch is reused by the next
+ * string). */
+typedef struct fast_str {
+    const char *s;
+    size_t n;
+    int seen;
+    tg_buf copy;
+} fast_str;
+
+typedef struct fast_block {
+    fast_str id, name;
+    const char *input; /* the input's text, in the document */
+    size_t input_len;
+    int has_type, is_tool_use, has_input;
+    tg_buf names; /* id and name, each NUL-terminated */
+} fast_block;
+
+/* Reads a string member into f unless the key came before (a duplicate):
+ * 0, FAST_BAIL or TG_ENOMEM. */
+static int fast_str_read(tg_jcur *c, fast_str *f)
+{
+    if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
+        return FAST_BAIL;
+    f->seen = 1;
+    if (f->s != c->scratch)
+        return 0;
+    f->copy.len = 0;
+    if (tg__buf_append(&f->copy, f->s, f->n) != 0)
+        return TG_ENOMEM;
+    f->s = f->copy.data;
+    return 0;
+}
+
+/* Reads a string member that is only compared with `want`; sets *seen and
+ * *is. 0 or FAST_BAIL. */
+static int fast_str_is(tg_jcur *c, const char *want, int *seen, int *is)
+{
+    const char *s;
+    size_t n;
+    if (*seen || tg__jcur_string(c, &s, &n) != 0)
+        return FAST_BAIL;
+    *seen = 1;
+    *is = n == strlen(want) && memcmp(s, want, n) == 0;
+    return 0;
+}
+
+/* Adds the tool_use block just read as a call, as add_tool_use does for a
+ * plain block. */
+static int fast_add_call(fast_block *b, tg_turn *turn)
+{
+    /* An input left out or null stands for {} (see add_tool_use). */
+    const char *input = b->has_input ? b->input : "{}";
+    size_t input_len = b->has_input ? b->input_len : 2;
+    b->names.len = 0;
+    if (tg__buf_reserve(&b->names, b->id.n + b->name.n + 2) != 0)
+        return TG_ENOMEM;
+    char *id = b->names.data, *name = id + b->id.n + 1;
+    memcpy(id, b->id.s, b->id.n);
+    id[b->id.n] = '\0';
+    memcpy(name, b->name.s, b->name.n);
+    name[b->name.n] = '\0';
+    tg_call *call = NULL;
+    int rc = tg__call_new_args_object(id, name, FORMAT_NAME, input, input_len,
+                                      &call);
+    if (rc != 0)
+        return rc == 1 ? FAST_BAIL : rc; /* not compact: the general path */
+    return tg__turn_add_call(turn, call);
+}
+
+/* Deepest nesting of an input object the fast path takes (as the JSON
+ * cursor's), far below jansson's limit for the whole document. */
+#define FAST_MAX_DEPTH 512
+
+/* The end of the object starting at p (a '{'): brackets are matched outside
+ * strings, and nothing else is judged; whoever takes the span validates it
+ * (a valid object ends at the one bracket the scan finds). NULL when it
+ * does not end within the text or nests deeper than FAST_MAX_DEPTH. */
+static const char *object_end(const char *p, const char *end)
+{
+    int depth = 0;
+    while (p < end) {
+        char ch = *p++;
+        if (ch == '"') {
+            for (;;) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+                if (q == NULL)
+                    return NULL;
+                const char *bs = q; /* the backslashes before the quote */
+                while (bs > p && bs[-1] == '\\')
+                    bs--;
+                p = q + 1;
+                if (((q - bs) & 1) == 0)
+                    break; /* not escaped: the string ends */
+            }
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > FAST_MAX_DEPTH)
+                return NULL;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth == 0)
+                return p;
+        }
+    }
+    return NULL;
+}
+
+/* Checks that text[0..len), an input span found by object_end, is one
+ * plainly valid value: 0 or FAST_BAIL. */
+static int fast_validate(const char *text, size_t len)
+{
+    tg_jcur sub;
+    tg__jcur_init(&sub, text, len);
+    int rc =
+        tg__jcur_skip(&sub) == 0 && tg__jcur_end(&sub) == 0 ? 0 : FAST_BAIL;
+    tg__jcur_cleanup(&sub);
+    return rc;
+}
+
+/* Reads a block's input. An object is only delimited here (object_end):
+ * the arguments reader that takes a tool_use block's input validates it
+ * anyway, so reading it twice would be wasted; other blocks' inputs are
+ * validated with fast_validate. Other values are read and validated. */
+static int fast_input(tg_jcur *c, fast_block *b)
+{
+    int next = tg__jcur_peek(c);
+    const char *start = (const char *)c->p;
+    if (next == '{') {
+        const char *end = object_end(start, (const char *)c->end);
+        if (end == NULL)
+            return FAST_BAIL;
+        c->p = (const unsigned char *)end;
+        b->has_input = 1;
+        b->input = start;
+        b->input_len = (size_t)(end - start);
+        return 0;
+    }
+    if (tg__jcur_skip(c) != 0)
+        return FAST_BAIL;
+    if (next == 'n') {
+        b->has_input = 2; /* null: {} on a tool_use block */
+        b->input = "{}";
+        b->input_len = 2;
+    } else
+        b->has_input = 3; /* not an object */
+    return 0;
+}
+
+/* One content block: a tool_use block becomes a call, other blocks are
+ * passed over. Sets *tool_use when it was a tool_use block. */
+static int fast_block_read(tg_jcur *c, fast_block *b, tg_turn *turn,
+                           int *tool_use)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    b->id.seen = b->name.seen = 0;
+    b->has_type = b->is_tool_use = b->has_input = 0;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (KEY_IS(k, kn, "type"))
+            rc = fast_str_is(c, "tool_use", &b->has_type, &b->is_tool_use);
+        else if (KEY_IS(k, kn, "id"))
+            rc = fast_str_read(c, &b->id);
+        else if (KEY_IS(k, kn, "name"))
+            rc = fast_str_read(c, &b->name);
+        else if (KEY_IS(k, kn, "input")) {
+            if (b->has_input)
+                return FAST_BAIL;
+            rc = fast_input(c, b);
+        } else
+            rc = tg__jcur_skip_any(c);
+    }
+    if (rc != 0)
+        return rc;
+    if (m != 0)
+        return FAST_BAIL;
+    /* Blocks of other types (or none) are not calls, as in parse_message;
+     * an input object the scan passed over is validated here. */
+    if (!b->is_tool_use)
+        return b->has_input == 1 ? fast_validate(b->input, b->input_len) : 0;
+    *tool_use = 1;
+    if (!b->id.seen || b->id.n == 0 || !b->name.seen || b->name.n == 0 ||
+        b->has_input == 3)
+        return FAST_BAIL; /* per-call problems: the document path says them */
+    return fast_add_call(b, turn);
+}
+
+static int fast_content(tg_jcur *c, fast_block *b, tg_turn *turn, int *tool_use)
+{
+    int first = 1, e = -1, rc = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1)
+        rc = fast_block_read(c, b, turn, tool_use);
+    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
+}
+
+static int parse_fast(tg_turn *turn, const char *text, size_t len)
+{
+    tg_jcur c;
+    fast_block b;
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, has_content = 0, tool_use = 0;
+    int has_type = 0, is_message = 0, has_role = 0, is_assistant = 0;
+    int has_stop = 0;
+    tg__jcur_init(&c, text, len);
+    memset(&b, 0, sizeof b);
+    tg__buf_init(&b.id.copy, 0);
+    tg__buf_init(&b.name.copy, 0);
+    tg__buf_init(&b.names, 0);
+    if (tg__jcur_take(&c, '{') != 0)
+        rc = FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
+        if (KEY_IS(k, kn, "content")) {
+            rc =
+                has_content ? FAST_BAIL : fast_content(&c, &b, turn, &tool_use);
+            has_content = 1;
+        } else if (KEY_IS(k, kn, "type"))
+            rc = fast_str_is(&c, "message", &has_type, &is_message);
+        else if (KEY_IS(k, kn, "role"))
+            rc = fast_str_is(&c, "assistant", &has_role, &is_assistant);
+        else if (KEY_IS(k, kn, "stop_reason")) {
+            rc = tg__jcur_skip_scalar(&c);
+            has_stop = 1;
+        } else if (foreign_key(k, kn))
+            rc = FAST_BAIL;
+        else if (message_container(k, kn))
+            rc = tg__jcur_skip_any(&c);
+        else /* other formats' members end it (see foreign_key) */
+            rc = tg__jcur_skip_scalar(&c);
+    }
+    /* What parse accepts (type message or none, role assistant or none,
+     * content an array), and only what detection scores 6: a tool_use
+     * block, or a message with a stop_reason. */
+    if (rc == 0 && (m != 0 || tg__jcur_end(&c) != 0 || !has_content ||
+                    (has_type && !is_message) || (has_role && !is_assistant) ||
+                    !(tool_use || (is_message && has_stop))))
+        rc = FAST_BAIL;
+    tg__buf_cleanup(&b.id.copy);
+    tg__buf_cleanup(&b.name.copy);
+    tg__buf_cleanup(&b.names);
+    tg__jcur_cleanup(&c);
+    if (rc == FAST_BAIL)
+        return 0;
+    return rc < 0 ? rc : 1;
+}
+
 /* ------------------------------------------------------------ rendering */
 
 /* Image types the Messages API accepts in an image block; others are
@@ -346,8 +637,12 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
     int failed = r->outcome != TG_OUTCOME_SUCCESS;
     int rc;
     if (shown == 0) {
-        if (json_is_string(tg__result_payload(r)))
-            return put_string(out, tg__result_payload(r));
+        const char *known = r->payload_json_cache;
+        const json_t *p = NULL;               /* borrowed */
+        if (known != NULL && known[0] != '"') /* compact text, known already */
+            return tg__format_json_string(out, known, strlen(known));
+        if ((p = tg__result_payload(r)) != NULL && json_is_string(p))
+            return put_string(out, p);
         scratch->len = 0;
         if ((rc = tg__format_payload_text(r, scratch)) != 0)
             return rc;
@@ -422,7 +717,7 @@ const tg_format tg__format_anthropic = {
     .detect = detect,
     .parse = parse,
     .parse_text = NULL,
-    .parse_fast = NULL,
+    .parse_fast = parse_fast,
     .render = render,
     .render_tools = render_tools,
 };

@@ -357,6 +357,21 @@ static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
     return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
 }
 
+/* The other members of a Chat Completions response (OpenAI's, and the
+ * compatible providers'). Any other top-level member leaves the document
+ * to detection: it may be another format's (an MCP request's "method"). */
+static int known_member(const char *k, size_t kn)
+{
+    static const char *const known[] = {
+        "id",           "object",   "created",
+        "model",        "usage",    "system_fingerprint",
+        "service_tier", "provider", "citations"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (tg__jcur_key_is(k, kn, known[i]))
+            return 1;
+    return 0;
+}
+
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
     tg_jcur c;
@@ -376,10 +391,10 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
         if (tg__jcur_key_is(k, kn, "choices")) {
             rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done);
             seen = 1;
-        } else if (tg__jcur_key_is(k, kn, "usage"))
+        } else if (known_member(k, kn))
             rc = tg__jcur_skip_any(&c);
-        else /* other formats' members (output, content, ...) end it */
-            rc = tg__jcur_skip_scalar(&c);
+        else /* other formats' members (method, output, ...) end it */
+            rc = FAST_BAIL;
     }
     if (rc == 0 && (m != 0 || !done || tg__jcur_end(&c) != 0))
         rc = FAST_BAIL;

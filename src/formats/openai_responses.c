@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "json_fast.h"
 
 #define FORMAT_NAME "openai-responses"
 #define EXPECTED_SHAPE                                                         \
@@ -255,6 +256,222 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     return 0;
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* The fast path reads the shape of nearly every real turn - a response
+ * object whose function_call items each have a call_id, a name and string
+ * arguments - straight from the text, without building the document (most
+ * of the parse time of a large turn went into building and freeing it).
+ * Anything else, including duplicate keys on the path it reads, makes it
+ * give up (FAST_BAIL), and the document path, which handles every shape and
+ * reports every error, runs instead. */
+#define FAST_BAIL TG_JCUR_BAIL
+
+/* Top-level members some other format's detection looks at (choices, role
+ * and tool_calls: openai-chat; content: anthropic; candidates and parts:
+ * gemini; method and jsonrpc: mcp; tool: toolgate). A response object has
+ * none of them; with them absent no other format scores the document at
+ * all, while this one scores it at least 1 (an output array whose items are
+ * all typed), so the fast path only takes documents detection gives it. */
+static int foreign_key(const char *k, size_t kn)
+{
+    static const char *const keys[] = {
+        "choices", "role",   "tool_calls", "content", "candidates",
+        "parts",   "method", "jsonrpc",    "tool",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tg__jcur_key_is(k, kn, keys[i]))
+            return 1;
+    return 0;
+}
+
+/* Members of a response object that hold objects or arrays the fast path
+ * does not read (settings echoed back, usage): skipped whole. */
+static int response_container(const char *k, size_t kn)
+{
+    static const char *const keys[] = {
+        "usage",
+        "reasoning",
+        "text",
+        "tools",
+        "metadata",
+        "error",
+        "incomplete_details",
+        "tool_choice",
+        "instructions",
+        "prompt",
+        "conversation",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tg__jcur_key_is(k, kn, keys[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether the key k[0..kn) is the string literal lit (no strlen per test:
+ * every member of every item is tested against several keys). */
+#define KEY_IS(k, kn, lit)                                                     \
+    ((kn) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+/* A string read from the text: it points into the text when it had no
+ * escapes, else into `copy` (the cursor's scratch is reused by the next
+ * string). */
+typedef struct fast_str {
+    const char *s;
+    size_t n;
+    int seen;
+    tg_buf copy;
+} fast_str;
+
+typedef struct fast_item {
+    fast_str call_id, id, name;
+    tg_buf args;  /* the arguments string, decoded */
+    tg_buf names; /* call_id and name, each NUL-terminated */
+    int has_type, is_call, has_args;
+} fast_item;
+
+/* Reads a string member into f unless the key came before (a duplicate):
+ * 0, FAST_BAIL or TG_ENOMEM. */
+static int fast_str_read(tg_jcur *c, fast_str *f)
+{
+    if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
+        return FAST_BAIL;
+    f->seen = 1;
+    if (f->s != c->scratch)
+        return 0;
+    f->copy.len = 0;
+    if (tg__buf_append(&f->copy, f->s, f->n) != 0)
+        return TG_ENOMEM;
+    f->s = f->copy.data;
+    return 0;
+}
+
+/* Adds the function_call item just read as a call, as add_function_call
+ * does for a plain item. */
+static int fast_add_call(fast_item *it, tg_turn *turn)
+{
+    /* The record takes NUL-terminated id and tool. */
+    it->names.len = 0;
+    if (tg__buf_reserve(&it->names, it->call_id.n + it->name.n + 2) != 0)
+        return TG_ENOMEM;
+    char *id = it->names.data, *name = id + it->call_id.n + 1;
+    memcpy(id, it->call_id.s, it->call_id.n);
+    id[it->call_id.n] = '\0';
+    memcpy(name, it->name.s, it->name.n);
+    name[it->name.n] = '\0';
+    tg_call *call = tg__call_new_args(id, name, FORMAT_NAME,
+                                      tg__buf_cstr(&it->args), it->args.len);
+    if (call == NULL)
+        return TG_ENOMEM;
+    if (it->id.seen) {
+        /* As add_function_call's {"item_id":id}; the reader has checked
+         * the text is UTF-8 without NUL. */
+        json_t *meta = json_object(); /* new ref */
+        json_t *v = NULL;             /* new ref */
+        if (meta != NULL)
+            v = json_stringn_nocheck(it->id.n ? it->id.s : "", it->id.n);
+        if (meta == NULL || v == NULL ||
+            json_object_set_new_nocheck(meta, "item_id", v) != 0) {
+            json_decref(meta);
+            tg__call_free(call);
+            return TG_ENOMEM;
+        }
+        call->meta = meta;
+    }
+    return tg__turn_add_call(turn, call);
+}
+
+/* One output item: a function_call item becomes a call, an item of another
+ * type is passed over. */
+static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
+{
+    const char *k, *s;
+    size_t kn, n;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    it->call_id.seen = it->id.seen = it->name.seen = 0;
+    it->has_type = it->is_call = it->has_args = 0;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
+        if (KEY_IS(k, kn, "type")) {
+            if (it->has_type || tg__jcur_string(c, &s, &n) != 0)
+                return FAST_BAIL;
+            it->has_type = 1;
+            it->is_call = KEY_IS(s, n, "function_call");
+        } else if (KEY_IS(k, kn, "call_id"))
+            rc = fast_str_read(c, &it->call_id);
+        else if (KEY_IS(k, kn, "id"))
+            rc = fast_str_read(c, &it->id);
+        else if (KEY_IS(k, kn, "name"))
+            rc = fast_str_read(c, &it->name);
+        else if (KEY_IS(k, kn, "arguments"))
+            rc = tg__jcur_string_once(c, &it->args, &it->has_args);
+        else
+            rc = tg__jcur_skip_any(c);
+    }
+    if (rc != 0)
+        return rc;
+    /* Every item typed: detection then sees output[0] typed too. */
+    if (m != 0 || !it->has_type)
+        return FAST_BAIL;
+    if (!it->is_call)
+        return 0;
+    if (!it->call_id.seen || it->call_id.n == 0 || !it->name.seen ||
+        it->name.n == 0 || !it->has_args)
+        return FAST_BAIL; /* per-call problems: the document path says them */
+    return fast_add_call(it, turn);
+}
+
+static int fast_output(tg_jcur *c, fast_item *it, tg_turn *turn)
+{
+    int first = 1, e = -1, rc = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1)
+        rc = fast_item_read(c, it, turn);
+    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
+}
+
+static int parse_fast(tg_turn *turn, const char *text, size_t len)
+{
+    tg_jcur c;
+    fast_item it;
+    const char *k;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, seen = 0;
+    tg__jcur_init(&c, text, len);
+    memset(&it, 0, sizeof it);
+    tg__buf_init(&it.call_id.copy, 0);
+    tg__buf_init(&it.id.copy, 0);
+    tg__buf_init(&it.name.copy, 0);
+    tg__buf_init(&it.args, 0);
+    tg__buf_init(&it.names, 0);
+    if (tg__jcur_take(&c, '{') != 0)
+        rc = FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
+        if (KEY_IS(k, kn, "output")) {
+            rc = seen ? FAST_BAIL : fast_output(&c, &it, turn);
+            seen = 1;
+        } else if (foreign_key(k, kn))
+            rc = FAST_BAIL;
+        else if (response_container(k, kn))
+            rc = tg__jcur_skip_any(&c);
+        else /* other formats' members end it (see foreign_key) */
+            rc = tg__jcur_skip_scalar(&c);
+    }
+    if (rc == 0 && (m != 0 || !seen || tg__jcur_end(&c) != 0))
+        rc = FAST_BAIL;
+    tg__buf_cleanup(&it.call_id.copy);
+    tg__buf_cleanup(&it.id.copy);
+    tg__buf_cleanup(&it.name.copy);
+    tg__buf_cleanup(&it.args);
+    tg__buf_cleanup(&it.names);
+    tg__jcur_cleanup(&c);
+    if (rc == FAST_BAIL)
+        return 0;
+    return rc < 0 ? rc : 1;
+}
+
 /* ------------------------------------------------------------ rendering */
 
 /* Appends the text the model sees for result r. The output is a string
@@ -284,12 +501,17 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, output, sizeof output - 1)) != 0)
             break;
-        if (json_is_string(tg__result_payload(r)) &&
-            json_array_size(r->content) == 0) {
+        const char *known = r->payload_json_cache;
+        const json_t *p = NULL; /* borrowed */
+        if (json_array_size(r->content) == 0 && known != NULL &&
+            known[0] != '"') {
+            /* The payload's compact text, known already. */
+            rc = tg__format_json_string(out, known, strlen(known));
+        } else if (json_array_size(r->content) == 0 &&
+                   (p = tg__result_payload(r)) != NULL && json_is_string(p)) {
             /* The tool's text, escaped once, without a copy. */
-            rc = tg__format_json_string(
-                out, json_string_value(tg__result_payload(r)),
-                json_string_length(tg__result_payload(r)));
+            rc = tg__format_json_string(out, json_string_value(p),
+                                        json_string_length(p));
         } else {
             text.len = 0;
             if ((rc = result_text(r, &text)) == 0)
@@ -327,7 +549,7 @@ const tg_format tg__format_openai_responses = {
     .detect = detect,
     .parse = parse,
     .parse_text = NULL,
-    .parse_fast = NULL,
+    .parse_fast = parse_fast,
     .render = render,
     .render_tools = render_tools,
 };

@@ -433,9 +433,56 @@ static void test_fenced_text(void **state)
     failing_loop(fenced_text, "fenced");
 }
 
+static const char *const anthropic_fast =
+    "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\","
+    "\"content\":[{\"type\":\"text\",\"text\":\"x\"},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_\\u00e9\",\"name\":\"a\",\"input\":"
+    "{\"p\":[1,2,\"\xc3\xa9\"],\"q\":{\"r\":null}}},"
+    "{\"type\":\"server_tool_use\",\"id\":\"s\",\"name\":\"w\",\"input\":"
+    "{\"k\":\"v\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"b\",\"input\":null},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_3\",\"name\":\"c\",\"input\":{}}],"
+    "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":1}}";
+
+static const char *const responses_fast =
+    "{\"id\":\"resp_1\",\"object\":\"response\",\"output\":["
+    "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[]},"
+    "{\"type\":\"function_call\",\"id\":\"fc_\\u00e9\",\"call_id\":\"c1\","
+    "\"name\":\"a\",\"arguments\":\"{\\\"p\\\":[1,2.5]}\"},"
+    "{\"type\":\"function_call\",\"call_id\":\"c\\u00e92\",\"name\":\"b\","
+    "\"arguments\":\"{bad\"},"
+    "{\"type\":\"function_call\",\"id\":\"fc_3\",\"call_id\":\"c3\","
+    "\"name\":\"c\",\"arguments\":\"\"}],\"usage\":{\"x\":1}}";
+
+static void test_anthropic_fast(void **state)
+{
+    (void)state;
+    tg_turn *t = tg__turn_new("anthropic");
+    assert_int_equal(tg__format_anthropic.parse_fast(t, anthropic_fast,
+                                                     strlen(anthropic_fast)),
+                     1);
+    assert_int_equal(t->n, 3);
+    tg_turn_free(t);
+    failing_loop(anthropic_fast, "auto");
+}
+
+static void test_responses_fast(void **state)
+{
+    (void)state;
+    tg_turn *t = tg__turn_new("openai-responses");
+    assert_int_equal(tg__format_openai_responses.parse_fast(
+                         t, responses_fast, strlen(responses_fast)),
+                     1);
+    assert_int_equal(t->n, 3);
+    tg_turn_free(t);
+    failing_loop(responses_fast, "auto");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_anthropic_fast),
+        cmocka_unit_test(test_responses_fast),
         cmocka_unit_test(test_openai_fast),
         cmocka_unit_test(test_openai_response),
         cmocka_unit_test(test_openai_messages),

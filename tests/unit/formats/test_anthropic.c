@@ -470,6 +470,50 @@ static void test_render_outcomes(void **state)
     tg_turn_free(turn);
 }
 
+/* Results made from their payload's text render byte for byte as those
+ * made from the value, with and without content blocks. */
+static void test_render_payload_text(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"{\"n\":[1,2],\"s\":\"\xc3\xa9\\n\"}",
+                                        "\"a \\\"quoted\\\" text\"", "[]", "42",
+                                        "null"};
+    for (int blocks = 0; blocks < 2; blocks++)
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+            const char *doc = "{'content':[" TOOL_USE(
+                "t0", "a", "{}") "," TOOL_USE("t1", "b", "{}") "]}";
+            tg_turn *t1 = parse_ok(doc, "auto"), *t2 = parse_ok(doc, "auto");
+            for (size_t i = 0; i < 2; i++) {
+                json_error_t jerr;
+                tg_result *r1 = tg__result_success_text(t1->calls[i], texts[k],
+                                                        strlen(texts[k]));
+                tg_result *r2 = tg__result_success(
+                    t2->calls[i], json_loads(texts[k], JSON_DECODE_ANY, &jerr));
+                assert_non_null(r1);
+                assert_non_null(r2);
+                if (blocks) {
+                    r1->content = json_pack("[{s:s, s:s}]", "type", "text",
+                                            "text", "block");
+                    r2->content = json_incref(r1->content);
+                }
+                set_result(t1, i, r1);
+                set_result(t2, i, r2);
+            }
+            char *o1 = NULL, *o2 = NULL;
+            size_t n1 = 0, n2 = 0;
+            tg_error err;
+            assert_int_equal(tg_turn_render(t1, "auto", &o1, &n1, &err), 0);
+            assert_int_equal(tg_turn_render(t2, "auto", &o2, &n2, &err), 0);
+            assert_string_equal(o1, o2);
+            if (!blocks && k == 0)
+                assert_non_null(strstr(o1, "\"content\":\"{\\\"n\\\":[1,2],"));
+            tg_free(o1);
+            tg_free(o2);
+            tg_turn_free(t1);
+            tg_turn_free(t2);
+        }
+}
+
 static void test_render_content_blocks(void **state)
 {
     (void)state;
@@ -613,6 +657,204 @@ static void test_render_tools(void **state)
     tg__buf_cleanup(&b);
 }
 
+/* The fast path's answer for text (after q()): 1 taken, 0 refused. */
+static int fast_takes(const char *text)
+{
+    char *s = q(text);
+    tg_turn *t = tg__turn_new("anthropic");
+    assert_non_null(t);
+    int rc = tg__format_anthropic.parse_fast(t, s, strlen(s));
+    tg_turn_free(t);
+    free(s);
+    return rc;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Takes text (after q()) on the fast path and checks it read the same
+ * calls as the document path; returns the fast path's turn. */
+static tg_turn *fast_same(const char *text)
+{
+    char *s = q(text);
+    tg_turn *fast = tg__turn_new("anthropic");
+    tg_turn *slow = tg__turn_new("anthropic");
+    assert_non_null(fast);
+    assert_non_null(slow);
+    if (tg__format_anthropic.parse_fast(fast, s, strlen(s)) != 1)
+        fail_msg("fast path refused %s", s);
+    assert_string_equal(detected(text), "anthropic");
+    json_error_t jerr;
+    json_t *doc = json_loads(s, JSON_DECODE_ANY, &jerr); /* new ref */
+    assert_non_null(doc);
+    assert_int_equal(tg__format_anthropic.parse(slow, doc, NULL), 0);
+    assert_int_equal(fast->n, slow->n);
+    for (size_t i = 0; i < fast->n; i++) {
+        const tg_call *a = fast->calls[i], *b = slow->calls[i];
+        assert_string_equal(a->id, b->id);
+        assert_string_equal(a->tool, b->tool);
+        assert_string_equal(tg_call_args_json(a), tg_call_args_json(b));
+        assert_true(same_str(tg_call_args_raw(a), tg_call_args_raw(b)));
+        assert_true(same_str(a->pre_error_code, b->pre_error_code));
+        assert_null(a->meta);
+        assert_null(b->meta);
+        assert_int_equal(a->index, i);
+        assert_string_equal(tg_call_checksum(a), tg_call_checksum(b));
+    }
+    json_decref(doc);
+    tg_turn_free(slow);
+    free(s);
+    return fast;
+}
+
+/* The fast path reads Messages API responses whose inputs are compact (as
+ * the API sends them) and steps aside for everything else; the answers are
+ * always those of the document path. */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    tg_turn *turn = fast_same(
+        "{'id':'msg_1','type':'message','role':'assistant','"
+        "model':'m',"
+        "'content':[{'type':'thinking','thinking':'hm','"
+        "signature':'s'},"
+        "{'type':'text','text':'I will "
+        "\\u0041sk.','citations':null},"
+        "" TOOL_USE("toolu_1", "read_file",
+                    "{'path':'a \\'b\\' \\\\ "
+                    "}{][','n':[1,-2,{'x':null}]}") ","
+                                                    "{'input':{'k':'v'},'"
+                                                    "name':'web_search','"
+                                                    "id':'srv_1','type':"
+                                                    "'server_tool_use'},"
+                                                    "{'type':'web_search_"
+                                                    "tool_result','tool_"
+                                                    "use_id':'srv_1','"
+                                                    "content':[]},"
+                                                    "{'id':'toolu_2','"
+                                                    "name':'now','type':'"
+                                                    "tool_use'},"
+                                                    "{'type':'tool_use','"
+                                                    "id':'toolu_\\u00e9',"
+                                                    "'name':'t','input':"
+                                                    "null},"
+                                                    "{'type':'tool_use','"
+                                                    "id':'toolu_3','name'"
+                                                    ":'big','input':{'s':"
+                                                    "'caf"
+                                                    "\xc3\xa9','e':{}}}],"
+                                                    "'stop_reason':'tool_"
+                                                    "use','stop_sequence'"
+                                                    ":null,'usage':{"
+                                                    "'input_tokens':1,'"
+                                                    "server_tool_use':{'"
+                                                    "web_search_requests'"
+                                                    ":1}},"
+                                                    "'container':null}");
+    assert_int_equal(tg_turn_call_count(turn), 4);
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)),
+                        "{\"path\":\"a \\\"b\\\" \\\\ }{][\",\"n\":[1,-2,{"
+                        "\"x\":null}]}");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 1)), "{}");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 2)), "toolu_\xc3\xa9");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 2)), "{}");
+    assert_null(tg_call_args_raw(tg_turn_call(turn, 3)));
+    tg_turn_free(turn);
+
+    /* Without type or role; a message without calls that says it stopped;
+     * white space between the members the fast path reads. */
+    turn = fast_same("{'content':[" TOOL_USE("t", "a", "{'x':1}") "]}");
+    assert_int_equal(tg_turn_call_count(turn), 1);
+    tg_turn_free(turn);
+    turn =
+        fast_same(" {\n 'type' : 'message', 'content' : [ {'type': "
+                  "'text', 'text': 'done'} ], 'stop_reason': 'end_turn' }\n");
+    assert_int_equal(tg_turn_call_count(turn), 0);
+    tg_turn_free(turn);
+
+    static const char *const bails[] = {
+        /* inputs not in compact form */
+        "{'content':[" TOOL_USE("t", "a", "{ 'x':1}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':1.5}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':'\\u00e9'}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':1,'x':2}") "]}",
+        /* not valid inside the input, or not closed */
+        "{'content':[" TOOL_USE("t", "a", "{'x':01}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':'\\u0000'}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':[}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{'x':'}") "]}",
+        "{'content':[{'type':'text','input':{'x':01}}],'type':'message',"
+        "'stop_reason':null}",
+        "{'content':[{'type':'tool_use','id':'t','name':'a','input':{'x':"
+        "99999999999999999999}}]}",
+        /* duplicate keys on the path read */
+        "{'content':[],'content':[" TOOL_USE("t", "a", "{}") "]}",
+        "{'content':[{'type':'text','type':'tool_use','id':'t','name':'a',"
+        "'input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'t','id':'u','name':'a',"
+        "'input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'t','name':'a','input':{},"
+        "'input':{}}]}",
+        "{'type':'message','type':'message','content':[" TOOL_USE("t", "a",
+                                                                  "{}") "]}",
+        /* per-call problems, left to the document path */
+        "{'content':[{'type':'tool_use','name':'a','input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'','name':'a','input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'t','input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'t','name':'','input':{}}]}",
+        "{'content':[{'type':'tool_use','id':'t','name':'a','input':'{}'}]}",
+        "{'content':[{'type':'tool_use','id':'t','name':'a','input':[]}]}",
+        "{'content':[{'type':'tool_use','id':7,'name':'a','input':{}}]}",
+        /* shapes detection does not give it, or parse refuses */
+        "{'role':'assistant','content':[{'type':'text','text':'hi'}]}",
+        "{'type':'message','content':[{'type':'text','text':'hi'}]}",
+        "{'role':'user','content':[" TOOL_USE("t", "a", "{}") "]}",
+        "{'type':'error','content':[" TOOL_USE("t", "a", "{}") "]}",
+        "{'type':'message','role':'assistant','content':'hi',"
+        "'stop_reason':'end_turn'}",
+        "{'content':[7," TOOL_USE("t", "a", "{}") "]}",
+        "{'content':null}",
+        "[{'role':'assistant','content':[" TOOL_USE("t", "a", "{}") "]}]",
+        /* members of other formats, unknown containers */
+        "{'content':[" TOOL_USE("t", "a", "{}") "],'parts':[]}",
+        "{'candidates':1,'content':[" TOOL_USE("t", "a", "{}") "]}",
+        "{'content':[" TOOL_USE("t", "a", "{}") "],'method':'tools/call'}",
+        "{'content':[" TOOL_USE("t", "a", "{}") "],'extra':{}}",
+        /* not plain JSON */
+        "{'content':[" TOOL_USE("t", "a", "{}") "]} x",
+        "{'content':[" TOOL_USE("t", "a", "{}") "]",
+        "{'content':[" TOOL_USE("t", "a", "{}") "],'n':1e999}",
+    };
+    for (size_t i = 0; i < sizeof bails / sizeof bails[0]; i++)
+        if (fast_takes(bails[i]) != 0)
+            fail_msg("fast path took %s", bails[i]);
+
+    /* What the document path makes of some of them. */
+    turn = parse_ok(bails[0], "auto");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[3], "auto");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":2}");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[11], "auto");
+    assert_int_equal(tg_turn_call_count(turn), 1);
+    tg_turn_free(turn);
+    turn = parse_ok(bails[15], "auto");
+    assert_string_equal(pre(turn, 0), "MALFORMED_CALL");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[19], "auto");
+    assert_string_equal(pre(turn, 0), "MALFORMED_ARGUMENTS");
+    tg_turn_free(turn);
+    assert_string_equal(detected(bails[22]), "openai-chat");
+    tg_error err;
+    assert_int_equal(parse_fails(bails[4], "auto", &err), TG_EPARSE);
+    assert_int_equal(parse_fails(bails[25], "auto", &err), TG_EFORMAT);
+    assert_int_equal(parse_fails(bails[35], "auto", &err), TG_EPARSE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -625,9 +867,11 @@ int main(void)
         cmocka_unit_test(test_messages_array),
         cmocka_unit_test(test_shape_errors),
         cmocka_unit_test(test_render_outcomes),
+        cmocka_unit_test(test_render_payload_text),
         cmocka_unit_test(test_render_content_blocks),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_render_tools),
+        cmocka_unit_test(test_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,6 +323,49 @@ static void test_render(void **state)
 
 /* The rendered outputs, appended to the items the calls came from, answer
  * exactly those calls: the ids went out unchanged. */
+/* Results made from their payload's text render as those made from the
+ * value: the text itself for JSON, the decoded string for a string, and the
+ * content blocks' description when there are blocks. */
+static void test_render_payload_text(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"{\"n\":[1,2],\"s\":\"\xc3\xa9\\n\"}",
+                                        "\"a \\\"quoted\\\" text\"", "[]", "42",
+                                        "null"};
+    for (int blocks = 0; blocks < 2; blocks++)
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+            tg_turn *t1 = parse_ok(response2, "auto");
+            tg_turn *t2 = parse_ok(response2, "auto");
+            for (size_t i = 0; i < 2; i++) {
+                const tg_call *c1 = tg_turn_call(t1, i);
+                const tg_call *c2 = tg_turn_call(t2, i);
+                json_error_t jerr;
+                tg_result *r1 =
+                    tg__result_success_text(c1, texts[k], strlen(texts[k]));
+                tg_result *r2 = tg__result_success(
+                    c2, json_loads(texts[k], JSON_DECODE_ANY, &jerr));
+                assert_non_null(r1);
+                assert_non_null(r2);
+                if (blocks) {
+                    r1->content = json_pack("[{s:s, s:s}]", "type", "text",
+                                            "text", "block");
+                    r2->content = json_incref(r1->content);
+                }
+                give(t1, i, r1);
+                give(t2, i, r2);
+            }
+            char *o1 = render_ok(t1, NULL), *o2 = render_ok(t2, NULL);
+            assert_string_equal(o1, o2);
+            if (!blocks && k == 1)
+                assert_non_null(strstr(o1, "\"output\":\"a \\\"quoted\\\" "
+                                           "text\""));
+            tg_free(o1);
+            tg_free(o2);
+            tg_turn_free(t1);
+            tg_turn_free(t2);
+        }
+}
+
 static void test_round_trip_answers_every_call(void **state)
 {
     (void)state;
@@ -411,6 +454,180 @@ static void test_render_tools(void **state)
     json_decref(tools);
 }
 
+static int fast_takes(const char *text)
+{
+    tg_turn *t = tg__turn_new("openai-responses");
+    assert_non_null(t);
+    int rc = tg__format_openai_responses.parse_fast(t, text, strlen(text));
+    tg_turn_free(t);
+    return rc;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Takes text on the fast path and checks it read the same calls as the
+ * document path; returns the fast path's turn. */
+static tg_turn *fast_same(const char *text)
+{
+    tg_turn *fast = tg__turn_new("openai-responses");
+    tg_turn *slow = tg__turn_new("openai-responses");
+    assert_non_null(fast);
+    assert_non_null(slow);
+    if (tg__format_openai_responses.parse_fast(fast, text, strlen(text)) != 1)
+        fail_msg("fast path refused %s", text);
+    assert_string_equal(detected(text), "openai-responses");
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+    assert_non_null(doc);
+    assert_int_equal(tg__format_openai_responses.parse(slow, doc, NULL), 0);
+    assert_int_equal(fast->n, slow->n);
+    for (size_t i = 0; i < fast->n; i++) {
+        const tg_call *a = fast->calls[i], *b = slow->calls[i];
+        assert_string_equal(a->id, b->id);
+        assert_string_equal(a->tool, b->tool);
+        assert_true(same_str(tg_call_args_json(a), tg_call_args_json(b)));
+        assert_true(same_str(tg_call_args_raw(a), tg_call_args_raw(b)));
+        assert_true(same_str(a->pre_error_code, b->pre_error_code));
+        assert_true(same_str(a->pre_error_message, b->pre_error_message));
+        assert_int_equal(a->meta != NULL, b->meta != NULL);
+        assert_true(a->meta == NULL || json_equal(a->meta, b->meta));
+        assert_int_equal(a->index, i);
+        assert_true(same_str(tg_call_checksum(a), tg_call_checksum(b)));
+    }
+    json_decref(doc);
+    tg_turn_free(slow);
+    return fast;
+}
+
+#define FC(call_id, name, args)                                                \
+    "{\"type\":\"function_call\",\"id\":\"fc_" call_id                         \
+    "\",\"call_id\":\"" call_id "\",\"name\":\"" name                          \
+    "\",\"arguments\":\"" args "\"}"
+
+/* The fast path reads plain response objects and steps aside for
+ * everything else; the answers are always those of the document path. */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    tg_turn *turn = fast_same(response2);
+    assert_int_equal(tg_turn_call_count(turn), 2);
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 1)), "call_b");
+    assert_string_equal(json_string_value(json_object_get(
+                            tg_turn_call(turn, 1)->meta, "item_id")),
+                        "fc_b");
+    tg_turn_free(turn);
+
+    /* Settings echoed back, white space, items of other types with
+     * members of every kind, escapes, malformed and blank arguments, an
+     * item without an id, no "object" marker. */
+    turn = fast_same(
+        "{ \"id\" : \"resp_2\", \"created_at\": 1741476542, \"temperature\": "
+        "1.0, \"error\": null, \"reasoning\": {\"effort\": null},\n"
+        "  \"tools\": [{\"type\": \"function\", \"name\": \"t\"}], "
+        "\"output\": [\n"
+        "{\"type\":\"web_search_call\",\"id\":\"ws_1\",\"action\":{\"type\":"
+        "\"search\",\"sources\":[1,2.5,true]},\"status\":\"completed\"},\n"
+        " " FC("a", "t", "{\\\"x\\\":1}") " ,\n" FC("b", "u", "{bad") "," FC(
+            "c", "v", " ") ","
+                           "{\"\\u0063all_id\":\"c_\\u00e9\",\"name\":"
+                           "\"w\",\"arguments\":\"{\\\"k\\\":\\\"\\\\"
+                           "ud83d\\\\ude00\\\"}\",\"type\":"
+                           "\"function_call\",\"status\":null}],"
+                           "\"usage\":{\"input_tokens\":1,\"details\":{}},"
+                           "\"metadata\":{}}\n");
+    assert_int_equal(tg_turn_call_count(turn), 4);
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
+    assert_string_equal(tg_turn_call(turn, 1)->pre_error_code,
+                        "MALFORMED_ARGUMENTS");
+    assert_string_equal(tg_call_args_raw(tg_turn_call(turn, 1)), "{bad");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 2)), "{}");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 3)), "c_\xc3\xa9");
+    assert_null(tg_turn_call(turn, 3)->meta);
+    tg_turn_free(turn);
+
+    /* An empty output, and one without function calls. */
+    turn = fast_same("{\"output\":[]}");
+    assert_int_equal(tg_turn_call_count(turn), 0);
+    tg_turn_free(turn);
+    turn = fast_same("{\"object\":\"response\",\"output\":[{\"type\":"
+                     "\"message\",\"role\":\"assistant\",\"content\":[{"
+                     "\"type\":\"output_text\",\"text\":\"hi\"}]}]}");
+    assert_int_equal(tg_turn_call_count(turn), 0);
+    tg_turn_free(turn);
+
+    static const char *const bails[] = {
+        /* duplicate keys on the path read */
+        "{\"output\":[" FC("a", "t", "{}") "],\"output\":[" FC("b", "t",
+                                                               "{}") "]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\","
+        "\"call_id\":\"b\",\"name\":\"t\",\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"message\",\"type\":\"function_call\","
+        "\"call_id\":\"a\",\"name\":\"t\",\"arguments\":\"{}\"}]}",
+        /* per-call problems, left to the document path */
+        "{\"output\":[{\"type\":\"function_call\",\"name\":\"t\","
+        "\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"\",\"name\":"
+        "\"t\",\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":7,\"name\":"
+        "\"t\",\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\","
+        "\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\",\"name\":"
+        "\"\",\"arguments\":\"{}\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\",\"name\":"
+        "\"t\",\"arguments\":{}}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\",\"name\":"
+        "\"t\"}]}",
+        "{\"output\":[{\"type\":\"function_call\",\"call_id\":\"a\",\"name\":"
+        "\"t\",\"arguments\":null}]}",
+        /* items the shape does not hold */
+        "{\"output\":[{\"role\":\"assistant\"}]}",
+        "{\"output\":[{\"type\":7}]}",
+        "{\"output\":[7]}",
+        "{\"output\":null}",
+        "{\"output\":{}}",
+        "{\"object\":\"response\"}",
+        "[" FC("a", "t", "{}") "]",
+        /* members other formats' detection reads, unknown containers */
+        "{\"output\":[],\"method\":\"tools/call\",\"jsonrpc\":\"2.0\"}",
+        "{\"output\":[],\"tool\":\"t\",\"id\":\"x\"}",
+        "{\"output\":[],\"candidates\":1}",
+        "{\"role\":\"assistant\",\"output\":[]}",
+        "{\"output\":[],\"content\":[{\"type\":\"tool_use\"}]}",
+        "{\"choices\":[],\"output\":[]}",
+        "{\"extra\":{},\"output\":[]}",
+        /* not plain JSON */
+        "{\"output\":[]} x",
+        "{\"output\":[]",
+        "{\"output\":[],\"n\":99999999999999999999}",
+        "{\"output\":[" FC("a\\u0000", "t", "{}") "]}",
+    };
+    for (size_t i = 0; i < sizeof bails / sizeof bails[0]; i++)
+        if (fast_takes(bails[i]) != 0)
+            fail_msg("fast path took %s", bails[i]);
+
+    /* jansson keeps the last of duplicate keys; so does the parse. */
+    turn = parse_ok(bails[0], "auto");
+    assert_int_equal(tg_turn_call_count(turn), 1);
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "b");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[2], "auto");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "a");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[3], "auto");
+    assert_string_equal(tg_turn_call(turn, 0)->pre_error_code,
+                        "MALFORMED_CALL");
+    tg_turn_free(turn);
+    assert_string_equal(detected(bails[18]), "mcp");
+    tg_error err;
+    assert_int_equal(parse_fails(bails[13], "auto", &err), TG_EFORMAT);
+    assert_int_equal(parse_fails(bails[25], "auto", &err), TG_EPARSE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,9 +638,11 @@ int main(void)
         cmocka_unit_test(test_shape_errors),
         cmocka_unit_test(test_malformed_calls_do_not_fail_the_turn),
         cmocka_unit_test(test_render),
+        cmocka_unit_test(test_render_payload_text),
         cmocka_unit_test(test_round_trip_answers_every_call),
         cmocka_unit_test(test_other_formats_render_here),
         cmocka_unit_test(test_render_tools),
+        cmocka_unit_test(test_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
