@@ -4,9 +4,19 @@
  * model turn in every wire format, against Node's JSON.parse +
  * JSON.stringify of the same document in the same run (peer_formats.mjs).
  * A third argument names one format to measure alone (for profiling).
+ *
+ * The allocator: Node keeps its heap between rounds, while glibc gives
+ * freed memory back to the kernel as soon as the top of the heap holds more
+ * than its trim threshold (at most 64 MB, reached only after large blocks
+ * came and went) and takes it back page fault by page fault in the next
+ * round: about 50 MB per 10 MB turn here. Like any long-running process
+ * that parses large turns, this one keeps freed memory
+ * (M_TRIM_THRESHOLD, M_MMAP_THRESHOLD); TG_BENCH_DEFAULT_MALLOC=1 measures
+ * with glibc's defaults instead (bench/RESULTS.md has both).
  * Every call gets a success result with a short text payload before the
  * render, as after a real run. Usage: bench_formats [MB] [PEER_DIR] [FORMAT]
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,13 +153,21 @@ int main(int argc, char **argv)
     double mb = argc > 1 ? strtod(argv[1], NULL) : 10;
     const char *peer_dir = argc > 2 ? argv[2] : "bench";
     const char *only = argc > 3 ? argv[3] : NULL;
+    const char *dflt = getenv("TG_BENCH_DEFAULT_MALLOC");
+    int tuned = dflt == NULL || strcmp(dflt, "1") != 0;
+    if (tuned && (mallopt(M_TRIM_THRESHOLD, 256 << 20) != 1 ||
+                  mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1))
+        return 1;
     char dir[] = "/tmp/tg-bench-formats-XXXXXX";
     if (mb <= 0 || mkdtemp(dir) == NULL)
         return 1;
     int failed = 0;
     printf("bench_formats: parse + render of a %.0f MB turn, MB/s of input; "
-           "toolgate median of %d rounds, node median of 5, %d alternations\n",
-           mb, ROUNDS, ALTERNATIONS);
+           "toolgate median of %d rounds, node median of 5, %d "
+           "alternations; malloc %s\n",
+           mb, ROUNDS, ALTERNATIONS,
+           tuned ? "keeps freed memory (TG_BENCH_DEFAULT_MALLOC=1: defaults)"
+                 : "defaults");
     printf("  %-18s %9s %9s %7s %12s  %s\n", "format", "toolgate", "node",
            "ratio", "parse share", "per alternation");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

@@ -19,7 +19,8 @@
  *     out of strings, and reports "unable to decode byte 0x..";
  *   - a string is lexed whole (escape syntax, control characters) before
  *     surrogate escapes are checked, and "\u0000" is refused by the parser
- *     after the string (as a key: "NUL byte in object key not supported");
+ *     after the string (as a key: "NUL byte in object key not supported"),
+ *     unless the caller opted in with TG_JTAPE_ALLOW_NUL;
  *   - the message carries the current token's text as "near '...'" when it
  *     is at most 20 bytes, nothing when longer, and "near end of file" when
  *     the token is empty;
@@ -62,6 +63,7 @@ typedef struct parser {
     size_t start; /* first byte of the current token: its text is
                      s[start..pos), jansson's saved_text */
     int token;
+    bool allow_nul; /* TG_JTAPE_ALLOW_NUL */
     /* the current string token */
     size_t str_off, str_len;
     bool str_esc, str_nul;
@@ -839,7 +841,7 @@ static int parse(parser *p)
             return fail(p, "maximum parsing depth reached");
         switch (p->token) {
         case T_STRING:
-            if (p->str_nul)
+            if (p->str_nul && !p->allow_nul)
                 return fail(p, "\\u0000 is not allowed without "
                                "JSON_ALLOW_NUL");
             rc = emit(p, TG_JT_STRING, p->str_esc ? TG_JT_ESCAPED : 0,
@@ -919,7 +921,7 @@ static int parse(parser *p)
         /* the current token should be a member's key */
         if (p->token != T_STRING)
             return fail(p, "string or '}' expected");
-        if (p->str_nul)
+        if (p->str_nul && !p->allow_nul)
             return fail(p, "NUL byte in object key not supported");
         {
             uint32_t obj = open[nopen - 1];
@@ -950,8 +952,8 @@ static size_t text_room(size_t len)
 
 /* The parse shared by the entry points below: tokens in p->tok (the
  * parser's own storage or the caller's, or the heap when they outgrew it). */
-static int parse_text(parser *p, const char *text, size_t len, tg_jtok *storage,
-                      size_t cap, tg_jtape_error *err)
+static int parse_text(parser *p, const char *text, size_t len, unsigned flags,
+                      tg_jtok *storage, size_t cap, tg_jtape_error *err)
 {
     if (err != NULL)
         memset(err, 0, sizeof *err);
@@ -959,6 +961,7 @@ static int parse_text(parser *p, const char *text, size_t len, tg_jtok *storage,
     p->len = text ? len : 0;
     p->pos = p->start = 0;
     p->token = T_INVALID;
+    p->allow_nul = (flags & TG_JTAPE_ALLOW_NUL) != 0;
     p->tok = storage;
     p->tok_heap = false;
     p->n = 0;
@@ -1011,7 +1014,7 @@ int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
 {
     parser p;
     memset(out, 0, sizeof *out);
-    int rc = parse_text(&p, text, len, p.small, SMALL_TOKENS, err);
+    int rc = parse_text(&p, text, len, flags, p.small, SMALL_TOKENS, err);
     /* With a copy, the text comes first, then the tokens, aligned. */
     if (rc == 0)
         rc = finish(&p, (flags & TG_JTAPE_COPY) != 0, 0, out);
@@ -1023,13 +1026,21 @@ int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
 int tg__jtape_parse_in(const char *text, size_t len, tg_jtok *storage,
                        size_t cap, tg_jtape *out, tg_jtape_error *err)
 {
+    return tg__jtape_parse_in_flags(text, len, 0, storage, cap, out, err);
+}
+
+int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
+                             tg_jtok *storage, size_t cap, tg_jtape *out,
+                             tg_jtape_error *err)
+{
     parser p;
     memset(out, 0, sizeof *out);
     if (storage == NULL || cap == 0) {
         storage = p.small;
         cap = SMALL_TOKENS;
     }
-    int rc = parse_text(&p, text, len, storage, cap, err);
+    int rc = parse_text(&p, text, len, flags & TG_JTAPE_ALLOW_NUL, storage, cap,
+                        err);
     if (rc == 0 && !p.tok_heap && storage != p.small) {
         out->tok = storage;
         out->n = p.n;
@@ -1051,7 +1062,7 @@ void *tg__jtape_parse_head(const char *text, size_t len, size_t head,
     memset(out, 0, sizeof *out);
     size_t align = _Alignof(max_align_t);
     head = (head + align - 1) / align * align;
-    int rc = parse_text(&p, text, len, p.small, SMALL_TOKENS, err);
+    int rc = parse_text(&p, text, len, 0, p.small, SMALL_TOKENS, err);
     if (rc == 0)
         rc = finish(&p, true, head, out);
     if (p.tok_heap)

@@ -8,10 +8,11 @@
  * The parser is strict RFC 8259 with jansson's rules, so that it accepts
  * exactly what json_loadb(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES) accepts:
  * UTF-8 validated (no overlongs, no surrogates, nothing above U+10FFFF), no
- * "\u0000" (in keys or values), no lone surrogate escapes, no duplicate keys
- * (compared after decoding escapes), integers within int64_t, reals that do
- * not overflow a double, nesting at most 2048 values deep. On failure it
- * reports jansson's message, line and column for the same text.
+ * "\u0000" (in keys or values; TG_JTAPE_ALLOW_NUL lifts that), no lone
+ * surrogate escapes, no duplicate keys (compared after decoding escapes),
+ * integers within int64_t, reals that do not overflow a double, nesting at
+ * most 2048 values deep. On failure it reports jansson's message, line and
+ * column for the same text.
  */
 #ifndef TG_CORE_JTAPE_H
 #define TG_CORE_JTAPE_H
@@ -74,6 +75,13 @@ typedef struct tg_jtape_error {
 /* Copy the text into the tape's allocation (NUL-ended, at its start);
  * tape->text then points there and the caller's text may go away. */
 #define TG_JTAPE_COPY 1u
+/* Accept "\u0000" in strings and in keys, which the parser refuses by
+ * default as jansson does (jansson's JSON_ALLOW_NUL covers strings only;
+ * the tape keeps lengths, so keys may hold U+0000 too). For texts whose
+ * strings are only ever read with their lengths (tg__jtape_decode,
+ * tg__jstr_iter), such as JSON Schema documents and instances; a call's
+ * arguments keep the default. Everything else is checked as without it. */
+#define TG_JTAPE_ALLOW_NUL 2u
 
 /* Parses text[0..len) (one JSON value of any kind, white space around it).
  * Fills *out (free with tg__jtape_free) and returns 0; on bad JSON returns
@@ -88,6 +96,11 @@ int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
  * short-lived tapes of small documents. */
 int tg__jtape_parse_in(const char *text, size_t len, tg_jtok *storage,
                        size_t cap, tg_jtape *out, tg_jtape_error *err);
+/* tg__jtape_parse_in with flags: TG_JTAPE_ALLOW_NUL (TG_JTAPE_COPY is
+ * ignored: the tape points into text). */
+int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
+                             tg_jtok *storage, size_t cap, tg_jtape *out,
+                             tg_jtape_error *err);
 
 /* Like tg__jtape_parse with TG_JTAPE_COPY, in an allocation that starts
  * with `head` bytes for the caller (a record that holds the tape): returns

@@ -17,10 +17,13 @@
  * checked on the way; a bad one fails with TG_ESCHEMA and the JSON pointer
  * of the keyword.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -180,6 +183,16 @@ static int oom(comp *C)
     return tg__error_set(C->err, TG_ENOMEM, "out of memory compiling a schema");
 }
 
+/* The value of string v as a C string, NULL when v is not a string or
+ * holds U+0000: for the strings that name something (URIs, anchors,
+ * types, formats), where U+0000 cannot be part of a name and a C string
+ * would silently stop at it. */
+static const char *cstr(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s != NULL && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 /* The JSON pointer of keyword kw (may be NULL) of the subschema at l. */
 static void pointer_of(const loc *l, const char *kw, char *out, size_t cap)
 {
@@ -316,6 +329,37 @@ static int add_document(comp *C, const json_t *doc, const char *url,
     return rc;
 }
 
+/* The file at path, whole, into out: 0, TG_ENOTFOUND when it cannot be
+ * read, TG_ENOMEM. With plain system calls: stdio's allocations would make
+ * out of memory look like a missing file. */
+static int read_file(const char *path, tg_buf *out)
+{
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return TG_ENOTFOUND;
+    int rc = 0;
+    for (;;) {
+        if ((rc = tg__buf_reserve(out, 16384)) != 0)
+            break;
+        ssize_t n = read(fd, out->data + out->len, out->cap - out->len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = TG_ENOTFOUND;
+            break;
+        }
+        if (n == 0)
+            break;
+        out->len += (size_t)n;
+        out->data[out->len] = '\0';
+    }
+    close(fd);
+    return rc;
+}
+
 /* Finds the document of absolute URL abs in the bundle or the remotes and
  * indexes it; 0 (found or not: the caller looks it up), or an error. */
 static int load_document(comp *C, const char *abs, tg_schema_draft draft,
@@ -360,10 +404,18 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
             tg__buf_cleanup(&file);
             return oom(C);
         }
-        json_error_t jerr;
-        doc =
-            json_load_file(tg__buf_cstr(&file), JSON_REJECT_DUPLICATES, &jerr);
+        tg_buf text;
+        tg__buf_init(&text, 0);
+        int frc = read_file(tg__buf_cstr(&file), &text);
         tg__buf_cleanup(&file);
+        /* A file that is not JSON is as good as none. */
+        if (frc == 0) {
+            tg_jtape_error jerr;
+            frc = tg__schema_read(tg__buf_cstr(&text), text.len, &doc, &jerr);
+        }
+        tg__buf_cleanup(&text);
+        if (frc == TG_ENOMEM)
+            return oom(C);
     }
     if (doc == NULL)
         return 0;
@@ -402,16 +454,18 @@ static int add_loc(comp *C, const json_t *j, const char *base,
     return 0;
 }
 
-static int push_seg(tg_buf *path, const char *seg)
+/* Appends "/" and seg[0..n) escaped as a JSON pointer segment (U+0000 as
+ * tg__schema_show writes it: the path is for messages). */
+static int push_seg(tg_buf *path, const char *seg, size_t n)
 {
     int rc = tg__buf_append(path, "/", 1);
-    for (; rc == 0 && *seg; seg++) {
-        if (*seg == '~')
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (seg[i] == '~')
             rc = tg__buf_puts(path, "~0");
-        else if (*seg == '/')
+        else if (seg[i] == '/')
             rc = tg__buf_puts(path, "~1");
         else
-            rc = tg__buf_append(path, seg, 1);
+            rc = tg__schema_show(seg + i, 1, path);
     }
     return rc;
 }
@@ -419,12 +473,12 @@ static int push_seg(tg_buf *path, const char *seg)
 static int walk_child(comp *C, const json_t *v, const char *base,
                       tg_schema_draft draft, unsigned vocab,
                       const json_t *resource, tg_buf *path, const char *doc,
-                      const char *seg1, const char *seg2)
+                      const char *seg1, const char *seg2, size_t seg2len)
 {
     size_t mark = path->len;
-    int rc = push_seg(path, seg1);
+    int rc = push_seg(path, seg1, strlen(seg1));
     if (rc == 0 && seg2 != NULL)
-        rc = push_seg(path, seg2);
+        rc = push_seg(path, seg2, seg2len);
     if (rc != 0)
         return oom(C);
     rc = walk(C, v, base, draft, vocab, resource, path, doc);
@@ -460,15 +514,22 @@ static int walk(comp *C, const json_t *j, const char *base,
     const json_t *idv = json_object_get(j, "$id");     /* borrowed */
     int is_root = path->len == 0;
     int rc;
+    /* Where this subschema is, for refusing its keywords. */
+    loc here = {.path = path->len ? path->data : "", .doc = doc};
     if (json_is_string(sch) && (is_root || json_is_string(idv))) {
-        rc = meta_of(C, json_string_value(sch), &draft, &vocab);
-        if (rc == TG_ESCHEMA) {
-            loc tmp = {.path = path->len ? path->data : "", .doc = doc};
-            return bad(C, &tmp, "$schema", "unknown metaschema '%s'",
+        rc = cstr(sch) ? meta_of(C, cstr(sch), &draft, &vocab) : TG_ESCHEMA;
+        if (rc == TG_ESCHEMA)
+            return bad(C, &here, "$schema", "unknown metaschema '%s'",
                        json_string_value(sch));
-        }
         if (rc != 0)
             return rc;
+    }
+    /* URIs and anchor names cannot hold U+0000. */
+    static const char *const names[] = {"$id", "$anchor", "$dynamicAnchor"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const json_t *nv = json_object_get(j, names[k]); /* borrowed */
+        if (json_is_string(nv) && cstr(nv) == NULL)
+            return bad(C, &here, names[k], "must not contain U+0000");
     }
     tg_buf nb;
     tg__buf_init(&nb, 0);
@@ -505,7 +566,7 @@ static int walk(comp *C, const json_t *j, const char *base,
         goto out;
     const json_t *anc = json_object_get(j, "$anchor"); /* borrowed */
     if (draft != TG_SCHEMA_DRAFT_7 && json_is_string(anc) &&
-        (rc = anchor_uri(C, cur, json_string_value(anc), j)) != 0)
+        (rc = anchor_uri(C, cur, cstr(anc), j)) != 0)
         goto out;
     const json_t *dyn = json_object_get(j, "$dynamicAnchor"); /* borrowed */
     if (draft == TG_SCHEMA_DRAFT_2020_12 && json_is_string(dyn)) {
@@ -538,7 +599,7 @@ static int walk(comp *C, const json_t *j, const char *base,
             continue;
         if (kw->shape == K_ONE || (kw->shape == K_ITEMS && !json_is_array(v))) {
             rc = walk_child(C, v, cur, draft, vocab, resource, path, doc,
-                            kw->name, NULL);
+                            kw->name, NULL, 0);
         } else if (kw->shape == K_ARRAY || kw->shape == K_ITEMS) {
             size_t idx;
             const json_t *e; /* borrowed */
@@ -547,17 +608,18 @@ static int walk(comp *C, const json_t *j, const char *base,
                 char num[24];
                 snprintf(num, sizeof num, "%zu", idx);
                 rc = walk_child(C, e, cur, draft, vocab, resource, path, doc,
-                                kw->name, num);
+                                kw->name, num, strlen(num));
                 if (rc != 0)
                     break;
             }
         } else if (json_is_object(v)) {
             const char *key;
+            size_t klen;
             const json_t *e; /* borrowed */
-            json_object_foreach((json_t *)v, key, e)
+            json_object_keylen_foreach((json_t *)v, key, klen, e)
             {
                 rc = walk_child(C, e, cur, draft, vocab, resource, path, doc,
-                                kw->name, key);
+                                kw->name, key, klen);
                 if (rc != 0)
                     break;
             }
@@ -656,10 +718,12 @@ static int meta_of(comp *C, const char *uri, tg_schema_draft *draft,
     if (json_is_object(voc)) {
         unsigned v = 0;
         const char *key;
+        size_t klen;
         const json_t *val; /* borrowed */
-        json_object_foreach((json_t *)voc, key, val)
+        json_object_keylen_foreach((json_t *)voc, key, klen, val)
         {
-            v |= vocab_bit(key);
+            if (strlen(key) == klen)
+                v |= vocab_bit(key);
         }
         /* 2019-09 has no separate unevaluated vocabulary: those keywords
          * are the applicator's. */
@@ -741,44 +805,47 @@ static tg__node *new_node(comp *C, loc *l)
     return n;
 }
 
-/* Walks JSON pointer ptr (already percent-decoded) from j. */
-static const json_t *follow_pointer(const json_t *j, const char *ptr)
+/* Walks JSON pointer ptr[0..len) (already percent-decoded, so it may hold
+ * U+0000) from j: the target in *out (NULL when there is none). Returns 0
+ * or TG_ENOMEM. */
+static int follow_pointer(const json_t *j, const char *ptr, size_t len,
+                          const json_t **out)
 {
     tg_buf seg;
     tg__buf_init(&seg, 0);
-    const char *p = ptr;
-    while (j != NULL && *p == '/') {
+    int rc = 0;
+    const char *p = ptr, *end = ptr + len;
+    while (j != NULL && p < end && *p == '/') {
         p++;
         seg.len = 0;
-        while (*p && *p != '/') {
+        while (p < end && *p != '/') {
             char c = *p++;
-            if (c == '~' && (*p == '0' || *p == '1'))
+            if (c == '~' && p < end && (*p == '0' || *p == '1'))
                 c = *p++ == '0' ? '~' : '/';
-            if (tg__buf_append(&seg, &c, 1) != 0) {
-                j = NULL;
+            if ((rc = tg__buf_append(&seg, &c, 1)) != 0)
                 break;
-            }
         }
-        if (j == NULL)
+        if (rc != 0)
             break;
         const char *s = tg__buf_cstr(&seg);
         if (json_is_object(j)) {
             j = json_object_getn(j, s, seg.len);
         } else if (json_is_array(j)) {
-            char *end;
-            if (seg.len == 0 || (seg.len > 1 && s[0] == '0') || s[0] < '0' ||
-                s[0] > '9') {
+            size_t ix = 0, k = 0;
+            if (seg.len == 0 || seg.len > 18 || (seg.len > 1 && s[0] == '0')) {
                 j = NULL;
                 break;
             }
-            unsigned long long ix = strtoull(s, &end, 10);
-            j = *end == '\0' ? json_array_get(j, (size_t)ix) : NULL;
+            while (k < seg.len && s[k] >= '0' && s[k] <= '9')
+                ix = ix * 10 + (size_t)(s[k++] - '0');
+            j = k == seg.len ? json_array_get(j, ix) : NULL;
         } else {
             j = NULL;
         }
     }
     tg__buf_cleanup(&seg);
-    return *p == '\0' ? j : NULL;
+    *out = rc == 0 && p == end ? j : NULL;
+    return rc;
 }
 
 /* Resolves reference `ref` of the subschema at l: its target's JSON value,
@@ -816,8 +883,15 @@ static int resolve_ref(comp *C, const loc *l, const char *kw, const char *ref,
         if (frag[0] == '\0') {
             t = doc;
         } else if (frag[0] == '/') {
-            if (tg__uri_pct_decode(frag, strlen(frag), &dec) == 0)
-                t = follow_pointer(doc, dec.data);
+            /* A bad %-escape names nothing; memory running out is not
+             * that. */
+            int drc = tg__uri_pct_decode(frag, strlen(frag), &dec);
+            if (drc == 0)
+                drc = follow_pointer(doc, tg__buf_cstr(&dec), dec.len, &t);
+            if (drc == TG_ENOMEM || drc == TG_ELIMIT) {
+                rc = oom(C);
+                goto out;
+            }
         } else {
             if (tg__buf_printf(&key, "%s#%s", abs, frag) != 0) {
                 rc = oom(C);
@@ -914,6 +988,8 @@ static int num_of(comp *C, const loc *l, const char *kw, const json_t *v,
 
 static unsigned type_bit(const char *s)
 {
+    if (s == NULL)
+        return 0;
     static const struct {
         const char *name;
         unsigned bit;
@@ -939,7 +1015,8 @@ static int value_tape(comp *C, const json_t *v, tg_jtape **out)
             rc = TG_ENOMEM;
     }
     if (rc == 0)
-        rc = tg__jtape_parse(b.data, b.len, TG_JTAPE_COPY, t, NULL);
+        rc = tg__jtape_parse(b.data, b.len, TG_JTAPE_COPY | TG_JTAPE_ALLOW_NUL,
+                             t, NULL);
     tg__buf_cleanup(&b);
     if (rc != 0) {
         free(t);
@@ -976,18 +1053,21 @@ static int cmp_name(const void *a, const void *b)
     return memcmp(x->s, y->s, x->len);
 }
 
-static int name_index(const tg__objcheck *o, const char *s)
+/* Names are bytes with a length: a property name may hold U+0000. */
+static int name_index(const tg__objcheck *o, const char *s, size_t len)
 {
-    tg__name key = {.s = (char *)s, .len = (uint32_t)strlen(s)};
+    tg__name key = {.s = (char *)s, .len = (uint32_t)len};
     const tg__name *f =
         bsearch(&key, o->names, o->nnames, sizeof key, cmp_name);
     return f ? (int)(f - o->names) : -1;
 }
 
-static int add_name(tg__objcheck *o, uint32_t *cap, const char *s)
+static int add_name(tg__objcheck *o, uint32_t *cap, const char *s, size_t len)
 {
+    if (len >= UINT32_MAX)
+        return TG_ENOMEM;
     for (uint32_t k = 0; k < o->nnames; k++)
-        if (strcmp(o->names[k].s, s) == 0)
+        if (o->names[k].len == len && memcmp(o->names[k].s, s, len) == 0)
             return 0;
     if (o->nnames == *cap) {
         uint32_t c = *cap ? *cap * 2 : 8;
@@ -999,10 +1079,12 @@ static int add_name(tg__objcheck *o, uint32_t *cap, const char *s)
     }
     tg__name *nm = &o->names[o->nnames];
     memset(nm, 0, sizeof *nm);
-    nm->s = strdup(s);
+    nm->s = malloc(len + 1);
     if (nm->s == NULL)
         return TG_ENOMEM;
-    nm->len = (uint32_t)strlen(s);
+    memcpy(nm->s, s, len);
+    nm->s[len] = '\0';
+    nm->len = (uint32_t)len;
     o->nnames++;
     return 0;
 }
@@ -1052,6 +1134,7 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
     if (!props && !pats && !addl && !req && !dreq && !dsch && !deps)
         return 0;
     const char *key;
+    size_t klen;
     const json_t *v; /* borrowed */
     size_t idx;
     if (props && !json_is_object(props))
@@ -1082,22 +1165,24 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
     ck->u.obj = o; /* freed with the node from here */
     uint32_t cap = 0;
     int rc = 0;
-#define NAME(s)                                                                \
+#define NAME(s, n)                                                             \
     do {                                                                       \
-        if (add_name(o, &cap, (s)) != 0)                                       \
+        if (add_name(o, &cap, (s), (n)) != 0)                                  \
             return oom(C);                                                     \
     } while (0)
+#define SNAME(v) NAME(json_string_value(v), json_string_length(v))
     if (props)
-        json_object_foreach((json_t *)props, key, v) NAME(key);
+        json_object_keylen_foreach((json_t *)props, key, klen, v)
+            NAME(key, klen);
     if (req)
-        json_array_foreach(req, idx, v) NAME(json_string_value(v));
+        json_array_foreach(req, idx, v) SNAME(v);
     const json_t *dr[2] = {dreq, deps};
     for (int w = 0; w < 2; w++) {
         if (dr[w] == NULL)
             continue;
-        json_object_foreach((json_t *)dr[w], key, v)
+        json_object_keylen_foreach((json_t *)dr[w], key, klen, v)
         {
-            NAME(key);
+            NAME(key, klen);
             if (json_is_array(v)) {
                 size_t i2;
                 const json_t *e; /* borrowed */
@@ -1107,7 +1192,7 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
                         return bad(C, l,
                                    w ? "dependencies" : "dependentRequired",
                                    "must list property names as strings");
-                    NAME(json_string_value(e));
+                    SNAME(e);
                 }
             } else if (w == 0 || !(json_is_object(v) || json_is_boolean(v))) {
                 return bad(C, l, w ? "dependencies" : "dependentRequired",
@@ -1116,15 +1201,17 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
         }
     }
     if (dsch)
-        json_object_foreach((json_t *)dsch, key, v) NAME(key);
+        json_object_keylen_foreach((json_t *)dsch, key, klen, v)
+            NAME(key, klen);
+#undef SNAME
 #undef NAME
     if (o->nnames > 0)
         qsort(o->names, o->nnames, sizeof *o->names, cmp_name);
     o->has_props = props != NULL || pats != NULL;
     if (props) {
-        json_object_foreach((json_t *)props, key, v)
+        json_object_keylen_foreach((json_t *)props, key, klen, v)
         {
-            tg__name *nm = &o->names[name_index(o, key)];
+            tg__name *nm = &o->names[name_index(o, key, klen)];
             if ((rc = get_node(C, v, l, &nm->prop)) != 0)
                 return rc;
         }
@@ -1134,14 +1221,15 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
         if (o->required == NULL)
             return oom(C);
         json_array_foreach(req, idx, v) o->required[o->nrequired++] =
-            (uint32_t)name_index(o, json_string_value(v));
+            (uint32_t)name_index(o, json_string_value(v),
+                                 json_string_length(v));
     }
     for (int w = 0; w < 2; w++) {
         if (dr[w] == NULL)
             continue;
-        json_object_foreach((json_t *)dr[w], key, v)
+        json_object_keylen_foreach((json_t *)dr[w], key, klen, v)
         {
-            tg__name *nm = &o->names[name_index(o, key)];
+            tg__name *nm = &o->names[name_index(o, key, klen)];
             if (json_is_array(v)) {
                 free(nm->dep_req);
                 nm->ndep_req = 0;
@@ -1151,16 +1239,17 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
                 size_t i2;
                 const json_t *e; /* borrowed */
                 json_array_foreach(v, i2, e) nm->dep_req[nm->ndep_req++] =
-                    (uint32_t)name_index(o, json_string_value(e));
+                    (uint32_t)name_index(o, json_string_value(e),
+                                         json_string_length(e));
             } else if ((rc = get_node(C, v, l, &nm->dep_schema)) != 0) {
                 return rc;
             }
         }
     }
     if (dsch) {
-        json_object_foreach((json_t *)dsch, key, v)
+        json_object_keylen_foreach((json_t *)dsch, key, klen, v)
         {
-            tg__name *nm = &o->names[name_index(o, key)];
+            tg__name *nm = &o->names[name_index(o, key, klen)];
             if ((rc = get_node(C, v, l, &nm->dep_schema)) != 0)
                 return rc;
         }
@@ -1175,21 +1264,21 @@ static int build_object(comp *C, const json_t *j, const loc *l, checks *cs)
         o->pats = calloc(json_object_size(pats) + 1, sizeof *o->pats);
         if (o->pats == NULL)
             return oom(C);
-        json_object_foreach((json_t *)pats, key, v)
+        json_object_keylen_foreach((json_t *)pats, key, klen, v)
         {
             tg__patprop *pp = &o->pats[o->npats++];
             char why[160] = "";
-            pp->src = strdup(key);
+            pp->src = tg__schema_show_dup(key, klen);
             if (pp->src == NULL)
                 return oom(C);
-            rc = tg__regex_compile(key, strlen(key), &pp->re, why, sizeof why);
+            rc = tg__regex_compile(key, klen, &pp->re, why, sizeof why);
             if (rc == TG_ESCHEMA) {
                 loc sub = *l;
                 char sp[256];
                 pointer_of(l, "patternProperties", sp, sizeof sp);
                 sub.path = sp;
                 sub.doc = NULL;
-                return bad(C, &sub, key, "the pattern does not compile: %s",
+                return bad(C, &sub, pp->src, "the pattern does not compile: %s",
                            why);
             }
             if (rc != 0)
@@ -1264,7 +1353,7 @@ static int build_validation(comp *C, const json_t *j, const loc *l, tg__node *n,
     if ((v = json_object_get(j, "type")) != NULL) {
         unsigned bits = 0;
         if (json_is_string(v)) {
-            bits = type_bit(json_string_value(v));
+            bits = type_bit(cstr(v));
             if (bits == 0)
                 return bad(C, l, "type", "unknown type '%s'",
                            json_string_value(v));
@@ -1273,8 +1362,7 @@ static int build_validation(comp *C, const json_t *j, const loc *l, tg__node *n,
             const json_t *e; /* borrowed */
             json_array_foreach(v, k, e)
             {
-                unsigned b =
-                    json_is_string(e) ? type_bit(json_string_value(e)) : 0;
+                unsigned b = type_bit(cstr(e));
                 if (b == 0)
                     return bad(C, l, "type",
                                "must list type names (null, boolean, object, "
@@ -1293,17 +1381,13 @@ static int build_validation(comp *C, const json_t *j, const loc *l, tg__node *n,
             return bad(C, l, "enum", "must be an array");
         tg__check *ck = add(cs, TG__CK_ENUM);
         if ((rc = value_tape(C, v, &ck->u.val)) != 0)
-            return rc == TG_EINVAL ? bad(C, l, "enum",
-                                         "strings holding U+0000 are not "
-                                         "supported")
+            return rc == TG_ELIMIT ? bad(C, l, "enum", "is nested too deep")
                                    : rc;
     }
     if ((v = json_object_get(j, "const")) != NULL) {
         tg__check *ck = add(cs, TG__CK_CONST);
         if ((rc = value_tape(C, v, &ck->u.val)) != 0)
-            return rc == TG_EINVAL ? bad(C, l, "const",
-                                         "strings holding U+0000 are not "
-                                         "supported")
+            return rc == TG_ELIMIT ? bad(C, l, "const", "is nested too deep")
                                    : rc;
     }
     if ((v = json_object_get(j, "multipleOf")) != NULL) {
@@ -1353,7 +1437,9 @@ static int build_validation(comp *C, const json_t *j, const loc *l, tg__node *n,
             return bad(C, l, "pattern", "must be a string");
         tg__check *ck = add(cs, TG__CK_PATTERN);
         char why[160] = "";
-        if ((ck->u.pat.src = strdup(json_string_value(v))) == NULL)
+        ck->u.pat.src =
+            tg__schema_show_dup(json_string_value(v), json_string_length(v));
+        if (ck->u.pat.src == NULL)
             return oom(C);
         rc = tg__regex_compile(json_string_value(v), json_string_length(v),
                                &ck->u.pat.re, why, sizeof why);
@@ -1380,6 +1466,8 @@ static int build_ref(comp *C, const json_t *j, const loc *l, checks *cs,
         return 0;
     if (!json_is_string(v))
         return bad(C, l, kw, "must be a URI reference (a string)");
+    if (cstr(v) == NULL)
+        return bad(C, l, kw, "must not contain U+0000");
     tg__check *ck = add(cs, kind);
     char *name = NULL;
     tg__node *t = NULL;
@@ -1397,7 +1485,7 @@ static int build_ref(comp *C, const json_t *j, const loc *l, checks *cs,
      * name; otherwise $dynamicRef is a plain $ref. */
     if (name != NULL) {
         const json_t *da = json_object_get(tj, "$dynamicAnchor"); /* borrowed */
-        if (json_is_string(da) && strcmp(json_string_value(da), name) == 0)
+        if (cstr(da) != NULL && strcmp(cstr(da), name) == 0)
             ck->u.dref.anchor = name;
         else
             free(name);
@@ -1517,7 +1605,8 @@ static int build(comp *C, tg__node *n, const json_t *j, loc *l)
     }
     if (fmt != NULL && ((C->opt && C->opt->format_assert) ||
                         (voc & TG__VOC_FORMAT_ASSERTION))) {
-        int id = tg__format_id(json_string_value(fmt));
+        /* A name holding U+0000 is no format anyone knows. */
+        int id = cstr(fmt) ? tg__format_id(cstr(fmt)) : TG__FMT_NONE;
         if (id != TG__FMT_NONE)
             add(&cs, TG__CK_FORMAT)->u.fmt = id;
     }

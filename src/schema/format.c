@@ -10,6 +10,9 @@
  * 6570, level 4 syntax), uuid (RFC 4122), regex (ECMA-262, through
  * regex.c), json-pointer (RFC 6901) and relative-json-pointer. idn-hostname
  * and idn-email accept non-ASCII labels without the IDNA2008 tables.
+ * Strings come with their length and may hold U+0000, which no format
+ * allows but json-pointer (RFC 6901 lets a reference token hold it) and
+ * the pointer part of relative-json-pointer.
  */
 #include <string.h>
 
@@ -318,12 +321,20 @@ static int email_ok(const char *s, size_t n, int idn)
     if (s[0] == '"') {
         if (ll < 2 || s[ll - 1] != '"')
             return 0;
+        /* qtextSMTP and quoted-pairSMTP: printable ASCII (and, for
+         * idn-email, non-ASCII); no control characters, U+0000 included. */
         for (size_t i = 1; i + 1 < ll; i++) {
-            if (s[i] == '\\') {
+            unsigned char c = (unsigned char)s[i];
+            if (c < 0x20 || c == 0x7f || (!idn && c >= 0x80))
+                return 0;
+            if (c == '\\') {
                 i++;
+                c = (unsigned char)s[i];
+                if (i + 1 >= ll || c < 0x20 || c == 0x7f || (!idn && c >= 0x80))
+                    return 0;
                 continue;
             }
-            if (s[i] == '"')
+            if (c == '"')
                 return 0;
         }
     } else {
@@ -347,7 +358,7 @@ static int email_ok(const char *s, size_t n, int idn)
     if (d[0] == '[') {
         if (d[dl - 1] != ']')
             return 0;
-        if (dl > 6 && strncmp(d + 1, "IPv6:", 5) == 0)
+        if (dl > 6 && memcmp(d + 1, "IPv6:", 5) == 0)
             return ipv6_ok(d + 6, dl - 7);
         return ipv4_ok(d + 1, dl - 2);
     }
@@ -534,7 +545,8 @@ static int template_ok(const char *s, size_t n)
                 return 0;
             const char *x = s + i + 1;
             size_t xl = (size_t)(e - x);
-            if (xl > 0 && strchr("+#./;?&=,!@|", x[0]) != NULL) {
+            if (xl > 0 && x[0] != '\0' &&
+                strchr("+#./;?&=,!@|", x[0]) != NULL) {
                 x++;
                 xl--;
             }

@@ -198,7 +198,7 @@ enum tg__check_kind {
 /* One name an object check knows: a key of properties, a required name, a
  * key or value of dependentRequired, a key of dependentSchemas. */
 typedef struct tg__name {
-    char *s; /* decoded, NUL-ended */
+    char *s; /* decoded, NUL-ended; may hold U+0000 itself: len ends it */
     uint32_t len;
     tg__node *prop;       /* properties[s], or NULL */
     tg__node *dep_schema; /* dependentSchemas[s], or NULL */
@@ -208,7 +208,7 @@ typedef struct tg__name {
 
 typedef struct tg__patprop {
     tg__regex *re;
-    char *src;
+    char *src; /* for messages (tg__schema_show) */
     tg__node *node;
 } tg__patprop;
 
@@ -238,7 +238,7 @@ typedef struct tg__check {
         } mult;
         struct {
             tg__regex *re;
-            char *src;
+            char *src; /* for messages (tg__schema_show) */
         } pat;
         tg__node *node;
         struct {
@@ -298,11 +298,30 @@ struct tg_schema {
     tg__rx_pool rxpool;
 };
 
-/* Writes a jansson value as compact JSON text that the tape reads back to
- * the same value (reals in their shortest round-trip form, so "0.1" stays
- * "0.1"). TG_EINVAL for a string holding U+0000 (which the tape refuses),
- * TG_ELIMIT past the tape's nesting limit, TG_ENOMEM. */
+/* Writes a jansson value as compact JSON text that the tape reads back
+ * (with TG_JTAPE_ALLOW_NUL: U+0000 is written "\u0000", in keys too) to the
+ * same value (reals in their shortest round-trip form, so "0.1" stays
+ * "0.1"). TG_ELIMIT past the tape's nesting limit, TG_ENOMEM. */
 int tg__schema_json_text(const json_t *v, tg_buf *out);
+
+/* Reads a schema document from text[0..len) into *out (new reference):
+ * through the tape with TG_JTAPE_ALLOW_NUL, which accepts what jansson's
+ * json_loadb(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
+ * accepts and refuses the rest with jansson's message, line and column,
+ * except that keys may hold U+0000 too; then tg__jtape_to_json. Unlike
+ * json_loadb it tells a failed allocation from bad JSON (jansson's lexer
+ * reports one as an invalid token). Returns 0, TG_EPARSE (jerr filled),
+ * TG_ELIMIT (4 GiB or more) or TG_ENOMEM. */
+int tg__schema_read(const char *text, size_t len, json_t **out,
+                    tg_jtape_error *jerr);
+
+/* Strings of schemas and instances may hold U+0000 (they are compared by
+ * length); messages, paths and pattern sources are C strings, so there it
+ * is written as the six characters \u0000. tg__schema_show appends
+ * s[0..n) so written to out (0 or a tg_buf error); tg__schema_show_dup
+ * returns it as a new string (free()), NULL on out of memory. */
+int tg__schema_show(const char *s, size_t n, tg_buf *out);
+char *tg__schema_show_dup(const char *s, size_t n);
 
 /* Frees a compiled schema's nodes (compile.c). */
 void tg__schema_destroy(tg_schema *s);

@@ -4,7 +4,10 @@
  * tg_schema_validate, tg_schema_free in toolgate.h) and the internal entry
  * points that are not the evaluator itself: validation of a jansson value
  * (written as text and read into a tape, so one evaluator serves both) and
- * the type lookup argument repair uses.
+ * the type lookup argument repair uses. Schema and instance texts may hold
+ * U+0000 in strings and keys (TG_JTAPE_ALLOW_NUL): every comparison of the
+ * layer goes by length, unlike a call's arguments, which keep jansson's
+ * default refusal.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,48 +18,94 @@
 /* Tokens kept on the stack when validating a small instance. */
 #define STACK_TOKENS 256
 
+int tg__schema_read(const char *text, size_t len, json_t **out,
+                    tg_jtape_error *jerr)
+{
+    *out = NULL;
+    tg_jtape t;
+    int rc = tg__jtape_parse(text, len, TG_JTAPE_ALLOW_NUL, &t, jerr);
+    if (rc != 0)
+        return rc;
+    *out = tg__jtape_to_json(&t, 0); /* new ref */
+    tg__jtape_free(&t);
+    return *out != NULL ? 0 : TG_ENOMEM;
+}
+
 int tg_schema_compile(const char *text, size_t len,
                       const tg_schema_options *options, tg_schema **out,
                       tg_error *err)
 {
     *out = NULL;
-    json_error_t jerr;
-    json_t *doc =
-        json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-                   &jerr); /* new ref */
-    if (doc == NULL) {
-        if (json_error_code(&jerr) == json_error_out_of_memory)
-            return tg__error_set(err, TG_ENOMEM,
-                                 "out of memory reading a "
-                                 "schema");
+    tg_jtape_error jerr;
+    json_t *doc = NULL; /* new ref */
+    /* U+0000 in strings is JSON like any other character; every string
+     * comparison of the schema layer goes by length. */
+    int rc = tg__schema_read(text, len, &doc, &jerr);
+    if (rc == TG_EPARSE)
         return tg__error_at(err, TG_EPARSE, jerr.line, jerr.column,
                             "the schema is not JSON: line %d, column %d: %s",
                             jerr.line, jerr.column, jerr.text);
-    }
-    int rc = tg__schema_compile(doc, options, out, err);
+    if (rc == TG_ELIMIT)
+        return tg__error_set(err, TG_ELIMIT, "the schema is 4 GiB or more");
+    if (rc != 0)
+        return tg__error_set(err, TG_ENOMEM, "out of memory reading a schema");
+    rc = tg__schema_compile(doc, options, out, err);
     json_decref(doc);
     return rc;
 }
 
+/* A JSON string as json_dumps(JSON_COMPACT) writes it: '"', '\\' and
+ * control characters escaped (short forms where they exist, else \u00XX),
+ * everything else as is. */
+static int put_jstr(tg_buf *b, const char *s)
+{
+    int rc = tg__buf_append(b, "\"", 1);
+    size_t run = 0, i = 0;
+    for (; rc == 0 && s[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        rc = tg__buf_append(b, s + run, i - run);
+        run = i + 1;
+        const char *e = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                                    : NULL;
+        if (rc == 0)
+            rc = e ? tg__buf_puts(b, e) : tg__buf_printf(b, "\\u%04X", c);
+    }
+    if (rc == 0)
+        rc = tg__buf_append(b, s + run, i - run);
+    return rc ? rc : tg__buf_append(b, "\"", 1);
+}
+
+/* The violations as JSON Lines. Written here rather than with json_pack
+ * and json_dumps: jansson 2.14's dump ignores a failed write of an object
+ * key, so running out of memory there gives a line without its key
+ * instead of an error. */
 static int put_lines(const tg_schema_report *r, char **out)
 {
     tg_buf b;
     tg__buf_init(&b, 0);
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < r->n; k++) {
-        json_t *o = json_pack("{s:s, s:s, s:s}", "path", r->v[k].path,
-                              "keyword", r->v[k].keyword, "message",
-                              r->v[k].message); /* new ref */
-        char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        json_decref(o);
-        if (s == NULL) {
-            rc = TG_ENOMEM;
-            break;
-        }
-        rc = tg__buf_puts(&b, s);
+        rc = tg__buf_puts(&b, "{\"path\":");
         if (rc == 0)
-            rc = tg__buf_append(&b, "\n", 1);
-        free(s);
+            rc = put_jstr(&b, r->v[k].path);
+        if (rc == 0)
+            rc = tg__buf_puts(&b, ",\"keyword\":");
+        if (rc == 0)
+            rc = put_jstr(&b, r->v[k].keyword);
+        if (rc == 0)
+            rc = tg__buf_puts(&b, ",\"message\":");
+        if (rc == 0)
+            rc = put_jstr(&b, r->v[k].message);
+        if (rc == 0)
+            rc = tg__buf_puts(&b, "}\n");
     }
     if (rc == 0)
         *out = tg__buf_take(&b);
@@ -75,7 +124,8 @@ int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
     tg_jtok store[STACK_TOKENS];
     tg_jtape tape;
     tg_jtape_error jerr;
-    int rc = tg__jtape_parse_in(text, len, store, STACK_TOKENS, &tape, &jerr);
+    int rc = tg__jtape_parse_in_flags(text, len, TG_JTAPE_ALLOW_NUL, store,
+                                      STACK_TOKENS, &tape, &jerr);
     if (rc == TG_EPARSE)
         return tg__error_at(err, TG_EPARSE, jerr.line, jerr.column,
                             "the instance is not JSON: line %d, column %d: %s",
@@ -109,8 +159,6 @@ static int put_string(const char *s, size_t n, tg_buf *out)
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        if (c == 0)
-            return TG_EINVAL;
         rc = tg__buf_append(out, s + run, i - run);
         run = i + 1;
         if (rc == 0)
@@ -134,15 +182,16 @@ static int put_json(const json_t *v, tg_buf *out, int depth)
     case JSON_OBJECT: {
         rc = tg__buf_append(out, "{", 1);
         const char *key;
+        size_t klen;
         const json_t *val; /* borrowed */
         int first = 1;
-        json_object_foreach((json_t *)v, key, val)
+        json_object_keylen_foreach((json_t *)v, key, klen, val)
         {
             if (rc == 0 && !first)
                 rc = tg__buf_append(out, ",", 1);
             first = 0;
             if (rc == 0)
-                rc = put_string(key, strlen(key), out);
+                rc = put_string(key, klen, out);
             if (rc == 0)
                 rc = tg__buf_append(out, ":", 1);
             if (rc == 0)
@@ -198,10 +247,6 @@ int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
     int rc = tg__schema_json_text(instance, &b);
     if (rc != 0) {
         tg__buf_cleanup(&b);
-        if (rc == TG_EINVAL)
-            return tg__error_set(err, TG_EINVAL,
-                                 "the instance holds U+0000 in a string, "
-                                 "which validation does not accept");
         if (rc == TG_ELIMIT)
             return tg__error_set(err, TG_ELIMIT,
                                  "the instance is nested too deep");
@@ -210,8 +255,8 @@ int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
     tg_jtok toks[STACK_TOKENS];
     tg_jtape tape;
     tg_jtape_error jerr;
-    rc = tg__jtape_parse_in(tg__buf_cstr(&b), b.len, toks, STACK_TOKENS, &tape,
-                            &jerr);
+    rc = tg__jtape_parse_in_flags(tg__buf_cstr(&b), b.len, TG_JTAPE_ALLOW_NUL,
+                                  toks, STACK_TOKENS, &tape, &jerr);
     if (rc != 0) {
         tg__buf_cleanup(&b);
         return tg__error_set(err, rc, "cannot read the instance: %s",

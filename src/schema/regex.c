@@ -251,7 +251,9 @@ int tg__regex_compile(const char *pat, size_t len, tg__regex **out, char *why,
                                  PCRE2_ALLOW_EMPTY_CLASS,
                              &ecode, &eoff, cc);
     if (re->code == NULL) {
-        if (ecode == PCRE2_ERROR_NOMEMORY)
+        /* Compiling reports a failed allocation as a compile error of its
+         * own ("failed to allocate heap memory"), not as NOMEMORY. */
+        if (ecode == PCRE2_ERROR_NOMEMORY || ecode == PCRE2_ERROR_HEAP_FAILED)
             goto fail;
         char msg[160];
         pcre2_get_error_message(ecode, (PCRE2_UCHAR *)msg, sizeof msg);

@@ -2,14 +2,41 @@
 /*
  * report.c - the violations a validation collects (schema.h), and the two
  * shapes they leave in: one sentence for the model and a details array for
- * the INVALID_ARGUMENTS error result.
+ * the INVALID_ARGUMENTS error result; and how a string that may hold
+ * U+0000 is written into them.
  */
-#include "schema.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+
+int tg__schema_show(const char *s, size_t n, tg_buf *out)
+{
+    int rc = 0;
+    size_t run = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (s[i] != '\0')
+            continue;
+        rc = tg__buf_append(out, s + run, i - run);
+        if (rc == 0)
+            rc = tg__buf_puts(out, "\\u0000");
+        run = i + 1;
+    }
+    return rc ? rc : tg__buf_append(out, s + run, n - run);
+}
+
+char *tg__schema_show_dup(const char *s, size_t n)
+{
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    if (tg__schema_show(s, n, &b) != 0) {
+        tg__buf_cleanup(&b);
+        return NULL;
+    }
+    return tg__buf_take(&b);
+}
 
 void tg__schema_report_cleanup(tg_schema_report *report)
 {

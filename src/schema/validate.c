@@ -241,6 +241,8 @@ static const char *describe(vctx *c, size_t i, char *buf, size_t cap)
     }
 }
 
+/* The instance path as a JSON pointer; a key's U+0000 is written as
+ * tg__schema_show writes it (the path is a C string). */
 static int put_path(vctx *c, const ipath *p, tg_buf *b)
 {
     if (p == NULL)
@@ -262,7 +264,7 @@ static int put_path(vctx *c, const ipath *p, tg_buf *b)
             rc = tg__buf_puts(b, "~1");
         else {
             char x = (char)ch;
-            rc = tg__buf_append(b, &x, 1);
+            rc = tg__schema_show(&x, 1, b);
         }
     }
     return rc;
@@ -735,14 +737,22 @@ static NOINLINE int summary(vctx *c, const ipath *p, const tg__check *ck,
     default: {
         /* A property refused by additionalProperties or
          * unevaluatedProperties: false (i is its key). */
-        const char *s;
-        size_t n;
+        const char *s = NULL;
+        size_t n = 0;
         if ((rc = key_view(c, i, &s, &n)) != 0)
             return rc;
+        char store[96];
+        tg_buf name;
+        tg__buf_init_with(&name, store, sizeof store, 0);
+        if (tg__schema_show(s, n, &name) != 0) {
+            tg__buf_cleanup(&name);
+            return oom_err(c);
+        }
         rc = vio(c, p,
                  ck->kind == TG__CK_UNEVAL_PROPS ? "unevaluatedProperties"
                                                  : "additionalProperties",
-                 NOSUBJ, "property '%.*s' is not allowed", (int)n, s);
+                 NOSUBJ, "property '%s' is not allowed", tg__buf_cstr(&name));
+        tg__buf_cleanup(&name);
         break;
     }
     }
@@ -778,22 +788,37 @@ static int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
 
 #define FOUND(x) ((found[(x) >> 6] >> ((x)&63)) & 1)
 
+/* A name for a message (U+0000 shown); NULL on out of memory. */
+static const char *shown(const tg__name *nm, tg_buf *b)
+{
+    b->len = 0;
+    if (tg__schema_show(nm->s, nm->len, b) != 0)
+        return NULL;
+    return tg__buf_cstr(b);
+}
+
 /* required and dependentRequired, once the members were seen. */
 static NOINLINE int object_required(vctx *c, const tg__objcheck *o,
                                     const uint64_t *found, const ipath *p)
 {
-    int valid = 1;
+    int valid = 1, rc = 0;
+    char s1[96], s2[96];
+    tg_buf b1, b2;
+    tg__buf_init_with(&b1, s1, sizeof s1, 0);
+    tg__buf_init_with(&b2, s2, sizeof s2, 0);
     for (uint32_t r = 0; r < o->nrequired; r++) {
         uint32_t x = o->required[r];
         if (FOUND(x))
             continue;
-        if (c->report == NULL)
-            return 0;
         valid = 0;
-        int rc = vio(c, p, "required", NOSUBJ, "missing required property '%s'",
-                     o->names[x].s);
+        if (c->report == NULL)
+            goto done;
+        const char *name = shown(&o->names[x], &b1);
+        rc = name == NULL ? oom_err(c)
+                          : vio(c, p, "required", NOSUBJ,
+                                "missing required property '%s'", name);
         if (rc < 0)
-            return rc;
+            goto done;
     }
     for (uint32_t d = 0; d < o->ndeps; d++) {
         const tg__name *nm = &o->names[o->deps[d]];
@@ -803,17 +828,24 @@ static NOINLINE int object_required(vctx *c, const tg__objcheck *o,
             uint32_t y = nm->dep_req[q];
             if (FOUND(y))
                 continue;
-            if (c->report == NULL)
-                return 0;
             valid = 0;
-            int rc = vio(c, p, "dependentRequired", NOSUBJ,
-                         "property '%s' is required when '%s' is present",
-                         o->names[y].s, nm->s);
+            if (c->report == NULL)
+                goto done;
+            const char *need = shown(&o->names[y], &b1);
+            const char *have = shown(nm, &b2);
+            rc = need == NULL || have == NULL
+                     ? oom_err(c)
+                     : vio(c, p, "dependentRequired", NOSUBJ,
+                           "property '%s' is required when '%s' is present",
+                           need, have);
             if (rc < 0)
-                return rc;
+                goto done;
         }
     }
-    return valid;
+done:
+    tg__buf_cleanup(&b1);
+    tg__buf_cleanup(&b2);
+    return rc < 0 ? rc : valid;
 }
 
 /* Which names and patterns member key k matches: the name index (or -1)
@@ -821,8 +853,8 @@ static NOINLINE int object_required(vctx *c, const tg__objcheck *o,
 static int member_match(vctx *c, const tg__objcheck *o, size_t k, int *idx,
                         uint64_t *pat_bits)
 {
-    const char *s;
-    size_t n;
+    const char *s = NULL;
+    size_t n = 0;
     int rc = key_view(c, k, &s, &n);
     if (rc != 0)
         return rc;
@@ -841,8 +873,8 @@ static int member_match(vctx *c, const tg__objcheck *o, size_t k, int *idx,
 /* Patterns past the 64th: matched one by one (rare). */
 static int pattern_match(vctx *c, const tg__objcheck *o, size_t k, uint32_t q)
 {
-    const char *s;
-    size_t n;
+    const char *s = NULL;
+    size_t n = 0;
     int rc = key_view(c, k, &s, &n);
     if (rc != 0)
         return rc;

@@ -3,7 +3,8 @@
  * test_jtape.c - the JSON tape (jtape.c) against jansson, the authority it
  * follows: the tokens of valid documents; refusals with jansson's message,
  * line and column (syntax, duplicate keys in small and hashed objects,
- * depth, UTF-8, "\u0000", surrogate escapes, number ranges); the jansson
+ * depth, UTF-8, "\u0000", surrogate escapes, number ranges); "\u0000"
+ * accepted on request (TG_JTAPE_ALLOW_NUL); the jansson
  * value built from a tape; the canonical form written from a tape, byte for
  * byte the one written from jansson's value, over the fuzz corpus and over
  * 20,000 generated documents in several spellings; the dump-form check;
@@ -440,6 +441,127 @@ static void test_nul_and_surrogates(void **state)
         agree(texts[i]);
 }
 
+/* TG_JTAPE_ALLOW_NUL: "\u0000" in strings as jansson's JSON_ALLOW_NUL
+ * reads it, in keys too, every other refusal unchanged; the default stays
+ * jansson's (test_nul_and_surrogates). */
+static void test_allow_nul(void **state)
+{
+    (void)state;
+    const unsigned NUL = TG_JTAPE_ALLOW_NUL;
+    /* Strings: the value jansson builds with JSON_ALLOW_NUL. */
+    static const char *values[] = {
+        "\"\\u0000\"",
+        "[\"a\\u0000b\",\"\\u0000\\u0000\"]",
+        "{\"k\":\"x\\u0000\\ud83d\\ude00\"}",
+        "\"\\u0000 a longer string than twenty bytes\"",
+    };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        const char *text = values[i];
+        json_error_t jerr;
+        json_t *ref = json_loadb(text, strlen(text), FLAGS | JSON_ALLOW_NUL,
+                                 &jerr); /* new ref */
+        assert_non_null(ref);
+        tg_jtape t;
+        tg_jtape_error e;
+        assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, &e),
+                         TG_EPARSE);
+        assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, &e), 0);
+        json_t *built = tg__jtape_to_json(&t, 0); /* new ref */
+        assert_non_null(built);
+        if (!json_equal(built, ref))
+            fail_msg("value differs for %s", text);
+        json_decref(built);
+        json_decref(ref);
+        tg__jtape_free(&t);
+    }
+    /* Decoded bytes keep the NUL; the length says where the string ends. */
+    const char *text = "[\"a\\u0000b\"]";
+    tg_jtape t;
+    assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, NULL), 0);
+    assert_int_equal(t.tok[1].kind, TG_JT_STRING);
+    assert_true(t.tok[1].flags & TG_JT_ESCAPED);
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    assert_int_equal(tg__jtape_decode(&t, &t.tok[1], &b), 0);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.data, "a\0b", 3);
+    tg__buf_cleanup(&b);
+    tg__jtape_free(&t);
+    /* Keys: distinct from their prefix, duplicates still found (linear
+     * search and hashed). */
+    text = "{\"a\\u0000\":1,\"a\":2,\"\\u0000\":3}";
+    assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, NULL), 0);
+    json_t *o = tg__jtape_to_json(&t, 0); /* new ref */
+    assert_int_equal(json_object_size(o), 3);
+    assert_int_equal(json_integer_value(json_object_getn(o, "a\0", 2)), 1);
+    assert_int_equal(json_integer_value(json_object_getn(o, "a", 1)), 2);
+    assert_int_equal(json_integer_value(json_object_getn(o, "\0", 1)), 3);
+    json_decref(o);
+    tg__jtape_free(&t);
+    tg_jtape_error e;
+    text = "{\"a\\u0000\":1,\"a\\u0000\":2}";
+    assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, &e),
+                     TG_EPARSE);
+    assert_string_equal(e.text, "duplicate object key near '\"a\\u0000\"'");
+    tg_buf big;
+    tg__buf_init(&big, 0);
+    tg__buf_puts(&big, "{");
+    for (int k = 0; k < 40; k++)
+        tg__buf_printf(&big, "\"k\\u0000%d\":%d,\"k%d\":0,", k, k, k);
+    tg__buf_puts(&big, "\"z\":0}");
+    assert_int_equal(tg__jtape_parse(big.data, big.len, NUL, &t, NULL), 0);
+    tg__jtape_free(&t);
+    big.len -= 6; /* "z":0} */
+    tg__buf_puts(&big, "\"k\\u000017\":1}");
+    assert_int_equal(tg__jtape_parse(big.data, big.len, NUL, &t, &e),
+                     TG_EPARSE);
+    assert_non_null(strstr(e.text, "duplicate object key"));
+    tg__buf_cleanup(&big);
+    /* Every other refusal is as without the flag. */
+    static const char *bad[] = {
+        "[\"a\\u0000b\",]",
+        "\"\\ud800\\u0000\"",
+        "{\"\\u0000\":}",
+        "[\"\\u0000\" 1]",
+        "\"\\u0000\xff\"",
+        "\"\\u000\"",
+        "{\"\\u0000\":1,\"\\u0000\":2",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tg_jtape_error e1;
+        json_error_t jerr;
+        int r1 = tg__jtape_parse(bad[i], strlen(bad[i]), NUL, &t, &e1);
+        assert_int_equal(r1, TG_EPARSE);
+        json_t *ref = json_loadb(bad[i], strlen(bad[i]), FLAGS | JSON_ALLOW_NUL,
+                                 &jerr); /* new ref */
+        assert_null(ref);
+        /* jansson refuses NUL keys even with JSON_ALLOW_NUL; elsewhere
+         * the message, line and column are its own. */
+        if (strstr(jerr.text, "NUL byte in object key") == NULL) {
+            assert_string_equal(e1.text, jerr.text);
+            assert_int_equal(e1.line, jerr.line);
+            assert_int_equal(e1.column, jerr.column);
+        }
+    }
+    /* The caller's storage, with and without the flag. */
+    tg_jtok small[4];
+    text = "[\"\\u0000\",1]";
+    assert_int_equal(tg__jtape_parse_in(text, strlen(text), small, 4, &t, &e),
+                     TG_EPARSE);
+    assert_int_equal(
+        tg__jtape_parse_in_flags(text, strlen(text), NUL, small, 4, &t, &e), 0);
+    assert_ptr_equal(t.tok, small);
+    assert_null(t.mem);
+    assert_int_equal(t.n, 3);
+    tg__jtape_free(&t);
+    text = "[\"\\u0000\",1,2,3,4]"; /* outgrows the storage */
+    assert_int_equal(
+        tg__jtape_parse_in_flags(text, strlen(text), NUL, small, 4, &t, &e), 0);
+    assert_non_null(t.mem);
+    assert_int_equal(t.n, 6);
+    tg__jtape_free(&t);
+}
+
 static void test_numbers(void **state)
 {
     (void)state;
@@ -811,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_depth),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_nul_and_surrogates),
+        cmocka_unit_test(test_allow_nul),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_dump_form),
         cmocka_unit_test(test_fuzz_corpus),

@@ -5,7 +5,10 @@
  * with the JSON pointer of the bad keyword, limits that end in TG_ELIMIT
  * instead of a hang or a crash (cyclic $refs, catastrophic regexes, deep
  * instances), JSON equality and code-point lengths, ECMA-262 regex
- * behaviour, the public text API (JSON Lines violations), the report cap,
+ * behaviour, strings holding U+0000 (compared by length everywhere: enum,
+ * const, property names, required, lengths, patterns, formats) through
+ * every entry point, the public text API (JSON Lines violations), the
+ * report cap,
  * the type lookup of argument repair, and one compiled schema shared by
  * concurrent validations.
  */
@@ -238,6 +241,257 @@ static void test_compile_errors(void **state)
                               "\"foo\":{\"type\":5}}",
                               0));
     tg_schema_free(compile_ok("true", 0));
+}
+
+/* ------------------------------------------------------------ U+0000 */
+
+/* A text as a jansson value read through the tape, which (unlike jansson,
+ * even with JSON_ALLOW_NUL) takes U+0000 in keys too, as the schema layer
+ * reads schema texts. */
+static json_t *nul_json(const char *text)
+{
+    tg_jtape t;
+    assert_int_equal(
+        tg__jtape_parse(text, strlen(text), TG_JTAPE_ALLOW_NUL, &t, NULL), 0);
+    json_t *j = tg__jtape_to_json(&t, 0); /* new ref */
+    tg__jtape_free(&t);
+    assert_non_null(j);
+    return j;
+}
+
+/* The verdict for an instance, through every entry point, which must all
+ * agree: the schema compiled from text and from a jansson value; the
+ * instance validated as text (public API, JSON Lines), as a tape with and
+ * without a report and as a jansson value with a report. */
+static int nul_verdict(const char *schema, const char *instance,
+                       int format_assert)
+{
+    tg_schema_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format_assert = format_assert;
+    tg_schema *s[2] = {NULL, NULL};
+    tg_error err;
+    memset(&err, 0, sizeof err);
+    json_t *sj = nul_json(schema); /* new ref */
+    if (tg__schema_compile(sj, &opt, &s[0], &err) != 0)
+        fail_msg("compile of %s failed: %s", schema, err.message);
+    json_decref(sj);
+    const size_t ns = 2;
+    if (tg_schema_compile(schema, strlen(schema), &opt, &s[1], &err) != 0)
+        fail_msg("compile of %s from text failed: %s", schema, err.message);
+    json_t *ij = nul_json(instance); /* new ref */
+    tg_jtape it;
+    assert_int_equal(tg__jtape_parse(instance, strlen(instance),
+                                     TG_JTAPE_ALLOW_NUL, &it, NULL),
+                     0);
+    int v = -1;
+    for (size_t k = 0; k < ns; k++) {
+        char *lines = NULL;
+        int a =
+            tg_schema_validate(s[k], instance, strlen(instance), &lines, &err);
+        int b = tg__schema_validate_tape(s[k], &it, 0, NULL, &err);
+        tg_schema_report rep;
+        memset(&rep, 0, sizeof rep);
+        int c = tg__schema_validate_json(s[k], ij, &rep, &err);
+        if (a != b || a != c || (a != 0 && a != 1))
+            fail_msg("%s / %s: text %d, tape %d, jansson %d (%s)", schema,
+                     instance, a, b, c, err.message);
+        assert_int_equal(a == 0, lines != NULL);
+        assert_int_equal(c == 0, rep.n > 0);
+        if (v >= 0)
+            assert_int_equal(v, a);
+        v = a;
+        tg_free(lines);
+        tg__schema_report_cleanup(&rep);
+        tg_schema_free(s[k]);
+    }
+    tg__jtape_free(&it);
+    json_decref(ij);
+    return v;
+}
+
+/* Validates through the tape with a report (the schema read as nul_json
+ * reads it); returns the verdict. */
+static int nul_report(const char *schema, const char *instance,
+                      tg_schema_report *rep)
+{
+    tg_schema *s = NULL;
+    tg_error err;
+    json_t *sj = nul_json(schema); /* new ref */
+    assert_int_equal(tg__schema_compile(sj, NULL, &s, &err), 0);
+    json_decref(sj);
+    tg_jtape it;
+    assert_int_equal(tg__jtape_parse(instance, strlen(instance),
+                                     TG_JTAPE_ALLOW_NUL, &it, NULL),
+                     0);
+    memset(rep, 0, sizeof *rep);
+    int v = tg__schema_validate_tape(s, &it, 0, rep, &err);
+    tg__jtape_free(&it);
+    tg_schema_free(s);
+    return v;
+}
+
+static void test_nul(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *instance;
+        int fmt, valid;
+    } cases[] = {
+        /* enum, const, uniqueItems: by length, not up to the NUL */
+        {"{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000b\"", 0, 1},
+        {"{\"enum\":[\"a\\u0000b\"]}", "\"a\"", 0, 0},
+        {"{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000c\"", 0, 0},
+        {"{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000b\\u0000\"", 0, 0},
+        {"{\"enum\":[\"a\"]}", "\"a\\u0000\"", 0, 0},
+        {"{\"enum\":[{\"k\\u0000\":1}]}", "{\"k\\u0000\":1.0}", 0, 1},
+        {"{\"enum\":[{\"k\\u0000\":1}]}", "{\"k\":1}", 0, 0},
+        {"{\"const\":\"\\u0000\"}", "\"\\u0000\"", 0, 1},
+        {"{\"const\":\"\\u0000\"}", "\"\"", 0, 0},
+        {"{\"const\":\"\\u0000\"}", "\"\\u0000\\u0000\"", 0, 0},
+        {"{\"const\":[\"x\\u0000\"]}", "[\"x\\u0000\"]", 0, 1},
+        {"{\"const\":[\"x\\u0000\"]}", "[\"x\"]", 0, 0},
+        {"{\"uniqueItems\":true}", "[\"a\\u0000\",\"a\"]", 0, 1},
+        {"{\"uniqueItems\":true}", "[\"a\\u0000\",\"a\\u0000\"]", 0, 0},
+        /* property names: the instance's, and the schema's */
+        {"{\"properties\":{\"a\":{\"type\":\"string\"}},"
+         "\"additionalProperties\":false}",
+         "{\"a\\u0000\":\"x\"}", 0, 0},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"}},"
+         "\"additionalProperties\":false}",
+         "{\"a\":\"x\"}", 0, 1},
+        {"{\"properties\":{\"a\\u0000\":{\"type\":\"integer\"}}}",
+         "{\"a\\u0000\":\"x\"}", 0, 0},
+        {"{\"properties\":{\"a\\u0000\":{\"type\":\"integer\"}}}",
+         "{\"a\":\"x\",\"a\\u0000\":1}", 0, 1},
+        {"{\"properties\":{\"a\\u0000\":{\"type\":\"integer\"},"
+         "\"a\":{\"type\":\"string\"}}}",
+         "{\"a\":\"x\",\"a\\u0000\":1}", 0, 1},
+        {"{\"required\":[\"a\\u0000b\"]}", "{\"a\\u0000b\":1}", 0, 1},
+        {"{\"required\":[\"a\\u0000b\"]}", "{\"a\":1}", 0, 0},
+        {"{\"required\":[\"a\\u0000b\"]}", "{\"a\\u0000c\":1}", 0, 0},
+        {"{\"required\":[\"a\\u0000b\",\"a\"]}", "{\"a\":1}", 0, 0},
+        {"{\"dependentRequired\":{\"a\":[\"b\\u0000\"]}}",
+         "{\"a\":1,\"b\\u0000\":2}", 0, 1},
+        {"{\"dependentRequired\":{\"a\":[\"b\\u0000\"]}}", "{\"a\":1,\"b\":2}",
+         0, 0},
+        {"{\"dependentSchemas\":{\"a\\u0000\":{\"required\":[\"z\"]}}}",
+         "{\"a\":1}", 0, 1},
+        {"{\"dependentSchemas\":{\"a\\u0000\":{\"required\":[\"z\"]}}}",
+         "{\"a\\u0000\":1}", 0, 0},
+        {"{\"propertyNames\":{\"maxLength\":2}}", "{\"a\\u0000\":1}", 0, 1},
+        {"{\"propertyNames\":{\"maxLength\":2}}", "{\"a\\u0000b\":1}", 0, 0},
+        {"{\"propertyNames\":{\"const\":\"a\\u0000\"}}", "{\"a\\u0000\":1}", 0,
+         1},
+        {"{\"propertyNames\":{\"const\":\"a\\u0000\"}}", "{\"a\":1}", 0, 0},
+        {"{\"propertyNames\":{\"pattern\":\"^a\\u0000b$\"}}",
+         "{\"a\\u0000b\":1}", 0, 1},
+        {"{\"propertyNames\":{\"pattern\":\"^a\\u0000b$\"}}", "{\"ab\":1}", 0,
+         0},
+        {"{\"patternProperties\":{\"^x\\u0000\":{\"type\":\"integer\"}}}",
+         "{\"x\\u0000y\":\"s\"}", 0, 0},
+        {"{\"patternProperties\":{\"^x\\u0000\":{\"type\":\"integer\"}}}",
+         "{\"xy\":\"s\"}", 0, 1},
+        /* lengths in code points, U+0000 one of them */
+        {"{\"maxLength\":1}", "\"\\u0000\"", 0, 1},
+        {"{\"maxLength\":1}", "\"\\u0000\\u0000\"", 0, 0},
+        {"{\"maxLength\":2}", "\"\\u0000\\u00e9\"", 0, 1},
+        {"{\"minLength\":3}", "\"a\\u0000b\"", 0, 1},
+        {"{\"minLength\":3}", "\"a\\u0000\"", 0, 0},
+        /* patterns: the whole string is matched, the NUL in the pattern
+         * (a JSON escape, or a regex \u escape) is a character */
+        {"{\"pattern\":\"^a\\u0000b$\"}", "\"a\\u0000b\"", 0, 1},
+        {"{\"pattern\":\"^a\\u0000b$\"}", "\"ab\"", 0, 0},
+        {"{\"pattern\":\"^a\\\\u0000b$\"}", "\"a\\u0000b\"", 0, 1},
+        {"{\"pattern\":\"^[^\\\\u0000]*$\"}", "\"abc\"", 0, 1},
+        {"{\"pattern\":\"^[^\\\\u0000]*$\"}", "\"a\\u0000\"", 0, 0},
+        {"{\"pattern\":\"b$\"}", "\"a\\u0000b\"", 0, 1},
+        {"{\"pattern\":\"^a$\"}", "\"a\\u0000\"", 0, 0},
+        /* formats read the whole string */
+        {"{\"format\":\"ipv4\"}", "\"1.2.3.4\\u0000\"", 1, 0},
+        {"{\"format\":\"ipv4\"}", "\"1.2.3.4\"", 1, 1},
+        {"{\"format\":\"date\"}", "\"2020-01-01\\u0000\"", 1, 0},
+        {"{\"format\":\"hostname\"}", "\"a\\u0000.com\"", 1, 0},
+        {"{\"format\":\"email\"}", "\"a\\u0000@x.com\"", 1, 0},
+        {"{\"format\":\"email\"}", "\"\\\"a\\u0000\\\"@x.com\"", 1, 0},
+        {"{\"format\":\"email\"}", "\"\\\"a b\\\"@x.com\"", 1, 1},
+        {"{\"format\":\"uri\"}", "\"http://x.org/\\u0000\"", 1, 0},
+        {"{\"format\":\"uri-template\"}", "\"{\\u0000a}\"", 1, 0},
+        {"{\"format\":\"uuid\"}",
+         "\"2eb8aa08-aa98-11ea-b4aa-73b441d1638\\u0000\"", 1, 0},
+        {"{\"format\":\"json-pointer\"}", "\"/a\\u0000\"", 1, 1},
+        /* a format name holding U+0000 is no known format */
+        {"{\"format\":\"date\\u0000x\"}", "\"nope\"", 1, 1},
+        /* a $ref's %00 is U+0000 in the pointer */
+        {"{\"$defs\":{\"a\\u0000\":{\"type\":\"integer\"},"
+         "\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a%00\"}",
+         "1", 0, 1},
+        {"{\"$defs\":{\"a\\u0000\":{\"type\":\"integer\"},"
+         "\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a%00\"}",
+         "\"x\"", 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int v = nul_verdict(cases[k].schema, cases[k].instance, cases[k].fmt);
+        if (v != cases[k].valid)
+            fail_msg("%s / %s: expected %s", cases[k].schema, cases[k].instance,
+                     cases[k].valid ? "valid" : "invalid");
+    }
+
+    /* Names that cannot hold U+0000 are refused where they are written. */
+    expect_bad("{\"type\":\"string\\u0000\"}", TG_ESCHEMA, "/type");
+    expect_bad("{\"type\":[\"null\",\"string\\u0000\"]}", TG_ESCHEMA, "/type");
+    expect_bad("{\"$ref\":\"#\\u0000\"}", TG_ESCHEMA, "/$ref");
+    expect_bad("{\"properties\":{\"a\":{\"$anchor\":\"x\\u0000\"}}}",
+               TG_ESCHEMA, "/properties/a/$anchor");
+    expect_bad("{\"$id\":\"http://x.org/\\u0000\"}", TG_ESCHEMA, "/$id");
+    expect_bad("{\"$dynamicAnchor\":\"x\\u0000\"}", TG_ESCHEMA,
+               "/$dynamicAnchor");
+    expect_bad("{\"$schema\":\"https://json-schema.org/draft/2020-12/"
+               "schema\\u0000\"}",
+               TG_ESCHEMA, "/$schema");
+    /* A pointer with a %00 the document does not have finds nothing, and
+     * an array index does not stop at it. */
+    expect_bad("{\"$defs\":{\"a\":{}},\"$ref\":\"#/$defs/a%00\"}", TG_ENOTFOUND,
+               "/$ref");
+    expect_bad("{\"allOf\":[{}],\"$ref\":\"#/allOf/0%00\"}", TG_ENOTFOUND,
+               "/$ref");
+
+    /* Messages and paths show U+0000 as \u0000 (they are C strings). */
+    tg_schema_report rep;
+    assert_int_equal(nul_report("{\"required\":[\"a\\u0000b\"],"
+                                "\"additionalProperties\":{\"type\":"
+                                "\"string\"},\"properties\":{\"p\\u0000\":"
+                                "false},\"dependentRequired\":{\"q\":["
+                                "\"r\\u0000\"]}}",
+                                "{\"k\\u0000\":5,\"p\\u0000\":1,\"q\":1}",
+                                &rep),
+                     0);
+    expect_violation(&rep, "", "required",
+                     "missing required property 'a\\u0000b'");
+    expect_violation(&rep, "/k\\u0000", "type",
+                     "/k\\u0000 must be a string, got 5");
+    expect_violation(&rep, "/p\\u0000", "false",
+                     "/p\\u0000 is not allowed here");
+    expect_violation(&rep, "", "dependentRequired",
+                     "property 'r\\u0000' is required when 'q' is present");
+    tg__schema_report_cleanup(&rep);
+    assert_int_equal(nul_report("{\"additionalProperties\":false}",
+                                "{\"x\\u0000y\":1}", &rep),
+                     0);
+    expect_violation(&rep, "", "additionalProperties",
+                     "property 'x\\u0000y' is not allowed");
+    tg__schema_report_cleanup(&rep);
+    assert_int_equal(
+        nul_report("{\"enum\":[\"a\\u0000\"]}", "\"b\\u0000\"", &rep), 0);
+    expect_violation(&rep, "", "enum",
+                     "value must be one of [\"a\\u0000\"], got "
+                     "\"b\\u0000\"");
+    tg__schema_report_cleanup(&rep);
+    assert_int_equal(nul_report("{\"pattern\":\"^a\\u0000$\"}", "\"b\"", &rep),
+                     0);
+    expect_violation(&rep, "", "pattern",
+                     "value must match the pattern ^a\\u0000$, got \"b\"");
+    tg__schema_report_cleanup(&rep);
 }
 
 /* ------------------------------------------------------------- limits */
@@ -524,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_report_cap),
         cmocka_unit_test(test_compile_errors),
+        cmocka_unit_test(test_nul),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_regex),
