@@ -41,11 +41,15 @@ static double measure(const tg_schema *schema, const char *text, long n)
     return bench_median(samples, ROUNDS);
 }
 
+#define ALTERNATIONS 3
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200000;
     const char *dir = argc > 2 ? argv[2] : "bench";
-    double ours[NCASES], peer[NCASES];
+    tg_schema *schemas[NCASES] = {NULL};
+    char *instances[NCASES] = {NULL};
+    double ours[NCASES][ALTERNATIONS], peer[NCASES][ALTERNATIONS];
     char cmd[4096];
     size_t cl = (size_t)snprintf(cmd, sizeof cmd, "node %s/peer_schema.mjs %ld",
                                  dir, n);
@@ -58,47 +62,67 @@ int main(int argc, char **argv)
         json_t *doc = json_load_file(path, 0, &jerr); /* new ref */
         char *schema_text =
             json_dumps(json_object_get(doc, "schema"), JSON_COMPACT);
-        char *instance =
+        instances[i] =
             json_dumps(json_object_get(doc, "instance"), JSON_COMPACT);
-        tg_schema *schema = NULL;
         tg_error err = {0};
-        ours[i] = -1;
-        if (schema_text == NULL || instance == NULL ||
-            tg_schema_compile(schema_text, strlen(schema_text), NULL, &schema,
-                              &err) != 0)
+        if (schema_text == NULL || instances[i] == NULL ||
+            tg_schema_compile(schema_text, strlen(schema_text), NULL,
+                              &schemas[i], &err) != 0) {
             fprintf(stderr, "%s: %s\n", path, doc ? err.message : jerr.text);
-        else if ((ours[i] = measure(schema, instance, n)) < 0)
-            fprintf(stderr, "%s: the instance does not validate\n", path);
-        failed |= ours[i] < 0;
-        tg_schema_free(schema);
+            failed = 1;
+        }
         free(schema_text);
-        free(instance);
         json_decref(doc);
     }
-    FILE *p = popen(cmd, "r");
-    char line[1024];
-    for (size_t i = 0; i < NCASES; i++) {
-        peer[i] = -1;
-        if (p && fgets(line, sizeof line, p)) {
-            const char *at = strstr(line, "\"ns_per_validation\":");
-            peer[i] = at ? strtod(at + 20, NULL) : -1;
+    /* Ajv and toolgate take turns, so a busy spell of the machine weighs
+     * on both; each case's ratio is the median of the turns' ratios. */
+    for (int a = 0; !failed && a < ALTERNATIONS; a++) {
+        FILE *p = popen(cmd, "r");
+        char line[1024];
+        for (size_t i = 0; i < NCASES; i++) {
+            peer[i][a] = -1;
+            if (p && fgets(line, sizeof line, p)) {
+                const char *at = strstr(line, "\"ns_per_validation\":");
+                peer[i][a] = at ? strtod(at + 20, NULL) : -1;
+            }
+        }
+        if (p == NULL || pclose(p) != 0)
+            failed = 1;
+        for (size_t i = 0; i < NCASES; i++) {
+            ours[i][a] = measure(schemas[i], instances[i], n);
+            if (ours[i][a] < 0 || peer[i][a] <= 0) {
+                fprintf(stderr, "%s: no measurement\n", cases[i]);
+                failed = 1;
+            }
         }
     }
-    if (p)
-        pclose(p);
     printf("bench_schema: %ld validations per case, JSON text to verdict, "
-           "median of %d rounds\n",
-           n, ROUNDS);
-    printf("  %-20s %14s %14s %8s\n", "schema", "toolgate ns", "ajv ns",
-           "ratio");
+           "median of %d rounds, %d alternations with Ajv\n",
+           n, ROUNDS, ALTERNATIONS);
+    printf("  %-20s %12s %12s %8s  %s\n", "schema", "toolgate ns", "ajv ns",
+           "ratio", "per alternation");
     double lo = 1e9;
-    for (size_t i = 0; i < NCASES; i++) {
-        double ratio = peer[i] > 0 && ours[i] > 0 ? peer[i] / ours[i] : -1;
-        if (ratio < lo)
-            lo = ratio;
-        printf("  %-20s %14.0f %14.0f %7.2fx (goal >= 1.5)\n", cases[i],
-               ours[i], peer[i], ratio);
+    for (size_t i = 0; !failed && i < NCASES; i++) {
+        double ratio[ALTERNATIONS];
+        char per[128];
+        size_t pl = 0;
+        for (int a = 0; a < ALTERNATIONS; a++) {
+            ratio[a] = peer[i][a] / ours[i][a];
+            pl += (size_t)snprintf(per + pl, sizeof per - pl, "%s%.2fx",
+                                   a ? " " : "", ratio[a]);
+        }
+        double r = bench_median(ratio, ALTERNATIONS);
+        if (r < lo)
+            lo = r;
+        printf("  %-20s %12.0f %12.0f %7.2fx  %s (goal >= 1.5)\n", cases[i],
+               bench_median(ours[i], ALTERNATIONS),
+               bench_median(peer[i], ALTERNATIONS), r, per);
     }
-    printf("  lowest ratio %.2fx\n", lo);
+    if (!failed)
+        printf("  lowest ratio %.2fx\n", lo);
+    for (size_t i = 0; i < NCASES; i++) {
+        tg_schema_free(schemas[i]);
+        free(instances[i]);
+    }
     return failed;
 }
