@@ -283,9 +283,6 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 
 /* Whether the key k[0..kn) is the string literal lit (no strlen per test:
  * every member of every block is tested against several keys). */
-#define KEY_IS(k, kn, lit)                                                     \
-    ((kn) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
-
 /* Top-level members of other formats (choices and tool_calls: openai-chat;
  * candidates and parts: gemini, the only one that can score 6 too; output:
  * openai-responses; method and jsonrpc: mcp; tool: toolgate). A message has
@@ -306,8 +303,9 @@ static int foreign_key(const char *k, size_t kn)
 /* Members of a response that hold objects the fast path does not read. */
 static int message_container(const char *k, size_t kn)
 {
-    return KEY_IS(k, kn, "usage") || KEY_IS(k, kn, "container") ||
-           KEY_IS(k, kn, "context_management");
+    return TG_JCUR_KEY_IS(k, kn, "usage") ||
+           TG_JCUR_KEY_IS(k, kn, "container") ||
+           TG_JCUR_KEY_IS(k, kn, "context_management");
 }
 
 /* A string read from the text: it points into the text when it had no
@@ -470,13 +468,13 @@ static int fast_block_read(tg_jcur *c, fast_block *b, tg_turn *turn,
     b->id.seen = b->name.seen = 0;
     b->has_type = b->is_tool_use = b->has_input = 0;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (KEY_IS(k, kn, "type"))
+        if (TG_JCUR_KEY_IS(k, kn, "type"))
             rc = fast_str_is(c, "tool_use", &b->has_type, &b->is_tool_use);
-        else if (KEY_IS(k, kn, "id"))
+        else if (TG_JCUR_KEY_IS(k, kn, "id"))
             rc = fast_str_read(c, &b->id);
-        else if (KEY_IS(k, kn, "name"))
+        else if (TG_JCUR_KEY_IS(k, kn, "name"))
             rc = fast_str_read(c, &b->name);
-        else if (KEY_IS(k, kn, "input")) {
+        else if (TG_JCUR_KEY_IS(k, kn, "input")) {
             if (b->has_input)
                 return FAST_BAIL;
             rc = fast_input(c, b);
@@ -525,15 +523,15 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     if (tg__jcur_take(&c, '{') != 0)
         rc = FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
-        if (KEY_IS(k, kn, "content")) {
+        if (TG_JCUR_KEY_IS(k, kn, "content")) {
             rc =
                 has_content ? FAST_BAIL : fast_content(&c, &b, turn, &tool_use);
             has_content = 1;
-        } else if (KEY_IS(k, kn, "type"))
+        } else if (TG_JCUR_KEY_IS(k, kn, "type"))
             rc = fast_str_is(&c, "message", &has_type, &is_message);
-        else if (KEY_IS(k, kn, "role"))
+        else if (TG_JCUR_KEY_IS(k, kn, "role"))
             rc = fast_str_is(&c, "assistant", &has_role, &is_assistant);
-        else if (KEY_IS(k, kn, "stop_reason")) {
+        else if (TG_JCUR_KEY_IS(k, kn, "stop_reason")) {
             rc = tg__jcur_skip_scalar(&c);
             has_stop = 1;
         } else if (foreign_key(k, kn))

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "json_fast.h"
 
 #define FORMAT_NAME "gemini"
 #define ID_GENERATED "id_generated"
@@ -431,11 +432,233 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
                             EXPECTED_SHAPE);
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* The fast path reads the shape of nearly every large turn - a
+ * generateContent response whose candidates[0].content holds functionCall
+ * parts, each with a name and arguments in compact form - straight from the
+ * text, without building the document. Anything else (a malformed call,
+ * duplicate keys on the path it reads, a contents array, arguments with
+ * white space) makes it give up (FAST_BAIL), and the document path, which
+ * handles every shape and reports every error, runs instead.
+ *
+ * A call without an id gets the id the document path gives it, from the
+ * hash of the document's compact JSON: the document is then built once,
+ * exactly as the document path builds it, to be hashed. Such turns are
+ * small in practice (the models that omit ids answer a few calls). */
+#define FAST_BAIL TG_JCUR_BAIL
+/* tg__jcur_key_is for a literal: its length is known when compiling (the
+ * strlen was a visible share of reading a large turn). */
+typedef struct fast_ctx {
+    tg_jcur c;
+    const char *text; /* the whole input, hashed for generated ids */
+    size_t len;
+    char hash[9];    /* "" until a call without an id needs it */
+    tg_buf id, name; /* copies: the cursor's scratch is reused */
+    size_t k;        /* functionCall parts read so far */
+} fast_ctx;
+
+/* The document's hash, as doc_hash computes it for the document path. */
+static int fast_hash(fast_ctx *fx)
+{
+    json_error_t jerr;
+    json_t *doc = tg__json_fast_load(fx->text, fx->len, 0); /* new ref */
+    if (doc == NULL)
+        doc = json_loadb(fx->text, fx->len, JSON_DECODE_ANY, &jerr);
+    if (doc == NULL)
+        return tg__format_json_oom(&jerr) ? TG_ENOMEM : FAST_BAIL;
+    int rc = doc_hash(doc, fx->hash);
+    json_decref(doc);
+    return rc;
+}
+
+/* The value of a part's functionCall: adds it as the k-th call. */
+static int fast_function_call(fast_ctx *fx, tg_turn *turn)
+{
+    tg_jcur *c = &fx->c;
+    const char *key, *args = "{}";
+    size_t kn, args_len = 2;
+    int first = 1, m = -1, rc = 0, has_id = 0, has_name = 0, has_args = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL; /* MALFORMED_CALL */
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "id"))
+            rc = tg__jcur_string_once(c, &fx->id, &has_id);
+        else if (TG_JCUR_KEY_IS(key, kn, "name"))
+            rc = tg__jcur_string_once(c, &fx->name, &has_name);
+        else if (TG_JCUR_KEY_IS(key, kn, "args")) {
+            int next = tg__jcur_peek(c);
+            if (has_args || (next != '{' && next != 'n'))
+                return FAST_BAIL; /* MALFORMED_ARGUMENTS */
+            has_args = 1;
+            const char *start = (const char *)c->p;
+            rc = next == '{' ? tg__jcur_skip_any(c) : tg__jcur_skip_scalar(c);
+            if (next == '{') { /* "null" means none, as absent */
+                args = start;
+                args_len = (size_t)((const char *)c->p - start);
+            }
+        } else
+            rc = tg__jcur_skip_any(c);
+    }
+    if (rc != 0)
+        return rc;
+    if (m != 0 || !has_name || fx->name.len == 0)
+        return FAST_BAIL; /* MALFORMED_CALL */
+    char genid[48];
+    const char *id = has_id && fx->id.len > 0 ? tg__buf_cstr(&fx->id) : NULL;
+    if (id == NULL) {
+        if (fx->hash[0] == '\0' && (rc = fast_hash(fx)) != 0)
+            return rc;
+        snprintf(genid, sizeof genid, "gemini-%s-%zu", fx->hash, fx->k);
+    }
+    fx->k++;
+    tg_call *call = NULL;
+    rc = tg__call_new_args_object(id ? id : genid, tg__buf_cstr(&fx->name),
+                                  FORMAT_NAME, args, args_len, &call);
+    if (rc != 0)
+        return rc == 1 ? FAST_BAIL : rc;
+    if (id == NULL &&
+        (call->meta = json_pack("{s:b}", ID_GENERATED, 1)) == NULL) {
+        tg__call_free(call);
+        return TG_ENOMEM;
+    }
+    return tg__turn_add_call(turn, call);
+}
+
+/* The value of candidates[0].content.parts. */
+static int fast_parts(fast_ctx *fx, tg_turn *turn)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, e = -1, rc = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
+        if (tg__jcur_peek(c) != '{') {
+            rc = tg__jcur_skip_any(c); /* not a part the parser reads */
+            continue;
+        }
+        int mfirst = 1, m = -1, seen = 0;
+        c->p++;
+        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &key, &kn)) == 1) {
+            if (TG_JCUR_KEY_IS(key, kn, "functionCall")) {
+                rc = seen ? FAST_BAIL : fast_function_call(fx, turn);
+                seen = 1;
+            } else /* text, thought, thoughtSignature, ... */
+                rc = tg__jcur_skip_any(c);
+        }
+        if (rc == 0 && m != 0)
+            rc = FAST_BAIL;
+    }
+    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
+}
+
+/* The value of candidates[0].content (its role is not read: the document
+ * path does not read it either). */
+static int fast_content(fast_ctx *fx, tg_turn *turn)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, seen = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "parts")) {
+            rc = seen ? FAST_BAIL : fast_parts(fx, turn);
+            seen = 1;
+        } else
+            rc = tg__jcur_skip_any(c);
+    }
+    return rc != 0 ? rc : m == 0 && seen ? 0 : FAST_BAIL;
+}
+
+static int fast_candidates(fast_ctx *fx, tg_turn *turn)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, e = -1, rc = 0;
+    size_t index = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
+        if (index++ > 0) {
+            /* candidates after the first are not read, only checked */
+            rc = tg__jcur_skip_any(c);
+            continue;
+        }
+        int mfirst = 1, m = -1, seen = 0;
+        if (tg__jcur_take(c, '{') != 0)
+            return FAST_BAIL;
+        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &key, &kn)) == 1) {
+            if (TG_JCUR_KEY_IS(key, kn, "content")) {
+                rc = seen ? FAST_BAIL : fast_content(fx, turn);
+                seen = 1;
+            } else /* finishReason, index, safetyRatings, ... */
+                rc = tg__jcur_skip_any(c);
+        }
+        if (rc == 0 && (m != 0 || !seen))
+            rc = FAST_BAIL; /* no content: a stopped candidate */
+    }
+    return rc != 0 ? rc : e == 0 && index > 0 ? 0 : FAST_BAIL;
+}
+
+static int parse_fast(tg_turn *turn, const char *text, size_t len)
+{
+    fast_ctx fx;
+    const char *key;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, seen = 0;
+    memset(&fx, 0, sizeof fx);
+    tg__jcur_init(&fx.c, text, len);
+    fx.text = text;
+    fx.len = len;
+    tg__buf_init(&fx.id, 0);
+    tg__buf_init(&fx.name, 0);
+    if (tg__jcur_take(&fx.c, '{') != 0)
+        rc = FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(&fx.c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "candidates")) {
+            rc = seen ? FAST_BAIL : fast_candidates(&fx, turn);
+            seen = 1;
+        } else if (TG_JCUR_KEY_IS(key, kn, "usageMetadata") ||
+                   TG_JCUR_KEY_IS(key, kn, "promptFeedback"))
+            rc = tg__jcur_skip_any(&fx.c);
+        else /* other formats' members (choices, content, ...) end it */
+            rc = tg__jcur_skip_scalar(&fx.c);
+    }
+    if (rc == 0 && (m != 0 || !seen || tg__jcur_end(&fx.c) != 0))
+        rc = FAST_BAIL;
+    tg__buf_cleanup(&fx.id);
+    tg__buf_cleanup(&fx.name);
+    tg__jcur_cleanup(&fx.c);
+    if (rc == FAST_BAIL)
+        return 0;
+    return rc < 0 ? rc : 1;
+}
+
 /* ------------------------------------------------------------ rendering */
 
 static int id_generated(const tg_call *call)
 {
     return json_is_true(json_object_get(call->meta, ID_GENERATED));
+}
+
+/* The payload as compact JSON: its text when the result knows it, a string
+ * escaped straight from its value (as jansson writes it), else dumped. */
+static int put_payload(tg_buf *out, const tg_result *r)
+{
+    if (r->payload_json_cache != NULL)
+        return tg__buf_puts(out, r->payload_json_cache);
+    const json_t *p = tg__result_payload(r); /* borrowed */
+    if (p == NULL)
+        return TG_ENOMEM;
+    if (json_is_string(p))
+        return tg__format_json_string(out, json_string_value(p),
+                                      json_string_length(p));
+    return tg__format_dump(p, out);
 }
 
 /* One functionResponse part: {"output":PAYLOAD} on success, else
@@ -458,7 +681,7 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
     if ((rc = tg__buf_puts(out, r->outcome == TG_OUTCOME_SUCCESS
                                     ? ",\"response\":{\"output\":"
                                     : ",\"response\":{\"error\":")) != 0 ||
-        (rc = tg__format_dump(tg__result_payload(r), out)) != 0)
+        (rc = put_payload(out, r)) != 0)
         return rc;
     if (json_array_size(r->content) > 0) {
         scratch->len = 0;
@@ -508,7 +731,7 @@ const tg_format tg__format_gemini = {
     .detect = detect,
     .parse = parse,
     .parse_text = NULL,
-    .parse_fast = NULL,
+    .parse_fast = parse_fast,
     .render = render,
     .render_tools = render_tools,
 };

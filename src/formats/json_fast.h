@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -66,6 +67,9 @@ int tg__jcur_end(tg_jcur *c);
 
 /* Whether the key k[0..kn) is `want`. */
 int tg__jcur_key_is(const char *k, size_t kn, const char *want);
+/* The same for a string literal, its length known when compiling. */
+#define TG_JCUR_KEY_IS(k, kn, lit)                                             \
+    ((kn) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
 /* Reads a string member into b (as tg__jcur_string_into) unless *seen says
  * the key came before (a duplicate key); sets *seen. Returns 0,
  * TG_JCUR_BAIL (duplicate, or not a plain string) or TG_ENOMEM. */

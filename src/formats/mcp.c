@@ -23,12 +23,14 @@
  * response optional and does not allow null).
  */
 #include "format.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "json_fast.h"
 
 #define FORMAT_NAME "mcp"
 
@@ -247,11 +249,254 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     return 0;
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* The fast path reads the shape of nearly every large turn - a tools/call
+ * request, or a batch of them, each with "jsonrpc":"2.0", a string or
+ * integer id, and params with a name and arguments in compact form -
+ * straight from the text, without building the document. Everything the
+ * document path answers with a JSON-RPC error (notifications, other
+ * methods, invalid requests, an empty batch), duplicate keys on the path it
+ * reads and arguments with white space make it give up (FAST_BAIL); the
+ * document path runs instead. */
+#define FAST_BAIL TG_JCUR_BAIL
+/* tg__jcur_key_is for a literal: its length is known when compiling (the
+ * strlen was a visible share of reading a large turn). */
+/* A JSON-RPC id or progress token as it came: a string (in buf) or an
+ * integer. */
+typedef struct fast_id {
+    tg_buf str;
+    json_int_t num;
+    int kind; /* 0 none, 1 string, 2 integer */
+} fast_id;
+
+typedef struct fast_ctx {
+    tg_jcur c;
+    fast_id id, token;
+    tg_buf name;      /* a copy: the cursor's scratch is reused */
+    const char *args; /* the arguments object's text */
+    size_t args_len;
+} fast_ctx;
+
+/* Reads a string or an integer (not a real) into *v, unless it was read
+ * before (a duplicate key). */
+static int fast_id_read(tg_jcur *c, fast_id *v)
+{
+    int next = tg__jcur_peek(c);
+    if (v->kind != 0)
+        return FAST_BAIL;
+    if (next == '"') {
+        v->kind = 1;
+        int rc = tg__jcur_string_into(c, &v->str);
+        return rc == -1 ? FAST_BAIL : rc;
+    }
+    if (next != '-' && (next < '0' || next > '9'))
+        return FAST_BAIL;
+    /* The cursor checks the number (at most 63 bytes, no overflow); only
+     * its digits are read here. */
+    const char *start = (const char *)c->p;
+    if (tg__jcur_skip_scalar(c) != 0)
+        return FAST_BAIL;
+    char num[64];
+    size_t n = (size_t)((const char *)c->p - start);
+    if (n >= sizeof num || memchr(start, '.', n) != NULL ||
+        memchr(start, 'e', n) != NULL || memchr(start, 'E', n) != NULL)
+        return FAST_BAIL; /* a real: not a JSON-RPC id */
+    memcpy(num, start, n);
+    num[n] = '\0';
+    v->num = (json_int_t)strtoll(num, NULL, 10);
+    v->kind = 2;
+    return 0;
+}
+
+/* A new reference to v's value. */
+static json_t *fast_id_value(const fast_id *v)
+{
+    /* The cursor validated the string's UTF-8, as jansson would have. */
+    return v->kind == 1 ? json_stringn_nocheck(v->str.data ? v->str.data : "",
+                                               v->str.len)
+                        : json_integer(v->num);
+}
+
+/* The value of params._meta: only progressToken is read. */
+static int fast_meta(fast_ctx *fx)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, m = -1, rc = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "progressToken"))
+            rc = fast_id_read(c, &fx->token);
+        else
+            rc = tg__jcur_skip_any(c);
+    }
+    return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
+}
+
+static int fast_params(fast_ctx *fx)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, has_name = 0, has_meta = 0;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "name"))
+            rc = tg__jcur_string_once(c, &fx->name, &has_name);
+        else if (TG_JCUR_KEY_IS(key, kn, "arguments")) {
+            if (fx->args != NULL || tg__jcur_peek(c) != '{')
+                return FAST_BAIL; /* not an object: -32602 */
+            const char *start = (const char *)c->p;
+            rc = tg__jcur_skip_any(c);
+            fx->args = start;
+            fx->args_len = (size_t)((const char *)c->p - start);
+        } else if (TG_JCUR_KEY_IS(key, kn, "_meta")) {
+            rc = has_meta ? FAST_BAIL : fast_meta(fx);
+            has_meta = 1;
+        } else
+            rc = tg__jcur_skip_any(c);
+    }
+    if (rc != 0)
+        return rc;
+    return m == 0 && has_name && fx->name.len > 0 ? 0 : FAST_BAIL;
+}
+
+/* Reads a string member that must be `want` (else the request is not the
+ * plain shape), unless *seen says the key came before. */
+static int fast_string_is(tg_jcur *c, const char *want, int *seen)
+{
+    const char *v;
+    size_t n;
+    if (*seen || tg__jcur_string(c, &v, &n) != 0 || n != strlen(want) ||
+        memcmp(v, want, n) != 0)
+        return FAST_BAIL;
+    *seen = 1;
+    return 0;
+}
+
+/* One request object; batch says it is a member of a batch array. */
+static int fast_request(fast_ctx *fx, tg_turn *turn, int batch)
+{
+    tg_jcur *c = &fx->c;
+    const char *key;
+    size_t kn;
+    int first = 1, m = -1, rc = 0, has_jsonrpc = 0, has_method = 0;
+    int has_params = 0;
+    fx->id.kind = fx->token.kind = 0;
+    fx->args = NULL;
+    if (tg__jcur_take(c, '{') != 0)
+        return FAST_BAIL;
+    while (rc == 0 && (m = tg__jcur_member(c, &first, &key, &kn)) == 1) {
+        if (TG_JCUR_KEY_IS(key, kn, "jsonrpc"))
+            rc = fast_string_is(c, "2.0", &has_jsonrpc);
+        else if (TG_JCUR_KEY_IS(key, kn, "method"))
+            rc = fast_string_is(c, "tools/call", &has_method);
+        else if (TG_JCUR_KEY_IS(key, kn, "id"))
+            rc = fast_id_read(c, &fx->id);
+        else if (TG_JCUR_KEY_IS(key, kn, "params")) {
+            rc = has_params ? FAST_BAIL : fast_params(fx);
+            has_params = 1;
+        } else /* other formats' members (content, parts, ...) end it */
+            rc = tg__jcur_skip_scalar(c);
+    }
+    if (rc != 0)
+        return rc;
+    if (m != 0 || !has_jsonrpc || !has_method || fx->id.kind == 0 ||
+        !has_params)
+        return FAST_BAIL;
+
+    char idbuf[48];
+    const char *id = idbuf;
+    if (fx->id.kind == 1)
+        id = tg__buf_cstr(&fx->id.str);
+    else
+        snprintf(idbuf, sizeof idbuf, "%" JSON_INTEGER_FORMAT, fx->id.num);
+    tg_call *call = NULL;
+    rc = tg__call_new_args_object(id, tg__buf_cstr(&fx->name), FORMAT_NAME,
+                                  fx->args ? fx->args : "{}",
+                                  fx->args ? fx->args_len : 2, &call);
+    if (rc != 0)
+        return rc == 1 ? FAST_BAIL : rc;
+    /* meta as the document path writes it: jsonrpc_id, batch,
+     * progress_token. */
+    json_t *meta = json_object(); /* new ref */
+    call->meta = meta;            /* the call owns it from here */
+    if (meta == NULL ||
+        json_object_set_new_nocheck(meta, "jsonrpc_id",
+                                    fast_id_value(&fx->id)) != 0 ||
+        (batch &&
+         json_object_set_new_nocheck(meta, "batch", json_true()) != 0) ||
+        (fx->token.kind != 0 &&
+         json_object_set_new_nocheck(meta, "progress_token",
+                                     fast_id_value(&fx->token)) != 0)) {
+        tg__call_free(call);
+        return TG_ENOMEM;
+    }
+    return tg__turn_add_call(turn, call);
+}
+
+static int parse_fast(tg_turn *turn, const char *text, size_t len)
+{
+    fast_ctx fx;
+    int rc = 0;
+    memset(&fx, 0, sizeof fx);
+    tg__jcur_init(&fx.c, text, len);
+    tg__buf_init(&fx.id.str, 0);
+    tg__buf_init(&fx.token.str, 0);
+    tg__buf_init(&fx.name, 0);
+    int next = tg__jcur_peek(&fx.c);
+    if (next == '{')
+        rc = fast_request(&fx, turn, 0);
+    else if (next == '[') {
+        int first = 1, e = -1;
+        fx.c.p++;
+        while (rc == 0 && (e = tg__jcur_element(&fx.c, &first)) == 1)
+            rc = fast_request(&fx, turn, 1);
+        if (rc == 0 && (e != 0 || turn->n == 0))
+            rc = FAST_BAIL; /* an empty batch is answered with -32600 */
+    } else
+        rc = FAST_BAIL;
+    if (rc == 0 && tg__jcur_end(&fx.c) != 0)
+        rc = FAST_BAIL;
+    tg__buf_cleanup(&fx.id.str);
+    tg__buf_cleanup(&fx.token.str);
+    tg__buf_cleanup(&fx.name);
+    tg__jcur_cleanup(&fx.c);
+    if (rc == FAST_BAIL)
+        return 0;
+    return rc < 0 ? rc : 1;
+}
+
 /* ------------------------------------------------------------ rendering */
 
 static int meta_flag(const tg_call *call, const char *key)
 {
     return json_is_true(json_object_get(call->meta, key));
+}
+
+/* What the renderer reads of a call's meta, in one walk over its few
+ * members (cheaper than a hashed lookup per key, once per response). */
+typedef struct meta_view {
+    const json_t *id; /* borrowed: jsonrpc_id, NULL when none */
+    int notification;
+} meta_view;
+
+static void read_meta(const tg_call *call, meta_view *mv)
+{
+    mv->id = NULL;
+    mv->notification = 0;
+    for (void *it = json_object_iter(call->meta); it != NULL;
+         it = json_object_iter_next(call->meta, it)) {
+        const char *key = json_object_iter_key(it);
+        if (strcmp(key, "jsonrpc_id") == 0)
+            mv->id = json_object_iter_value(it);
+        else if (strcmp(key, "notification") == 0)
+            mv->notification = json_is_true(json_object_iter_value(it));
+    }
 }
 
 /* The JSON-RPC error code a result is answered with instead of a
@@ -270,91 +515,242 @@ static int rpc_error_code(const tg_result *r)
     return 0;
 }
 
-/* The CallToolResult of r: content, structuredContent, isError, _meta. New
- * reference, NULL on OOM. */
-static json_t *call_tool_result(const tg_result *r, tg_buf *text)
+/* The renderer writes the responses straight into the output, byte for
+ * byte as jansson's compact dump of the equivalent objects would: {"jsonrpc",
+ * "id", then "error" {"code","message"} or "result" {"content","isError",
+ * "_meta","structuredContent"?}}. Building those objects and dumping them
+ * cost more than the parse of a large batch. */
+
+/* Appends v in decimal, as "%" JSON_INTEGER_FORMAT writes it (snprintf
+ * was a noticeable share of rendering a large batch). */
+static int put_int(tg_buf *out, json_int_t v)
 {
-    json_t *content; /* new ref */
-    if (json_is_array(r->content))
-        content = json_incref(r->content);
-    else {
-        text->len = 0;
-        if (tg__format_payload_text(r, text) != 0)
-            return NULL;
-        /* json_stringn rejects invalid UTF-8, which a tool's text may hold
-         * after a lossy conversion; fall back to the escaped form. */
-        json_t *s = json_stringn(tg__buf_cstr(text), text->len); /* new ref */
-        if (s == NULL) {
-            tg_buf esc;
-            tg__buf_init(&esc, 0);
-            json_t *lit = NULL; /* new ref */
-            if (tg__format_json_string(&esc, tg__buf_cstr(text), text->len) ==
-                0)
-                lit = json_loadb(esc.data, esc.len,
-                                 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-            tg__buf_cleanup(&esc);
-            s = lit;
-        }
-        content =
-            s ? json_pack("[{s:s, s:o}]", "type", "text", "text", s) : NULL;
-    }
-    double ms = r->duration_ms > 0 ? r->duration_ms + 0.5 : 0;
-    json_t *res =
-        json_pack("{s:o, s:b, s:{s:s, s:I}}", "content", content, "isError",
-                  r->outcome != TG_OUTCOME_SUCCESS, "_meta", "toolgate/outcome",
-                  tg_outcome_name(r->outcome), "toolgate/durationMs",
-                  (json_int_t)ms); /* new ref; takes content, also on failure */
-    if (res != NULL && r->outcome == TG_OUTCOME_SUCCESS &&
-        json_is_object(tg__result_payload(r)) &&
-        json_object_set(res, "structuredContent", tg__result_payload(r)) != 0) {
-        json_decref(res);
-        return NULL;
-    }
-    return res;
+    char num[24], *w = num + sizeof num;
+    /* Negated as unsigned: the most negative value has no positive twin. */
+    unsigned long long u =
+        v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--w = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        *--w = '-';
+    return tg__buf_append(out, w, (size_t)(num + sizeof num - w));
 }
 
-/* The response to call i, or NULL with *rc set (0: no response is due). */
-static json_t *response(const tg_turn *turn, size_t i, int from_mcp,
-                        tg_buf *text, int *rc)
+/* Appends a value the call's meta holds (borrowed) as compact JSON; the
+ * JSON-RPC id's kinds, strings and integers, without a dump. */
+static int put_value(tg_buf *out, const json_t *v)
 {
-    const tg_call *call = turn->calls[i];
-    const tg_result *r = turn->results[i];
-    *rc = 0;
-    if (from_mcp && meta_flag(call, "notification"))
-        return NULL;
-    *rc = TG_ENOMEM;
-    json_t *o = json_pack("{s:s}", "jsonrpc", "2.0"); /* new ref */
-    if (o == NULL)
-        return NULL;
-    const json_t *idv =
-        json_object_get(call->meta, "jsonrpc_id"); /* borrowed */
-    int bad = 0;
-    if (idv != NULL)
-        bad |= json_object_set(o, "id", (json_t *)idv);
-    else if (!from_mcp)
-        /* A call from another format answers with its id as a string. */
-        bad |= json_object_set_new(o, "id", json_string(call->id));
-    int code = rpc_error_code(r);
-    if (code != 0) {
+    if (json_is_string(v))
+        return tg__format_json_string(out, json_string_value(v),
+                                      json_string_length(v));
+    if (json_is_integer(v))
+        return put_int(out, json_integer_value(v));
+    return tg__format_dump(v, out);
+}
+
+/* Whether s[0..n) is valid UTF-8. */
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t seq = tg__utf8_seq(s + i, n - i);
+        if (seq == 0)
+            return 0;
+        i += seq;
+    }
+    return 1;
+}
+
+/* Appends the text s[0..n) as one JSON string. A tool's text may hold
+ * bytes that are not UTF-8 (after a lossy conversion); each becomes U+FFFD
+ * itself, not its escape, as when the text went through a jansson string. */
+static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (utf8_valid(u, n))
+        return tg__format_json_string(out, s, n);
+    scratch->len = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        size_t seq = u[i] < 0x80 ? 1 : tg__utf8_seq(u + i, n - i);
+        rc = seq > 0 ? tg__buf_append(scratch, s + i, seq)
+                     : tg__buf_append(scratch, "\xEF\xBF\xBD", 3);
+        i += seq > 0 ? seq : 1;
+    }
+    return rc != 0 ? rc
+                   : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                            scratch->len);
+}
+
+/* The "content" of a CallToolResult: the result's blocks, else one text
+ * block holding the payload's text. */
+static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
+                       tg_buf *scratch)
+{
+    static const char open[] = "[{\"type\":\"text\",\"text\":";
+    const char *known = r->payload_json_cache;
+    const json_t *p; /* borrowed */
+    int rc;
+    if (json_is_array(r->content))
+        return tg__format_dump(r->content, out);
+    if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
+        return rc;
+    if (known != NULL && known[0] != '"') {
+        /* The payload's compact text is the text the model reads. */
+        rc = put_text(out, known, strlen(known), scratch);
+    } else if ((p = tg__result_payload(r)) == NULL)
+        rc = TG_ENOMEM;
+    else if (json_is_string(p))
+        rc =
+            put_text(out, json_string_value(p), json_string_length(p), scratch);
+    else {
+        text->len = 0;
+        if ((rc = tg__format_payload_text(r, text)) == 0)
+            rc = put_text(out, tg__buf_cstr(text), text->len, scratch);
+    }
+    return rc != 0 ? rc : tg__buf_append(out, "}]", 2);
+}
+
+/* The CallToolResult of r: content, isError, _meta, structuredContent. */
+static int put_call_tool_result(tg_buf *out, const tg_result *r, tg_buf *text,
+                                tg_buf *scratch)
+{
+    static const char open[] = "{\"content\":";
+    static const char structured[] = ",\"structuredContent\":";
+    const char *known = r->payload_json_cache;
+    const json_t *p; /* borrowed */
+    int rc;
+    if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
+        (rc = put_content(out, r, text, scratch)) != 0)
+        return rc;
+    static const char ok[] = ",\"isError\":false,\"_meta\":{\"toolgate/"
+                             "outcome\":\"success\",\"toolgate/durationMs\":";
+    static const char failed[] = ",\"isError\":true,\"_meta\":{\"toolgate/"
+                                 "outcome\":\"";
+    static const char dur[] = "\",\"toolgate/durationMs\":";
+    double ms = r->duration_ms > 0 ? r->duration_ms + 0.5 : 0;
+    if (r->outcome == TG_OUTCOME_SUCCESS)
+        rc = tg__buf_append(out, ok, sizeof ok - 1);
+    else if ((rc = tg__buf_append(out, failed, sizeof failed - 1)) == 0 &&
+             (rc = tg__buf_puts(out, tg_outcome_name(r->outcome))) == 0)
+        rc = tg__buf_append(out, dur, sizeof dur - 1);
+    if (rc != 0 || (rc = put_int(out, (json_int_t)ms)) != 0 ||
+        (rc = tg__buf_append(out, "}", 1)) != 0)
+        return rc;
+    if (r->outcome == TG_OUTCOME_SUCCESS) {
+        /* An object payload is also the structured content. */
+        if (known != NULL && known[0] == '{') {
+            if ((rc = tg__buf_append(out, structured, sizeof structured - 1)) ==
+                0)
+                rc = tg__buf_puts(out, known);
+        } else if (known == NULL && json_is_object(p = tg__result_payload(r)) &&
+                   (rc = tg__buf_append(out, structured,
+                                        sizeof structured - 1)) == 0)
+            rc = tg__format_dump(p, out);
+    }
+    return rc != 0 ? rc : tg__buf_append(out, "}", 1);
+}
+
+/* The JSON-RPC error object of a result answered with `code`. */
+static int put_rpc_error(tg_buf *out, const tg_result *r, int code,
+                         tg_buf *scratch)
+{
+    char head[64];
+    int n = snprintf(head, sizeof head,
+                     ",\"error\":{\"code\":%d,\"message\":", code);
+    int rc = tg__buf_append(out, head, (size_t)n);
+    if (rc != 0)
+        return rc;
+    if (strcmp(tg__result_code(r), "UNKNOWN_TOOL") == 0) {
+        /* The message the MCP specification's example uses. */
+        scratch->len = 0;
+        if ((rc = tg__buf_puts(scratch, "Unknown tool: ")) != 0 ||
+            (rc = tg__buf_puts(scratch, r->tool)) != 0 ||
+            (rc = tg__format_json_string(out, tg__buf_cstr(scratch),
+                                         scratch->len)) != 0)
+            return rc;
+    } else {
         const char *msg = json_string_value(json_object_get(
             json_object_get(tg__result_payload(r), "error"), "message"));
-        json_t *e; /* new ref */
-        if (strcmp(tg__result_code(r), "UNKNOWN_TOOL") == 0)
-            /* The message the MCP specification's example uses. */
-            e = json_pack("{s:i, s:s+}", "code", code, "message",
-                          "Unknown tool: ", r->tool);
-        else
-            e = json_pack("{s:i, s:s}", "code", code, "message",
-                          msg ? msg : "Invalid Request");
-        bad |= json_object_set_new(o, "error", e);
-    } else
-        bad |= json_object_set_new(o, "result", call_tool_result(r, text));
-    if (bad) {
-        json_decref(o);
-        return NULL;
+        if (msg == NULL)
+            msg = "Invalid Request";
+        if ((rc = tg__format_json_string(out, msg, strlen(msg))) != 0)
+            return rc;
     }
-    *rc = 0;
-    return o;
+    return tg__buf_append(out, "}", 1);
+}
+
+/* Appends the response to call i; *emitted is set when there is one (a
+ * notification of an MCP turn is never answered). */
+static int put_response(tg_buf *out, const tg_turn *turn, size_t i,
+                        int from_mcp, int batch, size_t *emitted, tg_buf *text,
+                        tg_buf *scratch)
+{
+    static const char open[] = "{\"jsonrpc\":\"2.0\"";
+    static const char id_key[] = ",\"id\":";
+    const tg_call *call = turn->calls[i];
+    const tg_result *r = turn->results[i];
+    meta_view mv;
+    read_meta(call, &mv);
+    if (from_mcp && mv.notification)
+        return 0;
+    int rc = 0;
+    if (batch)
+        rc = tg__buf_append(out, *emitted == 0 ? "[" : ",", 1);
+    (*emitted)++;
+    if (rc != 0 || (rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
+        return rc;
+    if (mv.id != NULL || !from_mcp) {
+        /* A call from another format answers with its id as a string. */
+        if ((rc = tg__buf_append(out, id_key, sizeof id_key - 1)) != 0 ||
+            (rc = mv.id != NULL ? put_value(out, mv.id)
+                                : tg__format_json_string(
+                                      out, call->id, strlen(call->id))) != 0)
+            return rc;
+    }
+    int code = rpc_error_code(r);
+    if (code != 0)
+        rc = put_rpc_error(out, r, code, scratch);
+    else if ((rc = tg__buf_puts(out, ",\"result\":")) == 0)
+        rc = put_call_tool_result(out, r, text, scratch);
+    return rc != 0 ? rc : tg__buf_append(out, "}", 1);
+}
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* Rendering a large batch waits on memory: each response reads a call, its
+ * meta object, the id's member and value, the result and its payload, all
+ * long out of the cache, each found through the one before. Loading them
+ * for the responses a few steps ahead, one level per step, overlaps those
+ * waits (a prefetch of a pointer that is NULL or stale is harmless). */
+static void prefetch_ahead(const tg_turn *turn, size_t i)
+{
+    if (i + 12 < turn->n) {
+        PREFETCH(turn->calls[i + 12]);
+        PREFETCH(turn->results[i + 12]);
+    }
+    if (i + 8 < turn->n) {
+        PREFETCH(turn->calls[i + 8]->meta);
+        PREFETCH(turn->results[i + 8]->payload_dom);
+    }
+    if (i + 4 < turn->n) {
+        PREFETCH(json_object_iter(turn->calls[i + 4]->meta));
+        PREFETCH(json_string_value(turn->results[i + 4]->payload_dom));
+    }
+    if (i + 2 < turn->n) {
+        void *it = json_object_iter(turn->calls[i + 2]->meta);
+        if (it != NULL)
+            PREFETCH(json_object_iter_value(it));
+    }
 }
 
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
@@ -366,26 +762,22 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             batch = meta_flag(turn->calls[i], "batch");
     } else
         batch = turn->n != 1;
-    tg_buf text;
+    tg_buf text, scratch; /* payload texts and messages, reused */
     tg__buf_init(&text, 0);
+    tg__buf_init(&scratch, 0);
     size_t emitted = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
-        json_t *o = response(turn, i, from_mcp, &text, &rc); /* new ref */
-        if (o == NULL)
-            continue;
-        if (batch)
-            rc = tg__buf_append(out, emitted == 0 ? "[" : ",", 1);
-        if (rc == 0)
-            rc = tg__format_dump(o, out);
-        json_decref(o);
-        emitted++;
+        prefetch_ahead(turn, i);
+        rc = put_response(out, turn, i, from_mcp, batch, &emitted, &text,
+                          &scratch);
     }
     /* Nothing at all when every request was a notification (JSON-RPC: the
      * server returns nothing, not an empty array). */
     if (rc == 0 && emitted > 0)
         rc = tg__buf_append(out, batch ? "]\n" : "\n", batch ? 2 : 1);
     tg__buf_cleanup(&text);
+    tg__buf_cleanup(&scratch);
     if (rc != 0)
         return tg__error_set(err, rc, "cannot render %s results: %s",
                              FORMAT_NAME, tg_strerror(rc));
@@ -422,7 +814,7 @@ const tg_format tg__format_mcp = {
     .detect = detect,
     .parse = parse,
     .parse_text = NULL,
-    .parse_fast = NULL,
+    .parse_fast = parse_fast,
     .render = render,
     .render_tools = render_tools,
 };

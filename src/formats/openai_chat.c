@@ -255,9 +255,9 @@ static int fast_function(tg_jcur *c, fast_call *fc)
     if (tg__jcur_take(c, '{') != 0)
         return FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (tg__jcur_key_is(k, kn, "name"))
+        if (TG_JCUR_KEY_IS(k, kn, "name"))
             rc = tg__jcur_string_once(c, &fc->name, &fc->has_name);
-        else if (tg__jcur_key_is(k, kn, "arguments"))
+        else if (TG_JCUR_KEY_IS(k, kn, "arguments"))
             rc = tg__jcur_string_once(c, &fc->args, &fc->has_args);
         else
             rc = tg__jcur_skip_any(c);
@@ -274,11 +274,11 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
         return FAST_BAIL;
     fc->has_id = fc->has_type = fc->has_fn = fc->has_name = fc->has_args = 0;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (tg__jcur_key_is(k, kn, "id"))
+        if (TG_JCUR_KEY_IS(k, kn, "id"))
             rc = tg__jcur_string_once(c, &fc->id, &fc->has_id);
-        else if (tg__jcur_key_is(k, kn, "type"))
+        else if (TG_JCUR_KEY_IS(k, kn, "type"))
             rc = tg__jcur_string_once(c, &fc->type, &fc->has_type);
-        else if (tg__jcur_key_is(k, kn, "function")) {
+        else if (TG_JCUR_KEY_IS(k, kn, "function")) {
             rc = fc->has_fn ? FAST_BAIL : fast_function(c, fc);
             fc->has_fn = 1;
         } else
@@ -289,7 +289,7 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
     if (m != 0 || !fc->has_id || fc->id.len == 0 || !fc->has_fn ||
         !fc->has_name || fc->name.len == 0 || !fc->has_args ||
         (fc->has_type &&
-         !tg__jcur_key_is(fc->type.data, fc->type.len, "function")))
+         !TG_JCUR_KEY_IS(fc->type.data, fc->type.len, "function")))
         return FAST_BAIL;
     /* The record and its arguments in one allocation. */
     tg_call *call = tg__call_new_args(fc->id.data, fc->name.data, FORMAT_NAME,
@@ -309,7 +309,7 @@ static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
     if (tg__jcur_take(c, '{') != 0)
         return FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (!tg__jcur_key_is(k, kn, "tool_calls")) {
+        if (!TG_JCUR_KEY_IS(k, kn, "tool_calls")) {
             rc = tg__jcur_skip_any(c);
             continue;
         }
@@ -343,7 +343,7 @@ static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
         if (tg__jcur_take(c, '{') != 0)
             return FAST_BAIL;
         while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &k, &kn)) == 1) {
-            if (tg__jcur_key_is(k, kn, "message")) {
+            if (TG_JCUR_KEY_IS(k, kn, "message")) {
                 rc = seen ? FAST_BAIL : fast_message(c, fc, turn, done);
                 seen = 1;
             } else
@@ -388,7 +388,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     if (tg__jcur_take(&c, '{') != 0)
         rc = FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
-        if (tg__jcur_key_is(k, kn, "choices")) {
+        if (TG_JCUR_KEY_IS(k, kn, "choices")) {
             rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done);
             seen = 1;
         } else if (known_member(k, kn))

@@ -310,9 +310,6 @@ static int response_container(const char *k, size_t kn)
 
 /* Whether the key k[0..kn) is the string literal lit (no strlen per test:
  * every member of every item is tested against several keys). */
-#define KEY_IS(k, kn, lit)                                                     \
-    ((kn) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
-
 /* A string read from the text: it points into the text when it had no
  * escapes, else into `copy` (the cursor's scratch is reused by the next
  * string). */
@@ -393,18 +390,18 @@ static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
     it->call_id.seen = it->id.seen = it->name.seen = 0;
     it->has_type = it->is_call = it->has_args = 0;
     while (rc == 0 && (m = tg__jcur_member(c, &first, &k, &kn)) == 1) {
-        if (KEY_IS(k, kn, "type")) {
+        if (TG_JCUR_KEY_IS(k, kn, "type")) {
             if (it->has_type || tg__jcur_string(c, &s, &n) != 0)
                 return FAST_BAIL;
             it->has_type = 1;
-            it->is_call = KEY_IS(s, n, "function_call");
-        } else if (KEY_IS(k, kn, "call_id"))
+            it->is_call = TG_JCUR_KEY_IS(s, n, "function_call");
+        } else if (TG_JCUR_KEY_IS(k, kn, "call_id"))
             rc = fast_str_read(c, &it->call_id);
-        else if (KEY_IS(k, kn, "id"))
+        else if (TG_JCUR_KEY_IS(k, kn, "id"))
             rc = fast_str_read(c, &it->id);
-        else if (KEY_IS(k, kn, "name"))
+        else if (TG_JCUR_KEY_IS(k, kn, "name"))
             rc = fast_str_read(c, &it->name);
-        else if (KEY_IS(k, kn, "arguments"))
+        else if (TG_JCUR_KEY_IS(k, kn, "arguments"))
             rc = tg__jcur_string_once(c, &it->args, &it->has_args);
         else
             rc = tg__jcur_skip_any(c);
@@ -449,7 +446,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     if (tg__jcur_take(&c, '{') != 0)
         rc = FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
-        if (KEY_IS(k, kn, "output")) {
+        if (TG_JCUR_KEY_IS(k, kn, "output")) {
             rc = seen ? FAST_BAIL : fast_output(&c, &it, turn);
             seen = 1;
         } else if (foreign_key(k, kn))

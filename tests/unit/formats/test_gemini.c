@@ -5,7 +5,8 @@
  * matched by id, else by name in order), the deterministic ids of calls
  * without one (checked against an independent SHA-256), per-call problems,
  * shape errors, rendering of every outcome with "id" only where the call
- * had one, tool definitions, and round trips.
+ * had one, tool definitions, round trips, and the fast path (what it takes
+ * gives the document path's calls; what it must leave to that path).
  *
  * JSON in this file is written with single quotes for readability; q()
  * turns them into double quotes (no test text contains an apostrophe).
@@ -631,6 +632,159 @@ static void test_render_tools(void **state)
     tg__buf_cleanup(&b);
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* Runs the fast path on text (single quotes as elsewhere): 1 when it took
+ * the text, 0 when it stepped aside. A text it takes must give exactly the
+ * calls the document path gives: ids (generated ones too), tools,
+ * arguments, meta. */
+static int fast_takes(const char *text)
+{
+    char *s = q(text);
+    tg_turn *fast = tg__turn_new("gemini");
+    assert_non_null(fast);
+    int rc = tg__format_gemini.parse_fast(fast, s, strlen(s));
+    assert_true(rc == 0 || rc == 1);
+    if (rc == 1) {
+        json_t *doc = load(text); /* new ref */
+        assert_int_equal(tg__format_gemini.detect(doc), 6);
+        tg_turn *slow = tg__turn_new("gemini");
+        tg_error err;
+        assert_int_equal(tg__format_gemini.parse(slow, doc, &err), 0);
+        assert_int_equal(fast->n, slow->n);
+        for (size_t i = 0; i < fast->n; i++) {
+            const tg_call *a = fast->calls[i], *b = slow->calls[i];
+            assert_string_equal(a->id, b->id);
+            assert_string_equal(a->tool, b->tool);
+            assert_string_equal(tg_call_args_json(a), tg_call_args_json(b));
+            assert_null(a->pre_error_code);
+            assert_null(b->pre_error_code);
+            assert_int_equal(a->meta != NULL, b->meta != NULL);
+            assert_true(a->meta == NULL || json_equal(a->meta, b->meta));
+        }
+        tg_turn_free(slow);
+        json_decref(doc);
+    }
+    tg_turn_free(fast);
+    free(s);
+    return rc;
+}
+
+/* The fast path reads plain generateContent responses and steps aside for
+ * everything else; the answers are always those of the document path. */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    const char *plain =
+        "{'candidates':[{'content':{'role':'model','parts':[{'text':'hi'},"
+        "{'functionCall':{'id':'a','name':'t','args':{'x':[1,{'y':null}],"
+        "'s':'caf\xc3\xa9 \\\\n'}},'thoughtSignature':'Cp'},7,"
+        "{'functionCall':{'name':'u','id':'b'}},"
+        "{'functionCall':{'id':'c','name':'v','args':null,'extra':[{}]}}]},"
+        "'finishReason':'STOP','safetyRatings':[{'p':1.5}]},"
+        "{'content':{'parts':[{'functionCall':{}}]}}],"
+        "'usageMetadata':{'totalTokenCount':3},'modelVersion':'m'}";
+    assert_int_equal(fast_takes(plain), 1);
+    tg_turn *turn = parse_ok(plain, "auto");
+    assert_string_equal(tg_turn_format(turn), "gemini");
+    assert_int_equal(tg_turn_call_count(turn), 3);
+    assert_string_equal(id(turn, 0), "a");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)),
+                        "{\"x\":[1,{\"y\":null}],\"s\":\"caf\xc3\xa9 \\\\n\"}");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 1)), "{}");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 2)), "{}");
+    tg_turn_free(turn);
+
+    /* Calls without an id: the document's hash, as the document path. */
+    const char *no_ids =
+        "{'candidates':[{'content':{'parts':[" FC("a", "{'p':1}") "," FCID(
+            "", "b", "{}") "," FCID("given", "c", "{}") "]}}]}";
+    assert_int_equal(fast_takes(no_ids), 1);
+    turn = parse_ok(no_ids, "auto");
+    char want[64];
+    expected_id(no_ids, 0, want, sizeof want);
+    assert_string_equal(id(turn, 0), want);
+    expected_id(no_ids, 1, want, sizeof want);
+    assert_string_equal(id(turn, 1), want);
+    assert_string_equal(id(turn, 2), "given");
+    assert_true(
+        json_is_true(json_object_get(turn->calls[1]->meta, "id_generated")));
+    assert_null(turn->calls[2]->meta);
+    tg_turn_free(turn);
+    /* An escaped key, no calls at all, and other parts only. */
+    assert_int_equal(fast_takes("{'\\u0063andidates':[{'content':{'parts':["
+                                "]}}]}"),
+                     1);
+    assert_int_equal(fast_takes("{'candidates':[{'content':{'parts':[{'text':"
+                                "'no calls'}]}}]}"),
+                     1);
+
+    static const char *const bails[] = {
+        /* duplicate keys on the path read */
+        "{'candidates':[{'content':{'parts':[]}}],'candidates':[]}",
+        "{'candidates':[{'content':{'parts':[]},'content':{'parts':[]}}]}",
+        "{'candidates':[{'content':{'parts':[],'parts':[]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t'},"
+        "'functionCall':{'name':'u'}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'id':'a','id':"
+        "'b','name':'t'}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'name':'u'}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':{},'args':{}}}]}}]}",
+        /* per-call problems, left to the document path */
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'id':'a'}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':''}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':7}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t','id':"
+        "5}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':[1]}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':'{}'}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':null}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':[]}]}}]}",
+        /* arguments not in compact form */
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':{ 'x':1}}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':{'x':1.5}}}]}}]}",
+        "{'candidates':[{'content':{'parts':[{'functionCall':{'name':'t',"
+        "'args':{'x':'\\u00e9'}}}]}}]}",
+        /* other shapes */
+        "{'candidates':[]}",
+        "{'candidates':{}}",
+        "{'candidates':[5]}",
+        "{'candidates':[{'finishReason':'SAFETY'}]}",
+        "{'candidates':[{'content':null}]}",
+        "{'candidates':[{'content':{'role':'model'}}]}",
+        "{'candidates':[{'content':{'parts':null}}]}",
+        "{'role':'model','parts':[]}",
+        "[{'role':'model','parts':[]}]",
+        "{'candidates':[{'content':{'parts':[]}}],'choices':[]}",
+        "{'candidates':[{'content':{'parts':[]}}],'content':[]}",
+        /* not plain JSON */
+        "{'candidates':[{'content':{'parts':[]}}]} x",
+        "{'candidates':[{'content':{'parts':[]}}]",
+        "{'candidates':[{'content':{'parts':[]}}],'x':'\\u0000'}",
+        "{'candidates':[{'content':{'parts':[]}}],'n':99999999999999999999}",
+    };
+    for (size_t i = 0; i < sizeof bails / sizeof bails[0]; i++)
+        if (fast_takes(bails[i]) != 0)
+            fail_msg("fast path took %s", bails[i]);
+
+    /* jansson keeps the last of duplicate keys; so does the parse. */
+    turn = parse_ok(bails[5], "auto");
+    assert_string_equal(turn->calls[0]->tool, "u");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[15], "auto");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[7], "auto");
+    assert_string_equal(pre(turn, 0), "MALFORMED_CALL");
+    tg_turn_free(turn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -645,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_render),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_render_tools),
+        cmocka_unit_test(test_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * test_mcp.c - the mcp format: detection, JSON-RPC ids of both types kept
  * with their type, progress tokens, batches, notifications (run, never
  * answered), every JSON-RPC-level error and its code, the unknown-tool
- * error, rendering of foreign turns, tool definitions - and every rendered
+ * error, rendering of foreign turns, tool definitions, the fast path (what
+ * it takes gives the document path's calls; what it must leave to that
+ * path), responses written directly matching jansson's - and every rendered
  * response checked against the MCP 2025-11-25 schema
  * (../shared/data/mcp/schema-2025-11-25.json): the members its definitions
  * require, their types and constants, followed through $ref, anyOf, items
@@ -686,6 +688,263 @@ static void test_golden_renderings_conform(void **state)
     assert_true(checked >= 10);
 }
 
+/* ------------------------------------------------------------ fast path */
+
+/* Runs the fast path on text: 1 when it took the text, 0 when it stepped
+ * aside. A text it takes must give exactly the calls the document path
+ * gives: ids, tools, arguments, meta (the JSON-RPC id with its type). */
+static int fast_takes(const char *text)
+{
+    tg_turn *fast = tg__turn_new("mcp");
+    assert_non_null(fast);
+    int rc = tg__format_mcp.parse_fast(fast, text, strlen(text));
+    assert_true(rc == 0 || rc == 1);
+    if (rc == 1) {
+        json_error_t jerr;
+        json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+        assert_non_null(doc);
+        assert_int_equal(tg__format_mcp.detect(doc), 4);
+        tg_turn *slow = tg__turn_new("mcp");
+        tg_error err;
+        assert_int_equal(tg__format_mcp.parse(slow, doc, &err), 0);
+        assert_int_equal(fast->n, slow->n);
+        for (size_t i = 0; i < fast->n; i++) {
+            const tg_call *a = fast->calls[i], *b = slow->calls[i];
+            assert_string_equal(a->id, b->id);
+            assert_string_equal(a->tool, b->tool);
+            assert_string_equal(tg_call_args_json(a), tg_call_args_json(b));
+            assert_null(a->pre_error_code);
+            assert_null(b->pre_error_code);
+            assert_true(json_equal(a->meta, b->meta));
+            /* the id keeps its type, not only its value */
+            assert_int_equal(
+                json_typeof(json_object_get(a->meta, "jsonrpc_id")),
+                json_typeof(json_object_get(b->meta, "jsonrpc_id")));
+        }
+        tg_turn_free(slow);
+        json_decref(doc);
+    }
+    tg_turn_free(fast);
+    return rc;
+}
+
+#define TC(params)                                                             \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","                 \
+    "\"params\":" params "}"
+
+/* The fast path reads plain tools/call requests and batches of them and
+ * steps aside for everything else; the answers are always those of the
+ * document path. */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    const char *batch = "[" CALL("7", "a") "," CALL("\"7x\"", "b") "," CALL(
+        "-9223372036854775807",
+        "c") "," CALL("-0",
+                      "d") "," CALL("\"\"",
+                                    "e") ","
+                                         "{\"params\":{\"x\":[{}],"
+                                         "\"arguments\":{\"s\":"
+                                         "\"\\\"q\\\"\\n\","
+                                         "\"n\":[null,true]},\"name\":\"f\",\"_"
+                                         "meta\":{\"progressToken\":-5,"
+                                         "\"o\":{\"p\":[1]}}},\"method\":"
+                                         "\"tools/call\",\"id\":\"r\\u00e9\","
+                                         "\"jsonrpc\":\"2.0\",\"note\":\"x\"},"
+                                         "{\"jsonrpc\":\"2.0\",\"id\":9,"
+                                         "\"method\":\"tools/"
+                                         "call\",\"params\":{"
+                                         "\"name\":\"g\",\"_meta\":{"
+                                         "\"progressToken\":\"tok\"}}}]";
+    assert_int_equal(fast_takes(batch), 1);
+    tg_turn *turn = parse_ok(batch, "auto");
+    assert_int_equal(tg_turn_call_count(turn), 7);
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 3)), "0");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 5)), "r\xc3\xa9");
+    const tg_call *c = tg_turn_call(turn, 5);
+    assert_int_equal(
+        json_integer_value(json_object_get(c->meta, "progress_token")), -5);
+    assert_true(json_is_true(json_object_get(c->meta, "batch")));
+    assert_string_equal(tg_call_args_json(c),
+                        "{\"s\":\"\\\"q\\\"\\n\",\"n\":[null,true]}");
+    assert_string_equal(tg_call_args_json(tg_turn_call(turn, 6)), "{}");
+    tg_turn_free(turn);
+    assert_int_equal(fast_takes(" " CALL("\"one\"", "t") "\n"), 1);
+    turn = parse_ok(CALL("\"one\"", "t"), "auto");
+    assert_null(json_object_get(tg_turn_call(turn, 0)->meta, "batch"));
+    tg_turn_free(turn);
+
+    static const char *const bails[] = {
+        /* duplicate keys on the path read */
+        "{\"jsonrpc\":\"2.0\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+        "\"tools/call\",\"params\":{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"method\":"
+        "\"tools/call\",\"params\":{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"t\"},\"params\":{\"name\":\"u\"}}",
+        TC("{\"name\":\"t\",\"name\":\"u\"}"),
+        TC("{\"name\":\"t\",\"arguments\":{},\"arguments\":{}}"),
+        TC("{\"name\":\"t\",\"_meta\":{},\"_meta\":{}}"),
+        TC("{\"name\":\"t\",\"_meta\":{\"progressToken\":1,\"progressToken\":"
+           "2}}"),
+        /* JSON-RPC errors and notifications, left to the document path */
+        "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"t\"}}",
+        "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"t\"}}",
+        "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"tools/call\",\"params\":"
+        "{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"t\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1e2,\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"t\"}}",
+        TC("{\"arguments\":{}}"),
+        TC("{\"name\":\"\"}"),
+        TC("{\"name\":7}"),
+        TC("{\"name\":\"t\",\"arguments\":[]}"),
+        TC("{\"name\":\"t\",\"arguments\":null}"),
+        TC("{\"name\":\"t\",\"arguments\":\"{}\"}"),
+        TC("[]"),
+        TC("{\"name\":\"t\",\"_meta\":{\"progressToken\":1.5}}"),
+        TC("{\"name\":\"t\",\"_meta\":5}"),
+        "[]",
+        "[" CALL("1", "t") ",5]",
+        "[" CALL("1", "t") ",{\"jsonrpc\":\"2.0\",\"method\":\"n\"}]",
+        /* arguments not in compact form */
+        TC("{\"name\":\"t\",\"arguments\":{ \"k\":1}}"),
+        TC("{\"name\":\"t\",\"arguments\":{\"k\":1.0}}"),
+        /* other formats' members */
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"t\"},\"parts\":[]}",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+        "{\"name\":\"t\"},\"content\":[]}]",
+        /* not plain JSON */
+        CALL("1", "t") " x",
+        "[" CALL("1", "t"),
+        TC("{\"name\":\"t\\u0000\"}"),
+        "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":"
+        "\"tools/call\",\"params\":{\"name\":\"t\"}}",
+    };
+    for (size_t i = 0; i < sizeof bails / sizeof bails[0]; i++)
+        if (fast_takes(bails[i]) != 0)
+            fail_msg("fast path took %s", bails[i]);
+
+    /* jansson keeps the last of duplicate keys; so does the parse. */
+    turn = parse_ok(bails[1], "auto");
+    assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "2");
+    tg_turn_free(turn);
+    turn = parse_ok(bails[8], "auto");
+    assert_true(
+        json_is_true(json_object_get(turn->calls[0]->meta, "notification")));
+    tg_turn_free(turn);
+}
+
+/* The renderer writes responses directly; they are byte for byte what
+ * jansson writes for the same objects (built here as the renderer once
+ * built them), for every kind of id, outcome, payload and duration. */
+static void test_render_matches_jansson(void **state)
+{
+    (void)state;
+    tg_turn *turn = parse_ok(
+        "[" CALL("0", "a") "," CALL("\"s\\u2028\\u0001\"", "b") "," CALL(
+            "-9223372036854775807",
+            "c") "," CALL("4",
+                          "d") "," CALL("5",
+                                        "e") "," CALL("6",
+                                                      "f") "," CALL("7",
+                                                                    "g") "]",
+        "mcp");
+    static const char bad_utf8[] =
+        "bad \xff\xfe \xe2\x82 ok \xe2\x82\xac \0 nul";
+    static const double durations[] = {0, 12.4, 12.5, -3, 1e12, 0.49, 7};
+    tg_result *r[7];
+    r[0] = tg__result_success(turn->calls[0], json_pack("{s:[i,n]}", "o", 1));
+    r[1] = tg__result_success(
+        turn->calls[1], json_stringn_nocheck(bad_utf8, sizeof bad_utf8 - 1));
+    r[2] = tg__result_success_text(turn->calls[2], "{\"t\":\"\\u0001\"}", 15);
+    r[3] = tg__result_error(turn->calls[3], TG_EXECUTION_NOT_STARTED,
+                            "UNKNOWN_TOOL", NULL, "no");
+    r[4] = tg__result_error(turn->calls[4], TG_EXECUTION_NOT_STARTED,
+                            "JSONRPC_INVALID_PARAMS", NULL, "bad \"p\"");
+    r[5] = tg__result_timeout(turn->calls[5], 1000);
+    r[6] = tg__result_success_text(turn->calls[6], "\"text\"", 6);
+    r[6]->content = json_pack("[{s:s,s:s}]", "type", "text", "text", "blk");
+    for (size_t i = 0; i < 7; i++) {
+        assert_non_null(r[i]);
+        r[i]->duration_ms = durations[i];
+        assert_int_equal(tg__turn_set_result(turn, i, r[i]), 0);
+    }
+    char *out = render_ok(turn, NULL);
+
+    /* The same responses through jansson. */
+    tg_buf want;
+    tg__buf_init(&want, 0);
+    tg__buf_append(&want, "[", 1);
+    for (size_t i = 0; i < 7; i++) {
+        const tg_result *res = turn->results[i];
+        json_t *o = json_pack(
+            "{s:s,s:O}", "jsonrpc", "2.0", "id",
+            json_object_get(turn->calls[i]->meta, "jsonrpc_id")); /* new ref */
+        if (i == 3)
+            json_object_set_new(o, "error",
+                                json_pack("{s:i,s:s}", "code", -32602,
+                                          "message", "Unknown tool: d"));
+        else if (i == 4)
+            json_object_set_new(
+                o, "error",
+                json_pack("{s:i,s:s}", "code", -32602, "message", "bad \"p\""));
+        else {
+            json_t *content; /* new ref */
+            if (res->content != NULL)
+                content = json_incref(res->content);
+            else {
+                tg_buf text;
+                tg__buf_init(&text, 0);
+                assert_int_equal(tg__format_payload_text(res, &text), 0);
+                /* jansson refuses the bad bytes: the escaped form, read
+                 * back, has U+FFFD for each */
+                tg_buf esc;
+                tg__buf_init(&esc, 0);
+                tg__format_json_string(&esc, tg__buf_cstr(&text), text.len);
+                json_t *s = json_loadb(esc.data, esc.len,
+                                       JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                                       NULL); /* new ref */
+                assert_non_null(s);
+                content = json_pack("[{s:s,s:o}]", "type", "text", "text", s);
+                tg__buf_cleanup(&esc);
+                tg__buf_cleanup(&text);
+            }
+            double ms = res->duration_ms > 0 ? res->duration_ms + 0.5 : 0;
+            json_t *result = json_pack(
+                "{s:o,s:b,s:{s:s,s:I}}", "content", content, "isError",
+                res->outcome != TG_OUTCOME_SUCCESS, "_meta", "toolgate/outcome",
+                tg_outcome_name(res->outcome), "toolgate/durationMs",
+                (json_int_t)ms);                       /* new ref */
+            const json_t *p = tg__result_payload(res); /* borrowed */
+            if (res->outcome == TG_OUTCOME_SUCCESS && json_is_object(p))
+                json_object_set(result, "structuredContent", (json_t *)p);
+            json_object_set_new(o, "result", result);
+        }
+        if (i > 0)
+            tg__buf_append(&want, ",", 1);
+        assert_int_equal(tg__format_dump(o, &want), 0);
+        json_decref(o);
+    }
+    tg__buf_append(&want, "]\n", 2);
+    assert_string_equal(out, tg__buf_cstr(&want));
+    /* the bad bytes became U+FFFD itself, the NUL its escape */
+    assert_non_null(strstr(out, "bad \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd"));
+    assert_non_null(strstr(out, "\\u0000 nul"));
+    tg__buf_cleanup(&want);
+    tg_free(out);
+    tg_turn_free(turn);
+}
+
 static int setup(void **state)
 {
     *state = load_schema();
@@ -713,6 +972,8 @@ int main(void)
         cmocka_unit_test(test_render_tools),
         cmocka_unit_test(test_schema_check_rejects),
         cmocka_unit_test(test_golden_renderings_conform),
+        cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_render_matches_jansson),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
