@@ -339,6 +339,26 @@ static int exec(struct sqlite_journal *sj, const char *sql, const char *what,
     return 0;
 }
 
+/* Switches the journal to WAL. Two processes opening a new journal at the
+ * same moment race on the switch, and the loser gets SQLITE_BUSY (or an
+ * I/O error while the other creates the WAL index) without SQLite's busy
+ * handler being asked; so the switch is retried, for as long as the busy
+ * timeout would have waited. */
+static int set_wal(struct sqlite_journal *sj, tg_error *err)
+{
+    int rc = SQLITE_OK;
+    for (int attempt = 0; attempt < 250; attempt++) {
+        rc =
+            sqlite3_exec(sj->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        int primary = rc & 0xff;
+        if (primary != SQLITE_BUSY && primary != SQLITE_LOCKED &&
+            primary != SQLITE_IOERR)
+            break;
+        sqlite3_sleep(20); /* 250 x 20 ms = the 5 s busy timeout */
+    }
+    return rc == SQLITE_OK ? 0 : db_fail(sj, rc, "configuring", err);
+}
+
 /* Ends a failed transaction. SQLite rolls back by itself on some errors
  * (full disk, out of memory); only roll back what is still open. */
 static void tx_rollback(struct sqlite_journal *sj)
@@ -1254,7 +1274,7 @@ int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
      * process opening the same file. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
             0 ||
-        (rc = exec(sj, "PRAGMA journal_mode = WAL", "configuring", err)) != 0 ||
+        (rc = set_wal(sj, err)) != 0 ||
         (rc = exec(sj, "PRAGMA synchronous = NORMAL", "configuring", err)) !=
             0 ||
         (rc = exec(sj, "PRAGMA foreign_keys = ON", "configuring", err)) != 0)
