@@ -308,39 +308,13 @@ static int message_container(const char *k, size_t kn)
            TG_JCUR_KEY_IS(k, kn, "context_management");
 }
 
-/* A string read from the text: it points into the text when it had no
- * escapes, else into `copy` (the cursor's scratch is reused by the next
- * string). */
-typedef struct fast_str {
-    const char *s;
-    size_t n;
-    int seen;
-    tg_buf copy;
-} fast_str;
-
 typedef struct fast_block {
-    fast_str id, name;
+    tg_jcur_str id, name;
     const char *input; /* the input's text, in the document */
     size_t input_len;
     int has_type, is_tool_use, has_input;
     tg_buf names; /* id and name, each NUL-terminated */
 } fast_block;
-
-/* Reads a string member into f unless the key came before (a duplicate):
- * 0, FAST_BAIL or TG_ENOMEM. */
-static int fast_str_read(tg_jcur *c, fast_str *f)
-{
-    if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
-        return FAST_BAIL;
-    f->seen = 1;
-    if (f->s != c->scratch)
-        return 0;
-    f->copy.len = 0;
-    if (tg__buf_append(&f->copy, f->s, f->n) != 0)
-        return TG_ENOMEM;
-    f->s = f->copy.data;
-    return 0;
-}
 
 /* Reads a string member that is only compared with `want`; sets *seen and
  * *is. 0 or FAST_BAIL. */
@@ -471,9 +445,9 @@ static int fast_block_read(tg_jcur *c, fast_block *b, tg_turn *turn,
         if (TG_JCUR_KEY_IS(k, kn, "type"))
             rc = fast_str_is(c, "tool_use", &b->has_type, &b->is_tool_use);
         else if (TG_JCUR_KEY_IS(k, kn, "id"))
-            rc = fast_str_read(c, &b->id);
+            rc = tg__jcur_str_read(c, &b->id);
         else if (TG_JCUR_KEY_IS(k, kn, "name"))
-            rc = fast_str_read(c, &b->name);
+            rc = tg__jcur_str_read(c, &b->name);
         else if (TG_JCUR_KEY_IS(k, kn, "input")) {
             if (b->has_input)
                 return FAST_BAIL;

@@ -646,3 +646,17 @@ int tg__jcur_skip_any(tg_jcur *c)
 {
     return tg__jcur_skip(c) == 0 ? 0 : TG_JCUR_BAIL;
 }
+
+int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f)
+{
+    if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
+        return TG_JCUR_BAIL;
+    f->seen = 1;
+    if (f->s != c->scratch)
+        return 0;
+    f->copy.len = 0;
+    if (tg__buf_append(&f->copy, f->s, f->n) != 0)
+        return TG_ENOMEM;
+    f->s = f->copy.data;
+    return 0;
+}

@@ -79,6 +79,20 @@ int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen);
  * an unusual one) may hold there, is not read at all: TG_JCUR_BAIL, so a
  * fast path never walks a large part of a document it will not take. */
 int tg__jcur_skip_scalar(tg_jcur *c);
+/* A string member a fast path keeps while it reads on: it points into the
+ * text when it had no escapes, else into `copy` (the cursor's scratch is
+ * reused by the next string). Zero it, then tg__buf_init(&copy, 0); free
+ * with tg__buf_cleanup(&copy). */
+typedef struct tg_jcur_str {
+    const char *s;
+    size_t n;
+    int seen;
+    tg_buf copy;
+} tg_jcur_str;
+/* Reads a string member into f unless f->seen says the key came before (a
+ * duplicate): 0, TG_JCUR_BAIL or TG_ENOMEM. */
+int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f);
+
 /* Skips any value: 0, or TG_JCUR_BAIL when it is not plainly valid. */
 int tg__jcur_skip_any(tg_jcur *c);
 

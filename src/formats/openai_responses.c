@@ -308,40 +308,12 @@ static int response_container(const char *k, size_t kn)
     return 0;
 }
 
-/* Whether the key k[0..kn) is the string literal lit (no strlen per test:
- * every member of every item is tested against several keys). */
-/* A string read from the text: it points into the text when it had no
- * escapes, else into `copy` (the cursor's scratch is reused by the next
- * string). */
-typedef struct fast_str {
-    const char *s;
-    size_t n;
-    int seen;
-    tg_buf copy;
-} fast_str;
-
 typedef struct fast_item {
-    fast_str call_id, id, name;
+    tg_jcur_str call_id, id, name;
     tg_buf args;  /* the arguments string, decoded */
     tg_buf names; /* call_id and name, each NUL-terminated */
     int has_type, is_call, has_args;
 } fast_item;
-
-/* Reads a string member into f unless the key came before (a duplicate):
- * 0, FAST_BAIL or TG_ENOMEM. */
-static int fast_str_read(tg_jcur *c, fast_str *f)
-{
-    if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
-        return FAST_BAIL;
-    f->seen = 1;
-    if (f->s != c->scratch)
-        return 0;
-    f->copy.len = 0;
-    if (tg__buf_append(&f->copy, f->s, f->n) != 0)
-        return TG_ENOMEM;
-    f->s = f->copy.data;
-    return 0;
-}
 
 /* Adds the function_call item just read as a call, as add_function_call
  * does for a plain item. */
@@ -396,11 +368,11 @@ static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
             it->has_type = 1;
             it->is_call = TG_JCUR_KEY_IS(s, n, "function_call");
         } else if (TG_JCUR_KEY_IS(k, kn, "call_id"))
-            rc = fast_str_read(c, &it->call_id);
+            rc = tg__jcur_str_read(c, &it->call_id);
         else if (TG_JCUR_KEY_IS(k, kn, "id"))
-            rc = fast_str_read(c, &it->id);
+            rc = tg__jcur_str_read(c, &it->id);
         else if (TG_JCUR_KEY_IS(k, kn, "name"))
-            rc = fast_str_read(c, &it->name);
+            rc = tg__jcur_str_read(c, &it->name);
         else if (TG_JCUR_KEY_IS(k, kn, "arguments"))
             rc = tg__jcur_string_once(c, &it->args, &it->has_args);
         else
