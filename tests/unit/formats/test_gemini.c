@@ -23,6 +23,7 @@
 
 #include "format.h"
 #include "record.h"
+#include "tg_fast_check.h"
 #include "turn.h"
 
 static char *q(const char *text)
@@ -641,31 +642,7 @@ static void test_render_tools(void **state)
 static int fast_takes(const char *text)
 {
     char *s = q(text);
-    tg_turn *fast = tg__turn_new("gemini");
-    assert_non_null(fast);
-    int rc = tg__format_gemini.parse_fast(fast, s, strlen(s));
-    assert_true(rc == 0 || rc == 1);
-    if (rc == 1) {
-        json_t *doc = load(text); /* new ref */
-        assert_int_equal(tg__format_gemini.detect(doc), 6);
-        tg_turn *slow = tg__turn_new("gemini");
-        tg_error err;
-        assert_int_equal(tg__format_gemini.parse(slow, doc, &err), 0);
-        assert_int_equal(fast->n, slow->n);
-        for (size_t i = 0; i < fast->n; i++) {
-            const tg_call *a = fast->calls[i], *b = slow->calls[i];
-            assert_string_equal(a->id, b->id);
-            assert_string_equal(a->tool, b->tool);
-            assert_string_equal(tg_call_args_json(a), tg_call_args_json(b));
-            assert_null(a->pre_error_code);
-            assert_null(b->pre_error_code);
-            assert_int_equal(a->meta != NULL, b->meta != NULL);
-            assert_true(a->meta == NULL || json_equal(a->meta, b->meta));
-        }
-        tg_turn_free(slow);
-        json_decref(doc);
-    }
-    tg_turn_free(fast);
+    int rc = tg_test_fast_vs_doc(&tg__format_gemini, s, NULL);
     free(s);
     return rc;
 }

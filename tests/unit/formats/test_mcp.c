@@ -24,6 +24,7 @@
 
 #include "format.h"
 #include "record.h"
+#include "tg_fast_check.h"
 #include "turn.h"
 
 /* ------------------------------------------------------------ schema check */
@@ -695,37 +696,7 @@ static void test_golden_renderings_conform(void **state)
  * gives: ids, tools, arguments, meta (the JSON-RPC id with its type). */
 static int fast_takes(const char *text)
 {
-    tg_turn *fast = tg__turn_new("mcp");
-    assert_non_null(fast);
-    int rc = tg__format_mcp.parse_fast(fast, text, strlen(text));
-    assert_true(rc == 0 || rc == 1);
-    if (rc == 1) {
-        json_error_t jerr;
-        json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
-        assert_non_null(doc);
-        assert_int_equal(tg__format_mcp.detect(doc), 4);
-        tg_turn *slow = tg__turn_new("mcp");
-        tg_error err;
-        assert_int_equal(tg__format_mcp.parse(slow, doc, &err), 0);
-        assert_int_equal(fast->n, slow->n);
-        for (size_t i = 0; i < fast->n; i++) {
-            const tg_call *a = fast->calls[i], *b = slow->calls[i];
-            assert_string_equal(a->id, b->id);
-            assert_string_equal(a->tool, b->tool);
-            assert_string_equal(tg_call_args_json(a), tg_call_args_json(b));
-            assert_null(a->pre_error_code);
-            assert_null(b->pre_error_code);
-            assert_true(json_equal(a->meta, b->meta));
-            /* the id keeps its type, not only its value */
-            assert_int_equal(
-                json_typeof(json_object_get(a->meta, "jsonrpc_id")),
-                json_typeof(json_object_get(b->meta, "jsonrpc_id")));
-        }
-        tg_turn_free(slow);
-        json_decref(doc);
-    }
-    tg_turn_free(fast);
-    return rc;
+    return tg_test_fast_vs_doc(&tg__format_mcp, text, NULL);
 }
 
 #define TC(params)                                                             \

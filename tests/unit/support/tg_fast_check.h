@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tg_fast_check.h - for the format tests (include after cmocka.h): a
+ * format's fast path held to its document path on one input. Header-only.
+ */
+#ifndef TG_FAST_CHECK_H
+#define TG_FAST_CHECK_H
+
+#include <jansson.h>
+#include <string.h>
+
+#include "format.h"
+#include "record.h"
+#include "turn.h"
+
+static inline int tg_test_same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Runs f's fast path on text. When it takes the text (1), detection must
+ * score f above every other format for the document, and f's document
+ * parser must give the same calls: ids, tools, arguments (text, wire
+ * string, checksum), pre-errors, meta (json_equal: an integer JSON-RPC id
+ * stays an integer), indexes. Returns the fast path's answer (0 or 1); the
+ * fast path's turn goes to *out when out is not NULL (the caller frees it). */
+static inline int tg_test_fast_vs_doc(const tg_format *f, const char *text,
+                                      tg_turn **out)
+{
+    static const char *const names[] = {"openai-chat",      "toolgate",
+                                        "anthropic",        "gemini",
+                                        "openai-responses", "mcp"};
+    tg_turn *fast = tg__turn_new(f->name);
+    assert_non_null(fast);
+    int rc = f->parse_fast(fast, text, strlen(text));
+    assert_true(rc == 0 || rc == 1);
+    if (rc == 1) {
+        json_error_t jerr;
+        json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
+        if (doc == NULL)
+            fail_msg("the %s fast path took what is not JSON: %s", f->name,
+                     text);
+        int score = f->detect(doc);
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            const tg_format *g = tg__format_find(names[k]);
+            if (g != f && g->detect != NULL && g->detect(doc) >= score)
+                fail_msg("%s detects as well as %s: %s", g->name, f->name,
+                         text);
+        }
+        tg_turn *slow = tg__turn_new(f->name);
+        tg_error err;
+        if (f->parse(slow, doc, &err) != 0)
+            fail_msg("the %s fast path took what its parser refuses: %s",
+                     f->name, err.message);
+        assert_int_equal(fast->n, slow->n);
+        for (size_t i = 0; i < fast->n; i++) {
+            const tg_call *a = fast->calls[i], *b = slow->calls[i];
+            assert_string_equal(a->id, b->id);
+            assert_string_equal(a->tool, b->tool);
+            assert_true(
+                tg_test_same_str(tg_call_args_json(a), tg_call_args_json(b)));
+            assert_true(
+                tg_test_same_str(tg_call_args_raw(a), tg_call_args_raw(b)));
+            assert_true(tg_test_same_str(a->pre_error_code, b->pre_error_code));
+            assert_true(
+                tg_test_same_str(a->pre_error_message, b->pre_error_message));
+            assert_int_equal(a->meta != NULL, b->meta != NULL);
+            assert_true(a->meta == NULL || json_equal(a->meta, b->meta));
+            assert_int_equal(a->index, i);
+            assert_true(
+                tg_test_same_str(tg_call_checksum(a), tg_call_checksum(b)));
+        }
+        tg_turn_free(slow);
+        json_decref(doc);
+    }
+    if (out != NULL)
+        *out = fast;
+    else
+        tg_turn_free(fast);
+    return rc;
+}
+
+#endif
