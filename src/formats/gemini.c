@@ -574,35 +574,25 @@ static int fast_content(fast_ctx *fx, tg_turn *turn)
     return rc != 0 ? rc : m == 0 && seen ? 0 : FAST_BAIL;
 }
 
+typedef struct fast_content_args {
+    fast_ctx *fx;
+    tg_turn *turn;
+} fast_content_args;
+
+static int read_content(tg_jcur *c, void *ctx)
+{
+    (void)c; /* fx->c */
+    fast_content_args *a = ctx;
+    return fast_content(a->fx, a->turn);
+}
+
+/* candidates[0].content; the other candidates and members (finishReason,
+ * index, safetyRatings, ...) are only checked, and a first candidate
+ * without content (a stopped one) is left to the document path. */
 static int fast_candidates(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
-    const char *key;
-    size_t kn;
-    int first = 1, e = -1, rc = 0;
-    size_t index = 0;
-    if (tg__jcur_take(c, '[') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
-        if (index++ > 0) {
-            /* candidates after the first are not read, only checked */
-            rc = tg__jcur_skip_any(c);
-            continue;
-        }
-        int mfirst = 1, m = -1, seen = 0;
-        if (tg__jcur_take(c, '{') != 0)
-            return FAST_BAIL;
-        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &key, &kn)) == 1) {
-            if (TG_JCUR_KEY_IS(key, kn, "content")) {
-                rc = seen ? FAST_BAIL : fast_content(fx, turn);
-                seen = 1;
-            } else /* finishReason, index, safetyRatings, ... */
-                rc = tg__jcur_skip_any(c);
-        }
-        if (rc == 0 && (m != 0 || !seen))
-            rc = FAST_BAIL; /* no content: a stopped candidate */
-    }
-    return rc != 0 ? rc : e == 0 && index > 0 ? 0 : FAST_BAIL;
+    fast_content_args a = {fx, turn};
+    return tg__jcur_first_element_member(&fx->c, "content", read_content, &a);
 }
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)

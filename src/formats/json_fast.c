@@ -660,3 +660,35 @@ int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f)
     f->s = f->copy.data;
     return 0;
 }
+
+int tg__jcur_first_element_member(tg_jcur *c, const char *key,
+                                  int (*read)(tg_jcur *c, void *ctx), void *ctx)
+{
+    const char *k;
+    size_t kn;
+    int first = 1, e = -1, rc = 0, seen = 0;
+    size_t index = 0;
+    if (tg__jcur_take(c, '[') != 0)
+        return TG_JCUR_BAIL;
+    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
+        if (index++ > 0) {
+            rc = tg__jcur_skip_any(c); /* only checked */
+            continue;
+        }
+        int mfirst = 1, m = -1;
+        if (tg__jcur_take(c, '{') != 0)
+            return TG_JCUR_BAIL;
+        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &k, &kn)) == 1) {
+            if (tg__jcur_key_is(k, kn, key)) {
+                rc = seen ? TG_JCUR_BAIL : read(c, ctx);
+                seen = 1;
+            } else
+                rc = tg__jcur_skip_any(c);
+        }
+        if (rc == 0 && m != 0)
+            rc = TG_JCUR_BAIL;
+    }
+    if (rc != 0)
+        return rc;
+    return e == 0 && seen ? 0 : TG_JCUR_BAIL;
+}

@@ -93,6 +93,16 @@ typedef struct tg_jcur_str {
  * duplicate): 0, TG_JCUR_BAIL or TG_ENOMEM. */
 int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f);
 
+/* The shape of choices[0].message (OpenAI) and candidates[0].content
+ * (Gemini): an array whose first element is an object; that object's member
+ * `key` is read by read(c, ctx) (with the cursor at its value), once - a
+ * duplicate key, a missing key or an empty array is TG_JCUR_BAIL - its
+ * other members and the other elements are only checked. Returns 0,
+ * TG_JCUR_BAIL, or what read returned. */
+int tg__jcur_first_element_member(tg_jcur *c, const char *key,
+                                  int (*read)(tg_jcur *c, void *ctx),
+                                  void *ctx);
+
 /* Skips any value: 0, or TG_JCUR_BAIL when it is not plainly valid. */
 int tg__jcur_skip_any(tg_jcur *c);
 

@@ -325,36 +325,25 @@ static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
     return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
 }
 
+typedef struct fast_message_args {
+    fast_call *fc;
+    tg_turn *turn;
+    int *done;
+} fast_message_args;
+
+static int read_message(tg_jcur *c, void *ctx)
+{
+    fast_message_args *a = ctx;
+    return fast_message(c, a->fc, a->turn, a->done);
+}
+
+/* choices[0].message, which must hold tool_calls; the other choices are
+ * only checked. */
 static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
 {
-    const char *k;
-    size_t kn;
-    int first = 1, e = -1, rc = 0;
-    size_t index = 0;
-    if (tg__jcur_take(c, '[') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (e = tg__jcur_element(c, &first)) == 1) {
-        if (index++ > 0) {
-            /* choices after the first are not read, only checked */
-            rc = tg__jcur_skip_any(c);
-            continue;
-        }
-        int mfirst = 1, m = -1, seen = 0;
-        if (tg__jcur_take(c, '{') != 0)
-            return FAST_BAIL;
-        while (rc == 0 && (m = tg__jcur_member(c, &mfirst, &k, &kn)) == 1) {
-            if (TG_JCUR_KEY_IS(k, kn, "message")) {
-                rc = seen ? FAST_BAIL : fast_message(c, fc, turn, done);
-                seen = 1;
-            } else
-                rc = tg__jcur_skip_any(c);
-        }
-        if (rc == 0 && m != 0)
-            rc = FAST_BAIL;
-        if (rc == 0 && !*done)
-            rc = FAST_BAIL; /* choices[0] without message.tool_calls */
-    }
-    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
+    fast_message_args a = {fc, turn, done};
+    int rc = tg__jcur_first_element_member(c, "message", read_message, &a);
+    return rc == 0 && !*done ? FAST_BAIL : rc;
 }
 
 /* The other members of a Chat Completions response (OpenAI's, and the
