@@ -29,6 +29,7 @@
  * with jansson on every input.
  */
 #include "jtape.h"
+#include "hex.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -231,21 +232,10 @@ static bool is_alpha(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static long hex4(const unsigned char *p)
 {
-    return (long)hexval(p[0]) << 12 | (long)hexval(p[1]) << 8 |
-           (long)hexval(p[2]) << 4 | (long)hexval(p[3]);
+    return (long)tg__hex_value(p[0]) << 12 | (long)tg__hex_value(p[1]) << 8 |
+           (long)tg__hex_value(p[2]) << 4 | (long)tg__hex_value(p[3]);
 }
 
 /* ------------------------------------------------------------ strings */
@@ -351,7 +341,7 @@ static int lex_string(parser *p)
                 int h = fetch(p);
                 if (h == FETCH_ERROR)
                     return TG_EPARSE;
-                if (hexval(h) < 0)
+                if (tg__hex_value(h) < 0)
                     return fail(p, "invalid escape");
             }
         } else if (e < 0 || strchr("\"\\/bfnrt", e) == NULL || e == 0)

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "hex.h"
 #include "internal.h"
 
 typedef struct part {
@@ -207,17 +208,6 @@ int tg__uri_resolve(const char *base, const char *ref, tg_buf *out)
     return rc;
 }
 
-static int hexv(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int tg__uri_pct_decode(const char *s, size_t len, tg_buf *out)
 {
     for (size_t i = 0; i < len; i++) {
@@ -225,7 +215,8 @@ int tg__uri_pct_decode(const char *s, size_t len, tg_buf *out)
         if (c == '%') {
             if (i + 2 >= len)
                 return -1;
-            int h = hexv(s[i + 1]), l = hexv(s[i + 2]);
+            int h = tg__hex_value((unsigned char)s[i + 1]),
+                l = tg__hex_value((unsigned char)s[i + 2]);
             if (h < 0 || l < 0)
                 return -1;
             c = (char)(h * 16 + l);
