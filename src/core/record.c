@@ -206,9 +206,25 @@ void tg__call_free(tg_call *call)
     json_decref(call->context);
     json_decref(call->skills);
     json_decref(call->meta);
+    free(call->meta_text);
     free(call->pre_error_message);
     free(call->pre_cancel_reason);
     free(call);
+}
+
+json_t *tg__call_meta(const tg_call *call)
+{
+    if (call->meta == NULL && call->meta_text != NULL) {
+        /* A cache: the call is logically unchanged (see tg__call_args). */
+        tg_call *m = (tg_call *)call;
+        json_error_t jerr;
+        m->meta = json_loads(call->meta_text, 0, &jerr); /* new ref */
+        if (m->meta != NULL) {
+            free(m->meta_text);
+            m->meta_text = NULL;
+        }
+    }
+    return call->meta;
 }
 
 void tg__call_clear_pre_error(tg_call *call)
@@ -536,8 +552,11 @@ json_t *tg__call_to_json(const tg_call *call)
     bad |= json_object_set_new(o, "inline", json_boolean(call->inline_output));
     bad |= json_object_set_new(o, "from_artifact_tool",
                                json_boolean(call->from_artifact_tool));
-    if (call->meta)
-        bad |= json_object_set_new(o, "meta", json_incref(call->meta));
+    json_t *meta = tg__call_meta(call); /* borrowed */
+    if (call->meta_text != NULL && meta == NULL)
+        bad = 1; /* out of memory */
+    if (meta)
+        bad |= json_object_set_new(o, "meta", json_incref(meta));
     if (bad) {
         json_decref(o);
         return NULL;

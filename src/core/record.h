@@ -48,8 +48,12 @@ struct tg_call {
     bool inline_output; /* records.md `inline`, default true */
     bool from_artifact_tool;
     unsigned repaired; /* TG_REPAIR_* (repair.h) done to its arguments */
-    json_t *meta;      /* format-specific extras kept for rendering (JSON-RPC
-                          id, progress token, item ids), object or NULL */
+    /* Format-specific extras kept for rendering (JSON-RPC id, progress
+     * token, item ids): an object or NULL. Read it with tg__call_meta: a
+     * fast path may leave it as compact JSON text in meta_text (one
+     * allocation instead of several), built into `meta` on first use. */
+    json_t *meta;
+    char *meta_text;
     /* A problem found while parsing: the call ends with this error without
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
@@ -133,6 +137,10 @@ json_t *tg__call_args(const tg_call *call);
  * or null means {} (a function without parameters), anything else is set as
  * is (an object, or MALFORMED_ARGUMENTS). Returns 0 or TG_ENOMEM. */
 int tg__call_set_args_value(tg_call *call, const json_t *args);
+/* The call's meta object (borrowed; NULL when it has none, or when
+ * building it from meta_text ran out of memory). */
+json_t *tg__call_meta(const tg_call *call);
+
 /* Forgets a pre-error (after limits.repair fixed what caused it). */
 void tg__call_clear_pre_error(tg_call *call);
 /* Marks the call as failing before it runs (code static, message copied). */

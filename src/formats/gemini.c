@@ -633,7 +633,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 static int id_generated(const tg_call *call)
 {
-    return json_is_true(json_object_get(call->meta, ID_GENERATED));
+    return json_is_true(json_object_get(tg__call_meta(call), ID_GENERATED));
 }
 
 /* The payload as compact JSON: its text when the result knows it, a string

@@ -475,7 +475,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 static int meta_flag(const tg_call *call, const char *key)
 {
-    return json_is_true(json_object_get(call->meta, key));
+    return json_is_true(json_object_get(tg__call_meta(call), key));
 }
 
 /* What the renderer reads of a call's meta, in one walk over its few
@@ -489,8 +489,8 @@ static void read_meta(const tg_call *call, meta_view *mv)
 {
     mv->id = NULL;
     mv->notification = 0;
-    for (void *it = json_object_iter(call->meta); it != NULL;
-         it = json_object_iter_next(call->meta, it)) {
+    for (void *it = json_object_iter(tg__call_meta(call)); it != NULL;
+         it = json_object_iter_next(tg__call_meta(call), it)) {
         const char *key = json_object_iter_key(it);
         if (strcmp(key, "jsonrpc_id") == 0)
             mv->id = json_object_iter_value(it);
@@ -743,11 +743,11 @@ static void prefetch_ahead(const tg_turn *turn, size_t i)
         PREFETCH(turn->results[i + 8]->payload_dom);
     }
     if (i + 4 < turn->n) {
-        PREFETCH(json_object_iter(turn->calls[i + 4]->meta));
+        PREFETCH(json_object_iter(tg__call_meta(turn->calls[i + 4])));
         PREFETCH(json_string_value(turn->results[i + 4]->payload_dom));
     }
     if (i + 2 < turn->n) {
-        void *it = json_object_iter(turn->calls[i + 2]->meta);
+        void *it = json_object_iter(tg__call_meta(turn->calls[i + 2]));
         if (it != NULL)
             PREFETCH(json_object_iter_value(it));
     }

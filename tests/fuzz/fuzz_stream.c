@@ -32,7 +32,9 @@ static void describe(const tg_turn *t, tg_buf *b)
     for (size_t i = 0; i < t->n; i++) {
         const tg_call *c = t->calls[i];
         const char *aj = tg_call_args_json(c), *raw = tg_call_args_raw(c);
-        char *meta = c->meta ? json_dumps(c->meta, JSON_COMPACT) : NULL;
+        char *meta = tg__call_meta(c)
+                         ? json_dumps(tg__call_meta(c), JSON_COMPACT)
+                         : NULL;
         tg__buf_printf(
             b, "%zu|%s|%s|%s|%s|%s|%s|%s|%s\n", tg_call_index(c), c->id,
             c->tool, c->format, aj ? aj : "(null)", raw ? raw : "(null)",

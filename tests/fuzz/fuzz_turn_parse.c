@@ -151,8 +151,9 @@ static void check_fast_path(const tg_format *f, const uint8_t *data,
             !same_str(a->pre_error_message, b->pre_error_message) ||
             !same_str(a->caller_id, b->caller_id) ||
             !same_str(a->checksum_in, b->checksum_in) ||
-            (a->meta != NULL) != (b->meta != NULL) ||
-            (a->meta != NULL && !json_equal(a->meta, b->meta)))
+            (tg__call_meta(a) != NULL) != (tg__call_meta(b) != NULL) ||
+            (tg__call_meta(a) != NULL &&
+             !json_equal(tg__call_meta(a), tg__call_meta(b))))
             abort();
     }
 done:

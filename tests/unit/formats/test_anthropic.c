@@ -679,7 +679,7 @@ static tg_turn *fast_same(const char *text)
     if (tg_test_fast_vs_doc(&tg__format_anthropic, s, &fast) != 1)
         fail_msg("fast path refused %s", s);
     for (size_t i = 0; i < fast->n; i++)
-        assert_null(fast->calls[i]->meta);
+        assert_null(tg__call_meta(fast->calls[i]));
     free(s);
     return fast;
 }

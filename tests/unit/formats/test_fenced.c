@@ -115,7 +115,8 @@ static void test_unclosed_and_bad_text(void **state)
     assert_string_equal(c->pre_error_code, "MALFORMED_CALL");
     assert_non_null(strstr(c->pre_error_message, "line 2"));
     assert_non_null(strstr(c->pre_error_message, "not closed"));
-    assert_int_equal(json_integer_value(json_object_get(c->meta, "line")), 2);
+    assert_int_equal(
+        json_integer_value(json_object_get(tg__call_meta(c), "line")), 2);
     tg_turn_free(turn);
 
     /* an unclosed block that is not a call is just text */

@@ -267,8 +267,8 @@ static char *calls_and_meta(const tg_turn *turn)
     tg__buf_init(&b, 0);
     tg__buf_append(&b, lines, strlen(lines));
     for (size_t i = 0; i < turn->n; i++) {
-        if (turn->calls[i]->meta != NULL)
-            tg__format_dump(turn->calls[i]->meta, &b);
+        if (tg__call_meta(turn->calls[i]) != NULL)
+            tg__format_dump(tg__call_meta(turn->calls[i]), &b);
         else
             tg__buf_append(&b, "{}", 2);
         tg__buf_append(&b, "\n", 1);
@@ -391,7 +391,7 @@ static json_t *expected_ids(const tg_turn *turn, const char *format)
     json_t *ids = json_array(); /* new ref */
     for (size_t i = 0; i < turn->n; i++) {
         const tg_call *c = turn->calls[i];
-        const json_t *meta = c->meta; /* borrowed */
+        const json_t *meta = tg__call_meta(c); /* borrowed */
         if (strcmp(format, "mcp") == 0 &&
             (json_is_true(json_object_get(meta, "notification")) ||
              (strcmp(turn->format, "mcp") == 0 &&
@@ -478,8 +478,8 @@ static void check_cross_format(const char *path, const tg_turn *turn,
         tg_call *c = tg__call_new(turn->calls[i]->id, turn->calls[i]->tool,
                                   turn->calls[i]->format);
         assert_int_equal(tg__call_copy_args(c, turn->calls[i]), 0);
-        if (turn->calls[i]->meta != NULL)
-            c->meta = json_deep_copy(turn->calls[i]->meta);
+        if (tg__call_meta(turn->calls[i]) != NULL)
+            c->meta = json_deep_copy(tg__call_meta(turn->calls[i]));
         assert_int_equal(tg__turn_add_call(copy, c), 0);
         tg_result *r = NULL;
         if (tg__result_from_json(json_array_get(lines, i), &r, &err) != 0)

@@ -180,7 +180,7 @@ static void test_response_and_content(void **state)
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)),
                         "{\"path\":\"a\"}");
     assert_null(tg_call_args_raw(tg_turn_call(turn, 0)));
-    assert_null(turn->calls[0]->meta);
+    assert_null(tg__call_meta(turn->calls[0]));
     /* No args: a function without parameters. */
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 1)), "{}");
     assert_null(pre(turn, 1));
@@ -256,9 +256,9 @@ static void test_ids_without_id(void **state)
     assert_string_equal(id(turn, 3), want);
     /* Same calls, same arguments: still distinct ids, no duplicate error. */
     assert_null(pre(turn, 3));
-    assert_true(
-        json_is_true(json_object_get(turn->calls[0]->meta, "id_generated")));
-    assert_null(turn->calls[1]->meta);
+    assert_true(json_is_true(
+        json_object_get(tg__call_meta(turn->calls[0]), "id_generated")));
+    assert_null(tg__call_meta(turn->calls[1]));
 
     /* The same document, laid out differently: the same ids. */
     char *spaced =
@@ -684,9 +684,9 @@ static void test_fast_path(void **state)
     expected_id(no_ids, 1, want, sizeof want);
     assert_string_equal(id(turn, 1), want);
     assert_string_equal(id(turn, 2), "given");
-    assert_true(
-        json_is_true(json_object_get(turn->calls[1]->meta, "id_generated")));
-    assert_null(turn->calls[2]->meta);
+    assert_true(json_is_true(
+        json_object_get(tg__call_meta(turn->calls[1]), "id_generated")));
+    assert_null(tg__call_meta(turn->calls[2]));
     tg_turn_free(turn);
     /* An escaped key, no calls at all, and other parts only. */
     assert_int_equal(fast_takes("{'\\u0063andidates':[{'content':{'parts':["

@@ -323,10 +323,11 @@ static void test_progress_token_and_args(void **state)
                  "auto");
     const tg_call *c = tg_turn_call(turn, 0);
     assert_string_equal(
-        json_string_value(json_object_get(c->meta, "progress_token")), "p-1");
-    assert_int_equal(json_integer_value(json_object_get(c->meta, "jsonrpc_id")),
-                     1);
-    assert_null(json_object_get(c->meta, "batch"));
+        json_string_value(json_object_get(tg__call_meta(c), "progress_token")),
+        "p-1");
+    assert_int_equal(
+        json_integer_value(json_object_get(tg__call_meta(c), "jsonrpc_id")), 1);
+    assert_null(json_object_get(tg__call_meta(c), "batch"));
     /* arguments absent: {} */
     assert_string_equal(tg_call_args_json(c), "{}");
     assert_null(c->pre_error_code);
@@ -337,7 +338,8 @@ static void test_progress_token_and_args(void **state)
                     "\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":"
                     "[1]}}}",
                     "auto");
-    assert_null(json_object_get(tg_turn_call(turn, 0)->meta, "progress_token"));
+    assert_null(json_object_get(tg__call_meta(tg_turn_call(turn, 0)),
+                                "progress_token"));
     tg_turn_free(turn);
 }
 
@@ -378,7 +380,8 @@ static void test_notifications_are_still_calls(void **state)
     assert_string_equal(tg_call_id(n), "mcp-notification-0");
     assert_string_equal(tg_call_tool(n), "log");
     assert_null(n->pre_error_code); /* it runs */
-    assert_true(json_is_true(json_object_get(n->meta, "notification")));
+    assert_true(
+        json_is_true(json_object_get(tg__call_meta(n), "notification")));
     run_all(turn);
     char *out = render_ok(turn, NULL);
     json_error_t jerr;
@@ -734,15 +737,16 @@ static void test_fast_path(void **state)
     assert_string_equal(tg_call_id(tg_turn_call(turn, 5)), "r\xc3\xa9");
     const tg_call *c = tg_turn_call(turn, 5);
     assert_int_equal(
-        json_integer_value(json_object_get(c->meta, "progress_token")), -5);
-    assert_true(json_is_true(json_object_get(c->meta, "batch")));
+        json_integer_value(json_object_get(tg__call_meta(c), "progress_token")),
+        -5);
+    assert_true(json_is_true(json_object_get(tg__call_meta(c), "batch")));
     assert_string_equal(tg_call_args_json(c),
                         "{\"s\":\"\\\"q\\\"\\n\",\"n\":[null,true]}");
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 6)), "{}");
     tg_turn_free(turn);
     assert_int_equal(fast_takes(" " CALL("\"one\"", "t") "\n"), 1);
     turn = parse_ok(CALL("\"one\"", "t"), "auto");
-    assert_null(json_object_get(tg_turn_call(turn, 0)->meta, "batch"));
+    assert_null(json_object_get(tg__call_meta(tg_turn_call(turn, 0)), "batch"));
     tg_turn_free(turn);
 
     static const char *const bails[] = {
@@ -810,8 +814,8 @@ static void test_fast_path(void **state)
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "2");
     tg_turn_free(turn);
     turn = parse_ok(bails[8], "auto");
-    assert_true(
-        json_is_true(json_object_get(turn->calls[0]->meta, "notification")));
+    assert_true(json_is_true(
+        json_object_get(tg__call_meta(turn->calls[0]), "notification")));
     tg_turn_free(turn);
 }
 
@@ -858,9 +862,9 @@ static void test_render_matches_jansson(void **state)
     tg__buf_append(&want, "[", 1);
     for (size_t i = 0; i < 7; i++) {
         const tg_result *res = turn->results[i];
-        json_t *o = json_pack(
-            "{s:s,s:O}", "jsonrpc", "2.0", "id",
-            json_object_get(turn->calls[i]->meta, "jsonrpc_id")); /* new ref */
+        json_t *o = json_pack("{s:s,s:O}", "jsonrpc", "2.0", "id",
+                              json_object_get(tg__call_meta(turn->calls[i]),
+                                              "jsonrpc_id")); /* new ref */
         if (i == 3)
             json_object_set_new(o, "error",
                                 json_pack("{s:i,s:s}", "code", -32602,

@@ -375,7 +375,7 @@ static void same_call(const tg_call *a, const tg_call *b)
     same_str(a->caller_id, b->caller_id);
     same_json(a->context, b->context);
     same_json(a->skills, b->skills);
-    same_json(a->meta, b->meta);
+    same_json(tg__call_meta(a), tg__call_meta(b));
     assert_string_equal(a->format, b->format);
     assert_int_equal(a->index, b->index);
     assert_int_equal(a->completed_at, b->completed_at);

@@ -113,8 +113,9 @@ static void test_response_calls(void **state)
     assert_string_equal(tg_call_tool(a), "read_file");
     assert_string_equal(tg_call_args_json(a), "{\"path\":\"a\"}");
     assert_string_equal(tg_call_args_raw(a), "{\"path\":\"a\"}");
-    assert_string_equal(json_string_value(json_object_get(a->meta, "item_id")),
-                        "fc_a");
+    assert_string_equal(
+        json_string_value(json_object_get(tg__call_meta(a), "item_id")),
+        "fc_a");
     assert_string_equal(tg_call_id(b), "call_b");
     assert_int_equal(tg_call_index(b), 1);
     assert_string_equal(tg_call_format(b), "openai-responses");
@@ -252,7 +253,7 @@ static void test_malformed_calls_do_not_fail_the_turn(void **state)
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "missing-call-id-0");
     assert_string_equal(tg_turn_call(turn, 0)->pre_error_code,
                         "MALFORMED_CALL");
-    assert_null(tg_turn_call(turn, 0)->meta); /* no item id to keep */
+    assert_null(tg__call_meta(tg_turn_call(turn, 0))); /* no item id to keep */
     assert_string_equal(tg_call_id(tg_turn_call(turn, 1)), "missing-call-id-1");
     /* duplicate keys in the arguments string are malformed arguments */
     assert_string_equal(tg_turn_call(turn, 2)->pre_error_code,
@@ -488,7 +489,7 @@ static void test_fast_path(void **state)
     assert_int_equal(tg_turn_call_count(turn), 2);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 1)), "call_b");
     assert_string_equal(json_string_value(json_object_get(
-                            tg_turn_call(turn, 1)->meta, "item_id")),
+                            tg__call_meta(tg_turn_call(turn, 1)), "item_id")),
                         "fc_b");
     tg_turn_free(turn);
 
@@ -517,7 +518,7 @@ static void test_fast_path(void **state)
     assert_string_equal(tg_call_args_raw(tg_turn_call(turn, 1)), "{bad");
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 2)), "{}");
     assert_string_equal(tg_call_id(tg_turn_call(turn, 3)), "c_\xc3\xa9");
-    assert_null(tg_turn_call(turn, 3)->meta);
+    assert_null(tg__call_meta(tg_turn_call(turn, 3)));
     tg_turn_free(turn);
 
     /* An empty output, and one without function calls. */

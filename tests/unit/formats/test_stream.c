@@ -780,8 +780,9 @@ static void test_responses_details(void **state)
     const tg_call *c = only_call(&r, 0);
     assert_string_equal(tg_call_id(c), "call_1");
     assert_string_equal(tg_call_args_json(c), "{\"a\":2}");
-    assert_string_equal(json_string_value(json_object_get(c->meta, "item_id")),
-                        "fc_1");
+    assert_string_equal(
+        json_string_value(json_object_get(tg__call_meta(c), "item_id")),
+        "fc_1");
     assert_string_equal(tg_call_id(only_call(&r, 1)), "call_2");
     assert_string_equal(tg_call_id(only_call(&r, 2)), "missing-call-id-2");
     assert_string_equal(only_call(&r, 2)->pre_error_code, "MALFORMED_CALL");

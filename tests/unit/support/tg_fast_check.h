@@ -65,8 +65,10 @@ static inline int tg_test_fast_vs_doc(const tg_format *f, const char *text,
             assert_true(tg_test_same_str(a->pre_error_code, b->pre_error_code));
             assert_true(
                 tg_test_same_str(a->pre_error_message, b->pre_error_message));
-            assert_int_equal(a->meta != NULL, b->meta != NULL);
-            assert_true(a->meta == NULL || json_equal(a->meta, b->meta));
+            assert_int_equal(tg__call_meta(a) != NULL,
+                             tg__call_meta(b) != NULL);
+            assert_true(tg__call_meta(a) == NULL ||
+                        json_equal(tg__call_meta(a), tg__call_meta(b)));
             assert_int_equal(a->index, i);
             assert_true(
                 tg_test_same_str(tg_call_checksum(a), tg_call_checksum(b)));
