@@ -23,6 +23,18 @@
 #include "bench_util.h"
 #include "toolgate.h"
 
+/* The tool's input schema: what the peer's zod schema checks, so both sides
+ * validate every call's arguments (an object of exactly these types). */
+#define SEARCH_SCHEMA                                                          \
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"     \
+    "\"pattern\":{\"type\":\"string\"},\"max_results\":{\"type\":\"integer\"}" \
+    ","                                                                        \
+    "\"case_sensitive\":{\"type\":\"boolean\"},\"include\":{\"type\":"         \
+    "\"array\",\"items\":{\"type\":\"string\"}},\"context_lines\":{\"type\":"  \
+    "\"integer\"},\"mode\":{\"enum\":[\"content\",\"files\",\"count\"]}},"     \
+    "\"required\":[\"path\",\"pattern\",\"max_results\",\"case_sensitive\","   \
+    "\"include\",\"context_lines\",\"mode\"]}"
+
 #define ROUNDS 7
 #define ALTERNATIONS 3
 
@@ -84,7 +96,7 @@ static double run(const char *text, size_t len, const char *journal, int n,
     if (cfg == NULL ||
         tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err) != 0 ||
         tg_runtime_new(cfg, &rt, &err) != 0 ||
-        tg_runtime_register(rt, "search", "no-op", NULL, noop, NULL,
+        tg_runtime_register(rt, "search", "no-op", SEARCH_SCHEMA, noop, NULL,
                             TG_TOOL_INLINE, &err) != 0)
         goto done;
     for (int r = -1; r < ROUNDS; r++) { /* round -1 warms up */
