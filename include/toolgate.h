@@ -431,6 +431,14 @@ int tg_journal_history(const char *journal_path, const tg_history_query *q,
  * TG_ENOTFOUND when there is no such id. Caller frees *out. */
 int tg_journal_show(const char *journal_path, const char *call_id, char **out,
                     tg_error *err);
+/* Per-tool statistics of the results matching `q` (its limit is ignored) as
+ * a JSON array sorted by tool: {"tool", "calls", "outcomes": {"success",
+ * "error", "canceled", "timeout", "denied"}, "replayed", "duration_ms":
+ * {"p50", "p95", "max"} or null}. Durations are nearest-rank percentiles
+ * over the calls that ran (replayed results are counted, not timed). Caller
+ * frees *out. */
+int tg_journal_stats(const char *journal_path, const tg_history_query *q,
+                     char **out, tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -47,6 +47,7 @@ int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const char usage[] =
     "  tools            print the configured tools' definitions\n"
     "  history          list journaled calls and results, newest first\n"
     "  show ID          print one journaled call and its result\n"
+    "  stats            per tool: calls, outcomes, p50/p95/max duration\n"
     "  validate SCHEMA [FILE|-]  validate JSON against a JSON Schema\n"
     "  version          print the version\n"
     "\n"
@@ -45,11 +46,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } commands[] = {{"run", cmd_run},
-                    {"tools", cmd_tools},
-                    {"history", cmd_history},
-                    {"show", cmd_show},
-                    {"validate", cmd_validate}};
+    } commands[] = {{"run", cmd_run},         {"tools", cmd_tools},
+                    {"history", cmd_history}, {"show", cmd_show},
+                    {"stats", cmd_stats},     {"validate", cmd_validate}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -126,9 +126,14 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
     if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0)
         goto fail;
+    tg_journal_options jopts = {
+        .sync_full = rt->cfg->journal_sync_full,
+        .keep_days = rt->cfg->journal_keep_days,
+        .max_rows = rt->cfg->journal_max_rows,
+    };
     if (rt->cfg->journal != NULL &&
-        (rc = tg__journal_open_sqlite(rt->cfg->journal, &rt->journal, err)) !=
-            0) {
+        (rc = tg__journal_open_sqlite_opts(rt->cfg->journal, &jopts,
+                                           &rt->journal, err)) != 0) {
         if (err != NULL)
             err->code = TG_EJOURNAL;
         rc = TG_EJOURNAL;
@@ -335,7 +340,12 @@ int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err)
     return 0;
 }
 
-static int journal_begin(tg_runtime *rt, tg__run *run, tg_error *err)
+/* Commits the running rows of the turn's calls. A re-delivered call gets no
+ * running row but replies[i]: its recorded result (replayed) or a refusal,
+ * with which it ends without running; it is journaled at the commit like
+ * every result, as a row of its own. */
+static int journal_begin(tg_runtime *rt, tg__run *run, tg_result **replies,
+                         tg_error *err)
 {
     tg_call **calls = malloc(run->n * sizeof *calls);
     if (calls == NULL)
@@ -343,7 +353,7 @@ static int journal_begin(tg_runtime *rt, tg__run *run, tg_error *err)
     for (size_t i = 0; i < run->n; i++)
         calls[i] = run->jobs[i].call;
     tg_error e = {0};
-    int rc = tg__journal_begin(rt->journal, calls, run->n, &e);
+    int rc = tg__journal_begin_dedup(rt->journal, calls, run->n, replies, &e);
     free(calls);
     if (rc != 0) {
         if (err != NULL) {
@@ -434,10 +444,15 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     if (rt->ev.accepted)
         for (size_t i = 0; i < run.n; i++)
             rt->ev.accepted(rt->ev_ud, run.jobs[i].call);
+    tg_result **replies = NULL;
     if (rt->journal != NULL) {
-        int rc = journal_begin(rt, &run, err);
-        if (rc != 0)
+        if ((replies = calloc(run.n, sizeof *replies)) == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        int rc = journal_begin(rt, &run, replies, err);
+        if (rc != 0) {
+            free(replies);
             return rc;
+        }
     }
 
     rt->current = &run;
@@ -451,8 +466,13 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     for (int i = 0; i < rt->nsigs; i++)
         uv_signal_start(&rt->sigs[i].h, on_signal, rt->sigs[i].signum);
 
-    for (size_t i = 0; i < run.n; i++)
-        submit(rt, &run, &run.jobs[i]);
+    for (size_t i = 0; i < run.n; i++) {
+        if (replies != NULL && replies[i] != NULL)
+            tg__job_complete(&run.jobs[i], replies[i]);
+        else
+            submit(rt, &run, &run.jobs[i]);
+    }
+    free(replies);
     bool cancel_sent = false;
     while (run.remaining > 0) {
         if (run.failed && !cancel_sent) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * history.c - the journal queries of the public API (tg_journal_history,
- * tg_journal_show): open the journal at a path, query, close. Opening runs
+ * tg_journal_show, tg_journal_stats): open the journal at a path, query,
+ * close. Opening runs
  * recovery like any other command that opens the journal.
  *
  * A journal that does not exist is not created by a query: asking about
@@ -56,6 +57,20 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
     if (rc == TG_ENOTFOUND)
         tg__error_set(err, TG_ENOTFOUND, "no call with id '%s' in journal %s",
                       call_id, journal_path);
+    tg__journal_close(j);
+    return rc;
+}
+
+int tg_journal_stats(const char *journal_path, const tg_history_query *q,
+                     char **out, tg_error *err)
+{
+    tg_journal *j = NULL;
+    if (out == NULL)
+        return tg__error_set(err, TG_EINVAL, "stats: no output pointer");
+    *out = NULL;
+    int rc = open_for_query(journal_path, &j, err);
+    if (rc == 0)
+        rc = tg__journal_stats(j, q, out, err);
     tg__journal_close(j);
     return rc;
 }

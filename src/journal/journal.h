@@ -8,15 +8,30 @@
  * before any of those calls starts; tg__journal_finish() commits results, each
  * in the same transaction that marks its call done, before they are rendered.
  * Both take batches so one turn costs one transaction per step (group commit).
+ * tg__journal_begin_dedup() adds idempotent re-delivery to begin, and a
+ * finish may be followed by one bounded retention step (tg_journal_options).
  */
 #ifndef TG_JOURNAL_JOURNAL_H
 #define TG_JOURNAL_JOURNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "record.h"
 
 typedef struct tg_journal tg_journal;
+
+/* Settings of a journal (the configuration's journal.*); all zero gives the
+ * defaults. */
+typedef struct tg_journal_options {
+    int sync_full;     /* 1: synchronous FULL (survives power loss), else
+                          NORMAL (survives any crash of the process) */
+    int64_t keep_days; /* prune completed calls older than this; 0: never */
+    int64_t max_rows;  /* keep the newest this many calls; 0: no limit */
+    int64_t prune_every_ms; /* least time between two prune steps when
+                               nothing is over the limits (0: 10 s) */
+    int prune_batch;        /* most calls one prune step deletes (0: 500) */
+} tg_journal_options;
 
 typedef struct tg_journal_ops {
     const char *name;
@@ -30,6 +45,24 @@ typedef struct tg_journal_ops {
     void (*close)(tg_journal *j);
 } tg_journal_ops;
 
+/* Operations added after tg_journal_ops was fixed (test doubles fill that
+ * one positionally, so it does not grow). A backend without them answers
+ * NULL from tg__journal_ext: every call is begun, stats and prune fail. */
+typedef struct tg_journal_ext_ops {
+    /* begin with re-delivery lookups (tg__journal_begin_dedup) */
+    int (*begin_dedup)(tg_journal *j, tg_call *const *calls, size_t n,
+                       tg_result **replies, tg_error *err);
+    /* Per-tool statistics as a JSON array text (caller frees). */
+    int (*stats)(tg_journal *j, const tg_history_query *q, char **out,
+                 tg_error *err);
+    /* One retention step now, whatever the timer; *pruned: calls deleted. */
+    int (*prune)(tg_journal *j, size_t *pruned, tg_error *err);
+} tg_journal_ext_ops;
+
+/* The extended operations of j's backend, or NULL (j NULL, or a backend
+ * without them). */
+const tg_journal_ext_ops *tg__journal_ext(const tg_journal *j);
+
 struct tg_journal {
     const tg_journal_ops *ops;
 };
@@ -37,16 +70,40 @@ struct tg_journal {
 /* Opens (creating when absent, with parent directories) the SQLite journal at
  * path. Fails with TG_EJOURNAL and a message naming the file. */
 int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err);
+/* The same with settings (opts NULL: the defaults). */
+int tg__journal_open_sqlite_opts(const char *path,
+                                 const tg_journal_options *opts,
+                                 tg_journal **out, tg_error *err);
+/* The connection's PRAGMA synchronous (1 NORMAL, 2 FULL), or a negative
+ * code: lets tests see the setting took. */
+int tg__journal_sqlite_synchronous(tg_journal *j);
 
 /* Thin dispatchers over j->ops. close(NULL) is a no-op. */
 int tg__journal_begin(tg_journal *j, tg_call *const *calls, size_t n,
                       tg_error *err);
+/* Idempotent re-delivery: like tg__journal_begin, but first looks each call
+ * up, inside the same write transaction (so two processes cannot both claim
+ * one id). A call whose id and caller scope (caller_id, NULL = none) match a
+ * journaled call that started (execution started or finished; the oldest
+ * such row answers) gets no running row and a reply instead: the recorded
+ * result marked replayed when the checksums match, else an error
+ * CALL_ID_CONFLICT (not_started) naming both checksums; one still running gets
+ * an error CALL_IN_PROGRESS. Calls of format "mcp" (request ids are scoped to
+ * their connection), calls with a parse error and calls without a checksum are
+ * never looked up. replies[i] is NULL for a call that should run; on
+ * failure every slot is NULL. The caller owns the replies and journals them
+ * with tg__journal_finish like any result. */
+int tg__journal_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
+                            tg_result **replies, tg_error *err);
 int tg__journal_finish(tg_journal *j, tg_call *const *calls,
                        tg_result *const *results, size_t n, tg_error *err);
 int tg__journal_history(tg_journal *j, const tg_history_query *q, char **out,
                         tg_error *err);
 int tg__journal_show(tg_journal *j, const char *call_id, char **out,
                      tg_error *err);
+int tg__journal_stats(tg_journal *j, const tg_history_query *q, char **out,
+                      tg_error *err);
+int tg__journal_prune(tg_journal *j, size_t *pruned, tg_error *err);
 void tg__journal_close(tg_journal *j);
 
 #endif

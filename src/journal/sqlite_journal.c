@@ -33,6 +33,9 @@
 
 #define DEFAULT_LIMIT 20
 #define MAX_LIMIT 100000
+#define DEFAULT_PRUNE_EVERY_MS 10000
+#define DEFAULT_PRUNE_BATCH 500
+#define DAY_MS INT64_C(86400000)
 
 /* Forward migrations: migrations[v] brings a journal from schema version v to
  * v + 1. Append only; never edit a shipped entry. Columns that later features
@@ -89,6 +92,11 @@ static const char *const migrations[] = {
     /* v2: what limits.repair did to a call's arguments (TG_REPAIR_* bits;
      * the result record lists them as `repaired`). */
     "ALTER TABLE results ADD COLUMN repaired INTEGER NOT NULL DEFAULT 0;",
+    /* v3: re-delivery looks a call up by id within its caller scope, oldest
+     * row first; (id, caller_id) answers that, and every lookup by id alone
+     * that calls_id served. */
+    "CREATE INDEX IF NOT EXISTS calls_scope ON calls(id, caller_id);"
+    "DROP INDEX IF EXISTS calls_id;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -107,8 +115,12 @@ struct sqlite_journal {
     char boot[40];
     sqlite3_stmt *st_begin, *st_commit, *st_rollback;
     sqlite3_stmt *st_call, *st_result, *st_done;
-    struct slot *slots; /* open addressing, linear probing */
-    size_t cap, count;  /* cap is 0 or a power of two */
+    sqlite3_stmt *st_lookup; /* re-delivery (prepared on first use) */
+    tg_journal_options opts;
+    sqlite3_int64 last_prune; /* epoch ms of the last prune step, 0 none */
+    int prune_backlog;        /* the last step was full: more to delete */
+    struct slot *slots;       /* open addressing, linear probing */
+    size_t cap, count;        /* cap is 0 or a power of two */
     unsigned gen;
 };
 
@@ -517,8 +529,19 @@ static int mark_done(struct sqlite_journal *sj, sqlite3_int64 rowid,
     return run(sj, sj->st_done, "marking a call done", err);
 }
 
-static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
-                    tg_error *err)
+static int lookup(struct sqlite_journal *sj, const tg_call *call,
+                  sqlite3_int64 now, tg_result **reply, tg_error *err);
+
+static void free_replies(tg_result **replies, size_t n)
+{
+    for (size_t i = 0; replies != NULL && i < n; i++) {
+        tg__result_free(replies[i]);
+        replies[i] = NULL;
+    }
+}
+
+static int sj_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
+                          tg_result **replies, tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
     if (n == 0)
@@ -535,6 +558,13 @@ static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
         /* Beginning a call twice keeps its first row. */
         if (map_find(sj, calls[i]) != NULL)
             continue;
+        /* Looked up under the write lock, so no other process can claim
+         * the same id between the look and the running row. */
+        if (replies != NULL &&
+            (rc = lookup(sj, calls[i], now, &replies[i], err)) != 0)
+            goto fail;
+        if (replies != NULL && replies[i] != NULL)
+            continue;
         if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
             goto fail;
         map_put(sj, calls[i], rowid, gen);
@@ -544,6 +574,7 @@ static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
     return 0;
 fail:
     tx_rollback(sj);
+    free_replies(replies, n);
     for (size_t i = 0; i < n; i++) {
         struct slot *s = map_find(sj, calls[i]);
         if (s != NULL && s->gen == gen)
@@ -551,6 +582,14 @@ fail:
     }
     return rc;
 }
+
+static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+                    tg_error *err)
+{
+    return sj_begin_dedup(j, calls, n, NULL, err);
+}
+
+static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now);
 
 static int sj_finish(tg_journal *j, tg_call *const *calls,
                      tg_result *const *results, size_t n, tg_error *err)
@@ -582,6 +621,7 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
         goto fail;
     for (size_t i = 0; i < n; i++)
         map_del(sj, calls[i]);
+    maybe_prune(sj, now);
     return 0;
 fail:
     tx_rollback(sj);
@@ -832,9 +872,9 @@ fail:
     return rc;
 }
 
-/* The result record of the current row (tg__result_to_json's shape). */
-static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
-                      tg_error *err)
+/* The result of the current row as a record object (*out: the caller's). */
+static int row_result_rec(struct sqlite_journal *sj, sqlite3_stmt *st,
+                          tg_result **out, tg_error *err)
 {
     *out = NULL;
     json_t *payload = NULL, *content = NULL, *artifact = NULL; /* new refs */
@@ -877,14 +917,127 @@ static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
     r->completed_at = sqlite3_column_int64(st, R_COMPLETED);
     r->replayed = sqlite3_column_int(st, R_REPLAYED) != 0;
     r->repaired = (unsigned)sqlite3_column_int(st, R_REPAIRED);
-    *out = tg__result_to_json(r);
-    if (*out == NULL)
-        rc = oom(err);
+    *out = r;
+    r = NULL;
 fail:
     tg__result_free(r);
     json_decref(payload);
     json_decref(content);
     json_decref(artifact);
+    return rc;
+}
+
+/* The result record of the current row (tg__result_to_json's shape). */
+static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
+                      tg_error *err)
+{
+    tg_result *r = NULL;
+    *out = NULL;
+    int rc = row_result_rec(sj, st, &r, err);
+    if (rc != 0)
+        return rc;
+    *out = tg__result_to_json(r);
+    tg__result_free(r);
+    return *out ? 0 : oom(err);
+}
+
+/* ------------------------------------------------------------ re-delivery */
+
+/* Whether a call takes part in re-delivery: MCP request ids belong to their
+ * connection (a new connection reuses 1, 2, ...), and a call that cannot run
+ * (a parse error, no checksum) ends the same way whatever the journal holds. */
+static int dedup_eligible(const tg_call *call)
+{
+    if (call->format != NULL && strcmp(call->format, "mcp") == 0)
+        return 0;
+    if (call->pre_error_code != NULL || call->args_text == NULL)
+        return 0;
+    return 1;
+}
+
+/* The columns of ROW_COLUMNS and then these. */
+enum { L_STATE = R_REPAIRED + 1, L_OWNER };
+
+/* See tg__journal_begin_dedup. Runs inside begin's write transaction. The
+ * oldest matching row answers: later rows of the same id are replays of it
+ * (carrying the same result, so one still answers once retention deleted
+ * the original) or refusals (never started, so never matched). A call that
+ * never started left no side effect to protect, so its id is free again (a
+ * call refused because a tool was missing runs once the tool is
+ * configured). */
+static int lookup(struct sqlite_journal *sj, const tg_call *call,
+                  sqlite3_int64 now, tg_result **reply, tg_error *err)
+{
+    int rc = 0;
+    *reply = NULL;
+    if (!dedup_eligible(call))
+        return 0;
+    const char *sum = tg_call_checksum(call);
+    if (sum == NULL)
+        return oom(err);
+    if (sj->st_lookup == NULL &&
+        (rc = prepare(sj,
+                      "SELECT " ROW_COLUMNS ", c.state, c.owner_pid"
+                      " FROM calls c"
+                      " LEFT JOIN results r ON r.call_rowid = c.rowid"
+                      " WHERE c.id = ?1 AND c.caller_id IS ?2"
+                      " AND c.format != 'mcp'"
+                      " AND (c.state = 'running' OR"
+                      " r.execution != 'not_started')"
+                      " ORDER BY c.rowid LIMIT 1",
+                      &sj->st_lookup, err)) != 0)
+        return rc;
+    sqlite3_stmt *st = sj->st_lookup;
+    int b = bind_text(st, 1, call->id);
+    b |= call->caller_id ? bind_text(st, 2, call->caller_id)
+                         : sqlite3_bind_null(st, 2);
+    if (b != SQLITE_OK) {
+        rc = db_fail(sj, b, "binding a lookup", err);
+        goto done;
+    }
+    int step = sqlite3_step(st);
+    if (step == SQLITE_DONE)
+        goto done;
+    if (step != SQLITE_ROW) {
+        rc = db_fail(sj, step, "looking up a re-delivered call", err);
+        goto done;
+    }
+    const char *had = col_text(st, C_CHECKSUM);
+    const char *state = col_text(st, L_STATE);
+    if (state == NULL) {
+        rc = db_fail(sj, SQLITE_NOMEM, "looking up a re-delivered call", err);
+        goto done;
+    }
+    const char *scope = call->caller_id ? call->caller_id : "(none)";
+    if (had == NULL || strcmp(had, sum) != 0) {
+        json_t *details = json_pack("{s:s?,s:s}", "recorded_checksum", had,
+                                    "checksum", sum); /* new ref */
+        if (details == NULL) {
+            rc = oom(err);
+            goto done;
+        }
+        *reply = tg__result_error(
+            call, TG_EXECUTION_NOT_STARTED, "CALL_ID_CONFLICT", details,
+            "call id '%s' (caller %s) was already used with other arguments: "
+            "recorded checksum %s, this call's checksum %s; not run",
+            call->id, scope, had ? had : "(none)", sum);
+    } else if (strcmp(state, "running") == 0) {
+        *reply = tg__result_error(
+            call, TG_EXECUTION_NOT_STARTED, "CALL_IN_PROGRESS", NULL,
+            "call '%s' (caller %s) is already running (process %lld); a "
+            "re-delivered call is not run twice",
+            call->id, scope, (long long)sqlite3_column_int64(st, L_OWNER));
+    } else {
+        if ((rc = row_result_rec(sj, st, reply, err)) != 0)
+            goto done;
+        (*reply)->replayed = true;
+        (*reply)->completed_at = now;
+    }
+    if (*reply == NULL)
+        rc = oom(err);
+done:
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     return rc;
 }
 
@@ -1099,6 +1252,425 @@ fail:
     return rc;
 }
 
+/* ------------------------------------------------------------ stats */
+
+/* Reads q's outcome and since filters (-1 / 0 when absent). */
+static int query_filters(const tg_history_query *q, int *outcome,
+                         int64_t *since, tg_error *err)
+{
+    *outcome = -1;
+    *since = 0;
+    if (q->outcome != NULL) {
+        *outcome = (int)tg_outcome_from_name(q->outcome);
+        if (strcmp(tg_outcome_name(*outcome), q->outcome) != 0)
+            return tg__error_set(err, TG_EINVAL,
+                                 "unknown outcome '%s': expected success, "
+                                 "error, canceled, timeout or denied",
+                                 q->outcome);
+    }
+    if (q->since != NULL)
+        return parse_since(q->since, since, err);
+    return 0;
+}
+
+/* " FROM results r [JOIN calls c] WHERE ..." with only the filters given
+ * (parameters ?1 tool, ?2 outcome, ?3 caller, ?4 since). */
+static int filter_sql(tg_buf *sql, const tg_history_query *q)
+{
+    int b = tg__buf_puts(sql, " FROM results r");
+    if (q->caller != NULL)
+        b |= tg__buf_puts(sql, " JOIN calls c ON c.rowid = r.call_rowid");
+    b |= tg__buf_puts(sql, " WHERE 1");
+    if (q->tool != NULL)
+        b |= tg__buf_puts(sql, " AND r.tool = ?1");
+    if (q->outcome != NULL)
+        b |= tg__buf_puts(sql, " AND r.outcome = ?2");
+    if (q->caller != NULL)
+        b |= tg__buf_puts(sql, " AND c.caller_id = ?3");
+    if (q->since != NULL)
+        b |= tg__buf_puts(sql, " AND r.completed_at >= ?4");
+    return b;
+}
+
+static int filter_bind(sqlite3_stmt *st, const tg_history_query *q, int outcome,
+                       int64_t since)
+{
+    int b = SQLITE_OK;
+    if (q->tool != NULL)
+        b |= bind_text(st, 1, q->tool);
+    if (q->outcome != NULL)
+        b |= sqlite3_bind_int(st, 2, outcome);
+    if (q->caller != NULL)
+        b |= bind_text(st, 3, q->caller);
+    if (q->since != NULL)
+        b |= sqlite3_bind_int64(st, 4, since);
+    return b;
+}
+
+/* Prepares "SELECT <cols> <filters> <tail>" with q's filters bound. */
+static int stats_stmt(struct sqlite_journal *sj, const char *cols,
+                      const tg_history_query *q, const char *tail, int outcome,
+                      int64_t since, sqlite3_stmt **st, tg_error *err)
+{
+    tg_buf sql;
+    int rc;
+    *st = NULL;
+    tg__buf_init(&sql, 4096);
+    int b = tg__buf_puts(&sql, "SELECT ");
+    b |= tg__buf_puts(&sql, cols);
+    b |= filter_sql(&sql, q);
+    b |= tg__buf_puts(&sql, tail);
+    if (b != 0) {
+        rc = oom(err);
+        goto done;
+    }
+    if ((rc = prepare(sj, tg__buf_cstr(&sql), st, err)) != 0)
+        goto done;
+    if ((b = filter_bind(*st, q, outcome, since)) != SQLITE_OK)
+        rc = db_fail(sj, b, "binding the query", err);
+done:
+    tg__buf_cleanup(&sql);
+    if (rc != 0) {
+        sqlite3_finalize(*st);
+        *st = NULL;
+    }
+    return rc;
+}
+
+/* One tool's figures while the results stream by. */
+struct tool_stat {
+    char *tool; /* sqlite3_malloc'd */
+    sqlite3_int64 calls, outcomes[5], replayed;
+    double *ms; /* durations of the calls that ran (sqlite3_malloc'd) */
+    size_t n, cap;
+    double max;
+};
+
+static void free_stats(struct tool_stat *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_free(t[i].tool);
+        sqlite3_free(t[i].ms);
+    }
+    sqlite3_free(t);
+}
+
+static int by_tool(const void *a, const void *b)
+{
+    return strcmp(((const struct tool_stat *)a)->tool,
+                  ((const struct tool_stat *)b)->tool);
+}
+
+/* The k-th smallest of v[0..n) (k < n), reordering v: Hoare's selection,
+ * linear on average, with a median-of-three pivot so sorted input is no
+ * worst case. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a))
+                             : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* The entry of `tool` in *list, added when new. tools (a JSON object) maps
+ * names to indexes. NULL on out of memory. */
+static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
+                                 size_t *cap, json_t *tools, const char *tool)
+{
+    json_t *at = json_object_get(tools, tool); /* borrowed */
+    if (at != NULL)
+        return &(*list)[json_integer_value(at)];
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        struct tool_stat *grown =
+            sqlite3_realloc64(*list, (sqlite3_uint64)ncap * sizeof **list);
+        if (grown == NULL)
+            return NULL;
+        *list = grown;
+        *cap = ncap;
+    }
+    struct tool_stat *t = &(*list)[*n];
+    memset(t, 0, sizeof *t);
+    if ((t->tool = sqlite3_mprintf("%s", tool)) == NULL)
+        return NULL;
+    if (json_object_set_new(tools, tool, json_integer((json_int_t)*n)) != 0) {
+        sqlite3_free(t->tool);
+        return NULL;
+    }
+    (*n)++;
+    return t;
+}
+
+static int add_ms(struct tool_stat *t, double ms)
+{
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        double *grown =
+            sqlite3_realloc64(t->ms, (sqlite3_uint64)ncap * sizeof *grown);
+        if (grown == NULL)
+            return TG_ENOMEM;
+        t->ms = grown;
+        t->cap = ncap;
+    }
+    if (t->n == 0 || ms > t->max)
+        t->max = ms;
+    t->ms[t->n++] = ms;
+    return 0;
+}
+
+static json_t *stat_json(struct tool_stat *t) /* new ref */
+{
+    json_t *dur; /* new ref */
+    if (t->n == 0) {
+        dur = json_null();
+    } else {
+        /* Nearest rank: the ceil(p * n)-th smallest value. */
+        size_t k50 = (t->n + 1) / 2 - 1, k95 = (95 * t->n + 99) / 100 - 1;
+        double p50 = select_kth(t->ms, t->n, k50);
+        double p95 = select_kth(t->ms, t->n, k95);
+        dur =
+            json_pack("{s:f, s:f, s:f}", "p50", p50, "p95", p95, "max", t->max);
+    }
+    if (dur == NULL)
+        return NULL;
+    return json_pack(
+        "{s:s, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:I, s:o}", "tool", t->tool,
+        "calls", (json_int_t)t->calls, "outcomes", "success",
+        (json_int_t)t->outcomes[0], "error", (json_int_t)t->outcomes[1],
+        "canceled", (json_int_t)t->outcomes[2], "timeout",
+        (json_int_t)t->outcomes[3], "denied", (json_int_t)t->outcomes[4],
+        "replayed", (json_int_t)t->replayed, "duration_ms", dur);
+}
+
+/* Per tool: the calls, each outcome, the replays, and the nearest-rank
+ * p50/p95 and the max of duration_ms over the calls that ran here (replays
+ * answered from the journal are counted, not timed). One pass over the
+ * matching results in storage order, no sort: the percentiles come from a
+ * selection over each tool's durations, held in memory (8 bytes per timed
+ * result read). */
+static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
+                    tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    static const tg_history_query none = {0};
+    sqlite3_stmt *st = NULL;
+    json_t *list = NULL, *tools = NULL; /* new refs */
+    struct tool_stat *stats = NULL;
+    size_t n = 0, cap = 0;
+    int rc, outcome, step;
+    int64_t since;
+    *out = NULL;
+    if (q == NULL)
+        q = &none;
+    if ((rc = query_filters(q, &outcome, &since, err)) != 0)
+        return rc;
+    if ((list = json_array()) == NULL || (tools = json_object()) == NULL) {
+        rc = oom(err);
+        goto fail;
+    }
+    if ((rc = stats_stmt(sj, "r.tool, r.outcome, r.replayed, r.duration_ms", q,
+                         "", outcome, since, &st, err)) != 0)
+        goto fail;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *tool = col_text(st, 0);
+        struct tool_stat *t =
+            tool ? stat_of(&stats, &n, &cap, tools, tool) : NULL;
+        if (t == NULL) {
+            rc = oom(err);
+            goto fail;
+        }
+        int oc = sqlite3_column_int(st, 1);
+        /* Values of a newer toolgate count as error (records.md). */
+        t->outcomes[oc >= 0 && oc <= 4 ? oc : 1]++;
+        t->calls++;
+        if (sqlite3_column_int(st, 2) != 0)
+            t->replayed++;
+        else if (add_ms(t, sqlite3_column_double(st, 3)) != 0) {
+            rc = oom(err);
+            goto fail;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        rc = db_fail(sj, step, "reading the statistics", err);
+        goto fail;
+    }
+    if (n > 1)
+        qsort(stats, n, sizeof *stats, by_tool);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = stat_json(&stats[i]); /* new ref */
+        if (o == NULL || json_array_append_new(list, o) != 0) {
+            rc = oom(err);
+            goto fail;
+        }
+    }
+    rc = dump_out(list, out, err);
+fail:
+    sqlite3_finalize(st);
+    free_stats(stats, n);
+    json_decref(list);
+    json_decref(tools);
+    return rc;
+}
+
+/* ------------------------------------------------------------ retention */
+
+/* Steps a prepared DELETE with ?1 bound and ?2 the batch; adds the calls it
+ * deleted (their results go with them: ON DELETE CASCADE). */
+static int prune_run(struct sqlite_journal *sj, const char *sql,
+                     sqlite3_int64 arg, int batch, size_t *pruned,
+                     tg_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(sj, sql, &st, err);
+    if (rc != 0)
+        return rc;
+    int b = sqlite3_bind_int64(st, 1, arg);
+    b |= sqlite3_bind_int(st, 2, batch);
+    if (b != SQLITE_OK)
+        rc = db_fail(sj, b, "binding a prune", err);
+    else if ((rc = run(sj, st, "pruning old calls", err)) == 0)
+        *pruned += (size_t)sqlite3_changes(sj->db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One bounded transaction of retention: completed calls older than
+ * keep_days, then completed calls beyond the newest max_rows (by rowid:
+ * rowids grow with every call, so every row at or below max(rowid) -
+ * max_rows has at least max_rows newer ones). Running rows are never
+ * touched: the first rule goes through results, which running rows lack,
+ * and the second asks for state 'done'. */
+static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
+                      size_t *pruned, tg_error *err)
+{
+    int batch =
+        sj->opts.prune_batch > 0 ? sj->opts.prune_batch : DEFAULT_PRUNE_BATCH;
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *pruned = 0;
+    sj->last_prune = now;
+    sj->prune_backlog = 0;
+    if (sj->opts.keep_days <= 0 && sj->opts.max_rows <= 0)
+        return 0;
+    if ((rc = tx_begin(sj, err)) != 0)
+        return rc;
+    if (sj->opts.keep_days > 0 &&
+        (rc = prune_run(sj,
+                        "DELETE FROM calls WHERE rowid IN"
+                        " (SELECT call_rowid FROM results"
+                        " WHERE completed_at < ?1"
+                        " ORDER BY completed_at LIMIT ?2)",
+                        now - sj->opts.keep_days * DAY_MS, batch, pruned,
+                        err)) != 0)
+        goto fail;
+    if (sj->opts.max_rows > 0 && *pruned < (size_t)batch) {
+        if ((rc = prepare(sj, "SELECT max(rowid) FROM calls", &st, err)) != 0)
+            goto fail;
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+            rc = db_fail(sj, rc, "counting calls", err);
+            goto fail;
+        }
+        sqlite3_int64 cutoff = sqlite3_column_int64(st, 0) - sj->opts.max_rows;
+        sqlite3_finalize(st);
+        st = NULL;
+        rc = 0;
+        if (cutoff > 0 &&
+            (rc = prune_run(sj,
+                            "DELETE FROM calls WHERE rowid IN"
+                            " (SELECT rowid FROM calls WHERE rowid <= ?1"
+                            " AND state = 'done' ORDER BY rowid LIMIT ?2)",
+                            cutoff, batch - (int)*pruned, pruned, err)) != 0)
+            goto fail;
+    }
+    if ((rc = tx_commit(sj, err)) != 0)
+        goto fail;
+    sj->prune_backlog = *pruned >= (size_t)batch;
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    tx_rollback(sj);
+    *pruned = 0;
+    return rc;
+}
+
+/* Retention "in the background" of a single-threaded runtime: after a
+ * commit of results, one small step at most, and only when it is due (every
+ * prune_every_ms, at once while a backlog remains or while max_rows is
+ * exceeded by more than one batch). A step that fails costs nothing but the
+ * step: the results are committed already, and it is tried again later. */
+static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now)
+{
+    if (sj->opts.keep_days <= 0 && sj->opts.max_rows <= 0)
+        return;
+    int64_t every = sj->opts.prune_every_ms > 0 ? sj->opts.prune_every_ms
+                                                : DEFAULT_PRUNE_EVERY_MS;
+    int due = sj->prune_backlog || now - sj->last_prune >= every;
+    if (!due && sj->opts.max_rows > 0) {
+        sqlite3_stmt *st = NULL;
+        int batch = sj->opts.prune_batch > 0 ? sj->opts.prune_batch
+                                             : DEFAULT_PRUNE_BATCH;
+        /* Two O(log n) lookups, not a count(*) over the table. */
+        if (prepare(sj,
+                    "SELECT (SELECT max(rowid) FROM calls) -"
+                    " (SELECT min(rowid) FROM calls) + 1",
+                    &st, NULL) == 0 &&
+            sqlite3_step(st) == SQLITE_ROW &&
+            sqlite3_column_int64(st, 0) > sj->opts.max_rows + batch)
+            due = 1;
+        sqlite3_finalize(st);
+    }
+    if (due) {
+        size_t pruned;
+        (void)prune_step(sj, now, &pruned, NULL);
+    }
+}
+
+static int sj_prune(tg_journal *j, size_t *pruned, tg_error *err)
+{
+    return prune_step(sj_of(j), tg__now_ms(), pruned, err);
+}
+
+int tg__journal_sqlite_synchronous(tg_journal *j)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    sqlite3_stmt *st = NULL;
+    int v = TG_EJOURNAL;
+    if (sj == NULL || sj->db == NULL)
+        return TG_EINVAL;
+    if (sqlite3_prepare_v2(sj->db, "PRAGMA synchronous", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 /* ------------------------------------------------------------ open/close */
 
 static void sj_close(tg_journal *j)
@@ -1114,6 +1686,7 @@ static void sj_close(tg_journal *j)
     sqlite3_finalize(sj->st_call);
     sqlite3_finalize(sj->st_result);
     sqlite3_finalize(sj->st_done);
+    sqlite3_finalize(sj->st_lookup);
     sqlite3_close_v2(sj->db);
     sqlite3_free(sj->slots);
     sqlite3_free(sj->path);
@@ -1128,6 +1701,17 @@ static const tg_journal_ops sqlite_ops = {
     .show = sj_show,
     .close = sj_close,
 };
+
+static const tg_journal_ext_ops sqlite_ext = {
+    .begin_dedup = sj_begin_dedup,
+    .stats = sj_stats,
+    .prune = sj_prune,
+};
+
+const tg_journal_ext_ops *tg__journal_ext(const tg_journal *j)
+{
+    return j != NULL && j->ops == &sqlite_ops ? &sqlite_ext : NULL;
+}
 
 /* mkdir -p of the directory holding path. Directories it creates are private
  * (0700): the journal holds every argument a model sent. */
@@ -1239,6 +1823,13 @@ fail:
 
 int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
 {
+    return tg__journal_open_sqlite_opts(path, NULL, out, err);
+}
+
+int tg__journal_open_sqlite_opts(const char *path,
+                                 const tg_journal_options *opts,
+                                 tg_journal **out, tg_error *err)
+{
     struct sqlite_journal *sj = NULL;
     int rc;
     *out = NULL;
@@ -1248,6 +1839,8 @@ int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
         return oom(err);
     memset(sj, 0, sizeof *sj);
     sj->base.ops = &sqlite_ops;
+    if (opts != NULL)
+        sj->opts = *opts;
     if ((sj->path = sqlite3_mprintf("%s", path)) == NULL) {
         rc = oom(err);
         goto fail;
@@ -1275,8 +1868,10 @@ int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
             0 ||
         (rc = set_wal(sj, err)) != 0 ||
-        (rc = exec(sj, "PRAGMA synchronous = NORMAL", "configuring", err)) !=
-            0 ||
+        (rc = exec(sj,
+                   sj->opts.sync_full ? "PRAGMA synchronous = FULL"
+                                      : "PRAGMA synchronous = NORMAL",
+                   "configuring", err)) != 0 ||
         (rc = exec(sj, "PRAGMA foreign_keys = ON", "configuring", err)) != 0)
         goto fail;
     if ((rc = migrate(sj, err)) != 0)

@@ -406,9 +406,8 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
     int rc = check_keys(lc, v, "/journal", "journal.", keys);
     if (rc)
         return rc;
-    /* sync, keep_days and max_rows belong to the journal's later settings
-     * (durability and retention); they are checked now so a file written for
-     * them is not rejected, and a wrong one is caught early. */
+    /* Every setting is checked before any is stored, so a bad file leaves
+     * the configuration as it was. */
     json_t *sync = json_object_get(v, "sync"); /* borrowed */
     if (sync && !(json_is_string(sync) &&
                   (strcmp(json_string_value(sync), "normal") == 0 ||
@@ -419,14 +418,15 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
                    json_is_string(sync) ? json_string_value(sync)
                                         : describe(sync, d, sizeof d));
     }
-    int64_t n;
+    int64_t keep_days = cfg->journal_keep_days;
+    int64_t max_rows = cfg->journal_max_rows;
     json_t *m = json_object_get(v, "keep_days"); /* borrowed */
     if (m && (rc = get_int(lc, m, "journal.keep_days", "/journal/keep_days", 0,
-                           36500, &n)))
+                           36500, &keep_days)))
         return rc;
     m = json_object_get(v, "max_rows"); /* borrowed */
     if (m && (rc = get_int(lc, m, "journal.max_rows", "/journal/max_rows", 0,
-                           MAX_NUMBER, &n)))
+                           MAX_NUMBER, &max_rows)))
         return rc;
     json_t *path = json_object_get(v, "path"); /* borrowed */
     if (path == NULL || json_is_null(path) || json_is_false(path)) {
@@ -436,9 +436,15 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
             free(cfg->journal);
             cfg->journal = NULL;
         }
-        return 0;
+    } else if ((rc = get_path(lc, path, "journal.path", "/journal/path",
+                              &cfg->journal)) != 0) {
+        return rc;
     }
-    return get_path(lc, path, "journal.path", "/journal/path", &cfg->journal);
+    if (sync != NULL)
+        cfg->journal_sync_full = strcmp(json_string_value(sync), "full") == 0;
+    cfg->journal_keep_days = keep_days;
+    cfg->journal_max_rows = max_rows;
+    return 0;
 }
 
 static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)

@@ -32,6 +32,11 @@ struct tg_config {
     json_t *hooks;            /* object or NULL (new ref) */
     unsigned char *hmac_key;  /* NULL: plain sha256 checksums */
     size_t hmac_key_len;
+
+    /* journal.* of the object form (see tg_journal_options) */
+    bool journal_sync_full;    /* sync "full" (else "normal") */
+    int64_t journal_keep_days; /* 0 keeps forever */
+    int64_t journal_max_rows;  /* 0: no limit */
 };
 
 /* A deep copy of cfg; NULL on OOM. */

@@ -4,7 +4,8 @@
  * results, history and show, recovery of calls whose process died, two
  * processes writing one file, migrations, unwritable paths, a full disk
  * (a small tmpfs, where mounting is allowed), and a failing-allocation loop
- * over open, begin, finish, history and show.
+ * over open, begin (with re-delivery lookups), finish, history, show and
+ * stats.
  *
  * The allocation hooks below are the only global state: SQLite and jansson
  * take their allocators process-wide.
@@ -707,22 +708,25 @@ static void test_migrations(void **state)
     tg__journal_close(j);
     long long objects =
         raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
 
-    /* A version 1 journal (before results.repaired) is migrated forward,
-     * its rows kept, and then holds what limits.repair did. */
+    /* A version 1 journal (before results.repaired and calls_scope) is
+     * migrated forward, its rows kept, and then holds what limits.repair
+     * did. */
     raw_exec(f->path, "ALTER TABLE results DROP COLUMN repaired");
+    raw_exec(f->path, "DROP INDEX calls_scope");
+    raw_exec(f->path, "CREATE INDEX calls_id ON calls(id)");
     raw_exec(f->path, "PRAGMA user_version = 1");
     j = open_ok(f->path);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
                                         " WHERE repaired = 0"),
                      1);
@@ -983,18 +987,25 @@ static void test_failing_allocations(void **state)
         tg_error err = {0};
         tg_journal *j = NULL;
         char *out = NULL;
-        int rcs[5] = {1, 1, 1, 1, 1};
+        int rcs[6] = {1, 1, 1, 1, 1, 1};
+        tg_result *replies[N] = {NULL};
         alloc_count = 0;
         injected = 0;
         fail_at = n;
         rcs[0] = tg__journal_open_sqlite(path, &j, &err);
         if (rcs[0] == 0) {
-            rcs[1] = tg__journal_begin(j, calls, N, &err);
+            /* With re-delivery lookups: none matches in a fresh file. */
+            rcs[1] = tg__journal_begin_dedup(j, calls, N, replies, &err);
+            for (int k = 0; k < N; k++)
+                assert_null(replies[k]);
             rcs[2] = tg__journal_finish(j, calls, results, N, &err);
             rcs[3] = tg__journal_history(j, &q, &out, &err);
             free(out);
             out = NULL;
             rcs[4] = tg__journal_show(j, "a2", &out, &err);
+            free(out);
+            out = NULL;
+            rcs[5] = tg__journal_stats(j, &q, &out, &err);
             free(out);
             tg__journal_close(j);
         } else {
@@ -1003,7 +1014,7 @@ static void test_failing_allocations(void **state)
         fail_at = 0;
         iterations++;
         int all_ok = 1;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             if (rcs[k] == 0 || rcs[k] == 1)
                 continue;
             all_ok = 0;
@@ -1012,7 +1023,7 @@ static void test_failing_allocations(void **state)
                          err.message);
             assert_true(err.message[0] != '\0');
         }
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             if (rcs[k] == 1 && rcs[0] == 0)
                 fail_msg("N=%ld step %d did not run", n, k);
         if (!all_ok)
@@ -1054,6 +1065,108 @@ static void test_failing_allocations(void **state)
     free_all(calls, results, N);
 }
 
+/* The same under re-delivery and retention: a journal holding two finished
+ * calls; each run re-delivers one (a replay) and the other with other
+ * arguments (a conflict), journals both answers, and prunes down to
+ * max_rows. Every step fails cleanly or succeeds, nothing leaks, and the
+ * answers are right whenever the steps succeed. */
+static void test_failing_allocations_replay(void **state)
+{
+    struct fixture *f = *state;
+    char seed[160], path[160];
+    snprintf(seed, sizeof seed, "%s/seed.db", f->dir);
+    snprintf(path, sizeof path, "%s/replay.db", f->dir);
+    tg_error err = {0};
+    tg_journal *j = open_ok(seed);
+    tg_call *first[2] = {mkcall("r1", "echo", "{\"text\":\"one\"}", "u"),
+                         mkcall("r2", "echo", "{\"text\":\"two\"}", "u")};
+    tg_result *done[2] = {ok_result(first[0], "one"),
+                          ok_result(first[1], "two")};
+    assert_int_equal(tg__journal_begin(j, first, 2, &err), 0);
+    assert_int_equal(tg__journal_finish(j, first, done, 2, &err), 0);
+    tg__journal_close(j);
+    raw_exec(seed, "PRAGMA wal_checkpoint(TRUNCATE)");
+    free_all(first, done, 2);
+
+    tg_call *again[2] = {mkcall("r1", "echo", "{\"text\":\"one\"}", "u"),
+                         mkcall("r2", "echo", "{\"text\":\"TWO\"}", "u")};
+    for (int i = 0; i < 2; i++)
+        assert_non_null(tg_call_checksum(again[i]));
+    tg_journal_options opts = {.max_rows = 3, .prune_batch = 2};
+    long failures = 0;
+    for (long n = 1;; n++) {
+        char wal[192], shm[192];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        snprintf(shm, sizeof shm, "%s-shm", path);
+        unlink(wal);
+        unlink(shm);
+        copy_file(seed, path);
+        sqlite3_int64 before = sqlite3_memory_used();
+        tg_result *replies[2] = {NULL, NULL};
+        size_t pruned = 0;
+        int rcs[4] = {1, 1, 1, 1};
+        memset(&err, 0, sizeof err);
+        j = NULL;
+        alloc_count = 0;
+        injected = 0;
+        fail_at = n;
+        rcs[0] = tg__journal_open_sqlite_opts(path, &opts, &j, &err);
+        if (rcs[0] == 0) {
+            rcs[1] = tg__journal_begin_dedup(j, again, 2, replies, &err);
+            if (rcs[1] == 0)
+                rcs[2] = tg__journal_finish(j, again, replies, 2, &err);
+            rcs[3] = tg__journal_prune(j, &pruned, &err);
+            tg__journal_close(j);
+        }
+        fail_at = 0;
+        int all_ok = 1;
+        for (int k = 0; k < 4; k++) {
+            if (rcs[k] == 0 || rcs[k] == 1)
+                continue;
+            all_ok = 0;
+            if (rcs[k] != TG_EJOURNAL && rcs[k] != TG_ENOMEM)
+                fail_msg("N=%ld step %d: unexpected %d: %s", n, k, rcs[k],
+                         err.message);
+        }
+        if (rcs[1] == 0) {
+            assert_non_null(replies[0]);
+            assert_non_null(replies[1]);
+            assert_true(tg_result_replayed(replies[0]));
+            assert_string_equal(tg_result_payload_json(replies[0]), "\"one\"");
+            assert_string_equal(tg_result_error_code(replies[1]),
+                                "CALL_ID_CONFLICT");
+        } else {
+            assert_null(replies[0]);
+            assert_null(replies[1]);
+        }
+        tg__result_free(replies[0]);
+        tg__result_free(replies[1]);
+        assert_int_equal(sqlite3_memory_used(), before);
+        /* Whole or nothing: no running rows (answers get none), calls and
+         * results paired. */
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
+                                         " WHERE state != 'done'"),
+                         0);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"),
+                         raw_count(path, "SELECT count(*) FROM results"));
+        if (!all_ok)
+            failures++;
+        if (!injected) {
+            if (!all_ok)
+                fail_msg("N=%ld failed without an injected failure: %s", n,
+                         err.message);
+            assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"), 3);
+            break;
+        }
+    }
+    print_message("failing-allocation loop (replay, prune): %ld failed "
+                  "cleanly\n",
+                  failures);
+    assert_true(failures > 0);
+    tg__call_free(again[0]);
+    tg__call_free(again[1]);
+}
+
 int main(void)
 {
     /* Before SQLite initialises: its allocator can only be set first. */
@@ -1082,6 +1195,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_allocations, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failing_allocations_replay, setup,
                                         teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,6 +92,10 @@ static void defaults(void **state)
     assert_int_equal(cfg->max_args_bytes, 1048576);
     assert_int_equal(cfg->max_output_bytes, 1073741824);
     assert_int_equal(cfg->kill_grace_ms, 2000);
+    /* journal.sync normal, nothing pruned */
+    assert_false(cfg->journal_sync_full);
+    assert_int_equal(cfg->journal_keep_days, 0);
+    assert_int_equal(cfg->journal_max_rows, 0);
     assert_int_equal(json_array_size(cfg->builtin_tools), 3);
     assert_string_equal(
         json_string_value(json_array_get(cfg->builtin_tools, 0)), "read_file");
@@ -412,10 +416,33 @@ static void journal_forms(void **state)
                      0);
     char *h = join(dir, "h.db");
     assert_string_equal(tg_config_journal(cfg), h);
+    assert_true(cfg->journal_sync_full);
+    assert_int_equal(cfg->journal_keep_days, 30);
+    assert_int_equal(cfg->journal_max_rows, 1000000);
+    /* the settings travel with a copy (the runtime keeps one) */
+    tg_config *copy = tg__config_copy(cfg);
+    assert_non_null(copy);
+    assert_true(copy->journal_sync_full);
+    assert_int_equal(copy->journal_max_rows, 1000000);
+    tg_config_free(copy);
+    /* the string form changes the path only */
+    assert_int_equal(load(cfg, "{\"journal\":\"h.db\"}", dir, &err), 0);
+    assert_true(cfg->journal_sync_full);
+    assert_int_equal(cfg->journal_keep_days, 30);
     /* an object without a path keeps the path in force */
     assert_int_equal(
         load(cfg, "{\"journal\":{\"sync\":\"normal\"}}", dir, &err), 0);
     assert_string_equal(tg_config_journal(cfg), h);
+    assert_false(cfg->journal_sync_full);
+    assert_int_equal(cfg->journal_keep_days, 30);
+    /* a bad member stores none of the others */
+    assert_int_equal(load(cfg,
+                          "{\"journal\":{\"sync\":\"full\","
+                          "\"max_rows\":-5}}",
+                          dir, &err),
+                     TG_ECONFIG);
+    assert_false(cfg->journal_sync_full);
+    assert_int_equal(cfg->journal_max_rows, 1000000);
     assert_int_equal(load(cfg, "{\"journal\":{\"path\":null}}", dir, &err), 0);
     assert_null(tg_config_journal(cfg));
     free(h);
