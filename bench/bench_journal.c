@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_journal.c - the journal's cost (issue 5), two modes.
+ *
+ * Throughput (the default): durable results per second for turns of 100
+ * calls run through the library's runtime (tg_runtime, an in-process no-op
+ * tool registered TG_TOOL_INLINE, the SQLite journal in a temporary
+ * directory), with journal.sync "normal" and "full", against the limit: a
+ * plain C loop of SQLite inserts with the same settings (WAL, the same
+ * PRAGMA synchronous, busy timeout, foreign keys) into a file of the
+ * journal's own schema, a calls row and a results row per call of the same
+ * content, one transaction per turn. For information: the same rows into
+ * two bare tables (no secondary index); the journal's own protocol done by
+ * hand in SQL (per call a look-up of its id for re-delivery and a "running"
+ * row, committed; then the results and the "done" marks, committed: what
+ * toolgate cannot do with less); and the runtime with the journal off.
+ * toolgate is
+ * timed around tg_runtime_run_turn only (parsing the turn and freeing it
+ * are not journal work); every turn has fresh call ids, so nothing is a
+ * re-delivery. The loops take turns, round by round (the order flips every
+ * round), and the figures are medians over the rounds; the ratio is the
+ * median of the per-round ratios.
+ *
+ *   bench_journal [TURNS_PER_ROUND] [--rounds N] [--dir DIR] [--sync MODE]
+ *       TURNS_PER_ROUND (default 30: 3,000 results a round), 15 rounds,
+ *       DIR: where the files go (default $TMPDIR or /tmp; it must be a real
+ *       disk for "full" to mean anything), MODE: normal, full or both.
+ *
+ * History: `history --tool X --limit 20` on a big journal.
+ *
+ *   bench_journal --history-rows N [--dir DIR]
+ *       Creates DIR/tg-history-N.db with the library (so the schema is the
+ *       journal's own), fills it with N calls and results by direct SQLite
+ *       inserts in big transactions (synchronous off: a fill, not the thing
+ *       measured), then times tg_journal_history for several queries: the
+ *       first call, then the median of 15 (each call opens the journal, as
+ *       `toolgate history` does). A file of the right size from an earlier
+ *       run is reused; delete it to fill again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "toolgate.h"
+
+#define CALLS_PER_TURN 100
+#define DEFAULT_ROUNDS 15
+#define MAX_ROUNDS 51
+
+/* One call's arguments: the 7-field object of bench_pipeline. */
+#define ARGS_FMT                                                               \
+    "{\"path\":\"src/module_%d\",\"pattern\":\"TODO|FIXME\","                  \
+    "\"max_results\":%d,\"case_sensitive\":%s,\"include\":[\"*.c\",\"*.h\"],"  \
+    "\"context_lines\":2,\"mode\":\"content\"}"
+#define CHECKSUM_TEXT                                                          \
+    "sha256:4857dcb859344233fef0a9e07477e82d8c6a21a7d2b564b50d26df10a6777744"
+#define PAYLOAD_TEXT "{\"ok\":true}"
+
+/* ------------------------------------------------------------ helpers */
+
+static int path_join(char *out, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* Deletes a SQLite file and its -wal and -shm companions. */
+static void remove_db(const char *path)
+{
+    char side[4300];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+static int exec_sql(sqlite3 *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "sqlite: %s: %s\n", sql, msg ? msg : "?");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Creates the journal's schema at path by opening it with the library (a
+ * query does not create a missing journal, so an empty file comes first:
+ * SQLite takes it for an empty database). */
+static int create_journal(const char *path)
+{
+    /* 0600, as the library creates its journals. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || close(fd) != 0) {
+        fprintf(stderr, "journal %s: cannot create: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    tg_history_query q = {.limit = 1};
+    tg_error err = {0};
+    char *out = NULL;
+    int rc = tg_journal_history(path, &q, &out, &err);
+    tg_free(out);
+    if (rc != 0)
+        fprintf(stderr, "journal %s: %s\n", path, err.message);
+    return rc;
+}
+
+static int args_text(char *buf, size_t cap, long i)
+{
+    return snprintf(buf, cap, ARGS_FMT, (int)(i % 97), 50 + (int)(i % 50),
+                    i % 2 ? "true" : "false");
+}
+
+/* ------------------------------------------------------------ toolgate */
+
+typedef struct tg_side {
+    tg_runtime *rt;
+    long next_id; /* fresh call ids across rounds */
+    char *text;   /* one turn's JSON Lines, rebuilt per turn */
+    size_t cap;
+} tg_side;
+
+static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
+{
+    (void)args;
+    (void)len;
+    (void)ud;
+    return tg_handler_set_json(ctx, PAYLOAD_TEXT, strlen(PAYLOAD_TEXT));
+}
+
+/* A runtime journaling to path with the given sync ("normal", "full", or
+ * NULL for the journal off). Returns 1 when this library does not know
+ * journal.sync (the object form of "journal"), -1 on other failures. */
+static int tg_side_open(tg_side *s, const char *path, const char *sync)
+{
+    char cfgtext[4600];
+    tg_error err = {0};
+    memset(s, 0, sizeof *s);
+    if (sync != NULL)
+        snprintf(cfgtext, sizeof cfgtext,
+                 "{\"journal\": {\"path\": \"%s\", \"sync\": \"%s\"},"
+                 " \"builtin_tools\": []}",
+                 path, sync);
+    else
+        snprintf(cfgtext, sizeof cfgtext,
+                 "{\"journal\": null, \"builtin_tools\": []}");
+    tg_config *cfg = tg_config_new();
+    if (cfg == NULL)
+        return -1;
+    int rc = tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err);
+    if (rc == TG_ECONFIG && sync != NULL) {
+        tg_config_free(cfg);
+        return 1;
+    }
+    if (rc != 0 || tg_runtime_new(cfg, &s->rt, &err) != 0 ||
+        tg_runtime_register(s->rt, "search", "no-op", NULL, noop, NULL,
+                            TG_TOOL_INLINE, &err) != 0) {
+        fprintf(stderr, "toolgate: %s\n", err.message);
+        tg_config_free(cfg);
+        return -1;
+    }
+    tg_config_free(cfg);
+    s->cap = (size_t)CALLS_PER_TURN * 400 + 64;
+    s->text = malloc(s->cap);
+    return s->text ? 0 : -1;
+}
+
+static void tg_side_close(tg_side *s)
+{
+    tg_runtime_free(s->rt);
+    free(s->text);
+    s->rt = NULL;
+    s->text = NULL;
+}
+
+/* Runs `turns` turns; returns the seconds spent in tg_runtime_run_turn, or
+ * -1 on failure. */
+static double tg_side_round(tg_side *s, int turns)
+{
+    double spent = 0;
+    tg_error err = {0};
+    for (int t = 0; t < turns; t++) {
+        size_t len = 0;
+        for (int i = 0; i < CALLS_PER_TURN; i++) {
+            char args[300];
+            long id = s->next_id++;
+            args_text(args, sizeof args, id);
+            len += (size_t)snprintf(
+                s->text + len, s->cap - len,
+                "{\"id\":\"call_%09ld\",\"tool\":\"search\",\"args\":%s}\n", id,
+                args);
+        }
+        tg_turn *turn = NULL;
+        if (tg_turn_parse(s->text, len, "toolgate", "bench", &turn, &err) !=
+            0) {
+            fprintf(stderr, "toolgate: %s\n", err.message);
+            return -1;
+        }
+        double t0 = bench_now();
+        int rc = tg_runtime_run_turn(s->rt, turn, &err);
+        spent += bench_now() - t0;
+        int ok = rc == 0;
+        for (size_t i = 0; ok && i < tg_turn_call_count(turn); i++) {
+            const tg_result *r = tg_turn_result(turn, i);
+            ok = r != NULL && tg_result_succeeded(r) && !tg_result_replayed(r);
+        }
+        tg_turn_free(turn);
+        if (!ok) {
+            fprintf(stderr, "toolgate: a turn failed: %s\n",
+                    rc ? err.message : "a call did not succeed");
+            return -1;
+        }
+    }
+    return spent;
+}
+
+/* ------------------------------------------------------------ the limit */
+
+/* The loops of SQLite inserts: the limit (the journal's schema, one
+ * transaction per turn), the same into two bare tables, and the journal's
+ * protocol done by hand (per call a look-up of its id for re-delivery and
+ * its row committed "running", in one transaction; then the results and the
+ * "done" marks in another). */
+enum { LIM_JOURNAL, LIM_BARE, LIM_PROTOCOL };
+
+typedef struct limit_side {
+    sqlite3 *db;
+    sqlite3_stmt *begin, *commit, *call, *result, *done, *lookup;
+    long next_id;
+    int kind;
+} limit_side;
+
+static void limit_close(limit_side *l)
+{
+    sqlite3_finalize(l->begin);
+    sqlite3_finalize(l->commit);
+    sqlite3_finalize(l->call);
+    sqlite3_finalize(l->result);
+    sqlite3_finalize(l->done);
+    sqlite3_finalize(l->lookup);
+    sqlite3_close(l->db);
+    memset(l, 0, sizeof *l);
+}
+
+/* Opens path with the journal's settings. The journal's schema must be there
+ * unless kind is LIM_BARE, which creates its own two tables. */
+static int limit_open(limit_side *l, const char *path, const char *sync,
+                      int kind)
+{
+    char pragma[64];
+    int bare = kind == LIM_BARE;
+    memset(l, 0, sizeof *l);
+    l->kind = kind;
+    if (sqlite3_open_v2(path, &l->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                            SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        fprintf(stderr, "limit: cannot open %s\n", path);
+        return -1;
+    }
+    snprintf(pragma, sizeof pragma, "PRAGMA synchronous = %s",
+             strcmp(sync, "full") == 0 ? "FULL" : "NORMAL");
+    if (exec_sql(l->db, "PRAGMA busy_timeout = 5000") != 0 ||
+        exec_sql(l->db, "PRAGMA journal_mode = WAL") != 0 ||
+        exec_sql(l->db, pragma) != 0 ||
+        exec_sql(l->db, "PRAGMA foreign_keys = ON") != 0)
+        return -1;
+    if (bare &&
+        exec_sql(l->db,
+                 "CREATE TABLE IF NOT EXISTS calls(rowid INTEGER PRIMARY KEY,"
+                 " id TEXT, tool TEXT, args TEXT, checksum TEXT, format TEXT,"
+                 " idx INTEGER, created_at INTEGER, started_at INTEGER,"
+                 " state TEXT, owner_pid INTEGER, owner_start INTEGER,"
+                 " owner_boot TEXT);"
+                 "CREATE TABLE IF NOT EXISTS results(call_rowid INTEGER"
+                 " PRIMARY KEY REFERENCES calls(rowid), id TEXT, tool TEXT,"
+                 " outcome INTEGER, execution TEXT, payload TEXT,"
+                 " duration_ms REAL, completed_at INTEGER);") != 0)
+        return -1;
+    const char *call_sql =
+        bare ? "INSERT INTO calls(id, tool, args, checksum, format, idx,"
+               " created_at, started_at, state, owner_pid, owner_start,"
+               " owner_boot) VALUES (?1, 'search', ?2, ?3, 'toolgate', ?4,"
+               " ?5, ?5, 'done', ?6, 123456, "
+               "'0f0e0d0c-0b0a-0908-0706-050403020100')"
+             : "INSERT INTO calls(id, tool, args, args_raw, checksum,"
+               " caller_id, context, skills, format, idx, inline_output,"
+               " from_artifact_tool, created_at, started_at, state, owner_pid,"
+               " owner_start, owner_boot) VALUES (?1, 'search', ?2, NULL, ?3,"
+               " NULL, NULL, NULL, 'toolgate', ?4, 1, 0, ?5, ?5, ?7, ?6,"
+               " 123456, '0f0e0d0c-0b0a-0908-0706-050403020100')";
+    const char *result_sql =
+        bare ? "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
+               " payload, duration_ms, completed_at) VALUES (?1, ?2, 'search',"
+               " 0, 'finished', ?3, 0.004, ?4)"
+             : "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
+               " payload, content, artifact, duration_ms, exit_status,"
+               " completed_at, replayed, repaired) VALUES (?1, ?2, 'search',"
+               " 0, 'finished', ?3, NULL, NULL, 0.004, NULL, ?4, 0, 0)";
+    if (sqlite3_prepare_v2(l->db, "BEGIN IMMEDIATE", -1, &l->begin, NULL) ||
+        sqlite3_prepare_v2(l->db, "COMMIT", -1, &l->commit, NULL) ||
+        sqlite3_prepare_v2(l->db, call_sql, -1, &l->call, NULL) ||
+        sqlite3_prepare_v2(l->db, result_sql, -1, &l->result, NULL) ||
+        (kind == LIM_PROTOCOL &&
+         (sqlite3_prepare_v2(l->db,
+                             "UPDATE calls SET state = 'done' WHERE rowid = ?1",
+                             -1, &l->done, NULL) ||
+          sqlite3_prepare_v2(l->db,
+                             "SELECT rowid FROM calls WHERE id = ?1 AND"
+                             " caller_id IS NULL ORDER BY rowid LIMIT 1",
+                             -1, &l->lookup, NULL)))) {
+        fprintf(stderr, "limit: %s\n", sqlite3_errmsg(l->db));
+        return -1;
+    }
+    return 0;
+}
+
+static int step_reset(sqlite3 *db, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        fprintf(stderr, "limit: %s\n", sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* `turns` turns of CALLS_PER_TURN call+result pairs: one transaction each,
+ * or for LIM_PROTOCOL two (calls, then results and marks). The rows'
+ * content (ids, arguments) is made inside the timed loop, as toolgate's
+ * come from its turn. Returns seconds, or -1. */
+static double limit_round(limit_side *l, int turns)
+{
+    double t0 = bench_now();
+    sqlite3_int64 pid = (sqlite3_int64)getpid();
+    int proto = l->kind == LIM_PROTOCOL;
+    for (int t = 0; t < turns; t++) {
+        sqlite3_int64 rowids[CALLS_PER_TURN];
+        char ids[CALLS_PER_TURN][32];
+        if (step_reset(l->db, l->begin) != 0)
+            return -1;
+        for (int i = 0; i < CALLS_PER_TURN; i++) {
+            char args[300];
+            long n = l->next_id++;
+            snprintf(ids[i], sizeof ids[i], "call_%09ld", n);
+            args_text(args, sizeof args, n);
+            sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
+            if (proto) {
+                sqlite3_bind_text(l->lookup, 1, ids[i], -1, SQLITE_STATIC);
+                int found = sqlite3_step(l->lookup);
+                sqlite3_reset(l->lookup);
+                if (found != SQLITE_DONE) {
+                    fprintf(stderr, "limit: look-up: %s\n",
+                            found == SQLITE_ROW ? "an id came back"
+                                                : sqlite3_errmsg(l->db));
+                    return -1;
+                }
+            }
+            sqlite3_bind_text(l->call, 1, ids[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(l->call, 2, args, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(l->call, 3, CHECKSUM_TEXT, -1, SQLITE_STATIC);
+            sqlite3_bind_int(l->call, 4, i);
+            sqlite3_bind_int64(l->call, 5, now);
+            sqlite3_bind_int64(l->call, 6, pid);
+            if (l->kind != LIM_BARE)
+                sqlite3_bind_text(l->call, 7, proto ? "running" : "done", -1,
+                                  SQLITE_STATIC);
+            if (step_reset(l->db, l->call) != 0)
+                return -1;
+            rowids[i] = sqlite3_last_insert_rowid(l->db);
+        }
+        if (proto && (step_reset(l->db, l->commit) != 0 ||
+                      step_reset(l->db, l->begin) != 0))
+            return -1;
+        for (int i = 0; i < CALLS_PER_TURN; i++) {
+            sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
+            sqlite3_bind_int64(l->result, 1, rowids[i]);
+            sqlite3_bind_text(l->result, 2, ids[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(l->result, 3, PAYLOAD_TEXT, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(l->result, 4, now);
+            if (step_reset(l->db, l->result) != 0)
+                return -1;
+            if (proto) {
+                sqlite3_bind_int64(l->done, 1, rowids[i]);
+                if (step_reset(l->db, l->done) != 0)
+                    return -1;
+            }
+        }
+        if (step_reset(l->db, l->commit) != 0)
+            return -1;
+    }
+    return bench_now() - t0;
+}
+
+/* ------------------------------------------------------------ throughput */
+
+typedef struct figures {
+    double tg[MAX_ROUNDS], limit[MAX_ROUNDS], bare[MAX_ROUNDS];
+    double proto[MAX_ROUNDS], off[MAX_ROUNDS], ratio[MAX_ROUNDS];
+} figures;
+
+/* Measures one sync mode; returns 0, 1 when the mode is not available,
+ * -1 on failure. Results per second go into f. */
+static int measure(const char *dir, const char *sync, int turns, int rounds,
+                   figures *f)
+{
+    char tg_path[4200], limit_path[4200], bare_path[4200], proto_path[4200];
+    char name[64];
+    snprintf(name, sizeof name, "tg-%s.db", sync);
+    if (path_join(tg_path, sizeof tg_path, dir, name) != 0)
+        return -1;
+    snprintf(name, sizeof name, "limit-%s.db", sync);
+    if (path_join(limit_path, sizeof limit_path, dir, name) != 0)
+        return -1;
+    snprintf(name, sizeof name, "bare-%s.db", sync);
+    if (path_join(bare_path, sizeof bare_path, dir, name) != 0)
+        return -1;
+    snprintf(name, sizeof name, "proto-%s.db", sync);
+    if (path_join(proto_path, sizeof proto_path, dir, name) != 0)
+        return -1;
+    remove_db(tg_path);
+    remove_db(limit_path);
+    remove_db(bare_path);
+    remove_db(proto_path);
+
+    tg_side tg = {0}, off = {0};
+    limit_side lim = {0}, bare = {0}, proto = {0};
+    int ret = -1;
+    int rc = tg_side_open(&tg, tg_path, sync);
+    if (rc != 0) {
+        ret = rc;
+        goto done;
+    }
+    if (tg_side_open(&off, NULL, NULL) != 0 || create_journal(limit_path) ||
+        create_journal(proto_path) ||
+        limit_open(&lim, limit_path, sync, LIM_JOURNAL) != 0 ||
+        limit_open(&bare, bare_path, sync, LIM_BARE) != 0 ||
+        limit_open(&proto, proto_path, sync, LIM_PROTOCOL) != 0)
+        goto done;
+    /* A warm-up round of each, not counted. */
+    if (tg_side_round(&tg, turns) < 0 || limit_round(&lim, turns) < 0 ||
+        limit_round(&bare, turns) < 0 || limit_round(&proto, turns) < 0 ||
+        tg_side_round(&off, turns) < 0)
+        goto done;
+    double results = (double)turns * CALLS_PER_TURN;
+    for (int r = 0; r < rounds; r++) {
+        double a, b, c, d, e;
+        if (r % 2 == 0) {
+            a = tg_side_round(&tg, turns);
+            b = limit_round(&lim, turns);
+            c = limit_round(&bare, turns);
+            e = limit_round(&proto, turns);
+            d = tg_side_round(&off, turns);
+        } else {
+            d = tg_side_round(&off, turns);
+            e = limit_round(&proto, turns);
+            c = limit_round(&bare, turns);
+            b = limit_round(&lim, turns);
+            a = tg_side_round(&tg, turns);
+        }
+        if (a <= 0 || b <= 0 || c <= 0 || d <= 0 || e <= 0)
+            goto done;
+        f->tg[r] = results / a;
+        f->limit[r] = results / b;
+        f->bare[r] = results / c;
+        f->proto[r] = results / e;
+        f->off[r] = results / d;
+        f->ratio[r] = f->tg[r] / f->limit[r];
+    }
+    ret = 0;
+done:
+    tg_side_close(&tg);
+    tg_side_close(&off);
+    limit_close(&lim);
+    limit_close(&bare);
+    limit_close(&proto);
+    remove_db(tg_path);
+    remove_db(limit_path);
+    remove_db(bare_path);
+    remove_db(proto_path);
+    return ret;
+}
+
+static double median_of(const double *v, int n)
+{
+    double tmp[MAX_ROUNDS];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    return bench_median(tmp, n);
+}
+
+static int throughput(const char *dir, int turns, int rounds, const char *mode)
+{
+    const char *modes[2] = {"normal", "full"};
+    int failed = 0;
+    printf("bench_journal: durable results/s, turns of %d calls (in-process "
+           "no-op tool, TG_TOOL_INLINE), %d turns a round, median of %d "
+           "interleaved rounds, files in %s\n",
+           CALLS_PER_TURN, turns, rounds, dir);
+    for (int m = 0; m < 2; m++) {
+        if (strcmp(mode, "both") != 0 && strcmp(mode, modes[m]) != 0)
+            continue;
+        figures f;
+        memset(&f, 0, sizeof f);
+        int rc = measure(dir, modes[m], turns, rounds, &f);
+        if (rc == 1) {
+            printf("  sync %-6s  not measured: this library has no "
+                   "journal.sync option\n",
+                   modes[m]);
+            continue;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "sync %s: a measurement failed\n", modes[m]);
+            failed = 1;
+            continue;
+        }
+        double tg = median_of(f.tg, rounds), lim = median_of(f.limit, rounds);
+        double bare = median_of(f.bare, rounds), off = median_of(f.off, rounds);
+        double proto = median_of(f.proto, rounds);
+        double ratio = median_of(f.ratio, rounds);
+        printf("  sync %s\n", modes[m]);
+        printf("    limit  SQLite loop, journal schema, 1 tx/turn  %9.0f "
+               "results/s\n",
+               lim);
+        printf("    info   SQLite loop, 2 bare tables, 1 tx/turn   %9.0f "
+               "results/s\n",
+               bare);
+        printf("    info   SQLite loop, toolgate's protocol, 2 tx/turn"
+               " %8.0f results/s  (id look-up + call 'running'; then result +"
+               " 'done')\n",
+               proto);
+        printf("    toolgate run_turn, journal on               %9.0f "
+               "results/s  = %.2fx limit (goal >= 0.80",
+               tg, ratio);
+        if (m == 0)
+            printf(", and >= 20000/s");
+        printf("; per round:");
+        for (int r = 0; r < rounds; r++)
+            printf(" %.2f", f.ratio[r]);
+        printf(")\n");
+        printf("    info   toolgate run_turn, journal off        %9.0f "
+               "results/s\n",
+               off);
+    }
+    return failed;
+}
+
+/* ------------------------------------------------------------ history */
+
+static long long count_rows(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM calls),"
+                           " (SELECT count(*) FROM results)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_int64(st, 0) == sqlite3_column_int64(st, 1))
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A mix of the bits of i (splitmix64), so tool, outcome and caller of a
+ * row are independent of each other. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* The tools of the big journal: 20 common ones, and "rare" for one call in
+ * 100,000. */
+static const char *fill_tool(long i, uint64_t h, char buf[16])
+{
+    if (i % 100000 == 99999)
+        return "rare";
+    snprintf(buf, 16, "tool_%02d", (int)(h % 20));
+    return buf;
+}
+
+static int fill(const char *path, long rows)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *call = NULL, *result = NULL;
+    int ret = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+        exec_sql(db, "PRAGMA synchronous = OFF") != 0 ||
+        exec_sql(db, "PRAGMA cache_size = -1048576") != 0 ||
+        sqlite3_prepare_v2(
+            db,
+            "INSERT INTO calls(rowid, id, tool, args, checksum, caller_id,"
+            " format, idx, inline_output, from_artifact_tool, created_at,"
+            " started_at, state, owner_pid, owner_start, owner_boot) VALUES"
+            " (?1, ?2, ?3, ?4, ?5, ?6, 'openai-chat', ?7, 1, 0, ?8, ?8,"
+            " 'done', 4242, 123456, '0f0e0d0c-0b0a-0908-0706-050403020100')",
+            -1, &call, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(
+            db,
+            "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
+            " payload, duration_ms, exit_status, completed_at) VALUES (?1,"
+            " ?2, ?3, ?4, 'finished', ?5, ?6, NULL, ?7)",
+            -1, &result, NULL) != SQLITE_OK) {
+        fprintf(stderr, "fill: %s\n", db ? sqlite3_errmsg(db) : "no memory");
+        goto done;
+    }
+    static const char *const callers[] = {"agent-1", "agent-2", "agent-3",
+                                          "agent-4"};
+    /* One call a millisecond, ending about now. */
+    sqlite3_int64 base = (sqlite3_int64)time(NULL) * 1000 - rows;
+    double t0 = bench_now();
+    for (long i = 0; i < rows; i++) {
+        if (i % 250000 == 0 && exec_sql(db, "BEGIN") != 0)
+            goto done;
+        char id[32], args[300], tb[16];
+        uint64_t h = mix((uint64_t)i);
+        const char *tool = fill_tool(i, h, tb);
+        snprintf(id, sizeof id, "call_%09ld", i);
+        args_text(args, sizeof args, i);
+        /* One call in 10 ends in error; none is denied. */
+        int outcome =
+            (h >> 8) % 10 == 3 ? TG_OUTCOME_ERROR : TG_OUTCOME_SUCCESS;
+        const char *payload =
+            outcome == TG_OUTCOME_SUCCESS
+                ? "{\"matches\":3,\"files\":[\"src/a.c\",\"src/b.c\"]}"
+                : "{\"error\":{\"message\":\"exit status 2\","
+                  "\"code\":\"EXIT_STATUS\"}}";
+        sqlite3_bind_int64(call, 1, i + 1);
+        sqlite3_bind_text(call, 2, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(call, 3, tool, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(call, 4, args, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(call, 5, CHECKSUM_TEXT, -1, SQLITE_STATIC);
+        sqlite3_bind_text(call, 6, callers[(h >> 16) % 4], -1, SQLITE_STATIC);
+        sqlite3_bind_int(call, 7, (int)(i % 8));
+        sqlite3_bind_int64(call, 8, base + i);
+        if (step_reset(db, call) != 0)
+            goto done;
+        sqlite3_bind_int64(result, 1, i + 1);
+        sqlite3_bind_text(result, 2, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(result, 3, tool, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(result, 4, outcome);
+        sqlite3_bind_text(result, 5, payload, -1, SQLITE_STATIC);
+        sqlite3_bind_double(result, 6, 1.0 + (double)(i % 997));
+        sqlite3_bind_int64(result, 7, base + i + 1);
+        if (step_reset(db, result) != 0)
+            goto done;
+        if ((i + 1) % 250000 == 0 || i + 1 == rows) {
+            if (exec_sql(db, "COMMIT") != 0)
+                goto done;
+            if ((i + 1) % 1000000 == 0 || i + 1 == rows) {
+                fprintf(stderr, "  filled %ld rows, %.0f s\n", i + 1,
+                        bench_now() - t0);
+            }
+        }
+    }
+    if (exec_sql(db, "PRAGMA wal_checkpoint(TRUNCATE)") != 0)
+        goto done;
+    ret = 0;
+done:
+    sqlite3_finalize(call);
+    sqlite3_finalize(result);
+    sqlite3_close(db);
+    return ret;
+}
+
+static int history_query(const char *path, const char *label,
+                         const tg_history_query *q)
+{
+    enum { RUNS = 15 };
+    double t[RUNS], first = 0;
+    size_t count = 0;
+    for (int r = -1; r < RUNS; r++) {
+        char *out = NULL;
+        tg_error err = {0};
+        double t0 = bench_now();
+        int rc = tg_journal_history(path, q, &out, &err);
+        double dt = bench_now() - t0;
+        if (rc != 0) {
+            fprintf(stderr, "%s: %s\n", label, err.message);
+            return -1;
+        }
+        if (r < 0) {
+            first = dt;
+            /* Results in the array: count the records' "call" members. */
+            for (const char *p = out; (p = strstr(p, "\"call\":")) != NULL; p++)
+                count++;
+        } else {
+            t[r] = dt;
+        }
+        tg_free(out);
+    }
+    printf("  %-50s %3zu rows  first %7.2f ms, median %7.2f ms\n", label, count,
+           first * 1e3, bench_median(t, RUNS) * 1e3);
+    return 0;
+}
+
+static int history(const char *dir, long rows)
+{
+    char path[4200], name[64];
+    struct stat sb;
+    snprintf(name, sizeof name, "tg-history-%ld.db", rows);
+    if (path_join(path, sizeof path, dir, name) != 0)
+        return 1;
+    double fill_s = -1;
+    if (stat(path, &sb) == 0 && count_rows(path) == rows) {
+        printf("bench_journal: reusing %s (%ld rows)\n", path, rows);
+    } else {
+        remove_db(path);
+        if (create_journal(path) != 0)
+            return 1;
+        double t0 = bench_now();
+        if (fill(path, rows) != 0)
+            return 1;
+        fill_s = bench_now() - t0;
+    }
+    if (stat(path, &sb) != 0)
+        return 1;
+    printf("bench_journal: history on %ld calls and results (%s, %.2f GB", rows,
+           path, (double)sb.st_size / 1e9);
+    if (fill_s >= 0)
+        printf(", filled in %.0f s = %.0f rows/s", fill_s, rows / fill_s);
+    printf("); each query opens the journal (as `toolgate history` does), "
+           "first call and median of 15\n");
+    static const struct {
+        const char *label;
+        tg_history_query q;
+    } queries[] = {
+        {"--tool tool_07 --limit 20 (1/20 of rows)",
+         {.tool = "tool_07", .limit = 20}},
+        {"--tool rare --limit 20 (1 row in 100,000)",
+         {.tool = "rare", .limit = 20}},
+        {"--tool absent --limit 20 (no row)", {.tool = "absent", .limit = 20}},
+        {"--limit 20 (no filter)", {.limit = 20}},
+        {"--tool tool_07 --outcome error --limit 20",
+         {.tool = "tool_07", .outcome = "error", .limit = 20}},
+        {"--tool tool_07 --outcome denied --limit 20 (none)",
+         {.tool = "tool_07", .outcome = "denied", .limit = 20}},
+        {"--outcome error --limit 20", {.outcome = "error", .limit = 20}},
+        {"--caller agent-2 --limit 20", {.caller = "agent-2", .limit = 20}},
+        {"--tool tool_07 --caller agent-2 --limit 20",
+         {.tool = "tool_07", .caller = "agent-2", .limit = 20}},
+        {"--tool rare --since 0 --limit 20",
+         {.tool = "rare", .since = "0", .limit = 20}},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++)
+        if (history_query(path, queries[i].label, &queries[i].q) != 0)
+            failed = 1;
+    return failed;
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    const char *dir = getenv("TMPDIR");
+    const char *mode = "both";
+    long history_rows = 0;
+    int turns = 30, rounds = DEFAULT_ROUNDS;
+    /* Lines as they come, also into a file: the history mode runs long. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (dir == NULL || *dir == '\0')
+        dir = "/tmp";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (strcmp(argv[i], "--sync") == 0 && i + 1 < argc) {
+            mode = argv[++i];
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+            rounds = (int)strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--history-rows") == 0 && i + 1 < argc) {
+            history_rows = strtol(argv[++i], NULL, 10);
+        } else if (argv[i][0] >= '1' && argv[i][0] <= '9') {
+            turns = (int)strtol(argv[i], NULL, 10);
+        } else {
+            fprintf(stderr,
+                    "usage: bench_journal [TURNS_PER_ROUND] [--rounds N] "
+                    "[--dir DIR] [--sync normal|full|both]\n"
+                    "       bench_journal --history-rows N [--dir DIR]\n");
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS || turns < 1 ||
+        (strcmp(mode, "both") && strcmp(mode, "normal") &&
+         strcmp(mode, "full"))) {
+        fprintf(stderr, "bench_journal: bad rounds, turns or --sync\n");
+        return 2;
+    }
+    if (history_rows > 0)
+        return history(dir, history_rows);
+    char work[4200];
+    if (path_join(work, sizeof work, dir, "tg-bench-journal-XXXXXX") != 0 ||
+        mkdtemp(work) == NULL) {
+        fprintf(stderr, "bench_journal: cannot make a directory in %s: %s\n",
+                dir, strerror(errno));
+        return 1;
+    }
+    int failed = throughput(work, turns, rounds, mode);
+    rmdir(work);
+    return failed;
+}
