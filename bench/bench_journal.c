@@ -305,8 +305,9 @@ static int limit_open(limit_side *l, const char *path, const char *sync,
                " 0, 'finished', ?3, 0.004, ?4)"
              : "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
                " payload, content, artifact, duration_ms, exit_status,"
-               " completed_at, replayed, repaired) VALUES (?1, ?2, 'search',"
-               " 0, 'finished', ?3, NULL, NULL, 0.004, NULL, ?4, 0, 0)";
+               " completed_at, replayed, repaired, caller_id) VALUES (?1, ?2,"
+               " 'search', 0, 'finished', ?3, NULL, NULL, 0.004, NULL, ?4, 0,"
+               " 0, NULL)";
     if (sqlite3_prepare_v2(l->db, "BEGIN IMMEDIATE", -1, &l->begin, NULL) ||
         sqlite3_prepare_v2(l->db, "COMMIT", -1, &l->commit, NULL) ||
         sqlite3_prepare_v2(l->db, call_sql, -1, &l->call, NULL) ||
@@ -614,8 +615,8 @@ static int fill(const char *path, long rows)
         sqlite3_prepare_v2(
             db,
             "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
-            " payload, duration_ms, exit_status, completed_at) VALUES (?1,"
-            " ?2, ?3, ?4, 'finished', ?5, ?6, NULL, ?7)",
+            " payload, duration_ms, exit_status, completed_at, caller_id)"
+            " VALUES (?1, ?2, ?3, ?4, 'finished', ?5, ?6, NULL, ?7, ?8)",
             -1, &result, NULL) != SQLITE_OK) {
         fprintf(stderr, "fill: %s\n", db ? sqlite3_errmsg(db) : "no memory");
         goto done;
@@ -658,6 +659,7 @@ static int fill(const char *path, long rows)
         sqlite3_bind_text(result, 5, payload, -1, SQLITE_STATIC);
         sqlite3_bind_double(result, 6, 1.0 + (double)(i % 997));
         sqlite3_bind_int64(result, 7, base + i + 1);
+        sqlite3_bind_text(result, 8, callers[(h >> 16) % 4], -1, SQLITE_STATIC);
         if (step_reset(db, result) != 0)
             goto done;
         if ((i + 1) % 250000 == 0 || i + 1 == rows) {

@@ -97,6 +97,13 @@ static const char *const migrations[] = {
      * that calls_id served. */
     "CREATE INDEX IF NOT EXISTS calls_scope ON calls(id, caller_id);"
     "DROP INDEX IF EXISTS calls_id;",
+    /* v4: `history --caller X` newest first. Through calls_caller it sorted
+     * all of the caller's rows (9 s at 10 M rows); with the caller on the
+     * result, one index walk in order answers it. */
+    "ALTER TABLE results ADD COLUMN caller_id TEXT;"
+    "UPDATE results SET caller_id ="
+    " (SELECT caller_id FROM calls WHERE calls.rowid = results.call_rowid);"
+    "CREATE INDEX results_caller ON results(caller_id, completed_at);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -472,7 +479,8 @@ fail:
 }
 
 static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
-                         const tg_result *r, sqlite3_int64 now, tg_error *err)
+                         const tg_call *call, const tg_result *r,
+                         sqlite3_int64 now, tg_error *err)
 {
     sqlite3_stmt *st = sj->st_result;
     int nomem = 0, rc = 0;
@@ -507,6 +515,7 @@ static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
     b |= sqlite3_bind_int64(st, 11, r->completed_at ? r->completed_at : now);
     b |= sqlite3_bind_int(st, 12, r->replayed ? 1 : 0);
     b |= sqlite3_bind_int(st, 13, (int)r->repaired);
+    b |= bind_text(st, 14, call->caller_id);
     if (b != SQLITE_OK) {
         sqlite3_clear_bindings(st);
         rc = db_fail(sj, b, "binding a result", err);
@@ -613,7 +622,8 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
             rowid = s->rowid;
         else if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
             goto fail;
-        if ((rc = insert_result(sj, rowid, results[i], now, err)) != 0 ||
+        if ((rc = insert_result(sj, rowid, calls[i], results[i], now, err)) !=
+                0 ||
             (rc = mark_done(sj, rowid, err)) != 0)
             goto fail;
     }
@@ -696,9 +706,10 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
     list = NULL;
     if ((rc = prepare(sj,
                       "INSERT INTO results(call_rowid, id, tool, outcome,"
-                      " execution, payload, duration_ms, completed_at)"
-                      " SELECT rowid, id, tool, ?2, 'started', ?3, 0, ?4"
-                      " FROM calls WHERE rowid = ?1",
+                      " execution, payload, duration_ms, completed_at,"
+                      " caller_id)"
+                      " SELECT rowid, id, tool, ?2, 'started', ?3, 0, ?4,"
+                      " caller_id FROM calls WHERE rowid = ?1",
                       &ins, err)) != 0)
         goto done;
     if ((rc = tx_begin(sj, err)) != 0)
@@ -1124,7 +1135,7 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
     if (q->outcome != NULL)
         b |= tg__buf_puts(&sql, " AND r.outcome = ?2");
     if (q->caller != NULL)
-        b |= tg__buf_puts(&sql, " AND c.caller_id = ?3");
+        b |= tg__buf_puts(&sql, " AND r.caller_id = ?3");
     if (q->since != NULL)
         b |= tg__buf_puts(&sql, " AND r.completed_at >= ?4");
     b |= tg__buf_puts(&sql, " ORDER BY r.completed_at DESC, r.call_rowid DESC"
@@ -1286,7 +1297,7 @@ static int filter_sql(tg_buf *sql, const tg_history_query *q)
     if (q->outcome != NULL)
         b |= tg__buf_puts(sql, " AND r.outcome = ?2");
     if (q->caller != NULL)
-        b |= tg__buf_puts(sql, " AND c.caller_id = ?3");
+        b |= tg__buf_puts(sql, " AND r.caller_id = ?3");
     if (q->since != NULL)
         b |= tg__buf_puts(sql, " AND r.completed_at >= ?4");
     return b;
@@ -1891,9 +1902,9 @@ int tg__journal_open_sqlite_opts(const char *path,
         (rc = prepare(sj,
                       "INSERT INTO results(call_rowid, id, tool, outcome,"
                       " execution, payload, content, artifact, duration_ms,"
-                      " exit_status, completed_at, replayed, repaired)"
-                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                      " ?12, ?13)",
+                      " exit_status, completed_at, replayed, repaired,"
+                      " caller_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+                      " ?10, ?11, ?12, ?13, ?14)",
                       &sj->st_result, err)) != 0 ||
         (rc = prepare(sj, "UPDATE calls SET state = 'done' WHERE rowid = ?1",
                       &sj->st_done, err)) != 0)

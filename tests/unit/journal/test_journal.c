@@ -708,27 +708,34 @@ static void test_migrations(void **state)
     tg__journal_close(j);
     long long objects =
         raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
 
     /* A version 1 journal (before results.repaired and calls_scope) is
      * migrated forward, its rows kept, and then holds what limits.repair
      * did. */
+    raw_exec(f->path, "DROP INDEX results_caller");
+    raw_exec(f->path, "ALTER TABLE results DROP COLUMN caller_id");
+    raw_exec(f->path, "UPDATE calls SET caller_id = 'carol'");
     raw_exec(f->path, "ALTER TABLE results DROP COLUMN repaired");
     raw_exec(f->path, "DROP INDEX calls_scope");
     raw_exec(f->path, "CREATE INDEX calls_id ON calls(id)");
     raw_exec(f->path, "PRAGMA user_version = 1");
     j = open_ok(f->path);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
                                         " WHERE repaired = 0"),
+                     1);
+    /* v4 copied each call's caller onto its result. */
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
+                                        " WHERE caller_id = 'carol'"),
                      1);
     tg_call *c2 = mkcall("call_r", "echo", "{}", NULL);
     c2->repaired = 3;
