@@ -103,7 +103,12 @@ static const char *const migrations[] = {
     "ALTER TABLE results ADD COLUMN caller_id TEXT;"
     "UPDATE results SET caller_id ="
     " (SELECT caller_id FROM calls WHERE calls.rowid = results.call_rowid);"
-    "CREATE INDEX results_caller ON results(caller_id, completed_at);",
+    "CREATE INDEX results_caller ON results(caller_id, completed_at);"
+    /* ... and `stats --tool X` reads its columns from the tool's index
+     * alone instead of one table lookup per row (64 s at 10 M rows). */
+    "DROP INDEX results_tool;"
+    "CREATE INDEX results_tool ON results(tool, completed_at, outcome,"
+    " replayed, duration_ms);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -1284,14 +1289,11 @@ static int query_filters(const tg_history_query *q, int *outcome,
     return 0;
 }
 
-/* " FROM results r [JOIN calls c] WHERE ..." with only the filters given
+/* " FROM results r WHERE ..." with only the filters given
  * (parameters ?1 tool, ?2 outcome, ?3 caller, ?4 since). */
 static int filter_sql(tg_buf *sql, const tg_history_query *q)
 {
-    int b = tg__buf_puts(sql, " FROM results r");
-    if (q->caller != NULL)
-        b |= tg__buf_puts(sql, " JOIN calls c ON c.rowid = r.call_rowid");
-    b |= tg__buf_puts(sql, " WHERE 1");
+    int b = tg__buf_puts(sql, " FROM results r WHERE 1");
     if (q->tool != NULL)
         b |= tg__buf_puts(sql, " AND r.tool = ?1");
     if (q->outcome != NULL)
