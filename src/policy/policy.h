@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h - the permission policy engine (issue 6; `policy` of toolgate.json,
+ * spec/cli.md): rules read top to bottom, the first whose every condition
+ * holds decides allow / deny / ask, none: the default. A rule may test the
+ * tool name (glob), the caller id (string or glob), the tool's MCP
+ * annotations (absent hints take the MCP defaults: readOnlyHint false,
+ * destructiveHint true, idempotentHint false, openWorldHint true) and the
+ * call's arguments (equals, one_of, matches a regex, under a path,
+ * max_length).
+ *
+ * Details the config syntax leaves open, decided here:
+ *   - `tool` and `caller` are fnmatch(3) globs (no flags); a string without
+ *     * ? [ \ is compared as is. A call without a caller fails every rule
+ *     that names one.
+ *   - An annotation hint that is absent or not a boolean takes the default.
+ *   - One argument may carry several operators ({"matches": .., "max_length":
+ *     ..}): all must hold. An absent argument meets no condition.
+ *   - `matches` searches (unanchored; anchor with ^ and $) with PCRE2 in UTF
+ *     mode, with match limits; `max_length` counts code points; `matches`,
+ *     `under` and `max_length` never hold for a non-string.
+ *   - `under` resolves both paths like the kernel walks them (path.c).
+ *
+ * A compiled policy is immutable: any number of threads may call
+ * tg__policy_decide on one policy at once. Every decision keeps its mutable
+ * state (PCRE2 match data, resolved paths, the candidate cursors of the
+ * rule index) in its own stack frame or in allocations it frees itself; the
+ * PCRE2 codes and match contexts in the policy are only read.
+ */
+#ifndef TG_POLICY_POLICY_H
+#define TG_POLICY_POLICY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "toolgate.h"
+
+typedef enum tg_policy_decision {
+    TG_POLICY_ALLOW = 0,
+    TG_POLICY_DENY = 1,
+    TG_POLICY_ASK = 2
+} tg_policy_decision;
+
+typedef struct tg_policy tg_policy;
+
+/* What a decision looks at. Every pointer is borrowed for the call. */
+typedef struct tg_policy_input {
+    const char *tool;          /* the tool's name; required */
+    const char *caller;        /* caller id; NULL: none (caller rules fail) */
+    const json_t *annotations; /* the tool's MCP annotations object or NULL */
+    const json_t *args;        /* the call's arguments object or NULL */
+    const char *workspace;     /* `under` rule paths are relative to it;
+                                  relative: to the process's cwd. NULL: "." */
+    const char *cwd;           /* relative argument paths are relative to it;
+                                  relative: to the workspace. NULL: the
+                                  workspace */
+} tg_policy_input;
+
+typedef struct tg_policy_verdict {
+    tg_policy_decision decision;
+    long rule; /* index of the deciding rule, -1 for the default */
+    /* The rule's "reason", else a text naming the rule ("policy rule 3
+     * (tool 'write_file', args.path under './out') denies it"), or for the
+     * default one naming the default. Borrowed from the policy: valid while
+     * it lives. */
+    const char *reason;
+} tg_policy_verdict;
+
+/* Compiles the `policy` member of toolgate.json. `policy` is borrowed (the
+ * compiled policy keeps copies of what it needs); NULL or JSON null is the
+ * absent policy: default allow, no rules (the caller picks its own defaults
+ * before that if it wants others). Unknown keys, wrong types, bad regexes,
+ * bad decisions fail with TG_ECONFIG, a message naming the key
+ * ("policy.rules[3].args.path.under must be a string") and err->pointer set
+ * ("/policy/rules/3/args/path/under"); TG_ENOMEM on allocation failure. On
+ * success *out is a new policy the caller frees with tg__policy_free. */
+int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err);
+/* Frees a compiled policy; NULL is a no-op. */
+void tg__policy_free(tg_policy *policy);
+
+/* Number of rules; the default decision. */
+size_t tg__policy_rule_count(const tg_policy *policy);
+tg_policy_decision tg__policy_default(const tg_policy *policy);
+
+/* Decides one call. Returns 0 with *out filled, or a negative TG_E* code
+ * (err filled) when the call cannot be judged: TG_EINVAL for a NULL tool,
+ * an `under` path argument holding a NUL byte or a path that cannot be
+ * resolved (symlink loop, permission, too long), TG_ELIMIT when a regex hits
+ * its match limit, TG_ENOMEM. A caller must treat any error as a deny: a
+ * rule that cannot be evaluated is never skipped silently, since skipping a
+ * deny rule would let a later allow rule decide.
+ *
+ * When explain is not NULL the rules are checked one by one, top to bottom,
+ * without the index, and a text saying which conditions of which rules held
+ * or failed and why the first match decides is appended to it (for
+ * `toolgate policy check`); the verdict is the same as without it. The
+ * text is best effort: when memory runs out while it is written it may be
+ * cut short; the verdict stays exact.
+ *
+ * Thread-safe: concurrent calls on one policy are allowed (see above). */
+int tg__policy_decide(const tg_policy *policy, const tg_policy_input *in,
+                      tg_policy_verdict *out, tg_buf *explain, tg_error *err);
+
+/* "allow", "deny" or "ask" (static). */
+const char *tg__policy_decision_name(tg_policy_decision d);
+
+#endif
