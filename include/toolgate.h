@@ -392,6 +392,10 @@ int tg_runtime_register(tg_runtime *rt, const char *name,
                         tg_error *err);
 /* Sets the event callbacks (copied) and their user data. */
 void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud);
+/* With approve set, every call the policy answers `ask` runs (as an operator
+ * saying yes would let it); otherwise such a call ends `denied` with a
+ * reason saying approval was needed and how to grant it. Off by default. */
+void tg_runtime_set_approve(tg_runtime *rt, int approve);
 /* Runs every call of `turn` (concurrently, up to the parallel limit) until
  * each has a result; returns 0 then, whatever the outcomes. Fails only when
  * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result

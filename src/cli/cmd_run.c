@@ -35,6 +35,7 @@ static const char run_usage[] =
     "                       dangling calls\n"
     "  --no-journal         do not record calls and results\n"
     "  --approve            answer every 'ask' of the policy with yes\n"
+    "                       (without it, an 'ask' is denied, saying so)\n"
     "  --hmac-key-file F    checksums are HMAC-SHA256 with the key in F\n"
     "  --verbose            stream the calls' output to stderr\n"
     "  --config FILE        configuration file\n";
@@ -247,6 +248,7 @@ int cmd_run(int argc, char **argv)
         status = cli_exit_for(rc);
         goto done;
     }
+    tg_runtime_set_approve(rt, o.approve);
     bool tty = isatty(STDERR_FILENO);
     if (tty || o.verbose) {
         prog = progress_new(stderr, tty, o.verbose, tg_turn_call_count(turn));

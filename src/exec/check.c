@@ -4,9 +4,9 @@
  * found while parsing (which limits.repair may fix first), an unknown tool,
  * arguments over the size limit, a checksum that does not match, arguments
  * that do not satisfy the tool's JSON Schema (limits.repair may unquote
- * numbers and booleans first), and for command tools the argv and stdin
- * templates. Each failure is a result with execution not_started; nothing
- * here stops the other calls of the turn.
+ * numbers and booleans first), the permission policy, and for command
+ * tools the argv and stdin templates. Each failure is a result with execution
+ * not_started; nothing here stops the other calls of the turn.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +226,59 @@ static tg_result *check_schema(tg_runtime *rt, tg_call *call,
     return r;
 }
 
+/* The permission policy (src/policy): allow runs on, deny ends `denied`
+ * with the rule's reason, ask runs only when approved (--approve) and is
+ * denied otherwise, saying how to grant it. A call the policy cannot judge
+ * (an unresolvable path, a regex limit) is denied, never let through. */
+static tg_result *check_policy(tg_runtime *rt, tg_call *call,
+                               const tg_tool *tool, bool *oom)
+{
+    tg_policy_input in = {
+        .tool = call->tool,
+        .caller = call->caller_id,
+        .annotations = tool->annotations,
+        .args = tg__call_args(call),
+        .workspace = rt->cfg->workspace,
+        .cwd = rt->cfg->cwd,
+    };
+    tg_policy_verdict v;
+    tg_error e = {0};
+    if (in.args == NULL) {
+        *oom = true; /* the arguments decoded before: only memory fails */
+        return NULL;
+    }
+    int rc = tg__policy_decide(rt->policy, &in, &v, NULL, &e);
+    if (rc == TG_ENOMEM) {
+        *oom = true;
+        return NULL;
+    }
+    tg_result *r = NULL;
+    if (rc != 0) {
+        tg_buf why;
+        tg__buf_init(&why, 0);
+        if (tg__buf_printf(&why, "the policy could not judge this call: %s",
+                           e.message) == 0)
+            r = tg__result_denied(call, tg__buf_cstr(&why));
+        tg__buf_cleanup(&why);
+        return refuse(oom, r);
+    }
+    if (v.decision == TG_POLICY_ALLOW ||
+        (v.decision == TG_POLICY_ASK && rt->approve))
+        return NULL;
+    if (v.decision == TG_POLICY_DENY)
+        return refuse(oom, tg__result_denied(call, v.reason));
+    tg_buf why;
+    tg__buf_init(&why, 0);
+    if (tg__buf_printf(&why,
+                       "approval needed (%s) and there is no operator to ask; "
+                       "run with --approve to answer yes, or add a policy rule "
+                       "that allows it",
+                       v.reason) == 0)
+        r = tg__result_denied(call, tg__buf_cstr(&why));
+    tg__buf_cleanup(&why);
+    return refuse(oom, r);
+}
+
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
 {
     tg_call *call = job->call;
@@ -289,6 +342,11 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     }
     if (tool->schema != NULL) {
         tg_result *r = check_schema(rt, call, tool, oom);
+        if (r != NULL || *oom)
+            return r;
+    }
+    if (rt->policy != NULL) {
+        tg_result *r = check_policy(rt, call, tool, oom);
         if (r != NULL || *oom)
             return r;
     }

@@ -124,7 +124,8 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
     rt->kill_grace_ms =
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
-    if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0)
+    if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0 ||
+        (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0)
         goto fail;
     tg_journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
@@ -171,6 +172,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     return 0;
 fail:
     tg__journal_close(rt->journal);
+    tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);
     tg_config_free(rt->cfg);
     free_env(rt->base_env);
@@ -233,6 +235,7 @@ void tg_runtime_free(tg_runtime *rt)
         r = next;
     }
     tg__journal_close(rt->journal);
+    tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);
     tg_config_free(rt->cfg);
     free_env(rt->base_env);
@@ -244,6 +247,12 @@ void tg_runtime_free(tg_runtime *rt)
     free(rt->cresults);
     free(rt->jobs);
     free(rt);
+}
+
+void tg_runtime_set_approve(tg_runtime *rt, int approve)
+{
+    if (rt != NULL)
+        rt->approve = approve != 0;
 }
 
 int tg_runtime_register(tg_runtime *rt, const char *name,

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "journal.h"
 #include "record.h"
+#include "policy.h"
 #include "registry.h"
 #include "schema.h"
 #include "template.h"
@@ -94,6 +95,8 @@ typedef struct tg__cancel_req {
 struct tg_runtime {
     tg_config *cfg;
     tg_registry *reg;
+    tg_policy *policy;   /* compiled cfg->policy */
+    bool approve;        /* every `ask` is answered yes (--approve) */
     tg_journal *journal; /* NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
