@@ -11,3 +11,5 @@ cd "$(dirname "$0")/.."
 "$build/bench/bench_formats" 10 bench
 "$build/bench/bench_stream" 5000
 "$build/bench/bench_schema" 200000 bench
+"$build/bench/bench_policy"
+"$build/bench/bench_journal"
