@@ -412,6 +412,13 @@ int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
  * of its default action; the turn still ends with one result per call. A
  * second delivery during the same turn skips the kill grace period. */
 int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err);
+/* Which rule of the runtime's policy decides `call`, and why: one JSON
+ * object {"id","tool","decision","rule" (-1: the default),"reason",
+ * "explanation" (each rule's conditions as checked, top to bottom),
+ * "known_tool"} in *out, the caller's (tg_free). A call the policy cannot
+ * judge is a deny, as in the pipeline. */
+int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
+                            tg_error *err);
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);

@@ -49,5 +49,6 @@ int cmd_history(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 
 #endif

@@ -20,6 +20,8 @@ static const char usage[] =
     "  show ID          print one journaled call and its result\n"
     "  stats            per tool: calls, outcomes, p50/p95/max duration\n"
     "  validate SCHEMA [FILE|-]  validate JSON against a JSON Schema\n"
+    "  policy check [CALL.json|-]  which policy rule decides each call, and "
+    "why\n"
     "  version          print the version\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
@@ -48,7 +50,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } commands[] = {{"run", cmd_run},         {"tools", cmd_tools},
                     {"history", cmd_history}, {"show", cmd_show},
-                    {"stats", cmd_stats},     {"validate", cmd_validate}};
+                    {"stats", cmd_stats},     {"validate", cmd_validate},
+                    {"policy", cmd_policy}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

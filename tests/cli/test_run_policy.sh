@@ -51,6 +51,15 @@ mk s4 save '{"path":"out/escape/x"}' >link.jsonl
 "$TOOLGATE" run link.jsonl >out.jsonl
 eq "symlink out of the workspace denied" "$(jq -r .outcome out.jsonl)" denied
 
+# policy check: which rule decides, and why, without running anything.
+"$TOOLGATE" policy check calls.jsonl >check.jsonl
+eq "check: one line per call" "$(wc -l < check.jsonl)" 6
+eq "check: decisions" "$(jq -r .decision check.jsonl | tr '\n' ' ')" "allow ask allow deny deny deny "
+eq "check: deciding rules" "$(jq -r .rule check.jsonl | tr '\n' ' ')" "1 0 2 -1 -1 3 "
+contains "check: explanation walks the rules" "$(jq -r 'select(.id=="s2").explanation' check.jsonl)" "under"
+check "check ran nothing" test ! -e ws/nuked.txt
+eq "check: no save ran (two lines, from the two runs)" "$(wc -l < ws/saved.txt)" 2
+
 # A bad policy: exit 3 naming the key.
 jq '.policy.rules[0].args.text = {"under": 5}' toolgate.json >bad.json
 set +e
