@@ -100,6 +100,10 @@ static const builtin_def builtins[] = {
      "Search files in the workspace for lines matching a regular expression "
      "(PCRE2). Returns lines as path:LINE:text.",
      tg__grep_schema, tg__grep_run, false},
+    {"write_file",
+     "Write a file in the workspace (its directory must exist), replacing "
+     "its content atomically. Returns {path, bytes}.",
+     tg__write_file_schema, tg__write_file_run, true},
 };
 
 int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
@@ -115,9 +119,12 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
                                  builtin_handler, (void *)b, 0, &tool, err);
         if (rc)
             return rc;
-        tool->annotations =
-            json_pack("{sbsbsb}", "readOnlyHint", 1, "destructiveHint", 0,
-                      "openWorldHint", 0); /* new ref */
+        /* write_file replaces content: not read-only, destructive,
+         * idempotent (the same content twice leaves the same file). */
+        int writes = strcmp(b->name, "write_file") == 0;
+        tool->annotations = json_pack(
+            "{sbsbsbsb}", "readOnlyHint", !writes, "destructiveHint", writes,
+            "idempotentHint", writes, "openWorldHint", 0); /* new ref */
         if (tool->annotations == NULL) {
             tg__tool_free(tool);
             return tg__error_set(err, TG_ENOMEM, "out of memory");

@@ -366,7 +366,7 @@ done:
 }
 
 /* The tool error for a failed open of user path p. */
-static int open_error(tg_fsrun *run, int e, const char *p, tg_error *err)
+int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err)
 {
     switch (e) {
     case EXDEV:
@@ -421,7 +421,7 @@ int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
     if (fd >= 0)
         *fd_out = fd;
     else
-        rc = open_error(run, -fd, p, err);
+        rc = tg__ws_open_error(run, -fd, p, err);
 fail:
     tg__buf_cleanup(&rel);
     return rc;

@@ -71,6 +71,11 @@ int tg__ws_openat(int root_fd, const char *rel, int flags);
  * absolute ones and ".." above the root, like RESOLVE_BENEATH. */
 int tg__ws_open_walk(int root_fd, const char *rel, int flags);
 
+/* Records why opening the user path p failed with errno e (EXDEV: outside
+ * the workspace, ELOOP, ENOENT, ...): run->errcode and a message naming the
+ * path. Returns the TG_E* code. */
+int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err);
+
 /* Resolves the user path `path` and opens it with `flags`: descriptor in
  * *fd_out. On failure sets run->errcode and a message naming the path. */
 int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
@@ -117,7 +122,16 @@ int tg__list_dir_run(tg_fsrun *run, const json_t *args, tg_buf *out,
  * .git and .toolgate directories. */
 int tg__grep_run(tg_fsrun *run, const json_t *args, tg_buf *out, tg_error *err);
 
+/* write_file {path, content}: writes content to the file atomically (a
+ * temporary file beside it, fsync, rename over it, fsync of the
+ * directory); the parent directory must exist beneath the workspace. A
+ * symlink or hard link at path is replaced, never written through. Output:
+ * {"path","bytes"}. */
+int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+                       tg_error *err);
+
 /* The tools' input schemas (JSON text). */
+extern const char tg__write_file_schema[];
 extern const char tg__read_file_schema[];
 extern const char tg__list_dir_schema[];
 extern const char tg__grep_schema[];

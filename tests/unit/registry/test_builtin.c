@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -601,17 +602,129 @@ static void schemas(void **state)
     assert_true(tg__builtin_known("read_file"));
     assert_true(tg__builtin_known("list_dir"));
     assert_true(tg__builtin_known("grep"));
+    assert_true(tg__builtin_known("write_file"));
     assert_false(tg__builtin_known("shell"));
+}
+
+/* --------------------------------------------------------- write_file */
+
+static char *slurp_path(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *buf = calloc(1, 4096);
+    size_t n = fread(buf, 1, 4095, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void expect_file(const tree *t, const char *rel, const char *want)
+{
+    char path[PBUF];
+    snprintf(path, sizeof path, "%s/%s", t->root, rel);
+    char *got = slurp_path(path);
+    if (got == NULL || strcmp(got, want) != 0)
+        fail_msg("%s: got '%s' want '%s'", rel, got ? got : "(none)", want);
+    free(got);
+}
+
+/* Atomic writes beneath the workspace: new files, replaced files (mode
+ * kept), links replaced rather than written through, and every way out
+ * refused; no temporary file is left behind. Runs on a tree of its own. */
+static void write_file(void **state)
+{
+    tree *t = *state;
+    expect_ok(t, tg__write_file_run,
+              "{\"path\":\"new.txt\",\"content\":\"one\"}",
+              "{\"path\":\"new.txt\",\"bytes\":3}");
+    expect_file(t, "ws/new.txt", "one");
+    /* replacing keeps the file's mode */
+    char path[PBUF];
+    snprintf(path, sizeof path, "%s/ws/new.txt", t->root);
+    assert_int_equal(chmod(path, 0600), 0);
+    expect_ok(t, tg__write_file_run,
+              "{\"path\":\"new.txt\",\"content\":\"two\\n\"}",
+              "{\"path\":\"new.txt\",\"bytes\":4}");
+    expect_file(t, "ws/new.txt", "two\n");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    expect_ok(t, tg__write_file_run,
+              "{\"path\":\"sub/deep/c.txt\",\"content\":\"\"}",
+              "{\"path\":\"sub/deep/c.txt\",\"bytes\":0}");
+    expect_file(t, "ws/sub/deep/c.txt", "");
+    /* a symlink at the target is replaced, its target left alone */
+    link_at(t, "../outside/secret", "ws/to_secret");
+    expect_ok(t, tg__write_file_run,
+              "{\"path\":\"to_secret\",\"content\":\"mine\"}",
+              "{\"path\":\"to_secret\",\"bytes\":4}");
+    expect_file(t, "outside/secret", "TOP SECRET TODO\n");
+    expect_file(t, "ws/to_secret", "mine");
+    snprintf(path, sizeof path, "%s/ws/to_secret", t->root);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    /* so is a hard link to a file outside */
+    char outside[PBUF];
+    snprintf(outside, sizeof outside, "%s/outside/secret", t->root);
+    snprintf(path, sizeof path, "%s/ws/hard", t->root);
+    assert_int_equal(link(outside, path), 0);
+    expect_ok(t, tg__write_file_run, "{\"path\":\"hard\",\"content\":\"x\"}",
+              "{\"path\":\"hard\",\"bytes\":1}");
+    expect_file(t, "outside/secret", "TOP SECRET TODO\n");
+    /* refused: out of the workspace, through a link, a missing directory,
+     * a directory, no file name, a NUL byte, missing members */
+    static const struct {
+        const char *args, *code;
+    } bad[] = {
+        {"{\"path\":\"../outside/x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"link_out/x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"abs_link/x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"/etc/x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"../ws2/x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"a.txt\\u0000x\",\"content\":\"x\"}", TG__FS_OUTSIDE},
+        {"{\"path\":\"nodir/x\",\"content\":\"x\"}", TG__FS_NOTFOUND},
+        {"{\"path\":\"sub\",\"content\":\"x\"}", TG__FS_ISDIR},
+        {"{\"path\":\"sub/\",\"content\":\"x\"}", TG__FS_BADARGS},
+        {"{\"path\":\"sub/..\",\"content\":\"x\"}", TG__FS_BADARGS},
+        {"{\"path\":\"x\"}", TG__FS_BADARGS},
+        {"{\"path\":\"x\",\"content\":5}", TG__FS_BADARGS},
+        {"{\"path\":\"x\",\"content\":\"x\",\"mode\":1}", TG__FS_BADARGS},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_fail(t, tg__write_file_run, bad[i].args, bad[i].code, NULL);
+    expect_file(t, "outside/secret", "TOP SECRET TODO\n");
+    snprintf(path, sizeof path, "%s/outside/x", t->root);
+    assert_int_not_equal(access(path, F_OK), 0);
+    /* no temporary file is left in any directory written to */
+    static const char *const dirs[] = {"ws", "ws/sub/deep"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", t->root, dirs[i]);
+        DIR *d = opendir(path);
+        assert_non_null(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            if (strncmp(e->d_name, ".toolgate-write-", 16) == 0)
+                fail_msg("temporary file left: %s/%s", dirs[i], e->d_name);
+        closedir(d);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(resolution), cmocka_unit_test(refused_paths),
-        cmocka_unit_test(relpath),    cmocka_unit_test(read_file),
-        cmocka_unit_test(list_dir),   cmocka_unit_test(list_dir_names),
-        cmocka_unit_test(grep),       cmocka_unit_test(grep_catastrophic),
-        cmocka_unit_test(canceled),   cmocka_unit_test(schemas),
+        cmocka_unit_test(resolution),
+        cmocka_unit_test(refused_paths),
+        cmocka_unit_test(relpath),
+        cmocka_unit_test(read_file),
+        cmocka_unit_test(list_dir),
+        cmocka_unit_test(list_dir_names),
+        cmocka_unit_test(grep),
+        cmocka_unit_test(grep_catastrophic),
+        cmocka_unit_test(canceled),
+        cmocka_unit_test(schemas),
+        cmocka_unit_test_setup_teardown(write_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

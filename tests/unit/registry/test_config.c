@@ -236,7 +236,7 @@ static const bad_case bad_cases[] = {
      "/builtin_tools/0"},
     {"{\"builtin_tools\":[\"grep\",\"shell\"]}",
      "builtin_tools[1]: unknown built-in tool 'shell' (known: read_file, "
-     "list_dir, grep)",
+     "list_dir, grep, write_file)",
      "/builtin_tools/1"},
     {"{\"builtin_tools\":[\"grep\",\"grep\"]}",
      "builtin_tools[1]: 'grep' is listed twice", "/builtin_tools/1"},
