@@ -43,6 +43,15 @@ int cli_load_config(const char *path, tg_config **out);
 int cli_parse_int(const char *opt, const char *text, long long min,
                   long long max, long long *out);
 
+/* The options `history` and `stats` share: --tool, --outcome, --caller,
+ * --since, --json, --config, --help, and --limit N when limit is not NULL
+ * (default left as given). `cmd` names the command in errors; usage is
+ * printed for --help. Returns EXIT_DONE, EXIT_USAGE after saying why, or
+ * -1 when --help was printed (the caller returns EXIT_DONE). */
+int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
+                      tg_history_query *q, long long *limit, int *as_json,
+                      const char **config);
+
 int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
 int cmd_history(int argc, char **argv);

@@ -56,76 +56,14 @@ static void print_row(const json_t *rec) /* borrowed */
 
 int cmd_history(int argc, char **argv)
 {
-    enum {
-        O_TOOL = 256,
-        O_OUTCOME,
-        O_CALLER,
-        O_SINCE,
-        O_LIMIT,
-        O_JSON,
-        O_CONFIG,
-        O_HELP
-    };
-    static const struct option longopts[] = {
-        {"tool", required_argument, NULL, O_TOOL},
-        {"outcome", required_argument, NULL, O_OUTCOME},
-        {"caller", required_argument, NULL, O_CALLER},
-        {"since", required_argument, NULL, O_SINCE},
-        {"limit", required_argument, NULL, O_LIMIT},
-        {"json", no_argument, NULL, O_JSON},
-        {"config", required_argument, NULL, O_CONFIG},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0}};
     tg_history_query q = {0};
     const char *config = NULL;
-    int as_json = 0, c;
+    int as_json = 0;
     long long limit = 20;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_TOOL:
-            q.tool = optarg;
-            break;
-        case O_OUTCOME:
-            q.outcome = optarg;
-            break;
-        case O_CALLER:
-            q.caller = optarg;
-            break;
-        case O_SINCE:
-            q.since = optarg;
-            break;
-        case O_LIMIT:
-            if (cli_parse_int("--limit", optarg, 1, 100000, &limit))
-                return EXIT_USAGE;
-            break;
-        case O_JSON:
-            as_json = 1;
-            break;
-        case O_CONFIG:
-            config = optarg;
-            break;
-        case O_HELP:
-            fputs(history_usage, stdout);
-            return EXIT_DONE;
-        default:
-            cli_error("history: unknown or incomplete option '%s'",
-                      argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_error("history: unexpected argument '%s'", argv[optind]);
-        return EXIT_USAGE;
-    }
-    if (q.outcome && strcmp(tg_outcome_name(tg_outcome_from_name(q.outcome)),
-                            q.outcome) != 0) {
-        cli_error("--outcome must be success, error, canceled, timeout or "
-                  "denied, got '%s'",
-                  q.outcome);
-        return EXIT_USAGE;
-    }
+    int opt = cli_query_options("history", history_usage, argc, argv, &q,
+                                &limit, &as_json, &config);
+    if (opt != EXIT_DONE)
+        return opt < 0 ? EXIT_DONE : opt;
     q.limit = (int)limit;
     char *path = NULL, *text = NULL;
     int status = journal_path(config, &path);

@@ -5,6 +5,8 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,5 +131,89 @@ int cli_parse_int(const char *opt, const char *text, long long min,
         return EXIT_USAGE;
     }
     *out = v;
+    return EXIT_DONE;
+}
+
+int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
+                      tg_history_query *q, long long *limit, int *as_json,
+                      const char **config)
+{
+    enum {
+        O_TOOL = 256,
+        O_OUTCOME,
+        O_CALLER,
+        O_SINCE,
+        O_LIMIT,
+        O_JSON,
+        O_CONFIG,
+        O_HELP
+    };
+    static const struct option with_limit[] = {
+        {"tool", required_argument, NULL, O_TOOL},
+        {"outcome", required_argument, NULL, O_OUTCOME},
+        {"caller", required_argument, NULL, O_CALLER},
+        {"since", required_argument, NULL, O_SINCE},
+        {"json", no_argument, NULL, O_JSON},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"help", no_argument, NULL, O_HELP},
+        {"limit", required_argument, NULL, O_LIMIT},
+        {NULL, 0, NULL, 0}};
+    static const struct option without_limit[] = {
+        {"tool", required_argument, NULL, O_TOOL},
+        {"outcome", required_argument, NULL, O_OUTCOME},
+        {"caller", required_argument, NULL, O_CALLER},
+        {"since", required_argument, NULL, O_SINCE},
+        {"json", no_argument, NULL, O_JSON},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0}};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", limit ? with_limit : without_limit,
+                            NULL)) != -1) {
+        switch (c) {
+        case O_TOOL:
+            q->tool = optarg;
+            break;
+        case O_OUTCOME:
+            q->outcome = optarg;
+            break;
+        case O_CALLER:
+            q->caller = optarg;
+            break;
+        case O_SINCE:
+            q->since = optarg;
+            break;
+        case O_LIMIT:
+            if (cli_parse_int("--limit", optarg, 1, 100000, limit))
+                return EXIT_USAGE;
+            break;
+        case O_JSON:
+            *as_json = 1;
+            break;
+        case O_CONFIG:
+            *config = optarg;
+            break;
+        case O_HELP:
+            fputs(usage, stdout);
+            return -1;
+        default:
+            cli_error("%s: unknown or incomplete option '%s'", cmd,
+                      argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("%s: unexpected argument '%s'", cmd, argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (q->outcome && strcmp(tg_outcome_name(tg_outcome_from_name(q->outcome)),
+                             q->outcome) != 0) {
+        cli_error("--outcome must be success, error, canceled, timeout or "
+                  "denied, got '%s'",
+                  q->outcome);
+        return EXIT_USAGE;
+    }
     return EXIT_DONE;
 }
