@@ -315,6 +315,8 @@ static void on_exit_ready(uv_poll_t *h, int status, int events)
         p->status_known = true;
         p->status = st;
     }
+    /* The group is gone (its leader reaped, the rest killed above). */
+    tg__watchdog_remove(p->rt, p->pid);
     p->exited = true;
     uv_timer_stop(&p->timer);
     p->phase = PHASE_NONE;
@@ -449,6 +451,8 @@ static void spawn_work(uv_work_t *req)
     p->spawn_rc =
         tg__proc_spawn(&p->sp, &pid, &p->spawn_stage, &p->spawn_errnum);
     p->pid = pid;
+    if (p->spawn_rc == 0)
+        tg__watchdog_add(p->rt, pid); /* its group dies with the runtime */
 }
 
 static void spawn_done(uv_work_t *req, int status);
@@ -577,6 +581,7 @@ static void spawn_done(uv_work_t *req, int status)
         kill(-p->pid, SIGKILL);
         while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
             ;
+        tg__watchdog_remove(rt, p->pid);
         refusal = tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
                            "cannot watch the process of '%s': %s", prog,
                            uv_strerror(uerr));

@@ -124,8 +124,11 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
     rt->kill_grace_ms =
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+    rt->watch_fd = -1;
+    rt->watch_pid = -1;
     if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0 ||
-        (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0)
+        (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
+        (rc = tg__watchdog_start(rt, err)) != 0)
         goto fail;
     tg_journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
@@ -171,6 +174,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     *out = rt;
     return 0;
 fail:
+    tg__watchdog_stop(rt);
     tg__journal_close(rt->journal);
     tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);
@@ -234,6 +238,7 @@ void tg_runtime_free(tg_runtime *rt)
         free(r);
         r = next;
     }
+    tg__watchdog_stop(rt);
     tg__journal_close(rt->journal);
     tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);

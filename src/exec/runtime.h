@@ -95,8 +95,10 @@ typedef struct tg__cancel_req {
 struct tg_runtime {
     tg_config *cfg;
     tg_registry *reg;
-    tg_policy *policy;   /* compiled cfg->policy */
-    bool approve;        /* every `ask` is answered yes (--approve) */
+    tg_policy *policy; /* compiled cfg->policy */
+    bool approve;      /* every `ask` is answered yes (--approve) */
+    int watch_fd;      /* the watchdog's socket (watchdog.c), -1: none */
+    pid_t watch_pid;
     tg_journal *journal; /* NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
@@ -225,6 +227,15 @@ void tg__handler_cancel(tg__pool *p, const char *by, const char *reason);
 json_t *tg__json_text(const char *data, size_t len);
 /* An error result whose message is formatted without a length limit and
  * made valid UTF-8 (tool output may be anything). details taken. */
+/* watchdog.c: kills every tool group left when the runtime ends, even by
+ * SIGKILL. start forks it (rt->watch_fd, rt->watch_pid); add and remove
+ * tell it a tool group started or is done (any thread); stop ends it once
+ * no group is held. */
+int tg__watchdog_start(tg_runtime *rt, tg_error *err);
+void tg__watchdog_add(const tg_runtime *rt, pid_t pgid);
+void tg__watchdog_remove(const tg_runtime *rt, pid_t pgid);
+void tg__watchdog_stop(tg_runtime *rt);
+
 /* coerce.c (limits.repair): from the `type` violations of report, a copy
  * of args (borrowed) with each quoted number or boolean the schema wants
  * unquoted. Returns 1 with *out the copy (new ref), 0 when nothing could

@@ -16,8 +16,9 @@
 #     ran once in its delivery; every success ran, a replayed result did not;
 #   - no tool process outlives the toolgate that started it.
 # Last, a tool that leaves a child of its own behind (spawn_child) and a kill:
-# the tool dies with toolgate; its child survives today, a known bug reported
-# but not counted unless TG_KILL_STRICT=1 (see the end of this file).
+# the tool dies with toolgate (PR_SET_PDEATHSIG), and its child with the
+# runtime's watchdog (src/exec/watchdog.c), which kills every tool group the
+# moment the runtime is gone.
 # The schedule is random; TG_KILL_SEED=N reproduces one (printed on failure).
 source "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || {
@@ -283,16 +284,9 @@ fi
 # A tool's own child, in the tool's process group, after kill -9 of toolgate
 # and a later start (which recovers the call).
 #
-# KNOWN BUG (issue 5, "no tool process survives its runtime"): the tool dies
-# with toolgate (PR_SET_PDEATHSIG), but a process the tool started lives on:
-# nothing kills the tool's process group when toolgate is killed, and the
-# recovery at the next start marks the call INTERRUPTED without killing the
-# group it left. Reproducer: a command tool ["spawn_child", "60000",
-# "60000"], `toolgate run` killed with -9 one second in, then `toolgate
-# history`: `pgrep -f spawn_child` still shows the grandchild for 60 s.
-# Counted as a failure only with TG_KILL_STRICT=1 until the runtime kills
-# orphaned groups (e.g. recovery kills the pgid recorded in the running row,
-# checked by its start time, or a reaper process per call).
+# What the tool started dies too: the runtime's watchdog kills every tool
+# group it holds when the runtime goes, however it goes (before it existed,
+# the grandchild lived on for its whole 60 s).
 child_ms=$(( 60000 + SEED ))
 family_pat="$TG_FIXTURES/spawn_child $child_ms 60000"
 printf '{"id":"family1","tool":"family","args":{"child":%d,"own":60000}}\n' "$child_ms" >family.jsonl
@@ -329,14 +323,15 @@ if [ -n "$tool_pid" ] && alive "$tool_pid"; then
 else
   pass
 fi
+for ((i = 0; i < 100; i++)); do
+  { [ -n "$child_pid" ] && alive "$child_pid"; } || break
+  nap 0.01
+done
 if [ -n "$child_pid" ] && alive "$child_pid"; then
-  if [ "${TG_KILL_STRICT:-0}" = 1 ]; then
-    report_fail "the tool's child $child_pid outlived toolgate and the recovery"
-  else
-    echo "KNOWN BUG (not counted; TG_KILL_STRICT=1 counts it): the tool's child" \
-      "$child_pid outlived toolgate and the recovery" >&2
-  fi
+  report_fail "the tool's child $child_pid outlived toolgate"
   kill -9 "$child_pid" 2>/dev/null || true
+else
+  pass
 fi
 
 echo "kill loop: $attempt turns in $loop_ms ms, $killed killed (${early:-?} before any row, $partial after printing)," \
