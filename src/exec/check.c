@@ -345,7 +345,11 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
         if (r != NULL || *oom)
             return r;
     }
-    if (rt->policy != NULL) {
+    /* No rules and "allow": nothing to judge (and no arguments object to
+     * build for it). */
+    if (rt->policy != NULL &&
+        (tg__policy_rule_count(rt->policy) > 0 ||
+         tg__policy_default(rt->policy) != TG_POLICY_ALLOW)) {
         tg_result *r = check_policy(rt, call, tool, oom);
         if (r != NULL || *oom)
             return r;

@@ -99,7 +99,8 @@ struct tg_runtime {
     bool approve;      /* every `ask` is answered yes (--approve) */
     int watch_fd;      /* the watchdog's socket (watchdog.c), -1: none */
     pid_t watch_pid;
-    tg_journal *journal; /* NULL when off */
+    int32_t *watch_slots; /* running tool groups, shared with the watchdog */
+    tg_journal *journal;  /* NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */
@@ -228,9 +229,9 @@ json_t *tg__json_text(const char *data, size_t len);
 /* An error result whose message is formatted without a length limit and
  * made valid UTF-8 (tool output may be anything). details taken. */
 /* watchdog.c: kills every tool group left when the runtime ends, even by
- * SIGKILL. start forks it (rt->watch_fd, rt->watch_pid); add and remove
- * tell it a tool group started or is done (any thread); stop ends it once
- * no group is held. */
+ * SIGKILL. start forks it (rt->watch_fd, rt->watch_pid, rt->watch_slots);
+ * add and remove record a tool group that started or is done (any thread,
+ * lock-free); stop ends it once no group is held. */
 int tg__watchdog_start(tg_runtime *rt, tg_error *err);
 void tg__watchdog_add(const tg_runtime *rt, pid_t pgid);
 void tg__watchdog_remove(const tg_runtime *rt, pid_t pgid);

@@ -5,12 +5,13 @@
  * dies with toolgate (PR_SET_PDEATHSIG), but what it started does not: a
  * daemonized grandchild keeps the group alive after the leader is gone.
  *
- * So each runtime forks one small watchdog at start. The runtime tells it,
- * through a socket pair (one message per packet; a dead watchdog cannot
- * raise SIGPIPE in the runtime), each tool group that starts (+pgid) and
- * each that is done (-pgid); when the runtime ends, however it ends, the
- * kernel closes its end, the watchdog reads end-of-file, kills every group
- * it still holds and exits. A group id cannot be reused while any process is
+ * So each runtime forks one small watchdog at start. The runtime keeps the
+ * tool groups it has running in a table of shared memory (an atomic
+ * compare-and-swap per start and per end, no system call, so spawning is
+ * not slowed), and holds one end of a socket pair whose other end the
+ * watchdog waits on. When the runtime ends, however it ends, the kernel
+ * closes its end, the watchdog reads end-of-file, kills every group still
+ * in the table and exits. A group id cannot be reused while any process is
  * still in that group, so killing a group the watchdog holds never hits a
  * stranger. The watchdog runs in a session of its own (Ctrl-C and the
  * terminal's hang-up do not reach it) and uses only async-signal-safe calls
@@ -22,10 +23,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,17 +36,12 @@
 #include "error.h"
 #include "runtime.h"
 
-#define WATCH_MAX 65536 /* groups held at once; far above limits.parallel */
+#define WATCH_SLOTS 4096 /* groups running at once; limits.parallel <= 1024 */
 
-typedef struct watch_msg {
-    int32_t op; /* +1 a group started, -1 it is done */
-    int32_t pgid;
-} watch_msg;
-
-static void __attribute__((noreturn)) watchdog_main(int fd, int32_t *held)
+static void __attribute__((noreturn))
+watchdog_main(int fd, const int32_t *slots)
 {
-    size_t n = 0;
-    /* Only the pipe stays open: no journal, no terminal, no tool pipes. */
+    /* Only the socket stays open: no journal, no terminal, no tool pipes. */
     if (fd != 3) {
         if (dup2(fd, 3) < 0)
             _exit(1);
@@ -64,25 +62,14 @@ static void __attribute__((noreturn)) watchdog_main(int fd, int32_t *held)
                                SIGQUIT, SIGTSTP, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         (void)sigaction(sigs[i], &ign, NULL);
-    for (;;) {
-        watch_msg m;
-        ssize_t r = read(fd, &m, sizeof m);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r != (ssize_t)sizeof m)
-            break; /* end of file: the runtime is gone */
-        if (m.op > 0 && n < WATCH_MAX && m.pgid > 1) {
-            held[n++] = m.pgid;
-        } else if (m.op < 0) {
-            for (size_t i = 0; i < n; i++)
-                if (held[i] == m.pgid) {
-                    held[i] = held[--n];
-                    break;
-                }
-        }
+    char byte;
+    while (read(fd, &byte, 1) < 0 && errno == EINTR)
+        ; /* nothing is ever sent: this returns at end of file */
+    for (size_t i = 0; i < WATCH_SLOTS; i++) {
+        int32_t pgid = __atomic_load_n(&slots[i], __ATOMIC_SEQ_CST);
+        if (pgid > 1)
+            (void)kill(-pgid, SIGKILL);
     }
-    for (size_t i = 0; i < n; i++)
-        (void)kill(-held[i], SIGKILL);
     _exit(0);
 }
 
@@ -90,56 +77,67 @@ int tg__watchdog_start(tg_runtime *rt, tg_error *err)
 {
     rt->watch_fd = -1;
     rt->watch_pid = -1;
-    /* The table is made before fork: the child must not call malloc. */
-    int32_t *held = malloc(WATCH_MAX * sizeof *held);
-    int p[2];
-    if (held == NULL)
-        return tg__error_set(err, TG_ENOMEM, "out of memory");
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) != 0) {
-        free(held);
-        return tg__error_set(err, TG_EIO, "cannot start the watchdog: %s",
+    rt->watch_slots =
+        mmap(NULL, WATCH_SLOTS * sizeof(int32_t), PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (rt->watch_slots == MAP_FAILED) {
+        rt->watch_slots = NULL;
+        return tg__error_set(err, TG_ENOMEM, "cannot start the watchdog: %s",
                              strerror(errno));
+    }
+    int p[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) {
+        int e = errno;
+        tg__watchdog_stop(rt);
+        return tg__error_set(err, TG_EIO, "cannot start the watchdog: %s",
+                             strerror(e));
     }
     pid_t pid = fork();
     if (pid == 0) {
         close(p[1]);
-        watchdog_main(p[0], held);
+        watchdog_main(p[0], rt->watch_slots);
     }
     int e = errno;
-    free(held);
     close(p[0]);
+    rt->watch_fd = p[1];
     if (pid < 0) {
-        close(p[1]);
+        tg__watchdog_stop(rt);
         return tg__error_set(err, TG_ESPAWN, "cannot start the watchdog: %s",
                              strerror(e));
     }
-    rt->watch_fd = p[1];
     rt->watch_pid = pid;
     return 0;
 }
 
-static void watch_send(const tg_runtime *rt, int32_t op, pid_t pgid)
-{
-    if (rt->watch_fd < 0 || pgid <= 1)
-        return;
-    watch_msg m = {op, (int32_t)pgid};
-    /* One packet, from any thread. */
-    while (send(rt->watch_fd, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-        ;
-}
-
 void tg__watchdog_add(const tg_runtime *rt, pid_t pgid)
 {
-    watch_send(rt, 1, pgid);
+    if (rt->watch_slots == NULL || pgid <= 1)
+        return;
+    for (size_t i = 0; i < WATCH_SLOTS; i++) {
+        int32_t free_slot = 0;
+        if (__atomic_compare_exchange_n(&rt->watch_slots[i], &free_slot,
+                                        (int32_t)pgid, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))
+            return;
+    }
 }
 
 void tg__watchdog_remove(const tg_runtime *rt, pid_t pgid)
 {
-    watch_send(rt, -1, pgid);
+    if (rt->watch_slots == NULL || pgid <= 1)
+        return;
+    for (size_t i = 0; i < WATCH_SLOTS; i++) {
+        int32_t held = (int32_t)pgid;
+        if (__atomic_compare_exchange_n(&rt->watch_slots[i], &held, 0, false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
 }
 
 void tg__watchdog_stop(tg_runtime *rt)
 {
+    /* Every group of a runtime that is freed has ended and left the table;
+     * closing the socket lets the watchdog exit. */
     if (rt->watch_fd >= 0)
         close(rt->watch_fd);
     rt->watch_fd = -1;
@@ -147,4 +145,7 @@ void tg__watchdog_stop(tg_runtime *rt)
         while (waitpid(rt->watch_pid, NULL, 0) < 0 && errno == EINTR)
             ;
     rt->watch_pid = -1;
+    if (rt->watch_slots != NULL)
+        munmap(rt->watch_slots, WATCH_SLOTS * sizeof(int32_t));
+    rt->watch_slots = NULL;
 }
