@@ -608,18 +608,8 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
         shown += !is_empty_text(json_array_get(r->content, i));
     int failed = r->outcome != TG_OUTCOME_SUCCESS;
     int rc;
-    if (shown == 0) {
-        const char *known = r->payload_json_cache;
-        const json_t *p = NULL;               /* borrowed */
-        if (known != NULL && known[0] != '"') /* compact text, known already */
-            return tg__format_json_string(out, known, strlen(known));
-        if ((p = tg__result_payload(r)) != NULL && json_is_string(p))
-            return put_string(out, p);
-        scratch->len = 0;
-        if ((rc = tg__format_payload_text(r, scratch)) != 0)
-            return rc;
-        return tg__format_json_string(out, tg__buf_cstr(scratch), scratch->len);
-    }
+    if (shown == 0)
+        return tg__format_payload_json_string(r, out, scratch);
     if ((rc = tg__buf_append(out, "[", 1)) != 0)
         return rc;
     int first = 1;

@@ -233,6 +233,25 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
     return tg__format_dump(p, out);
 }
 
+int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
+                                   tg_buf *scratch)
+{
+    const char *known = result->payload_json_cache;
+    if (known != NULL && known[0] != '"') /* compact text, known already */
+        return tg__format_json_string(out, known, strlen(known));
+    const json_t *p = tg__result_payload(result); /* borrowed */
+    if (p == NULL)
+        return TG_ENOMEM;
+    if (json_is_string(p)) /* the tool's text, escaped once, no copy */
+        return tg__format_json_string(out, json_string_value(p),
+                                      json_string_length(p));
+    scratch->len = 0;
+    int rc = tg__format_payload_text(result, scratch);
+    return rc != 0 ? rc
+                   : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                            scratch->len);
+}
+
 /* ------------------------------------------------------------ detection */
 
 /* Appends to d a short description of v's shape for "saw ..." messages:

@@ -93,6 +93,12 @@ extern const tg_format tg__format_gemini;
  * (the string itself when the payload is a string, else compact JSON). Appends
  * to out. */
 int tg__format_payload_text(const tg_result *result, tg_buf *out);
+/* The same text appended as one JSON string literal: a payload's known
+ * compact text or a string payload is escaped straight into out; anything
+ * else is written to scratch (a buffer of the caller's, reused) first.
+ * Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
+                                   tg_buf *scratch);
 
 /* Whether a failed json_load* ran out of memory: jansson reports some
  * allocation failures with json_error_out_of_memory and others by leaving

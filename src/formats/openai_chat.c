@@ -412,22 +412,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, content, sizeof content - 1)) != 0)
             break;
-        const char *known = r->payload_json_cache;
-        const json_t *p = NULL; /* borrowed */
-        if (known != NULL && known[0] != '"') {
-            /* The payload's compact text, known already. */
-            rc = tg__format_json_string(out, known, strlen(known));
-        } else if ((p = tg__result_payload(r)) == NULL) {
-            rc = TG_ENOMEM;
-        } else if (json_is_string(p)) {
-            /* The tool's text, escaped once, without a copy. */
-            rc = tg__format_json_string(out, json_string_value(p),
-                                        json_string_length(p));
-        } else {
-            text.len = 0;
-            if ((rc = tg__format_payload_text(r, &text)) == 0)
-                rc = tg__format_json_string(out, tg__buf_cstr(&text), text.len);
-        }
+        rc = tg__format_payload_json_string(r, out, &text);
         if (rc == 0)
             rc = tg__buf_append(out, "}", 1);
     }

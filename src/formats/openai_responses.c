@@ -446,17 +446,6 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
-/* Appends the text the model sees for result r. The output is a string
- * here, so content blocks, when the tool produced them, are described in
- * text (their text as is, images and files as a bracketed line); otherwise
- * it is the payload text. */
-static int result_text(const tg_result *r, tg_buf *out)
-{
-    if (json_array_size(r->content) > 0)
-        return tg__format_content_text(r->content, out);
-    return tg__format_payload_text(r, out);
-}
-
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 {
     static const char open[] =
@@ -473,20 +462,14 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, output, sizeof output - 1)) != 0)
             break;
-        const char *known = r->payload_json_cache;
-        const json_t *p = NULL; /* borrowed */
-        if (json_array_size(r->content) == 0 && known != NULL &&
-            known[0] != '"') {
-            /* The payload's compact text, known already. */
-            rc = tg__format_json_string(out, known, strlen(known));
-        } else if (json_array_size(r->content) == 0 &&
-                   (p = tg__result_payload(r)) != NULL && json_is_string(p)) {
-            /* The tool's text, escaped once, without a copy. */
-            rc = tg__format_json_string(out, json_string_value(p),
-                                        json_string_length(p));
+        if (json_array_size(r->content) == 0) {
+            rc = tg__format_payload_json_string(r, out, &text);
         } else {
+            /* The output is a string: content blocks are described in
+             * text (their text as is, images and files as a bracketed
+             * line). */
             text.len = 0;
-            if ((rc = result_text(r, &text)) == 0)
+            if ((rc = tg__format_content_text(r->content, &text)) == 0)
                 rc = tg__format_json_string(out, tg__buf_cstr(&text), text.len);
         }
         if (rc == 0)
