@@ -6,8 +6,9 @@
  * content blocks, tool definitions, and the round trip (the rendered results
  * answer the calls they came from).
  *
- * JSON in this file is written with single quotes for readability; q()
- * turns them into double quotes (no test text contains an apostrophe).
+ * JSON in this file is written with single quotes for readability;
+ * tg_test_quotes() turns them into double quotes (no test text contains an
+ * apostrophe).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,44 +25,9 @@
 #include "turn.h"
 
 /* The text with ' replaced by " (a new string the caller frees). */
-static char *q(const char *text)
-{
-    char *s = strdup(text);
-    assert_non_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    return s;
-}
-
-static tg_turn *parse_ok(const char *text, const char *format)
-{
-    char *s = q(text);
-    tg_turn *turn = NULL;
-    tg_error err;
-    int rc = tg_turn_parse(s, strlen(s), format, "in.json", &turn, &err);
-    if (rc != 0)
-        fail_msg("parse failed (%s): %s\n%s", tg_err_name(rc), err.message, s);
-    free(s);
-    assert_non_null(turn);
-    return turn;
-}
-
-static int parse_fails(const char *text, const char *format, tg_error *err)
-{
-    char *s = q(text);
-    tg_turn *turn = (tg_turn *)1;
-    int rc = tg_turn_parse(s, strlen(s), format, "in.json", &turn, err);
-    free(s);
-    assert_int_not_equal(rc, 0);
-    assert_null(turn);
-    assert_int_equal(err->code, rc);
-    return rc;
-}
-
 static int score(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     json_error_t jerr;
     json_t *doc = json_loads(s, JSON_DECODE_ANY, &jerr); /* new ref */
     if (doc == NULL)
@@ -74,7 +40,7 @@ static int score(const char *text)
 
 static const char *detected(const char *text)
 {
-    tg_turn *turn = parse_ok(text, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(text, "auto");
     /* the format name is a static string: it outlives the turn */
     const char *f = tg_turn_format(turn);
     tg_turn_free(turn);
@@ -178,7 +144,7 @@ static void test_message_shapes(void **state)
                                 "toolu_b", "grep",
                                 "{'pattern':'x','n':3}") "],'stop_reason':'"
                                                          "tool_use'}";
-    tg_turn *turn = parse_ok(msg, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(msg, "auto");
     assert_string_equal(tg_turn_format(turn), "anthropic");
     /* Server and MCP-connector tools run on Anthropic's side: not calls. */
     assert_int_equal(tg_turn_call_count(turn), 2);
@@ -194,7 +160,7 @@ static void test_message_shapes(void **state)
     tg_turn_free(turn);
 
     /* The explicit name reads the same. */
-    turn = parse_ok(msg, "anthropic");
+    turn = tg_test_parse_ok_q(msg, "anthropic");
     assert_int_equal(tg_turn_call_count(turn), 2);
     tg_turn_free(turn);
 }
@@ -202,7 +168,8 @@ static void test_message_shapes(void **state)
 static void test_empty_content(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok("{'role':'assistant','content':[]}", "anthropic");
+    tg_turn *turn =
+        tg_test_parse_ok_q("{'role':'assistant','content':[]}", "anthropic");
     assert_int_equal(tg_turn_call_count(turn), 0);
     char *out = NULL;
     tg_error err;
@@ -211,16 +178,18 @@ static void test_empty_content(void **state)
     tg_free(out);
     tg_turn_free(turn);
 
-    turn = parse_ok("{'role':'assistant','content':'Just text.'}", "anthropic");
+    turn = tg_test_parse_ok_q("{'role':'assistant','content':'Just text.'}",
+                              "anthropic");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
-    turn = parse_ok("{'type':'message','role':'assistant','content':[{'type':'"
-                    "text','text':'done'}],'stop_reason':'end_turn'}",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "{'type':'message','role':'assistant','content':[{'type':'"
+        "text','text':'done'}],'stop_reason':'end_turn'}",
+        "auto");
     assert_string_equal(tg_turn_format(turn), "anthropic");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
-    turn = parse_ok("[]", "anthropic");
+    turn = tg_test_parse_ok_q("[]", "anthropic");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
 }
@@ -228,7 +197,7 @@ static void test_empty_content(void **state)
 static void test_per_block_problems(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'assistant','content':["
         "{'type':'tool_use','name':'a','input':{}},"         /* 0 no id */
         "{'type':'tool_use','id':'','name':'a','input':{}}," /* 1 empty id */
@@ -275,7 +244,7 @@ static void test_per_block_problems(void **state)
 static void test_duplicates(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'assistant','content':[" TOOL_USE("d", "a", "{}") "," TOOL_USE(
             "e", "a", "{}") "," TOOL_USE("d", "a", "{}") "]}",
         "auto");
@@ -318,7 +287,7 @@ static void test_messages_array(void **state)
                                                          "content':[{'type':'"
                                                          "text','text':'no'}]}]"
                                                          "}]";
-    tg_turn *turn = parse_ok(conv, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(conv, "auto");
     assert_string_equal(tg_turn_format(turn), "anthropic");
     /* Only t1 is unanswered; t_old belongs to an earlier assistant turn. */
     assert_int_equal(tg_turn_call_count(turn), 1);
@@ -327,19 +296,21 @@ static void test_messages_array(void **state)
     tg_turn_free(turn);
 
     /* No assistant message yet, or every call answered: no calls. */
-    turn = parse_ok("[{'role':'user','content':[{'type':'tool_result','tool_"
-                    "use_id':'x','content':'y'}]}]",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "[{'role':'user','content':[{'type':'tool_result','tool_"
+        "use_id':'x','content':'y'}]}]",
+        "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
-    turn = parse_ok("[{'role':'assistant','content':[" TOOL_USE(
-                        "t1", "a", "{}") "]},{'role':'user','content':[{'type':"
-                                         "'tool_result','tool_use_id':'t1'}]}]",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "[{'role':'assistant','content':[" TOOL_USE(
+            "t1", "a", "{}") "]},{'role':'user','content':[{'type':"
+                             "'tool_result','tool_use_id':'t1'}]}]",
+        "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
     /* A last assistant message that is plain text. */
-    turn = parse_ok(
+    turn = tg_test_parse_ok_q(
         "[{'role':'assistant','content':[" TOOL_USE(
             "t1", "a",
             "{}") "]},{'role':'user','content':[{'type':'tool_result','tool_"
@@ -354,45 +325,50 @@ static void test_shape_errors(void **state)
     (void)state;
     tg_error err;
     /* A string where a message belongs. */
-    assert_int_equal(parse_fails("'hello'", "anthropic", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("'hello'", "anthropic", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(
         err.message, "in.json: the document is not an object or an array"));
     assert_non_null(strstr(err.message, "expected an Anthropic Messages API"));
     assert_string_equal(err.pointer, "");
-    assert_int_equal(parse_fails("'hello'", "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("'hello'", "auto", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(err.message, "saw a string"));
-    assert_int_equal(parse_fails("42", "anthropic", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("42", "anthropic", &err),
+                     TG_EFORMAT);
 
-    assert_int_equal(
-        parse_fails("{'role':'user','content':[]}", "anthropic", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("{'role':'user','content':[]}",
+                                           "anthropic", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(err.message, "role 'user'"));
     assert_string_equal(err.pointer, "/role");
-    assert_int_equal(parse_fails("{'type':'error','error':{'type':'overloaded_"
-                                 "error','message':'Overloaded'}}",
-                                 "anthropic", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails_q("{'type':'error','error':{'type':'overloaded_"
+                              "error','message':'Overloaded'}}",
+                              "anthropic", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(
         err.message, "Anthropic API error (overloaded_error: Overloaded)"));
-    assert_int_equal(
-        parse_fails("{'type':'completion','content':[]}", "anthropic", &err),
-        TG_EFORMAT);
-    assert_string_equal(err.pointer, "/type");
-    assert_int_equal(parse_fails("{'role':'assistant'}", "anthropic", &err),
+    assert_int_equal(tg_test_parse_fails_q("{'type':'completion','content':[]}",
+                                           "anthropic", &err),
                      TG_EFORMAT);
+    assert_string_equal(err.pointer, "/type");
+    assert_int_equal(
+        tg_test_parse_fails_q("{'role':'assistant'}", "anthropic", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(err.message, "without content"));
-    assert_int_equal(
-        parse_fails("{'role':'assistant','content':{}}", "anthropic", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("{'role':'assistant','content':{}}",
+                                           "anthropic", &err),
+                     TG_EFORMAT);
     assert_string_equal(err.pointer, "/content");
-    assert_int_equal(
-        parse_fails("[{'role':'user','content':'x'},7]", "anthropic", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("[{'role':'user','content':'x'},7]",
+                                           "anthropic", &err),
+                     TG_EFORMAT);
     assert_string_equal(err.pointer, "/1");
     assert_non_null(strstr(err.message, "messages[1] is not a message"));
-    assert_int_equal(
-        parse_fails("[{'role':'assistant','content':5}]", "anthropic", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("[{'role':'assistant','content':5}]",
+                                           "anthropic", &err),
+                     TG_EFORMAT);
     assert_string_equal(err.pointer, "/0/content");
 }
 
@@ -404,7 +380,7 @@ static void set_result(tg_turn *turn, size_t i, tg_result *r)
 
 static json_t *load(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     json_error_t jerr;
     json_t *v = json_loads(s, 0, &jerr); /* new ref */
     if (v == NULL)
@@ -416,7 +392,7 @@ static json_t *load(const char *text)
 static void test_render_outcomes(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'assistant','content':[" TOOL_USE("t0", "a", "{}") "," TOOL_USE(
             "t1", "b",
             "{}") "," TOOL_USE("t2", "c",
@@ -483,7 +459,8 @@ static void test_render_payload_text(void **state)
         for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
             const char *doc = "{'content':[" TOOL_USE(
                 "t0", "a", "{}") "," TOOL_USE("t1", "b", "{}") "]}";
-            tg_turn *t1 = parse_ok(doc, "auto"), *t2 = parse_ok(doc, "auto");
+            tg_turn *t1 = tg_test_parse_ok_q(doc, "auto"),
+                    *t2 = tg_test_parse_ok_q(doc, "auto");
             for (size_t i = 0; i < 2; i++) {
                 json_error_t jerr;
                 tg_result *r1 = tg__result_success_text(t1->calls[i], texts[k],
@@ -518,7 +495,7 @@ static void test_render_payload_text(void **state)
 static void test_render_content_blocks(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'assistant','content':[" TOOL_USE(
             "t0", "a", "{}") "," TOOL_USE("t1", "b",
                                           "{}") "," TOOL_USE("t2", "c",
@@ -574,7 +551,7 @@ static void test_round_trip(void **state)
         "[{'role':'user','content':'go'},{'role':'assistant','content':"
         "[" TOOL_USE("toolu_01X", "a", "{'p':1}") "," TOOL_USE("toolu_01Y", "b",
                                                                "{}") "]}]";
-    tg_turn *turn = parse_ok(conv, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(conv, "auto");
     assert_int_equal(tg_turn_call_count(turn), 2);
     set_result(turn, 0, tg__result_success(turn->calls[0], json_string("ok")));
     set_result(turn, 1, tg__result_timeout(turn->calls[1], 9));
@@ -582,7 +559,7 @@ static void test_round_trip(void **state)
     tg_error err;
     assert_int_equal(tg_turn_render(turn, NULL, &out, NULL, &err), 0);
 
-    char *c = q(conv);
+    char *c = tg_test_quotes(conv);
     size_t n = strlen(c);
     size_t m = strlen(out);
     char *next = malloc(n + m + 2);
@@ -609,9 +586,10 @@ static void test_round_trip(void **state)
     tg_turn_free(turn);
 
     /* Calls read from another format render here with their ids. */
-    turn = parse_ok("{'role':'assistant','tool_calls':[{'id':'call_9','type':'"
-                    "function','function':{'name':'x','arguments':'{}'}}]}",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "{'role':'assistant','tool_calls':[{'id':'call_9','type':'"
+        "function','function':{'name':'x','arguments':'{}'}}]}",
+        "auto");
     set_result(turn, 0, tg__result_success(turn->calls[0], json_integer(1)));
     assert_int_equal(tg_turn_render(turn, "anthropic", &out, NULL, &err), 0);
     assert_string_equal(
@@ -658,10 +636,11 @@ static void test_render_tools(void **state)
     tg__buf_cleanup(&b);
 }
 
-/* The fast path's answer for text (after q()): 1 taken, 0 refused. */
+/* The fast path's answer for text (after tg_test_quotes()): 1 taken, 0 refused.
+ */
 static int fast_takes(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     tg_turn *t = tg__turn_new("anthropic");
     assert_non_null(t);
     int rc = tg__format_anthropic.parse_fast(t, s, strlen(s));
@@ -670,11 +649,11 @@ static int fast_takes(const char *text)
     return rc;
 }
 
-/* Takes text (after q()) on the fast path and checks it read the same
- * calls as the document path; returns the fast path's turn. */
+/* Takes text (after tg_test_quotes()) on the fast path and checks it read the
+ * same calls as the document path; returns the fast path's turn. */
 static tg_turn *fast_same(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     tg_turn *fast = NULL;
     if (tg_test_fast_vs_doc(&tg__format_anthropic, s, &fast) != 1)
         fail_msg("fast path refused %s", s);
@@ -807,26 +786,27 @@ static void test_fast_path(void **state)
             fail_msg("fast path took %s", bails[i]);
 
     /* What the document path makes of some of them. */
-    turn = parse_ok(bails[0], "auto");
+    turn = tg_test_parse_ok_q(bails[0], "auto");
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
     tg_turn_free(turn);
-    turn = parse_ok(bails[3], "auto");
+    turn = tg_test_parse_ok_q(bails[3], "auto");
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":2}");
     tg_turn_free(turn);
-    turn = parse_ok(bails[11], "auto");
+    turn = tg_test_parse_ok_q(bails[11], "auto");
     assert_int_equal(tg_turn_call_count(turn), 1);
     tg_turn_free(turn);
-    turn = parse_ok(bails[15], "auto");
+    turn = tg_test_parse_ok_q(bails[15], "auto");
     assert_string_equal(pre(turn, 0), "MALFORMED_CALL");
     tg_turn_free(turn);
-    turn = parse_ok(bails[19], "auto");
+    turn = tg_test_parse_ok_q(bails[19], "auto");
     assert_string_equal(pre(turn, 0), "MALFORMED_ARGUMENTS");
     tg_turn_free(turn);
     assert_string_equal(detected(bails[22]), "openai-chat");
     tg_error err;
-    assert_int_equal(parse_fails(bails[4], "auto", &err), TG_EPARSE);
-    assert_int_equal(parse_fails(bails[25], "auto", &err), TG_EFORMAT);
-    assert_int_equal(parse_fails(bails[35], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails_q(bails[4], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails_q(bails[25], "auto", &err),
+                     TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q(bails[35], "auto", &err), TG_EPARSE);
 }
 
 int main(void)

@@ -8,8 +8,9 @@
  * had one, tool definitions, round trips, and the fast path (what it takes
  * gives the document path's calls; what it must leave to that path).
  *
- * JSON in this file is written with single quotes for readability; q()
- * turns them into double quotes (no test text contains an apostrophe).
+ * JSON in this file is written with single quotes for readability;
+ * tg_test_quotes() turns them into double quotes (no test text contains an
+ * apostrophe).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,44 +27,9 @@
 #include "tg_fast_check.h"
 #include "turn.h"
 
-static char *q(const char *text)
-{
-    char *s = strdup(text);
-    assert_non_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    return s;
-}
-
-static tg_turn *parse_ok(const char *text, const char *format)
-{
-    char *s = q(text);
-    tg_turn *turn = NULL;
-    tg_error err;
-    int rc = tg_turn_parse(s, strlen(s), format, "in.json", &turn, &err);
-    if (rc != 0)
-        fail_msg("parse failed (%s): %s\n%s", tg_err_name(rc), err.message, s);
-    free(s);
-    assert_non_null(turn);
-    return turn;
-}
-
-static int parse_fails(const char *text, const char *format, tg_error *err)
-{
-    char *s = q(text);
-    tg_turn *turn = (tg_turn *)1;
-    int rc = tg_turn_parse(s, strlen(s), format, "in.json", &turn, err);
-    free(s);
-    assert_int_not_equal(rc, 0);
-    assert_null(turn);
-    assert_int_equal(err->code, rc);
-    return rc;
-}
-
 static json_t *load(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     json_error_t jerr;
     json_t *v = json_loads(s, JSON_DECODE_ANY, &jerr); /* new ref */
     if (v == NULL)
@@ -82,7 +48,7 @@ static int score(const char *text)
 
 static const char *detected(const char *text)
 {
-    tg_turn *turn = parse_ok(text, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(text, "auto");
     const char *f = tg_turn_format(turn); /* static */
     tg_turn_free(turn);
     return f;
@@ -171,7 +137,7 @@ static void test_response_and_content(void **state)
                                 "ignored",
                                 "{}") "]}}],"
                                       "'modelVersion':'gemini-2.5-flash'}";
-    tg_turn *turn = parse_ok(resp, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(resp, "auto");
     assert_string_equal(tg_turn_format(turn), "gemini");
     /* Only the first candidate is read. */
     assert_int_equal(tg_turn_call_count(turn), 2);
@@ -186,8 +152,8 @@ static void test_response_and_content(void **state)
     assert_null(pre(turn, 1));
     tg_turn_free(turn);
 
-    turn = parse_ok("{'role':'model','parts':[" FCID("x", "a", "{'n':1}") "]}",
-                    "gemini");
+    turn = tg_test_parse_ok_q(
+        "{'role':'model','parts':[" FCID("x", "a", "{'n':1}") "]}", "gemini");
     assert_int_equal(tg_turn_call_count(turn), 1);
     assert_string_equal(id(turn, 0), "x");
     tg_turn_free(turn);
@@ -208,7 +174,7 @@ static void test_empty(void **state)
         "[]",
     };
     for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
-        tg_turn *turn = parse_ok(none[i], "gemini");
+        tg_turn *turn = tg_test_parse_ok_q(none[i], "gemini");
         assert_int_equal(tg_turn_call_count(turn), 0);
         char *out = NULL;
         tg_error err;
@@ -243,7 +209,7 @@ static void test_ids_without_id(void **state)
                                                     "{'functionCall':{'id':'','"
                                                     "name':'c'}}," FC(
                                                         "a", "{'p':1}") "]}}]}";
-    tg_turn *turn = parse_ok(doc, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(doc, "auto");
     assert_int_equal(tg_turn_call_count(turn), 4);
     char want[64];
     expected_id(doc, 0, want, sizeof want);
@@ -261,11 +227,11 @@ static void test_ids_without_id(void **state)
     assert_null(tg__call_meta(turn->calls[1]));
 
     /* The same document, laid out differently: the same ids. */
-    char *spaced =
-        q("{ 'candidates' : [ { 'content' : { 'role' : 'model' , 'parts' : "
-          "[\n" FC("a", "{ 'p' : 1 }") ", {'text':'x'},\n" FCID(
-              "given", "b", "{}") ",{'functionCall':{'id':'','name':'c'}}"
-                                  "," FC("a", "{'p':1}") " ] } } ] }");
+    char *spaced = tg_test_quotes(
+        "{ 'candidates' : [ { 'content' : { 'role' : 'model' , 'parts' : "
+        "[\n" FC("a", "{ 'p' : 1 }") ", {'text':'x'},\n" FCID(
+            "given", "b", "{}") ",{'functionCall':{'id':'','name':'c'}}"
+                                "," FC("a", "{'p':1}") " ] } } ] }");
     tg_turn *again = NULL;
     tg_error err;
     assert_int_equal(
@@ -276,9 +242,10 @@ static void test_ids_without_id(void **state)
     free(spaced);
 
     /* A different document (another response): different ids. */
-    again = parse_ok("{'candidates':[{'content':{'role':'model','parts':[" FC(
-                         "a", "{'p':2}") "]}}]}",
-                     "auto");
+    again = tg_test_parse_ok_q(
+        "{'candidates':[{'content':{'role':'model','parts':[" FC(
+            "a", "{'p':2}") "]}}]}",
+        "auto");
     assert_string_not_equal(id(again, 0), id(turn, 0));
     tg_turn_free(again);
     tg_turn_free(turn);
@@ -287,7 +254,7 @@ static void test_ids_without_id(void **state)
 static void test_per_call_problems(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'model','parts':["
         "{'functionCall':{'id':'f0','args':{}}},"           /* 0 no name */
         "{'functionCall':{'id':'f1','name':'','args':{}}}," /* 1 empty name */
@@ -322,9 +289,10 @@ static void test_per_call_problems(void **state)
     assert_string_equal(id(turn, 8), "f8");
     tg_turn_free(turn);
 
-    turn = parse_ok("{'role':'model','parts':[" FCID("d", "a", "{}") "," FCID(
-                        "e", "a", "{}") "," FCID("d", "a", "{}") "]}",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "{'role':'model','parts':[" FCID("d", "a", "{}") "," FCID(
+            "e", "a", "{}") "," FCID("d", "a", "{}") "]}",
+        "auto");
     assert_null(pre(turn, 0));
     assert_null(pre(turn, 1));
     assert_string_equal(pre(turn, 2), "DUPLICATE_CALL_ID");
@@ -336,7 +304,7 @@ static void test_contents_array(void **state)
     (void)state;
     /* Names in order: two responses named a answer the first two a calls;
      * ids answer their own call wherever they are. */
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "[{'role':'user','parts':[{'text':'go'}]},"
         "{'role':'model','parts':[" FC(
             "old",
@@ -396,7 +364,7 @@ static void test_contents_array(void **state)
     tg_turn_free(turn);
 
     /* Everything answered, and no model content at all. */
-    turn = parse_ok(
+    turn = tg_test_parse_ok_q(
         "[{'role':'model','parts':[" FCID("i", "a", "{}") "," FC(
             "b",
             "{}") "]},{'role':'user','parts':[" FRID("i",
@@ -404,11 +372,12 @@ static void test_contents_array(void **state)
         "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
-    turn = parse_ok("[{'role':'user','parts':[" FR("b") "]}]", "gemini");
+    turn =
+        tg_test_parse_ok_q("[{'role':'user','parts':[" FR("b") "]}]", "gemini");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
     /* A final model text answer: nothing to run. */
-    turn = parse_ok(
+    turn = tg_test_parse_ok_q(
         "[{'role':'model','parts':[" FC(
             "b",
             "{}") "]},{'role':'user','parts':[" FR("b") "]},{'role':'model','"
@@ -423,46 +392,53 @@ static void test_shape_errors(void **state)
 {
     (void)state;
     tg_error err;
-    assert_int_equal(parse_fails("'hello'", "gemini", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("'hello'", "gemini", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(
         err.message, "in.json: the document is not an object or an array"));
     assert_non_null(
         strstr(err.message, "expected a Gemini generateContent response"));
-    assert_int_equal(parse_fails("'hello'", "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("'hello'", "auto", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(err.message, "saw a string"));
-    assert_int_equal(parse_fails("{'candidates':[]}", "auto", &err),
+    assert_int_equal(tg_test_parse_fails_q("{'candidates':[]}", "auto", &err),
                      TG_EFORMAT);
     assert_string_equal(err.pointer, "/candidates");
-    assert_int_equal(
-        parse_fails("{'candidates':[{'content':'x'}]}", "gemini", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("{'candidates':[{'content':'x'}]}",
+                                           "gemini", &err),
+                     TG_EFORMAT);
     assert_string_equal(err.pointer, "/candidates/0/content");
-    assert_int_equal(parse_fails("{'candidates':[{'content':{'parts':{}}}]}",
-                                 "gemini", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails_q("{'candidates':[{'content':{'parts':{}}}]}",
+                              "gemini", &err),
+        TG_EFORMAT);
     assert_string_equal(err.pointer, "/candidates/0/content/parts");
-    assert_int_equal(parse_fails("{'role':'user','parts':[]}", "auto", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails_q("{'role':'user','parts':[]}", "auto", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(err.message, "role 'user'"));
     assert_string_equal(err.pointer, "/role");
-    assert_int_equal(parse_fails("{'promptFeedback':{'blockReason':'SAFETY'}}",
-                                 "gemini", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails_q("{'promptFeedback':{'blockReason':'SAFETY'}}",
+                              "gemini", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(err.message, "the prompt was blocked: SAFETY"));
-    assert_int_equal(parse_fails("{'error':{'code':429,'message':'Resource "
-                                 "exhausted','status':'RESOURCE_EXHAUSTED'}}",
-                                 "gemini", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails_q("{'error':{'code':429,'message':'Resource "
+                              "exhausted','status':'RESOURCE_EXHAUSTED'}}",
+                              "gemini", &err),
+        TG_EFORMAT);
     assert_non_null(
         strstr(err.message, "Gemini API error (Resource exhausted)"));
-    assert_int_equal(parse_fails("{'foo':1}", "gemini", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("{'foo':1}", "gemini", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(err.message, "neither candidates nor parts"));
-    assert_int_equal(
-        parse_fails("[{'role':'user','parts':[]},'x']", "gemini", &err),
-        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails_q("[{'role':'user','parts':[]},'x']",
+                                           "gemini", &err),
+                     TG_EFORMAT);
     assert_string_equal(err.pointer, "/1");
     assert_int_equal(
-        parse_fails("[{'role':'model','parts':7}]", "gemini", &err),
+        tg_test_parse_fails_q("[{'role':'model','parts':7}]", "gemini", &err),
         TG_EFORMAT);
     assert_string_equal(err.pointer, "/0/parts");
 }
@@ -476,7 +452,7 @@ static void set_result(tg_turn *turn, size_t i, tg_result *r)
 static void test_render(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok_q(
         "{'role':'model','parts':[" FCID("f0", "a", "{}") "," FC(
             "b",
             "{}") "," FCID("f2", "c",
@@ -538,7 +514,7 @@ static void test_round_trip(void **state)
     const char *conv = "[{'role':'user','parts':[{'text':'go'}]},{'role':'"
                        "model','parts':[" FCID("fc_1", "a", "{'p':1}") "," FC(
                            "b", "{}") "," FC("b", "{'x':2}") "]}]";
-    tg_turn *turn = parse_ok(conv, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(conv, "auto");
     assert_int_equal(tg_turn_call_count(turn), 3);
     for (size_t i = 0; i < 3; i++)
         set_result(
@@ -551,7 +527,7 @@ static void test_round_trip(void **state)
     assert_null(strstr(out, "gemini-"));
     assert_non_null(strstr(out, "\"id\":\"fc_1\""));
 
-    char *c = q(conv);
+    char *c = tg_test_quotes(conv);
     size_t n = strlen(c), m = strlen(out);
     char *next = malloc(n + m + 2);
     assert_non_null(next);
@@ -583,9 +559,10 @@ static void test_round_trip(void **state)
     tg_turn_free(turn);
 
     /* Calls from another format keep their ids here. */
-    turn = parse_ok("{'role':'assistant','tool_calls':[{'id':'call_9','type':'"
-                    "function','function':{'name':'x','arguments':'{}'}}]}",
-                    "auto");
+    turn = tg_test_parse_ok_q(
+        "{'role':'assistant','tool_calls':[{'id':'call_9','type':'"
+        "function','function':{'name':'x','arguments':'{}'}}]}",
+        "auto");
     set_result(turn, 0, tg__result_success(turn->calls[0], json_integer(1)));
     assert_int_equal(tg_turn_render(turn, "gemini", &out, NULL, &err), 0);
     assert_string_equal(
@@ -641,7 +618,7 @@ static void test_render_tools(void **state)
  * arguments, meta. */
 static int fast_takes(const char *text)
 {
-    char *s = q(text);
+    char *s = tg_test_quotes(text);
     int rc = tg_test_fast_vs_doc(&tg__format_gemini, s, NULL);
     free(s);
     return rc;
@@ -662,7 +639,7 @@ static void test_fast_path(void **state)
         "{'content':{'parts':[{'functionCall':{}}]}}],"
         "'usageMetadata':{'totalTokenCount':3},'modelVersion':'m'}";
     assert_int_equal(fast_takes(plain), 1);
-    tg_turn *turn = parse_ok(plain, "auto");
+    tg_turn *turn = tg_test_parse_ok_q(plain, "auto");
     assert_string_equal(tg_turn_format(turn), "gemini");
     assert_int_equal(tg_turn_call_count(turn), 3);
     assert_string_equal(id(turn, 0), "a");
@@ -677,7 +654,7 @@ static void test_fast_path(void **state)
         "{'candidates':[{'content':{'parts':[" FC("a", "{'p':1}") "," FCID(
             "", "b", "{}") "," FCID("given", "c", "{}") "]}}]}";
     assert_int_equal(fast_takes(no_ids), 1);
-    turn = parse_ok(no_ids, "auto");
+    turn = tg_test_parse_ok_q(no_ids, "auto");
     char want[64];
     expected_id(no_ids, 0, want, sizeof want);
     assert_string_equal(id(turn, 0), want);
@@ -751,13 +728,13 @@ static void test_fast_path(void **state)
             fail_msg("fast path took %s", bails[i]);
 
     /* jansson keeps the last of duplicate keys; so does the parse. */
-    turn = parse_ok(bails[5], "auto");
+    turn = tg_test_parse_ok_q(bails[5], "auto");
     assert_string_equal(turn->calls[0]->tool, "u");
     tg_turn_free(turn);
-    turn = parse_ok(bails[15], "auto");
+    turn = tg_test_parse_ok_q(bails[15], "auto");
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
     tg_turn_free(turn);
-    turn = parse_ok(bails[7], "auto");
+    turn = tg_test_parse_ok_q(bails[7], "auto");
     assert_string_equal(pre(turn, 0), "MALFORMED_CALL");
     tg_turn_free(turn);
 }

@@ -17,28 +17,8 @@
 
 #include "format.h"
 #include "record.h"
+#include "tg_fast_check.h"
 #include "turn.h"
-
-static tg_turn *parse_ok(const char *text, const char *format)
-{
-    tg_turn *turn = NULL;
-    tg_error err;
-    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, &err);
-    if (rc != 0)
-        fail_msg("parse failed (%s): %s", tg_err_name(rc), err.message);
-    assert_non_null(turn);
-    return turn;
-}
-
-static int parse_fails(const char *text, const char *format, tg_error *err)
-{
-    tg_turn *turn = (tg_turn *)1;
-    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, err);
-    assert_int_not_equal(rc, 0);
-    assert_null(turn);
-    assert_int_equal(err->code, rc);
-    return rc;
-}
 
 static int detect_score(const char *text)
 {
@@ -89,7 +69,7 @@ static void test_detect(void **state)
 static void test_response(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(response3, "auto");
+    tg_turn *turn = tg_test_parse_ok(response3, "auto");
     assert_string_equal(tg_turn_format(turn), "openai-chat");
     assert_int_equal(tg_turn_call_count(turn), 3);
     const tg_call *a = tg_turn_call(turn, 0);
@@ -111,7 +91,7 @@ static void test_response(void **state)
     tg_turn_free(turn);
 
     /* The explicit name gives the same. */
-    turn = parse_ok(response3, "openai-chat");
+    turn = tg_test_parse_ok(response3, "openai-chat");
     assert_int_equal(tg_turn_call_count(turn), 3);
     tg_turn_free(turn);
 }
@@ -119,7 +99,7 @@ static void test_response(void **state)
 static void test_message_and_no_calls(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok(
         "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"x\",\"type\":"
         "\"function\",\"function\":{\"name\":\"now\",\"arguments\":\"\"}}]}",
         NULL);
@@ -129,9 +109,10 @@ static void test_message_and_no_calls(void **state)
     tg_turn_free(turn);
 
     /* A text answer is a turn without calls, rendered as an empty array. */
-    turn = parse_ok("{\"choices\":[{\"message\":{\"role\":\"assistant\","
-                    "\"content\":\"done\"}}]}",
-                    "auto");
+    turn =
+        tg_test_parse_ok("{\"choices\":[{\"message\":{\"role\":\"assistant\","
+                         "\"content\":\"done\"}}]}",
+                         "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     char *out = NULL;
     size_t len = 99;
@@ -142,9 +123,9 @@ static void test_message_and_no_calls(void **state)
     tg_free(out);
     tg_turn_free(turn);
 
-    turn = parse_ok("{\"role\":\"assistant\",\"content\":\"x\","
-                    "\"tool_calls\":null}",
-                    "auto");
+    turn = tg_test_parse_ok("{\"role\":\"assistant\",\"content\":\"x\","
+                            "\"tool_calls\":null}",
+                            "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
 }
@@ -164,7 +145,7 @@ static void test_messages_array(void **state)
         "{\"role\":\"tool\",\"tool_call_id\":\"k2\",\"content\":\"done\"},"
         "{\"role\":\"tool\",\"tool_call_id\":\"old\",\"content\":\"again\"},"
         "{\"role\":\"tool\",\"tool_call_id\":7}]";
-    tg_turn *turn = parse_ok(msgs, "auto");
+    tg_turn *turn = tg_test_parse_ok(msgs, "auto");
     assert_string_equal(tg_turn_format(turn), "openai-chat");
     assert_int_equal(tg_turn_call_count(turn), 2);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "k1");
@@ -173,20 +154,22 @@ static void test_messages_array(void **state)
     tg_turn_free(turn);
 
     /* Everything answered: nothing to run. */
-    turn = parse_ok("[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"q\","
-                    "\"function\":{\"name\":\"a\"}}]},{\"role\":\"tool\","
-                    "\"tool_call_id\":\"q\",\"content\":\"\"}]",
-                    "openai-chat");
+    turn = tg_test_parse_ok(
+        "[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"q\","
+        "\"function\":{\"name\":\"a\"}}]},{\"role\":\"tool\","
+        "\"tool_call_id\":\"q\",\"content\":\"\"}]",
+        "openai-chat");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
 
     /* No assistant message yet, and an empty conversation. */
-    turn = parse_ok("[{\"role\":\"system\",\"content\":\"s\"},{\"role\":"
-                    "\"user\",\"content\":\"u\"}]",
-                    "auto");
+    turn =
+        tg_test_parse_ok("[{\"role\":\"system\",\"content\":\"s\"},{\"role\":"
+                         "\"user\",\"content\":\"u\"}]",
+                         "auto");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
-    turn = parse_ok("[]", "auto");
+    turn = tg_test_parse_ok("[]", "auto");
     assert_string_equal(tg_turn_format(turn), "openai-chat");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
@@ -217,7 +200,7 @@ static void test_messages_array_large(void **state)
     tg__buf_puts(&b, "]");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    tg_turn *turn = parse_ok(tg__buf_cstr(&b), "auto");
+    tg_turn *turn = tg_test_parse_ok(tg__buf_cstr(&b), "auto");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_int_equal(tg_turn_call_count(turn), 2);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "call_17");
@@ -259,7 +242,7 @@ static void test_per_call_problems(void **state)
         "{\"id\":\"c9\",\"function\":{\"name\":7,\"arguments\":\"[\"}}," /* 9 */
         "{\"id\":\"c10\",\"type\":5,\"function\":{\"name\":\"a\"}}" /* 10 */
         "]}";
-    tg_turn *turn = parse_ok(text, "auto");
+    tg_turn *turn = tg_test_parse_ok(text, "auto");
     assert_int_equal(tg_turn_call_count(turn), 11);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "missing-id-0");
     assert_string_equal(pre(turn, 0), "MALFORMED_CALL");
@@ -292,12 +275,13 @@ static void test_per_call_problems(void **state)
 static void test_duplicates(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok("{\"role\":\"assistant\",\"tool_calls\":["
-                             "{\"id\":\"d\",\"function\":{\"name\":\"a\"}},"
-                             "{\"id\":\"e\",\"function\":{\"name\":\"a\"}},"
-                             "{\"id\":\"d\",\"function\":{\"name\":\"a\"}},"
-                             "{\"id\":\"d\",\"function\":{\"name\":\"a\"}}]}",
-                             "auto");
+    tg_turn *turn =
+        tg_test_parse_ok("{\"role\":\"assistant\",\"tool_calls\":["
+                         "{\"id\":\"d\",\"function\":{\"name\":\"a\"}},"
+                         "{\"id\":\"e\",\"function\":{\"name\":\"a\"}},"
+                         "{\"id\":\"d\",\"function\":{\"name\":\"a\"}},"
+                         "{\"id\":\"d\",\"function\":{\"name\":\"a\"}}]}",
+                         "auto");
     assert_null(pre(turn, 0));
     assert_null(pre(turn, 1));
     assert_string_equal(pre(turn, 2), "DUPLICATE_CALL_ID");
@@ -309,52 +293,58 @@ static void test_shape_errors(void **state)
 {
     (void)state;
     tg_error err;
-    assert_int_equal(parse_fails("{\"id\":\"x\",\"object\":\"list\",\"model\":"
-                                 "\"m\"}",
-                                 "auto", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails("{\"id\":\"x\",\"object\":\"list\",\"model\":"
+                            "\"m\"}",
+                            "auto", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(err.message, "in.json: not a supported turn: saw an "
                                         "object with keys id, object, model"));
     assert_non_null(strstr(err.message, "expected an OpenAI Chat Completions"));
 
-    assert_int_equal(parse_fails("[1,2]", "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails("[1,2]", "auto", &err), TG_EFORMAT);
     assert_non_null(strstr(err.message, "saw an array of 2 elements, the first "
                                         "a number"));
-    assert_int_equal(parse_fails("\"hello\"", NULL, &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails("\"hello\"", NULL, &err), TG_EFORMAT);
     assert_non_null(strstr(err.message, "saw a string"));
 
-    assert_int_equal(parse_fails("{\"choices\":[]}", "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails("{\"choices\":[]}", "auto", &err),
+                     TG_EFORMAT);
     assert_non_null(strstr(err.message, "in.json: a response without choices"));
     assert_string_equal(err.pointer, "/choices");
-    assert_int_equal(parse_fails("{\"choices\":[{\"finish_reason\":\"stop\"}]}",
-                                 "openai-chat", &err),
-                     TG_EFORMAT);
-    assert_string_equal(err.pointer, "/choices/0/message");
-    assert_int_equal(parse_fails("{\"role\":\"user\",\"content\":\"x\"}",
-                                 "openai-chat", &err),
-                     TG_EFORMAT);
-    assert_non_null(strstr(err.message, "role 'user'"));
     assert_int_equal(
-        parse_fails("{\"id\":\"c1\",\"tool\":\"t\"}", "openai-chat", &err),
+        tg_test_parse_fails("{\"choices\":[{\"finish_reason\":\"stop\"}]}",
+                            "openai-chat", &err),
         TG_EFORMAT);
+    assert_string_equal(err.pointer, "/choices/0/message");
     assert_int_equal(
-        parse_fails("{\"role\":\"assistant\",\"tool_calls\":{}}", "auto", &err),
+        tg_test_parse_fails("{\"role\":\"user\",\"content\":\"x\"}",
+                            "openai-chat", &err),
+        TG_EFORMAT);
+    assert_non_null(strstr(err.message, "role 'user'"));
+    assert_int_equal(tg_test_parse_fails("{\"id\":\"c1\",\"tool\":\"t\"}",
+                                         "openai-chat", &err),
+                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails("{\"role\":\"assistant\",\"tool_calls\":{}}",
+                            "auto", &err),
         TG_EFORMAT);
     assert_string_equal(err.pointer, "/tool_calls");
     assert_int_equal(
-        parse_fails("[{\"role\":\"user\"},5]", "openai-chat", &err),
+        tg_test_parse_fails("[{\"role\":\"user\"},5]", "openai-chat", &err),
         TG_EFORMAT);
     assert_string_equal(err.pointer, "/1");
     /* Explicitly named, an array of objects without roles is no
      * conversation. */
-    assert_int_equal(
-        parse_fails("[{\"id\":\"a\",\"tool\":\"t\"}]", "openai-chat", &err),
-        TG_EFORMAT);
-    assert_string_equal(err.pointer, "/0");
-    assert_int_equal(parse_fails("[{\"role\":\"assistant\"},{\"role\":5}]",
-                                 "openai-chat", &err),
+    assert_int_equal(tg_test_parse_fails("[{\"id\":\"a\",\"tool\":\"t\"}]",
+                                         "openai-chat", &err),
                      TG_EFORMAT);
-    assert_int_equal(parse_fails("{}", "nope", &err), TG_EFORMAT);
+    assert_string_equal(err.pointer, "/0");
+    assert_int_equal(
+        tg_test_parse_fails("[{\"role\":\"assistant\"},{\"role\":5}]",
+                            "openai-chat", &err),
+        TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails("{}", "nope", &err), TG_EFORMAT);
     assert_non_null(strstr(err.message, "unknown input format 'nope'"));
 }
 
@@ -362,28 +352,29 @@ static void test_syntax_errors(void **state)
 {
     (void)state;
     tg_error err;
-    assert_int_equal(
-        parse_fails("{\"choices\": [\n  {\"message\": \n", "auto", &err),
-        TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails("{\"choices\": [\n  {\"message\": \n",
+                                         "auto", &err),
+                     TG_EPARSE);
     assert_true(strncmp(err.message, "in.json:3:", 10) == 0);
     assert_non_null(strstr(err.message, "; expected JSON"));
     assert_int_equal(err.line, 3);
     assert_true(err.column >= 0);
 
-    assert_int_equal(parse_fails("{\"a\":1} x", "openai-chat", &err),
+    assert_int_equal(tg_test_parse_fails("{\"a\":1} x", "openai-chat", &err),
                      TG_EPARSE);
     assert_int_equal(err.line, 1);
-    assert_int_equal(parse_fails("", "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails("", "auto", &err), TG_EPARSE);
     assert_string_equal(err.message, "in.json: empty input; expected a model "
                                      "turn");
-    assert_int_equal(parse_fails(" \n\t\r\n", "openai-chat", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(" \n\t\r\n", "openai-chat", &err),
+                     TG_EPARSE);
     assert_non_null(strstr(err.message, "empty input"));
 
     /* Nesting far beyond any real turn fails cleanly. */
     char deep[6001];
     memset(deep, '[', 6000);
     deep[6000] = '\0';
-    assert_int_equal(parse_fails(deep, "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(deep, "auto", &err), TG_EPARSE);
     assert_non_null(strstr(err.message, "depth"));
 
     /* A NUL byte inside the document. */
@@ -394,8 +385,8 @@ static void test_syntax_errors(void **state)
     assert_true(strncmp(err.message, "-:1:", 4) == 0);
 
     /* A byte order mark is skipped. */
-    turn = parse_ok("\xEF\xBB\xBF{\"role\":\"assistant\",\"tool_calls\":[]}",
-                    "auto");
+    turn = tg_test_parse_ok(
+        "\xEF\xBB\xBF{\"role\":\"assistant\",\"tool_calls\":[]}", "auto");
     tg_turn_free(turn);
 
     assert_int_equal(tg_turn_parse(NULL, 3, "auto", NULL, &turn, &err),
@@ -417,7 +408,7 @@ static void set_results(tg_turn *turn, json_t **payloads, tg_outcome *outcomes)
 static void test_render(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(response3, "auto");
+    tg_turn *turn = tg_test_parse_ok(response3, "auto");
     tg_error err;
     char *out = NULL;
     size_t len;
@@ -471,11 +462,12 @@ static void test_render(void **state)
 static void test_render_odd_strings(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok("{\"role\":\"assistant\",\"tool_calls\":["
-                             "{\"id\":\"i\\u0007\\\"d\",\"function\":{\"name\":"
-                             "\"a\"}},"
-                             "{\"id\":\"j\",\"function\":{\"name\":\"a\"}}]}",
-                             "auto");
+    tg_turn *turn =
+        tg_test_parse_ok("{\"role\":\"assistant\",\"tool_calls\":["
+                         "{\"id\":\"i\\u0007\\\"d\",\"function\":{\"name\":"
+                         "\"a\"}},"
+                         "{\"id\":\"j\",\"function\":{\"name\":\"a\"}}]}",
+                         "auto");
     /* Payload strings not built through jansson's checks: a NUL byte and
      * bytes that are not UTF-8 must still give valid JSON. */
     json_t *payloads[2] = {
@@ -613,7 +605,7 @@ static void test_fast_path(void **state)
                                        "\"usage\":{\"n\":[1.5,null,"
                                        "\"\\u00e9\"]}}";
     assert_int_equal(fast_takes(plain), 1);
-    tg_turn *turn = parse_ok(plain, "auto");
+    tg_turn *turn = tg_test_parse_ok(plain, "auto");
     assert_int_equal(tg_turn_call_count(turn), 2);
     assert_string_equal(tg_call_args_json(tg_turn_call(turn, 0)), "{\"x\":1}");
     assert_string_equal(tg_call_args_raw(tg_turn_call(turn, 0)), "{\"x\":1}");
@@ -666,20 +658,20 @@ static void test_fast_path(void **state)
             fail_msg("fast path took %s", bails[i]);
 
     /* jansson keeps the last of duplicate keys; so does the parse. */
-    turn = parse_ok(bails[0], "auto");
+    turn = tg_test_parse_ok(bails[0], "auto");
     assert_int_equal(tg_turn_call_count(turn), 1);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "b");
     tg_turn_free(turn);
-    turn = parse_ok(bails[1], "auto");
+    turn = tg_test_parse_ok(bails[1], "auto");
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "b");
     tg_turn_free(turn);
     tg_error err;
-    assert_int_equal(parse_fails(bails[9], "auto", &err), TG_EFORMAT);
-    assert_int_equal(parse_fails(bails[15], "auto", &err), TG_EPARSE);
-    assert_int_equal(parse_fails(bails[16], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(bails[9], "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails(bails[15], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(bails[16], "auto", &err), TG_EPARSE);
     assert_non_null(strstr(err.message, "too big integer"));
-    assert_int_equal(parse_fails(bails[17], "auto", &err), TG_EPARSE);
-    assert_int_equal(parse_fails(bails[18], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(bails[17], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(bails[18], "auto", &err), TG_EPARSE);
 }
 
 int main(void)

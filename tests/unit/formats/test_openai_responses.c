@@ -21,27 +21,6 @@
 #include "tg_fast_check.h"
 #include "turn.h"
 
-static tg_turn *parse_ok(const char *text, const char *format)
-{
-    tg_turn *turn = NULL;
-    tg_error err;
-    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, &err);
-    if (rc != 0)
-        fail_msg("parse failed (%s): %s", tg_err_name(rc), err.message);
-    assert_non_null(turn);
-    return turn;
-}
-
-static int parse_fails(const char *text, const char *format, tg_error *err)
-{
-    tg_turn *turn = (tg_turn *)1;
-    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, err);
-    assert_int_not_equal(rc, 0);
-    assert_null(turn);
-    assert_int_equal(err->code, rc);
-    return rc;
-}
-
 static int score(const tg_format *f, const char *text)
 {
     json_error_t jerr;
@@ -55,7 +34,7 @@ static int score(const tg_format *f, const char *text)
 
 static const char *detected(const char *text)
 {
-    tg_turn *turn = parse_ok(text, "auto");
+    tg_turn *turn = tg_test_parse_ok(text, "auto");
     const char *f = tg_turn_format(turn); /* static */
     tg_turn_free(turn);
     return f;
@@ -106,7 +85,7 @@ static void test_detect(void **state)
 static void test_response_calls(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(response2, "openai-responses");
+    tg_turn *turn = tg_test_parse_ok(response2, "openai-responses");
     assert_int_equal(tg_turn_call_count(turn), 2);
     const tg_call *a = tg_turn_call(turn, 0), *b = tg_turn_call(turn, 1);
     assert_string_equal(tg_call_id(a), "call_a");
@@ -122,9 +101,9 @@ static void test_response_calls(void **state)
     tg_turn_free(turn);
 
     /* A response still in progress has output null: no calls yet. */
-    turn = parse_ok("{\"object\":\"response\",\"status\":\"queued\","
-                    "\"output\":null}",
-                    "openai-responses");
+    turn = tg_test_parse_ok("{\"object\":\"response\",\"status\":\"queued\","
+                            "\"output\":null}",
+                            "openai-responses");
     assert_int_equal(tg_turn_call_count(turn), 0);
     tg_turn_free(turn);
 }
@@ -165,7 +144,7 @@ static void test_answered_only_by_a_later_output(void **state)
         "{\"type\":\"function_call_output\",\"output\":\"z\"},"
         "{\"role\":\"user\",\"content\":\"go on\"}"
         "]";
-    tg_turn *turn = parse_ok(items, "auto");
+    tg_turn *turn = tg_test_parse_ok(items, "auto");
     assert_string_equal(tg_turn_format(turn), "openai-responses");
     assert_int_equal(tg_turn_call_count(turn), 3);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "c2");
@@ -196,7 +175,7 @@ static void test_many_calls_and_answers(void **state)
                        "\"c%d\",\"output\":\"ok\"}",
                        i);
     tg__buf_puts(&b, "]");
-    tg_turn *turn = parse_ok(tg__buf_cstr(&b), "auto");
+    tg_turn *turn = tg_test_parse_ok(tg__buf_cstr(&b), "auto");
     assert_int_equal(tg_turn_call_count(turn), 1000);
     for (size_t i = 0; i < 1000; i++) {
         char id[16];
@@ -211,29 +190,32 @@ static void test_shape_errors(void **state)
 {
     (void)state;
     tg_error err;
-    assert_int_equal(parse_fails("{\"object\":\"response\",\"output\":{}}",
-                                 "openai-responses", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails("{\"object\":\"response\",\"output\":{}}",
+                            "openai-responses", &err),
+        TG_EFORMAT);
     assert_string_equal(err.pointer, "/output");
     assert_non_null(strstr(err.message, "in.json"));
     assert_non_null(strstr(err.message, "output is not an array"));
 
-    assert_int_equal(parse_fails("{\"object\":\"response\",\"output\":"
-                                 "[{\"type\":\"message\"},7]}",
-                                 "auto", &err),
+    assert_int_equal(tg_test_parse_fails("{\"object\":\"response\",\"output\":"
+                                         "[{\"type\":\"message\"},7]}",
+                                         "auto", &err),
                      TG_EFORMAT);
     assert_string_equal(err.pointer, "/output/1");
 
-    assert_int_equal(parse_fails("[{\"type\":\"function_call\"},\"x\"]",
-                                 "openai-responses", &err),
+    assert_int_equal(tg_test_parse_fails("[{\"type\":\"function_call\"},\"x\"]",
+                                         "openai-responses", &err),
                      TG_EFORMAT);
     assert_string_equal(err.pointer, "/1");
     assert_non_null(strstr(err.message, "input item 1"));
 
-    assert_int_equal(parse_fails("{\"choices\":[]}", "openai-responses", &err),
-                     TG_EFORMAT);
+    assert_int_equal(
+        tg_test_parse_fails("{\"choices\":[]}", "openai-responses", &err),
+        TG_EFORMAT);
     assert_non_null(strstr(err.message, "expected an OpenAI Responses API"));
-    assert_int_equal(parse_fails("12", "openai-responses", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails("12", "openai-responses", &err),
+                     TG_EFORMAT);
 }
 
 static void test_malformed_calls_do_not_fail_the_turn(void **state)
@@ -248,7 +230,7 @@ static void test_malformed_calls_do_not_fail_the_turn(void **state)
         "{\"type\":\"function_call\",\"call_id\":\"ok2\",\"name\":\"t\","
         "\"arguments\":\"  \"}"
         "]}";
-    tg_turn *turn = parse_ok(doc, "auto");
+    tg_turn *turn = tg_test_parse_ok(doc, "auto");
     assert_int_equal(tg_turn_call_count(turn), 4);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "missing-call-id-0");
     assert_string_equal(tg_turn_call(turn, 0)->pre_error_code,
@@ -285,7 +267,7 @@ static char *render_ok(const tg_turn *turn, const char *format)
 static void test_render(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(response2, "auto");
+    tg_turn *turn = tg_test_parse_ok(response2, "auto");
     const tg_call *a = tg_turn_call(turn, 0), *b = tg_turn_call(turn, 1);
     tg_result *ra = tg__result_success(a, json_pack("{s:[i,i]}", "n", 1, 2));
     give(turn, 0, ra);
@@ -316,7 +298,7 @@ static void test_render(void **state)
     tg_turn_free(turn);
 
     /* a turn without calls renders an empty array */
-    turn = parse_ok("{\"object\":\"response\",\"output\":[]}", "auto");
+    turn = tg_test_parse_ok("{\"object\":\"response\",\"output\":[]}", "auto");
     out = render_ok(turn, NULL);
     assert_string_equal(out, "[]\n");
     tg_free(out);
@@ -336,8 +318,8 @@ static void test_render_payload_text(void **state)
                                         "null"};
     for (int blocks = 0; blocks < 2; blocks++)
         for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
-            tg_turn *t1 = parse_ok(response2, "auto");
-            tg_turn *t2 = parse_ok(response2, "auto");
+            tg_turn *t1 = tg_test_parse_ok(response2, "auto");
+            tg_turn *t2 = tg_test_parse_ok(response2, "auto");
             for (size_t i = 0; i < 2; i++) {
                 const tg_call *c1 = tg_turn_call(t1, i);
                 const tg_call *c2 = tg_turn_call(t2, i);
@@ -377,7 +359,7 @@ static void test_round_trip_answers_every_call(void **state)
         "\"call_\\u00e9\\\"q\",\"name\":\"t\",\"arguments\":\"{}\"},"
         "{\"type\":\"function_call\",\"id\":\"fc_2\",\"call_id\":\"call_2\","
         "\"name\":\"t\",\"arguments\":\"{}\"}]";
-    tg_turn *turn = parse_ok(items, "auto");
+    tg_turn *turn = tg_test_parse_ok(items, "auto");
     assert_int_equal(tg_turn_call_count(turn), 2);
     for (size_t i = 0; i < 2; i++)
         give(turn, i,
@@ -391,7 +373,7 @@ static void test_round_trip_answers_every_call(void **state)
     assert_non_null(outputs);
     json_array_extend(all, outputs);
     char *joined = json_dumps(all, JSON_COMPACT);
-    tg_turn *again = parse_ok(joined, "auto");
+    tg_turn *again = tg_test_parse_ok(joined, "auto");
     assert_string_equal(tg_turn_format(again), "openai-responses");
     assert_int_equal(tg_turn_call_count(again), 0);
     free(joined);
@@ -415,7 +397,7 @@ static void test_round_trip_answers_every_call(void **state)
 static void test_other_formats_render_here(void **state)
 {
     (void)state;
-    tg_turn *turn = parse_ok(
+    tg_turn *turn = tg_test_parse_ok(
         "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"tool_calls\":["
         "{\"id\":\"call_x\",\"type\":\"function\",\"function\":{\"name\":"
         "\"t\",\"arguments\":\"{}\"}}]}}]}",
@@ -583,21 +565,21 @@ static void test_fast_path(void **state)
             fail_msg("fast path took %s", bails[i]);
 
     /* jansson keeps the last of duplicate keys; so does the parse. */
-    turn = parse_ok(bails[0], "auto");
+    turn = tg_test_parse_ok(bails[0], "auto");
     assert_int_equal(tg_turn_call_count(turn), 1);
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "b");
     tg_turn_free(turn);
-    turn = parse_ok(bails[2], "auto");
+    turn = tg_test_parse_ok(bails[2], "auto");
     assert_string_equal(tg_call_id(tg_turn_call(turn, 0)), "a");
     tg_turn_free(turn);
-    turn = parse_ok(bails[3], "auto");
+    turn = tg_test_parse_ok(bails[3], "auto");
     assert_string_equal(tg_turn_call(turn, 0)->pre_error_code,
                         "MALFORMED_CALL");
     tg_turn_free(turn);
     assert_string_equal(detected(bails[18]), "mcp");
     tg_error err;
-    assert_int_equal(parse_fails(bails[13], "auto", &err), TG_EFORMAT);
-    assert_int_equal(parse_fails(bails[25], "auto", &err), TG_EPARSE);
+    assert_int_equal(tg_test_parse_fails(bails[13], "auto", &err), TG_EFORMAT);
+    assert_int_equal(tg_test_parse_fails(bails[25], "auto", &err), TG_EPARSE);
 }
 
 int main(void)

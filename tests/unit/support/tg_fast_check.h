@@ -1,17 +1,75 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tg_fast_check.h - for the format tests (include after cmocka.h): a
- * format's fast path held to its document path on one input. Header-only.
+ * tg_fast_check.h - for the format tests (include after cmocka.h): parsing
+ * a turn that must parse or must fail, JSON written with single quotes, and
+ * a format's fast path held to its document path on one input.
+ * Header-only.
  */
 #ifndef TG_FAST_CHECK_H
 #define TG_FAST_CHECK_H
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
 #include "record.h"
 #include "turn.h"
+
+/* text with every ' turned into " (test JSON is written with single
+ * quotes for readability); the caller frees it. */
+static inline char *tg_test_quotes(const char *text)
+{
+    char *s = strdup(text);
+    assert_non_null(s);
+    for (char *p = s; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return s;
+}
+
+/* The turn text parses to, in `format`; fails the test otherwise. */
+static inline tg_turn *tg_test_parse_ok(const char *text, const char *format)
+{
+    tg_turn *turn = NULL;
+    tg_error err;
+    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, &err);
+    if (rc != 0)
+        fail_msg("parse failed (%s): %s\n%s", tg_err_name(rc), err.message,
+                 text);
+    assert_non_null(turn);
+    return turn;
+}
+
+/* The error code of a parse that must fail (err filled, no turn). */
+static inline int tg_test_parse_fails(const char *text, const char *format,
+                                      tg_error *err)
+{
+    tg_turn *turn = (tg_turn *)1;
+    int rc = tg_turn_parse(text, strlen(text), format, "in.json", &turn, err);
+    assert_int_not_equal(rc, 0);
+    assert_null(turn);
+    assert_int_equal(err->code, rc);
+    return rc;
+}
+
+/* The same two on single-quoted JSON (tg_test_quotes). */
+static inline tg_turn *tg_test_parse_ok_q(const char *text, const char *format)
+{
+    char *s = tg_test_quotes(text);
+    tg_turn *turn = tg_test_parse_ok(s, format);
+    free(s);
+    return turn;
+}
+
+static inline int tg_test_parse_fails_q(const char *text, const char *format,
+                                        tg_error *err)
+{
+    char *s = tg_test_quotes(text);
+    int rc = tg_test_parse_fails(s, format, err);
+    free(s);
+    return rc;
+}
 
 static inline int tg_test_same_str(const char *a, const char *b)
 {
