@@ -823,6 +823,7 @@ void tg__result_free(tg_result *r)
     json_decref(r->payload_dom);
     json_decref(r->content);
     json_decref(r->artifact);
+    json_decref(r->decisions);
     if (!r->payload_json_inline)
         free(r->payload_json_cache);
     free(r->data_json_cache);
@@ -950,6 +951,11 @@ json_t *tg__result_to_json(const tg_result *r)
         "completed_at", when); /* new ref */
     if (o != NULL && r->replayed)
         json_object_set_new(o, "replayed", json_true());
+    if (o != NULL && r->decisions != NULL &&
+        json_object_set(o, "decisions", r->decisions) != 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o != NULL && r->repaired != 0 &&
         json_object_set_new(o, "repaired", tg__repaired_to_json(r->repaired)) !=
             0) {
@@ -1017,6 +1023,8 @@ int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err)
         r->content = json_incref((json_t *)v);
     if ((v = json_object_get(obj, "artifact")) && json_is_object(v))
         r->artifact = json_incref((json_t *)v);
+    if ((v = json_object_get(obj, "decisions")) && json_is_object(v))
+        r->decisions = json_incref((json_t *)v);
     r->duration_ms = json_number_value(json_object_get(obj, "duration_ms"));
     if ((v = json_object_get(obj, "exit_status")) && json_is_integer(v))
         r->exit_status = (int)json_integer_value(v);

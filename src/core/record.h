@@ -79,6 +79,12 @@ struct tg_result {
     json_t *payload_dom;
     json_t *content;  /* array of content blocks or NULL */
     json_t *artifact; /* object or NULL */
+    /* What the gate decided about the call, recorded with the result (new
+     * ref, object or NULL): {"policy":{"decision","rule","reason",
+     * "approved_by"}, "hooks":[{"hook","stage","decision","reason"}],
+     * "sandbox":"bubblewrap"|"rlimits"|"none"}; members absent when that
+     * stage did not run. */
+    json_t *decisions;
     double duration_ms;
     int exit_status; /* -1 when none */
     int64_t completed_at;
