@@ -4,6 +4,8 @@
  * tool through the runtime, sequential (--parallel 1) and with the default
  * parallelism, against the limit (a C loop of posix_spawn + waitpid) and the
  * peer (Node's child_process.spawn awaited one by one), all in this run.
+ * The spawning machinery alone: sandbox.mode "off" (bench_sandbox measures
+ * what bubblewrap adds).
  * Usage: bench_spawn [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
  */
 #include <spawn.h>
@@ -38,8 +40,9 @@ static double toolgate_rate(int n, int parallel)
     char cfgtext[256];
     snprintf(cfgtext, sizeof cfgtext,
              "{\"journal\": null, \"builtin_tools\": [], \"limits\": "
-             "{\"parallel\": %d}, \"tools\": [{\"name\": \"true\", "
-             "\"command\": [\"/bin/true\"]}]}",
+             "{\"parallel\": %d}, \"sandbox\": {\"mode\": \"off\"}, "
+             "\"tools\": [{\"name\": \"true\", \"command\": "
+             "[\"/bin/true\"]}]}",
              parallel);
     tg_error err = {0};
     tg_config *cfg = tg_config_new();

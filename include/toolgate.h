@@ -353,6 +353,11 @@ int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len);
 int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len);
 /* Records a failure: `code` UPPER_SNAKE (NULL: "TOOL_FAILED"), message text. */
 int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message);
+/* Refuses the call: it ends `denied` ({"denied":{"tool","reason"}}, execution
+ * not_started) instead of running. For a tool that finds, before doing
+ * anything, that the call is not allowed (a path leading outside the
+ * workspace). The handler returns -1 after it. */
+int tg_handler_deny(tg_handler_ctx *ctx, const char *reason);
 /* 1 once the call was canceled or its deadline passed; handlers that loop
  * should poll it and return. */
 int tg_handler_canceled(const tg_handler_ctx *ctx);
@@ -396,6 +401,22 @@ void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud);
  * saying yes would let it); otherwise such a call ends `denied` with a
  * reason saying approval was needed and how to grant it. Off by default. */
 void tg_runtime_set_approve(tg_runtime *rt, int approve);
+/* An operator's answer to a policy `ask`. */
+typedef enum tg_approval {
+    TG_APPROVAL_NO = 0,    /* the call ends denied */
+    TG_APPROVAL_YES = 1,   /* this call; the same tool and arguments (same
+                              checksum) are not asked again by this runtime */
+    TG_APPROVAL_ALWAYS = 2 /* every call of this tool, for the runtime's life */
+} tg_approval;
+/* Asks an operator about `call` (borrowed, valid during the call); `reason`
+ * is the deciding rule's. Runs on the thread of tg_runtime_run_turn before
+ * any call of the turn starts, so it may block on a terminal. */
+typedef tg_approval (*tg_approve_fn)(void *ud, const tg_call *call,
+                                     const char *reason);
+/* Sets the approver consulted for each `ask` not already answered (by
+ * --approve or an earlier approval); NULL removes it. Without one, such a
+ * call ends `denied` with a reason saying how to grant it. */
+void tg_runtime_set_approver(tg_runtime *rt, tg_approve_fn fn, void *ud);
 /* Runs every call of `turn` (concurrently, up to the parallel limit) until
  * each has a result; returns 0 then, whatever the outcomes. Fails only when
  * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result
@@ -450,6 +471,104 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
  * frees *out. */
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
+
+/* --------------------------------------------------------------- artifacts */
+
+/* The spool: the store of artifacts, tool outputs too large to paste into a
+ * prompt (spool.dir in toolgate.json). Artifact ids are "art_" followed by
+ * 24 lowercase hex digits (the start of the SHA-256 of the bytes). A spool
+ * handle may be shared by threads. */
+typedef struct tg_spool tg_spool;
+
+/* tg_spool_open flags. */
+#define TG_SPOOL_NO_CREATE 1u /* a missing directory is an empty spool */
+
+/* The spool directory in force (spool.dir, absolute; borrowed, valid while
+ * cfg lives); NULL when the spool is off ("spool": null). */
+const char *tg_config_spool_dir(const tg_config *cfg);
+/* Opens the spool in `dir` (created 0700 unless TG_SPOOL_NO_CREATE). *out
+ * is the caller's (tg_spool_free). TG_EIO when it cannot be opened. */
+int tg_spool_open(const char *dir, unsigned flags, tg_spool **out,
+                  tg_error *err);
+/* Closes and frees the spool. NULL is a no-op. */
+void tg_spool_free(tg_spool *sp);
+
+/* Stores everything read from file descriptor `fd` (to its end) as an
+ * artifact, streamed through the spool's writer: bounded memory, SHA-256,
+ * line count, text or binary, committed atomically; the same bytes are
+ * stored once. *out is the artifact as a JSON object {"id","bytes","lines",
+ * "sha256","media_type","preview"}, the caller's. TG_EIO when reading fd
+ * or writing the spool fails (nothing is left behind). */
+int tg_artifact_store(tg_spool *sp, int fd, char **out, tg_error *err);
+
+/* Every reader below fails with TG_EINVAL for a malformed id and with
+ * TG_ENOTFOUND for an id that is not stored; the message tells an unknown
+ * id from an evicted one (removed to keep the spool under spool.max_bytes,
+ * or with its journal rows). */
+
+/* The artifacts the spool knows, newest first, as a JSON array of {"id",
+ * "bytes","lines","sha256","media_type","created_at","last_used_at","pins",
+ * "state"} ("stored", "evicted" or "released"). Caller frees *out. */
+int tg_artifact_list(tg_spool *sp, char **out, tg_error *err);
+/* One artifact as a JSON object {"id","bytes","lines","sha256",
+ * "media_type","preview","created_at","last_used_at","pins"}. Caller frees
+ * *out. */
+int tg_artifact_stat(tg_spool *sp, const char *id, char **out, tg_error *err);
+/* The raw bytes [offset, offset + length) of an artifact (length capped at
+ * 16 MiB; fewer at the end, none past it) in *out (NUL-terminated, *out_len
+ * bytes, the caller's). */
+int tg_artifact_read(tg_spool *sp, const char *id, uint64_t offset,
+                     size_t length, char **out, size_t *out_len, tg_error *err);
+/* The first `lines` lines (at most 16 MiB of text) in *out, the caller's. */
+int tg_artifact_head(tg_spool *sp, const char *id, uint64_t lines, char **out,
+                     size_t *out_len, tg_error *err);
+/* The last `lines` lines (at most 16 MiB), read backwards from the end. */
+int tg_artifact_tail(tg_spool *sp, const char *id, uint64_t lines, char **out,
+                     size_t *out_len, tg_error *err);
+
+/* Options of tg_artifact_grep; zeroes give the defaults. */
+typedef struct tg_artifact_grep_options {
+    int max_matches; /* 0: 100 */
+    int before;      /* context lines before each match */
+    int after;       /* context lines after each match */
+    int ignore_case;
+    int count_only; /* count every matching line, list none */
+} tg_artifact_grep_options;
+
+/* The lines of an artifact matching the PCRE2 `pattern`, as a JSON object
+ * {"artifact","pattern","matches":[{"line","offset","text","before",
+ * "after"}],"count","truncated"} (with count_only: {"artifact","pattern",
+ * "count"}). TG_EINVAL for an invalid pattern (PCRE2's message and offset),
+ * TG_ELIMIT when the pattern hits the PCRE2 match limit on some line.
+ * Caller frees *out. */
+int tg_artifact_grep(tg_spool *sp, const char *id, const char *pattern,
+                     const tg_artifact_grep_options *options, char **out,
+                     tg_error *err);
+
+/* ----------------------------------------------------------------- sandbox */
+
+/* Command tools and `shell` run in a sandbox (README.md, "Sandbox"):
+ * bubblewrap where it works (the file system read-only but the workspace, a
+ * private /tmp, no network unless a tool says "network": true, a PID
+ * namespace killed as a whole), with resource limits and an allowlisted
+ * environment; where bubblewrap cannot run, the limits and the allowlist
+ * only. */
+
+/* What the embedder should tell its operator once, or NULL: today, that the
+ * sandbox is not in force (bubblewrap cannot run here, in sandbox.mode
+ * "auto"), or that the number of processes cannot be limited (root on an
+ * old kernel). One or more lines without a trailing newline; borrowed,
+ * valid while rt lives. The library prints nothing itself. */
+const char *tg_runtime_warning(const tg_runtime *rt);
+/* What protection subprocesses run under (`toolgate doctor`): bubblewrap
+ * found and working (its version) or why not, user namespaces, network
+ * isolation, the process limit, the rlimits, the environment allowlist and
+ * the variables withheld as secrets (names only), whether the journal, the
+ * spool directory and the workspace are writable, and each command tool's
+ * sandbox. Runs bubblewrap once if the runtime has not. With `json` set
+ * *out is one JSON object, else lines of text for a person; either way the
+ * caller's (tg_free). Returns 0 or TG_ENOMEM. */
+int tg_runtime_doctor(tg_runtime *rt, int json, char **out, tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -13,3 +13,5 @@ cd "$(dirname "$0")/.."
 "$build/bench/bench_schema" 200000 bench
 "$build/bench/bench_policy"
 "$build/bench/bench_journal"
+"$build/bench/bench_sandbox" 300 bench
+"$build/bench/bench_spool" --mib 1024 --rounds 3

@@ -11,7 +11,7 @@ packages=(
   build-essential cmake pkg-config
   libjansson-dev libuv1-dev libsqlite3-dev libpcre2-dev libssl-dev
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
-  jq sqlite3 procps clang-format strace
+  jq sqlite3 procps clang-format strace bubblewrap
   python3-jsonschema
 )
 if [ "${1:-}" = "--bench" ]; then

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "approve_prompt.h"
 #include "cli.h"
 #include "progress.h"
 
@@ -35,7 +36,8 @@ static const char run_usage[] =
     "                       dangling calls\n"
     "  --no-journal         do not record calls and results\n"
     "  --approve            answer every 'ask' of the policy with yes\n"
-    "                       (without it, an 'ask' is denied, saying so)\n"
+    "                       (else the operator is asked on the terminal;\n"
+    "                       with no terminal an 'ask' is denied, saying so)\n"
     "  --hmac-key-file F    checksums are HMAC-SHA256 with the key in F\n"
     "  --verbose            stream the calls' output to stderr\n"
     "  --config FILE        configuration file\n";
@@ -188,6 +190,7 @@ int cmd_run(int argc, char **argv)
     tg_turn *turn = NULL;
     tg_runtime *rt = NULL;
     progress *prog = NULL;
+    approve_prompt *prompt = NULL;
     char *text = NULL, *out = NULL;
     size_t len = 0, out_len = 0;
     tg_error err = {0};
@@ -248,7 +251,12 @@ int cmd_run(int argc, char **argv)
         status = cli_exit_for(rc);
         goto done;
     }
+    /* Once per run, loudly: the sandbox is not in force (sandbox.c). */
+    if (tg_runtime_warning(rt) != NULL)
+        fprintf(stderr, "toolgate: %s\n", tg_runtime_warning(rt));
     tg_runtime_set_approve(rt, o.approve);
+    if (!o.approve && (prompt = approve_prompt_open()) != NULL)
+        tg_runtime_set_approver(rt, approve_prompt_ask, prompt);
     bool tty = isatty(STDERR_FILENO);
     if (tty || o.verbose) {
         prog = progress_new(stderr, tty, o.verbose, tg_turn_call_count(turn));
@@ -285,6 +293,7 @@ done:
     tg_free(out);
     free(text);
     tg_runtime_free(rt);
+    approve_prompt_close(prompt);
     progress_free(prog);
     tg_turn_free(turn);
     tg_config_free(cfg);

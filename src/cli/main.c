@@ -22,6 +22,8 @@ static const char usage[] =
     "  validate SCHEMA [FILE|-]  validate JSON against a JSON Schema\n"
     "  policy check [CALL.json|-]  which policy rule decides each call, and "
     "why\n"
+    "  artifact list|read|grep|head|tail  read spooled tool outputs\n"
+    "  doctor           what protects the tools' subprocesses here\n"
     "  version          print the version\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
@@ -51,7 +53,8 @@ int main(int argc, char **argv)
     } commands[] = {{"run", cmd_run},         {"tools", cmd_tools},
                     {"history", cmd_history}, {"show", cmd_show},
                     {"stats", cmd_stats},     {"validate", cmd_validate},
-                    {"policy", cmd_policy}};
+                    {"policy", cmd_policy},   {"artifact", cmd_artifact},
+                    {"doctor", cmd_doctor}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -188,3 +188,21 @@ int tg__checksum_verify_tape(const char *expected, const char *tool,
 {
     return verify(expected, tool, NULL, args, key, key_len);
 }
+
+int tg__sha256_hex(const void *data, size_t len, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char d[DIGEST_LEN];
+    /* Init/Update/Final, as above (OpenSSL 3's one-shot SHA256() fetches
+     * the algorithm by name on every call: about 1 us) */
+    SHA256_CTX ctx;
+    if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, data, len) != 1 ||
+        SHA256_Final(d, &ctx) != 1)
+        return TG_EINTERNAL;
+    for (size_t i = 0; i < DIGEST_LEN; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
+    hex[64] = '\0';
+    return 0;
+}

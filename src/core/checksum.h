@@ -36,4 +36,8 @@ int tg__checksum_verify_tape(const char *expected, const char *tool,
                              const tg_jtape *args, const unsigned char *key,
                              size_t key_len);
 
+/* The SHA-256 of len bytes at data as 64 lowercase hex digits and a NUL in
+ * hex[65]. Returns 0, or TG_EINTERNAL when the digest fails. */
+int tg__sha256_hex(const void *data, size_t len, char hex[65]);
+
 #endif

@@ -89,6 +89,10 @@ struct tg_result {
     int exit_status; /* -1 when none */
     int64_t completed_at;
     bool replayed;
+    /* The payload holds what a tool produced (it ran, and the trust
+     * envelope is on): renderers for models wrap its text in the envelope
+     * (src/formats/envelope.c). Not part of the record. */
+    bool untrusted;
     unsigned repaired; /* TG_REPAIR_*: taken from the call when made */
     /* caches for the borrowed-string getters */
     char *payload_json_cache;

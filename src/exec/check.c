@@ -226,24 +226,51 @@ static tg_result *check_schema(tg_runtime *rt, tg_call *call,
     return r;
 }
 
-/* The permission policy (src/policy): allow runs on, deny ends `denied`
- * with the rule's reason, ask runs only when approved (--approve) and is
- * denied otherwise, saying how to grant it. A call the policy cannot judge
- * (an unresolvable path, a regex limit) is denied, never let through. */
-static tg_result *check_policy(tg_runtime *rt, tg_call *call,
-                               const tg_tool *tool, bool *oom)
+/* The verdict as it goes into the result's `decisions`: {"decision",
+ * "rule" (index, or null for the default), "reason", "approved_by"}. */
+static int record_verdict(tg__job *job, const char *key,
+                          const tg_policy_verdict *v, const char *approved_by)
 {
+    static const char *const names[] = {"allow", "deny", "ask"};
+    json_t *p = json_pack(
+        "{s:s, s:o, s:s, s:s*}", "decision",
+        names[v->decision <= TG_POLICY_ASK ? v->decision : TG_POLICY_DENY],
+        "rule", v->rule >= 0 ? json_integer(v->rule) : json_null(), "reason",
+        v->reason ? v->reason : "", "approved_by", approved_by); /* new ref */
+    if (p == NULL)
+        return TG_ENOMEM;
+    if (job->decisions == NULL && (job->decisions = json_object()) == NULL) {
+        json_decref(p);
+        return TG_ENOMEM;
+    }
+    return json_object_set_new(job->decisions, key, p) == 0 ? 0 : TG_ENOMEM;
+}
+
+/* The permission policy (src/policy): allow runs on, deny ends `denied`
+ * with the rule's reason, ask runs only when approved (--approve, an
+ * operator through the runtime's approver, or an earlier approval of the
+ * same arguments) and is denied otherwise, saying how to grant it. A call
+ * the policy cannot judge (an unresolvable path, a regex limit) is denied,
+ * never let through. The verdict is kept for the result's `decisions`
+ * under `key`. `prompt`: the operator may be asked now (not for arguments
+ * a hook rewrote while other tools run: those need an approval given
+ * before, or --approve). */
+static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
+                               bool prompt, bool *oom)
+{
+    tg_call *call = job->call;
     tg_policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,
-        .annotations = tool->annotations,
-        .args = tg__call_args(call),
+        .annotations = job->tool->annotations,
+        /* built only when some rule looks at arguments */
+        .args = tg__policy_reads_args(rt->policy) ? tg__call_args(call) : NULL,
         .workspace = rt->cfg->workspace,
         .cwd = rt->cfg->cwd,
     };
     tg_policy_verdict v;
     tg_error e = {0};
-    if (in.args == NULL) {
+    if (in.args == NULL && tg__policy_reads_args(rt->policy)) {
         *oom = true; /* the arguments decoded before: only memory fails */
         return NULL;
     }
@@ -253,30 +280,55 @@ static tg_result *check_policy(tg_runtime *rt, tg_call *call,
         return NULL;
     }
     tg_result *r = NULL;
+    tg_buf why;
+    tg__buf_init(&why, 0);
     if (rc != 0) {
-        tg_buf why;
-        tg__buf_init(&why, 0);
         if (tg__buf_printf(&why, "the policy could not judge this call: %s",
                            e.message) == 0)
             r = tg__result_denied(call, tg__buf_cstr(&why));
         tg__buf_cleanup(&why);
         return refuse(oom, r);
     }
-    if (v.decision == TG_POLICY_ALLOW ||
-        (v.decision == TG_POLICY_ASK && rt->approve))
+    const char *approved_by = NULL;
+    if (v.decision == TG_POLICY_ASK) {
+        rc = tg__approval_ask(rt, call, v.reason, prompt, &approved_by);
+        if (rc < 0) {
+            *oom = true;
+            return NULL;
+        }
+    }
+    /* A call no rule spoke about, let through by an "allow" default, has
+     * nothing worth keeping. */
+    bool noteworthy = v.rule >= 0 || v.decision != TG_POLICY_ALLOW;
+    if (noteworthy && record_verdict(job, key, &v, approved_by) != 0) {
+        *oom = true;
+        return NULL;
+    }
+    if (v.decision == TG_POLICY_ALLOW || approved_by != NULL)
         return NULL;
     if (v.decision == TG_POLICY_DENY)
         return refuse(oom, tg__result_denied(call, v.reason));
-    tg_buf why;
-    tg__buf_init(&why, 0);
     if (tg__buf_printf(&why,
-                       "approval needed (%s) and there is no operator to ask; "
-                       "run with --approve to answer yes, or add a policy rule "
-                       "that allows it",
+                       !prompt ? "approval needed (%s) for these arguments "
+                                 "and none was given before the turn began"
+                       : rt->approver != NULL
+                           ? "approval needed (%s) and the operator said no"
+                           : "approval needed (%s) and there is no operator "
+                             "to ask; run with --approve to answer yes, or "
+                             "add a policy rule that allows it",
                        v.reason) == 0)
         r = tg__result_denied(call, tg__buf_cstr(&why));
     tg__buf_cleanup(&why);
     return refuse(oom, r);
+}
+
+/* No rules and "allow": nothing to judge (and no arguments object to
+ * build for it). */
+static bool policy_judges(const tg_runtime *rt)
+{
+    return rt->policy != NULL &&
+           (tg__policy_rule_count(rt->policy) > 0 ||
+            tg__policy_default(rt->policy) != TG_POLICY_ALLOW);
 }
 
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
@@ -308,6 +360,9 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     if (tool == NULL)
         return refuse(oom, unknown_tool(rt, call));
     job->tool = tool;
+    /* its result is never spooled again, nor offered to the artifact tools */
+    if (rt->spool != NULL && tg__spool_is_tool(call->tool))
+        call->from_artifact_tool = true;
     int64_t max = rt->cfg->max_args_bytes;
     if (max > 0) {
         size_t size = tg__call_args_size(call);
@@ -345,12 +400,8 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
         if (r != NULL || *oom)
             return r;
     }
-    /* No rules and "allow": nothing to judge (and no arguments object to
-     * build for it). */
-    if (rt->policy != NULL &&
-        (tg__policy_rule_count(rt->policy) > 0 ||
-         tg__policy_default(rt->policy) != TG_POLICY_ALLOW)) {
-        tg_result *r = check_policy(rt, call, tool, oom);
+    if (policy_judges(rt)) {
+        tg_result *r = check_policy(rt, job, "policy", true, oom);
         if (r != NULL || *oom)
             return r;
     }
@@ -361,4 +412,23 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                       tg__fail(call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
                                "tool '%s' has no handler", call->tool));
     return NULL;
+}
+
+/* For hooks.c: a rewrite of the arguments by a before hook prepares the
+ * command again. */
+tg_result *tg__check_prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    *oom = false;
+    return prepare_command(rt, job, oom);
+}
+
+/* For hooks.c: arguments a before hook rewrote are judged by the policy
+ * again (an approval is bound to the arguments it saw); the verdict goes
+ * into decisions.policy_after_rewrite. */
+tg_result *tg__check_policy_again(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    *oom = false;
+    return policy_judges(rt)
+               ? check_policy(rt, job, "policy_after_rewrite", false, oom)
+               : NULL;
 }

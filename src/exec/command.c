@@ -17,6 +17,11 @@
  * EOF. When the leader exits, its process group is SIGKILLed (nothing a tool
  * started outlives its call); a process that escaped the group and still
  * holds a pipe is waited for only a short drain period.
+ *
+ * In the sandbox (sandbox.c) the leader is bubblewrap, whose PID namespace
+ * dies with it: TERM goes to the sandbox's own process group (the command
+ * and what it started), KILL to the namespace's first process, which takes
+ * every process in the namespace along, daemons included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,11 +66,13 @@ struct tg__proc {
     char *stop_by, *stop_reason;
     char *stdin_data;
     size_t stdin_len;
-    tg_buf outbuf;
+    tg__output output; /* stdout: in memory or to the spool (output.c) */
+    bool output_on;    /* output was started */
     /* spawning happens on the thread pool (see tg__command_start) */
     uv_work_t spawn_req;
     bool spawning, stop_hard;
     tg__spawn sp;
+    tg__spawn_extra spx;
     char path[PATH_MAX];
     char *cwd_owned;
     void *env_owned;
@@ -70,6 +80,15 @@ struct tg__proc {
     int spawn_rc, spawn_stage, spawn_errnum;
     char ring[STDERR_TAIL];
     size_t ring_len, ring_pos;
+    /* the sandbox */
+    tg__sbx_level level;
+    char **bargv;        /* bubblewrap's argv (strings borrowed) */
+    int info[2], blk[2]; /* --info-fd pipe, --block-fd socket pair */
+    pid_t inner;         /* the sandbox's PID 1, 0: none */
+    int inner_pidfd;
+    int hs_rc; /* the hand-shake failed: the sandbox was killed */
+    char hs_why[256];
+    tg__rlimit limits[TG__SBX_MAX_LIMITS + 1];
 };
 
 static void free_proc(tg__proc *p)
@@ -77,7 +96,10 @@ static void free_proc(tg__proc *p)
     tg_runtime *rt = p->rt;
     if (p->pidfd >= 0)
         close(p->pidfd);
-    tg__buf_cleanup(&p->outbuf);
+    if (p->inner_pidfd >= 0)
+        close(p->inner_pidfd);
+    if (p->output_on)
+        tg__output_abort(&p->output);
     free(p->stop_by);
     free(p->stop_reason);
     free(p->stdin_data);
@@ -143,23 +165,53 @@ static bool is_space(char c)
            c == '\f';
 }
 
-static tg_result *exit_result(tg__proc *p, const tg_call *call)
+/* bubblewrap's own failure (it exits 1 after "bwrap: ..." on stderr, before
+ * the command ran): the message, or NULL. */
+static const char *bwrap_failure(const tg__proc *p, char *buf, size_t cap)
 {
-    char sig[32];
+    if (p->level != TG__SBX_BWRAP || !WIFEXITED(p->status) ||
+        WEXITSTATUS(p->status) != 1 || p->ring_len >= STDERR_TAIL ||
+        strncmp(p->ring, "bwrap: ", 7) != 0)
+        return NULL;
+    size_t n = strcspn(p->ring + 7, "\n");
+    if (n > p->ring_len - 7)
+        n = p->ring_len - 7;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, p->ring + 7, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The result of a command that ended by itself; NULL with *succeeded when
+ * it exited 0 (its output is the result), NULL alone on out of memory. */
+static tg_result *exit_result(tg__proc *p, const tg_call *call, bool *succeeded)
+{
+    char sig[32], why[STDERR_TAIL];
+    if (p->hs_rc != 0)
+        return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                        "the sandbox could not be set up: %s", p->hs_why);
     if (!p->status_known)
         return tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
                         "cannot read the exit status of the command");
-    if (WIFSIGNALED(p->status)) {
-        int s = WTERMSIG(p->status);
+    int signum = WIFSIGNALED(p->status) ? WTERMSIG(p->status) : 0;
+    /* bubblewrap reports a command killed by signal N as status 128 + N */
+    if (p->level == TG__SBX_BWRAP && WIFEXITED(p->status) &&
+        WEXITSTATUS(p->status) > 128 && WEXITSTATUS(p->status) <= 128 + 64)
+        signum = WEXITSTATUS(p->status) - 128;
+    if (signum != 0)
         return tg__fail(call, TG_EXECUTION_STARTED, "KILLED_BY_SIGNAL", NULL,
-                        "command was killed by signal %d (%s)", s,
-                        tg__signal_name(s, sig));
-    }
+                        "command was killed by signal %d (%s)", signum,
+                        tg__signal_name(signum, sig));
+    if (bwrap_failure(p, why, sizeof why) != NULL)
+        return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                        "the sandbox could not start the command: %s", why);
     int code = WEXITSTATUS(p->status);
     tg_result *r;
     if (code == 0) {
-        r = tg__result_success(call,
-                               tg__json_text(p->outbuf.data, p->outbuf.len));
+        /* the output is the result (maybe_finish) */
+        *succeeded = true;
+        return NULL;
     } else {
         char tail[STDERR_TAIL];
         size_t n = stderr_tail(p, tail), b = 0;
@@ -189,6 +241,7 @@ static void maybe_finish(tg__proc *p)
     tg__job *job = p->job;
     const tg_call *call = job->call;
     tg_result *r;
+    bool succeeded = false;
     switch (p->stop) {
     case STOP_TIMEOUT:
         r = tg__result_timeout(call, p->budget_ms);
@@ -199,12 +252,21 @@ static void maybe_finish(tg__proc *p)
         break;
     case STOP_OUTPUT:
         r = tg__fail(call, TG_EXECUTION_STARTED, "OUTPUT_LIMIT", NULL,
-                     "the command's output exceeded %zu bytes "
-                     "(limits.max_output_bytes); it was stopped",
-                     p->outbuf.limit);
+                     "the command's output exceeded %lld bytes "
+                     "(limits.max_output_bytes); it was stopped, and what "
+                     "it wrote is kept",
+                     (long long)p->rt->cfg->max_output_bytes);
         break;
     default:
-        r = exit_result(p, call);
+        r = exit_result(p, call, &succeeded);
+    }
+    /* The output kept goes with the result: the result itself on success,
+     * the artifact of a failure when it was spooled. */
+    if (r != NULL || succeeded) {
+        r = tg__output_finish(&p->output, call, r);
+        p->output_on = false;
+        if (r != NULL && succeeded)
+            r->exit_status = 0;
     }
     if (r != NULL)
         r->duration_ms = (double)(tg__mono_ns() - job->start_ns) / 1e6;
@@ -224,6 +286,35 @@ static void arm(tg__proc *p, int phase, uint64_t ms)
      * run (spawns included). */
     uv_update_time(p->timer.loop);
     uv_timer_start(&p->timer, on_timer, ms, 0);
+}
+
+/* True while the sandbox's PID 1 has not exited: its process group (the
+ * sandbox's session) cannot have been reused. */
+static bool inner_alive(const tg__proc *p)
+{
+    if (p->inner <= 0 || p->inner_pidfd < 0)
+        return false;
+    struct pollfd pf = {p->inner_pidfd, POLLIN, 0};
+    return poll(&pf, 1, 0) == 0;
+}
+
+/* KILL: the tool's group, and in the sandbox its PID 1 (which ends the
+ * namespace at once; the pidfd cannot name another process). */
+static void kill_group(tg__proc *p)
+{
+    kill(-p->pid, SIGKILL);
+    if (p->inner_pidfd >= 0)
+        (void)syscall(SYS_pidfd_send_signal, p->inner_pidfd, SIGKILL, NULL, 0);
+}
+
+/* TERM: in the sandbox, to the group of the command inside (bubblewrap
+ * would die of it at once and take the command without a grace period). */
+static void term_group(tg__proc *p)
+{
+    if (p->level == TG__SBX_BWRAP && inner_alive(p))
+        kill(-p->inner, SIGTERM);
+    else
+        kill(-p->pid, SIGTERM);
 }
 
 /* Starts stopping the process group: TERM now and KILL after the grace
@@ -248,14 +339,14 @@ static void stop_group(tg__proc *p, int why, const char *by, const char *reason,
         return;
     }
     if (hard || p->rt->kill_grace_ms <= 0) {
-        kill(-p->pid, SIGKILL);
+        kill_group(p);
         uv_timer_stop(&p->timer);
         p->phase = PHASE_NONE;
         return;
     }
     if (p->phase == PHASE_GRACE)
         return;
-    kill(-p->pid, SIGTERM);
+    term_group(p);
     arm(p, PHASE_GRACE, (uint64_t)p->rt->kill_grace_ms);
 }
 
@@ -276,7 +367,7 @@ static void on_timer(uv_timer_t *t)
     case PHASE_GRACE:
         p->phase = PHASE_NONE;
         if (!p->exited)
-            kill(-p->pid, SIGKILL);
+            kill_group(p);
         break;
     case PHASE_DRAIN:
         /* Something outside the group still holds a pipe: stop waiting. */
@@ -340,10 +431,11 @@ static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     if (n > 0) {
         if (p->job != NULL)
             tg__emit_output(p->rt, p->job->call, 1, b->base, (size_t)n);
-        int rc = tg__buf_append(&p->outbuf, b->base, (size_t)n);
+        int rc = tg__output_write(&p->output, b->base, (size_t)n);
         if (rc == 0)
             return;
-        /* Past the cap (or out of memory): the call ends with
+        /* Past the cap (or out of memory, or the spool failed: then the
+         * output's finish reports SPOOL_FAILED): the call ends with
          * OUTPUT_LIMIT; nothing more is read. */
         uv_read_stop(s);
         p->out_done = true;
@@ -430,6 +522,10 @@ static void close_pipes(tg__proc *p)
     close_fd(&p->errp[1]);
     close_fd(&p->inp[0]);
     close_fd(&p->inp[1]);
+    for (int i = 0; i < 2; i++) {
+        close_fd(&p->info[i]);
+        close_fd(&p->blk[i]);
+    }
 }
 
 /* Gives up a process record before its process runs: its only handle is
@@ -439,8 +535,42 @@ static void abandon(tg__proc *p)
     close_pipes(p);
     free(p->env_owned);
     free(p->cwd_owned);
+    free(p->bargv);
     p->env_owned = p->cwd_owned = NULL;
+    p->bargv = NULL;
     close_handle((uv_handle_t *)&p->timer);
+}
+
+/* Records how the call's process is confined in the job's decisions
+ * (merged into its result). Returns 0 or TG_ENOMEM. */
+static int set_decision(tg__job *job, tg__sbx_level level)
+{
+    if (job->decisions == NULL && (job->decisions = json_object()) == NULL)
+        return TG_ENOMEM;
+    json_t *v = json_string(tg__sandbox_level_name(level)); /* new ref */
+    if (v == NULL || json_object_set_new(job->decisions, "sandbox", v) != 0)
+        return TG_ENOMEM;
+    return 0;
+}
+
+/* 0 when path (relative ones from cwd) is an executable regular file, else
+ * an errno value. In the sandbox bubblewrap would run it; a missing program
+ * is refused here, as execve would refuse it outside. */
+static int runnable(const char *path, const char *cwd)
+{
+    char joined[PATH_MAX];
+    if (path[0] != '/' && cwd != NULL) {
+        int n = snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+        if (n < 0 || (size_t)n >= sizeof joined)
+            return ENAMETOOLONG;
+        path = joined;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (!S_ISREG(st.st_mode))
+        return EACCES;
+    return access(path, X_OK) == 0 ? 0 : errno;
 }
 
 /* On a pool thread: the fork and exec, nothing else. */
@@ -448,11 +578,28 @@ static void spawn_work(uv_work_t *req)
 {
     tg__proc *p = req->data;
     pid_t pid = 0;
-    p->spawn_rc =
-        tg__proc_spawn(&p->sp, &pid, &p->spawn_stage, &p->spawn_errnum);
+    p->spawn_rc = tg__proc_spawn_ex(&p->sp, &p->spx, &pid, &p->spawn_stage,
+                                    &p->spawn_errnum);
     p->pid = pid;
     if (p->spawn_rc == 0)
         tg__watchdog_add(p->rt, pid); /* its group dies with the runtime */
+    if (p->level != TG__SBX_BWRAP)
+        return;
+    /* The child's ends are the child's; ours see EOF when it is gone. */
+    close_fd(&p->info[1]);
+    close_fd(&p->blk[0]);
+    if (p->spawn_rc == 0) {
+        p->hs_rc = tg__sandbox_handshake(&p->rt->sandbox, p->info[0], p->blk[1],
+                                         &p->inner, &p->inner_pidfd, p->hs_why,
+                                         sizeof p->hs_why);
+        /* Killed while it still waits: closing block_fd lets it run. */
+        if (p->hs_rc != 0)
+            kill_group(p);
+    }
+    close_fd(&p->info[0]);
+    close_fd(&p->blk[1]);
+    free(p->bargv);
+    p->bargv = NULL;
 }
 
 static void spawn_done(uv_work_t *req, int status);
@@ -472,31 +619,49 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
     p->pidfd = -1;
     p->outp[0] = p->outp[1] = p->errp[0] = p->errp[1] = -1;
     p->inp[0] = p->inp[1] = -1;
+    p->info[0] = p->info[1] = p->blk[0] = p->blk[1] = -1;
+    p->inner_pidfd = -1;
+    p->level = tg__sandbox_level(&rt->sandbox, job->tool);
     p->budget_ms = tg__budget_ms(rt, job->tool);
-    tg__buf_init(&p->outbuf, (size_t)rt->cfg->max_output_bytes);
     /* The deadline runs from here, spawn included. */
     uv_timer_init(&rt->loop, &p->timer);
     p->timer.data = p;
     p->open_handles = 1;
     rt->open_procs++;
 
+    if (tg__output_init(&p->output, rt, call) != 0) {
+        refusal = tg__fail(call, TG_EXECUTION_NOT_STARTED, "SPOOL_FAILED", NULL,
+                           "cannot keep the output of '%s': %s", prog,
+                           p->output.e.message);
+        goto fail;
+    }
+    p->output_on = true;
+
+    /* How it is confined goes with its result (decisions.sandbox). */
+    if (set_decision(job, p->level) != 0)
+        goto fail; /* out of memory: no refusal */
     const char *cwd;
     if (tg__call_cwd(rt, call, &cwd, &p->cwd_owned) != 0)
         goto fail; /* out of memory: no refusal */
     const json_t *ctx_env = call->context
                                 ? json_object_get(call->context, "env")
                                 : NULL; /* borrowed */
-    if (tg__proc_env(rt->base_env, job->tool->env, ctx_env, &envp,
-                     &p->env_owned) != 0)
+    if (tg__proc_env_tool(rt->base_env, rt->pass_env, job->tool->env_pass,
+                          job->tool->env, ctx_env, &envp, &p->env_owned) != 0)
         goto fail; /* out of memory: no refusal */
     int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, p->path,
                              sizeof p->path);
+    if (e == 0 && p->level == TG__SBX_BWRAP)
+        e = runnable(p->path, cwd);
     if (e != 0) {
         refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_EXEC, e);
         goto fail;
     }
     if (pipe2(p->outp, O_CLOEXEC) != 0 || pipe2(p->errp, O_CLOEXEC) != 0 ||
-        (job->has_stdin && pipe2(p->inp, O_CLOEXEC) != 0)) {
+        (job->has_stdin && pipe2(p->inp, O_CLOEXEC) != 0) ||
+        (p->level == TG__SBX_BWRAP &&
+         (pipe2(p->info, O_CLOEXEC) != 0 ||
+          socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->blk) != 0))) {
         refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_SETUP, errno);
         goto fail;
     }
@@ -507,6 +672,19 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
                         job->has_stdin ? p->inp[0] : rt->devnull,
                         p->outp[1],
                         p->errp[1]};
+    p->spx.limits = p->limits;
+    p->spx.nlimits = tg__sandbox_limits(&rt->sandbox, p->level, p->limits);
+    if (p->level == TG__SBX_BWRAP) {
+        p->bargv = tg__sandbox_argv(&rt->sandbox, rt->cfg, job->tool, cwd,
+                                    p->path, job->argv);
+        if (p->bargv == NULL)
+            goto fail; /* out of memory: no refusal */
+        p->sp.path = rt->sandbox.bwrap;
+        p->sp.argv = p->bargv;
+        p->spx.nkeep = 2;
+        p->spx.keep[0] = p->info[1];
+        p->spx.keep[1] = p->blk[0];
+    }
     /* The job is stoppable from now on: a cancel or the deadline arriving
      * while the pool spawns is recorded and applied in spawn_done. */
     p->job = job;

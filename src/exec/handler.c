@@ -95,6 +95,14 @@ int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message)
     return tg__strset(&ctx->fail_message, message);
 }
 
+int tg_handler_deny(tg_handler_ctx *ctx, const char *reason)
+{
+    if (ctx == NULL)
+        return TG_EINVAL;
+    ctx->denied = true;
+    return tg__strset(&ctx->fail_message, reason);
+}
+
 int tg_handler_canceled(const tg_handler_ctx *ctx)
 {
     return ctx != NULL &&
@@ -130,6 +138,7 @@ static void ctx_init(tg_handler_ctx *c, const tg_call *call, const char *cwd,
     c->json_text = NULL;
     c->json_text_len = 0;
     c->failed = false;
+    c->denied = false;
     c->fail_code[0] = '\0';
     c->fail_message = NULL;
     atomic_init(&c->canceled, 0);
@@ -146,8 +155,25 @@ static void ctx_cleanup(tg_handler_ctx *c)
 }
 
 /* The outcome of a handler that returned rc (see toolgate.h). */
-static tg_result *handler_result(const tg_call *call, tg_handler_ctx *c, int rc)
+/* Text output past spool.inline_max_bytes (or any, for a call with
+ * `inline: false`) goes to the artifact store like a command's stdout. */
+static tg_result *spooled_text(tg_runtime *rt, const tg_call *call,
+                               const tg_buf *out)
 {
+    tg__output o;
+    if (tg__output_init(&o, rt, call) != 0)
+        return tg__fail(call, TG_EXECUTION_FINISHED, "SPOOL_FAILED", NULL,
+                        "the tool's output could not be kept: %s", o.e.message);
+    (void)tg__output_write(&o, out->data, out->len); /* errors are sticky */
+    return tg__output_finish(&o, call, NULL);
+}
+
+static tg_result *handler_result(tg_runtime *rt, const tg_call *call,
+                                 tg_handler_ctx *c, int rc)
+{
+    if (c->denied)
+        return tg__result_denied(call, c->fail_message ? c->fail_message
+                                                       : "the tool refused");
     if (c->failed)
         return tg__fail(call, TG_EXECUTION_FINISHED, c->fail_code, NULL, "%s",
                         c->fail_message ? c->fail_message : "the tool failed");
@@ -166,6 +192,10 @@ static tg_result *handler_result(const tg_call *call, tg_handler_ctx *c, int rc)
         c->json = NULL;
         return tg__result_success(call, j);
     }
+    if (c->out.len > 0 && rt->spool != NULL && !call->from_artifact_tool &&
+        (c->out.len > (uint64_t)rt->cfg->inline_max_bytes ||
+         !call->inline_output))
+        return spooled_text(rt, call, &c->out);
     if (c->out.len > 0)
         return tg__result_success(call, tg__json_text(c->out.data, c->out.len));
     return tg__result_success(call, json_null());
@@ -194,7 +224,7 @@ void tg__handler_run_inline(tg_runtime *rt, tg__job *job)
     int rc = job->tool->fn(&ctx, args, alen, job->tool->user_data);
     if (ctx.out.len > 0)
         tg__emit_output(rt, job->call, 1, ctx.out.data, ctx.out.len);
-    tg_result *r = handler_result(job->call, &ctx, rc);
+    tg_result *r = handler_result(rt, job->call, &ctx, rc);
     if (r != NULL)
         r->duration_ms = elapsed_ms(job->start_ns);
     ctx_cleanup(&ctx);
@@ -291,7 +321,7 @@ static void on_after_work(uv_work_t *w, int status)
         if (p->ctx.out.len > 0)
             tg__emit_output(p->rt, job->call, 1, p->ctx.out.data,
                             p->ctx.out.len);
-        tg_result *r = handler_result(job->call, &p->ctx, p->rc);
+        tg_result *r = handler_result(p->rt, job->call, &p->ctx, p->rc);
         p->job = NULL;
         job->pool = NULL;
         if (r != NULL)

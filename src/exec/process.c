@@ -60,7 +60,8 @@ static void __attribute__((noreturn)) child_fail(int fd, int stage, int err)
 /* In the child, between vfork and exec: async-signal-safe calls only, no
  * allocation, no writes to memory shared with the parent. */
 static void __attribute__((noreturn))
-child_main(const tg__spawn *sp, int errfd, pid_t parent)
+child_main(const tg__spawn *sp, const tg__spawn_extra *x, int errfd,
+           pid_t parent)
 {
     /* Own process group, so the whole tree can be signalled at once. */
     if (setpgid(0, 0) != 0)
@@ -94,6 +95,16 @@ child_main(const tg__spawn *sp, int errfd, pid_t parent)
     /* Descriptors the host opened without O_CLOEXEC stay out of the tool.
      * Failure (old kernel) is not fatal. */
     (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    /* The descriptors handed on (all above 4, see tg__proc_spawn); dup2
+     * leaves the copies without FD_CLOEXEC. */
+    for (int i = 0; i < x->nkeep; i++)
+        if (dup2(x->keep[i], 3 + i) < 0)
+            child_fail(errfd, TG__SPAWN_STAGE_SETUP, errno);
+    for (size_t i = 0; i < x->nlimits; i++) {
+        struct rlimit rl = {x->limits[i].value, x->limits[i].value};
+        if (setrlimit((__rlimit_resource_t)x->limits[i].resource, &rl) != 0)
+            child_fail(errfd, TG__SPAWN_STAGE_SETUP, errno);
+    }
 
     sigset_t none;
     sigemptyset(&none);
@@ -108,7 +119,8 @@ child_main(const tg__spawn *sp, int errfd, pid_t parent)
 /* The fork itself, apart so that nothing the parent reads afterwards lives
  * in a frame the vfork child runs on (the child never returns here). */
 static pid_t __attribute__((noinline))
-start_child(const tg__spawn *s, int errfd, pid_t parent)
+start_child(const tg__spawn *s, const tg__spawn_extra *x, int errfd,
+            pid_t parent)
 {
 #ifdef TG_SPAWN_FORK
     pid_t pid = fork();
@@ -116,18 +128,18 @@ start_child(const tg__spawn *s, int errfd, pid_t parent)
     pid_t pid = vfork();
 #endif
     if (pid == 0)
-        child_main(s, errfd, parent);
+        child_main(s, x, errfd, parent);
     return pid;
 }
 
-/* Moves fd above 2 so the child's dup2 calls cannot clobber one another.
- * Returns the fd to use and sets *tmp when a copy was made. */
-static int high_fd(int fd, int *tmp)
+/* Moves fd to `min` or above so the child's dup2 calls cannot clobber one
+ * another. Returns the fd to use and sets *tmp when a copy was made. */
+static int fd_above(int fd, int min, int *tmp)
 {
     *tmp = -1;
-    if (fd > 2)
+    if (fd >= min)
         return fd;
-    int c = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int c = fcntl(fd, F_DUPFD_CLOEXEC, min);
     if (c >= 0)
         *tmp = c;
     return c;
@@ -135,11 +147,23 @@ static int high_fd(int fd, int *tmp)
 
 int tg__proc_spawn(const tg__spawn *sp, pid_t *pid_out, int *stage, int *errnum)
 {
+    return tg__proc_spawn_ex(sp, NULL, pid_out, stage, errnum);
+}
+
+int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *xp,
+                      pid_t *pid_out, int *stage, int *errnum)
+{
     tg__spawn s = *sp;
-    int tin, tout, terr, ep[2];
-    s.fd_in = high_fd(sp->fd_in, &tin);
-    s.fd_out = high_fd(sp->fd_out, &tout);
-    s.fd_err = high_fd(sp->fd_err, &terr);
+    tg__spawn_extra x = {0};
+    if (xp != NULL)
+        x = *xp;
+    int tin, tout, terr, tkeep[2] = {-1, -1}, ep[2];
+    /* With descriptors to hand on as 3 and 4, nothing the child still
+     * needs after placing them may sit at 3 or 4. */
+    int min = x.nkeep > 0 ? 5 : 3;
+    s.fd_in = fd_above(sp->fd_in, min, &tin);
+    s.fd_out = fd_above(sp->fd_out, min, &tout);
+    s.fd_err = fd_above(sp->fd_err, min, &terr);
     *stage = TG__SPAWN_STAGE_SETUP;
     *errnum = 0;
     int rc = -1;
@@ -147,15 +171,36 @@ int tg__proc_spawn(const tg__spawn *sp, pid_t *pid_out, int *stage, int *errnum)
         *errnum = errno;
         goto out;
     }
+    if (x.nkeep < 0 || x.nkeep > 2) {
+        *errnum = EINVAL;
+        goto out;
+    }
+    for (int i = 0; i < x.nkeep; i++) {
+        if ((x.keep[i] = fd_above(x.keep[i], 5, &tkeep[i])) < 0) {
+            *errnum = errno;
+            goto out;
+        }
+    }
     if (pipe2(ep, O_CLOEXEC) != 0) {
         *errnum = errno;
         goto out;
+    }
+    if (ep[1] < min) {
+        int moved = fcntl(ep[1], F_DUPFD_CLOEXEC, min);
+        int e = errno;
+        close(ep[1]);
+        if (moved < 0) {
+            *errnum = e;
+            close(ep[0]);
+            goto out;
+        }
+        ep[1] = moved;
     }
 
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = start_child(&s, ep[1], getpid());
+    pid_t pid = start_child(&s, &x, ep[1], getpid());
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(ep[1]);
@@ -189,6 +234,9 @@ int tg__proc_spawn(const tg__spawn *sp, pid_t *pid_out, int *stage, int *errnum)
     *stage = TG__SPAWN_STAGE_NONE;
     rc = 0;
 out:
+    for (int i = 0; i < 2; i++)
+        if (tkeep[i] >= 0)
+            close(tkeep[i]);
     if (tin >= 0)
         close(tin);
     if (tout >= 0)
@@ -333,6 +381,109 @@ int tg__proc_env(char **base, const json_t *tool_env, const json_t *ctx_env,
     /* The context's names are unique among themselves: compare them with
      * the base and the tool's entries only, which keeps this linear. */
     env_merge(env, &n, n, ctx_env, &store);
+    env[n] = NULL;
+    *out = env;
+    *owned = env;
+    return 0;
+}
+
+bool tg__env_secret_name(const char *name)
+{
+    static const char *const words[] = {"KEY",      "TOKEN",  "SECRET",
+                                        "PASSWORD", "PASSWD", "CREDENTIAL"};
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+        if (strcasestr(name, words[w]) != NULL)
+            return true;
+    return false;
+}
+
+/* True when obj (an object) has a member `name`, or arr (an array of
+ * strings) holds it. Either may be NULL. */
+static bool listed(const json_t *obj, const json_t *arr, const char *name,
+                   size_t len)
+{
+    const char *k;
+    const json_t *v; /* borrowed */
+    if (obj != NULL && json_is_object(obj))
+        json_object_foreach((json_t *)obj, k, v)
+        {
+            if (strlen(k) == len && memcmp(k, name, len) == 0)
+                return true;
+        }
+    size_t i;
+    if (arr != NULL && json_is_array(arr))
+        json_array_foreach((json_t *)arr, i, v)
+        {
+            const char *s = json_string_value(v);
+            if (s != NULL && strlen(s) == len && memcmp(s, name, len) == 0)
+                return true;
+        }
+    return false;
+}
+
+/* Sets env[*n] to e, replacing an entry of the same name among the first
+ * `upto`. */
+static void env_put(char **env, size_t *n, size_t upto, char *e)
+{
+    size_t kl = strcspn(e, "=");
+    for (size_t i = 0; i < upto; i++) {
+        if (same_name(env[i], e, kl)) {
+            env[i] = e;
+            return;
+        }
+    }
+    env[(*n)++] = e;
+}
+
+int tg__proc_env_tool(char **base, char **pass, const json_t *pass_names,
+                      const json_t *tool_env, const json_t *ctx_env,
+                      char ***out, void **owned)
+{
+    size_t nb = 0, np = 0, nt, nc;
+    *owned = NULL;
+    while (base && base[nb])
+        nb++;
+    /* The passed entries are pointers into `pass`; count those named. */
+    for (size_t i = 0; pass && pass[i]; i++)
+        if (listed(NULL, pass_names, pass[i], strcspn(pass[i], "=")))
+            np++;
+    size_t bytes = env_bytes(tool_env, &nt) + env_bytes(ctx_env, &nc);
+    if (np == 0 && nt == 0 && nc == 0) {
+        *out = base;
+        return 0;
+    }
+    size_t slots = nb + np + nt + nc + 1;
+    char **env = malloc(slots * sizeof *env + bytes);
+    if (env == NULL)
+        return ENOMEM;
+    char *store = (char *)(env + slots);
+    size_t n = nb;
+    for (size_t i = 0; i < nb; i++)
+        env[i] = base[i];
+    for (size_t i = 0; pass && pass[i]; i++)
+        if (listed(NULL, pass_names, pass[i], strcspn(pass[i], "=")))
+            env_put(env, &n, n, pass[i]);
+    env_merge(env, &n, n, tool_env, &store);
+    const char *k;
+    const json_t *v; /* borrowed */
+    size_t upto = n;
+    if (ctx_env != NULL && json_is_object(ctx_env))
+        json_object_foreach((json_t *)ctx_env, k, v)
+        {
+            if (!json_is_string(v) || !valid_name(k))
+                continue;
+            size_t kl = strlen(k);
+            /* A secret only reaches a tool that asked for it by name. */
+            if (tg__env_secret_name(k) && !listed(tool_env, pass_names, k, kl))
+                continue;
+            size_t vl = strlen(json_string_value(v));
+            char *e = store;
+            memcpy(e, k, kl);
+            e[kl] = '=';
+            memcpy(e + kl + 1, json_string_value(v), vl + 1);
+            store += kl + vl + 2;
+            env_put(env, &n, upto, e);
+        }
     env[n] = NULL;
     *out = env;
     *owned = env;

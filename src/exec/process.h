@@ -8,12 +8,17 @@
  *
  * Everything that allocates happens before the fork; the child only makes
  * async-signal-safe system calls, so spawning is safe in a threaded process.
+ * The child also sets the sandbox's resource limits (setrlimit) and can hand
+ * two extra descriptors to the program as its fds 3 and 4 (bubblewrap's
+ * --info-fd and --block-fd, see sandbox.c).
  */
 #ifndef TG_EXEC_PROCESS_H
 #define TG_EXEC_PROCESS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /* What went wrong in the child before the program ran. */
@@ -24,6 +29,12 @@ enum {
     TG__SPAWN_STAGE_SETUP = 3
 };
 
+/* A resource limit the child sets (soft and hard) before exec. */
+typedef struct tg__rlimit {
+    int resource; /* RLIMIT_* */
+    rlim_t value;
+} tg__rlimit;
+
 typedef struct tg__spawn {
     const char *path;          /* resolved program (tg__proc_resolve) */
     char *const *argv;         /* NULL-terminated */
@@ -32,10 +43,21 @@ typedef struct tg__spawn {
     int fd_in, fd_out, fd_err; /* become the child's 0, 1, 2 */
 } tg__spawn;
 
+/* What a sandboxed child is given too (tg__proc_spawn_ex). */
+typedef struct tg__spawn_extra {
+    const tg__rlimit *limits; /* nlimits limits, set in order */
+    size_t nlimits;
+    int nkeep;   /* 0 to 2: keep[i] becomes the child's fd 3 + i */
+    int keep[2]; /* (inherited across exec, unlike every other fd) */
+} tg__spawn_extra;
+
 /* Starts the process. Returns 0 with *pid set once the program runs; on a
  * failure before exec returns -1 with *stage (TG__SPAWN_STAGE_*) and *errnum
  * (an errno value) describing it, the child already reaped. */
 int tg__proc_spawn(const tg__spawn *sp, pid_t *pid, int *stage, int *errnum);
+/* The same with resource limits and descriptors handed on (x may be NULL). */
+int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *x, pid_t *pid,
+                      int *stage, int *errnum);
 
 /* Resolves argv0 the way execvp would, with PATH `path_env` (NULL: a default)
  * and relative PATH entries taken from `cwd`: a name with a '/' is used as
@@ -51,6 +73,24 @@ int tg__proc_resolve(const char *argv0, const char *path_env, const char *cwd,
  * a new array freed by free(*owned). Returns 0 or ENOMEM. */
 int tg__proc_env(char **base, const json_t *tool_env, const json_t *ctx_env,
                  char ***out, void **owned);
+
+/* A command tool's environment (the sandbox's allowlist): `base` (the
+ * allowlisted variables, "NAME=value", NULL-terminated, borrowed), then the
+ * entries of `pass` (captured "NAME=value", may be NULL) whose name is in
+ * `pass_names` (array of names, may be NULL), then `tool_env`, then
+ * `ctx_env` (objects name -> string, may be NULL), each overriding the ones
+ * before. A ctx_env name that looks like a secret (tg__env_secret_name) is
+ * dropped unless the tool lists it in tool_env or pass_names. *out is a new
+ * array freed by free(*owned) (or `base` itself with *owned NULL when
+ * nothing was added). Returns 0 or ENOMEM. */
+int tg__proc_env_tool(char **base, char **pass, const json_t *pass_names,
+                      const json_t *tool_env, const json_t *ctx_env,
+                      char ***out, void **owned);
+
+/* True when an environment variable's name looks like it holds a secret:
+ * it contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL, in any
+ * case. */
+bool tg__env_secret_name(const char *name);
 
 /* The value of NAME in an environment array, or NULL. */
 const char *tg__proc_getenv(char *const *envp, const char *name);

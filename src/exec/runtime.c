@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runtime.c - the tg_runtime handle: construction (configuration copy,
- * registry, journal, loop), tool registration, events, cancellation from any
+ * registry, journal, the environment allowlist and the sandbox's probe,
+ * loop), tool registration, events, cancellation from any
  * thread (a mutex-protected queue drained by a uv_async_t on the loop),
  * cancel-on-signal, and tg_runtime_run_turn, which checks every call,
  * journals them all in one transaction, dispatches them in call order and
@@ -22,10 +23,10 @@
 #include "runtime.h"
 #include "tool.h"
 
-/* Variables of the runtime's environment a subprocess inherits. */
-static const char *const env_allowlist[] = {
-    "PATH", "HOME",   "LANG", "LC_ALL",  "LC_CTYPE", "TERM",
-    "TZ",   "TMPDIR", "USER", "LOGNAME", NULL};
+/* Variables of the runtime's environment every subprocess inherits; a
+ * command tool gets more only by naming them (its "env" and "env_pass"). */
+static const char *const env_allowlist[] = {"PATH", "HOME", "LANG", "TERM",
+                                            NULL};
 
 #define DEFAULT_PARALLEL 8
 #define DEFAULT_KILL_GRACE_MS 2000
@@ -37,6 +38,28 @@ static void free_env(char **env)
     free(env);
 }
 
+/* Adds "NAME=value" of the runtime's environment to env[*k] (room
+ * reserved by the caller); a variable that is not set is skipped. */
+static int env_capture_one(char **env, size_t *k, const char *name)
+{
+    const char *v = getenv(name);
+    if (v == NULL)
+        return 0;
+    for (size_t i = 0; i < *k; i++)
+        if (strncmp(env[i], name, strlen(name)) == 0 &&
+            env[i][strlen(name)] == '=')
+            return 0; /* listed by two tools */
+    size_t nl = strlen(name), vl = strlen(v);
+    char *e = malloc(nl + vl + 2);
+    if (e == NULL)
+        return TG_ENOMEM;
+    memcpy(e, name, nl);
+    e[nl] = '=';
+    memcpy(e + nl + 1, v, vl + 1);
+    env[(*k)++] = e;
+    return 0;
+}
+
 static char **capture_env(void)
 {
     size_t n = sizeof env_allowlist / sizeof env_allowlist[0];
@@ -45,19 +68,37 @@ static char **capture_env(void)
     if (env == NULL)
         return NULL;
     for (size_t i = 0; env_allowlist[i]; i++) {
-        const char *v = getenv(env_allowlist[i]);
-        if (v == NULL)
-            continue;
-        size_t nl = strlen(env_allowlist[i]), vl = strlen(v);
-        char *e = malloc(nl + vl + 2);
-        if (e == NULL) {
+        if (env_capture_one(env, &k, env_allowlist[i]) != 0) {
             free_env(env);
             return NULL;
         }
-        memcpy(e, env_allowlist[i], nl);
-        e[nl] = '=';
-        memcpy(e + nl + 1, v, vl + 1);
-        env[k++] = e;
+    }
+    return env;
+}
+
+/* The values of every name a command tool passes on ("env_pass"), taken
+ * now like the allowlist: a tool sees its own names only (process.c). */
+static char **capture_pass(const tg_registry *reg)
+{
+    size_t n = 1, k = 0;
+    for (size_t i = 0; i < tg__registry_count(reg); i++) {
+        const tg_tool *t = tg__registry_at(reg, i);
+        n += t->env_pass ? json_array_size(t->env_pass) : 0;
+    }
+    char **env = calloc(n, sizeof *env);
+    if (env == NULL)
+        return NULL;
+    for (size_t i = 0; i < tg__registry_count(reg); i++) {
+        const tg_tool *t = tg__registry_at(reg, i);
+        size_t j;
+        json_t *name; /* borrowed */
+        json_array_foreach(t->env_pass, j, name)
+        {
+            if (env_capture_one(env, &k, json_string_value(name)) != 0) {
+                free_env(env);
+                return NULL;
+            }
+        }
     }
     return env;
 }
@@ -143,12 +184,27 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         rc = TG_EJOURNAL;
         goto fail;
     }
+    /* The artifact store, and the tools that read it. */
+    if (rt->cfg->spool_dir != NULL &&
+        ((rc = tg__spool_open(rt->cfg->spool_dir,
+                              (uint64_t)rt->cfg->spool_max_bytes, 0, &rt->spool,
+                              err)) != 0 ||
+         (rc = tg__artifact_tools_register(rt, err)) != 0))
+        goto fail;
     rt->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (rt->devnull < 0) {
         rc = tg__error_set(err, TG_EIO, "cannot open /dev/null: %s",
                            strerror(errno));
         goto fail;
     }
+    /* The sandbox last: its probe runs bubblewrap as calls will. */
+    if ((rt->pass_env = capture_pass(rt->reg)) == NULL) {
+        rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = tg__sandbox_init(&rt->sandbox, rt->cfg, rt->reg, rt->base_env,
+                               err)) != 0)
+        goto fail;
     if ((rc = uv_loop_init(&rt->loop)) != 0) {
         rc = tg__error_set(err, TG_EINTERNAL,
                            "cannot create the event loop: %s", uv_strerror(rc));
@@ -176,10 +232,13 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
 fail:
     tg__watchdog_stop(rt);
     tg__journal_close(rt->journal);
+    tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);
     tg_config_free(rt->cfg);
     free_env(rt->base_env);
+    free_env(rt->pass_env);
+    tg__sandbox_cleanup(&rt->sandbox);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
@@ -240,10 +299,14 @@ void tg_runtime_free(tg_runtime *rt)
     }
     tg__watchdog_stop(rt);
     tg__journal_close(rt->journal);
+    tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
+    tg__approvals_free(rt->approvals);
     tg__registry_free(rt->reg);
     tg_config_free(rt->cfg);
     free_env(rt->base_env);
+    free_env(rt->pass_env);
+    tg__sandbox_cleanup(&rt->sandbox);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
@@ -379,19 +442,33 @@ static int journal_begin(tg_runtime *rt, tg__run *run, tg_result **replies,
     return 0;
 }
 
-/* Checks job and starts it, queues it, or completes it with a refusal. */
-static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
+/* Checks job; a refusal completes it at once. Returns true when it may run.
+ * Every call of a turn is checked before any starts, so an operator asked
+ * about one (a policy `ask`) holds up no running tool. */
+static bool check(tg_runtime *rt, tg__run *run, tg__job *job)
 {
     bool oom = false;
     if (run->failed) {
         tg__job_complete(job, tg__result_canceled(job->call,
                                                   TG_EXECUTION_NOT_STARTED,
                                                   "system", "the turn failed"));
-        return;
+        return false;
     }
     tg_result *r = tg__check_call(rt, job, &oom);
     if (r != NULL || oom) {
         tg__job_complete(job, r);
+        return false;
+    }
+    return true;
+}
+
+/* Starts a checked job, or queues it behind the parallel limit. */
+static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
+{
+    if (run->failed) {
+        tg__job_complete(job, tg__result_canceled(job->call,
+                                                  TG_EXECUTION_NOT_STARTED,
+                                                  "system", "the turn failed"));
         return;
     }
     bool inline_fn = job->tool->kind == TG_TOOL_KIND_HANDLER &&
@@ -484,9 +561,12 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
         if (replies != NULL && replies[i] != NULL)
             tg__job_complete(&run.jobs[i], replies[i]);
         else
-            submit(rt, &run, &run.jobs[i]);
+            (void)check(rt, &run, &run.jobs[i]);
     }
     free(replies);
+    for (size_t i = 0; i < run.n; i++)
+        if (run.jobs[i].state == TG__JOB_NEW)
+            submit(rt, &run, &run.jobs[i]);
     bool cancel_sent = false;
     while (run.remaining > 0) {
         if (run.failed && !cancel_sent) {

@@ -27,6 +27,8 @@
 #include "policy.h"
 #include "registry.h"
 #include "schema.h"
+#include "spool.h"
+#include "sandbox.h"
 #include "template.h"
 #include "turn.h"
 
@@ -34,11 +36,14 @@ typedef struct tg__job tg__job;
 typedef struct tg__run tg__run;
 typedef struct tg__proc tg__proc;
 typedef struct tg__pool tg__pool;
+typedef struct tg__approvals tg__approvals;
+typedef struct tg__hook tg__hook;
 
 typedef enum tg__job_state {
     TG__JOB_NEW = 0,
     TG__JOB_QUEUED,
     TG__JOB_RUNNING,
+    TG__JOB_HOOK, /* a before or after hook runs for it (hooks.c) */
     TG__JOB_DONE
 } tg__job_state;
 
@@ -67,6 +72,12 @@ struct tg__job {
     tg__proc *proc;
     tg__pool *pool;
     uint64_t start_ns;
+    /* what the gate decided before the tool ran (the policy's verdict),
+     * merged into the result's `decisions` when it completes (new ref) */
+    json_t *decisions;
+    /* hooks (hooks.c): the hook running for it, and how far it is */
+    tg__hook *hook;
+    int hook_stage; /* TG__HOOKS_* */
 };
 
 /* One tg_runtime_run_turn in progress. */
@@ -95,12 +106,16 @@ typedef struct tg__cancel_req {
 struct tg_runtime {
     tg_config *cfg;
     tg_registry *reg;
-    tg_policy *policy; /* compiled cfg->policy */
-    bool approve;      /* every `ask` is answered yes (--approve) */
-    int watch_fd;      /* the watchdog's socket (watchdog.c), -1: none */
+    tg_policy *policy;      /* compiled cfg->policy */
+    bool approve;           /* every `ask` is answered yes (--approve) */
+    tg_approve_fn approver; /* asks an operator, or NULL */
+    void *approver_ud;
+    tg__approvals *approvals; /* what operators approved (approval.c) */
+    int watch_fd;             /* the watchdog's socket (watchdog.c), -1: none */
     pid_t watch_pid;
     int32_t *watch_slots; /* running tool groups, shared with the watchdog */
     tg_journal *journal;  /* NULL when off */
+    tg_spool *spool;      /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */
@@ -113,6 +128,11 @@ struct tg_runtime {
     /* environment handed to subprocesses: the allowlisted variables as they
      * were when the runtime was made, "NAME=value", NULL-terminated */
     char **base_env;
+    /* the sandbox (sandbox.c): the values of the tools' env_pass names as
+     * they were when the runtime was made ("NAME=value", NULL-terminated),
+     * and how command tools run */
+    char **pass_env;
+    tg__sandbox sandbox;
     int devnull; /* stdin of commands without a stdin template */
     /* cancel-on-signal */
     struct {
@@ -166,6 +186,7 @@ struct tg_handler_ctx {
     size_t json_text_len;
     char json_small[128];
     bool failed;
+    bool denied; /* tg_handler_deny: fail_message is the reason */
     char fail_code[64];
     char *fail_message;
     atomic_int canceled;
@@ -201,6 +222,106 @@ void tg__job_release(tg__job *job);
  * run (job->tool and the command preparation are filled), else a result with
  * execution not_started. Sets *oom on allocation failure. */
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom);
+
+/* An `ask` of the policy about call: approved by --approve, by an earlier
+ * approval of the same tool and arguments or of the tool for the session,
+ * or (when `prompt`) by the runtime's approver now. Returns 1 with
+ * *approved_by (a static text) when it may run, 0 when not, TG_ENOMEM. */
+int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
+                     bool prompt, const char **approved_by);
+void tg__approvals_free(tg__approvals *a);
+
+/* ------------------------------------------------------------ hooks */
+/* hooks.c: the before and after hooks of cfg->hooks (spec/cli.md). Each
+ * hook is a subprocess of its own (own process group, the watchdog, its own
+ * deadline) run on the thread pool, one hook at a time per job, so the loop
+ * never waits for one. Before hooks run when a checked job would start
+ * (tg__job_start) and may allow, deny, cancel or rewrite the arguments;
+ * after hooks run on the result of a tool that ran (success or error) and
+ * may replace its payload. Every decision goes into the job's decisions
+ * under "hooks". While a hook runs the job is TG__JOB_HOOK, holds a slot and
+ * can be canceled (tg__hooks_cancel). */
+
+/* How far a job is through its hooks. */
+enum {
+    TG__HOOKS_NONE = 0, /* before hooks not run yet */
+    TG__HOOKS_BEFORE,   /* before hooks running */
+    TG__HOOKS_TOOL,     /* passed them: the tool runs */
+    TG__HOOKS_AFTER,    /* after hooks running over its result */
+    TG__HOOKS_DONE      /* its result is final */
+};
+
+/* Whether the configuration has hooks of a stage (TG__HOOKS_BEFORE or
+ * TG__HOOKS_AFTER). Cheap: a NULL check when there are none. */
+bool tg__hooks_have(const tg_runtime *rt, int stage);
+/* Runs the before hooks of a checked job (tg__job_start calls it). The job
+ * ends with tg__job_complete (denied, canceled by policy, or NULL on out of
+ * memory) or, when every hook allowed, starts again through tg__job_start
+ * with hook_stage TG__HOOKS_TOOL and possibly rewritten arguments. */
+void tg__hooks_before(tg_runtime *rt, tg__job *job);
+/* Whether the after hooks review `result` (tg__job_complete asks). */
+bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
+                            const tg_result *result);
+/* Runs the after hooks over result (taken); completes the job with the
+ * final result (hook_stage TG__HOOKS_DONE). */
+void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result);
+/* Ends a job whose hook is running with `canceled` (execution not_started
+ * before the tool, as its result had it after); the hook is killed in the
+ * background. */
+void tg__hooks_cancel(tg__job *job, const char *by, const char *reason);
+
+/* scheduler.c, for hooks.c: a job waiting for a hook holds a parallel slot
+ * (taking one if it had none) and can be canceled by id; unhold gives the
+ * slot back without starting anything. */
+void tg__job_hold(tg_runtime *rt, tg__job *job);
+void tg__job_unhold(tg_runtime *rt, tg__job *job);
+
+/* check.c: the command preparation (argv and stdin templates) of a command
+ * tool's job again, after a hook rewrote its arguments; job->argv and the
+ * stdin text must be free. NULL when it may run, else a refusal. */
+tg_result *tg__check_prepare_command(tg_runtime *rt, tg__job *job, bool *oom);
+/* check.c: the policy again, for arguments a hook rewrote (an approval is
+ * bound to the arguments it saw; nobody is asked now). NULL when it may
+ * run, else a refusal; the verdict goes to decisions.policy_after_rewrite. */
+tg_result *tg__check_policy_again(tg_runtime *rt, tg__job *job, bool *oom);
+
+/* ------------------------------------------------------------ output */
+
+/* A running tool's output (output.c): in memory, or through a spool writer
+ * that keeps spool.inline_max_bytes in memory and streams the rest to the
+ * artifact store. */
+typedef struct tg__output {
+    tg_spool_writer *w; /* NULL: in memory */
+    tg_buf mem;         /* capped at limits.max_output_bytes */
+    int failed;         /* sticky: TG_ELIMIT (past the cap), TG_EIO, ... */
+    tg_error e;         /* what failed */
+} tg__output;
+
+/* Starts collecting call's output: spooled when the runtime has a spool and
+ * the call is not to an artifact tool (those are never spooled again).
+ * Returns 0, or a TG_E* code with o->e filled. */
+int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call);
+/* Appends output. Returns 0; TG_ELIMIT past limits.max_output_bytes (what
+ * fits is kept: stop the tool and report OUTPUT_LIMIT); TG_EIO when the
+ * spool's file system fails (o->e says how); TG_ENOMEM. Sticky. */
+int tg__output_write(tg__output *o, const char *data, size_t len);
+/* Bytes kept so far. */
+uint64_t tg__output_bytes(const tg__output *o);
+/* Ends the output and makes the call's result. `failed` (taken, may be
+ * NULL) is the result when the tool did not succeed: the output kept is
+ * attached to it as its artifact when spooled. With failed NULL, a success
+ * whose payload is the output, or for spooled output the handle text with
+ * result->artifact. A spool that failed gives error SPOOL_FAILED. NULL on
+ * out of memory. */
+tg_result *tg__output_finish(tg__output *o, const tg_call *call,
+                             tg_result *failed);
+/* Drops the output (partial spool file removed). */
+void tg__output_abort(tg__output *o);
+
+/* artifact_tools.c: the artifact tools (artifact_read, _head, _tail,
+ * _grep, _stat) registered as thread-pool handlers when the runtime has a
+ * spool. */
+int tg__artifact_tools_register(tg_runtime *rt, tg_error *err);
 
 /* ------------------------------------------------------------ executors */
 

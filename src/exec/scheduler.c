@@ -122,6 +122,8 @@ void tg__job_release(tg__job *job)
     job->argv = NULL;
     free(job->stdin_data);
     job->stdin_data = NULL;
+    json_decref(job->decisions);
+    job->decisions = NULL;
 }
 
 static void on_idle(uv_idle_t *h)
@@ -133,14 +135,34 @@ void tg__job_complete(tg__job *job, tg_result *result)
 {
     tg__run *run = job->run;
     tg_runtime *rt = run->rt;
+    if (tg__hooks_after_wanted(rt, job, result)) {
+        /* hooks.c reviews the tool's result and completes the job again */
+        tg__hooks_after(rt, job, result);
+        return;
+    }
     if (job->state == TG__JOB_QUEUED)
         list_remove(&rt->queue_head, &rt->queue_tail, job);
-    else if (job->state == TG__JOB_RUNNING && job->holds_slot) {
+    else if ((job->state == TG__JOB_RUNNING || job->state == TG__JOB_HOOK) &&
+             job->holds_slot) {
         list_remove(&rt->run_head, &rt->run_tail, job);
         rt->running--;
         job->holds_slot = false;
     }
     hash_remove(rt, job);
+    if (job->decisions != NULL && result != NULL) {
+        /* the checks' verdicts beside what the executor recorded */
+        if (result->decisions == NULL)
+            result->decisions = json_incref(job->decisions);
+        else
+            json_object_update_missing(result->decisions, job->decisions);
+    }
+    /* What a tool produced is shown to models as data, in the trust
+     * envelope; toolgate's own refusals and verdicts are not. */
+    if (result != NULL && rt->cfg->envelope &&
+        result->execution != TG_EXECUTION_NOT_STARTED &&
+        (result->outcome == TG_OUTCOME_SUCCESS ||
+         result->outcome == TG_OUTCOME_ERROR))
+        result->untrusted = true;
     tg__job_release(job);
     job->state = TG__JOB_DONE;
     if (result == NULL && run->failed == 0) {
@@ -166,6 +188,14 @@ void tg__job_complete(tg__job *job, tg_result *result)
 
 void tg__job_start(tg_runtime *rt, tg__job *job)
 {
+    if (job->hook_stage == TG__HOOKS_NONE) {
+        /* before hooks first; they start the job again when they allow */
+        job->hook_stage = TG__HOOKS_TOOL;
+        if (tg__hooks_have(rt, TG__HOOKS_BEFORE)) {
+            tg__hooks_before(rt, job);
+            return;
+        }
+    }
     job->state = TG__JOB_RUNNING;
     if (rt->ev.started)
         rt->ev.started(rt->ev_ud, job->call);
@@ -183,6 +213,27 @@ void tg__job_start(tg_runtime *rt, tg__job *job)
         tg__command_start(rt, job);
     else
         tg__handler_start_pool(rt, job);
+}
+
+/* hooks.c: a job waiting for a hook holds a slot and can be canceled. */
+void tg__job_hold(tg_runtime *rt, tg__job *job)
+{
+    job->state = TG__JOB_HOOK;
+    if (!job->holds_slot) {
+        job->holds_slot = true;
+        rt->running++;
+        list_append(&rt->run_head, &rt->run_tail, job);
+    }
+    tg__hash_add(rt, job);
+}
+
+void tg__job_unhold(tg_runtime *rt, tg__job *job)
+{
+    if (!job->holds_slot)
+        return;
+    list_remove(&rt->run_head, &rt->run_tail, job);
+    rt->running--;
+    job->holds_slot = false;
 }
 
 void tg__dispatch(tg_runtime *rt)
@@ -215,6 +266,9 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
             tg__command_stop(job->proc, TG_OUTCOME_CANCELED, by, reason, hard);
         else if (job->pool != NULL)
             tg__handler_cancel(job->pool, by, reason);
+        break;
+    case TG__JOB_HOOK:
+        tg__hooks_cancel(job, by, reason);
         break;
     default:
         break;

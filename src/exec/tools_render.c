@@ -29,6 +29,51 @@ static json_t *neutral(const tg_tool *t)
     return o;
 }
 
+/* The most artifact ids offered in a definition: the newest. */
+#define MAX_OFFERED_IDS 200
+
+/* The ids the artifact tools may read now (stored artifacts, newest first;
+ * artifact tools' own results are never spooled, so none is theirs), as
+ * the `enum` of their `artifact` property: what the model may name. */
+static int offer_ids(tg_runtime *rt, json_t *def)
+{
+    json_t *list = NULL; /* new ref */
+    tg_error e = {0};
+    if (tg__spool_list(rt->spool, &list, &e) != 0)
+        return e.code == TG_ENOMEM ? TG_ENOMEM : 0; /* listed without */
+    json_t *ids = json_array();                     /* new ref */
+    size_t i;
+    json_t *a; /* borrowed */
+    int rc = ids ? 0 : TG_ENOMEM;
+    json_array_foreach(list, i, a)
+    {
+        if (rc != 0 || json_array_size(ids) == MAX_OFFERED_IDS)
+            break;
+        const char *state = json_string_value(json_object_get(a, "state"));
+        if (state != NULL && strcmp(state, "stored") == 0 &&
+            json_array_append(ids, json_object_get(a, "id")) != 0)
+            rc = TG_ENOMEM;
+    }
+    json_t *schema = json_deep_copy(json_object_get(def, "input_schema"));
+    json_t *prop = json_object_get(json_object_get(schema, "properties"),
+                                   "artifact"); /* borrowed */
+    if (rc == 0 && schema == NULL)
+        rc = TG_ENOMEM;
+    /* an empty enum would make the tool uncallable: then any id is shown
+     * as allowed, and the spool answers for unknown ones */
+    if (rc == 0 && prop != NULL && json_array_size(ids) > 0 &&
+        json_object_set(prop, "enum", ids) != 0)
+        rc = TG_ENOMEM;
+    if (rc == 0)
+        rc = json_object_set_new(def, "input_schema", schema) == 0 ? 0
+                                                                   : TG_ENOMEM;
+    else
+        json_decref(schema);
+    json_decref(ids);
+    json_decref(list);
+    return rc;
+}
+
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err)
 {
@@ -48,9 +93,17 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
     json_t *tools = json_array(); /* new ref */
     int rc = tools ? 0 : TG_ENOMEM;
     size_t n = tg__registry_count(rt->reg);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if (json_array_append_new(tools, neutral(tg__registry_at(rt->reg, i))))
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const tg_tool *t = tg__registry_at(rt->reg, i);
+        json_t *def = neutral(t); /* new ref */
+        if (def != NULL && rt->spool != NULL && tg__spool_is_tool(t->name) &&
+            offer_ids(rt, def) != 0) {
+            json_decref(def);
+            def = NULL;
+        }
+        if (json_array_append_new(tools, def))
             rc = TG_ENOMEM;
+    }
     tg_buf b;
     tg__buf_init(&b, 0);
     if (rc == 0)

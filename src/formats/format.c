@@ -218,7 +218,8 @@ int tg__format_json_string(tg_buf *out, const char *str, size_t len)
     return tg__buf_append(out, "\"", 1);
 }
 
-int tg__format_payload_text(const tg_result *result, tg_buf *out)
+/* The payload's text as it is, without the envelope. */
+static int payload_text(const tg_result *result, tg_buf *out)
 {
     /* A handler's JSON text that was its compact form already; a JSON
      * string's text is its value, decoded. */
@@ -233,10 +234,41 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
     return tg__format_dump(p, out);
 }
 
+int tg__format_payload_text(const tg_result *result, tg_buf *out)
+{
+    if (!result->untrusted)
+        return payload_text(result, out);
+    /* known compact text, or a string payload, is enveloped as it is */
+    const char *known = result->payload_json_cache;
+    if (known != NULL && known[0] != '"')
+        return tg__envelope_put(result, known, strlen(known), out);
+    const json_t *p = tg__result_payload(result); /* borrowed */
+    if (p == NULL)
+        return TG_ENOMEM;
+    if (json_is_string(p))
+        return tg__envelope_put(result, json_string_value(p),
+                                json_string_length(p), out);
+    char stack[1024];
+    tg_buf inner;
+    tg__buf_init_with(&inner, stack, sizeof stack, 0);
+    int rc = payload_text(result, &inner);
+    if (rc == 0)
+        rc = tg__envelope_put(result, tg__buf_cstr(&inner), inner.len, out);
+    tg__buf_cleanup(&inner);
+    return rc;
+}
+
 int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
                                    tg_buf *scratch)
 {
     const char *known = result->payload_json_cache;
+    if (result->untrusted) {
+        scratch->len = 0;
+        int rc = tg__format_payload_text(result, scratch);
+        return rc != 0 ? rc
+                       : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                                scratch->len);
+    }
     if (known != NULL && known[0] != '"') /* compact text, known already */
         return tg__format_json_string(out, known, strlen(known));
     const json_t *p = tg__result_payload(result); /* borrowed */
@@ -246,7 +278,7 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
         return tg__format_json_string(out, json_string_value(p),
                                       json_string_length(p));
     scratch->len = 0;
-    int rc = tg__format_payload_text(result, scratch);
+    int rc = payload_text(result, scratch);
     return rc != 0 ? rc
                    : tg__format_json_string(out, tg__buf_cstr(scratch),
                                             scratch->len);

@@ -90,10 +90,17 @@ extern const tg_format tg__format_anthropic;
 extern const tg_format tg__format_gemini;
 
 /* Helpers shared by renderers: the text a model sees for a result's payload
- * (the string itself when the payload is a string, else compact JSON). Appends
- * to out. */
+ * (the string itself when the payload is a string, else compact JSON), in
+ * the trust envelope when result->untrusted. Appends to out. */
 int tg__format_payload_text(const tg_result *result, tg_buf *out);
-/* The same text appended as one JSON string literal: a payload's known
+/* Appends text (len bytes, what a tool produced) inside the trust envelope
+ * of result r (envelope.c): delimiters naming the tool and call id, saying
+ * it is data and not instructions, with a nonce from the text's hash.
+ * Returns 0, TG_ENOMEM, TG_ELIMIT or TG_EINTERNAL. */
+int tg__envelope_put(const tg_result *r, const char *text, size_t len,
+                     tg_buf *out);
+/* The same text (enveloped when the result is untrusted) appended as one
+ * JSON string literal: a payload's known
  * compact text or a string payload is escaped straight into out; anything
  * else is written to scratch (a buffer of the caller's, reused) first.
  * Returns 0, TG_ENOMEM or TG_ELIMIT. */

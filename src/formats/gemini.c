@@ -638,8 +638,23 @@ static int id_generated(const tg_call *call)
 
 /* The payload as compact JSON: its text when the result knows it, a string
  * escaped straight from its value (as jansson writes it), else dumped. */
-static int put_payload(tg_buf *out, const tg_result *r)
+static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
 {
+    if (r->untrusted &&
+        (r->payload_json_cache == NULL || r->payload_json_cache[0] == '"')) {
+        /* A tool's text output goes in the trust envelope; structured
+         * output stays the object Gemini's response expects. */
+        const json_t *p = tg__result_payload(r); /* borrowed */
+        if (p == NULL)
+            return TG_ENOMEM;
+        if (json_is_string(p)) {
+            scratch->len = 0;
+            int rc = tg__format_payload_text(r, scratch);
+            return rc != 0 ? rc
+                           : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                                    scratch->len);
+        }
+    }
     if (r->payload_json_cache != NULL)
         return tg__buf_puts(out, r->payload_json_cache);
     const json_t *p = tg__result_payload(r); /* borrowed */
@@ -671,7 +686,7 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
     if ((rc = tg__buf_puts(out, r->outcome == TG_OUTCOME_SUCCESS
                                     ? ",\"response\":{\"output\":"
                                     : ",\"response\":{\"error\":")) != 0 ||
-        (rc = put_payload(out, r)) != 0)
+        (rc = put_payload(out, r, scratch)) != 0)
         return rc;
     if (json_array_size(r->content) > 0) {
         scratch->len = 0;

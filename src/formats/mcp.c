@@ -600,7 +600,12 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
         return tg__format_dump(r->content, out);
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
         return rc;
-    if (known != NULL && known[0] != '"') {
+    if (r->untrusted) {
+        /* a tool's output, in the trust envelope */
+        text->len = 0;
+        if ((rc = tg__format_payload_text(r, text)) == 0)
+            rc = put_text(out, tg__buf_cstr(text), text->len, scratch);
+    } else if (known != NULL && known[0] != '"') {
         /* The payload's compact text is the text the model reads. */
         rc = put_text(out, known, strlen(known), scratch);
     } else if ((p = tg__result_payload(r)) == NULL)

@@ -517,6 +517,8 @@ int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err)
         oom(err);
         goto fail;
     }
+    for (size_t i = 0; i < p->nrules; i++)
+        p->reads_args = p->reads_args || p->rules[i].nargs > 0;
     *out = p;
     return 0;
 fail:
@@ -527,6 +529,11 @@ fail:
 size_t tg__policy_rule_count(const tg_policy *p)
 {
     return p->nrules;
+}
+
+bool tg__policy_reads_args(const tg_policy *p)
+{
+    return p->reads_args;
 }
 
 tg_policy_decision tg__policy_default(const tg_policy *p)

@@ -95,6 +95,7 @@ struct tg__ptab {
 
 struct tg_policy {
     tg_policy_decision dflt;
+    bool reads_args; /* some rule has argument conditions */
     char *default_reason;
     size_t nrules;
     struct tg__rule *rules;

@@ -31,6 +31,7 @@
 #define TG_POLICY_POLICY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -82,6 +83,9 @@ void tg__policy_free(tg_policy *policy);
 /* Number of rules; the default decision. */
 size_t tg__policy_rule_count(const tg_policy *policy);
 tg_policy_decision tg__policy_default(const tg_policy *policy);
+/* Whether any rule has argument conditions: when none has, a decision
+ * reads no arguments (tg_policy_input.args may be NULL). */
+bool tg__policy_reads_args(const tg_policy *policy);
 
 /* Decides one call. Returns 0 with *out filled, or a negative TG_E* code
  * (err filled) when the call cannot be judged: TG_EINVAL for a NULL tool,

@@ -149,14 +149,31 @@ tg_config *tg_config_new(void)
     cfg->journal = path_join(cfg->workspace, JOURNAL_DEFAULT);
     cfg->spool_dir = path_join(cfg->workspace, SPOOL_DEFAULT);
     cfg->inline_max_bytes = 16384;
+    cfg->spool_max_bytes = 0;
+    cfg->envelope = true;
     cfg->timeout_ms = 30000;
     cfg->parallel = 8;
     cfg->max_args_bytes = 1048576;
     cfg->max_output_bytes = INT64_C(1073741824);
     cfg->kill_grace_ms = 2000;
-    cfg->builtin_tools = json_pack("[sss]", "read_file", "list_dir", "grep");
+    cfg->builtin_tools = json_pack("[sssss]", "read_file", "list_dir", "grep",
+                                   "write_file", "shell");
+    /* what a file without "policy" gets too: changes need a person */
+    cfg->policy = json_pack(
+        "{s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "default", "allow",
+        "rules", "tool", "write_file", "decision", "ask", "reason",
+        "write_file changes files in the workspace", "tool", "shell",
+        "decision", "ask", "reason", "shell runs any command");
+    /* sandbox: bubblewrap where it works; rlimits documented in README.md */
+    cfg->sandbox_mode = TG__SANDBOX_AUTO;
+    cfg->rlimit_cpu_s = 600;
+    cfg->rlimit_as_mb = 0;
+    cfg->rlimit_nofile = 1024;
+    cfg->rlimit_nproc = 512;
+    cfg->rlimit_fsize_mb = 1024;
     cfg->tools = json_array();
-    if (!cfg->journal || !cfg->spool_dir || !cfg->builtin_tools || !cfg->tools)
+    if (!cfg->journal || !cfg->spool_dir || !cfg->builtin_tools ||
+        !cfg->tools || !cfg->policy)
         goto fail;
     return cfg;
 fail:
@@ -176,6 +193,8 @@ void tg_config_free(tg_config *cfg)
     json_decref(cfg->tools);
     json_decref(cfg->policy);
     json_decref(cfg->hooks);
+    free(cfg->sandbox_bwrap);
+    json_decref(cfg->sandbox_hide);
     if (cfg->hmac_key) {
         /* the key is a secret: do not leave it in freed memory */
         memset(cfg->hmac_key, 0, cfg->hmac_key_len);
@@ -210,6 +229,8 @@ tg_config *tg__config_copy(const tg_config *cfg)
     *c = *cfg;
     c->workspace = c->cwd = c->journal = c->spool_dir = NULL;
     c->builtin_tools = c->tools = c->policy = c->hooks = NULL;
+    c->sandbox_bwrap = NULL;
+    c->sandbox_hide = NULL;
     c->hmac_key = NULL;
     c->hmac_key_len = 0;
     if (dup_str(&c->workspace, cfg->workspace) || dup_str(&c->cwd, cfg->cwd) ||
@@ -217,7 +238,9 @@ tg_config *tg__config_copy(const tg_config *cfg)
         dup_str(&c->spool_dir, cfg->spool_dir) ||
         dup_json(&c->builtin_tools, cfg->builtin_tools) ||
         dup_json(&c->tools, cfg->tools) || dup_json(&c->policy, cfg->policy) ||
-        dup_json(&c->hooks, cfg->hooks))
+        dup_json(&c->hooks, cfg->hooks) ||
+        dup_str(&c->sandbox_bwrap, cfg->sandbox_bwrap) ||
+        dup_json(&c->sandbox_hide, cfg->sandbox_hide))
         goto fail;
     if (cfg->hmac_key) {
         c->hmac_key = malloc(cfg->hmac_key_len);
@@ -451,7 +474,14 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
 {
     static const char *const keys[] = {"dir", "inline_max_bytes", "max_bytes",
                                        NULL};
-    int rc = need_type(lc, v, JSON_OBJECT, "spool", "/spool", "an object");
+    if (json_is_null(v) || json_is_false(v)) {
+        /* no spool: output stays in memory up to limits.max_output_bytes */
+        free(cfg->spool_dir);
+        cfg->spool_dir = NULL;
+        return 0;
+    }
+    int rc = need_type(lc, v, JSON_OBJECT, "spool", "/spool",
+                       "an object, null or false");
     if (rc || (rc = check_keys(lc, v, "/spool", "spool.", keys)))
         return rc;
     json_t *m = json_object_get(v, "dir"); /* borrowed */
@@ -466,11 +496,14 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
             return rc;
         cfg->inline_max_bytes = n;
     }
-    /* max_bytes caps the spool's size (artifacts); checked, kept for it */
+    /* max_bytes caps the spool's size (least recently used go first) */
     m = json_object_get(v, "max_bytes"); /* borrowed */
-    if (m && (rc = get_int(lc, m, "spool.max_bytes", "/spool/max_bytes", 1,
-                           MAX_NUMBER, &n)))
-        return rc;
+    if (m) {
+        if ((rc = get_int(lc, m, "spool.max_bytes", "/spool/max_bytes", 1,
+                          MAX_NUMBER, &n)))
+            return rc;
+        cfg->spool_max_bytes = n;
+    }
     return 0;
 }
 
@@ -679,15 +712,68 @@ static int load_policy(tg_config *cfg, loadctx *lc, const json_t *v)
     return 0;
 }
 
-/* hooks: {"before": [argv, ...], "after": [argv, ...]}. */
+/* A hook's command: a non-empty array of strings whose first is not "". */
+static int check_command(loadctx *lc, const json_t *argv, const char *key,
+                         const char *pointer)
+{
+    bool ok = json_is_array(argv) && json_array_size(argv) > 0;
+    for (size_t j = 0; ok && j < json_array_size(argv); j++)
+        ok = json_is_string(json_array_get(argv, j));
+    ok = ok && json_string_value(json_array_get(argv, 0))[0];
+    if (!ok)
+        return bad(lc, pointer,
+                   "%s must be a command: a non-empty array of strings", key);
+    return 0;
+}
+
+/* One entry of hooks.before / hooks.after: a command (argv array), or
+ * {"command": argv, "timeout_ms": N} (hooks.c reads both forms). */
+static int check_hook(loadctx *lc, const json_t *entry, const char *list,
+                      size_t i)
+{
+    static const char *const keys[] = {"command", "timeout_ms", NULL};
+    char key[64], ptr[64], prefix[72];
+    snprintf(key, sizeof key, "hooks.%s[%zu]", list, i);
+    snprintf(ptr, sizeof ptr, "/hooks/%s/%zu", list, i);
+    if (!json_is_object(entry))
+        return check_command(lc, entry, key, ptr);
+    snprintf(prefix, sizeof prefix, "%s.", key);
+    int rc = check_keys(lc, entry, ptr, prefix, keys);
+    if (rc)
+        return rc;
+    char k2[96], p2[96];
+    snprintf(k2, sizeof k2, "%s.command", key);
+    snprintf(p2, sizeof p2, "%s/command", ptr);
+    json_t *cmd = json_object_get(entry, "command"); /* borrowed */
+    if (cmd == NULL)
+        return bad(lc, ptr, "%s needs a \"command\"", key);
+    if ((rc = check_command(lc, cmd, k2, p2)))
+        return rc;
+    json_t *t = json_object_get(entry, "timeout_ms"); /* borrowed */
+    int64_t n;
+    snprintf(k2, sizeof k2, "%s.timeout_ms", key);
+    snprintf(p2, sizeof p2, "%s/timeout_ms", ptr);
+    if (t && (rc = get_int(lc, t, k2, p2, 1, MAX_TIMEOUT_MS, &n)))
+        return rc;
+    return 0;
+}
+
+/* hooks: {"before": [hook, ...], "after": [hook, ...], "timeout_ms": N},
+ * a hook being a command (argv array) or {"command", "timeout_ms"}. Kept as
+ * written; src/exec/hooks.c reads it. */
 static int load_hooks(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"before", "after", NULL};
+    static const char *const keys[] = {"before", "after", "timeout_ms", NULL};
     static const char *const lists[] = {"before", "after"};
     int rc = 0;
     if (!json_is_null(v)) {
         rc = need_type(lc, v, JSON_OBJECT, "hooks", "/hooks", "an object");
         if (rc || (rc = check_keys(lc, v, "/hooks", "hooks.", keys)))
+            return rc;
+        int64_t n;
+        json_t *t = json_object_get(v, "timeout_ms"); /* borrowed */
+        if (t && (rc = get_int(lc, t, "hooks.timeout_ms", "/hooks/timeout_ms",
+                               1, MAX_TIMEOUT_MS, &n)))
             return rc;
         for (size_t k = 0; k < 2; k++) {
             json_t *list = json_object_get(v, lists[k]); /* borrowed */
@@ -700,20 +786,11 @@ static int load_hooks(tg_config *cfg, loadctx *lc, const json_t *v)
                                 "an array of commands")))
                 return rc;
             size_t i;
-            json_t *argv; /* borrowed */
-            json_array_foreach(list, i, argv)
+            json_t *entry; /* borrowed */
+            json_array_foreach(list, i, entry)
             {
-                bool ok = json_is_array(argv) && json_array_size(argv) > 0;
-                for (size_t j = 0; ok && j < json_array_size(argv); j++)
-                    ok = json_is_string(json_array_get(argv, j));
-                ok = ok && json_string_value(json_array_get(argv, 0))[0];
-                if (!ok) {
-                    snprintf(ptr, sizeof ptr, "/hooks/%s/%zu", lists[k], i);
-                    return bad(lc, ptr,
-                               "%s[%zu] must be a command: a non-empty array "
-                               "of strings",
-                               key, i);
-                }
+                if ((rc = check_hook(lc, entry, lists[k], i)))
+                    return rc;
             }
         }
     }
@@ -725,13 +802,124 @@ static int load_hooks(tg_config *cfg, loadctx *lc, const json_t *v)
     return 0;
 }
 
+/* sandbox: {"mode": "auto"|"bubblewrap"|"off", "bwrap": PATH, "hide":
+ * [PATH, ...], "rlimits": {"cpu_s", "as_mb", "nofile", "nproc",
+ * "fsize_mb"}} (src/exec/sandbox.c applies it; 0 leaves a limit alone).
+ * Every value is checked before any is stored. */
+static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
+{
+    static const char *const keys[] = {"mode", "bwrap", "hide", "rlimits",
+                                       NULL};
+    static const char *const rkeys[] = {"cpu_s", "as_mb",    "nofile",
+                                        "nproc", "fsize_mb", NULL};
+    static const int64_t rmax[] = {INT64_C(31536000), INT64_C(1) << 30,
+                                   INT64_C(1048576), INT64_C(4194304),
+                                   INT64_C(1) << 30};
+    int rc = need_type(lc, v, JSON_OBJECT, "sandbox", "/sandbox", "an object");
+    if (rc || (rc = check_keys(lc, v, "/sandbox", "sandbox.", keys)))
+        return rc;
+    int mode = cfg->sandbox_mode;
+    json_t *m = json_object_get(v, "mode"); /* borrowed */
+    if (m) {
+        const char *s = json_string_value(m);
+        if (s && strcmp(s, "auto") == 0)
+            mode = TG__SANDBOX_AUTO;
+        else if (s && strcmp(s, "bubblewrap") == 0)
+            mode = TG__SANDBOX_BWRAP;
+        else if (s && strcmp(s, "off") == 0)
+            mode = TG__SANDBOX_OFF;
+        else {
+            char d[64];
+            return bad(lc, "/sandbox/mode",
+                       "sandbox.mode must be \"auto\", \"bubblewrap\" or "
+                       "\"off\", got %s",
+                       s ? s : describe(m, d, sizeof d));
+        }
+    }
+    char *bwrap = NULL;
+    m = json_object_get(v, "bwrap"); /* borrowed */
+    if (m) {
+        if ((rc = need_type(lc, m, JSON_STRING, "sandbox.bwrap",
+                            "/sandbox/bwrap", "a program (string)")))
+            return rc;
+        const char *s = json_string_value(m);
+        if (s[0] == '\0')
+            return bad(lc, "/sandbox/bwrap", "sandbox.bwrap must not be empty");
+        /* a bare name is looked up in PATH, a path is relative to the file */
+        bwrap = strchr(s, '/') ? path_join(lc->base, s) : strdup(s);
+        if (bwrap == NULL)
+            return tg__error_set(lc->err, TG_ENOMEM, "out of memory");
+    }
+    json_t *hide = json_object_get(v, "hide"); /* borrowed */
+    if (hide) {
+        bool ok = json_is_array(hide) && json_array_size(hide) <= 64;
+        size_t i;
+        json_t *p; /* borrowed */
+        json_array_foreach(hide, i, p)
+        {
+            const char *s = json_string_value(p);
+            if (!ok || s == NULL || !(s[0] == '/' || strncmp(s, "~/", 2) == 0))
+                ok = false;
+        }
+        if (!ok) {
+            free(bwrap);
+            return bad(lc, "/sandbox/hide",
+                       "sandbox.hide must be an array of at most 64 paths, "
+                       "each absolute or starting with \"~/\"");
+        }
+    }
+    int64_t lim[5] = {cfg->rlimit_cpu_s, cfg->rlimit_as_mb, cfg->rlimit_nofile,
+                      cfg->rlimit_nproc, cfg->rlimit_fsize_mb};
+    json_t *r = json_object_get(v, "rlimits"); /* borrowed */
+    if (r) {
+        if ((rc = need_type(lc, r, JSON_OBJECT, "sandbox.rlimits",
+                            "/sandbox/rlimits", "an object")) ||
+            (rc = check_keys(lc, r, "/sandbox/rlimits", "sandbox.rlimits.",
+                             rkeys))) {
+            free(bwrap);
+            return rc;
+        }
+        for (size_t i = 0; rkeys[i]; i++) {
+            json_t *x = json_object_get(r, rkeys[i]); /* borrowed */
+            char key[64], ptr[64];
+            snprintf(key, sizeof key, "sandbox.rlimits.%s", rkeys[i]);
+            snprintf(ptr, sizeof ptr, "/sandbox/rlimits/%s", rkeys[i]);
+            if (x && (rc = get_int(lc, x, key, ptr, 0, rmax[i], &lim[i]))) {
+                free(bwrap);
+                return rc;
+            }
+        }
+    }
+    json_t *hcopy = NULL; /* new ref */
+    if (hide && (hcopy = json_deep_copy(hide)) == NULL) {
+        free(bwrap);
+        return tg__error_set(lc->err, TG_ENOMEM, "out of memory");
+    }
+    cfg->sandbox_mode = mode;
+    if (bwrap) {
+        free(cfg->sandbox_bwrap);
+        cfg->sandbox_bwrap = bwrap;
+    }
+    if (hcopy) {
+        json_decref(cfg->sandbox_hide);
+        cfg->sandbox_hide = hcopy;
+    }
+    cfg->rlimit_cpu_s = lim[0];
+    cfg->rlimit_as_mb = lim[1];
+    cfg->rlimit_nofile = lim[2];
+    cfg->rlimit_nproc = lim[3];
+    cfg->rlimit_fsize_mb = lim[4];
+    return 0;
+}
+
 /* Applies every section of root to cfg, workspace first so the defaults
  * that follow it move before the other paths are read. */
 static int apply(tg_config *cfg, loadctx *lc, const json_t *root)
 {
-    static const char *const keys[] = {"workspace", "journal",       "spool",
-                                       "limits",    "builtin_tools", "tools",
-                                       "policy",    "hooks",         NULL};
+    static const char *const keys[] = {
+        "workspace",     "journal",  "spool",  "limits",
+        "builtin_tools", "tools",    "policy", "hooks",
+        "sandbox",       "envelope", NULL};
     int rc = check_keys(lc, root, "", "", keys);
     if (rc)
         return rc;
@@ -744,6 +932,11 @@ static int apply(tg_config *cfg, loadctx *lc, const json_t *root)
         return rc;
     if ((v = json_object_get(root, "spool")) && (rc = load_spool(cfg, lc, v)))
         return rc;
+    if ((v = json_object_get(root, "envelope")) != NULL) {
+        if (!json_is_boolean(v))
+            return bad(lc, "/envelope", "envelope must be true or false");
+        cfg->envelope = json_is_true(v);
+    }
     if ((v = json_object_get(root, "limits")) && (rc = load_limits(cfg, lc, v)))
         return rc;
     if ((v = json_object_get(root, "builtin_tools")) &&
@@ -754,6 +947,9 @@ static int apply(tg_config *cfg, loadctx *lc, const json_t *root)
     if ((v = json_object_get(root, "policy")) && (rc = load_policy(cfg, lc, v)))
         return rc;
     if ((v = json_object_get(root, "hooks")) && (rc = load_hooks(cfg, lc, v)))
+        return rc;
+    if ((v = json_object_get(root, "sandbox")) &&
+        (rc = load_sandbox(cfg, lc, v)))
         return rc;
     /* A tool may not shadow an enabled built-in: one name, one tool. */
     size_t i;
@@ -996,4 +1192,9 @@ int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err)
 const char *tg_config_journal(const tg_config *cfg)
 {
     return cfg->journal;
+}
+
+const char *tg_config_spool_dir(const tg_config *cfg)
+{
+    return cfg ? cfg->spool_dir : NULL;
 }

@@ -18,10 +18,13 @@ struct tg_config {
     char *workspace;          /* absolute path */
     char *cwd;                /* default cwd of calls; NULL: the workspace */
     char *journal;            /* absolute path, NULL when off */
-    char *spool_dir;          /* absolute path */
+    char *spool_dir;          /* absolute path; NULL: spooling off */
     int64_t inline_max_bytes; /* spool.inline_max_bytes */
-    int64_t timeout_ms;       /* limits.timeout_ms: default per-call deadline */
-    int parallel;             /* limits.parallel */
+    int64_t
+        spool_max_bytes; /* spool.max_bytes: LRU eviction past it; 0: none */
+    bool envelope;       /* tool output shown to models in the trust envelope */
+    int64_t timeout_ms;  /* limits.timeout_ms: default per-call deadline */
+    int parallel;        /* limits.parallel */
     int64_t max_args_bytes;   /* limits.max_args_bytes */
     int64_t max_output_bytes; /* limits.max_output_bytes (cap of kept output) */
     int64_t kill_grace_ms;    /* limits.kill_grace_ms: TERM -> KILL delay */
@@ -29,7 +32,9 @@ struct tg_config {
     json_t *builtin_tools;    /* array of names (new ref) */
     json_t *tools;            /* array of validated tool objects (new ref) */
     json_t *policy;           /* object or NULL (new ref) */
-    json_t *hooks;            /* object or NULL (new ref) */
+    json_t *hooks;            /* object or NULL (new ref), as written:
+                                 before/after lists of argv arrays or
+                                 {"command","timeout_ms"}, timeout_ms */
     unsigned char *hmac_key;  /* NULL: plain sha256 checksums */
     size_t hmac_key_len;
 
@@ -37,6 +42,24 @@ struct tg_config {
     bool journal_sync_full;    /* sync "full" (else "normal") */
     int64_t journal_keep_days; /* 0 keeps forever */
     int64_t journal_max_rows;  /* 0: no limit */
+
+    /* sandbox.* (src/exec/sandbox.c): how command tools and `shell` run */
+    int sandbox_mode;     /* TG__SANDBOX_AUTO, _BWRAP or _OFF */
+    char *sandbox_bwrap;  /* the bubblewrap program; NULL: bwrap in PATH */
+    json_t *sandbox_hide; /* array of paths masked inside (new ref); NULL:
+                             the default list (sandbox.c) */
+    int64_t rlimit_cpu_s; /* sandbox.rlimits.*; 0: not limited */
+    int64_t rlimit_as_mb;
+    int64_t rlimit_nofile;
+    int64_t rlimit_nproc;
+    int64_t rlimit_fsize_mb;
+};
+
+/* sandbox.mode */
+enum {
+    TG__SANDBOX_AUTO = 0, /* bubblewrap where it works, else rlimits (said) */
+    TG__SANDBOX_BWRAP,    /* bubblewrap or the runtime does not start */
+    TG__SANDBOX_OFF       /* rlimits and the environment allowlist only */
 };
 
 /* A deep copy of cfg; NULL on OOM. */

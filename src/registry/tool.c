@@ -30,6 +30,7 @@ void tg__tool_free(tg_tool *tool)
     json_decref(tool->argv);
     json_decref(tool->stdin_tpl);
     json_decref(tool->env);
+    json_decref(tool->env_pass);
     free(tool);
 }
 
@@ -84,6 +85,45 @@ static int set_str(char **dst, const char *s, tg_error *err)
 {
     *dst = strdup(s);
     if (*dst == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The sandbox members of a command tool: "network" and "sandbox" (booleans)
+ * and "env_pass" (names of the runtime's environment variables to pass). */
+static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
+                           tg_error *err)
+{
+    json_t *v = json_object_get(entry, "network"); /* borrowed */
+    if (v && !json_is_boolean(v))
+        return bad(err, key, "network", " must be true or false");
+    t->network = json_is_true(v);
+    v = json_object_get(entry, "sandbox"); /* borrowed */
+    if (v && !json_is_boolean(v))
+        return bad(err, key, "sandbox",
+                   " must be true or false (false runs the tool without "
+                   "bubblewrap and rlimits)");
+    t->unsandboxed = json_is_false(v);
+    v = json_object_get(entry, "env_pass"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, key, "env_pass",
+                   " must be an array of environment variable names");
+    size_t i;
+    json_t *name; /* borrowed */
+    json_array_foreach(v, i, name)
+    {
+        const char *s = json_string_value(name);
+        if (s == NULL || s[0] == '\0' || strchr(s, '=') != NULL)
+            return bad(err, key, "env_pass",
+                       "[%zu] must be an environment variable name", i);
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(v, j), name))
+                return bad(err, key, "env_pass", "[%zu]: '%s' is listed twice",
+                           i, s);
+    }
+    if ((t->env_pass = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     return 0;
 }
@@ -150,7 +190,7 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
                        " must be an integer from 1 to 86400000");
         t->timeout_ms = json_integer_value(v);
     }
-    return 0;
+    return sandbox_members(entry, key, t, err);
 }
 
 /* Compiles t->input_schema into t->schema, once, at registration: a
@@ -167,9 +207,9 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
     static const char *const keys[] = {
-        "name",  "description", "input_schema", "annotations", "command",
-        "stdin", "env",         "timeout_ms",   "mcp",         "output",
-        NULL};
+        "name",    "description", "input_schema", "annotations", "command",
+        "stdin",   "env",         "timeout_ms",   "mcp",         "output",
+        "network", "sandbox",     "env_pass",     NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;

@@ -8,6 +8,7 @@
 #define TG_REGISTRY_TOOL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "toolgate.h"
@@ -33,6 +34,11 @@ typedef struct tg_tool {
     json_t *stdin_tpl;  /* string template or NULL (new ref) */
     json_t *env;        /* object name -> string or NULL (new ref) */
     int64_t timeout_ms; /* 0: the runtime's default */
+    /* the sandbox (src/exec/sandbox.c) */
+    json_t *env_pass; /* array of names passed from the runtime's environment
+                         (secret-looking ones too), or NULL (new ref) */
+    bool network;     /* "network": true keeps the host's network */
+    bool unsandboxed; /* "sandbox": false: no bubblewrap, no rlimits */
 } tg_tool;
 
 /* Frees a tool and everything it owns; NULL is a no-op. */

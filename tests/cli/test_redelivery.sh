@@ -6,8 +6,9 @@
 # another --caller runs again; MCP request ids are never replayed.
 source "$(dirname "$0")/lib.sh"
 mkdir ws
+# The tool appends to a file outside the workspace: no bubblewrap for it.
 cat >toolgate.json <<JSON
-{"workspace": "ws", "journal": "j/journal.db",
+{"workspace": "ws", "journal": "j/journal.db", "sandbox": {"mode": "off"},
  "tools": [
   {"name": "append", "command": ["/bin/sh", "-c", "echo \"\$1\" >>\"\$0\"; echo appended \"\$1\"", "$WORK/ran.log", "{text}"]}
  ]}
@@ -64,7 +65,7 @@ cat >conv.json <<'JSON'
   {"id":"z9","type":"function","function":{"name":"append","arguments":"{\"text\":\"never\"}"}}]}]
 JSON
 "$TOOLGATE" run --cancel-unanswered conv.json >conv.out
-eq "ran call answered from the journal" "$(jq -r '.[0].content' conv.out)" "appended two"
+contains "ran call answered from the journal" "$(jq -r '.[0].content' conv.out)" "appended two"
 contains "unanswered call canceled" "$(jq -r '.[1].content' conv.out)" '"canceled"'
 check "nothing ran" bash -c '! grep -q never ran.log'
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A real OpenAI Chat Completions turn on the embedded defaults: built-in file
-# tools confined to the workspace, an unknown tool and malformed arguments
+# tools confined to the workspace (an escape is denied), an unknown tool and malformed arguments
 # each become a result, results come back in call order, and every call and
 # result is in the journal.
 source "$(dirname "$0")/lib.sh"
@@ -18,7 +18,8 @@ eq "role tool" "$(jq -r '[.[].role]|unique|join(",")' out.json)" "tool"
 contains "list_dir lists the notes" "$(jq -r '.[0].content' out.json)" "todo.md"
 contains "grep finds TODO lines" "$(jq -r '.[1].content' out.json)" "notes/todo.md:4:"
 contains "read_file reads the file" "$(jq -r '.[2].content' out.json)" "Decision: tool results are journaled"
-contains "escape refused" "$(jq -r '.[3].content' out.json)" "PATH_OUTSIDE_WORKSPACE"
+contains "escape denied" "$(jq -r '.[3].content' out.json)" '"denied"'
+contains "escape denial names the path" "$(jq -r '.[3].content' out.json)" "../../../etc/passwd' leads outside the workspace"
 contains "unknown tool" "$(jq -r '.[4].content' out.json)" "UNKNOWN_TOOL"
 contains "schema violations" "$(jq -r '.[5].content' out.json)" "INVALID_ARGUMENTS"
 contains "schema violation named" "$(jq -r '.[5].content' out.json)" "/pattern must be a string, got 42"
@@ -27,8 +28,8 @@ contains "malformed arguments" "$(jq -r '.[6].content' out.json)" "MALFORMED_ARG
 # Native output carries outcome and execution.
 "$TOOLGATE" run --to toolgate --no-journal "$turn" >out.jsonl
 eq "native: seven lines" "$(wc -l <out.jsonl)" 7
-eq "native: outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success error error error error "
-eq "native: execution" "$(jq -r .execution out.jsonl | tr '\n' ' ')" "finished finished finished finished not_started not_started not_started "
+eq "native: outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success denied error error error "
+eq "native: execution" "$(jq -r .execution out.jsonl | tr '\n' ' ')" "finished finished finished not_started not_started not_started not_started "
 
 # The journal holds every call and its result.
 "$TOOLGATE" history --json --limit 50 >hist.jsonl

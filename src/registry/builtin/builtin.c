@@ -62,8 +62,12 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
         goto fail;
     }
     if (core(&run, args, &out, &err) != 0) {
-        tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
-                        err.message);
+        /* a path that leads out is the confinement refusing the call */
+        if (run.errcode != NULL && strcmp(run.errcode, TG__FS_OUTSIDE) == 0)
+            tg_handler_deny(ctx, err.message);
+        else
+            tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
+                            err.message);
         rc = -1;
         goto fail;
     }
@@ -108,6 +112,8 @@ static const builtin_def builtins[] = {
 
 int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
 {
+    if (strcmp(name, "shell") == 0)
+        return tg__shell_add(reg, err); /* a command tool, not a handler */
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
         const builtin_def *b = &builtins[i];
         if (strcmp(b->name, name) != 0)

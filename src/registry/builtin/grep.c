@@ -235,8 +235,9 @@ static int search_dir(grepctx *g, int dfd, int depth)
         if (fstatat(dirfd(dir), names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         bool is_dir = S_ISDIR(st.st_mode);
-        if (!is_dir && !S_ISREG(st.st_mode))
-            continue; /* symlinks are never followed; devices never read */
+        if (!is_dir && (!S_ISREG(st.st_mode) || st.st_nlink > 1))
+            continue; /* symlinks are never followed, devices never read,
+                         hard links (perhaps leading out) never searched */
         if (is_dir &&
             (strcmp(names[i], ".git") == 0 ||
              strcmp(names[i], ".toolgate") == 0 || depth >= MAX_DEPTH))
@@ -262,7 +263,8 @@ static int search_dir(grepctx *g, int dfd, int depth)
         } else {
             struct stat fst;
             /* the entry may have been replaced since fstatat */
-            if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode))
+            if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) &&
+                fst.st_nlink == 1)
                 rc = search_fd(g, fd);
             close(fd);
         }

@@ -19,6 +19,7 @@
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,7 +419,17 @@ int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
     }
     int fd = tg__ws_openat(root, tg__buf_cstr(&rel), flags);
     close(root);
-    if (fd >= 0)
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_nlink > 1) {
+        /* A second name of a file may be anywhere on the file system: the
+         * path resolving beneath the root proves nothing about the file. */
+        close(fd);
+        rc = tg__fs_fail(run, TG__FS_OUTSIDE, TG_EINVAL, err,
+                         "path '%.200s' is a hard link (%ju names): it may "
+                         "lead outside the workspace; refused",
+                         p, (uintmax_t)st.st_nlink);
+    } else if (fd >= 0)
         *fd_out = fd;
     else
         rc = tg__ws_open_error(run, -fd, p, err);

@@ -136,7 +136,10 @@ static void expand_fx(const env *e, const char *tpl, char *out, size_t cap)
 }
 
 /* A configuration: workspace e->dir, no built-in tools, the given limits
- * (JSON members) and tools (JSON array members, "FX" = fixtures dir). */
+ * (JSON members) and tools (JSON array members, "FX" = fixtures dir). These
+ * tests watch the tools' processes by their pids and groups on the host,
+ * so they run without bubblewrap (its PID namespace renumbers them); the
+ * sandbox has its own tests (test_sandbox.c). */
 static tg_config *make_cfg(const env *e, const char *limits, const char *tools,
                            const char *journal)
 {
@@ -149,6 +152,7 @@ static tg_config *make_cfg(const env *e, const char *limits, const char *tools,
         snprintf(jbuf, sizeof jbuf, "null");
     snprintf(text, sizeof text,
              "{\"workspace\": \"%s\", \"journal\": %s, \"builtin_tools\": [],"
+             " \"sandbox\": {\"mode\": \"off\"}, \"spool\": null,"
              " \"limits\": {%s}, \"tools\": [%s]}",
              e->dir, jbuf, limits ? limits : "", tbuf);
     tg_config *cfg = tg_config_new();
@@ -889,14 +893,22 @@ static void test_set_json_forms(void **state)
         free(want);
         json_decref(v);
     }
-    /* Rendered for the model, kept texts read the same as encoded ones. */
+    /* Rendered for the model, kept texts read the same as encoded ones
+     * (inside the trust envelope, whose nonce is the text's hash: the
+     * same text, the same envelope). */
     char *out = NULL;
     tg_error err = {0};
     assert_int_equal(tg_turn_render(t, "openai-chat", &out, NULL, &err), 0);
-    assert_non_null(strstr(out, "\"tool_call_id\":\"c0\",\"content\":"
-                                "\"{\\\"ok\\\":true}\""));
-    assert_non_null(strstr(out, "\"tool_call_id\":\"c2\",\"content\":"
-                                "\"{\\\"ok\\\":true}\""));
+    const char *c0 = strstr(out, "\"tool_call_id\":\"c0\",\"content\":"
+                                 "\"<tool_output_");
+    const char *c2 = strstr(out, "\"tool_call_id\":\"c2\",\"content\":"
+                                 "\"<tool_output_");
+    assert_non_null(c0);
+    assert_non_null(c2);
+    const char *body = ">\\n{\\\"ok\\\":true}\\n</tool_output_";
+    assert_non_null(strstr(c0, body));
+    size_t at = strlen("\"tool_call_id\":\"c0\",\"content\":\"<tool_output_");
+    assert_true(strncmp(c0 + at, c2 + at, 12) == 0); /* the same nonce */
     tg_free(out);
     tg_turn_free(t);
     tg_runtime_free(rt);

@@ -603,7 +603,8 @@ static void schemas(void **state)
     assert_true(tg__builtin_known("list_dir"));
     assert_true(tg__builtin_known("grep"));
     assert_true(tg__builtin_known("write_file"));
-    assert_false(tg__builtin_known("shell"));
+    assert_true(tg__builtin_known("shell"));
+    assert_false(tg__builtin_known("bash"));
 }
 
 /* --------------------------------------------------------- write_file */

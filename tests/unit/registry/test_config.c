@@ -96,16 +96,24 @@ static void defaults(void **state)
     assert_false(cfg->journal_sync_full);
     assert_int_equal(cfg->journal_keep_days, 0);
     assert_int_equal(cfg->journal_max_rows, 0);
-    assert_int_equal(json_array_size(cfg->builtin_tools), 3);
-    assert_string_equal(
-        json_string_value(json_array_get(cfg->builtin_tools, 0)), "read_file");
-    assert_string_equal(
-        json_string_value(json_array_get(cfg->builtin_tools, 1)), "list_dir");
-    assert_string_equal(
-        json_string_value(json_array_get(cfg->builtin_tools, 2)), "grep");
+    const char *const names[] = {"read_file", "list_dir", "grep", "write_file",
+                                 "shell"};
+    assert_int_equal(json_array_size(cfg->builtin_tools), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(
+            json_string_value(json_array_get(cfg->builtin_tools, i)), names[i]);
     assert_true(json_is_array(cfg->tools));
     assert_int_equal(json_array_size(cfg->tools), 0);
-    assert_null(cfg->policy);
+    /* the read-only tools allowed, write_file and shell asked about */
+    char *policy = json_dumps(cfg->policy, JSON_COMPACT);
+    assert_string_equal(
+        policy, "{\"default\":\"allow\",\"rules\":[{\"tool\":\"write_file\","
+                "\"decision\":\"ask\",\"reason\":\"write_file changes files in "
+                "the workspace\"},{\"tool\":\"shell\",\"decision\":\"ask\","
+                "\"reason\":\"shell runs any command\"}]}");
+    free(policy);
+    assert_true(cfg->envelope);
+    assert_int_equal(cfg->spool_max_bytes, 0);
     assert_null(cfg->hooks);
     assert_null(cfg->hmac_key);
     free(journal);
@@ -210,7 +218,9 @@ static const bad_case bad_cases[] = {
     {"{\"spool\":{\"dir\":5}}", "spool.dir must be a path (string), got 5",
      "/spool/dir"},
     {"{\"spool\":{\"dir\":\"\"}}", "spool.dir must not be empty", "/spool/dir"},
-    {"{\"spool\":3}", "spool must be an object, got 3", "/spool"},
+    {"{\"spool\":3}", "spool must be an object, null or false, got 3",
+     "/spool"},
+    {"{\"envelope\":\"yes\"}", "envelope must be true or false", "/envelope"},
     {"{\"spool\":{\"path\":\"x\"}}", "unknown key 'spool.path'", "/spool/path"},
     {"{\"journal\":5}", "journal must be a path, an object, false or null",
      "/journal"},
@@ -234,9 +244,9 @@ static const bad_case bad_cases[] = {
      "/builtin_tools"},
     {"{\"builtin_tools\":[1]}", "builtin_tools[0] must be a string",
      "/builtin_tools/0"},
-    {"{\"builtin_tools\":[\"grep\",\"shell\"]}",
-     "builtin_tools[1]: unknown built-in tool 'shell' (known: read_file, "
-     "list_dir, grep, write_file)",
+    {"{\"builtin_tools\":[\"grep\",\"bash\"]}",
+     "builtin_tools[1]: unknown built-in tool 'bash' (known: read_file, "
+     "list_dir, grep, write_file, shell)",
      "/builtin_tools/1"},
     {"{\"builtin_tools\":[\"grep\",\"grep\"]}",
      "builtin_tools[1]: 'grep' is listed twice", "/builtin_tools/1"},

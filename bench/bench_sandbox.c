@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_sandbox.c - what the sandbox costs a command-tool call: ms per call
+ * of a /bin/true command tool through the runtime, one at a time, in
+ * bubblewrap (the default), with rlimits only (sandbox.mode "off"), and
+ * with no sandbox at all ("sandbox": false), beside the limit (a C loop of
+ * posix_spawn + waitpid) and the peer (Node's child_process.spawn awaited
+ * one by one), all in this run. Also bubblewrap with "network": true (no
+ * network namespace) and with 8 calls at once.
+ * Usage: bench_sandbox [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
+ */
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "toolgate.h"
+
+#define ROUNDS 5
+
+extern char **environ;
+
+static double limit_ms(int n)
+{
+    char *argv[] = {"/bin/true", NULL};
+    double t0 = bench_now();
+    for (int i = 0; i < n; i++) {
+        pid_t pid;
+        if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
+            return -1;
+        int st;
+        waitpid(pid, &st, 0);
+    }
+    return (bench_now() - t0) * 1e3 / n;
+}
+
+/* ms per call of n /bin/true calls; `sandbox` and `tool` are extra JSON
+ * members of the configuration and of the tool ("" for none). */
+static double toolgate_ms(const char *ws, int n, int parallel,
+                          const char *sandbox, const char *tool)
+{
+    char cfgtext[1024];
+    snprintf(cfgtext, sizeof cfgtext,
+             "{\"workspace\": \"%s\", \"journal\": null, \"builtin_tools\": "
+             "[], \"limits\": {\"parallel\": %d}%s%s, \"tools\": [{\"name\": "
+             "\"true\", \"command\": [\"/bin/true\"]%s%s}]}",
+             ws, parallel, *sandbox ? ", " : "", sandbox, *tool ? ", " : "",
+             tool);
+    tg_error err = {0};
+    tg_config *cfg = tg_config_new();
+    tg_runtime *rt = NULL;
+    tg_turn *turn = NULL;
+    double ms = -1;
+    size_t cap = (size_t)n * 48 + 1, len = 0;
+    char *text = malloc(cap);
+    if (cfg == NULL || text == NULL ||
+        tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err) != 0 ||
+        tg_runtime_new(cfg, &rt, &err) != 0)
+        goto done;
+    if (tg_runtime_warning(rt) != NULL) {
+        fprintf(stderr, "toolgate: %s\n", tg_runtime_warning(rt));
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "{\"id\":\"c%d\",\"tool\":\"true\"}\n", i);
+    if (tg_turn_parse(text, len, "toolgate", "bench", &turn, &err) != 0)
+        goto done;
+    double t0 = bench_now();
+    if (tg_runtime_run_turn(rt, turn, &err) != 0)
+        goto done;
+    double dt = bench_now() - t0;
+    for (int i = 0; i < n; i++)
+        if (!tg_result_succeeded(tg_turn_result(turn, (size_t)i))) {
+            fprintf(stderr, "call %d failed: %s\n", i,
+                    tg_result_error_message(tg_turn_result(turn, (size_t)i)));
+            goto done;
+        }
+    ms = dt * 1e3 / n;
+done:
+    if (err.code)
+        fprintf(stderr, "toolgate: %s\n", err.message);
+    tg_turn_free(turn);
+    tg_runtime_free(rt);
+    tg_config_free(cfg);
+    free(text);
+    return ms;
+}
+
+enum { LIMIT, NONE, RLIMITS, BWRAP, BWRAP_NET, BWRAP_PAR, NKINDS };
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 300;
+    const char *peer_dir = argc > 2 ? argv[2] : "bench";
+    if (n <= 0)
+        n = 300;
+    char ws[] = "/tmp/tg_bench_sandbox_XXXXXX";
+    if (mkdtemp(ws) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    limit_ms(50); /* warm the page cache and the dynamic loader */
+    toolgate_ms(ws, 20, 1, "", "");
+    /* Interleaved rounds, median of each: the machine's noise hits all
+     * alike. */
+    double s[NKINDS][ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        s[LIMIT][r] = limit_ms(n);
+        s[NONE][r] = toolgate_ms(ws, n, 1, "", "\"sandbox\": false");
+        s[RLIMITS][r] =
+            toolgate_ms(ws, n, 1, "\"sandbox\": {\"mode\": \"off\"}", "");
+        s[BWRAP][r] = toolgate_ms(ws, n, 1, "", "");
+        s[BWRAP_NET][r] = toolgate_ms(ws, n, 1, "", "\"network\": true");
+        s[BWRAP_PAR][r] = toolgate_ms(ws, n, 8, "", "");
+    }
+    double m[NKINDS];
+    for (int k = 0; k < NKINDS; k++)
+        m[k] = bench_median(s[k], ROUNDS);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node %s/peer_spawn.mjs /bin/true %d", peer_dir,
+             n);
+    double node_rate = bench_peer_number(cmd, "per_second");
+    double node = node_rate > 0 ? 1e3 / node_rate : -1;
+    rmdir(ws);
+    printf("bench_sandbox: %d calls of /bin/true, one at a time, median of %d "
+           "interleaved rounds\n",
+           n, ROUNDS);
+    printf("  limit  C posix_spawn+waitpid loop        %6.2f ms/call\n",
+           m[LIMIT]);
+    printf("  peer   node child_process.spawn          %6.2f ms/call\n", node);
+    printf("  toolgate, \"sandbox\": false              %6.2f ms/call\n",
+           m[NONE]);
+    printf("  toolgate, rlimits (sandbox.mode off)     %6.2f ms/call\n",
+           m[RLIMITS]);
+    printf("  toolgate, bubblewrap (the default)       %6.2f ms/call  = "
+           "+%.2f ms over rlimits, +%.2f ms over node\n",
+           m[BWRAP], m[BWRAP] - m[RLIMITS], m[BWRAP] - node);
+    printf("  toolgate, bubblewrap, \"network\": true   %6.2f ms/call  "
+           "(no network namespace: -%.2f ms)\n",
+           m[BWRAP_NET], m[BWRAP] - m[BWRAP_NET]);
+    printf("  toolgate, bubblewrap, 8 at once          %6.2f ms/call of "
+           "wall time\n",
+           m[BWRAP_PAR]);
+    for (int k = 0; k < NKINDS; k++)
+        if (m[k] < 0)
+            return 1;
+    return 0;
+}

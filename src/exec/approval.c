@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * approval.c - answering a policy's `ask`. An operator approves one call
+ * (bound to its checksum: the same tool with the same arguments is not asked
+ * again during this runtime, changed arguments are) or every call of a tool
+ * for the rest of the session. --approve answers yes to everything; without
+ * an approver the call is denied by the caller (check.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+
+struct tg__approvals {
+    char **keys; /* "tool\n<checksum>" (once) or "tool\n*" (always) */
+    size_t n, cap;
+};
+
+void tg__approvals_free(tg__approvals *a)
+{
+    if (a == NULL)
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        free(a->keys[i]);
+    free(a->keys);
+    free(a);
+}
+
+/* "tool\nrest" in a new string, NULL on out of memory. */
+static char *make_key(const char *tool, const char *rest)
+{
+    size_t tl = strlen(tool), rl = strlen(rest);
+    char *k = malloc(tl + rl + 2);
+    if (k == NULL)
+        return NULL;
+    memcpy(k, tool, tl);
+    k[tl] = '\n';
+    memcpy(k + tl + 1, rest, rl + 1);
+    return k;
+}
+
+static bool has_key(const tg__approvals *a, const char *tool, const char *rest)
+{
+    size_t tl = strlen(tool);
+    for (size_t i = 0; a != NULL && i < a->n; i++)
+        if (strncmp(a->keys[i], tool, tl) == 0 && a->keys[i][tl] == '\n' &&
+            strcmp(a->keys[i] + tl + 1, rest) == 0)
+            return true;
+    return false;
+}
+
+static int remember(tg_runtime *rt, const char *tool, const char *rest)
+{
+    if (rt->approvals == NULL &&
+        (rt->approvals = calloc(1, sizeof *rt->approvals)) == NULL)
+        return TG_ENOMEM;
+    tg__approvals *a = rt->approvals;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 8;
+        char **k = realloc(a->keys, cap * sizeof *k);
+        if (k == NULL)
+            return TG_ENOMEM;
+        a->keys = k;
+        a->cap = cap;
+    }
+    if ((a->keys[a->n] = make_key(tool, rest)) == NULL)
+        return TG_ENOMEM;
+    a->n++;
+    return 0;
+}
+
+int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
+                     bool prompt, const char **approved_by)
+{
+    *approved_by = NULL;
+    if (rt->approve) {
+        *approved_by = "--approve";
+        return 1;
+    }
+    const char *sum = tg_call_checksum((tg_call *)call);
+    if (sum == NULL)
+        return TG_ENOMEM;
+    if (has_key(rt->approvals, call->tool, "*")) {
+        *approved_by = "operator (always, this session)";
+        return 1;
+    }
+    if (has_key(rt->approvals, call->tool, sum)) {
+        *approved_by = "operator (these arguments, earlier)";
+        return 1;
+    }
+    if (!prompt || rt->approver == NULL)
+        return 0;
+    tg_approval a = rt->approver(rt->approver_ud, call, reason);
+    if (a == TG_APPROVAL_ALWAYS) {
+        *approved_by = "operator (always, this session)";
+        return remember(rt, call->tool, "*") == 0 ? 1 : TG_ENOMEM;
+    }
+    if (a == TG_APPROVAL_YES) {
+        *approved_by = "operator";
+        return remember(rt, call->tool, sum) == 0 ? 1 : TG_ENOMEM;
+    }
+    return 0;
+}
+
+void tg_runtime_set_approver(tg_runtime *rt, tg_approve_fn fn, void *ud)
+{
+    if (rt == NULL)
+        return;
+    rt->approver = fn;
+    rt->approver_ud = ud;
+}

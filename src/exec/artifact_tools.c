@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * artifact_tools.c - the artifact tools a model reads spooled output with
+ * (artifact_read, artifact_head, artifact_tail, artifact_grep,
+ * artifact_stat; src/spool/tools.c does the work), registered as
+ * thread-pool handlers when the runtime has a spool: a grep over a GiB must
+ * not hold up the loop. Their calls are marked from_artifact_tool by the
+ * checks, so their results are never spooled again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+
+static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
+                             size_t args_len, void *ud)
+{
+    tg_runtime *rt = ud;
+    const tg_call *call = tg_handler_call(ctx);
+    char *payload = NULL;
+    const char *code = NULL;
+    tg_error err = {0};
+    int rc = tg__spool_tool_exec(rt->spool, call->tool, args_json, args_len,
+                                 NULL, 0, &payload, &code, &err);
+    if (rc != 0) {
+        tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message);
+        return -1;
+    }
+    rc = tg_handler_set_json(ctx, payload, strlen(payload));
+    free(payload);
+    return rc == 0 ? 0 : -1;
+}
+
+int tg__artifact_tools_register(tg_runtime *rt, tg_error *err)
+{
+    json_t *defs = tg__spool_tool_defs(NULL, 0); /* new ref */
+    if (defs == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    int rc = 0;
+    size_t i;
+    json_t *d; /* borrowed */
+    json_array_foreach(defs, i, d)
+    {
+        json_t *schema = json_object_get(d, "input_schema"); /* borrowed */
+        /* the enum of ids is the listing's (tools_render.c): any stored id
+         * is accepted here, and checked by the spool */
+        json_t *props = json_object_get(schema, "properties"); /* borrowed */
+        json_t *art = json_object_get(props, "artifact");      /* borrowed */
+        json_object_del(art, "enum");
+        char *text = json_dumps(schema, JSON_COMPACT);
+        if (text == NULL) {
+            rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+            break;
+        }
+        rc = tg_runtime_register(
+            rt, json_string_value(json_object_get(d, "name")),
+            json_string_value(json_object_get(d, "description")), text,
+            run_artifact_tool, rt, 0, err);
+        free(text);
+        if (rc != 0)
+            break;
+    }
+    json_decref(defs);
+    return rc;
+}

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * doctor.c - tg_runtime_doctor and tg_runtime_warning: what protection the
+ * runtime's subprocesses run under, for `toolgate doctor` (one JSON object
+ * or lines for a person) and for the warning an embedder prints once. Only
+ * names of environment variables are reported, never values.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "error.h"
+#include "runtime.h"
+
+extern char **environ;
+
+const char *tg_runtime_warning(const tg_runtime *rt)
+{
+    return rt != NULL ? rt->sandbox.warning : NULL;
+}
+
+/* Whether this process may make a user namespace (a child tries). */
+static bool userns_works(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+    if (pid < 0)
+        return false;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return false;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A directory that exists and is writable, or would be created in one. */
+static const char *dir_state(const char *path)
+{
+    struct stat st;
+    if (path == NULL)
+        return "off";
+    if (stat(path, &st) == 0)
+        return S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0
+                   ? "writable"
+                   : "NOT WRITABLE";
+    char *p = strdup(path);
+    if (p == NULL)
+        return "unknown";
+    const char *state = "NOT WRITABLE";
+    char *slash;
+    while ((slash = strrchr(p, '/')) != NULL) {
+        if (slash == p)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(p, &st) == 0) {
+            if (S_ISDIR(st.st_mode) && access(p, W_OK | X_OK) == 0)
+                state = "writable (created on first use)";
+            break;
+        }
+        if (slash == p)
+            break;
+    }
+    free(p);
+    return state;
+}
+
+/* True when some tool passes `name` on by its env_pass. */
+static bool passed(const tg_runtime *rt, const char *name, size_t len)
+{
+    for (size_t i = 0; i < tg__registry_count(rt->reg); i++) {
+        const tg_tool *t = tg__registry_at(rt->reg, i);
+        size_t j;
+        json_t *v; /* borrowed */
+        json_array_foreach(t->env_pass, j, v)
+        {
+            const char *s = json_string_value(v);
+            if (strlen(s) == len && memcmp(s, name, len) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static int add(json_t *o, const char *key, json_t *v_take)
+{
+    return v_take == NULL || json_object_set_new(o, key, v_take) != 0
+               ? TG_ENOMEM
+               : 0;
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
+}
+
+static const char *mode_name(int mode)
+{
+    return mode == TG__SANDBOX_BWRAP ? "bubblewrap"
+           : mode == TG__SANDBOX_OFF ? "off"
+                                     : "auto";
+}
+
+/* The report as JSON (new ref), NULL on out of memory. */
+static json_t *report(tg_runtime *rt)
+{
+    tg__sandbox *sb = &rt->sandbox;
+    const tg_config *cfg = rt->cfg;
+    tg__sbx_level level = tg__sandbox_level(sb, NULL);
+    bool bw = level == TG__SBX_BWRAP;
+    json_t *r = json_object();        /* new ref */
+    json_t *s = json_object();        /* new ref */
+    json_t *hidden = json_array();    /* new ref */
+    json_t *readonly = json_array();  /* new ref */
+    json_t *withheld = json_array();  /* new ref */
+    json_t *tools = json_array();     /* new ref */
+    json_t *net_tools = json_array(); /* new ref */
+    json_t *allow = json_array();     /* new ref */
+    int rc =
+        r && s && hidden && readonly && withheld && tools && net_tools && allow
+            ? 0
+            : TG_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < sb->npost; i++) {
+        if (strcmp(sb->post[i], "--tmpfs") == 0 && i + 1 < sb->npost)
+            rc = json_array_append_new(hidden, json_string(sb->post[i + 1]));
+        else if (strcmp(sb->post[i], "--ro-bind") == 0 && i + 2 < sb->npost)
+            rc = json_array_append_new(hidden, json_string(sb->post[i + 2]));
+        else if (strcmp(sb->post[i], "--ro-bind-try") == 0 && i + 1 < sb->npost)
+            rc = json_array_append_new(readonly, json_string(sb->post[i + 1]));
+    }
+    for (size_t i = 0; rc == 0 && i < tg__registry_count(rt->reg); i++) {
+        const tg_tool *t = tg__registry_at(rt->reg, i);
+        if (t->kind != TG_TOOL_KIND_COMMAND)
+            continue;
+        tg__sbx_level l = tg__sandbox_level(sb, t);
+        bool net = l != TG__SBX_BWRAP || t->network;
+        rc = json_array_append_new(
+            tools, json_pack("{s:s, s:s, s:b}", "name", t->name, "sandbox",
+                             tg__sandbox_level_name(l), "network", net));
+        if (rc == 0 && net)
+            rc = json_array_append_new(net_tools, json_string(t->name));
+    }
+    for (size_t i = 0; rc == 0 && rt->base_env[i]; i++)
+        rc = json_array_append_new(
+            allow,
+            json_stringn(rt->base_env[i], strcspn(rt->base_env[i], "=")));
+    for (size_t i = 0; rc == 0 && environ && environ[i]; i++) {
+        size_t n = strcspn(environ[i], "=");
+        char name[256];
+        if (n == 0 || n >= sizeof name)
+            continue;
+        memcpy(name, environ[i], n);
+        name[n] = '\0';
+        if (tg__env_secret_name(name) && !passed(rt, name, n))
+            rc = json_array_append_new(withheld, json_string(name));
+    }
+    bool userns = sb->bwrap_ok || userns_works();
+    if (rc == 0)
+        rc = add(s, "mode", json_string(mode_name(sb->mode))) ||
+             add(s, "in_force", json_string(tg__sandbox_level_name(level))) ||
+             add(s, "bubblewrap",
+                 json_pack("{s:o, s:o, s:b, s:o}", "path",
+                           str_or_null(sb->bwrap), "version",
+                           str_or_null(sb->version), "works", sb->bwrap_ok,
+                           "error", str_or_null(sb->error))) ||
+             add(s, "user_namespaces", json_boolean(userns)) ||
+             add(s, "network_isolated", json_boolean(bw)) ||
+             add(s, "tools_with_network", json_incref(net_tools)) ||
+             add(s, "pid_namespace", json_boolean(bw)) ||
+             add(s, "processes", json_string(sb->nproc_note)) ||
+             add(s, "hidden", json_incref(hidden)) ||
+             add(s, "read_only_in_workspace", json_incref(readonly));
+    if (rc == 0)
+        rc = add(r, "sandbox", json_incref(s)) ||
+             add(r, "rlimits",
+                 json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "cpu_s",
+                           (json_int_t)cfg->rlimit_cpu_s, "as_mb",
+                           (json_int_t)cfg->rlimit_as_mb, "nofile",
+                           (json_int_t)cfg->rlimit_nofile, "nproc",
+                           (json_int_t)cfg->rlimit_nproc, "fsize_mb",
+                           (json_int_t)cfg->rlimit_fsize_mb, "core", 0)) ||
+             add(r, "environment",
+                 json_pack("{s:O, s:O}", "allowlist", allow, "withheld",
+                           withheld)) ||
+             add(r, "journal",
+                 cfg->journal ? json_pack("{s:s, s:b}", "path", cfg->journal,
+                                          "open", rt->journal != NULL)
+                              : json_null()) ||
+             add(r, "spool",
+                 json_pack("{s:s, s:s}", "dir", cfg->spool_dir, "state",
+                           dir_state(cfg->spool_dir))) ||
+             add(r, "workspace",
+                 json_pack("{s:s, s:s}", "path", cfg->workspace, "state",
+                           dir_state(cfg->workspace))) ||
+             add(r, "tools", json_incref(tools)) ||
+             add(r, "warning", str_or_null(sb->warning));
+    json_decref(s);
+    json_decref(hidden);
+    json_decref(readonly);
+    json_decref(withheld);
+    json_decref(tools);
+    json_decref(net_tools);
+    json_decref(allow);
+    if (rc != 0) {
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The strings of a JSON array joined by sep, or `none`. */
+static void join(tg_buf *b, const json_t *arr, const char *sep,
+                 const char *none)
+{
+    size_t i;
+    json_t *v; /* borrowed */
+    if (json_array_size(arr) == 0) {
+        (void)tg__buf_puts(b, none);
+        return;
+    }
+    json_array_foreach((json_t *)arr, i, v)
+    {
+        (void)tg__buf_printf(b, "%s%s", i ? sep : "", json_string_value(v));
+    }
+}
+
+static void limit_text(tg_buf *b, const char *what, json_int_t v,
+                       const char *unit)
+{
+    if (v == 0)
+        (void)tg__buf_printf(b, "%s unlimited", what);
+    else
+        (void)tg__buf_printf(b, "%s %lld%s", what, (long long)v, unit);
+}
+
+/* Lines for a person, from the report. */
+static char *render_text(const json_t *r)
+{
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    const json_t *s = json_object_get(r, "sandbox");     /* borrowed */
+    const json_t *bw = json_object_get(s, "bubblewrap"); /* borrowed */
+    const char *in_force = json_string_value(json_object_get(s, "in_force"));
+    const char *path = json_string_value(json_object_get(bw, "path"));
+    const char *version = json_string_value(json_object_get(bw, "version"));
+    const char *error = json_string_value(json_object_get(bw, "error"));
+    bool isolated = json_is_true(json_object_get(s, "network_isolated"));
+    (void)tg__buf_printf(&b, "%-16s%s (sandbox.mode %s)\n", "sandbox", in_force,
+                         json_string_value(json_object_get(s, "mode")));
+    if (json_is_true(json_object_get(bw, "works")))
+        (void)tg__buf_printf(&b, "%-16s%s (%s): working\n", "bubblewrap",
+                             version ? version : "?", path);
+    else
+        (void)tg__buf_printf(&b, "%-16sNOT IN USE: %s\n", "bubblewrap",
+                             error ? error : "not tried");
+    (void)tg__buf_printf(
+        &b, "%-16s%s\n", "user namespaces",
+        json_is_true(json_object_get(s, "user_namespaces")) ? "yes" : "NO");
+    (void)tg__buf_printf(&b, "%-16s%s", "network",
+                         isolated ? "isolated (a network namespace of its "
+                                    "own); not isolated for: "
+                                  : "NOT ISOLATED for: ");
+    join(&b, json_object_get(s, "tools_with_network"), ", ", "no tool");
+    (void)tg__buf_puts(&b, "\n");
+    (void)tg__buf_printf(&b, "%-16s%s\n", "pid namespace",
+                         isolated ? "yes: a call and all it started end "
+                                    "together"
+                                  : "no: the process group is killed");
+    (void)tg__buf_printf(&b, "%-16s%s\n", "processes",
+                         json_string_value(json_object_get(s, "processes")));
+    if (isolated) {
+        (void)tg__buf_printf(&b,
+                             "%-16s/ read-only, the workspace read-write, "
+                             "private /tmp, /run hidden\n",
+                             "file system");
+        (void)tg__buf_printf(&b, "%-16s", "hidden");
+        join(&b, json_object_get(s, "hidden"), " ", "nothing");
+        (void)tg__buf_printf(&b, "\n%-16s", "read-only");
+        join(&b, json_object_get(s, "read_only_in_workspace"), " ", "nothing");
+        (void)tg__buf_puts(&b, " (toolgate's own files)\n");
+    } else {
+        (void)tg__buf_printf(&b,
+                             "%-16sNOT CONFINED: tools write wherever "
+                             "this user can\n",
+                             "file system");
+    }
+    const json_t *rl = json_object_get(r, "rlimits"); /* borrowed */
+    (void)tg__buf_printf(&b, "%-16s", "rlimits");
+    limit_text(&b, "cpu", json_integer_value(json_object_get(rl, "cpu_s")),
+               " s");
+    limit_text(&b, ", address space",
+               json_integer_value(json_object_get(rl, "as_mb")), " MiB");
+    limit_text(&b, ", open files",
+               json_integer_value(json_object_get(rl, "nofile")), "");
+    limit_text(&b, ", processes",
+               json_integer_value(json_object_get(rl, "nproc")), "");
+    limit_text(&b, ", file size",
+               json_integer_value(json_object_get(rl, "fsize_mb")), " MiB");
+    (void)tg__buf_printf(&b, ", core dumps off%s\n",
+                         strcmp(in_force, "none") == 0 ? " (NOT APPLIED)" : "");
+    const json_t *env = json_object_get(r, "environment"); /* borrowed */
+    (void)tg__buf_printf(&b, "%-16s", "environment");
+    join(&b, json_object_get(env, "allowlist"), " ", "nothing");
+    (void)tg__buf_puts(&b, " + each tool's env and env_pass; withheld as "
+                           "secrets: ");
+    join(&b, json_object_get(env, "withheld"), " ", "none here");
+    (void)tg__buf_puts(&b, "\n");
+    const json_t *j = json_object_get(r, "journal"); /* borrowed */
+    if (json_is_object(j))
+        (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "journal",
+                             json_string_value(json_object_get(j, "path")),
+                             json_is_true(json_object_get(j, "open"))
+                                 ? "open, writable"
+                                 : "NOT OPEN");
+    else
+        (void)tg__buf_printf(&b, "%-16soff\n", "journal");
+    const json_t *sp = json_object_get(r, "spool"); /* borrowed */
+    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "spool",
+                         json_string_value(json_object_get(sp, "dir")),
+                         json_string_value(json_object_get(sp, "state")));
+    const json_t *ws = json_object_get(r, "workspace"); /* borrowed */
+    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "workspace",
+                         json_string_value(json_object_get(ws, "path")),
+                         json_string_value(json_object_get(ws, "state")));
+    (void)tg__buf_printf(&b, "%-16s", "command tools");
+    const json_t *tools = json_object_get(r, "tools"); /* borrowed */
+    size_t i;
+    json_t *t; /* borrowed */
+    if (json_array_size(tools) == 0)
+        (void)tg__buf_puts(&b, "none");
+    json_array_foreach((json_t *)tools, i, t)
+    {
+        (void)tg__buf_printf(
+            &b, "%s%s: %s%s", i ? ", " : "",
+            json_string_value(json_object_get(t, "name")),
+            json_string_value(json_object_get(t, "sandbox")),
+            json_is_true(json_object_get(t, "network")) ? " + network" : "");
+    }
+    (void)tg__buf_puts(&b, "\n");
+    const char *w = json_string_value(json_object_get(r, "warning"));
+    if (w != NULL)
+        (void)tg__buf_printf(&b, "\n%s\n", w);
+    return tg__buf_take(&b);
+}
+
+int tg_runtime_doctor(tg_runtime *rt, int json, char **out, tg_error *err)
+{
+    if (rt == NULL || out == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_doctor needs a runtime and out");
+    *out = NULL;
+    /* Even without a sandboxed tool, the doctor says what would happen. */
+    tg__sandbox_probe(&rt->sandbox, rt->cfg, rt->base_env);
+    json_t *r = report(rt); /* new ref */
+    if (r != NULL) {
+        *out = json ? json_dumps(r, JSON_COMPACT) : render_text(r);
+        json_decref(r);
+    }
+    if (*out == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The sandbox end to end (issue 6, "Bad input and attacks"): arguments of a
+# command tool arrive as literal argv elements whatever shell syntax they
+# hold; inside `shell` a write outside the workspace fails, a connection to
+# a listener on 127.0.0.1 fails (and works for a tool with "network": true),
+# a canary secret in toolgate's environment reads as nothing, a fork bomb
+# ends at the process limit while the turn completes, and a tool that
+# daemonizes is killed with its call; every command-tool result records its
+# sandbox in the journal. With sandbox.mode "off" or without a working
+# bubblewrap the rlimits and the environment scrubbing still hold, the
+# latter said once on stderr; `toolgate doctor` reports what is in force.
+# Skips, saying why, where bubblewrap cannot make namespaces.
+source "$(dirname "$0")/lib.sh"
+if ! bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev \
+  --proc /proc true >/dev/null 2>&1; then
+  echo "SKIP: $(basename "$0"): bubblewrap cannot make user, PID and network namespaces here" \
+    "($(command -v bwrap || echo 'bwrap not installed'))"
+  exit 0
+fi
+mkdir ws
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+CONNECT='exec 3<>/dev/tcp/127.0.0.1/$0 && echo connected'
+cat >toolgate.json <<JSON
+{"workspace": "ws", "journal": "j.db", "builtin_tools": ["shell"],
+ "limits": {"timeout_ms": 3000, "kill_grace_ms": 300},
+ "sandbox": {"rlimits": {"nproc": 64}},
+ "tools": [
+  {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"]},
+  {"name": "net", "command": ["/bin/bash", "-c", $(jq -n --arg s "$CONNECT" '$s'), "{port}"], "network": true},
+  {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 41.7 </dev/null >/dev/null 2>&1 & sleep 41.8"]},
+  {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 41.9 </dev/null >/dev/null 2>&1 & echo left"]}
+ ]}
+JSON
+mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
+sh_call() { mk "$1" shell "$(jq -cn --arg c "$2" '{command:$c}')"; }
+procs() { ls /proc | grep -c '^[0-9]'; }
+
+# Command injection: every attempt is one literal argv element.
+inj_a='; rm -rf ws; touch pwned'
+inj_b='$(touch pwned2) `touch pwned3`'
+inj_c=$'first line\ntouch pwned4'
+inj_d='--option=$(id)'
+mk a1 argv "$(jq -cn --arg a "$inj_a" --arg b "$inj_b" --arg c "$inj_c" --arg d "$inj_d" '{a:$a,b:$b,c:$c,d:$d}')" >argv.jsonl
+"$TOOLGATE" run argv.jsonl >out.jsonl
+eq "argv literal" "$(jq -r .payload out.jsonl)" "[$inj_a]
+[$inj_b]
+[$inj_c]
+[$inj_d]"
+check "nothing of the injection ran" bash -c '! ls ws/pwned* pwned* >/dev/null 2>&1'
+check "workspace still there" test -d ws
+
+# Inside shell: writes outside fail, the network is gone, secrets are not
+# there; the workspace is writable.
+python3 -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+OUTSIDE=/var/tmp/tg_sandbox_test_$$
+{
+  sh_call w1 "echo x > $OUTSIDE && echo wrote-outside; echo x > $WORK/beside && echo wrote-beside-host; touch /etc/tg_pwned 2>/dev/null || echo etc-refused; echo in > inside && echo wrote-inside"
+  sh_call n1 "exec 3<>/dev/tcp/127.0.0.1/$PORT && echo connected"
+  mk n2 net "{\"port\":\"$PORT\"}"
+  sh_call s1 'echo "key=[$MY_API_KEY] token=[$MY_SECRET_TOKEN]"; env | grep -c -i -e key -e token -e secret -e password || true'
+  sh_call j1 'echo junk >> ../j.db 2>/dev/null && echo journal-written; echo done'
+} >inside.jsonl
+MY_API_KEY=canary MY_SECRET_TOKEN=canary2 "$TOOLGATE" run --approve inside.jsonl >out.jsonl 2>err.txt
+eq "no warning with bubblewrap working" "$(cat err.txt)" ""
+eq "write outside refused" "$(jq -r 'select(.id=="w1").payload' out.jsonl)" "wrote-beside-host
+etc-refused
+wrote-inside"
+check "nothing outside the workspace" bash -c "! test -e $OUTSIDE && ! test -e $WORK/beside && ! test -e /etc/tg_pwned"
+check "inside the workspace" test -e ws/inside
+eq "no connection to 127.0.0.1" "$(jq -r 'select(.id=="n1").outcome' out.jsonl)" error
+contains "refused" "$(jq -r 'select(.id=="n1").payload.error.message' out.jsonl)" "Connection refused"
+eq "network: true connects" "$(jq -r 'select(.id=="n2").payload' out.jsonl)" connected
+eq "canary secrets not there" "$(jq -r 'select(.id=="s1").payload' out.jsonl)" "key=[] token=[]
+0"
+eq "decisions recorded" "$("$TOOLGATE" history --json | jq -r '.decisions.sandbox' | sort | uniq -c | tr -s ' ')" " 6 bubblewrap"
+
+# A tool that daemonizes dies with its call: at the deadline, or when it
+# leaves its daemon behind and exits.
+{ mk d1 daemon '{}'; mk d2 leaver '{}'; } >daemon.jsonl
+t0=$(now_ms)
+"$TOOLGATE" run daemon.jsonl >out.jsonl
+elapsed=$(( $(now_ms) - t0 ))
+eq "daemon outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
+check "ended at the deadline (${elapsed} ms < 5000)" test "$elapsed" -lt 5000
+gone=no
+for _ in $(seq 40); do pgrep -f 'sleep 41\.[789]' >/dev/null || { gone=yes; break; }; sleep 0.05; done
+eq "no daemon left" "$gone" yes
+
+# A fork bomb ends at the process limit; the turn completes.
+{ sh_call fb 'b(){ b|b& }; b 2>/dev/null; sleep 42.1'; sh_call after 'echo still here'; } >bomb.jsonl
+bomb() {
+  local base max=0 n mon
+  base=$(procs)
+  ( for _ in $(seq 45); do n=$(procs); [ "$n" -gt "$max" ] && max=$n; echo "$max" >max.txt; sleep 0.1; done ) &
+  mon=$!
+  "$@" run --approve bomb.jsonl >out.jsonl
+  wait $mon
+  echo $(( $(cat max.txt) - base ))
+}
+grown=$(bomb "$TOOLGATE")
+eq "bomb: timeout, then the next call" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
+# as root the floor of the PID namespace's pid_max is 300
+check "bomb held to the limit (+$grown processes)" test "$grown" -lt 420
+check "bomb gone" bash -c "! pgrep -f 'sleep 42\.1' >/dev/null"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  # As another user the limit is RLIMIT_NPROC counted in the call's user
+  # namespace.
+  mkdir nobody && cp toolgate.json bomb.jsonl nobody/ && mkdir nobody/ws
+  jq '.journal = null' toolgate.json >nobody/toolgate.json
+  chown -R 65534:65534 nobody
+  chmod o+x "$WORK" # the test's directory is root's 0700
+  (cd nobody && grown=$(bomb setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$TOOLGATE") &&
+    echo "$grown" >grown.txt)
+  eq "bomb as nobody: timeout, then the next call" "$(jq -r .outcome nobody/out.jsonl | tr '\n' ' ')" "timeout success "
+  check "bomb as nobody held to 64 (+$(cat nobody/grown.txt) processes)" test "$(cat nobody/grown.txt)" -lt 150
+  check "bomb as nobody gone" bash -c "! pgrep -f 'sleep 42\.1' >/dev/null"
+fi
+
+# sandbox.mode "off": no bubblewrap, no warning, rlimits and scrubbing hold.
+jq '.sandbox.mode = "off" | .journal = null' toolgate.json >off.json
+sh_call o1 "echo \"key=[\$MY_API_KEY]\"; ulimit -n; ulimit -c; touch $WORK/off_marker && echo no-bubblewrap" >off.jsonl
+MY_API_KEY=canary "$TOOLGATE" run --approve --config off.json off.jsonl >out.jsonl 2>err.txt
+eq "mode off: quiet" "$(cat err.txt)" ""
+eq "mode off: scrubbed and limited, no bubblewrap" "$(jq -r .payload out.jsonl)" "key=[]
+1024
+0
+no-bubblewrap"
+check "mode off: the host's files are the tool's" test -e off_marker
+# Without a working bubblewrap (auto): said once, loudly; the rest holds.
+jq '.sandbox.bwrap = "/nonexistent/bwrap" | .journal = "j2.db"' toolgate.json >nobw.json
+{ sh_call x1 'echo "key=[$MY_API_KEY]"; ulimit -n'; sh_call x2 'echo two'; sh_call x3 'echo three'; } >nobw.jsonl
+MY_API_KEY=canary "$TOOLGATE" run --approve --config nobw.json nobw.jsonl >out.jsonl 2>err.txt
+eq "said once" "$(grep -c 'the sandbox is NOT in force' err.txt)" 1
+contains "says why" "$(cat err.txt)" "/nonexistent/bwrap"
+eq "still scrubbed and limited" "$(jq -r 'select(.id=="x1").payload' out.jsonl)" "key=[]
+1024"
+eq "every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success "
+eq "decisions say rlimits" "$("$TOOLGATE" history --config nobw.json --json | jq -r '.decisions.sandbox' | sort -u)" rlimits
+# sandbox.mode "bubblewrap" where it cannot run: exit 3, naming the key.
+jq '.sandbox = {"mode": "bubblewrap", "bwrap": "/bin/false"}' toolgate.json >req.json
+"$TOOLGATE" run --config req.json off.jsonl >/dev/null 2>err.txt && fail "mode bubblewrap ran without it" || eq "required: exit" "$?" 3
+contains "required: names the key" "$(cat err.txt)" 'sandbox.mode is "bubblewrap"'
+echo '{"sandbox": {"rlimits": {"nproc": "many"}}}' >bad.json
+"$TOOLGATE" run --config bad.json off.jsonl >/dev/null 2>err.txt && fail "bad rlimit accepted" || eq "bad rlimit: exit" "$?" 3
+contains "bad rlimit: names the key" "$(cat err.txt)" "sandbox.rlimits.nproc"
+
+# doctor: what is in force, as text and JSON, exit 0.
+MY_API_KEY=canary "$TOOLGATE" doctor >doctor.txt; rc=$?
+eq "doctor exit" "$rc" 0
+contains "doctor: bubblewrap" "$(cat doctor.txt)" "): working"
+contains "doctor: withheld" "$(cat doctor.txt)" "MY_API_KEY"
+check "doctor: no secret value" bash -c "! grep -q canary doctor.txt"
+MY_API_KEY=canary "$TOOLGATE" doctor --json >doctor.json
+eq "doctor --json" "$(jq -r '[.sandbox.in_force, .sandbox.network_isolated, .sandbox.pid_namespace, .environment.allowlist[0], .workspace.state] | join(" ")' doctor.json)" \
+  "bubblewrap true true PATH writable"
+eq "doctor --json: tools" "$(jq -r '.tools | map(.name + ":" + .sandbox + ":" + (.network|tostring)) | join(" ")' doctor.json)" \
+  "argv:bubblewrap:false net:bubblewrap:true daemon:bubblewrap:false leaver:bubblewrap:false shell:bubblewrap:false"
+"$TOOLGATE" doctor --config nobw.json >doctor.txt
+contains "doctor without bubblewrap" "$(cat doctor.txt)" "NOT IN USE"
+finish

@@ -1,0 +1,847 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sandbox.c - the sandbox of command tools (src/exec/sandbox.c) with
+ * real bubblewrap and real subprocesses: the configuration's sandbox keys,
+ * the environment allowlist and secret scrubbing, resource limits and the
+ * descriptors a child is handed, and, through a runtime, what a tool can
+ * and cannot do inside: argv stays literal, nothing outside the workspace
+ * is writable, /tmp is private, no network (unless the tool asks), no
+ * secret from the environment, TERM then KILL at the deadline reaching the
+ * command inside, a daemon dying with its call, a fork bomb ending at the
+ * process limit, the decisions recorded, and the fallbacks (mode "off", no
+ * bubblewrap, mode "bubblewrap" where it cannot run).
+ *
+ * The tests that need bubblewrap skip, saying why, where it cannot make
+ * namespaces.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "process.h"
+#include "record.h"
+#include "runtime.h"
+#include "sandbox.h"
+#include "toolgate.h"
+#include "turn.h"
+
+/* ------------------------------------------------------------ harness */
+
+typedef struct env {
+    char dir[256]; /* the test's directory; the workspace is dir/ws */
+    char ws[264];
+} env;
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *f)
+{
+    (void)st;
+    (void)flag;
+    (void)f;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    env *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return -1;
+    snprintf(e->dir, sizeof e->dir, "/tmp/tg_sbx_XXXXXX");
+    if (mkdtemp(e->dir) == NULL) {
+        free(e);
+        return -1;
+    }
+    snprintf(e->ws, sizeof e->ws, "%s/ws", e->dir);
+    if (mkdir(e->ws, 0755) != 0)
+        return -1;
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    env *e = *state;
+    nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(e);
+    return 0;
+}
+
+/* Whether bubblewrap can make the namespaces the sandbox uses here; the
+ * reason it cannot into why[]. */
+static int bwrap_works(char *why, size_t cap)
+{
+    int rc = system("bwrap --unshare-user --unshare-pid --unshare-net "
+                    "--ro-bind / / --dev /dev --proc /proc true "
+                    ">/dev/null 2>&1");
+    if (rc == 0)
+        return 1;
+    snprintf(why, cap,
+             "bubblewrap cannot make user, PID and network namespaces here "
+             "(status %d)",
+             rc);
+    return 0;
+}
+
+#define NEED_BWRAP()                                                           \
+    do {                                                                       \
+        char why_[256];                                                        \
+        if (!bwrap_works(why_, sizeof why_)) {                                 \
+            printf("SKIP %s: %s\n", __func__, why_);                           \
+            skip();                                                            \
+        }                                                                      \
+    } while (0)
+
+/* A configuration: workspace e->ws, no journal, the given top-level members
+ * (may be ""), and the tools. */
+static tg_config *make_cfg(const env *e, const char *members, const char *tools)
+{
+    char text[16384];
+    snprintf(text, sizeof text,
+             "{\"workspace\": \"%s\", \"journal\": null, %s%s"
+             "\"tools\": [%s]}",
+             e->ws, members ? members : "", members && *members ? ", " : "",
+             tools ? tools : "");
+    tg_config *cfg = tg_config_new();
+    assert_non_null(cfg);
+    tg_error err = {0};
+    int rc = tg_config_load(cfg, text, strlen(text), e->dir, &err);
+    if (rc != 0)
+        fail_msg("config: %s\n%s", err.message, text);
+    return cfg;
+}
+
+static tg_runtime *make_rt(const env *e, const char *members, const char *tools)
+{
+    tg_config *cfg = make_cfg(e, members, tools);
+    tg_runtime *rt = NULL;
+    tg_error err = {0};
+    int rc = tg_runtime_new(cfg, &rt, &err);
+    if (rc != 0)
+        fail_msg("runtime: %s", err.message);
+    tg_config_free(cfg);
+    tg_runtime_set_approve(rt, 1);
+    return rt;
+}
+
+static void add(tg_turn *t, const char *id, const char *tool, const char *args)
+{
+    tg_call *c = tg__call_new(id, tool, "toolgate");
+    assert_non_null(c);
+    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
+    assert_int_equal(tg__turn_add_call(t, c), 0);
+}
+
+/* Adds a shell call whose command is `cmd` (made a JSON string here). */
+static void add_shell(tg_turn *t, const char *id, const char *cmd)
+{
+    json_t *a = json_pack("{s:s}", "command", cmd); /* new ref */
+    char *text = json_dumps(a, JSON_COMPACT);
+    add(t, id, "shell", text);
+    free(text);
+    json_decref(a);
+}
+
+static void run(tg_runtime *rt, tg_turn *t)
+{
+    tg_error err = {0};
+    int rc = tg_runtime_run_turn(rt, t, &err);
+    if (rc != 0)
+        fail_msg("run_turn: %s", err.message);
+}
+
+static const tg_result *res(const tg_turn *t, size_t i)
+{
+    const tg_result *r = tg_turn_result(t, i);
+    assert_non_null(r);
+    return r;
+}
+
+/* The text payload of a successful result (JSON string), or fails. */
+static const char *out_of(const tg_turn *t, size_t i)
+{
+    const tg_result *r = res(t, i);
+    if (tg_result_outcome(r) != TG_OUTCOME_SUCCESS)
+        fail_msg("call %zu: %s %s", i, tg_outcome_name(tg_result_outcome(r)),
+                 tg_result_payload_json(r));
+    json_t *p = json_loads(tg_result_payload_json(r), JSON_DECODE_ANY,
+                           NULL); /* new ref */
+    assert_true(json_is_string(p));
+    static char buf[8192]; /* one test at a time */
+    snprintf(buf, sizeof buf, "%s", json_string_value(p));
+    json_decref(p);
+    return buf;
+}
+
+static const char *decision(const tg_turn *t, size_t i)
+{
+    const tg_result *r = res(t, i);
+    assert_non_null(r->decisions);
+    return json_string_value(json_object_get(r->decisions, "sandbox"));
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Processes whose command line contains `needle` (zombies have none). */
+static int count_procs(const char *needle)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[4096];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        for (ssize_t k = 0; k < len; k++)
+            if (buf[k] == '\0')
+                buf[k] = ' ';
+        buf[len] = '\0';
+        if (strstr(buf, needle) != NULL)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* ------------------------------------------------------- configuration */
+
+static void config_keys(void **state)
+{
+    env *e = *state;
+    tg_config *cfg = make_cfg(e, "", "");
+    assert_int_equal(cfg->sandbox_mode, TG__SANDBOX_AUTO);
+    assert_int_equal(cfg->rlimit_cpu_s, 600);
+    assert_int_equal(cfg->rlimit_as_mb, 0);
+    assert_int_equal(cfg->rlimit_nofile, 1024);
+    assert_int_equal(cfg->rlimit_nproc, 512);
+    assert_int_equal(cfg->rlimit_fsize_mb, 1024);
+    tg_config_free(cfg);
+
+    cfg = make_cfg(e,
+                   "\"sandbox\": {\"mode\": \"off\", \"bwrap\": \"bin/bw\", "
+                   "\"hide\": [\"~/.x\"], \"rlimits\": {\"cpu_s\": 5, "
+                   "\"as_mb\": 2048, \"nofile\": 64, \"nproc\": 0, "
+                   "\"fsize_mb\": 1}}",
+                   "{\"name\": \"t\", \"command\": [\"/bin/true\"], "
+                   "\"network\": true, \"sandbox\": false, \"env_pass\": "
+                   "[\"GH_TOKEN\"]}");
+    assert_int_equal(cfg->sandbox_mode, TG__SANDBOX_OFF);
+    char want[PATH_MAX + 16];
+    snprintf(want, sizeof want, "%s/bin/bw", e->dir);
+    assert_string_equal(cfg->sandbox_bwrap, want);
+    assert_int_equal(json_array_size(cfg->sandbox_hide), 1);
+    assert_int_equal(cfg->rlimit_cpu_s, 5);
+    assert_int_equal(cfg->rlimit_as_mb, 2048);
+    assert_int_equal(cfg->rlimit_nofile, 64);
+    assert_int_equal(cfg->rlimit_nproc, 0);
+    assert_int_equal(cfg->rlimit_fsize_mb, 1);
+    tg_config *copy = tg__config_copy(cfg);
+    assert_string_equal(copy->sandbox_bwrap, want);
+    assert_int_equal(copy->rlimit_nofile, 64);
+    tg_config_free(copy);
+    tg_config_free(cfg);
+
+    static const struct {
+        const char *text, *message, *pointer;
+    } bad[] = {
+        {"{\"sandbox\": 1}", "sandbox must be an object", "/sandbox"},
+        {"{\"sandbox\": {\"mode\": \"on\"}}",
+         "sandbox.mode must be \"auto\", \"bubblewrap\" or \"off\", got on",
+         "/sandbox/mode"},
+        {"{\"sandbox\": {\"net\": true}}", "unknown key 'sandbox.net'",
+         "/sandbox/net"},
+        {"{\"sandbox\": {\"bwrap\": \"\"}}", "sandbox.bwrap must not be empty",
+         "/sandbox/bwrap"},
+        {"{\"sandbox\": {\"hide\": [\"relative\"]}}",
+         "sandbox.hide must be an array", "/sandbox/hide"},
+        {"{\"sandbox\": {\"rlimits\": {\"nproc\": -1}}}",
+         "sandbox.rlimits.nproc must be an integer from 0 to 4194304",
+         "/sandbox/rlimits/nproc"},
+        {"{\"sandbox\": {\"rlimits\": {\"stack\": 1}}}",
+         "unknown key 'sandbox.rlimits.stack'", "/sandbox/rlimits/stack"},
+        {"{\"tools\": [{\"name\": \"t\", \"command\": [\"x\"], \"network\": "
+         "1}]}",
+         "tools[0].network must be true or false", "/tools/0/network"},
+        {"{\"tools\": [{\"name\": \"t\", \"command\": [\"x\"], \"sandbox\": "
+         "\"no\"}]}",
+         "tools[0].sandbox must be true or false", "/tools/0/sandbox"},
+        {"{\"tools\": [{\"name\": \"t\", \"command\": [\"x\"], \"env_pass\": "
+         "[\"A=B\"]}]}",
+         "tools[0].env_pass[0] must be an environment variable name",
+         "/tools/0/env_pass"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg = tg_config_new();
+        tg_error err = {0};
+        int rc =
+            tg_config_load(cfg, bad[i].text, strlen(bad[i].text), e->dir, &err);
+        if (rc != TG_ECONFIG || strstr(err.message, bad[i].message) == NULL ||
+            strcmp(err.pointer, bad[i].pointer) != 0)
+            fail_msg("case %zu: rc %d '%s' at '%s'", i, rc, err.message,
+                     err.pointer);
+        /* a bad file leaves the configuration as it was */
+        assert_int_equal(cfg->sandbox_mode, TG__SANDBOX_AUTO);
+        assert_int_equal(cfg->rlimit_nproc, 512);
+        tg_config_free(cfg);
+    }
+}
+
+/* --------------------------------------------------------- environment */
+
+static void secret_names(void **state)
+{
+    (void)state;
+    const char *secret[] = {"MY_API_KEY",  "GITHUB_TOKEN", "aws_secret_access",
+                            "DB_PASSWORD", "PASSWD",       "GOOGLE_CREDENTIALS",
+                            "ssh_key"};
+    const char *plain[] = {"PATH", "HOME", "LANG", "TERM", "EDITOR", "PWD"};
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        assert_true(tg__env_secret_name(secret[i]));
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        assert_false(tg__env_secret_name(plain[i]));
+}
+
+static void tool_env(void **state)
+{
+    (void)state;
+    char *base[] = {"PATH=/bin", "HOME=/h", NULL};
+    char *pass[] = {"GH_TOKEN=ghp", "OTHER_KEY=o", "LC_ALL=C", NULL};
+    json_t *names = json_pack("[ss]", "GH_TOKEN", "LC_ALL"); /* new ref */
+    json_t *tool = json_pack("{s:s, s:s}", "HOME", "/tool", "DEPLOY_KEY",
+                             "k"); /* new ref */
+    json_t *ctx =
+        json_pack("{s:s, s:s, s:s, s:s}", "MY_API_KEY", "canary", "DEPLOY_KEY",
+                  "ctx", "MODE", "fast", "GH_TOKEN", "ctx-token"); /* new ref */
+    char **out = NULL;
+    void *owned = NULL;
+    /* nothing added: the base itself */
+    assert_int_equal(
+        tg__proc_env_tool(base, pass, NULL, NULL, NULL, &out, &owned), 0);
+    assert_ptr_equal(out, base);
+    assert_null(owned);
+    assert_int_equal(
+        tg__proc_env_tool(base, pass, names, tool, ctx, &out, &owned), 0);
+    assert_string_equal(tg__proc_getenv(out, "PATH"), "/bin");
+    assert_string_equal(tg__proc_getenv(out, "HOME"), "/tool");
+    assert_string_equal(tg__proc_getenv(out, "LC_ALL"), "C");
+    assert_string_equal(tg__proc_getenv(out, "MODE"), "fast");
+    /* listed by the tool (env_pass or env): the context may set it */
+    assert_string_equal(tg__proc_getenv(out, "GH_TOKEN"), "ctx-token");
+    assert_string_equal(tg__proc_getenv(out, "DEPLOY_KEY"), "ctx");
+    /* not listed: a secret-looking name never passes */
+    assert_null(tg__proc_getenv(out, "MY_API_KEY"));
+    assert_null(tg__proc_getenv(out, "OTHER_KEY"));
+    size_t n = 0;
+    while (out[n])
+        n++;
+    assert_int_equal(n, 6); /* PATH HOME GH_TOKEN LC_ALL DEPLOY_KEY MODE */
+    free(owned);
+    json_decref(names);
+    json_decref(tool);
+    json_decref(ctx);
+}
+
+/* ------------------------------------------------------- spawn extras */
+
+static void limits_and_kept_fds(void **state)
+{
+    (void)state;
+    int out[2], extra[2];
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(extra, O_CLOEXEC), 0);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    char *argv[] = {"/bin/sh", "-c",
+                    "ulimit -n; ulimit -c; ulimit -f; echo via3 >&3", NULL};
+    char *envp[] = {"PATH=/bin:/usr/bin", NULL};
+    tg__rlimit lim[] = {
+        {RLIMIT_NOFILE, 77}, {RLIMIT_CORE, 0}, {RLIMIT_FSIZE, 1024 * 512}};
+    tg__spawn sp = {argv[0], argv, envp, NULL, devnull, out[1], devnull};
+    tg__spawn_extra x = {lim, 3, 1, {extra[1], -1}};
+    pid_t pid;
+    int stage, errnum;
+    assert_int_equal(tg__proc_spawn_ex(&sp, &x, &pid, &stage, &errnum), 0);
+    close(out[1]);
+    close(extra[1]);
+    char buf[256] = {0}, buf3[64] = {0};
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(out[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)n;
+    assert_true(read(extra[0], buf3, sizeof buf3 - 1) > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* ulimit -f counts 512-byte blocks */
+    assert_string_equal(buf, "77\n0\n1024\n");
+    assert_string_equal(buf3, "via3\n");
+    close(out[0]);
+    close(extra[0]);
+    close(devnull);
+}
+
+/* ------------------------------------------------------- in bubblewrap */
+
+#define ARGV_TOOL                                                              \
+    "{\"name\": \"argv\", \"command\": [\"/usr/bin/printf\", \"[%s]\\\\n\", "  \
+    "\"{a}\", \"{b}\", \"{c}\"]}"
+
+static void argv_stays_literal(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "", ARGV_TOOL);
+    tg_turn *t = tg__turn_new("toolgate");
+    add(t, "a1", "argv",
+        "{\"a\": \"; rm -rf x\", \"b\": \"$(touch pwned) `touch pwned2`\", "
+        "\"c\": \"--option=1\\nsecond line\"}");
+    run(rt, t);
+    assert_string_equal(out_of(t, 0), "[; rm -rf x]\n[$(touch pwned) `touch "
+                                      "pwned2`]\n[--option=1\nsecond line]\n");
+    assert_string_equal(decision(t, 0), "bubblewrap");
+    struct stat st;
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/pwned", e->ws);
+    assert_int_not_equal(stat(p, &st), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void files_outside_are_read_only(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    char outside[PATH_MAX + 16], cmd[4 * PATH_MAX];
+    /* outside the workspace and outside /tmp (which is the sandbox's own) */
+    snprintf(outside, sizeof outside, "/var/tmp/tg_sbx_%ld.txt",
+             (long)getpid());
+    tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", "");
+    tg_turn *t = tg__turn_new("toolgate");
+    snprintf(cmd, sizeof cmd,
+             "echo x > %s 2>/dev/null && echo wrote-outside; "
+             "touch /usr/tg_sbx_pwned 2>/dev/null && echo wrote-usr; "
+             "echo in > inside.txt && echo wrote-inside; "
+             "echo t > /tmp/tg_sbx_tmp && echo wrote-tmp; pwd",
+             outside);
+    add_shell(t, "s1", cmd);
+    add_shell(t, "s2", "cat /tmp/tg_sbx_tmp 2>/dev/null || echo fresh-tmp");
+    /* the test's own directory, beside the workspace, is hidden under the
+     * sandbox's /tmp: a write there lands in that tmpfs only */
+    snprintf(cmd, sizeof cmd, "echo x > %s/beside.txt && echo private", e->dir);
+    add_shell(t, "s3", cmd);
+    run(rt, t);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "wrote-inside\nwrote-tmp\n%s\n", e->ws);
+    assert_string_equal(out_of(t, 0), want);
+    /* each call has a /tmp of its own */
+    assert_string_equal(out_of(t, 1), "fresh-tmp\n");
+    assert_string_equal(out_of(t, 2), "private\n");
+    struct stat st;
+    char beside[PATH_MAX + 16];
+    snprintf(beside, sizeof beside, "%s/beside.txt", e->dir);
+    assert_int_not_equal(stat(beside, &st), 0);
+    assert_int_not_equal(stat(outside, &st), 0);
+    assert_int_not_equal(stat("/usr/tg_sbx_pwned", &st), 0);
+    assert_int_not_equal(stat("/tmp/tg_sbx_tmp", &st), 0);
+    snprintf(outside, sizeof outside, "%s/inside.txt", e->ws);
+    assert_int_equal(stat(outside, &st), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void no_network_unless_asked(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(ls, 16), 0);
+    socklen_t alen = sizeof a;
+    assert_int_equal(getsockname(ls, (struct sockaddr *)&a, &alen), 0);
+    char tools[1024];
+    const char *connect = "exec 3<>/dev/tcp/127.0.0.1/$0 && echo connected";
+    snprintf(tools, sizeof tools,
+             "{\"name\": \"net\", \"command\": [\"/bin/bash\", \"-c\", \"%s\", "
+             "\"{port}\"], \"network\": true},"
+             "{\"name\": \"nonet\", \"command\": [\"/bin/bash\", \"-c\", "
+             "\"%s\", \"{port}\"]}",
+             connect, connect);
+    tg_runtime *rt = make_rt(e, "", tools);
+    tg_turn *t = tg__turn_new("toolgate");
+    char args[64];
+    snprintf(args, sizeof args, "{\"port\": \"%d\"}", ntohs(a.sin_port));
+    add(t, "n1", "net", args);
+    add(t, "n2", "nonet", args);
+    run(rt, t);
+    assert_string_equal(out_of(t, 0), "connected\n");
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_ERROR);
+    assert_non_null(
+        strstr(tg_result_error_message(res(t, 1)), "Connection refused"));
+    close(ls);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void secrets_stay_out(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    setenv("TG_SBX_API_KEY", "canary-1", 1);
+    setenv("TG_SBX_PASS_TOKEN", "canary-2", 1);
+    tg_runtime *rt = make_rt(
+        e, "\"builtin_tools\": [\"shell\"]",
+        "{\"name\": \"envs\", \"command\": [\"/usr/bin/env\"], \"env_pass\": "
+        "[\"TG_SBX_PASS_TOKEN\"], \"env\": {\"TG_SBX_SET\": \"set\"}}");
+    unsetenv("TG_SBX_API_KEY");
+    unsetenv("TG_SBX_PASS_TOKEN");
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "s1",
+              "echo \"[$TG_SBX_API_KEY][$TG_SBX_PASS_TOKEN][$CTX_SECRET_KEY]"
+              "[$CTX_PLAIN]\"; env | cut -d= -f1 | sort | tr '\\n' ' '");
+    t->calls[0]->context = json_pack("{s:{s:s, s:s}}", "env", "CTX_SECRET_KEY",
+                                     "c1", "CTX_PLAIN", "p");
+    add(t, "e1", "envs", "{}");
+    run(rt, t);
+    assert_string_equal(out_of(t, 0), "[][][][p]\nCTX_PLAIN HOME LANG PATH "
+                                      "PWD SHLVL TERM _ ");
+    const char *o = out_of(t, 1);
+    assert_non_null(strstr(o, "TG_SBX_PASS_TOKEN=canary-2\n"));
+    assert_non_null(strstr(o, "TG_SBX_SET=set\n"));
+    assert_null(strstr(o, "canary-1"));
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void deadline_reaches_inside(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 800, "
+        "\"kill_grace_ms\": 2000}",
+        "");
+    tg_turn *t = tg__turn_new("toolgate");
+    /* TERM reaches the command: it leaves a note and exits. */
+    add_shell(t, "g1",
+              "trap 'echo term > got_term; exit 3' TERM; sleep 30.4711 & wait");
+    /* A daemon of its own session dies with the call. */
+    add_shell(
+        t, "d1",
+        "setsid sleep 30.4712 </dev/null >/dev/null 2>&1 & sleep 30.4713");
+    /* Leaving a daemon behind and exiting at once: it dies too. */
+    add_shell(t, "d2",
+              "setsid sleep 30.4714 </dev/null >/dev/null 2>&1 & echo left");
+    double t0 = now_ms();
+    run(rt, t);
+    double took = now_ms() - t0;
+    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(out_of(t, 2), "left\n");
+    /* the trap ran well before the 2 s grace ran out */
+    assert_true(took < 2500);
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/got_term", e->ws);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    for (int i = 0; i < 100 && count_procs("sleep 30.471") > 0; i++)
+        usleep(20000);
+    assert_int_equal(count_procs("sleep 30.471"), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void fork_bomb_ends_at_the_limit(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 3000, "
+        "\"kill_grace_ms\": 200}, \"sandbox\": {\"rlimits\": {\"nproc\": 40}}",
+        "");
+    tg_turn *t = tg__turn_new("toolgate");
+    /* A loop, not a bomb: it reports how many children it got (perl's fork
+     * fails at once where bash's retries). */
+    add_shell(t, "f1",
+              "perl -e 'for (1..600) { my $p = fork; last unless defined $p; "
+              "if (!$p) { exec \"sleep\", \"20.4715\" } $n++ } print $n+0'");
+    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 20.4716");
+    add_shell(t, "ok", "echo fine");
+    run(rt, t);
+    /* The bomb ends at its deadline, the turn completes. */
+    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(out_of(t, 2), "fine\n");
+    /* The loop met the limit: at most 300 processes as root (the floor of
+     * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
+     * bash and bubblewrap's PID 1 included. */
+    long n = strtol(out_of(t, 0), NULL, 10);
+    if (geteuid() == 0)
+        assert_true(n >= 200 && n <= 300);
+    else
+        assert_true(n >= 30 && n <= 40);
+    for (int i = 0; i < 100 && count_procs("sleep 20.471") > 0; i++)
+        usleep(20000);
+    assert_int_equal(count_procs("sleep 20.471"), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void exits_and_failures(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e, "\"builtin_tools\": [\"shell\"]",
+        "{\"name\": \"missing\", \"command\": [\"/nonexistent/program\"]},"
+        "{\"name\": \"plain\", \"command\": [\"/bin/echo\", \"plain\"], "
+        "\"sandbox\": false},"
+        "{\"name\": \"rel\", \"command\": [\"./hello.sh\"]}");
+    /* a program named relative to the call's cwd (the workspace) */
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/hello.sh", e->ws);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho hello from $0\n", f);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "k1", "kill -9 $$");
+    add_shell(t, "x1", "echo oops >&2; exit 7");
+    add(t, "m1", "missing", "{}");
+    add(t, "p1", "plain", "{}");
+    add_shell(t, "c1", "pwd");
+    t->calls[4]->context = json_pack("{s:s}", "cwd", "no/such/dir");
+    add_shell(t, "l1", "ulimit -n; ulimit -c; ulimit -t");
+    add(t, "r1", "rel", "{}");
+    run(rt, t);
+    assert_string_equal(tg_result_error_code(res(t, 0)), "KILLED_BY_SIGNAL");
+    assert_string_equal(tg_result_error_message(res(t, 0)),
+                        "command was killed by signal 9 (SIGKILL)");
+    assert_string_equal(tg_result_error_code(res(t, 1)), "EXIT_STATUS");
+    assert_int_equal(tg_result_exit_status(res(t, 1)), 7);
+    assert_string_equal(tg_result_error_message(res(t, 1)),
+                        "command exited with status 7: oops");
+    assert_string_equal(tg_result_error_code(res(t, 2)), "TOOL_FAILED");
+    assert_int_equal(tg_result_execution(res(t, 2)), TG_EXECUTION_NOT_STARTED);
+    assert_string_equal(out_of(t, 3), "plain\n");
+    assert_string_equal(decision(t, 3), "none");
+    assert_string_equal(tg_result_error_code(res(t, 4)), "TOOL_FAILED");
+    assert_non_null(strstr(tg_result_error_message(res(t, 4)),
+                           "cannot change to directory"));
+    assert_string_equal(out_of(t, 5), "1024\n0\n600\n");
+    assert_string_equal(out_of(t, 6), "hello from ./hello.sh\n");
+    for (size_t i = 0; i < 6; i++)
+        if (i != 3)
+            assert_string_equal(decision(t, i), "bubblewrap");
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+static void journal_is_read_only(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    /* make_cfg has "journal": null: this configuration is built here */
+    char text[4 * PATH_MAX];
+    snprintf(text, sizeof text,
+             "{\"workspace\": \"%s\", \"journal\": \"%s/.tg/j.db\", "
+             "\"builtin_tools\": [\"shell\"]}",
+             e->ws, e->ws);
+    char jdir[PATH_MAX + 16];
+    snprintf(jdir, sizeof jdir, "%s/.tg", e->ws);
+    assert_int_equal(mkdir(jdir, 0755), 0);
+    tg_config *cfg = tg_config_new();
+    tg_error err = {0};
+    assert_int_equal(tg_config_load(cfg, text, strlen(text), e->dir, &err), 0);
+    tg_runtime *rt = NULL;
+    assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
+    tg_config_free(cfg);
+    tg_runtime_set_approve(rt, 1);
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "j1",
+              "echo junk >> .tg/j.db 2>/dev/null && echo wrote-journal; "
+              "rm -f .tg/j.db 2>/dev/null && echo removed; echo ok > "
+              ".tg/other && echo wrote-beside");
+    run(rt, t);
+    assert_string_equal(out_of(t, 0), "wrote-beside\n");
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* ------------------------------------------------------- fallbacks */
+
+static void mode_off_and_no_bwrap(void **state)
+{
+    env *e = *state;
+    setenv("TG_SBX_API_KEY", "canary-3", 1);
+    /* mode "off": no bubblewrap, still the limits and the allowlist */
+    tg_runtime *rt = make_rt(e,
+                             "\"builtin_tools\": [\"shell\"], \"sandbox\": "
+                             "{\"mode\": \"off\"}",
+                             "");
+    assert_null(tg_runtime_warning(rt));
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "o1", "echo \"[$TG_SBX_API_KEY]\"; ulimit -n; echo $$");
+    run(rt, t);
+    const char *o = out_of(t, 0);
+    assert_int_equal(strncmp(o, "[]\n1024\n", 8), 0);
+    /* not PID 3 of a namespace of its own */
+    assert_true(strtol(o + 8, NULL, 10) > 3);
+    assert_string_equal(decision(t, 0), "rlimits");
+    tg_turn_free(t);
+    char *doc = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    json_t *d = json_loads(doc, 0, NULL); /* new ref */
+    assert_non_null(d);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(d, "sandbox"), "in_force")),
+                        "rlimits");
+    /* the secret's name is reported withheld, its value nowhere */
+    assert_non_null(strstr(doc, "\"TG_SBX_API_KEY\""));
+    assert_null(strstr(doc, "canary-3"));
+    json_decref(d);
+    tg_free(doc);
+    tg_runtime_free(rt);
+
+    /* auto without a working bubblewrap: said once, rlimits in force */
+    rt = make_rt(e,
+                 "\"builtin_tools\": [\"shell\"], \"sandbox\": {\"bwrap\": "
+                 "\"/nonexistent/bwrap\"}",
+                 "");
+    const char *w = tg_runtime_warning(rt);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "the sandbox is NOT in force"));
+    assert_non_null(strstr(w, "/nonexistent/bwrap"));
+    t = tg__turn_new("toolgate");
+    add_shell(t, "a1", "echo \"[$TG_SBX_API_KEY]\"");
+    run(rt, t);
+    assert_string_equal(out_of(t, 0), "[]\n");
+    assert_string_equal(decision(t, 0), "rlimits");
+    tg_turn_free(t);
+    assert_int_equal(tg_runtime_doctor(rt, 0, &doc, &err), 0);
+    assert_non_null(strstr(doc, "NOT IN USE: /nonexistent/bwrap"));
+    tg_free(doc);
+    tg_runtime_free(rt);
+    unsetenv("TG_SBX_API_KEY");
+
+    /* mode "bubblewrap" where it cannot run: the runtime does not start */
+    tg_config *cfg = make_cfg(e,
+                              "\"builtin_tools\": [\"shell\"], \"sandbox\": "
+                              "{\"mode\": \"bubblewrap\", \"bwrap\": "
+                              "\"/bin/false\"}",
+                              "");
+    rt = NULL;
+    assert_int_equal(tg_runtime_new(cfg, &rt, &err), TG_ECONFIG);
+    assert_null(rt);
+    assert_non_null(strstr(err.message, "sandbox.mode is \"bubblewrap\""));
+    assert_string_equal(err.pointer, "/sandbox/mode");
+    tg_config_free(cfg);
+}
+
+static void doctor_and_shell_tool(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", ARGV_TOOL);
+    assert_null(tg_runtime_warning(rt));
+    char *doc = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    json_t *d = json_loads(doc, 0, NULL); /* new ref */
+    assert_non_null(d);
+    json_t *s = json_object_get(d, "sandbox"); /* borrowed */
+    assert_string_equal(json_string_value(json_object_get(s, "in_force")),
+                        "bubblewrap");
+    assert_true(json_is_true(
+        json_object_get(json_object_get(s, "bubblewrap"), "works")));
+    assert_int_equal(strncmp(json_string_value(json_object_get(
+                                 json_object_get(s, "bubblewrap"), "version")),
+                             "bubblewrap ", 11),
+                     0);
+    assert_true(json_is_true(json_object_get(s, "network_isolated")));
+    assert_int_equal(json_array_size(json_object_get(d, "tools")), 2);
+    json_decref(d);
+    tg_free(doc);
+    assert_int_equal(tg_runtime_doctor(rt, 0, &doc, &err), 0);
+    assert_non_null(strstr(doc, "): working\n"));
+    tg_free(doc);
+    /* shell is a command tool with the annotations of a destructive one */
+    char *tools = NULL;
+    assert_int_equal(tg_runtime_tools(rt, "mcp", &tools, &err), 0);
+    json_t *l = json_loads(tools, 0, NULL);                      /* new ref */
+    json_t *sh = json_array_get(json_object_get(l, "tools"), 1); /* borrowed */
+    assert_string_equal(json_string_value(json_object_get(sh, "name")),
+                        "shell");
+    assert_true(json_is_true(json_object_get(json_object_get(sh, "annotations"),
+                                             "destructiveHint")));
+    json_decref(l);
+    tg_free(tools);
+    const tg_tool *tool = tg__registry_find(rt->reg, "shell");
+    assert_non_null(tool);
+    assert_int_equal(tool->kind, TG_TOOL_KIND_COMMAND);
+    assert_string_equal(json_string_value(json_array_get(tool->argv, 0)),
+                        "/bin/bash");
+    tg_runtime_free(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(config_keys, setup, teardown),
+        cmocka_unit_test(secret_names),
+        cmocka_unit_test(tool_env),
+        cmocka_unit_test(limits_and_kept_fds),
+        cmocka_unit_test_setup_teardown(argv_stays_literal, setup, teardown),
+        cmocka_unit_test_setup_teardown(files_outside_are_read_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(no_network_unless_asked, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(secrets_stay_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(deadline_reaches_inside, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(fork_bomb_ends_at_the_limit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(exits_and_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(journal_is_read_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(mode_off_and_no_bwrap, setup, teardown),
+        cmocka_unit_test_setup_teardown(doctor_and_shell_tool, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
