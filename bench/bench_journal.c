@@ -4,22 +4,27 @@
  *
  * Throughput (the default): durable results per second for turns of 100
  * calls run through the library's runtime (tg_runtime, an in-process no-op
- * tool registered TG_TOOL_INLINE, the SQLite journal in a temporary
- * directory), with journal.sync "normal" and "full", against the limit: a
- * plain C loop of SQLite inserts with the same settings (WAL, the same
- * PRAGMA synchronous, busy timeout, foreign keys) into a file of the
- * journal's own schema, a calls row and a results row per call of the same
- * content, one transaction per turn. For information: the same rows into
- * two bare tables (no secondary index); the journal's own protocol done by
- * hand in SQL (per call a look-up of its id for re-delivery and a "running"
- * row, committed; then the results and the "done" marks, committed: what
- * toolgate cannot do with less); and the runtime with the journal off.
- * toolgate is
- * timed around tg_runtime_run_turn only (parsing the turn and freeing it
- * are not journal work); every turn has fresh call ids, so nothing is a
- * re-delivery. The loops take turns, round by round (the order flips every
- * round), and the figures are medians over the rounds; the ratio is the
- * median of the per-round ratios.
+ * tool registered TG_TOOL_INLINE, no policy, the SQLite journal in a
+ * temporary directory), with journal.sync "normal" and "full", against the
+ * limit: a plain C loop of SQLite inserts, an INSERT per row, with the
+ * journal's settings (WAL, the same PRAGMA synchronous, busy timeout,
+ * foreign keys, temp_store) into a file of the journal's own schema, a call
+ * row and a result row per call of the same content, one transaction per
+ * turn. For information: the same loop with multi-row INSERTs as the
+ * journal writes its rows (64, 16, 4 or 1 rows a statement: the SQLite side
+ * of what the journal does per row); the same rows into two bare tables (no
+ * secondary index); the journal's own protocol done by hand in SQL (a probe
+ * of the turn's ids for re-delivery, 64 to a statement, the call rows and
+ * the turn's range of rowids in `running`, committed; then the results and
+ * the range cut out of `running`, committed: what toolgate cannot do with
+ * less), an INSERT per row; and the runtime with the journal off.
+ *
+ * toolgate is timed around tg_runtime_run_turn only (parsing the turn and
+ * freeing it are not journal work), the loops around their SQL only (the
+ * rows' text is made before the clock starts); every turn has fresh call
+ * ids, so nothing is a re-delivery. The loops take turns, round by round
+ * (the order flips every round), and the figures are medians over the
+ * rounds; the ratio is the median of the per-round ratios.
  *
  *   bench_journal [TURNS_PER_ROUND] [--rounds N] [--dir DIR] [--sync MODE]
  *       TURNS_PER_ROUND (default 30: 3,000 results a round), 15 rounds,
@@ -76,9 +81,10 @@ static void remove_db(const char *path)
 {
     char side[4300];
     unlink(path);
-    snprintf(side, sizeof side, "%s-wal", path);
+    /* Paths here are at most 4200 bytes (path_join's buffers). */
+    snprintf(side, sizeof side, "%.4200s-wal", path);
     unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
+    snprintf(side, sizeof side, "%.4200s-shm", path);
     unlink(side);
 }
 
@@ -146,14 +152,18 @@ static int tg_side_open(tg_side *s, const char *path, const char *sync)
     char cfgtext[4600];
     tg_error err = {0};
     memset(s, 0, sizeof *s);
+    /* No policy: the default one's rules would have every call's arguments
+     * decoded for it, a cost of the gate (bench_pipeline, bench_policy),
+     * not of the journal. */
     if (sync != NULL)
         snprintf(cfgtext, sizeof cfgtext,
                  "{\"journal\": {\"path\": \"%s\", \"sync\": \"%s\"},"
-                 " \"builtin_tools\": []}",
+                 " \"builtin_tools\": [], \"policy\": null}",
                  path, sync);
     else
         snprintf(cfgtext, sizeof cfgtext,
-                 "{\"journal\": null, \"builtin_tools\": []}");
+                 "{\"journal\": null, \"builtin_tools\": [],"
+                 " \"policy\": null}");
     tg_config *cfg = tg_config_new();
     if (cfg == NULL)
         return -1;
@@ -227,15 +237,33 @@ static double tg_side_round(tg_side *s, int turns)
 /* ------------------------------------------------------------ the limit */
 
 /* The loops of SQLite inserts: the limit (the journal's schema, one
- * transaction per turn), the same into two bare tables, and the journal's
- * protocol done by hand (per call a look-up of its id for re-delivery and
- * its row committed "running", in one transaction; then the results and the
- * "done" marks in another). */
-enum { LIM_JOURNAL, LIM_BARE, LIM_PROTOCOL };
+ * transaction per turn, one INSERT per row); for information the same with
+ * multi-row INSERTs as the journal writes them (64, 16, 4 or 1 rows a
+ * statement), the same rows into two bare tables, and the journal's
+ * protocol done by hand (a probe of the turn's ids for re-delivery, the call
+ * rows and the turn's range of rowids in `running`, in one transaction; then
+ * the results, and the range cut out of `running` as the journal does it,
+ * in another). */
+enum { LIM_JOURNAL, LIM_MULTIROW, LIM_BARE, LIM_PROTOCOL };
+
+/* Ids one probe statement takes, and the sizes of multi-row INSERTs, as in
+ * sqlite_journal.c. */
+#define PROBE_IDS 64
+#define N_SIZES 4
+static const int row_sizes[N_SIZES] = {64, 16, 4, 1};
+
+/* One call's row content, made before the clock starts (toolgate's come
+ * from its parsed turn, which is not timed either). */
+typedef struct row_text {
+    char id[32];
+    char args[300];
+} row_text;
 
 typedef struct limit_side {
     sqlite3 *db;
-    sqlite3_stmt *begin, *commit, *call, *result, *done, *lookup;
+    sqlite3_stmt *begin, *commit, *call, *result, *probe;
+    sqlite3_stmt *run_add, *run_tail, *run_head, *run_del;
+    sqlite3_stmt *calls[N_SIZES], *results[N_SIZES]; /* LIM_MULTIROW */
     long next_id;
     int kind;
 } limit_side;
@@ -246,10 +274,59 @@ static void limit_close(limit_side *l)
     sqlite3_finalize(l->commit);
     sqlite3_finalize(l->call);
     sqlite3_finalize(l->result);
-    sqlite3_finalize(l->done);
-    sqlite3_finalize(l->lookup);
+    sqlite3_finalize(l->probe);
+    sqlite3_finalize(l->run_add);
+    sqlite3_finalize(l->run_tail);
+    sqlite3_finalize(l->run_head);
+    sqlite3_finalize(l->run_del);
+    for (int z = 0; z < N_SIZES; z++) {
+        sqlite3_finalize(l->calls[z]);
+        sqlite3_finalize(l->results[z]);
+    }
     sqlite3_close(l->db);
     memset(l, 0, sizeof *l);
+}
+
+/* The journal's rows as toolgate writes them (call_rows.v4_state is empty
+ * since schema v5: running calls are listed in `running`); `?` marks what
+ * each row binds: the call's id, arguments, checksum, index, created and
+ * started time and owner pid; the result's call rowid, id, payload and
+ * completion time. */
+#define CALL_COLS                                                              \
+    "INSERT OR ROLLBACK INTO call_rows(id, tool, args, args_raw, checksum, "   \
+    "caller_id,"                                                               \
+    " context, skills, format, idx, inline_output, from_artifact_tool,"        \
+    " created_at, started_at, v4_state, owner_pid, owner_start, owner_boot)"   \
+    " VALUES "
+#define CALL_ROW                                                               \
+    "(?, 'search', ?, NULL, ?, NULL, NULL, NULL, 'toolgate', ?, 1, 0, ?, ?,"   \
+    " '', ?, 123456, '0f0e0d0c-0b0a-0908-0706-050403020100')"
+#define CALL_BINDS 7
+#define RESULT_COLS                                                            \
+    "INSERT OR ROLLBACK INTO results(call_rowid, id, tool, outcome, "          \
+    "execution, payload,"                                                      \
+    " content, artifact, duration_ms, exit_status, completed_at, replayed,"    \
+    " repaired, caller_id, decisions) VALUES "
+#define RESULT_ROW                                                             \
+    "(?, ?, 'search', 0, 'finished', ?, NULL, NULL, 0.004, NULL, ?, 0, 0,"     \
+    " NULL, NULL)"
+#define RESULT_BINDS 4
+
+/* Prepares `head` followed by n copies of `row`, comma-separated. */
+static int prepare_rows(sqlite3 *db, const char *head, const char *row, int n,
+                        sqlite3_stmt **st)
+{
+    size_t cap = strlen(head) + (size_t)n * (strlen(row) + 1) + 1;
+    char *sql = malloc(cap);
+    if (sql == NULL)
+        return -1;
+    size_t len = (size_t)snprintf(sql, cap, "%s", head);
+    for (int i = 0; i < n; i++)
+        len +=
+            (size_t)snprintf(sql + len, cap - len, "%s%s", i ? "," : "", row);
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    free(sql);
+    return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* Opens path with the journal's settings. The journal's schema must be there
@@ -257,7 +334,7 @@ static void limit_close(limit_side *l)
 static int limit_open(limit_side *l, const char *path, const char *sync,
                       int kind)
 {
-    char pragma[64];
+    char pragma[64], probe_sql[1024];
     int bare = kind == LIM_BARE;
     memset(l, 0, sizeof *l);
     l->kind = kind;
@@ -270,56 +347,70 @@ static int limit_open(limit_side *l, const char *path, const char *sync,
     }
     snprintf(pragma, sizeof pragma, "PRAGMA synchronous = %s",
              strcmp(sync, "full") == 0 ? "FULL" : "NORMAL");
+    /* The journal's settings (sqlite_journal.c, open). */
     if (exec_sql(l->db, "PRAGMA busy_timeout = 5000") != 0 ||
         exec_sql(l->db, "PRAGMA journal_mode = WAL") != 0 ||
         exec_sql(l->db, pragma) != 0 ||
-        exec_sql(l->db, "PRAGMA foreign_keys = ON") != 0)
+        exec_sql(l->db, "PRAGMA foreign_keys = ON") != 0 ||
+        exec_sql(l->db, "PRAGMA temp_store = MEMORY") != 0)
         return -1;
     if (bare &&
         exec_sql(l->db,
-                 "CREATE TABLE IF NOT EXISTS calls(rowid INTEGER PRIMARY KEY,"
-                 " id TEXT, tool TEXT, args TEXT, checksum TEXT, format TEXT,"
-                 " idx INTEGER, created_at INTEGER, started_at INTEGER,"
-                 " state TEXT, owner_pid INTEGER, owner_start INTEGER,"
-                 " owner_boot TEXT);"
+                 "CREATE TABLE IF NOT EXISTS call_rows(rowid INTEGER PRIMARY"
+                 " KEY, id TEXT, tool TEXT, args TEXT, args_raw TEXT,"
+                 " checksum TEXT, caller_id TEXT, context TEXT, skills TEXT,"
+                 " format TEXT, idx INTEGER, inline_output INTEGER,"
+                 " from_artifact_tool INTEGER, created_at INTEGER,"
+                 " started_at INTEGER, v4_state TEXT, owner_pid INTEGER,"
+                 " owner_start INTEGER, owner_boot TEXT);"
                  "CREATE TABLE IF NOT EXISTS results(call_rowid INTEGER"
-                 " PRIMARY KEY REFERENCES calls(rowid), id TEXT, tool TEXT,"
+                 " PRIMARY KEY REFERENCES call_rows(rowid), id TEXT, tool TEXT,"
                  " outcome INTEGER, execution TEXT, payload TEXT,"
-                 " duration_ms REAL, completed_at INTEGER);") != 0)
+                 " content TEXT, artifact TEXT, duration_ms REAL,"
+                 " exit_status INTEGER, completed_at INTEGER,"
+                 " replayed INTEGER, repaired INTEGER, caller_id TEXT,"
+                 " decisions TEXT);") != 0)
         return -1;
-    const char *call_sql =
-        bare ? "INSERT INTO calls(id, tool, args, checksum, format, idx,"
-               " created_at, started_at, state, owner_pid, owner_start,"
-               " owner_boot) VALUES (?1, 'search', ?2, ?3, 'toolgate', ?4,"
-               " ?5, ?5, 'done', ?6, 123456, "
-               "'0f0e0d0c-0b0a-0908-0706-050403020100')"
-             : "INSERT INTO calls(id, tool, args, args_raw, checksum,"
-               " caller_id, context, skills, format, idx, inline_output,"
-               " from_artifact_tool, created_at, started_at, state, owner_pid,"
-               " owner_start, owner_boot) VALUES (?1, 'search', ?2, NULL, ?3,"
-               " NULL, NULL, NULL, 'toolgate', ?4, 1, 0, ?5, ?5, ?7, ?6,"
-               " 123456, '0f0e0d0c-0b0a-0908-0706-050403020100')";
-    const char *result_sql =
-        bare ? "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
-               " payload, duration_ms, completed_at) VALUES (?1, ?2, 'search',"
-               " 0, 'finished', ?3, 0.004, ?4)"
-             : "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
-               " payload, content, artifact, duration_ms, exit_status,"
-               " completed_at, replayed, repaired, caller_id) VALUES (?1, ?2,"
-               " 'search', 0, 'finished', ?3, NULL, NULL, 0.004, NULL, ?4, 0,"
-               " 0, NULL)";
-    if (sqlite3_prepare_v2(l->db, "BEGIN IMMEDIATE", -1, &l->begin, NULL) ||
+    size_t len = (size_t)snprintf(probe_sql, sizeof probe_sql,
+                                  "SELECT v.column1 FROM (VALUES ");
+    for (int p = 0; p < PROBE_IDS; p++)
+        len += (size_t)snprintf(probe_sql + len, sizeof probe_sql - len,
+                                "%s(?%d)", p ? "," : "", p + 2);
+    snprintf(probe_sql + len, sizeof probe_sql - len,
+             ") v WHERE EXISTS (SELECT 1 FROM call_rows c"
+             " WHERE c.id = v.column1 AND c.caller_id IS ?1)");
+    int bad =
+        sqlite3_prepare_v2(l->db, "BEGIN IMMEDIATE", -1, &l->begin, NULL) ||
         sqlite3_prepare_v2(l->db, "COMMIT", -1, &l->commit, NULL) ||
-        sqlite3_prepare_v2(l->db, call_sql, -1, &l->call, NULL) ||
-        sqlite3_prepare_v2(l->db, result_sql, -1, &l->result, NULL) ||
-        (kind == LIM_PROTOCOL &&
-         (sqlite3_prepare_v2(l->db,
-                             "UPDATE calls SET state = 'done' WHERE rowid = ?1",
-                             -1, &l->done, NULL) ||
-          sqlite3_prepare_v2(l->db,
-                             "SELECT rowid FROM calls WHERE id = ?1 AND"
-                             " caller_id IS NULL ORDER BY rowid LIMIT 1",
-                             -1, &l->lookup, NULL)))) {
+        prepare_rows(l->db, CALL_COLS, CALL_ROW, 1, &l->call) ||
+        prepare_rows(l->db, RESULT_COLS, RESULT_ROW, 1, &l->result);
+    for (int z = 0; !bad && kind == LIM_MULTIROW && z < N_SIZES; z++)
+        bad = prepare_rows(l->db, CALL_COLS, CALL_ROW, row_sizes[z],
+                           &l->calls[z]) ||
+              prepare_rows(l->db, RESULT_COLS, RESULT_ROW, row_sizes[z],
+                           &l->results[z]);
+    if (!bad && kind == LIM_PROTOCOL)
+        bad = sqlite3_prepare_v2(l->db,
+                                 "INSERT INTO running(first, last)"
+                                 " VALUES (?1, ?2)",
+                                 -1, &l->run_add, NULL) ||
+              sqlite3_prepare_v2(l->db,
+                                 "INSERT INTO running(first, last)"
+                                 " SELECT ?2 + 1, last FROM running WHERE"
+                                 " first = (SELECT max(first) FROM running"
+                                 " WHERE first <= ?2) AND last > ?2",
+                                 -1, &l->run_tail, NULL) ||
+              sqlite3_prepare_v2(l->db,
+                                 "UPDATE running SET last = ?1 - 1 WHERE"
+                                 " first = (SELECT max(first) FROM running"
+                                 " WHERE first < ?1) AND last >= ?1",
+                                 -1, &l->run_head, NULL) ||
+              sqlite3_prepare_v2(l->db,
+                                 "DELETE FROM running"
+                                 " WHERE first BETWEEN ?1 AND ?2",
+                                 -1, &l->run_del, NULL) ||
+              sqlite3_prepare_v2(l->db, probe_sql, -1, &l->probe, NULL);
+    if (bad) {
         fprintf(stderr, "limit: %s\n", sqlite3_errmsg(l->db));
         return -1;
     }
@@ -337,78 +428,159 @@ static int step_reset(sqlite3 *db, sqlite3_stmt *st)
     return 0;
 }
 
+/* The re-delivery probe of the protocol: no id of the turn may be there. */
+static int limit_probe(limit_side *l, const row_text *rows, int n)
+{
+    for (int first = 0; first < n; first += PROBE_IDS) {
+        sqlite3_bind_null(l->probe, 1);
+        for (int p = 0; p < PROBE_IDS; p++) {
+            if (first + p < n)
+                sqlite3_bind_text(l->probe, p + 2, rows[first + p].id, -1,
+                                  SQLITE_STATIC);
+            else
+                sqlite3_bind_null(l->probe, p + 2);
+        }
+        int found = sqlite3_step(l->probe);
+        sqlite3_reset(l->probe);
+        if (found != SQLITE_DONE) {
+            fprintf(stderr, "limit: probe: %s\n",
+                    found == SQLITE_ROW ? "an id came back"
+                                        : sqlite3_errmsg(l->db));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Inserts the call rows of rows[0..n) (the turn's calls from index i0) in
+ * statements of `size` rows; rowids[] receives their keys. */
+static int limit_calls(limit_side *l, sqlite3_stmt *st, int size,
+                       const row_text *rows, int i0, sqlite3_int64 *rowids)
+{
+    sqlite3_int64 pid = (sqlite3_int64)getpid();
+    for (int r = 0; r < size; r++) {
+        sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
+        int o = r * CALL_BINDS;
+        sqlite3_bind_text(st, o + 1, rows[r].id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, o + 2, rows[r].args, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, o + 3, CHECKSUM_TEXT, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, o + 4, i0 + r);
+        sqlite3_bind_int64(st, o + 5, now);
+        sqlite3_bind_int64(st, o + 6, now);
+        sqlite3_bind_int64(st, o + 7, pid);
+    }
+    if (step_reset(l->db, st) != 0)
+        return -1;
+    /* A statement's rows take consecutive rowids. */
+    sqlite3_int64 last = sqlite3_last_insert_rowid(l->db);
+    for (int r = 0; r < size; r++)
+        rowids[r] = last - size + 1 + r;
+    return 0;
+}
+
+static int limit_results(limit_side *l, sqlite3_stmt *st, int size,
+                         const row_text *rows, const sqlite3_int64 *rowids)
+{
+    for (int r = 0; r < size; r++) {
+        sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
+        int o = r * RESULT_BINDS;
+        sqlite3_bind_int64(st, o + 1, rowids[r]);
+        sqlite3_bind_text(st, o + 2, rows[r].id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, o + 3, PAYLOAD_TEXT, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, o + 4, now);
+    }
+    return step_reset(l->db, st);
+}
+
+/* The statement size for the next rows of a turn with `left` to go. */
+static int limit_size(const limit_side *l, int left, sqlite3_stmt **call,
+                      sqlite3_stmt **result)
+{
+    int z = 0;
+    if (l->kind != LIM_MULTIROW) {
+        *call = l->call;
+        *result = l->result;
+        return 1;
+    }
+    while (row_sizes[z] > left)
+        z++;
+    *call = l->calls[z];
+    *result = l->results[z];
+    return row_sizes[z];
+}
+
 /* `turns` turns of CALLS_PER_TURN call+result pairs: one transaction each,
- * or for LIM_PROTOCOL two (calls, then results and marks). The rows'
- * content (ids, arguments) is made inside the timed loop, as toolgate's
- * come from its turn. Returns seconds, or -1. */
+ * or for LIM_PROTOCOL two (calls, then results). The rows' content is made
+ * before the clock starts. Returns seconds, or -1. */
 static double limit_round(limit_side *l, int turns)
 {
+    size_t total = (size_t)turns * CALLS_PER_TURN;
+    row_text *all = malloc(total * sizeof *all);
+    if (all == NULL)
+        return -1;
+    for (size_t k = 0; k < total; k++) {
+        long n = l->next_id++;
+        snprintf(all[k].id, sizeof all[k].id, "call_%09ld", n);
+        args_text(all[k].args, sizeof all[k].args, n);
+    }
+    double spent = -1;
     double t0 = bench_now();
-    sqlite3_int64 pid = (sqlite3_int64)getpid();
     int proto = l->kind == LIM_PROTOCOL;
     for (int t = 0; t < turns; t++) {
+        const row_text *rows = all + (size_t)t * CALLS_PER_TURN;
         sqlite3_int64 rowids[CALLS_PER_TURN];
-        char ids[CALLS_PER_TURN][32];
-        if (step_reset(l->db, l->begin) != 0)
-            return -1;
-        for (int i = 0; i < CALLS_PER_TURN; i++) {
-            char args[300];
-            long n = l->next_id++;
-            snprintf(ids[i], sizeof ids[i], "call_%09ld", n);
-            args_text(args, sizeof args, n);
-            sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
-            if (proto) {
-                sqlite3_bind_text(l->lookup, 1, ids[i], -1, SQLITE_STATIC);
-                int found = sqlite3_step(l->lookup);
-                sqlite3_reset(l->lookup);
-                if (found != SQLITE_DONE) {
-                    fprintf(stderr, "limit: look-up: %s\n",
-                            found == SQLITE_ROW ? "an id came back"
-                                                : sqlite3_errmsg(l->db));
-                    return -1;
-                }
-            }
-            sqlite3_bind_text(l->call, 1, ids[i], -1, SQLITE_STATIC);
-            sqlite3_bind_text(l->call, 2, args, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(l->call, 3, CHECKSUM_TEXT, -1, SQLITE_STATIC);
-            sqlite3_bind_int(l->call, 4, i);
-            sqlite3_bind_int64(l->call, 5, now);
-            sqlite3_bind_int64(l->call, 6, pid);
-            if (l->kind != LIM_BARE)
-                sqlite3_bind_text(l->call, 7, proto ? "running" : "done", -1,
-                                  SQLITE_STATIC);
-            if (step_reset(l->db, l->call) != 0)
-                return -1;
-            rowids[i] = sqlite3_last_insert_rowid(l->db);
+        sqlite3_stmt *call, *result;
+        if (step_reset(l->db, l->begin) != 0 ||
+            (proto && limit_probe(l, rows, CALLS_PER_TURN) != 0))
+            goto done;
+        for (int i = 0, k; i < CALLS_PER_TURN; i += k) {
+            k = limit_size(l, CALLS_PER_TURN - i, &call, &result);
+            if (limit_calls(l, call, k, rows + i, i, rowids + i) != 0)
+                goto done;
         }
-        if (proto && (step_reset(l->db, l->commit) != 0 ||
-                      step_reset(l->db, l->begin) != 0))
-            return -1;
-        for (int i = 0; i < CALLS_PER_TURN; i++) {
-            sqlite3_int64 now = (sqlite3_int64)(bench_now() * 1000);
-            sqlite3_bind_int64(l->result, 1, rowids[i]);
-            sqlite3_bind_text(l->result, 2, ids[i], -1, SQLITE_STATIC);
-            sqlite3_bind_text(l->result, 3, PAYLOAD_TEXT, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(l->result, 4, now);
-            if (step_reset(l->db, l->result) != 0)
-                return -1;
-            if (proto) {
-                sqlite3_bind_int64(l->done, 1, rowids[i]);
-                if (step_reset(l->db, l->done) != 0)
-                    return -1;
-            }
+        sqlite3_int64 first = rowids[0], last = rowids[CALLS_PER_TURN - 1];
+        if (proto) {
+            sqlite3_bind_int64(l->run_add, 1, first);
+            sqlite3_bind_int64(l->run_add, 2, last);
+            if (step_reset(l->db, l->run_add) != 0 ||
+                step_reset(l->db, l->commit) != 0 ||
+                step_reset(l->db, l->begin) != 0)
+                goto done;
+        }
+        for (int i = 0, k; i < CALLS_PER_TURN; i += k) {
+            k = limit_size(l, CALLS_PER_TURN - i, &call, &result);
+            if (limit_results(l, result, k, rows + i, rowids + i) != 0)
+                goto done;
+        }
+        if (proto) {
+            sqlite3_bind_int64(l->run_tail, 1, first);
+            sqlite3_bind_int64(l->run_tail, 2, last);
+            sqlite3_bind_int64(l->run_head, 1, first);
+            sqlite3_bind_int64(l->run_del, 1, first);
+            sqlite3_bind_int64(l->run_del, 2, last);
+            if (step_reset(l->db, l->run_tail) != 0 ||
+                step_reset(l->db, l->run_head) != 0 ||
+                step_reset(l->db, l->run_del) != 0)
+                goto done;
         }
         if (step_reset(l->db, l->commit) != 0)
-            return -1;
+            goto done;
     }
-    return bench_now() - t0;
+    spent = bench_now() - t0;
+done:
+    free(all);
+    return spent;
 }
 
 /* ------------------------------------------------------------ throughput */
 
+/* The loops each round runs, in this order (reversed every other round). */
+enum { S_TG, S_LIMIT, S_MULTI, S_BARE, S_PROTO, S_OFF, N_SIDES };
+
 typedef struct figures {
-    double tg[MAX_ROUNDS], limit[MAX_ROUNDS], bare[MAX_ROUNDS];
-    double proto[MAX_ROUNDS], off[MAX_ROUNDS], ratio[MAX_ROUNDS];
+    double rate[N_SIDES][MAX_ROUNDS]; /* results/s */
+    double ratio[MAX_ROUNDS];         /* toolgate / the limit, per round */
+    double ratio_multi[MAX_ROUNDS];   /* toolgate / the multi-row loop */
 } figures;
 
 /* Measures one sync mode; returns 0, 1 when the mode is not available,
@@ -416,80 +588,64 @@ typedef struct figures {
 static int measure(const char *dir, const char *sync, int turns, int rounds,
                    figures *f)
 {
-    char tg_path[4200], limit_path[4200], bare_path[4200], proto_path[4200];
-    char name[64];
-    snprintf(name, sizeof name, "tg-%s.db", sync);
-    if (path_join(tg_path, sizeof tg_path, dir, name) != 0)
-        return -1;
-    snprintf(name, sizeof name, "limit-%s.db", sync);
-    if (path_join(limit_path, sizeof limit_path, dir, name) != 0)
-        return -1;
-    snprintf(name, sizeof name, "bare-%s.db", sync);
-    if (path_join(bare_path, sizeof bare_path, dir, name) != 0)
-        return -1;
-    snprintf(name, sizeof name, "proto-%s.db", sync);
-    if (path_join(proto_path, sizeof proto_path, dir, name) != 0)
-        return -1;
-    remove_db(tg_path);
-    remove_db(limit_path);
-    remove_db(bare_path);
-    remove_db(proto_path);
-
+    static const char *const names[N_SIDES] = {"tg",   "limit", "multi",
+                                               "bare", "proto", NULL};
+    static const int kinds[N_SIDES] = {-1,       LIM_JOURNAL,  LIM_MULTIROW,
+                                       LIM_BARE, LIM_PROTOCOL, -1};
+    char path[N_SIDES][4200];
     tg_side tg = {0}, off = {0};
-    limit_side lim = {0}, bare = {0}, proto = {0};
+    limit_side lim[N_SIDES];
     int ret = -1;
-    int rc = tg_side_open(&tg, tg_path, sync);
+    memset(lim, 0, sizeof lim);
+    for (int k = 0; k < N_SIDES; k++) {
+        char name[64];
+        path[k][0] = '\0';
+        if (names[k] == NULL)
+            continue;
+        snprintf(name, sizeof name, "%s-%s.db", names[k], sync);
+        if (path_join(path[k], sizeof path[k], dir, name) != 0)
+            return -1;
+        remove_db(path[k]);
+    }
+    int rc = tg_side_open(&tg, path[S_TG], sync);
     if (rc != 0) {
         ret = rc;
         goto done;
     }
-    if (tg_side_open(&off, NULL, NULL) != 0 || create_journal(limit_path) ||
-        create_journal(proto_path) ||
-        limit_open(&lim, limit_path, sync, LIM_JOURNAL) != 0 ||
-        limit_open(&bare, bare_path, sync, LIM_BARE) != 0 ||
-        limit_open(&proto, proto_path, sync, LIM_PROTOCOL) != 0)
+    if (tg_side_open(&off, NULL, NULL) != 0)
         goto done;
-    /* A warm-up round of each, not counted. */
-    if (tg_side_round(&tg, turns) < 0 || limit_round(&lim, turns) < 0 ||
-        limit_round(&bare, turns) < 0 || limit_round(&proto, turns) < 0 ||
-        tg_side_round(&off, turns) < 0)
-        goto done;
-    double results = (double)turns * CALLS_PER_TURN;
-    for (int r = 0; r < rounds; r++) {
-        double a, b, c, d, e;
-        if (r % 2 == 0) {
-            a = tg_side_round(&tg, turns);
-            b = limit_round(&lim, turns);
-            c = limit_round(&bare, turns);
-            e = limit_round(&proto, turns);
-            d = tg_side_round(&off, turns);
-        } else {
-            d = tg_side_round(&off, turns);
-            e = limit_round(&proto, turns);
-            c = limit_round(&bare, turns);
-            b = limit_round(&lim, turns);
-            a = tg_side_round(&tg, turns);
-        }
-        if (a <= 0 || b <= 0 || c <= 0 || d <= 0 || e <= 0)
+    for (int k = S_LIMIT; k <= S_PROTO; k++)
+        if ((kinds[k] != LIM_BARE && create_journal(path[k]) != 0) ||
+            limit_open(&lim[k], path[k], sync, kinds[k]) != 0)
             goto done;
-        f->tg[r] = results / a;
-        f->limit[r] = results / b;
-        f->bare[r] = results / c;
-        f->proto[r] = results / e;
-        f->off[r] = results / d;
-        f->ratio[r] = f->tg[r] / f->limit[r];
+    double results = (double)turns * CALLS_PER_TURN;
+    /* Round -1 warms every loop up and is not counted. */
+    for (int r = -1; r < rounds; r++) {
+        double spent[N_SIDES];
+        for (int j = 0; j < N_SIDES; j++) {
+            int k = r % 2 == 0 ? j : N_SIDES - 1 - j;
+            spent[k] = k == S_TG    ? tg_side_round(&tg, turns)
+                       : k == S_OFF ? tg_side_round(&off, turns)
+                                    : limit_round(&lim[k], turns);
+            if (spent[k] <= 0)
+                goto done;
+        }
+        if (r < 0)
+            continue;
+        for (int k = 0; k < N_SIDES; k++)
+            f->rate[k][r] = results / spent[k];
+        f->ratio[r] = f->rate[S_TG][r] / f->rate[S_LIMIT][r];
+        f->ratio_multi[r] = f->rate[S_TG][r] / f->rate[S_MULTI][r];
     }
     ret = 0;
 done:
     tg_side_close(&tg);
     tg_side_close(&off);
-    limit_close(&lim);
-    limit_close(&bare);
-    limit_close(&proto);
-    remove_db(tg_path);
-    remove_db(limit_path);
-    remove_db(bare_path);
-    remove_db(proto_path);
+    for (int k = 0; k < N_SIDES; k++) {
+        limit_close(&lim[k]);
+        if (path[k][0] != '\0')
+            remove_db(path[k]);
+    }
     return ret;
 }
 
@@ -525,33 +681,37 @@ static int throughput(const char *dir, int turns, int rounds, const char *mode)
             failed = 1;
             continue;
         }
-        double tg = median_of(f.tg, rounds), lim = median_of(f.limit, rounds);
-        double bare = median_of(f.bare, rounds), off = median_of(f.off, rounds);
-        double proto = median_of(f.proto, rounds);
-        double ratio = median_of(f.ratio, rounds);
+        double med[N_SIDES];
+        for (int k = 0; k < N_SIDES; k++)
+            med[k] = median_of(f.rate[k], rounds);
         printf("  sync %s\n", modes[m]);
-        printf("    limit  SQLite loop, journal schema, 1 tx/turn  %9.0f "
+        printf("    limit  SQLite loop, journal schema, 1 tx/turn      %9.0f "
+               "results/s  (an INSERT per row)\n",
+               med[S_LIMIT]);
+        printf("    info   the same, multi-row INSERTs as the journal's %8.0f "
+               "results/s  (64/16/4/1 rows a statement)\n",
+               med[S_MULTI]);
+        printf("    info   SQLite loop, 2 bare tables, 1 tx/turn       %9.0f "
                "results/s\n",
-               lim);
-        printf("    info   SQLite loop, 2 bare tables, 1 tx/turn   %9.0f "
-               "results/s\n",
-               bare);
-        printf("    info   SQLite loop, toolgate's protocol, 2 tx/turn"
-               " %8.0f results/s  (id look-up + call 'running'; then result +"
-               " 'done')\n",
-               proto);
-        printf("    toolgate run_turn, journal on               %9.0f "
+               med[S_BARE]);
+        printf("    info   SQLite loop, toolgate's protocol, 2 tx/turn %9.0f "
+               "results/s  (id probe + calls + running range; then results -"
+               " running range; an INSERT per row)\n",
+               med[S_PROTO]);
+        printf("    toolgate run_turn, journal on                   %9.0f "
                "results/s  = %.2fx limit (goal >= 0.80",
-               tg, ratio);
+               med[S_TG], median_of(f.ratio, rounds));
         if (m == 0)
             printf(", and >= 20000/s");
         printf("; per round:");
         for (int r = 0; r < rounds; r++)
             printf(" %.2f", f.ratio[r]);
         printf(")\n");
-        printf("    info   toolgate run_turn, journal off        %9.0f "
+        printf("           = %.2fx the multi-row loop\n",
+               median_of(f.ratio_multi, rounds));
+        printf("    info   toolgate run_turn, journal off            %9.0f "
                "results/s\n",
-               off);
+               med[S_OFF]);
     }
     return failed;
 }
@@ -565,7 +725,7 @@ static long long count_rows(const char *path)
     long long n = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
         sqlite3_prepare_v2(db,
-                           "SELECT (SELECT count(*) FROM calls),"
+                           "SELECT (SELECT count(*) FROM call_rows),"
                            " (SELECT count(*) FROM results)",
                            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW &&
@@ -606,11 +766,12 @@ static int fill(const char *path, long rows)
         exec_sql(db, "PRAGMA cache_size = -1048576") != 0 ||
         sqlite3_prepare_v2(
             db,
-            "INSERT INTO calls(rowid, id, tool, args, checksum, caller_id,"
-            " format, idx, inline_output, from_artifact_tool, created_at,"
-            " started_at, state, owner_pid, owner_start, owner_boot) VALUES"
-            " (?1, ?2, ?3, ?4, ?5, ?6, 'openai-chat', ?7, 1, 0, ?8, ?8,"
-            " 'done', 4242, 123456, '0f0e0d0c-0b0a-0908-0706-050403020100')",
+            "INSERT INTO call_rows(rowid, id, tool, args, checksum,"
+            " caller_id, format, idx, inline_output, from_artifact_tool,"
+            " created_at, started_at, v4_state, owner_pid, owner_start,"
+            " owner_boot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'openai-chat', ?7,"
+            " 1, 0, ?8, ?8, '', 4242, 123456,"
+            " '0f0e0d0c-0b0a-0908-0706-050403020100')",
             -1, &call, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(
             db,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sqlite_journal.c - the SQLite backend of journal.h: schema and forward
- * migrations (PRAGMA user_version), the write-ahead "running" rows and the
- * result rows (one transaction per batch), recovery of calls left running by
+ * migrations (PRAGMA user_version), the write-ahead call rows (each with an
+ * entry in the small `running` table) and the result rows (one transaction
+ * per batch, which takes the entries out), recovery of calls left running by
  * a dead process, and the history/show queries.
  *
  * Calls are keyed by rowid, not by wire id: the same id comes back in many
@@ -36,6 +37,10 @@
 #define DEFAULT_PRUNE_EVERY_MS 10000
 #define DEFAULT_PRUNE_BATCH 500
 #define DAY_MS INT64_C(86400000)
+/* Ids probed by one re-delivery statement (see plan_lookups). */
+#define PROBE_IDS 64
+/* How many sizes of multi-row INSERT there are (see row_sizes). */
+#define N_ROW_SIZES 4
 
 /* Forward migrations: migrations[v] brings a journal from schema version v to
  * v + 1. Append only; never edit a shipped entry. Columns that later features
@@ -109,6 +114,86 @@ static const char *const migrations[] = {
     "DROP INDEX results_tool;"
     "CREATE INDEX results_tool ON results(tool, completed_at, outcome,"
     " replayed, duration_ms);",
+    /* v5: running calls in a table of their own. A call row used to be
+     * written twice, inserted `running` and updated `done` in the result's
+     * transaction, which dirtied the big table's pages a second time (and a
+     * partial index with them) and cost about an eighth of the journal's
+     * throughput. Now it is written once, and `running` holds ranges of
+     * call rowids: a batch's rows are consecutive, so a turn enters as one
+     * range with its call rows and leaves with its results. The table is
+     * call_rows; `calls` is a view with the columns of v1-v4 and state
+     * computed, so what readers of the file saw stays true, and writes
+     * through it (a fake running call in a test, an older toolgate still
+     * running) land in both tables as before. state stays as v4_state,
+     * empty in new rows: dropping a column rewrites the whole table.
+     * calls_caller answers no query since v4. Results keep the decisions of
+     * the policy, hooks and sandbox. */
+    "DROP INDEX IF EXISTS calls_caller;"
+    "ALTER TABLE calls RENAME TO call_rows;"
+    "ALTER TABLE call_rows RENAME COLUMN state TO v4_state;"
+    "CREATE TABLE running("
+    " first INTEGER PRIMARY KEY," /* rowid of a range's first call */
+    " last INTEGER NOT NULL"      /* and of its last; ranges never overlap */
+    ");"
+    "INSERT INTO running(first, last)"
+    " SELECT rowid, rowid FROM call_rows WHERE v4_state = 'running';"
+    "DROP INDEX IF EXISTS calls_running;"
+    "ALTER TABLE results ADD COLUMN decisions TEXT;" /* JSON object or NULL */
+    "CREATE VIEW calls AS SELECT c.rowid AS rowid, c.id, c.tool, c.args,"
+    " c.args_raw, c.checksum, c.caller_id, c.context, c.skills, c.format,"
+    " c.idx, c.inline_output, c.from_artifact_tool, c.created_at,"
+    " c.started_at, CASE WHEN (SELECT u.last FROM running u"
+    " WHERE u.first <= c.rowid ORDER BY u.first DESC LIMIT 1) >= c.rowid"
+    " THEN 'running' ELSE 'done' END AS state,"
+    " c.owner_pid, c.owner_start, c.owner_boot FROM call_rows c;"
+    /* Writes through the view. Taking one rowid out of its range is the
+     * journal's own three steps (running_remove) for a range of one. */
+    "CREATE TRIGGER calls_insert INSTEAD OF INSERT ON calls BEGIN"
+    " INSERT INTO call_rows(rowid, id, tool, args, args_raw, checksum,"
+    " caller_id, context, skills, format, idx, inline_output,"
+    " from_artifact_tool, created_at, started_at, v4_state, owner_pid,"
+    " owner_start, owner_boot) VALUES (NEW.rowid, NEW.id, NEW.tool, NEW.args,"
+    " NEW.args_raw, NEW.checksum, NEW.caller_id, NEW.context, NEW.skills,"
+    " NEW.format, ifnull(NEW.idx, 0), ifnull(NEW.inline_output, 1),"
+    " ifnull(NEW.from_artifact_tool, 0), NEW.created_at, NEW.started_at, '',"
+    " NEW.owner_pid, NEW.owner_start, NEW.owner_boot);"
+    " INSERT INTO running(first, last)"
+    " SELECT last_insert_rowid(), last_insert_rowid()"
+    " WHERE NEW.state IS 'running';"
+    " END;"
+    "CREATE TRIGGER calls_update INSTEAD OF UPDATE ON calls BEGIN"
+    " UPDATE call_rows SET id = NEW.id, tool = NEW.tool, args = NEW.args,"
+    " args_raw = NEW.args_raw, checksum = NEW.checksum,"
+    " caller_id = NEW.caller_id, context = NEW.context, skills = NEW.skills,"
+    " format = NEW.format, idx = NEW.idx, inline_output = NEW.inline_output,"
+    " from_artifact_tool = NEW.from_artifact_tool,"
+    " created_at = NEW.created_at, started_at = NEW.started_at,"
+    " owner_pid = NEW.owner_pid, owner_start = NEW.owner_start,"
+    " owner_boot = NEW.owner_boot WHERE rowid = OLD.rowid;"
+    " INSERT INTO running(first, last) SELECT OLD.rowid + 1, last"
+    " FROM running WHERE first = (SELECT max(first) FROM running"
+    " WHERE first <= OLD.rowid) AND last > OLD.rowid"
+    " AND OLD.state = 'running' AND NEW.state IS NOT 'running';"
+    " UPDATE running SET last = OLD.rowid - 1 WHERE first = (SELECT"
+    " max(first) FROM running WHERE first < OLD.rowid)"
+    " AND last >= OLD.rowid"
+    " AND OLD.state = 'running' AND NEW.state IS NOT 'running';"
+    " DELETE FROM running WHERE first = OLD.rowid"
+    " AND OLD.state = 'running' AND NEW.state IS NOT 'running';"
+    " INSERT INTO running(first, last) SELECT OLD.rowid, OLD.rowid"
+    " WHERE OLD.state = 'done' AND NEW.state IS 'running';"
+    " END;"
+    "CREATE TRIGGER calls_delete INSTEAD OF DELETE ON calls BEGIN"
+    " DELETE FROM call_rows WHERE rowid = OLD.rowid;"
+    " INSERT INTO running(first, last) SELECT OLD.rowid + 1, last"
+    " FROM running WHERE first = (SELECT max(first) FROM running"
+    " WHERE first <= OLD.rowid) AND last > OLD.rowid"
+    " AND OLD.state = 'running';"
+    " UPDATE running SET last = OLD.rowid - 1 WHERE first = (SELECT"
+    " max(first) FROM running WHERE first < OLD.rowid)"
+    " AND last >= OLD.rowid AND OLD.state = 'running';"
+    " DELETE FROM running WHERE first = OLD.rowid AND OLD.state = 'running';"
+    " END;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -126,8 +211,16 @@ struct sqlite_journal {
     sqlite3_int64 pid, start;
     char boot[40];
     sqlite3_stmt *st_begin, *st_commit, *st_rollback;
-    sqlite3_stmt *st_call, *st_result, *st_done;
-    sqlite3_stmt *st_lookup; /* re-delivery (prepared on first use) */
+    /* multi-row INSERTs of row_sizes[k] rows (prepared on first use) */
+    sqlite3_stmt *st_calls[N_ROW_SIZES], *st_results[N_ROW_SIZES];
+    sqlite3_stmt *st_maxrow;  /* the greatest call rowid */
+    sqlite3_int64 next_rowid; /* take_rowid's next, when next_known */
+    int next_known;
+    /* `running` ranges: add one, cut one's tail or head, delete */
+    sqlite3_stmt *st_run_add, *st_run_tail, *st_run_head, *st_run_del;
+    /* re-delivery, prepared on first use: one call's answer, and which of
+     * up to PROBE_IDS ids of one caller scope were ever journaled */
+    sqlite3_stmt *st_lookup, *st_probe;
     tg_journal_options opts;
     sqlite3_int64 last_prune; /* epoch ms of the last prune step, 0 none */
     int prune_backlog;        /* the last step was full: more to delete */
@@ -402,6 +495,7 @@ static void tx_rollback(struct sqlite_journal *sj)
 static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
     tx_rollback(sj); /* a transaction left open by an earlier failure */
+    sj->next_known = 0;
     return run(sj, sj->st_begin, "starting a transaction", err);
 }
 
@@ -429,13 +523,147 @@ static char *dump(const json_t *v, int *oom_flag)
 
 /* ------------------------------------------------------------ writing */
 
-/* Inserts the running row of call; *rowid receives its key. Must run inside
- * a transaction. */
-static int insert_call(struct sqlite_journal *sj, tg_call *call,
-                       sqlite3_int64 now, sqlite3_int64 *rowid, tg_error *err)
+/* Rows go in with multi-row INSERTs: one statement per up to ROWS_MAX rows
+ * instead of one per row saves SQLite's per-statement work (about a third
+ * of a call row's cost). A batch of n rows takes the largest sizes that fit
+ * (100 = 64 + 16 + 16 + 4). OR ROLLBACK: a constraint failure ends the
+ * transaction, as any failure of a batch does here anyway, so SQLite keeps
+ * no statement journal for call rows (results, checked against their call
+ * by the foreign key, still need one: temp_store is MEMORY for it). */
+#define ROWS_MAX 64
+static const int row_sizes[N_ROW_SIZES] = {ROWS_MAX, 16, 4, 1};
+
+/* call_rows: ?1 owner_pid, ?2 owner_start, ?3 owner_boot, ?4 started_at,
+ * shared by the rows; then per row its rowid (given, not allocated, so a
+ * batch's rowids are known before it goes in) and CALL_PARAMS - 1 more. */
+#define CALL_SHARED 4
+#define CALL_PARAMS 14
+#define RESULT_PARAMS 15
+
+/* Strings bound to a statement that must live until it ran. */
+struct owned {
+    char *p[ROWS_MAX * 4];
+    size_t n;
+};
+
+static void owned_free(struct owned *o)
 {
-    sqlite3_stmt *st = sj->st_call;
-    int nomem = 0, rc = 0;
+    for (size_t i = 0; i < o->n; i++)
+        free(o->p[i]);
+    o->n = 0;
+}
+
+/* dump() kept in o; *oom_flag set when it ran out of memory. */
+static const char *dump_owned(const json_t *v, struct owned *o, int *oom_flag)
+{
+    char *s = dump(v, oom_flag);
+    if (s != NULL)
+        o->p[o->n++] = s;
+    return s;
+}
+
+/* The statement inserting `size` rows (row_sizes[k]) into call_rows
+ * (results 0) or results (1), prepared on first use. */
+static int rows_stmt(struct sqlite_journal *sj, int results, int k,
+                     sqlite3_stmt **out, tg_error *err)
+{
+    sqlite3_stmt **slot = results ? &sj->st_results[k] : &sj->st_calls[k];
+    tg_buf sql;
+    int rc = 0;
+    *out = *slot;
+    if (*slot != NULL)
+        return 0;
+    tg__buf_init(&sql, 0);
+    int b = tg__buf_puts(
+        &sql,
+        results
+            ? "INSERT OR ROLLBACK INTO results(call_rowid, id, tool, outcome,"
+              " execution, payload, content, artifact, duration_ms,"
+              " exit_status, completed_at, replayed, repaired,"
+              " caller_id, decisions) VALUES "
+            : "INSERT OR ROLLBACK INTO call_rows(rowid, id, tool, args, "
+              "args_raw,"
+              " checksum, caller_id, context, skills, format, idx,"
+              " inline_output, from_artifact_tool, created_at,"
+              " started_at, v4_state, owner_pid, owner_start,"
+              " owner_boot) VALUES ");
+    for (int r = 0; r < row_sizes[k]; r++) {
+        int base = results ? r * RESULT_PARAMS : CALL_SHARED + r * CALL_PARAMS;
+        int count = results ? RESULT_PARAMS : CALL_PARAMS;
+        b |= tg__buf_puts(&sql, r ? ",(" : "(");
+        for (int c = 1; c <= count; c++)
+            b |= tg__buf_printf(&sql, "%s?%d", c > 1 ? "," : "", base + c);
+        b |= tg__buf_puts(&sql, results ? ")" : ",?4,'',?1,?2,?3)");
+    }
+    if (b != 0) {
+        rc = oom(err);
+        goto done;
+    }
+    if ((rc = prepare(sj, tg__buf_cstr(&sql), slot, err)) != 0)
+        goto done;
+    if (!results) {
+        /* Rebound only by the rows' own parameters: never cleared. */
+        b = sqlite3_bind_int64(*slot, 1, sj->pid);
+        b |= sqlite3_bind_int64(*slot, 2, sj->start);
+        b |= sj->boot[0] ? bind_text(*slot, 3, sj->boot)
+                         : sqlite3_bind_null(*slot, 3);
+        if (b != SQLITE_OK) {
+            rc = db_fail(sj, b, "binding a call", err);
+            sqlite3_finalize(*slot);
+            *slot = NULL;
+            goto done;
+        }
+    }
+    *out = *slot;
+done:
+    tg__buf_cleanup(&sql);
+    return rc;
+}
+
+/* Steps a statement of rows_stmt and resets it, leaving its bindings: every
+ * row parameter is bound again before the next step. */
+static int run_rows(struct sqlite_journal *sj, sqlite3_stmt *st,
+                    const char *what, tg_error *err)
+{
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc != SQLITE_DONE)
+        ret = db_fail(sj, rc, what, err);
+    sqlite3_reset(st);
+    return ret;
+}
+
+/* The rowid the next call row takes: one more than the greatest, as SQLite
+ * would allocate it, read once per transaction (the write lock keeps other
+ * processes out until commit). */
+static int take_rowid(struct sqlite_journal *sj, sqlite3_int64 *rowid,
+                      tg_error *err)
+{
+    if (!sj->next_known) {
+        int step = sqlite3_step(sj->st_maxrow);
+        sqlite3_int64 max = sqlite3_column_int64(sj->st_maxrow, 0);
+        sqlite3_reset(sj->st_maxrow);
+        if (step != SQLITE_ROW)
+            return db_fail(sj, step, "reading the last call", err);
+        if (max == INT64_MAX)
+            return tg__error_set(err, TG_EJOURNAL,
+                                 "journal %s: no call rowid left", sj->path);
+        sj->next_rowid = max + 1;
+        sj->next_known = 1;
+    }
+    if (sj->next_rowid == INT64_MAX)
+        return tg__error_set(err, TG_EJOURNAL, "journal %s: no call rowid left",
+                             sj->path);
+    *rowid = sj->next_rowid++;
+    return 0;
+}
+
+/* Binds call as row r of a call_rows statement. */
+static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
+                         tg_call *call, sqlite3_int64 rowid, sqlite3_int64 now,
+                         struct owned *own, tg_error *err)
+{
+    int nomem = 0;
     const char *args = NULL, *sum = NULL;
     if (call->args_text != NULL) {
         /* The checksum is a cache that fails only for want of memory;
@@ -445,106 +673,224 @@ static int insert_call(struct sqlite_journal *sj, tg_call *call,
         if (args == NULL || sum == NULL)
             nomem = 1;
     }
-    char *context = dump(call->context, &nomem);
-    char *skills = dump(call->skills, &nomem);
-    if (nomem) {
-        rc = oom(err);
-        goto fail;
+    const char *context = dump_owned(call->context, own, &nomem);
+    const char *skills = dump_owned(call->skills, own, &nomem);
+    if (nomem)
+        return oom(err);
+    int o = CALL_SHARED + r * CALL_PARAMS;
+    int b = sqlite3_bind_int64(st, o + 1, rowid);
+    b |= bind_text(st, o + 2, call->id);
+    b |= bind_text(st, o + 3, call->tool);
+    b |= bind_text(st, o + 4, args);
+    b |= bind_text(st, o + 5, tg_call_args_raw(call));
+    b |= bind_text(st, o + 6, sum);
+    b |= bind_text(st, o + 7, call->caller_id);
+    b |= bind_text(st, o + 8, context);
+    b |= bind_text(st, o + 9, skills);
+    b |= bind_text(st, o + 10, call->format ? call->format : "toolgate");
+    b |= sqlite3_bind_int64(st, o + 11, (sqlite3_int64)call->index);
+    b |= sqlite3_bind_int(st, o + 12, call->inline_output ? 1 : 0);
+    b |= sqlite3_bind_int(st, o + 13, call->from_artifact_tool ? 1 : 0);
+    b |= sqlite3_bind_int64(st, o + 14,
+                            call->created_at ? call->created_at : now);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a call", err);
+    return 0;
+}
+
+/* Inserts the call rows of calls[which[0..k)] with rowids[0..k) (from
+ * take_rowid), started now. Must run inside a transaction. */
+static int insert_calls(struct sqlite_journal *sj, tg_call *const *calls,
+                        const size_t *which, const sqlite3_int64 *rowids,
+                        size_t k, sqlite3_int64 now, tg_error *err)
+{
+    struct owned own = {.n = 0};
+    int rc = 0;
+    for (size_t pos = 0; pos < k;) {
+        int z = 0;
+        while ((size_t)row_sizes[z] > k - pos)
+            z++;
+        sqlite3_stmt *st;
+        if ((rc = rows_stmt(sj, 0, z, &st, err)) != 0)
+            break;
+        int b = sqlite3_bind_int64(st, 4, now);
+        if (b != SQLITE_OK) {
+            rc = db_fail(sj, b, "binding a call", err);
+            break;
+        }
+        for (int r = 0; r < row_sizes[z] && rc == 0; r++)
+            rc = bind_call_row(sj, st, r, calls[which[pos + (size_t)r]],
+                               rowids[pos + (size_t)r], now, &own, err);
+        if (rc == 0)
+            rc = run_rows(sj, st, "writing calls", err);
+        owned_free(&own);
+        if (rc != 0)
+            break;
+        pos += (size_t)row_sizes[z];
     }
-    int b = 0;
-    b |= bind_text(st, 1, call->id);
-    b |= bind_text(st, 2, call->tool);
-    b |= bind_text(st, 3, args);
-    b |= bind_text(st, 4, tg_call_args_raw(call));
-    b |= bind_text(st, 5, sum);
-    b |= bind_text(st, 6, call->caller_id);
-    b |= bind_text(st, 7, context);
-    b |= bind_text(st, 8, skills);
-    b |= bind_text(st, 9, call->format ? call->format : "toolgate");
-    b |= sqlite3_bind_int64(st, 10, (sqlite3_int64)call->index);
-    b |= sqlite3_bind_int(st, 11, call->inline_output ? 1 : 0);
-    b |= sqlite3_bind_int(st, 12, call->from_artifact_tool ? 1 : 0);
-    b |= sqlite3_bind_int64(st, 13, call->created_at ? call->created_at : now);
-    b |= sqlite3_bind_int64(st, 14, now);
-    b |= sqlite3_bind_int64(st, 15, sj->pid);
-    b |= sqlite3_bind_int64(st, 16, sj->start);
-    b |= sj->boot[0] ? bind_text(st, 17, sj->boot) : sqlite3_bind_null(st, 17);
-    if (b != SQLITE_OK) {
-        sqlite3_clear_bindings(st);
-        rc = db_fail(sj, b, "binding a call", err);
-        goto fail;
-    }
-    rc = run(sj, st, "writing a call", err);
-    if (rc == 0)
-        *rowid = sqlite3_last_insert_rowid(sj->db);
-fail:
-    free(context);
-    free(skills);
     return rc;
 }
 
-static int insert_result(struct sqlite_journal *sj, sqlite3_int64 rowid,
-                         const tg_call *call, const tg_result *r,
-                         sqlite3_int64 now, tg_error *err)
+/* Binds the result r of call (row rowid) as row k of a results statement. */
+static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
+                           sqlite3_int64 rowid, const tg_call *call,
+                           const tg_result *r, sqlite3_int64 now,
+                           struct owned *own, tg_error *err)
 {
-    sqlite3_stmt *st = sj->st_result;
-    int nomem = 0, rc = 0;
+    int nomem = 0;
     /* The payload's text when the result holds it already, else encoded
      * here (a NULL value means memory ran out building it). */
-    const json_t *pv = r->payload_json_cache ? NULL : tg__result_payload(r);
-    char *payload = pv ? dump(pv, &nomem) : NULL;
-    const char *ptext = r->payload_json_cache ? r->payload_json_cache : payload;
-    if (ptext == NULL)
-        nomem = 1;
-    char *content = dump(r->content, &nomem);
-    char *artifact = dump(r->artifact, &nomem);
-    if (nomem) {
-        rc = oom(err);
-        goto fail;
+    const char *ptext = r->payload_json_cache;
+    if (ptext == NULL) {
+        const json_t *pv = tg__result_payload(r); /* borrowed */
+        ptext = pv ? dump_owned(pv, own, &nomem) : NULL;
+        if (ptext == NULL)
+            nomem = 1;
     }
+    const char *content = dump_owned(r->content, own, &nomem);
+    const char *artifact = dump_owned(r->artifact, own, &nomem);
+    const char *decisions = dump_owned(r->decisions, own, &nomem);
+    if (nomem)
+        return oom(err);
     int outcome = r->outcome;
     if (outcome < TG_OUTCOME_SUCCESS || outcome > TG_OUTCOME_DENIED)
         outcome = TG_OUTCOME_ERROR;
-    int b = 0;
-    b |= sqlite3_bind_int64(st, 1, rowid);
-    b |= bind_text(st, 2, r->id);
-    b |= bind_text(st, 3, r->tool);
-    b |= sqlite3_bind_int(st, 4, outcome);
-    b |= bind_text(st, 5, tg_execution_name(r->execution));
-    b |= bind_text(st, 6, ptext);
-    b |= bind_text(st, 7, content);
-    b |= bind_text(st, 8, artifact);
-    b |= sqlite3_bind_double(st, 9, r->duration_ms);
-    b |= r->exit_status >= 0 ? sqlite3_bind_int(st, 10, r->exit_status)
-                             : sqlite3_bind_null(st, 10);
-    b |= sqlite3_bind_int64(st, 11, r->completed_at ? r->completed_at : now);
-    b |= sqlite3_bind_int(st, 12, r->replayed ? 1 : 0);
-    b |= sqlite3_bind_int(st, 13, (int)r->repaired);
-    b |= bind_text(st, 14, call->caller_id);
-    if (b != SQLITE_OK) {
-        sqlite3_clear_bindings(st);
-        rc = db_fail(sj, b, "binding a result", err);
-        goto fail;
+    int o = k * RESULT_PARAMS;
+    int b = sqlite3_bind_int64(st, o + 1, rowid);
+    b |= bind_text(st, o + 2, r->id);
+    b |= bind_text(st, o + 3, r->tool);
+    b |= sqlite3_bind_int(st, o + 4, outcome);
+    b |= bind_text(st, o + 5, tg_execution_name(r->execution));
+    b |= bind_text(st, o + 6, ptext);
+    b |= bind_text(st, o + 7, content);
+    b |= bind_text(st, o + 8, artifact);
+    b |= sqlite3_bind_double(st, o + 9, r->duration_ms);
+    b |= r->exit_status >= 0 ? sqlite3_bind_int(st, o + 10, r->exit_status)
+                             : sqlite3_bind_null(st, o + 10);
+    b |=
+        sqlite3_bind_int64(st, o + 11, r->completed_at ? r->completed_at : now);
+    b |= sqlite3_bind_int(st, o + 12, r->replayed ? 1 : 0);
+    b |= sqlite3_bind_int(st, o + 13, (int)r->repaired);
+    b |= bind_text(st, o + 14, call->caller_id);
+    b |= bind_text(st, o + 15, decisions);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a result", err);
+    return 0;
+}
+
+/* Inserts results[i] for calls[i] (row rowids[i]), i < n. Must run inside a
+ * transaction. */
+static int insert_results(struct sqlite_journal *sj, tg_call *const *calls,
+                          tg_result *const *results,
+                          const sqlite3_int64 *rowids, size_t n,
+                          sqlite3_int64 now, tg_error *err)
+{
+    struct owned own = {.n = 0};
+    int rc = 0;
+    for (size_t pos = 0; pos < n;) {
+        int z = 0;
+        while ((size_t)row_sizes[z] > n - pos)
+            z++;
+        sqlite3_stmt *st;
+        if ((rc = rows_stmt(sj, 1, z, &st, err)) != 0)
+            break;
+        for (int r = 0; r < row_sizes[z] && rc == 0; r++) {
+            size_t i = pos + (size_t)r;
+            rc = bind_result_row(sj, st, r, rowids[i], calls[i], results[i],
+                                 now, &own, err);
+        }
+        if (rc == 0)
+            rc = run_rows(sj, st, "writing results", err);
+        owned_free(&own);
+        if (rc != 0)
+            break;
+        pos += (size_t)row_sizes[z];
     }
-    rc = run(sj, st, "writing a result", err);
-fail:
-    free(payload);
-    free(content);
-    free(artifact);
     return rc;
 }
 
-static int mark_done(struct sqlite_journal *sj, sqlite3_int64 rowid,
+/* Binds first and last and steps st. */
+static int run_range(struct sqlite_journal *sj, sqlite3_stmt *st,
+                     sqlite3_int64 first, sqlite3_int64 last, const char *what,
                      tg_error *err)
 {
-    int b = sqlite3_bind_int64(sj->st_done, 1, rowid);
+    int b = sqlite3_bind_int64(st, 1, first);
+    if (sqlite3_bind_parameter_count(st) >= 2)
+        b |= sqlite3_bind_int64(st, 2, last);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
-    return run(sj, sj->st_done, "marking a call done", err);
+    return run(sj, st, what, err);
+}
+
+/* `running` holds ranges of call rowids. A batch's rows are inserted one
+ * after the other in one transaction, so their rowids are consecutive and
+ * the whole batch enters as one range, and its results, sorted by rowid,
+ * mostly leave as one: a statement or three per batch instead of one per
+ * call. Ranges never overlap, and all calls of one range were begun by one
+ * process. */
+static int running_add(struct sqlite_journal *sj, sqlite3_int64 first,
+                       sqlite3_int64 last, tg_error *err)
+{
+    return run_range(sj, sj->st_run_add, first, last, "marking calls running",
+                     err);
+}
+
+/* Takes first..last, all of them running, out of `running`: the range
+ * holding last keeps its part after last, the range holding first its part
+ * before first, and ranges starting inside first..last go. */
+static int running_remove(struct sqlite_journal *sj, sqlite3_int64 first,
+                          sqlite3_int64 last, tg_error *err)
+{
+    int rc;
+    if ((rc = run_range(sj, sj->st_run_tail, first, last, "marking calls done",
+                        err)) != 0 ||
+        (rc = run_range(sj, sj->st_run_head, first, last, "marking calls done",
+                        err)) != 0)
+        return rc;
+    return run_range(sj, sj->st_run_del, first, last, "marking calls done",
+                     err);
+}
+
+/* Consecutive rowids gathered into runs for running_add/running_remove. */
+struct rowid_run {
+    sqlite3_int64 first, last;
+    int open;
+};
+
+static int run_flush(struct sqlite_journal *sj, int add, struct rowid_run *r,
+                     tg_error *err)
+{
+    if (!r->open)
+        return 0;
+    r->open = 0;
+    return add ? running_add(sj, r->first, r->last, err)
+               : running_remove(sj, r->first, r->last, err);
+}
+
+/* Adds rowid to the run, or flushes the run and starts another. */
+static int run_push(struct sqlite_journal *sj, int add, struct rowid_run *r,
+                    sqlite3_int64 rowid, tg_error *err)
+{
+    if (r->open && rowid == r->last + 1) {
+        r->last = rowid;
+        return 0;
+    }
+    int rc = run_flush(sj, add, r, err);
+    *r = (struct rowid_run){rowid, rowid, 1};
+    return rc;
+}
+
+static int by_rowid(const void *pa, const void *pb)
+{
+    sqlite3_int64 a = *(const sqlite3_int64 *)pa;
+    sqlite3_int64 b = *(const sqlite3_int64 *)pb;
+    return (a > b) - (a < b);
 }
 
 static int lookup(struct sqlite_journal *sj, const tg_call *call,
                   sqlite3_int64 now, tg_result **reply, tg_error *err);
+static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
+                        size_t n, unsigned char *need, tg_error *err);
 
 static void free_replies(tg_result **replies, size_t n)
 {
@@ -554,40 +900,85 @@ static void free_replies(tg_result **replies, size_t n)
     }
 }
 
+/* Calls of a begin batch waiting to go in (insert_calls), and the running
+ * range they extend. */
+struct pending {
+    size_t which[ROWS_MAX];
+    sqlite3_int64 rowids[ROWS_MAX];
+    size_t k;
+    struct rowid_run range;
+};
+
+/* Inserts the waiting rows, and with `range` their running range too
+ * (a lookup must see both; rows alone when the batch goes on). */
+static int pending_flush(struct sqlite_journal *sj, tg_call *const *calls,
+                         struct pending *p, int range, sqlite3_int64 now,
+                         tg_error *err)
+{
+    int rc = insert_calls(sj, calls, p->which, p->rowids, p->k, now, err);
+    p->k = 0;
+    if (rc == 0 && range)
+        rc = run_flush(sj, 1, &p->range, err);
+    return rc;
+}
+
 static int sj_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
                           tg_result **replies, tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
+    unsigned char *need = NULL; /* need[i]: calls[i] is looked up */
+    struct pending *p = NULL;
     if (n == 0)
         return 0;
     if (map_reserve(sj, n) != 0)
         return oom(err);
+    if ((replies != NULL && (need = sqlite3_malloc64(n)) == NULL) ||
+        (p = sqlite3_malloc64(sizeof *p)) == NULL) {
+        sqlite3_free(need);
+        return oom(err);
+    }
+    memset(p, 0, sizeof *p);
     unsigned gen = ++sj->gen;
     sqlite3_int64 now = tg__now_ms();
     int rc = tx_begin(sj, err);
     if (rc != 0)
-        return rc;
+        goto fail;
+    /* Under the write lock, so no other process can claim one of these
+     * ids between the look and the running row. */
+    if (need != NULL && (rc = plan_lookups(sj, calls, n, need, err)) != 0)
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         sqlite3_int64 rowid;
         /* Beginning a call twice keeps its first row. */
         if (map_find(sj, calls[i]) != NULL)
             continue;
-        /* Looked up under the write lock, so no other process can claim
-         * the same id between the look and the running row. */
-        if (replies != NULL &&
-            (rc = lookup(sj, calls[i], now, &replies[i], err)) != 0)
+        /* A lookup must see every row and range of the batch so far. */
+        if (need != NULL && need[i] &&
+            ((rc = pending_flush(sj, calls, p, 1, now, err)) != 0 ||
+             (rc = lookup(sj, calls[i], now, &replies[i], err)) != 0))
             goto fail;
         if (replies != NULL && replies[i] != NULL)
             continue;
-        if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
+        if ((rc = take_rowid(sj, &rowid, err)) != 0 ||
+            (rc = run_push(sj, 1, &p->range, rowid, err)) != 0)
             goto fail;
         map_put(sj, calls[i], rowid, gen);
+        p->which[p->k] = i;
+        p->rowids[p->k++] = rowid;
+        if (p->k == ROWS_MAX &&
+            (rc = pending_flush(sj, calls, p, 0, now, err)) != 0)
+            goto fail;
     }
-    if ((rc = tx_commit(sj, err)) != 0)
+    if ((rc = pending_flush(sj, calls, p, 1, now, err)) != 0 ||
+        (rc = tx_commit(sj, err)) != 0)
         goto fail;
+    sqlite3_free(need);
+    sqlite3_free(p);
     return 0;
 fail:
     tx_rollback(sj);
+    sqlite3_free(need);
+    sqlite3_free(p);
     free_replies(replies, n);
     for (size_t i = 0; i < n; i++) {
         struct slot *s = map_find(sj, calls[i]);
@@ -616,30 +1007,63 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
                                  calls[i]->id);
     if (n == 0)
         return 0;
+    /* rowids[i]: calls[i]'s row; begun: the rowids of begun calls, whose
+     * running ranges shrink; fresh: the calls never begun. */
+    if (n > SIZE_MAX / (2 * sizeof(sqlite3_int64) + sizeof(size_t)))
+        return oom(err);
+    sqlite3_int64 *rowids = sqlite3_malloc64(
+        (sqlite3_uint64)n * (2 * sizeof(sqlite3_int64) + sizeof(size_t)));
+    if (rowids == NULL)
+        return oom(err);
+    sqlite3_int64 *begun = rowids + n;
+    size_t *fresh = (size_t *)(begun + n);
+    size_t nbegun = 0, nfresh = 0;
     sqlite3_int64 now = tg__now_ms();
+    struct rowid_run range = {0};
     int rc = tx_begin(sj, err);
     if (rc != 0)
-        return rc;
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         struct slot *s = map_find(sj, calls[i]);
-        sqlite3_int64 rowid;
-        if (s != NULL)
-            rowid = s->rowid;
-        else if ((rc = insert_call(sj, calls[i], now, &rowid, err)) != 0)
-            goto fail;
-        if ((rc = insert_result(sj, rowid, calls[i], results[i], now, err)) !=
-                0 ||
-            (rc = mark_done(sj, rowid, err)) != 0)
+        /* A call that was never begun (a re-delivered one's reply, a call
+         * ended before the turn began) gets its row now, done at once. */
+        if (s != NULL) {
+            begun[nbegun++] = rowids[i] = s->rowid;
+        } else {
+            if ((rc = take_rowid(sj, &rowids[i], err)) != 0)
+                goto fail;
+            fresh[nfresh++] = i;
+        }
+    }
+    /* fresh is in batch order, so its rowids line up with it. */
+    for (size_t f = 0, k; f < nfresh; f += k) {
+        sqlite3_int64 ids[ROWS_MAX];
+        k = nfresh - f < ROWS_MAX ? nfresh - f : ROWS_MAX;
+        for (size_t m = 0; m < k; m++)
+            ids[m] = rowids[fresh[f + m]];
+        if ((rc = insert_calls(sj, calls, fresh + f, ids, k, now, err)) != 0)
             goto fail;
     }
-    if ((rc = tx_commit(sj, err)) != 0)
+    if ((rc = insert_results(sj, calls, results, rowids, n, now, err)) != 0)
         goto fail;
+    /* Results complete in any order; sorted, their rowids form runs. A call
+     * finished twice in one batch is one entry. */
+    qsort(begun, nbegun, sizeof *begun, by_rowid);
+    for (size_t i = 0; i < nbegun; i++)
+        if ((i == 0 || begun[i] != begun[i - 1]) &&
+            (rc = run_push(sj, 0, &range, begun[i], err)) != 0)
+            goto fail;
+    if ((rc = run_flush(sj, 0, &range, err)) != 0 ||
+        (rc = tx_commit(sj, err)) != 0)
+        goto fail;
+    sqlite3_free(rowids);
     for (size_t i = 0; i < n; i++)
         map_del(sj, calls[i]);
     maybe_prune(sj, now);
     return 0;
 fail:
     tx_rollback(sj);
+    sqlite3_free(rowids);
     return rc;
 }
 
@@ -657,8 +1081,9 @@ static int find_orphans(struct sqlite_journal *sj, struct orphan **out,
     struct orphan *list = NULL;
     size_t n = 0, cap = 0;
     int rc = prepare(sj,
-                     "SELECT rowid, owner_pid, owner_start, owner_boot"
-                     " FROM calls WHERE state = 'running'",
+                     "SELECT c.rowid, c.owner_pid, c.owner_start,"
+                     " c.owner_boot FROM running u"
+                     " JOIN call_rows c ON c.rowid BETWEEN u.first AND u.last",
                      &st, err);
     if (rc != 0)
         goto fail;
@@ -714,7 +1139,7 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
                       " execution, payload, duration_ms, completed_at,"
                       " caller_id)"
                       " SELECT rowid, id, tool, ?2, 'started', ?3, 0, ?4,"
-                      " caller_id FROM calls WHERE rowid = ?1",
+                      " caller_id FROM call_rows WHERE rowid = ?1",
                       &ins, err)) != 0)
         goto done;
     if ((rc = tx_begin(sj, err)) != 0)
@@ -738,7 +1163,7 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
             goto fail;
         }
         if ((rc = run(sj, ins, "recording an interrupted call", err)) != 0 ||
-            (rc = mark_done(sj, list[i].rowid, err)) != 0)
+            (rc = running_remove(sj, list[i].rowid, list[i].rowid, err)) != 0)
             goto fail;
     }
     rc = tx_commit(sj, err);
@@ -762,7 +1187,7 @@ done:
     " c.from_artifact_tool, c.created_at, c.started_at,"                       \
     " r.call_rowid, r.id, r.tool, r.outcome, r.execution, r.payload,"          \
     " r.content, r.artifact, r.duration_ms, r.exit_status, r.completed_at,"    \
-    " r.replayed, r.repaired"
+    " r.replayed, r.repaired, r.decisions"
 enum {
     C_ROWID,
     C_ID,
@@ -791,7 +1216,8 @@ enum {
     R_EXIT,
     R_COMPLETED,
     R_REPLAYED,
-    R_REPAIRED
+    R_REPAIRED,
+    R_DECISIONS
 };
 
 static const char *col_text(sqlite3_stmt *st, int col)
@@ -894,11 +1320,13 @@ static int row_result_rec(struct sqlite_journal *sj, sqlite3_stmt *st,
 {
     *out = NULL;
     json_t *payload = NULL, *content = NULL, *artifact = NULL; /* new refs */
+    json_t *decisions = NULL;                                  /* new ref */
     tg_result *r = NULL;
     int rc;
     if ((rc = col_json(sj, st, R_PAYLOAD, &payload, err)) != 0 ||
         (rc = col_json(sj, st, R_CONTENT, &content, err)) != 0 ||
-        (rc = col_json(sj, st, R_ARTIFACT, &artifact, err)) != 0)
+        (rc = col_json(sj, st, R_ARTIFACT, &artifact, err)) != 0 ||
+        (rc = col_json(sj, st, R_DECISIONS, &decisions, err)) != 0)
         goto fail;
     if (payload == NULL && (payload = json_null()) == NULL) {
         rc = oom(err);
@@ -926,6 +1354,10 @@ static int row_result_rec(struct sqlite_journal *sj, sqlite3_stmt *st,
         r->artifact = artifact;
         artifact = NULL;
     }
+    if (json_is_object(decisions)) {
+        r->decisions = decisions;
+        decisions = NULL;
+    }
     r->duration_ms = sqlite3_column_double(st, R_DURATION);
     r->exit_status = sqlite3_column_type(st, R_EXIT) == SQLITE_NULL
                          ? -1
@@ -940,6 +1372,7 @@ fail:
     json_decref(payload);
     json_decref(content);
     json_decref(artifact);
+    json_decref(decisions);
     return rc;
 }
 
@@ -971,8 +1404,14 @@ static int dedup_eligible(const tg_call *call)
     return 1;
 }
 
+/* Whether call row c is in a `running` range: the range with the greatest
+ * first at or below it, one probe. */
+#define RUNNING_SQL                                                            \
+    "ifnull((SELECT u.last FROM running u WHERE u.first <= c.rowid"            \
+    " ORDER BY u.first DESC LIMIT 1) >= c.rowid, 0)"
+
 /* The columns of ROW_COLUMNS and then these. */
-enum { L_STATE = R_REPAIRED + 1, L_OWNER };
+enum { L_RUNNING = R_DECISIONS + 1, L_OWNER };
 
 /* See tg__journal_begin_dedup. Runs inside begin's write transaction. The
  * oldest matching row answers: later rows of the same id are replays of it
@@ -993,12 +1432,12 @@ static int lookup(struct sqlite_journal *sj, const tg_call *call,
         return oom(err);
     if (sj->st_lookup == NULL &&
         (rc = prepare(sj,
-                      "SELECT " ROW_COLUMNS ", c.state, c.owner_pid"
-                      " FROM calls c"
+                      "SELECT " ROW_COLUMNS ", " RUNNING_SQL ", c.owner_pid"
+                      " FROM call_rows c"
                       " LEFT JOIN results r ON r.call_rowid = c.rowid"
                       " WHERE c.id = ?1 AND c.caller_id IS ?2"
                       " AND c.format != 'mcp'"
-                      " AND (c.state = 'running' OR"
+                      " AND (" RUNNING_SQL " OR"
                       " r.execution != 'not_started')"
                       " ORDER BY c.rowid LIMIT 1",
                       &sj->st_lookup, err)) != 0)
@@ -1019,8 +1458,7 @@ static int lookup(struct sqlite_journal *sj, const tg_call *call,
         goto done;
     }
     const char *had = col_text(st, C_CHECKSUM);
-    const char *state = col_text(st, L_STATE);
-    if (state == NULL) {
+    if (had == NULL && sqlite3_column_type(st, C_CHECKSUM) != SQLITE_NULL) {
         rc = db_fail(sj, SQLITE_NOMEM, "looking up a re-delivered call", err);
         goto done;
     }
@@ -1037,7 +1475,7 @@ static int lookup(struct sqlite_journal *sj, const tg_call *call,
             "call id '%s' (caller %s) was already used with other arguments: "
             "recorded checksum %s, this call's checksum %s; not run",
             call->id, scope, had ? had : "(none)", sum);
-    } else if (strcmp(state, "running") == 0) {
+    } else if (sqlite3_column_int(st, L_RUNNING) != 0) {
         *reply = tg__result_error(
             call, TG_EXECUTION_NOT_STARTED, "CALL_IN_PROGRESS", NULL,
             "call '%s' (caller %s) is already running (process %lld); a "
@@ -1055,6 +1493,139 @@ done:
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     return rc;
+}
+
+/* Calls of one begin batch, sorted by wire id and caller scope to find
+ * the ids a batch holds twice. */
+struct batch_entry {
+    const tg_call *call;
+    size_t i;
+};
+
+static int same_scope(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static int by_id_scope(const void *pa, const void *pb)
+{
+    const struct batch_entry *a = pa, *b = pb;
+    int c = strcmp(a->call->id, b->call->id);
+    if (c == 0 && !same_scope(a->call->caller_id, b->call->caller_id)) {
+        if (a->call->caller_id == NULL || b->call->caller_id == NULL)
+            c = a->call->caller_id == NULL ? -1 : 1;
+        else
+            c = strcmp(a->call->caller_id, b->call->caller_id);
+    }
+    if (c == 0)
+        c = a->i < b->i ? -1 : a->i > b->i;
+    return c;
+}
+
+/* Marks need[i] for each call of scope `caller` in `chunk` (indexes into
+ * calls, k <= PROBE_IDS) whose id has a row of that scope: one statement
+ * for the chunk, an index probe per id. */
+static int probe(struct sqlite_journal *sj, tg_call *const *calls,
+                 const size_t *chunk, size_t k, const char *caller,
+                 unsigned char *need, tg_error *err)
+{
+    int rc = 0;
+    if (sj->st_probe == NULL) {
+        /* VALUES rows, each probed through calls_scope (id, caller_id),
+         * covering: no table row is read. Unused slots are bound NULL,
+         * which equals nothing. */
+        char sql[64 + PROBE_IDS * 8 + 160];
+        size_t len = 0;
+        len += (size_t)snprintf(sql + len, sizeof sql - len,
+                                "SELECT v.column1 FROM (VALUES ");
+        for (int p = 0; p < PROBE_IDS; p++)
+            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s(?%d)",
+                                    p ? "," : "", p + 2);
+        snprintf(sql + len, sizeof sql - len,
+                 ") v WHERE EXISTS (SELECT 1 FROM call_rows c"
+                 " WHERE c.id = v.column1 AND c.caller_id IS ?1)");
+        if ((rc = prepare(sj, sql, &sj->st_probe, err)) != 0)
+            return rc;
+    }
+    sqlite3_stmt *st = sj->st_probe;
+    int b = caller ? bind_text(st, 1, caller) : sqlite3_bind_null(st, 1);
+    for (size_t p = 0; p < PROBE_IDS; p++)
+        b |= p < k ? bind_text(st, (int)p + 2, calls[chunk[p]]->id)
+                   : sqlite3_bind_null(st, (int)p + 2);
+    if (b != SQLITE_OK) {
+        rc = db_fail(sj, b, "binding a lookup", err);
+        goto done;
+    }
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = col_text(st, 0);
+        if (id == NULL) {
+            step = SQLITE_NOMEM;
+            break;
+        }
+        for (size_t p = 0; p < k; p++)
+            if (strcmp(calls[chunk[p]]->id, id) == 0)
+                need[chunk[p]] |= 1;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_fail(sj, step, "looking up re-delivered calls", err);
+done:
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Decides which calls of a begin batch need lookup(): those whose id and
+ * scope the journal holds (a statement per PROBE_IDS calls of one scope
+ * instead of a lookup per call: fresh ids, the common case, cost one index
+ * probe each), and those whose id and scope an earlier call of the same
+ * batch has, which will find that call's running row, as they did when
+ * every call was looked up just before its row went in. Runs inside
+ * begin's transaction. */
+static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
+                        size_t n, unsigned char *need, tg_error *err)
+{
+    struct batch_entry *sorted = NULL;
+    size_t chunk[PROBE_IDS];
+    int rc = 0;
+    memset(need, 0, n);
+    if (n > 1) {
+        if (n > SIZE_MAX / sizeof *sorted ||
+            (sorted = sqlite3_malloc64((sqlite3_uint64)n * sizeof *sorted)) ==
+                NULL)
+            return oom(err);
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = (struct batch_entry){calls[i], i};
+        qsort(sorted, n, sizeof *sorted, by_id_scope);
+        for (size_t i = 1; i < n; i++)
+            if (strcmp(sorted[i].call->id, sorted[i - 1].call->id) == 0 &&
+                same_scope(sorted[i].call->caller_id,
+                           sorted[i - 1].call->caller_id) &&
+                dedup_eligible(sorted[i].call))
+                need[sorted[i].i] = 1;
+        sqlite3_free(sorted);
+    }
+    /* need[i] bit 1: settled (probed, or no probe needed). */
+    for (size_t i = 0; i < n; i++)
+        if (need[i] || !dedup_eligible(calls[i]) ||
+            map_find(sj, calls[i]) != NULL)
+            need[i] |= 2;
+    for (size_t first = 0; first < n; first++) {
+        if (need[first] & 2)
+            continue;
+        const char *caller = calls[first]->caller_id;
+        size_t k = 0;
+        for (size_t i = first; i < n && k < PROBE_IDS; i++)
+            if (!(need[i] & 2) && same_scope(calls[i]->caller_id, caller)) {
+                chunk[k++] = i;
+                need[i] |= 2;
+            }
+        if ((rc = probe(sj, calls, chunk, k, caller, need, err)) != 0)
+            return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        need[i] &= 1;
+    return 0;
 }
 
 /* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. */
@@ -1133,7 +1704,7 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
     /* Only the filters given go into the SQL, so each query can use its
      * index (a catch-all "? IS NULL OR" form would scan). */
     int b = tg__buf_puts(&sql, "SELECT " ROW_COLUMNS " FROM results r"
-                               " JOIN calls c ON c.rowid = r.call_rowid"
+                               " JOIN call_rows c ON c.rowid = r.call_rowid"
                                " WHERE 1");
     if (q->tool != NULL)
         b |= tg__buf_puts(&sql, " AND r.tool = ?1");
@@ -1213,7 +1784,7 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
         return tg__error_set(err, TG_EINVAL, "show: no call id given");
     /* The same wire id recurs across turns: the newest row answers. */
     if ((rc = prepare(sj,
-                      "SELECT " ROW_COLUMNS " FROM calls c"
+                      "SELECT " ROW_COLUMNS " FROM call_rows c"
                       " LEFT JOIN results r ON r.call_rowid = c.rowid"
                       " WHERE c.id = ?1 ORDER BY c.rowid DESC LIMIT 1",
                       &st, err)) != 0)
@@ -1577,8 +2148,7 @@ static int prune_run(struct sqlite_journal *sj, const char *sql,
  * keep_days, then completed calls beyond the newest max_rows (by rowid:
  * rowids grow with every call, so every row at or below max(rowid) -
  * max_rows has at least max_rows newer ones). Running rows are never
- * touched: the first rule goes through results, which running rows lack,
- * and the second asks for state 'done'. */
+ * touched: both rules go through results, which running rows lack. */
 static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
                       size_t *pruned, tg_error *err)
 {
@@ -1595,7 +2165,7 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
         return rc;
     if (sj->opts.keep_days > 0 &&
         (rc = prune_run(sj,
-                        "DELETE FROM calls WHERE rowid IN"
+                        "DELETE FROM call_rows WHERE rowid IN"
                         " (SELECT call_rowid FROM results"
                         " WHERE completed_at < ?1"
                         " ORDER BY completed_at LIMIT ?2)",
@@ -1603,7 +2173,8 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
                         err)) != 0)
         goto fail;
     if (sj->opts.max_rows > 0 && *pruned < (size_t)batch) {
-        if ((rc = prepare(sj, "SELECT max(rowid) FROM calls", &st, err)) != 0)
+        if ((rc = prepare(sj, "SELECT max(rowid) FROM call_rows", &st, err)) !=
+            0)
             goto fail;
         if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
             rc = db_fail(sj, rc, "counting calls", err);
@@ -1615,9 +2186,10 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
         rc = 0;
         if (cutoff > 0 &&
             (rc = prune_run(sj,
-                            "DELETE FROM calls WHERE rowid IN"
-                            " (SELECT rowid FROM calls WHERE rowid <= ?1"
-                            " AND state = 'done' ORDER BY rowid LIMIT ?2)",
+                            "DELETE FROM call_rows WHERE rowid IN"
+                            " (SELECT call_rowid FROM results"
+                            " WHERE call_rowid <= ?1"
+                            " ORDER BY call_rowid LIMIT ?2)",
                             cutoff, batch - (int)*pruned, pruned, err)) != 0)
             goto fail;
     }
@@ -1650,8 +2222,8 @@ static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now)
                                              : DEFAULT_PRUNE_BATCH;
         /* Two O(log n) lookups, not a count(*) over the table. */
         if (prepare(sj,
-                    "SELECT (SELECT max(rowid) FROM calls) -"
-                    " (SELECT min(rowid) FROM calls) + 1",
+                    "SELECT (SELECT max(rowid) FROM call_rows) -"
+                    " (SELECT min(rowid) FROM call_rows) + 1",
                     &st, NULL) == 0 &&
             sqlite3_step(st) == SQLITE_ROW &&
             sqlite3_column_int64(st, 0) > sj->opts.max_rows + batch)
@@ -1696,9 +2268,16 @@ static void sj_close(tg_journal *j)
     sqlite3_finalize(sj->st_begin);
     sqlite3_finalize(sj->st_commit);
     sqlite3_finalize(sj->st_rollback);
-    sqlite3_finalize(sj->st_call);
-    sqlite3_finalize(sj->st_result);
-    sqlite3_finalize(sj->st_done);
+    for (int k = 0; k < N_ROW_SIZES; k++) {
+        sqlite3_finalize(sj->st_calls[k]);
+        sqlite3_finalize(sj->st_results[k]);
+    }
+    sqlite3_finalize(sj->st_maxrow);
+    sqlite3_finalize(sj->st_run_add);
+    sqlite3_finalize(sj->st_run_tail);
+    sqlite3_finalize(sj->st_run_head);
+    sqlite3_finalize(sj->st_run_del);
+    sqlite3_finalize(sj->st_probe);
     sqlite3_finalize(sj->st_lookup);
     sqlite3_close_v2(sj->db);
     sqlite3_free(sj->slots);
@@ -1885,31 +2464,33 @@ int tg__journal_open_sqlite_opts(const char *path,
                    sj->opts.sync_full ? "PRAGMA synchronous = FULL"
                                       : "PRAGMA synchronous = NORMAL",
                    "configuring", err)) != 0 ||
-        (rc = exec(sj, "PRAGMA foreign_keys = ON", "configuring", err)) != 0)
+        (rc = exec(sj, "PRAGMA foreign_keys = ON", "configuring", err)) != 0 ||
+        (rc = exec(sj, "PRAGMA temp_store = MEMORY", "configuring", err)) != 0)
         goto fail;
     if ((rc = migrate(sj, err)) != 0)
         goto fail;
     if ((rc = prepare(sj, "BEGIN IMMEDIATE", &sj->st_begin, err)) != 0 ||
         (rc = prepare(sj, "COMMIT", &sj->st_commit, err)) != 0 ||
         (rc = prepare(sj, "ROLLBACK", &sj->st_rollback, err)) != 0 ||
+        (rc = prepare(sj, "SELECT max(rowid) FROM call_rows", &sj->st_maxrow,
+                      err)) != 0 ||
+        (rc = prepare(sj, "INSERT INTO running(first, last) VALUES (?1, ?2)",
+                      &sj->st_run_add, err)) != 0 ||
+        /* The range holding ?2 is found with one probe: the greatest
+         * first at or below it (ranges do not overlap). */
         (rc = prepare(sj,
-                      "INSERT INTO calls(id, tool, args, args_raw, checksum,"
-                      " caller_id, context, skills, format, idx,"
-                      " inline_output, from_artifact_tool, created_at,"
-                      " started_at, state, owner_pid, owner_start,"
-                      " owner_boot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                      " ?9, ?10, ?11, ?12, ?13, ?14, 'running', ?15, ?16,"
-                      " ?17)",
-                      &sj->st_call, err)) != 0 ||
+                      "INSERT INTO running(first, last)"
+                      " SELECT ?2 + 1, last FROM running WHERE first ="
+                      " (SELECT max(first) FROM running WHERE first <= ?2)"
+                      " AND last > ?2",
+                      &sj->st_run_tail, err)) != 0 ||
         (rc = prepare(sj,
-                      "INSERT INTO results(call_rowid, id, tool, outcome,"
-                      " execution, payload, content, artifact, duration_ms,"
-                      " exit_status, completed_at, replayed, repaired,"
-                      " caller_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-                      " ?10, ?11, ?12, ?13, ?14)",
-                      &sj->st_result, err)) != 0 ||
-        (rc = prepare(sj, "UPDATE calls SET state = 'done' WHERE rowid = ?1",
-                      &sj->st_done, err)) != 0)
+                      "UPDATE running SET last = ?1 - 1 WHERE first ="
+                      " (SELECT max(first) FROM running WHERE first < ?1)"
+                      " AND last >= ?1",
+                      &sj->st_run_head, err)) != 0 ||
+        (rc = prepare(sj, "DELETE FROM running WHERE first BETWEEN ?1 AND ?2",
+                      &sj->st_run_del, err)) != 0)
         goto fail;
     if ((rc = recover(sj, err)) != 0)
         goto fail;

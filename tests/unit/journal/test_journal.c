@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_journal.c - the SQLite journal on real files: write-ahead rows and
- * results, history and show, recovery of calls whose process died, two
- * processes writing one file, migrations, unwritable paths, a full disk
- * (a small tmpfs, where mounting is allowed), and a failing-allocation loop
- * over open, begin (with re-delivery lookups), finish, history, show and
- * stats.
+ * results (decisions included), history and show, recovery of calls whose
+ * process died, the ranges of running calls, two processes writing one
+ * file, migrations from every older schema, unwritable paths, a full disk
+ * (a small tmpfs, where mounting is allowed), I/O errors (a VFS that fails
+ * writes), and a failing-allocation loop over open, begin (with
+ * re-delivery lookups), finish, history, show and stats.
  *
- * The allocation hooks below are the only global state: SQLite and jansson
- * take their allocators process-wide.
+ * The allocation hooks and the faulty VFS below are the only global state:
+ * SQLite and jansson take their allocators and VFSes process-wide.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -112,6 +113,212 @@ static void js_free(void *p)
     free(p);
 }
 
+/* ------------------------------------------------------------ faulty VFS */
+
+/* A VFS over the default one whose writes to a journal's database and WAL
+ * fail with SQLITE_IOERR_WRITE once `io_writes_left` reaches 0 (-1: never):
+ * an I/O error at a chosen point, which a real file system gives only
+ * with device-mapper or kernel fault injection. */
+static sqlite3_vfs *io_real;
+static long io_writes_left = -1;
+
+struct faulty_file {
+    sqlite3_file base;
+    sqlite3_file *real; /* follows this struct in the same block */
+    int watched;        /* a main database or WAL file */
+};
+
+#define REAL(f) (((struct faulty_file *)(f))->real)
+
+static int ff_close(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xClose(REAL(f));
+}
+static int ff_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
+{
+    return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+static int ff_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{
+    if (((struct faulty_file *)f)->watched && io_writes_left >= 0 &&
+        io_writes_left-- == 0) {
+        io_writes_left = 0; /* and every write after it */
+        return SQLITE_IOERR_WRITE;
+    }
+    return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+}
+static int ff_truncate(sqlite3_file *f, sqlite3_int64 n)
+{
+    return REAL(f)->pMethods->xTruncate(REAL(f), n);
+}
+static int ff_sync(sqlite3_file *f, int flags)
+{
+    return REAL(f)->pMethods->xSync(REAL(f), flags);
+}
+static int ff_size(sqlite3_file *f, sqlite3_int64 *n)
+{
+    return REAL(f)->pMethods->xFileSize(REAL(f), n);
+}
+static int ff_lock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+static int ff_unlock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+static int ff_reserved(sqlite3_file *f, int *out)
+{
+    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+static int ff_control(sqlite3_file *f, int op, void *arg)
+{
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+static int ff_sector(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+static int ff_device(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+static int ff_shm_map(sqlite3_file *f, int pg, int sz, int ext,
+                      void volatile **p)
+{
+    return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, p);
+}
+static int ff_shm_lock(sqlite3_file *f, int off, int n, int flags)
+{
+    return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags);
+}
+static void ff_shm_barrier(sqlite3_file *f)
+{
+    REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+static int ff_shm_unmap(sqlite3_file *f, int del)
+{
+    return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
+/* No xFetch: every page goes through xRead/xWrite. */
+static const sqlite3_io_methods faulty_io = {
+    .iVersion = 2,
+    .xClose = ff_close,
+    .xRead = ff_read,
+    .xWrite = ff_write,
+    .xTruncate = ff_truncate,
+    .xSync = ff_sync,
+    .xFileSize = ff_size,
+    .xLock = ff_lock,
+    .xUnlock = ff_unlock,
+    .xCheckReservedLock = ff_reserved,
+    .xFileControl = ff_control,
+    .xSectorSize = ff_sector,
+    .xDeviceCharacteristics = ff_device,
+    .xShmMap = ff_shm_map,
+    .xShmLock = ff_shm_lock,
+    .xShmBarrier = ff_shm_barrier,
+    .xShmUnmap = ff_shm_unmap,
+};
+
+static int fv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f,
+                   int flags, int *out)
+{
+    (void)vfs;
+    struct faulty_file *ff = (struct faulty_file *)f;
+    ff->real = (sqlite3_file *)(ff + 1);
+    ff->watched = (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL)) != 0;
+    int rc = io_real->xOpen(io_real, name, ff->real, flags, out);
+    f->pMethods = rc == SQLITE_OK && ff->real->pMethods ? &faulty_io : NULL;
+    return rc;
+}
+static int fv_delete(sqlite3_vfs *v, const char *n, int d)
+{
+    return io_real->xDelete(io_real, n, d);
+}
+static int fv_access(sqlite3_vfs *v, const char *n, int fl, int *out)
+{
+    return io_real->xAccess(io_real, n, fl, out);
+}
+static int fv_full(sqlite3_vfs *v, const char *n, int sz, char *out)
+{
+    return io_real->xFullPathname(io_real, n, sz, out);
+}
+static void *fv_dlopen(sqlite3_vfs *v, const char *n)
+{
+    return io_real->xDlOpen(io_real, n);
+}
+static void fv_dlerror(sqlite3_vfs *v, int n, char *out)
+{
+    io_real->xDlError(io_real, n, out);
+}
+static void (*fv_dlsym(sqlite3_vfs *v, void *h, const char *s))(void)
+{
+    return io_real->xDlSym(io_real, h, s);
+}
+static void fv_dlclose(sqlite3_vfs *v, void *h)
+{
+    io_real->xDlClose(io_real, h);
+}
+static int fv_random(sqlite3_vfs *v, int n, char *out)
+{
+    return io_real->xRandomness(io_real, n, out);
+}
+static int fv_sleep(sqlite3_vfs *v, int us)
+{
+    return io_real->xSleep(io_real, us);
+}
+static int fv_time(sqlite3_vfs *v, double *out)
+{
+    return io_real->xCurrentTime(io_real, out);
+}
+static int fv_error(sqlite3_vfs *v, int n, char *out)
+{
+    return io_real->xGetLastError(io_real, n, out);
+}
+static int fv_time64(sqlite3_vfs *v, sqlite3_int64 *out)
+{
+    return io_real->xCurrentTimeInt64(io_real, out);
+}
+
+static sqlite3_vfs faulty_vfs;
+
+/* Makes the faulty VFS the default one (writes fail from now on when
+ * io_writes_left is 0), or puts the real one back. */
+static void faulty_vfs_use(int on)
+{
+    io_writes_left = -1;
+    if (!on) {
+        if (io_real != NULL) {
+            sqlite3_vfs_unregister(&faulty_vfs);
+            sqlite3_vfs_register(io_real, 1);
+        }
+        return;
+    }
+    io_real = sqlite3_vfs_find(NULL);
+    assert_non_null(io_real);
+    faulty_vfs = (sqlite3_vfs){
+        .iVersion = 2,
+        .szOsFile = (int)sizeof(struct faulty_file) + io_real->szOsFile,
+        .mxPathname = io_real->mxPathname,
+        .zName = "tg-faulty",
+        .xOpen = fv_open,
+        .xDelete = fv_delete,
+        .xAccess = fv_access,
+        .xFullPathname = fv_full,
+        .xDlOpen = fv_dlopen,
+        .xDlError = fv_dlerror,
+        .xDlSym = fv_dlsym,
+        .xDlClose = fv_dlclose,
+        .xRandomness = fv_random,
+        .xSleep = fv_sleep,
+        .xCurrentTime = fv_time,
+        .xGetLastError = fv_error,
+        .xCurrentTimeInt64 = fv_time64,
+    };
+    assert_int_equal(sqlite3_vfs_register(&faulty_vfs, 1), SQLITE_OK);
+}
+
 /* ------------------------------------------------------------ helpers */
 
 struct fixture {
@@ -139,6 +346,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
+    faulty_vfs_use(0); /* after a failed test_io_error */
     nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
     return 0;
@@ -310,6 +518,9 @@ static void test_round_trip(void **state)
     results[0]->duration_ms = 12.5;
     results[0]->exit_status = 0;
     results[0]->completed_at = 1700000000000;
+    /* What the policy and hooks decided goes in with the result. */
+    results[0]->decisions =
+        json_pack("{s:{s:s,s:i}}", "policy", "decision", "allow", "rule", 3);
     results[1] = tg__result_error(calls[1], TG_EXECUTION_FINISHED,
                                   "EXIT_STATUS", NULL, "exited with %d", 2);
     results[1]->exit_status = 2;
@@ -354,11 +565,19 @@ static void test_round_trip(void **state)
         "search");
     assert_string_equal(jstr(r2, "call.completed_at"),
                         "2023-11-14T22:13:20.000Z");
+    assert_string_equal(jstr(r2, "decisions.policy.decision"), "allow");
     json_decref(h);
 
     s = show(j, "call_a");
     assert_string_equal(jstr(s, "result.outcome"), "success");
     assert_string_equal(jstr(s, "call.id"), "call_a");
+    assert_string_equal(jstr(s, "result.decisions.policy.decision"), "allow");
+    assert_true(
+        json_equal(json_object_get(json_object_get(s, "result"), "decisions"),
+                   results[0]->decisions));
+    json_decref(s);
+    s = show(j, "call_b"); /* no decisions: no member */
+    assert_null(json_object_get(json_object_get(s, "result"), "decisions"));
     json_decref(s);
 
     char *out = NULL;
@@ -625,6 +844,137 @@ static void test_recovery_recycled_pid(void **state)
     tg__call_free(c2);
 }
 
+/* Whether the view says each of calls[0..n) runs as want[] does, and the
+ * ranges of `running` are sound (first <= last, none overlapping). */
+static void check_running(const char *path, tg_call **calls, const int *want,
+                          size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char sql[160];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM calls WHERE id = '%s'"
+                 " AND state = 'running'",
+                 calls[i]->id);
+        if (raw_count(path, sql) != want[i])
+            fail_msg("call %zu (%s): running %lld, want %d", i, calls[i]->id,
+                     raw_count(path, sql), want[i]);
+    }
+    assert_int_equal(raw_count(path, "SELECT count(*) FROM running"
+                                     " WHERE last < first"),
+                     0);
+    assert_int_equal(raw_count(path, "SELECT count(*) FROM running a"
+                                     " JOIN running b ON a.first < b.first"
+                                     " AND a.last >= b.first"),
+                     0);
+}
+
+/* Running calls are ranges of rowids: a batch enters as one, and results
+ * finishing in any order and any grouping cut it down exactly; writes
+ * through the `calls` view and recovery keep the ranges sound. */
+static void test_running_ranges(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = 40 };
+    tg_error err = {0};
+    tg_journal *j = open_ok(f->path);
+    tg_call *calls[N];
+    tg_result *results[N];
+    int want[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "r%02d", i);
+        calls[i] = mkcall(id, "echo", "{}", NULL);
+        results[i] = ok_result(calls[i], "ok");
+        want[i] = 1;
+    }
+    assert_int_equal(tg__journal_begin(j, calls, N, &err), 0);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 1);
+    check_running(f->path, calls, want, N);
+
+    /* Random groups in random order until 30 are done (fixed seed). */
+    unsigned seed = 12345;
+    int left = N;
+    while (left > 10) {
+        tg_call *bc[N];
+        tg_result *br[N];
+        size_t k = 0;
+        int take = 1 + (int)(rand_r(&seed) % 6);
+        for (int tries = 0; tries < 200 && (int)k < take; tries++) {
+            int i = (int)(rand_r(&seed) % N);
+            int dup = 0;
+            for (size_t m = 0; m < k; m++)
+                dup |= bc[m] == calls[i];
+            if (!want[i] || dup)
+                continue;
+            bc[k] = calls[i];
+            br[k] = results[i];
+            k++;
+        }
+        assert_int_equal(tg__journal_finish(j, bc, br, k, &err), 0);
+        for (size_t m = 0; m < k; m++)
+            for (int i = 0; i < N; i++)
+                if (calls[i] == bc[m]) {
+                    want[i] = 0;
+                    left--;
+                }
+        check_running(f->path, calls, want, N);
+    }
+
+    /* Through the view, as an older toolgate or a person would. */
+    int a = -1, b = -1, c = -1;
+    for (int i = 0; i < N; i++)
+        if (want[i]) {
+            if (a < 0)
+                a = i;
+            else if (b < 0)
+                b = i;
+            else if (c < 0)
+                c = i;
+        }
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE calls SET state = 'done' WHERE id = '%s';"
+             "DELETE FROM calls WHERE id = '%s';"
+             "UPDATE calls SET owner_boot = 'another-boot';",
+             calls[a]->id, calls[b]->id);
+    raw_exec(f->path, sql);
+    want[a] = want[b] = 0;
+    check_running(f->path, calls, want, N);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE id = 'r_fake'"),
+                     0);
+    raw_exec(f->path, "INSERT INTO calls(id, tool, format, created_at,"
+                      " started_at, state, owner_pid, owner_start,"
+                      " owner_boot) VALUES ('r_fake', 'echo', 'toolgate', 0,"
+                      " 0, 'running', 1, 1, 'another-boot')");
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE id = 'r_fake'"
+                                        " AND state = 'running'"),
+                     1);
+    snprintf(sql, sizeof sql,
+             "UPDATE calls SET state = 'done' WHERE id = '%s';"
+             "UPDATE calls SET state = 'running' WHERE id = '%s';",
+             calls[c]->id, calls[c]->id);
+    raw_exec(f->path, sql);
+    check_running(f->path, calls, want, N);
+    tg__journal_close(j);
+
+    /* Every owner is now of another boot: recovery ends the rest, once. */
+    j = open_ok(f->path);
+    tg__journal_close(j);
+    for (int i = 0; i < N; i++)
+        want[i] = 0;
+    check_running(f->path, calls, want, N);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 0);
+    /* 8 of the batch (10 left, one set done, one deleted) and the fake. */
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
+                                        " WHERE payload LIKE '%INTERRUPTED%'"),
+                     9);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"),
+                     30 + 9);
+    free_all(calls, results, N);
+}
+
 static int writer(const char *path, const char *prefix, int turns, int per)
 {
     tg_journal *j = NULL;
@@ -697,6 +1047,83 @@ static void test_two_processes(void **state)
                      0);
 }
 
+/* The schema of versions 1 to 4 as they shipped (sqlite_journal.c's
+ * migrations up to v4): old journals are built from this text, not from the
+ * current code, so the upgrade from each stays proven. */
+static const char *const old_schema[] = {
+    /* v1 */
+    "CREATE TABLE calls(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+    " tool TEXT NOT NULL, args TEXT, args_raw TEXT, checksum TEXT,"
+    " caller_id TEXT, context TEXT, skills TEXT, format TEXT NOT NULL,"
+    " idx INTEGER NOT NULL DEFAULT 0,"
+    " inline_output INTEGER NOT NULL DEFAULT 1,"
+    " from_artifact_tool INTEGER NOT NULL DEFAULT 0,"
+    " created_at INTEGER NOT NULL, started_at INTEGER NOT NULL,"
+    " state TEXT NOT NULL, owner_pid INTEGER, owner_start INTEGER,"
+    " owner_boot TEXT);"
+    "CREATE TABLE results(call_rowid INTEGER PRIMARY KEY"
+    "  REFERENCES calls(rowid) ON DELETE CASCADE,"
+    " id TEXT NOT NULL, tool TEXT NOT NULL, outcome INTEGER NOT NULL,"
+    " execution TEXT NOT NULL, payload TEXT NOT NULL, content TEXT,"
+    " artifact TEXT, duration_ms REAL NOT NULL DEFAULT 0,"
+    " exit_status INTEGER, completed_at INTEGER NOT NULL,"
+    " replayed INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX results_completed ON results(completed_at);"
+    "CREATE INDEX results_tool ON results(tool, completed_at);"
+    "CREATE INDEX results_outcome ON results(outcome, completed_at);"
+    "CREATE INDEX calls_id ON calls(id);"
+    "CREATE INDEX calls_caller ON calls(caller_id);"
+    "CREATE INDEX calls_running ON calls(owner_pid) WHERE state = 'running';",
+    /* v2 */
+    "ALTER TABLE results ADD COLUMN repaired INTEGER NOT NULL DEFAULT 0;",
+    /* v3 */
+    "CREATE INDEX IF NOT EXISTS calls_scope ON calls(id, caller_id);"
+    "DROP INDEX IF EXISTS calls_id;",
+    /* v4 */
+    "ALTER TABLE results ADD COLUMN caller_id TEXT;"
+    "UPDATE results SET caller_id ="
+    " (SELECT caller_id FROM calls WHERE calls.rowid = results.call_rowid);"
+    "CREATE INDEX results_caller ON results(caller_id, completed_at);"
+    "DROP INDEX results_tool;"
+    "CREATE INDEX results_tool ON results(tool, completed_at, outcome,"
+    " replayed, duration_ms);",
+};
+
+/* A journal of schema `version` as that toolgate left it: a finished call,
+ * a call left running by a process of another boot (dead), and one running
+ * in this process (alive). */
+static void make_old_journal(const char *path, int version)
+{
+    char sql[512];
+    FILE *fp = fopen(path, "w"); /* raw_exec does not create files */
+    assert_non_null(fp);
+    fclose(fp);
+    raw_exec(path, "PRAGMA journal_mode = WAL");
+    for (int v = 0; v < version; v++)
+        raw_exec(path, old_schema[v]);
+    raw_exec(path,
+             "INSERT INTO calls(rowid, id, tool, args, checksum, caller_id,"
+             " format, created_at, started_at, state, owner_pid, owner_start,"
+             " owner_boot) VALUES"
+             " (1, 'old_done', 'echo', '{}', 'sha256:aa', 'carol', 'toolgate',"
+             " 1000, 1000, 'done', 1, 1, 'old-boot'),"
+             " (2, 'old_dead', 'echo', '{}', 'sha256:bb', 'carol', 'toolgate',"
+             " 1000, 1000, 'running', 1, 1, 'old-boot');"
+             "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
+             " payload, duration_ms, completed_at) VALUES (1, 'old_done',"
+             " 'echo', 0, 'finished', '\"hi\"', 5, 2000);");
+    if (version >= 4) /* v4 wrote the caller on each result */
+        raw_exec(path, "UPDATE results SET caller_id = 'carol'");
+    snprintf(sql, sizeof sql,
+             "INSERT INTO calls(rowid, id, tool, args, checksum, format,"
+             " created_at, started_at, state, owner_pid, owner_start) VALUES"
+             " (3, 'old_live', 'echo', '{}', 'sha256:cc', 'toolgate', 1000,"
+             " 1000, 'running', %ld, 0);"
+             "PRAGMA user_version = %d;",
+             (long)getpid(), version);
+    raw_exec(path, sql);
+}
+
 static void test_migrations(void **state)
 {
     struct fixture *f = *state;
@@ -708,45 +1135,85 @@ static void test_migrations(void **state)
     tg__journal_close(j);
     long long objects =
         raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 5);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 5);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
+    tg__call_free(c);
+    tg__result_free(r);
 
-    /* A version 1 journal (before results.repaired and calls_scope) is
-     * migrated forward, its rows kept, and then holds what limits.repair
-     * did. */
-    raw_exec(f->path, "DROP INDEX results_caller");
-    raw_exec(f->path, "ALTER TABLE results DROP COLUMN caller_id");
-    raw_exec(f->path, "UPDATE calls SET caller_id = 'carol'");
-    raw_exec(f->path, "ALTER TABLE results DROP COLUMN repaired");
-    raw_exec(f->path, "DROP INDEX calls_scope");
-    raw_exec(f->path, "CREATE INDEX calls_id ON calls(id)");
-    raw_exec(f->path, "PRAGMA user_version = 1");
-    j = open_ok(f->path);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 4);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
-                                        " WHERE repaired = 0"),
-                     1);
-    /* v4 copied each call's caller onto its result. */
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
-                                        " WHERE caller_id = 'carol'"),
-                     1);
-    tg_call *c2 = mkcall("call_r", "echo", "{}", NULL);
-    c2->repaired = 3;
-    tg_result *r2 = ok_result(c2, "y");
-    assert_int_equal(tg__journal_finish(j, &c2, &r2, 1, &err), 0);
-    tg__journal_close(j);
-    assert_int_equal(raw_count(f->path, "SELECT repaired FROM results"
-                                        " WHERE id = 'call_r'"),
-                     3);
-    tg__call_free(c2);
-    tg__result_free(r2);
+    /* Journals of each older version are migrated forward with their rows;
+     * the dead owner's call is recovered once, the live one stays running. */
+    for (int version = 1; version <= 4; version++) {
+        char path[192];
+        snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
+        make_old_journal(path, version);
+        j = open_ok(path);
+        assert_int_equal(raw_count(path, "PRAGMA user_version"), 5);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM sqlite_schema"),
+                         objects);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM call_rows"), 3);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"), 2);
+        /* Running: the live call alone, in the table and in the view. */
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM running"), 1);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM running"
+                                         " WHERE first = 3 AND last = 3"),
+                         1);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
+                                         " WHERE state = 'running'"
+                                         " AND id = 'old_live'"),
+                         1);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
+                                         " WHERE state = 'done'"),
+                         2);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"
+                                         " WHERE id = 'old_dead'"
+                                         " AND execution = 'started'"
+                                         " AND payload LIKE '%INTERRUPTED%'"),
+                         1);
+        /* v2's repaired, v4's caller on the result, v5's decisions. */
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"
+                                         " WHERE repaired = 0"
+                                         " AND caller_id = 'carol'"
+                                         " AND decisions IS NULL"),
+                         2);
+        assert_int_equal(
+            raw_count(path, "SELECT count(*) FROM sqlite_schema"
+                            " WHERE name IN ('calls_caller', 'calls_running',"
+                            " 'calls_id')"),
+            0);
+        json_t *s = show(j, "old_done"); /* new ref */
+        assert_string_equal(jstr(s, "result.payload"), "hi");
+        assert_string_equal(jstr(s, "call.caller_id"), "carol");
+        json_decref(s);
+        /* The upgraded journal takes new calls and finds the old ones. */
+        tg_call *again = mkcall("old_done", "echo", "{}", "carol");
+        tg_result *reply = NULL;
+        snprintf(again->checksum, sizeof again->checksum, "sha256:aa");
+        assert_int_equal(tg__journal_begin_dedup(j, &again, 1, &reply, &err),
+                         0);
+        assert_non_null(reply);
+        assert_true(reply->replayed);
+        assert_int_equal(tg__journal_finish(j, &again, &reply, 1, &err), 0);
+        tg__journal_close(j);
+        tg__call_free(again);
+        tg__result_free(reply);
+        j = open_ok(path); /* once: nothing more to recover or migrate */
+        tg__journal_close(j);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"), 3);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM"
+                                         " pragma_integrity_check"
+                                         " WHERE integrity_check != 'ok'"),
+                         0);
+        assert_int_equal(raw_count(path, "SELECT count(*) FROM"
+                                         " pragma_foreign_key_check"),
+                         0);
+    }
     assert_int_equal(raw_count(f->path, "SELECT journal_mode = 'wal'"
                                         " FROM pragma_journal_mode"),
                      1);
@@ -759,8 +1226,6 @@ static void test_migrations(void **state)
     assert_non_null(strstr(err.message, "newer"));
     assert_non_null(strstr(err.message, f->path));
     assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 99);
-    tg__call_free(c);
-    tg__result_free(r);
 }
 
 static void test_unwritable(void **state)
@@ -941,6 +1406,76 @@ static void test_disk_full(void **state)
     if (WEXITSTATUS(status) == 77)
         skip();
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* An I/O error while the journal writes: begin or finish fails with an
+ * error naming the journal, nothing of the failed step is there, the file
+ * passes integrity_check, and the same journal goes on once writes work
+ * again (the failed results committed then, their calls still begun). */
+static void test_io_error(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    faulty_vfs_use(1);
+    tg_journal *j = open_ok(f->path);
+    tg_call *ok[2] = {mkcall("io_ok1", "echo", "{}", NULL),
+                      mkcall("io_ok2", "echo", "{}", NULL)};
+    tg_result *okr[2] = {ok_result(ok[0], "x"), ok_result(ok[1], "y")};
+    assert_int_equal(tg__journal_begin(j, ok, 2, &err), 0);
+    assert_int_equal(tg__journal_finish(j, ok, okr, 2, &err), 0);
+
+    /* The call rows cannot be written. */
+    tg_call *a[3] = {mkcall("io_a1", "echo", "{}", NULL),
+                     mkcall("io_a2", "echo", "{}", NULL),
+                     mkcall("io_a3", "echo", "{}", NULL)};
+    io_writes_left = 0;
+    assert_int_equal(tg__journal_begin(j, a, 3, &err), TG_EJOURNAL);
+    io_writes_left = -1;
+    assert_non_null(strstr(err.message, f->path));
+    assert_non_null(strstr(err.message, "I/O error"));
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM call_rows"
+                                        " WHERE id LIKE 'io_a%'"),
+                     0);
+
+    /* The call rows are in; the results cannot be written (the second
+     * write of the commit fails: a partial WAL append). */
+    tg_call *b[3] = {mkcall("io_b1", "echo", "{}", NULL),
+                     mkcall("io_b2", "echo", "{}", NULL),
+                     mkcall("io_b3", "echo", "{}", NULL)};
+    tg_result *br[3] = {ok_result(b[0], "1"), ok_result(b[1], "2"),
+                        ok_result(b[2], "3")};
+    assert_int_equal(tg__journal_begin(j, b, 3, &err), 0);
+    memset(&err, 0, sizeof err);
+    io_writes_left = 1;
+    assert_int_equal(tg__journal_finish(j, b, br, 3, &err), TG_EJOURNAL);
+    io_writes_left = -1;
+    assert_non_null(strstr(err.message, f->path));
+    assert_non_null(strstr(err.message, "I/O error"));
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
+                                        " WHERE id LIKE 'io_b%'"),
+                     0);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
+                                        " WHERE id LIKE 'io_b%'"
+                                        " AND state = 'running'"),
+                     3);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM"
+                                        " pragma_integrity_check"
+                                        " WHERE integrity_check != 'ok'"),
+                     0);
+
+    /* Writes work again: the same journal records the results. */
+    assert_int_equal(tg__journal_finish(j, b, br, 3, &err), 0);
+    tg__journal_close(j);
+    faulty_vfs_use(0);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 5);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 0);
+    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM"
+                                        " pragma_integrity_check"
+                                        " WHERE integrity_check != 'ok'"),
+                     0);
+    free_all(ok, okr, 2);
+    free_all(a, NULL, 3);
+    free_all(b, br, 3);
 }
 
 /* Fails the N-th allocation of SQLite and jansson for N = 1, 2, ... until the
@@ -1196,11 +1731,13 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_recovery_recycled_pid, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_running_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_allocations, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failing_allocations_replay, setup,
