@@ -9,11 +9,9 @@
  * network namespace) and with 8 calls at once.
  * Usage: bench_sandbox [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
  */
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -21,20 +19,10 @@
 
 #define ROUNDS 5
 
-extern char **environ;
-
 static double limit_ms(int n)
 {
-    char *argv[] = {"/bin/true", NULL};
-    double t0 = bench_now();
-    for (int i = 0; i < n; i++) {
-        pid_t pid;
-        if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
-            return -1;
-        int st;
-        waitpid(pid, &st, 0);
-    }
-    return (bench_now() - t0) * 1e3 / n;
+    double s = bench_spawn_true_seconds(n);
+    return s > 0 ? s * 1e3 / n : -1;
 }
 
 /* ms per call of n /bin/true calls; `sandbox` and `tool` are extra JSON
@@ -49,45 +37,8 @@ static double toolgate_ms(const char *ws, int n, int parallel,
              "\"true\", \"command\": [\"/bin/true\"]%s%s}]}",
              ws, parallel, *sandbox ? ", " : "", sandbox, *tool ? ", " : "",
              tool);
-    tg_error err = {0};
-    tg_config *cfg = tg_config_new();
-    tg_runtime *rt = NULL;
-    tg_turn *turn = NULL;
-    double ms = -1;
-    size_t cap = (size_t)n * 48 + 1, len = 0;
-    char *text = malloc(cap);
-    if (cfg == NULL || text == NULL ||
-        tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err) != 0 ||
-        tg_runtime_new(cfg, &rt, &err) != 0)
-        goto done;
-    if (tg_runtime_warning(rt) != NULL) {
-        fprintf(stderr, "toolgate: %s\n", tg_runtime_warning(rt));
-        goto done;
-    }
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, cap - len,
-                                "{\"id\":\"c%d\",\"tool\":\"true\"}\n", i);
-    if (tg_turn_parse(text, len, "toolgate", "bench", &turn, &err) != 0)
-        goto done;
-    double t0 = bench_now();
-    if (tg_runtime_run_turn(rt, turn, &err) != 0)
-        goto done;
-    double dt = bench_now() - t0;
-    for (int i = 0; i < n; i++)
-        if (!tg_result_succeeded(tg_turn_result(turn, (size_t)i))) {
-            fprintf(stderr, "call %d failed: %s\n", i,
-                    tg_result_error_message(tg_turn_result(turn, (size_t)i)));
-            goto done;
-        }
-    ms = dt * 1e3 / n;
-done:
-    if (err.code)
-        fprintf(stderr, "toolgate: %s\n", err.message);
-    tg_turn_free(turn);
-    tg_runtime_free(rt);
-    tg_config_free(cfg);
-    free(text);
-    return ms;
+    double s = bench_true_turn_seconds(cfgtext, n, 1);
+    return s > 0 ? s * 1e3 / n : -1;
 }
 
 enum { LIMIT, NONE, RLIMITS, BWRAP, BWRAP_NET, BWRAP_PAR, NKINDS };
@@ -120,10 +71,7 @@ int main(int argc, char **argv)
     double m[NKINDS];
     for (int k = 0; k < NKINDS; k++)
         m[k] = bench_median(s[k], ROUNDS);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "node %s/peer_spawn.mjs /bin/true %d", peer_dir,
-             n);
-    double node_rate = bench_peer_number(cmd, "per_second");
+    double node_rate = bench_peer_spawn_rate(peer_dir, n);
     double node = node_rate > 0 ? 1e3 / node_rate : -1;
     rmdir(ws);
     printf("bench_sandbox: %d calls of /bin/true, one at a time, median of %d "

@@ -8,31 +8,19 @@
  * what bubblewrap adds).
  * Usage: bench_spawn [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
  */
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "bench_util.h"
 #include "toolgate.h"
 
 #define ROUNDS 5
 
-extern char **environ;
-
 static double limit_rate(int n)
 {
-    char *argv[] = {"/bin/true", NULL};
-    double t0 = bench_now();
-    for (int i = 0; i < n; i++) {
-        pid_t pid;
-        if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
-            return -1;
-        int st;
-        waitpid(pid, &st, 0);
-    }
-    return n / (bench_now() - t0);
+    double s = bench_spawn_true_seconds(n);
+    return s > 0 ? n / s : -1;
 }
 
 static double toolgate_rate(int n, int parallel)
@@ -44,41 +32,8 @@ static double toolgate_rate(int n, int parallel)
              "\"tools\": [{\"name\": \"true\", \"command\": "
              "[\"/bin/true\"]}]}",
              parallel);
-    tg_error err = {0};
-    tg_config *cfg = tg_config_new();
-    tg_runtime *rt = NULL;
-    tg_turn *turn = NULL;
-    double rate = -1;
-    size_t cap = (size_t)n * 48 + 1, len = 0;
-    char *text = malloc(cap);
-    if (cfg == NULL || text == NULL ||
-        tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err) != 0 ||
-        tg_runtime_new(cfg, &rt, &err) != 0)
-        goto done;
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, cap - len,
-                                "{\"id\":\"c%d\",\"tool\":\"true\"}\n", i);
-    if (tg_turn_parse(text, len, "toolgate", "bench", &turn, &err) != 0)
-        goto done;
-    double t0 = bench_now();
-    if (tg_runtime_run_turn(rt, turn, &err) != 0)
-        goto done;
-    double dt = bench_now() - t0;
-    for (int i = 0; i < n; i++)
-        if (!tg_result_succeeded(tg_turn_result(turn, (size_t)i))) {
-            fprintf(stderr, "call %d failed: %s\n", i,
-                    tg_result_error_message(tg_turn_result(turn, (size_t)i)));
-            goto done;
-        }
-    rate = n / dt;
-done:
-    if (err.code)
-        fprintf(stderr, "toolgate: %s\n", err.message);
-    tg_turn_free(turn);
-    tg_runtime_free(rt);
-    tg_config_free(cfg);
-    free(text);
-    return rate;
+    double s = bench_true_turn_seconds(cfgtext, n, 0);
+    return s > 0 ? n / s : -1;
 }
 
 int main(int argc, char **argv)
@@ -99,10 +54,7 @@ int main(int argc, char **argv)
     double limit = bench_median(lim_s, ROUNDS);
     double seq = bench_median(seq_s, ROUNDS);
     double par = bench_median(par_s, ROUNDS);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "node %s/peer_spawn.mjs /bin/true %d", peer_dir,
-             n);
-    double node = bench_peer_number(cmd, "per_second");
+    double node = bench_peer_spawn_rate(peer_dir, n);
     printf("bench_spawn: %d calls of /bin/true, median of %d interleaved "
            "rounds\n",
            n, ROUNDS);

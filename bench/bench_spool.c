@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 
 #include "bench_util.h"
 #include "spool.h"
+#include "tg_test.h"
 
 #define MAX_ROUNDS 9
 #define PIPE_READ (256 * 1024)
@@ -98,16 +98,6 @@ static pid_t start_generator(uint64_t bytes, int *read_fd)
     return pid;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static double cpu_s(const struct rusage *ru)
 {
     return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
@@ -119,19 +109,6 @@ static double self_cpu_s(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return cpu_s(&ru);
-}
-
-static long vm_hwm_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib;
 }
 
 /* (a) toolgate: the generator's pipe through the spool writer. Returns
@@ -309,7 +286,7 @@ int main(int argc, char **argv)
     char id[TG_SPOOL_ID_LEN + 1] = "";
     for (int r = 0; r < rounds; r++) {
         /* a fresh spool each time, so no round is a dedupe */
-        nftw(spool_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        tg_test_rmtree(spool_dir);
         /* Each step starts with nothing dirty in the page cache: cat
          * without fsync leaves a GiB for the kernel to write back, which
          * would otherwise land in the next step's time. */
@@ -332,7 +309,7 @@ int main(int argc, char **argv)
                "CPU)\n",
                r + 1, ts[r], fin[r], cs[r], tc[r], cc[r], tf[r], cf[r]);
     }
-    long hwm = vm_hwm_kib();
+    long hwm = tg_test_status_kib("VmHWM");
     double ms = bench_median(ts, rounds), mc = bench_median(tc, rounds),
            mf = bench_median(tf, rounds);
     double mb = (double)bytes / (1 << 20);
@@ -388,6 +365,6 @@ int main(int argc, char **argv)
                mb / mt, mt, mg / mt);
     }
     tg__spool_free(sp);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tg_test_rmtree(dir);
     return status;
 }

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench_util.h - small helpers shared by the benchmarks: a monotonic clock,
- * medians, running a peer command and reading one number from its JSON line.
+ * medians, running a peer command and reading one number from its JSON line,
+ * and the spawn benchmarks' limit (a posix_spawn + waitpid loop), their
+ * turn of /bin/true calls through the runtime and their Node peer.
  */
 #ifndef TG_BENCH_UTIL_H
 #define TG_BENCH_UTIL_H
 
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+
+#include "toolgate.h"
+
+extern char **environ;
 
 static inline double bench_now(void)
 {
@@ -50,6 +58,80 @@ static inline double bench_peer_number(const char *cmdline, const char *key)
     snprintf(needle, sizeof needle, "\"%s\":", key);
     const char *at = strstr(line, needle);
     return at ? strtod(at + strlen(needle), NULL) : -1;
+}
+
+/* Seconds to posix_spawn /bin/true and wait for it n times in a row, or -1
+ * when a spawn fails: the limit of a command tool's call. */
+static inline double bench_spawn_true_seconds(int n)
+{
+    char *argv[] = {"/bin/true", NULL};
+    double t0 = bench_now();
+    for (int i = 0; i < n; i++) {
+        pid_t pid;
+        if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
+            return -1;
+        int st;
+        waitpid(pid, &st, 0);
+    }
+    return bench_now() - t0;
+}
+
+/* Seconds to run one turn of n calls of the command tool "true" through a
+ * runtime of the configuration cfgtext (JSON), or -1 when anything fails
+ * (said on stderr); with strict, a runtime warning (the sandbox not in
+ * force) fails too. */
+static inline double bench_true_turn_seconds(const char *cfgtext, int n,
+                                             int strict)
+{
+    tg_error err = {0};
+    tg_config *cfg = tg_config_new();
+    tg_runtime *rt = NULL;
+    tg_turn *turn = NULL;
+    double dt = -1;
+    size_t cap = (size_t)n * 48 + 1, len = 0;
+    char *text = malloc(cap);
+    if (cfg == NULL || text == NULL ||
+        tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err) != 0 ||
+        tg_runtime_new(cfg, &rt, &err) != 0)
+        goto done;
+    if (strict && tg_runtime_warning(rt) != NULL) {
+        fprintf(stderr, "toolgate: %s\n", tg_runtime_warning(rt));
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "{\"id\":\"c%d\",\"tool\":\"true\"}\n", i);
+    if (tg_turn_parse(text, len, "toolgate", "bench", &turn, &err) != 0)
+        goto done;
+    double t0 = bench_now();
+    if (tg_runtime_run_turn(rt, turn, &err) != 0)
+        goto done;
+    double spent = bench_now() - t0;
+    for (int i = 0; i < n; i++)
+        if (!tg_result_succeeded(tg_turn_result(turn, (size_t)i))) {
+            fprintf(stderr, "call %d failed: %s\n", i,
+                    tg_result_error_message(tg_turn_result(turn, (size_t)i)));
+            goto done;
+        }
+    dt = spent;
+done:
+    if (err.code)
+        fprintf(stderr, "toolgate: %s\n", err.message);
+    tg_turn_free(turn);
+    tg_runtime_free(rt);
+    tg_config_free(cfg);
+    free(text);
+    return dt;
+}
+
+/* Calls per second of the peer: Node's child_process.spawn of /bin/true
+ * awaited n times (peer_dir/peer_spawn.mjs), or -1. */
+static inline double bench_peer_spawn_rate(const char *peer_dir, int n)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node %s/peer_spawn.mjs /bin/true %d", peer_dir,
+             n);
+    return bench_peer_number(cmd, "per_second");
 }
 
 #endif

@@ -327,6 +327,47 @@ static bool same_name(const char *entry, const char *k, size_t klen)
     return strncmp(entry, k, klen) == 0 && entry[klen] == '=';
 }
 
+/* Writes "k=v" at *store and moves *store past it. */
+static char *env_entry(char **store, const char *k, const char *v)
+{
+    size_t kl = strlen(k), vl = strlen(v);
+    char *e = *store;
+    memcpy(e, k, kl);
+    e[kl] = '=';
+    memcpy(e + kl + 1, v, vl + 1);
+    *store += kl + vl + 2;
+    return e;
+}
+
+/* An environment of `slots` entries and `bytes` of "k=v" text after them,
+ * its first nb entries base's; *store is where the text goes. NULL when
+ * out of memory. */
+static char **env_alloc(char **base, size_t nb, size_t slots, size_t bytes,
+                        char **store)
+{
+    char **env = malloc(slots * sizeof *env + bytes);
+    if (env == NULL)
+        return NULL;
+    *store = (char *)(env + slots);
+    for (size_t i = 0; i < nb; i++)
+        env[i] = base[i];
+    return env;
+}
+
+/* Sets env[*n] to e, replacing an entry of the same name among the first
+ * `upto`. */
+static void env_put(char **env, size_t *n, size_t upto, char *e)
+{
+    size_t kl = strcspn(e, "=");
+    for (size_t i = 0; i < upto; i++) {
+        if (same_name(env[i], e, kl)) {
+            env[i] = e;
+            return;
+        }
+    }
+    env[(*n)++] = e;
+}
+
 /* Adds obj's entries to env[*n], replacing entries among the first `upto`
  * with the same name. */
 static void env_merge(char **env, size_t *n, size_t upto, const json_t *obj,
@@ -340,20 +381,7 @@ static void env_merge(char **env, size_t *n, size_t upto, const json_t *obj,
     {
         if (!json_is_string(v) || !valid_name(k))
             continue;
-        size_t kl = strlen(k), vl = strlen(json_string_value(v));
-        char *e = *store;
-        memcpy(e, k, kl);
-        e[kl] = '=';
-        memcpy(e + kl + 1, json_string_value(v), vl + 1);
-        *store += kl + vl + 2;
-        size_t i;
-        for (i = 0; i < upto; i++)
-            if (same_name(env[i], k, kl))
-                break;
-        if (i < upto)
-            env[i] = e;
-        else
-            env[(*n)++] = e;
+        env_put(env, n, upto, env_entry(store, k, json_string_value(v)));
     }
 }
 
@@ -369,14 +397,11 @@ int tg__proc_env(char **base, const json_t *tool_env, const json_t *ctx_env,
     }
     while (base && base[nb])
         nb++;
-    size_t slots = nb + nt + nc + 1;
-    char **env = malloc(slots * sizeof *env + bytes);
+    char *store;
+    char **env = env_alloc(base, nb, nb + nt + nc + 1, bytes, &store);
     if (env == NULL)
         return ENOMEM;
-    char *store = (char *)(env + slots);
     size_t n = nb;
-    for (size_t i = 0; i < nb; i++)
-        env[i] = base[i];
     env_merge(env, &n, nb, tool_env, &store);
     /* The context's names are unique among themselves: compare them with
      * the base and the tool's entries only, which keeps this linear. */
@@ -421,20 +446,6 @@ static bool listed(const json_t *obj, const json_t *arr, const char *name,
     return false;
 }
 
-/* Sets env[*n] to e, replacing an entry of the same name among the first
- * `upto`. */
-static void env_put(char **env, size_t *n, size_t upto, char *e)
-{
-    size_t kl = strcspn(e, "=");
-    for (size_t i = 0; i < upto; i++) {
-        if (same_name(env[i], e, kl)) {
-            env[i] = e;
-            return;
-        }
-    }
-    env[(*n)++] = e;
-}
-
 int tg__proc_env_tool(char **base, char **pass, const json_t *pass_names,
                       const json_t *tool_env, const json_t *ctx_env,
                       char ***out, void **owned)
@@ -452,14 +463,11 @@ int tg__proc_env_tool(char **base, char **pass, const json_t *pass_names,
         *out = base;
         return 0;
     }
-    size_t slots = nb + np + nt + nc + 1;
-    char **env = malloc(slots * sizeof *env + bytes);
+    char *store;
+    char **env = env_alloc(base, nb, nb + np + nt + nc + 1, bytes, &store);
     if (env == NULL)
         return ENOMEM;
-    char *store = (char *)(env + slots);
     size_t n = nb;
-    for (size_t i = 0; i < nb; i++)
-        env[i] = base[i];
     for (size_t i = 0; pass && pass[i]; i++)
         if (listed(NULL, pass_names, pass[i], strcspn(pass[i], "=")))
             env_put(env, &n, n, pass[i]);
@@ -476,13 +484,7 @@ int tg__proc_env_tool(char **base, char **pass, const json_t *pass_names,
             /* A secret only reaches a tool that asked for it by name. */
             if (tg__env_secret_name(k) && !listed(tool_env, pass_names, k, kl))
                 continue;
-            size_t vl = strlen(json_string_value(v));
-            char *e = store;
-            memcpy(e, k, kl);
-            e[kl] = '=';
-            memcpy(e + kl + 1, json_string_value(v), vl + 1);
-            store += kl + vl + 2;
-            env_put(env, &n, upto, e);
+            env_put(env, &n, upto, env_entry(&store, k, json_string_value(v)));
         }
     env[n] = NULL;
     *out = env;

@@ -397,6 +397,26 @@ static int set_pid_max(int pidfd, rlim_t limit, char *why, size_t whylen)
     return 0;
 }
 
+/* Waits until fd is readable, at most until timeout_ms after t0 (the
+ * monotonic clock): true when it is, false when time ran out or poll
+ * failed. */
+static bool wait_readable(int fd, const struct timespec *t0, long timeout_ms)
+{
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long spent = (t.tv_sec - t0->tv_sec) * 1000 +
+                     (t.tv_nsec - t0->tv_nsec) / 1000000;
+        if (spent >= timeout_ms)
+            return false;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int r = poll(&pf, 1, (int)(timeout_ms - spent));
+        if (r < 0 && errno == EINTR)
+            continue;
+        return r > 0;
+    }
+}
+
 /* Reads bubblewrap's {"child-pid": N} from fd; 0 when it closed first. */
 static pid_t read_child_pid(int fd)
 {
@@ -405,17 +425,7 @@ static pid_t read_child_pid(int fd)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (len + 1 < sizeof buf) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long spent =
-            (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-        if (spent >= INFO_TIMEOUT_MS)
-            break;
-        struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, (int)(INFO_TIMEOUT_MS - spent));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
+        if (!wait_readable(fd, &t0, INFO_TIMEOUT_MS))
             break;
         ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
         if (n < 0 && errno == EINTR)
@@ -485,17 +495,7 @@ static void drain(int fd, char *out, size_t cap, const struct timespec *t0)
     size_t len = 0;
     char sink[512];
     for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long spent = (t.tv_sec - t0->tv_sec) * 1000 +
-                     (t.tv_nsec - t0->tv_nsec) / 1000000;
-        if (spent >= PROBE_TIMEOUT_MS)
-            break;
-        struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, (int)(PROBE_TIMEOUT_MS - spent));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
+        if (!wait_readable(fd, t0, PROBE_TIMEOUT_MS))
             break;
         char *dst = len + 1 < cap ? out + len : sink;
         size_t room = len + 1 < cap ? cap - 1 - len : sizeof sink;

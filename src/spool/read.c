@@ -37,16 +37,37 @@ static int read_fail(const spool_meta *m, int e, tg_error *err)
                          strerror(e));
 }
 
+/* Opens artifact id for a reader: out zeroed, then set up from its
+ * metadata (in m). The descriptor, or a negative TG_E* code. */
+static int reader_open(tg_spool *sp, const char *id, spool_meta *m,
+                       tg_spool_text *out, tg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int fd = tg__spool_open_artifact(sp, id, m, err);
+    if (fd >= 0)
+        text_init(out, m);
+    return fd;
+}
+
+/* Ends a reader of reader_open: closes fd, frees m, and empties out when
+ * rc says it failed. Returns rc. */
+static int reader_close(int fd, spool_meta *m, tg_spool_text *out, int rc)
+{
+    close(fd);
+    tg__spool_meta_cleanup(m);
+    if (rc)
+        tg__spool_text_cleanup(out);
+    return rc;
+}
+
 int tg__spool_read_bytes(tg_spool *sp, const char *id, uint64_t offset,
                          size_t length, size_t cap, tg_spool_text *out,
                          tg_error *err)
 {
     spool_meta m;
-    memset(out, 0, sizeof *out);
-    int fd = tg__spool_open_artifact(sp, id, &m, err);
+    int fd = reader_open(sp, id, &m, out, err);
     if (fd < 0)
         return fd;
-    text_init(out, &m);
     out->offset = offset;
     int rc = 0;
     if (offset >= m.bytes || length == 0)
@@ -68,11 +89,7 @@ int tg__spool_read_bytes(tg_spool *sp, const char *id, uint64_t offset,
     out->text.len = (size_t)r;
     out->text.data[r] = '\0';
 done:
-    close(fd);
-    tg__spool_meta_cleanup(&m);
-    if (rc)
-        tg__spool_text_cleanup(out);
-    return rc;
+    return reader_close(fd, &m, out, rc);
 }
 
 /* The byte offset where 1-based line `line` starts (m->bytes when the file
@@ -189,13 +206,13 @@ int tg__spool_read_lines(tg_spool *sp, const char *id, uint64_t first,
                          tg_error *err)
 {
     spool_meta m;
-    memset(out, 0, sizeof *out);
-    if (first == 0)
+    if (first == 0) {
+        memset(out, 0, sizeof *out);
         return tg__error_set(err, TG_EINVAL, "lines are numbered from 1");
-    int fd = tg__spool_open_artifact(sp, id, &m, err);
+    }
+    int fd = reader_open(sp, id, &m, out, err);
     if (fd < 0)
         return fd;
-    text_init(out, &m);
     out->first_line = first;
     uint64_t start;
     int rc = line_start(fd, &m, first, &start, err);
@@ -203,11 +220,7 @@ int tg__spool_read_lines(tg_spool *sp, const char *id, uint64_t first,
         rc = read_forward(fd, &m, start, count, cap, out, err);
     else
         out->offset = start;
-    close(fd);
-    tg__spool_meta_cleanup(&m);
-    if (rc)
-        tg__spool_text_cleanup(out);
-    return rc;
+    return reader_close(fd, &m, out, rc);
 }
 
 int tg__spool_head(tg_spool *sp, const char *id, uint64_t n, size_t cap,
@@ -220,11 +233,9 @@ int tg__spool_tail(tg_spool *sp, const char *id, uint64_t n, size_t cap,
                    tg_spool_text *out, tg_error *err)
 {
     spool_meta m;
-    memset(out, 0, sizeof *out);
-    int fd = tg__spool_open_artifact(sp, id, &m, err);
+    int fd = reader_open(sp, id, &m, out, err);
     if (fd < 0)
         return fd;
-    text_init(out, &m);
     int rc = 0;
     char *buf = NULL;
     if (m.bytes == 0 || n == 0) {
@@ -294,9 +305,5 @@ int tg__spool_tail(tg_spool *sp, const char *id, uint64_t n, size_t cap,
     out->text.data[len] = '\0';
 done:
     free(buf);
-    close(fd);
-    tg__spool_meta_cleanup(&m);
-    if (rc)
-        tg__spool_text_cleanup(out);
-    return rc;
+    return reader_close(fd, &m, out, rc);
 }

@@ -23,7 +23,6 @@
  *     range and a line range given together, which the schema allows);
  *   - nothing crashes, leaks, or outlives the match limits.
  */
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +32,7 @@
 #include <jansson.h>
 
 #include "spool.h"
+#include "tg_test.h"
 
 static const char *const tools[] = {"artifact_read", "artifact_head",
                                     "artifact_tail", "artifact_grep",
@@ -54,23 +54,13 @@ static void die(const char *what)
     abort();
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void cleanup(void)
 {
     for (int i = 0; i < 5; i++)
         tg_schema_free(schemas[i]);
     tg__spool_free(sp);
     sp = NULL;
-    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tg_test_rmtree(root);
 }
 
 static void put(int k, const char *data, size_t len)

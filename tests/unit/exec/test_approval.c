@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg_test_exec.h"
 #include "toolgate.h"
 
 typedef struct asker {
@@ -51,14 +52,8 @@ static tg_runtime *make_rt(void)
         "\"policy\":{\"default\":\"allow\",\"rules\":["
         "{\"tool\":\"danger\",\"decision\":\"ask\","
         "\"reason\":\"danger needs a person\"}]}}";
+    tg_runtime *rt = tg_test_runtime(cfg_text, NULL);
     tg_error err = {0};
-    tg_config *cfg = tg_config_new();
-    assert_non_null(cfg);
-    assert_int_equal(
-        tg_config_load(cfg, cfg_text, strlen(cfg_text), NULL, &err), 0);
-    tg_runtime *rt = NULL;
-    assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
-    tg_config_free(cfg);
     assert_int_equal(tg_runtime_register(rt, "danger", "d", NULL, echo, NULL,
                                          TG_TOOL_INLINE, &err),
                      0);

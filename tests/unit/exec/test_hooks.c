@@ -17,7 +17,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
@@ -32,88 +31,30 @@
 #include "error.h"
 #include "record.h"
 #include "runtime.h"
+#include "tg_test_exec.h"
 #include "toolgate.h"
 #include "turn.h"
 
 /* ------------------------------------------------------------ harness */
 
 typedef struct env {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX]; /* first: tg_test_dir_setup makes it */
 } env;
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
 
 static int setup(void **state)
 {
-    env *e = calloc(1, sizeof *e);
-    if (e == NULL)
-        return -1;
-    snprintf(e->dir, sizeof e->dir, "/tmp/tg_hooks_XXXXXX");
-    if (mkdtemp(e->dir) == NULL) {
-        free(e);
-        return -1;
-    }
-    *state = e;
-    return 0;
+    return tg_test_dir_setup(state, sizeof(env), "tg_hooks_");
 }
 
 static int teardown(void **state)
 {
-    env *e = *state;
-    nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(e);
-    return 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-/* A process counts as gone when it no longer exists or is a zombie that
- * nobody here can reap (an orphan waiting for init). */
-static int alive(long pid)
-{
-    if (pid <= 1 || kill((pid_t)pid, 0) != 0)
-        return 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+    return tg_test_dir_teardown(state);
 }
 
 /* Writes an executable shell script e->dir/name with the given body. */
 static void script(const env *e, const char *name, const char *body)
 {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", e->dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, "#!/bin/sh\n%s\n", body);
-    fclose(f);
-    assert_int_equal(chmod(path, 0755), 0);
+    assert_int_equal(tg_test_write_script(e->dir, name, body), 0);
 }
 
 /* A file of e->dir as a string (caller frees), NULL when absent. */
@@ -121,15 +62,7 @@ static char *slurp(const env *e, const char *name)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", e->dir, name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    char *buf = calloc(1, 1 << 20);
-    assert_non_null(buf);
-    size_t n = fread(buf, 1, (1 << 20) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return tg_test_read_file(path, NULL);
 }
 
 #define ECHO_TOOL                                                              \
@@ -151,59 +84,20 @@ static tg_runtime *make_rt(const env *e, const char *limits, const char *hooks)
              "]%s%s}",
              e->dir, limits ? limits : "", hooks ? ", \"hooks\": " : "",
              hooks ? hooks : "");
-    tg_config *cfg = tg_config_new();
-    assert_non_null(cfg);
-    tg_error err = {0};
-    int rc = tg_config_load(cfg, text, strlen(text), e->dir, &err);
-    if (rc != 0)
-        fprintf(stderr, "config: %s\n%s\n", err.message, text);
-    assert_int_equal(rc, 0);
-    tg_runtime *rt = NULL;
-    rc = tg_runtime_new(cfg, &rt, &err);
-    if (rc != 0)
-        fprintf(stderr, "runtime: %s\n", err.message);
-    assert_int_equal(rc, 0);
-    tg_config_free(cfg);
-    return rt;
-}
-
-static void add(tg_turn *t, const char *id, const char *tool, const char *args)
-{
-    tg_call *c = tg__call_new(id, tool, "toolgate");
-    assert_non_null(c);
-    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
-    assert_int_equal(tg__turn_add_call(t, c), 0);
-}
-
-static void run(tg_runtime *rt, tg_turn *t)
-{
-    tg_error err = {0};
-    int rc = tg_runtime_run_turn(rt, t, &err);
-    if (rc != 0)
-        fprintf(stderr, "run_turn: %s\n", err.message);
-    assert_int_equal(rc, 0);
-    for (size_t i = 0; i < tg_turn_call_count(t); i++)
-        assert_non_null(tg_turn_result(t, i));
-}
-
-static const tg_result *res(const tg_turn *t, size_t i)
-{
-    const tg_result *r = tg_turn_result(t, i);
-    assert_non_null(r);
-    return r;
+    return tg_test_runtime(text, e->dir);
 }
 
 /* The result's payload (a new reference). */
 static json_t *payload(const tg_turn *t, size_t i)
 {
-    json_t *p = json_loads(tg_result_payload_json(res(t, i)), 0, NULL);
+    json_t *p = json_loads(tg_result_payload_json(tg_test_res(t, i)), 0, NULL);
     assert_non_null(p);
     return p;
 }
 
 static void expect_outcome(const tg_turn *t, size_t i, tg_outcome o)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     if (tg_result_outcome(r) != o)
         fail_msg("call %zu: %s, expected %s: %s", i,
                  tg_outcome_name(tg_result_outcome(r)), tg_outcome_name(o),
@@ -230,7 +124,7 @@ static void expect_contains(const char *hay, const char *needle)
 /* decisions.hooks[k] of result i (borrowed from the result). */
 static const json_t *hook_entry(const tg_turn *t, size_t i, size_t k)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     json_t *list = json_object_get(r->decisions, "hooks");
     if (!json_is_array(list) || k >= json_array_size(list))
         fail_msg("call %zu has no hook decision %zu", i, k);
@@ -239,13 +133,40 @@ static const json_t *hook_entry(const tg_turn *t, size_t i, size_t k)
 
 static size_t hook_count(const tg_turn *t, size_t i)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     return json_array_size(json_object_get(r->decisions, "hooks"));
 }
 
 static const char *entry_str(const json_t *e, const char *key)
 {
     return json_string_value(json_object_get(e, key));
+}
+
+/* One echo call with `args` in a runtime with the "hooks" object `hooks`;
+ * fails unless the turn ends within max_ms. The turn, run; its runtime in
+ * *rt. */
+static tg_turn *run_echo(const env *e, const char *hooks, const char *args,
+                         double max_ms, tg_runtime **rt)
+{
+    *rt = make_rt(e, "", hooks);
+    tg_turn *t = tg__turn_new("toolgate");
+    tg_test_add(t, "c", "echo", args);
+    double t0 = tg_test_now_ms();
+    tg_test_run(*rt, t);
+    double took = tg_test_now_ms() - t0;
+    if (took >= max_ms)
+        fail_msg("the turn took %.0f ms, not under %.0f", took, max_ms);
+    return t;
+}
+
+/* msg names the `stage` hook ./name and says `needle`. */
+static void expect_hook_said(const char *msg, const char *stage,
+                             const char *name, const char *needle)
+{
+    char head[96];
+    snprintf(head, sizeof head, "%s hook './%s' ", stage, name);
+    expect_contains(msg, head);
+    expect_contains(msg, needle);
 }
 
 /* ------------------------------------------------------------ before */
@@ -270,14 +191,14 @@ static void test_allow_deny_cancel(void **state)
     tg_runtime *rt =
         make_rt(e, "", "{\"before\": [[\"./allow\"], [\"./judge\"]]}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "ok", "echo", "{\"text\":\"good\"}");
-    add(t, "no", "echo", "{\"text\":\"bad\"}");
-    add(t, "halt", "echo", "{\"text\":\"stop\"}");
-    add(t, "schema", "echo", "{\"text\":5}"); /* refused before hooks */
-    run(rt, t);
+    tg_test_add(t, "ok", "echo", "{\"text\":\"good\"}");
+    tg_test_add(t, "no", "echo", "{\"text\":\"bad\"}");
+    tg_test_add(t, "halt", "echo", "{\"text\":\"stop\"}");
+    tg_test_add(t, "schema", "echo", "{\"text\":5}"); /* refused before hooks */
+    tg_test_run(rt, t);
 
     expect_outcome(t, 0, TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 0)), "\"good\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 0)), "\"good\"");
     assert_int_equal(hook_count(t, 0), 2);
     const json_t *h = hook_entry(t, 0, 0);
     assert_string_equal(entry_str(h, "hook"), "./allow");
@@ -296,7 +217,8 @@ static void test_allow_deny_cancel(void **state)
                             json_object_get(p, "denied"), "tool")),
                         "echo");
     json_decref(p);
-    assert_int_equal(tg_result_execution(res(t, 1)), TG_EXECUTION_NOT_STARTED);
+    assert_int_equal(tg_result_execution(tg_test_res(t, 1)),
+                     TG_EXECUTION_NOT_STARTED);
     assert_string_equal(entry_str(hook_entry(t, 1, 1), "decision"), "deny");
 
     expect_outcome(t, 2, TG_OUTCOME_CANCELED);
@@ -306,12 +228,14 @@ static void test_allow_deny_cancel(void **state)
                             json_object_get(p, "canceled"), "by")),
                         "policy");
     json_decref(p);
-    assert_int_equal(tg_result_execution(res(t, 2)), TG_EXECUTION_NOT_STARTED);
+    assert_int_equal(tg_result_execution(tg_test_res(t, 2)),
+                     TG_EXECUTION_NOT_STARTED);
     assert_string_equal(entry_str(hook_entry(t, 2, 1), "decision"), "cancel");
 
     /* The checks come first: a call they refuse meets no hook. */
     expect_outcome(t, 3, TG_OUTCOME_ERROR);
-    assert_string_equal(tg_result_error_code(res(t, 3)), "INVALID_ARGUMENTS");
+    assert_string_equal(tg_result_error_code(tg_test_res(t, 3)),
+                        "INVALID_ARGUMENTS");
     assert_int_equal(hook_count(t, 3), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -320,8 +244,8 @@ static void test_allow_deny_cancel(void **state)
     script(e, "mark", "touch marked; echo '{\"decision\":\"allow\"}'");
     rt = make_rt(e, "", "{\"before\": [[\"./deny_said\"], [\"./mark\"]]}");
     t = tg__turn_new("toolgate");
-    add(t, "a", "echo", "{\"text\":\"x\"}");
-    run(rt, t);
+    tg_test_add(t, "a", "echo", "{\"text\":\"x\"}");
+    tg_test_run(rt, t);
     expect_outcome(t, 0, TG_OUTCOME_DENIED);
     p = payload(t, 0);
     assert_string_equal(why(p), "no echo today");
@@ -344,10 +268,10 @@ static void test_input_and_environment(void **state)
     tg_runtime *rt = make_rt(
         e, "", "{\"before\": [[\"./spy\"]], \"after\": [[\"./aspy\"]]}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "c1", "echo", "{\"text\":\"hi\"}");
-    run(rt, t);
+    tg_test_add(t, "c1", "echo", "{\"text\":\"hi\"}");
+    tg_test_run(rt, t);
     expect_outcome(t, 0, TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 0)), "\"hi\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 0)), "\"hi\"");
 
     char *in = slurp(e, "before.json");
     assert_non_null(in);
@@ -410,14 +334,15 @@ static void test_rewrite(void **state)
     tg_runtime *rt =
         make_rt(e, "", "{\"before\": [[\"./rewrite\"], [\"./check\"]]}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "r", "echo", "{\"text\":\"rm -rf /\"}");
+    tg_test_add(t, "r", "echo", "{\"text\":\"rm -rf /\"}");
     const char *before = NULL;
     char sum0[TG_CHECKSUM_MAX];
     before = tg_call_checksum(tg_turn_call(t, 0));
     snprintf(sum0, sizeof sum0, "%s", before);
-    run(rt, t);
+    tg_test_run(rt, t);
     expect_outcome(t, 0, TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 0)), "\"rewritten\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 0)),
+                        "\"rewritten\"");
     const tg_call *c = tg_turn_call(t, 0);
     assert_string_equal(tg_call_args_json(c), "{\"text\":\"rewritten\"}");
     /* Re-checksummed: the checksum is that of the new arguments. */
@@ -449,8 +374,8 @@ static void test_rewrite(void **state)
         snprintf(hooks, sizeof hooks, "{\"before\": [[\"%s\"]]}", bad[i]);
         rt = make_rt(e, "", hooks);
         t = tg__turn_new("toolgate");
-        add(t, "b", "echo", "{\"text\":\"orig\"}");
-        run(rt, t);
+        tg_test_add(t, "b", "echo", "{\"text\":\"orig\"}");
+        tg_test_run(rt, t);
         expect_outcome(t, 0, TG_OUTCOME_DENIED);
         json_t *p = payload(t, 0);
         char name[64];
@@ -478,19 +403,15 @@ static void test_unread_input(void **state)
     script(e, "aquick",
            "echo '{\"payload\":{\"error\":{\"message\":\"short\","
            "\"code\":\"X\"}}}'");
-    size_t n = 300000;
-    char *args = malloc(n + 32);
+    char *args = tg_test_fill("{\"pad\":\"", 'x', 300000, "\"}");
     assert_non_null(args);
-    memcpy(args, "{\"pad\":\"", 8);
-    memset(args + 8, 'x', n);
-    memcpy(args + 8 + n, "\"}", 3);
     for (int stage = 0; stage < 2; stage++) {
         tg_runtime *rt = make_rt(e, "",
                                  stage == 0 ? "{\"before\": [[\"./quick\"]]}"
                                             : "{\"after\": [[\"./aquick\"]]}");
         tg_turn *t = tg__turn_new("toolgate");
-        add(t, "big", "fail", args);
-        run(rt, t);
+        tg_test_add(t, "big", "fail", args);
+        tg_test_run(rt, t);
         if (stage == 0) {
             expect_outcome(t, 0, TG_OUTCOME_DENIED);
             json_t *p = payload(t, 0);
@@ -498,7 +419,8 @@ static void test_unread_input(void **state)
             json_decref(p);
         } else {
             expect_outcome(t, 0, TG_OUTCOME_ERROR);
-            assert_string_equal(tg_result_error_message(res(t, 0)), "short");
+            assert_string_equal(tg_result_error_message(tg_test_res(t, 0)),
+                                "short");
         }
         tg_turn_free(t);
         tg_runtime_free(rt);
@@ -535,18 +457,11 @@ static void test_failures_deny(void **state)
         char hooks[256];
         snprintf(hooks, sizeof hooks, "{\"before\": [[\"./%s\"]]}",
                  cases[i].name);
-        tg_runtime *rt = make_rt(e, "", hooks);
-        tg_turn *t = tg__turn_new("toolgate");
-        add(t, "f", "echo", "{\"text\":\"x\"}");
-        double t0 = now_ms();
-        run(rt, t);
-        assert_true(now_ms() - t0 < 4000);
+        tg_runtime *rt;
+        tg_turn *t = run_echo(e, hooks, "{\"text\":\"x\"}", 4000, &rt);
         expect_outcome(t, 0, TG_OUTCOME_DENIED);
         json_t *p = payload(t, 0);
-        char name[96];
-        snprintf(name, sizeof name, "before hook './%s' ", cases[i].name);
-        expect_contains(why(p), name);
-        expect_contains(why(p), cases[i].needle);
+        expect_hook_said(why(p), "before", cases[i].name, cases[i].needle);
         json_decref(p);
         const json_t *h = hook_entry(t, 0, 0);
         assert_true(json_is_true(json_object_get(h, "failed")));
@@ -561,17 +476,12 @@ static void test_timeout_kills_group(void **state)
     env *e = *state;
     /* The hook's child records its pid and sleeps 30 s. */
     script(e, "slow", "sleep 30 & echo $! >slow.pid; wait");
-    tg_runtime *rt = make_rt(e, "",
-                             "{\"timeout_ms\": 5000, \"before\": "
-                             "[{\"command\": [\"./slow\"], \"timeout_ms\": "
-                             "200}]}");
-    tg_turn *t = tg__turn_new("toolgate");
-    add(t, "s", "echo", "{\"text\":\"x\"}");
-    double t0 = now_ms();
-    run(rt, t);
-    double took = now_ms() - t0;
-    if (took > 1500)
-        fail_msg("a 200 ms hook deadline took %.0f ms", took);
+    tg_runtime *rt;
+    tg_turn *t = run_echo(e,
+                          "{\"timeout_ms\": 5000, \"before\": "
+                          "[{\"command\": [\"./slow\"], \"timeout_ms\": "
+                          "200}]}",
+                          "{\"text\":\"x\"}", 1500, &rt);
     expect_outcome(t, 0, TG_OUTCOME_DENIED);
     json_t *p = payload(t, 0);
     expect_contains(why(p), "before hook './slow' timed out after 200 ms");
@@ -581,13 +491,7 @@ static void test_timeout_kills_group(void **state)
     long pid = strtol(pidtext, NULL, 10);
     free(pidtext);
     assert_true(pid > 1);
-    int gone = 0;
-    for (int i = 0; i < 100 && !gone; i++) {
-        gone = !alive(pid);
-        if (!gone)
-            sleep_ms(10);
-    }
-    assert_true(gone);
+    assert_true(tg_test_dead_within(pid, 1000));
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -605,22 +509,25 @@ static void test_after_redaction(void **state)
            "\"hidden\",\"code\":\"EXIT_STATUS\"}}}'");
     tg_runtime *rt = make_rt(e, "", "{\"after\": [[\"./redact\"]]}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "s", "echo", "{\"text\":\"the SECRET is 42\"}");
-    add(t, "p", "echo", "{\"text\":\"public\"}");
-    run(rt, t);
+    tg_test_add(t, "s", "echo", "{\"text\":\"the SECRET is 42\"}");
+    tg_test_add(t, "p", "echo", "{\"text\":\"public\"}");
+    tg_test_run(rt, t);
     expect_outcome(t, 0, TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 0)), "\"[redacted]\"");
-    assert_int_equal(tg_result_exit_status(res(t, 0)), 0);
-    assert_int_equal(tg_result_execution(res(t, 0)), TG_EXECUTION_FINISHED);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 0)),
+                        "\"[redacted]\"");
+    assert_int_equal(tg_result_exit_status(tg_test_res(t, 0)), 0);
+    assert_int_equal(tg_result_execution(tg_test_res(t, 0)),
+                     TG_EXECUTION_FINISHED);
     const json_t *h = hook_entry(t, 0, 0);
     assert_string_equal(entry_str(h, "decision"), "replace");
     assert_string_equal(entry_str(h, "stage"), "after");
     assert_string_equal(entry_str(h, "reason"), "a secret");
-    char *all = tg_result_to_json(res(t, 0));
+    char *all = tg_result_to_json(tg_test_res(t, 0));
     assert_null(strstr(all, "SECRET"));
     free(all);
     expect_outcome(t, 1, TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 1)), "\"public\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 1)),
+                        "\"public\"");
     assert_string_equal(entry_str(hook_entry(t, 1, 0), "decision"), "keep");
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -629,22 +536,23 @@ static void test_after_redaction(void **state)
      * only by one: anything else would break the payload convention. */
     rt = make_rt(e, "", "{\"after\": [[\"./fix_error\"]]}");
     tg_turn *t2 = tg__turn_new("toolgate");
-    add(t2, "x", "fail", "{}");
-    run(rt, t2);
+    tg_test_add(t2, "x", "fail", "{}");
+    tg_test_run(rt, t2);
     expect_outcome(t2, 0, TG_OUTCOME_ERROR);
-    assert_string_equal(tg_result_error_message(res(t2, 0)), "hidden");
-    assert_int_equal(tg_result_exit_status(res(t2, 0)), 2);
+    assert_string_equal(tg_result_error_message(tg_test_res(t2, 0)), "hidden");
+    assert_int_equal(tg_result_exit_status(tg_test_res(t2, 0)), 2);
     tg_turn_free(t2);
     tg_runtime_free(rt);
     rt = make_rt(e, "", "{\"after\": [[\"./redact\"]]}");
     t2 = tg__turn_new("toolgate");
-    add(t2, "x", "fail", "{}");
-    run(rt, t2);
+    tg_test_add(t2, "x", "fail", "{}");
+    tg_test_run(rt, t2);
     expect_outcome(t2, 0, TG_OUTCOME_ERROR);
-    assert_string_equal(tg_result_error_code(res(t2, 0)), "HOOK_FAILED");
-    expect_contains(tg_result_error_message(res(t2, 0)),
+    assert_string_equal(tg_result_error_code(tg_test_res(t2, 0)),
+                        "HOOK_FAILED");
+    expect_contains(tg_result_error_message(tg_test_res(t2, 0)),
                     "not {\"error\":{\"message\",\"code\"}}");
-    all = tg_result_to_json(res(t2, 0));
+    all = tg_result_to_json(tg_test_res(t2, 0));
     assert_null(strstr(all, "SECRET"));
     free(all);
     tg_turn_free(t2);
@@ -670,19 +578,13 @@ static void test_after_failure_withholds(void **state)
                  "{\"timeout_ms\": 300, \"after\": [[\"./%s\"], "
                  "[\"./never\"]]}",
                  cases[i].name);
-        tg_runtime *rt = make_rt(e, "", hooks);
-        tg_turn *t = tg__turn_new("toolgate");
-        add(t, "s", "echo", "{\"text\":\"SECRET 42\"}");
-        double t0 = now_ms();
-        run(rt, t);
-        assert_true(now_ms() - t0 < 3000);
+        tg_runtime *rt;
+        tg_turn *t = run_echo(e, hooks, "{\"text\":\"SECRET 42\"}", 3000, &rt);
         expect_outcome(t, 0, TG_OUTCOME_ERROR);
-        const tg_result *r = res(t, 0);
+        const tg_result *r = tg_test_res(t, 0);
         assert_string_equal(tg_result_error_code(r), "HOOK_FAILED");
-        char name[96];
-        snprintf(name, sizeof name, "after hook './%s' ", cases[i].name);
-        expect_contains(tg_result_error_message(r), name);
-        expect_contains(tg_result_error_message(r), cases[i].needle);
+        expect_hook_said(tg_result_error_message(r), "after", cases[i].name,
+                         cases[i].needle);
         /* The tool ran; what it said is not shown. */
         assert_int_equal(tg_result_execution(r), TG_EXECUTION_FINISHED);
         assert_int_equal(tg_result_exit_status(r), 0);
@@ -732,17 +634,17 @@ static void test_handlers_and_slots(void **state)
         char id[32];
         for (int i = 0; i < 12; i++) {
             snprintf(id, sizeof id, "c%d", i);
-            add(t, id,
-                i % 3 == 0   ? "sec_inline"
-                : i % 3 == 1 ? "sec_pool"
-                             : "echo",
-                "{\"text\":\"t\"}");
+            tg_test_add(t, id,
+                        i % 3 == 0   ? "sec_inline"
+                        : i % 3 == 1 ? "sec_pool"
+                                     : "echo",
+                        "{\"text\":\"t\"}");
         }
-        run(rt, t);
+        tg_test_run(rt, t);
         for (size_t i = 0; i < 12; i++) {
             expect_outcome(t, i, TG_OUTCOME_SUCCESS);
             if (i % 3 != 2)
-                assert_string_equal(tg_result_payload_json(res(t, i)),
+                assert_string_equal(tg_result_payload_json(tg_test_res(t, i)),
                                     "{\"token\":\"***\"}");
             assert_int_equal(hook_count(t, i), 2);
         }
@@ -764,7 +666,7 @@ typedef struct canceller {
 static void *cancel_main(void *arg)
 {
     canceller *c = arg;
-    sleep_ms(c->after_ms);
+    tg_test_sleep_ms(c->after_ms);
     tg_runtime_cancel(c->rt, c->id, "user", "changed my mind");
     return NULL;
 }
@@ -778,8 +680,8 @@ static void test_cancel_while_hook_runs(void **state)
                                  stage == 0 ? "{\"before\": [[\"./slow\"]]}"
                                             : "{\"after\": [[\"./slow\"]]}");
         tg_turn *t = tg__turn_new("toolgate");
-        add(t, "a", "echo", "{\"text\":\"SECRET\"}");
-        add(t, "b", "echo", "{\"text\":\"other\"}");
+        tg_test_add(t, "a", "echo", "{\"text\":\"SECRET\"}");
+        tg_test_add(t, "b", "echo", "{\"text\":\"other\"}");
         canceller c = {rt, 300, "a"};
         pthread_t th;
         assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
@@ -787,11 +689,11 @@ static void test_cancel_while_hook_runs(void **state)
         canceller c2 = {rt, 600, "b"};
         pthread_t th2;
         assert_int_equal(pthread_create(&th2, NULL, cancel_main, &c2), 0);
-        double t0 = now_ms();
-        run(rt, t);
+        double t0 = tg_test_now_ms();
+        tg_test_run(rt, t);
         pthread_join(th, NULL);
         pthread_join(th2, NULL);
-        assert_true(now_ms() - t0 < 3000);
+        assert_true(tg_test_now_ms() - t0 < 3000);
         for (size_t i = 0; i < 2; i++) {
             expect_outcome(t, i, TG_OUTCOME_CANCELED);
             json_t *p = payload(t, i);
@@ -800,10 +702,10 @@ static void test_cancel_while_hook_runs(void **state)
                                     json_object_get(p, "canceled"), "by")),
                                 "user");
             json_decref(p);
-            assert_int_equal(tg_result_execution(res(t, i)),
+            assert_int_equal(tg_result_execution(tg_test_res(t, i)),
                              stage == 0 ? TG_EXECUTION_NOT_STARTED
                                         : TG_EXECUTION_FINISHED);
-            char *all = tg_result_to_json(res(t, i));
+            char *all = tg_result_to_json(tg_test_res(t, i));
             assert_null(strstr(all, "SECRET"));
             free(all);
         }
@@ -814,13 +716,7 @@ static void test_cancel_while_hook_runs(void **state)
         assert_non_null(pidtext);
         long pid = strtol(pidtext, NULL, 10);
         free(pidtext);
-        int gone = 0;
-        for (int i = 0; i < 100 && !gone; i++) {
-            gone = !alive(pid);
-            if (!gone)
-                sleep_ms(10);
-        }
-        assert_true(gone);
+        assert_true(tg_test_dead_within(pid, 1000));
     }
 }
 

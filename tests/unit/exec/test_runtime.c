@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
@@ -31,93 +30,33 @@
 #include "journal.h"
 #include "record.h"
 #include "runtime.h"
+#include "tg_test_exec.h"
 #include "toolgate.h"
 #include "turn.h"
 
 /* ------------------------------------------------------------ harness */
 
 typedef struct env {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX]; /* first: tg_test_dir_setup makes it */
     const char *fx;
 } env;
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
-    env *e = calloc(1, sizeof *e);
-    if (e == NULL)
-        return -1;
-    e->fx = getenv("TG_FIXTURES");
-    if (e->fx == NULL) {
+    const char *fx = getenv("TG_FIXTURES");
+    if (fx == NULL) {
         fprintf(stderr, "TG_FIXTURES is not set (run under ctest)\n");
-        free(e);
         return -1;
     }
-    snprintf(e->dir, sizeof e->dir, "/tmp/tg_rt_XXXXXX");
-    if (mkdtemp(e->dir) == NULL) {
-        free(e);
+    if (tg_test_dir_setup(state, sizeof(env), "tg_rt_") != 0)
         return -1;
-    }
-    *state = e;
+    ((env *)*state)->fx = fx;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    env *e = *state;
-    nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(e);
-    return 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-/* A process counts as gone when it no longer exists or is a zombie that
- * nobody here can reap (an orphan waiting for init). */
-static int alive(pid_t pid)
-{
-    if (pid <= 0 || kill(pid, 0) != 0)
-        return 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
-static int dead_within(pid_t pid, int ms)
-{
-    for (int i = 0; i < ms / 10; i++) {
-        if (!alive(pid))
-            return 1;
-        sleep_ms(10);
-    }
-    return !alive(pid);
+    return tg_test_dir_teardown(state);
 }
 
 /* Replaces every "FX" in tpl with the fixtures directory. */
@@ -155,59 +94,18 @@ static tg_config *make_cfg(const env *e, const char *limits, const char *tools,
              " \"sandbox\": {\"mode\": \"off\"}, \"spool\": null,"
              " \"limits\": {%s}, \"tools\": [%s]}",
              e->dir, jbuf, limits ? limits : "", tbuf);
-    tg_config *cfg = tg_config_new();
-    assert_non_null(cfg);
-    tg_error err = {0};
-    int rc = tg_config_load(cfg, text, strlen(text), e->dir, &err);
-    if (rc != 0)
-        fprintf(stderr, "config: %s\n%s\n", err.message, text);
-    assert_int_equal(rc, 0);
-    return cfg;
+    return tg_test_config(text, e->dir);
 }
 
 static tg_runtime *make_rt(const env *e, const char *limits, const char *tools)
 {
-    tg_config *cfg = make_cfg(e, limits, tools, NULL);
-    tg_runtime *rt = NULL;
-    tg_error err = {0};
-    int rc = tg_runtime_new(cfg, &rt, &err);
-    if (rc != 0)
-        fprintf(stderr, "runtime: %s\n", err.message);
-    assert_int_equal(rc, 0);
-    tg_config_free(cfg);
-    return rt;
-}
-
-static void add(tg_turn *t, const char *id, const char *tool, const char *args)
-{
-    tg_call *c = tg__call_new(id, tool, "toolgate");
-    assert_non_null(c);
-    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
-    assert_int_equal(tg__turn_add_call(t, c), 0);
-}
-
-static void run(tg_runtime *rt, tg_turn *t)
-{
-    tg_error err = {0};
-    int rc = tg_runtime_run_turn(rt, t, &err);
-    if (rc != 0)
-        fprintf(stderr, "run_turn: %s\n", err.message);
-    assert_int_equal(rc, 0);
-    for (size_t i = 0; i < tg_turn_call_count(t); i++)
-        assert_non_null(tg_turn_result(t, i));
-}
-
-static const tg_result *res(const tg_turn *t, size_t i)
-{
-    const tg_result *r = tg_turn_result(t, i);
-    assert_non_null(r);
-    return r;
+    return tg_test_runtime_of(make_cfg(e, limits, tools, NULL));
 }
 
 static void expect_error(const tg_turn *t, size_t i, const char *code,
                          tg_execution ex)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_ERROR);
     if (strcmp(tg_result_error_code(r), code) != 0)
         fail_msg("call %zu: code %s (%s), expected %s", i,
@@ -325,22 +223,24 @@ static void test_deadline_three_sleeps_and_a_timeout(void **state)
     recorder rec = {0};
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "s1", "sleep", "{\"ms\": 800}");
-    add(t, "s2", "sleep", "{\"ms\": 800}");
-    add(t, "s3", "sleep", "{\"ms\": 800}");
-    add(t, "s4", "sleep", "{\"ms\": 5000}");
-    double t0 = now_ms();
-    run(rt, t);
-    double took = now_ms() - t0;
+    tg_test_add(t, "s1", "sleep", "{\"ms\": 800}");
+    tg_test_add(t, "s2", "sleep", "{\"ms\": 800}");
+    tg_test_add(t, "s3", "sleep", "{\"ms\": 800}");
+    tg_test_add(t, "s4", "sleep", "{\"ms\": 5000}");
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    double took = tg_test_now_ms() - t0;
     assert_true(took < 2500);
     for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
-        assert_string_equal(tg_result_payload_json(res(t, i)), "\"\"");
-        assert_int_equal(tg_result_exit_status(res(t, i)), 0);
-        assert_int_equal(tg_result_execution(res(t, i)), TG_EXECUTION_FINISHED);
-        assert_true(tg_result_duration_ms(res(t, i)) >= 790);
+        assert_int_equal(tg_result_outcome(tg_test_res(t, i)),
+                         TG_OUTCOME_SUCCESS);
+        assert_string_equal(tg_result_payload_json(tg_test_res(t, i)), "\"\"");
+        assert_int_equal(tg_result_exit_status(tg_test_res(t, i)), 0);
+        assert_int_equal(tg_result_execution(tg_test_res(t, i)),
+                         TG_EXECUTION_FINISHED);
+        assert_true(tg_result_duration_ms(tg_test_res(t, i)) >= 790);
     }
-    const tg_result *r = res(t, 3);
+    const tg_result *r = tg_test_res(t, 3);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_TIMEOUT);
     assert_string_equal(tg_result_payload_json(r),
                         "{\"timeout\":{\"durationMs\":1000}}");
@@ -369,17 +269,17 @@ static void test_ignore_term_killed_after_grace(void **state)
     recorder rec = {0};
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "t1", "stubborn", "{\"ms\": 20000}");
-    double t0 = now_ms();
-    run(rt, t);
-    double took = now_ms() - t0;
+    tg_test_add(t, "t1", "stubborn", "{\"ms\": 20000}");
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    double took = tg_test_now_ms() - t0;
     assert_true(took >= 550 && took < 3000);
-    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
-    assert_string_equal(tg_result_payload_json(res(t, 0)),
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 0)),
                         "{\"timeout\":{\"durationMs\":300}}");
     rec_call *x = rec_get(&rec, "t1");
     assert_true(x->pid > 0);
-    assert_false(alive((pid_t)x->pid));
+    assert_false(tg_test_alive(x->pid));
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -394,18 +294,18 @@ static void test_group_kill_takes_grandchildren(void **state)
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
     /* Times out with its grandchild running... */
-    add(t, "g1", "spawn", "{\"child\": 30000, \"own\": 30000}");
+    tg_test_add(t, "g1", "spawn", "{\"child\": 30000, \"own\": 30000}");
     /* ...or exits at once and leaves the grandchild behind. */
-    add(t, "g2", "spawn", "{\"child\": 30000, \"own\": 0}");
-    run(rt, t);
-    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
+    tg_test_add(t, "g2", "spawn", "{\"child\": 30000, \"own\": 0}");
+    tg_test_run(rt, t);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_SUCCESS);
     const char *ids[] = {"g1", "g2"};
     for (int i = 0; i < 2; i++) {
         rec_call *x = rec_get(&rec, ids[i]);
         assert_true(x->pid > 0 && x->child > 0);
-        assert_true(dead_within((pid_t)x->pid, 2000));
-        assert_true(dead_within((pid_t)x->child, 2000));
+        assert_true(tg_test_dead_within(x->pid, 2000));
+        assert_true(tg_test_dead_within(x->child, 2000));
     }
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -429,50 +329,52 @@ static void test_exit_status_signal_and_spawn_failures(void **state)
         "{\"name\": \"where\", \"command\": [\"/bin/sh\", \"-c\", "
         "\"echo $TG_X; pwd\"], \"env\": {\"TG_X\": \"tool\"}}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "f1", "fail", "{\"code\": 3, \"message\": \"disk on fire\\n\"}");
-    add(t, "k1", "selfkill", "{}");
-    add(t, "m1", "missing", "{}");
-    add(t, "m2", "nopath", "{}");
-    add(t, "e1", "echo", "{\"text\": \"hi; $(touch pwned)\"}");
-    add(t, "w1", "wc", "{\"text\": \"twelve bytes\"}");
-    add(t, "b1", "bytes", "{}");
+    tg_test_add(t, "f1", "fail",
+                "{\"code\": 3, \"message\": \"disk on fire\\n\"}");
+    tg_test_add(t, "k1", "selfkill", "{}");
+    tg_test_add(t, "m1", "missing", "{}");
+    tg_test_add(t, "m2", "nopath", "{}");
+    tg_test_add(t, "e1", "echo", "{\"text\": \"hi; $(touch pwned)\"}");
+    tg_test_add(t, "w1", "wc", "{\"text\": \"twelve bytes\"}");
+    tg_test_add(t, "b1", "bytes", "{}");
     char sub[PATH_MAX + 8];
     snprintf(sub, sizeof sub, "%s/sub", e->dir);
     assert_int_equal(mkdir(sub, 0700), 0);
-    add(t, "c1", "where", "{}");
+    tg_test_add(t, "c1", "where", "{}");
     t->calls[7]->context =
         json_pack("{s:s, s:{s:s}}", "cwd", "sub", "env", "TG_X", "ctx");
-    add(t, "c2", "where", "{}");
+    tg_test_add(t, "c2", "where", "{}");
     t->calls[8]->context = json_pack("{s:s}", "cwd", "no/such/dir");
-    add(t, "c3", "where", "{}");
-    run(rt, t);
+    tg_test_add(t, "c3", "where", "{}");
+    tg_test_run(rt, t);
 
     expect_error(t, 0, "EXIT_STATUS", TG_EXECUTION_FINISHED);
-    assert_int_equal(tg_result_exit_status(res(t, 0)), 3);
-    assert_string_equal(tg_result_error_message(res(t, 0)),
+    assert_int_equal(tg_result_exit_status(tg_test_res(t, 0)), 3);
+    assert_string_equal(tg_result_error_message(tg_test_res(t, 0)),
                         "command exited with status 3: disk on fire");
     expect_error(t, 1, "KILLED_BY_SIGNAL", TG_EXECUTION_STARTED);
-    assert_string_equal(tg_result_error_message(res(t, 1)),
+    assert_string_equal(tg_result_error_message(tg_test_res(t, 1)),
                         "command was killed by signal 9 (SIGKILL)");
-    assert_int_equal(tg_result_exit_status(res(t, 1)), -1);
+    assert_int_equal(tg_result_exit_status(tg_test_res(t, 1)), -1);
     expect_error(t, 2, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
-    assert_non_null(strstr(tg_result_error_message(res(t, 2)),
+    assert_non_null(strstr(tg_result_error_message(tg_test_res(t, 2)),
                            "cannot run '/nonexistent/program'"));
     expect_error(t, 3, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
-    assert_string_equal(tg_result_payload_json(res(t, 4)),
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 4)),
                         "\"hi; $(touch pwned)\\n\"");
-    assert_string_equal(tg_result_payload_json(res(t, 5)), "\"12\\n\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 5)), "\"12\\n\"");
     /* Invalid UTF-8 from a tool becomes U+FFFD, never a broken result. */
-    assert_string_equal(tg_result_payload_json(res(t, 6)), "\"a\xef\xbf\xbd"
-                                                           "b\"");
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 6)),
+                        "\"a\xef\xbf\xbd"
+                        "b\"");
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "\"ctx\\n%s/sub\\n\"", e->dir);
-    assert_string_equal(tg_result_payload_json(res(t, 7)), want);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 7)), want);
     expect_error(t, 8, "TOOL_FAILED", TG_EXECUTION_NOT_STARTED);
-    assert_non_null(strstr(tg_result_error_message(res(t, 8)),
+    assert_non_null(strstr(tg_result_error_message(tg_test_res(t, 8)),
                            "cannot change to directory"));
     snprintf(want, sizeof want, "\"tool\\n%s\\n\"", e->dir);
-    assert_string_equal(tg_result_payload_json(res(t, 9)), want);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 9)), want);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -484,15 +386,15 @@ static void test_output_limit(void **state)
         make_rt(e, "\"max_output_bytes\": 1000, \"kill_grace_ms\": 200",
                 "{\"name\": \"flood\", \"command\": [\"FX/flood\", \"{n}\"]}");
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "o1", "flood", "{\"n\": 50000000}");
-    add(t, "o2", "flood", "{\"n\": 1000}");
-    add(t, "o3", "flood", "{\"n\": 3000}");
-    double t0 = now_ms();
-    run(rt, t);
-    assert_true(now_ms() - t0 < 3000);
+    tg_test_add(t, "o1", "flood", "{\"n\": 50000000}");
+    tg_test_add(t, "o2", "flood", "{\"n\": 1000}");
+    tg_test_add(t, "o3", "flood", "{\"n\": 3000}");
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    assert_true(tg_test_now_ms() - t0 < 3000);
     expect_error(t, 0, "OUTPUT_LIMIT", TG_EXECUTION_STARTED);
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
-    assert_int_equal(strlen(tg_result_payload_json(res(t, 1))), 1002);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_SUCCESS);
+    assert_int_equal(strlen(tg_result_payload_json(tg_test_res(t, 1))), 1002);
     expect_error(t, 2, "OUTPUT_LIMIT", TG_EXECUTION_STARTED);
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -508,29 +410,29 @@ static void test_checks(void **state)
     recorder rec = {0};
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "u1", "nope", "{}");
-    add(t, "a1", "echo",
-        "{\"text\": \"0123456789012345678901234567890123456789"
-        "0123456789012345678901234567890123456789\"}");
-    add(t, "c1", "echo", "{\"text\": \"x\"}");
+    tg_test_add(t, "u1", "nope", "{}");
+    tg_test_add(t, "a1", "echo",
+                "{\"text\": \"0123456789012345678901234567890123456789"
+                "0123456789012345678901234567890123456789\"}");
+    tg_test_add(t, "c1", "echo", "{\"text\": \"x\"}");
     tg__strset(&t->calls[2]->checksum_in,
                "sha256:0000000000000000000000000000000000000000000000000000"
                "000000000000");
-    add(t, "c2", "echo", "{\"text\": \"y\"}");
+    tg_test_add(t, "c2", "echo", "{\"text\": \"y\"}");
     tg__strset(&t->calls[3]->checksum_in, tg_call_checksum(t->calls[3]));
-    add(t, "i1", "echo", "{}");
-    add(t, "p1", "echo", "{\"text\": ");
-    run(rt, t);
+    tg_test_add(t, "i1", "echo", "{}");
+    tg_test_add(t, "p1", "echo", "{\"text\": ");
+    tg_test_run(rt, t);
     expect_error(t, 0, "UNKNOWN_TOOL", TG_EXECUTION_NOT_STARTED);
-    assert_string_equal(tg_result_error_message(res(t, 0)),
+    assert_string_equal(tg_result_error_message(tg_test_res(t, 0)),
                         "unknown tool 'nope'; known tools: echo, other");
     expect_error(t, 1, "ARGUMENTS_TOO_LARGE", TG_EXECUTION_NOT_STARTED);
-    assert_non_null(strstr(tg_result_error_message(res(t, 1)), "64"));
+    assert_non_null(strstr(tg_result_error_message(tg_test_res(t, 1)), "64"));
     expect_error(t, 2, "CHECKSUM_MISMATCH", TG_EXECUTION_NOT_STARTED);
-    assert_int_equal(tg_result_outcome(res(t, 3)), TG_OUTCOME_SUCCESS);
-    assert_string_equal(tg_result_payload_json(res(t, 3)), "\"y\\n\"");
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 3)), TG_OUTCOME_SUCCESS);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 3)), "\"y\\n\"");
     expect_error(t, 4, "INVALID_ARGUMENTS", TG_EXECUTION_NOT_STARTED);
-    json_t *p = json_loads(tg_result_payload_json(res(t, 4)), 0, NULL);
+    json_t *p = json_loads(tg_result_payload_json(tg_test_res(t, 4)), 0, NULL);
     json_t *d = json_object_get(json_object_get(p, "error"), "details");
     assert_true(json_is_array(d));
     assert_string_equal(
@@ -545,7 +447,7 @@ static void test_checks(void **state)
     assert_int_equal(rec.stray, 0);
     rec_call *x = rec_get(&rec, "u1");
     assert_true(x->accepted && !x->started && x->finished > x->accepted);
-    assert_true(tg_result_duration_ms(res(t, 0)) == 0);
+    assert_true(tg_result_duration_ms(tg_test_res(t, 0)) == 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -555,14 +457,15 @@ static void test_parallel_limit(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, "\"parallel\": 1", SLEEP_TOOL);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "p1", "sleep", "{\"ms\": 200}");
-    add(t, "p2", "sleep", "{\"ms\": 200}");
-    add(t, "p3", "sleep", "{\"ms\": 200}");
-    double t0 = now_ms();
-    run(rt, t);
-    assert_true(now_ms() - t0 >= 600);
+    tg_test_add(t, "p1", "sleep", "{\"ms\": 200}");
+    tg_test_add(t, "p2", "sleep", "{\"ms\": 200}");
+    tg_test_add(t, "p3", "sleep", "{\"ms\": 200}");
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    assert_true(tg_test_now_ms() - t0 >= 600);
     for (size_t i = 0; i < 3; i++)
-        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+        assert_int_equal(tg_result_outcome(tg_test_res(t, i)),
+                         TG_OUTCOME_SUCCESS);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -579,14 +482,14 @@ typedef struct canceller {
 static void *cancel_main(void *p)
 {
     canceller *c = p;
-    sleep_ms(c->delay_ms);
+    tg_test_sleep_ms(c->delay_ms);
     if (c->signum == 0) {
         tg_runtime_cancel(c->rt, c->id, "user", "stop it");
         return NULL;
     }
     for (int i = 0; i < c->times; i++) {
         raise(c->signum);
-        sleep_ms(150);
+        tg_test_sleep_ms(150);
     }
     return NULL;
 }
@@ -596,28 +499,28 @@ static void test_cancel_by_id_from_thread(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, "", SLEEP_TOOL);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "a", "sleep", "{\"ms\": 10000}");
-    add(t, "b", "sleep", "{\"ms\": 500}");
+    tg_test_add(t, "a", "sleep", "{\"ms\": 10000}");
+    tg_test_add(t, "b", "sleep", "{\"ms\": 500}");
     canceller c = {rt, 200, "a", 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
-    double t0 = now_ms();
-    run(rt, t);
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
     pthread_join(th, NULL);
-    assert_true(now_ms() - t0 < 3000);
-    const tg_result *r = res(t, 0);
+    assert_true(tg_test_now_ms() - t0 < 3000);
+    const tg_result *r = tg_test_res(t, 0);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
     assert_string_equal(
         tg_result_payload_json(r),
         "{\"canceled\":{\"reason\":\"stop it\",\"by\":\"user\"}}");
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_SUCCESS);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_SUCCESS);
     /* A cancel with no turn running is dropped, not kept for the next. */
     assert_int_equal(tg_runtime_cancel(rt, NULL, "user", "late"), 0);
     tg_turn *t2 = tg__turn_new("toolgate");
-    add(t2, "z", "sleep", "{\"ms\": 10}");
-    run(rt, t2);
-    assert_int_equal(tg_result_outcome(res(t2, 0)), TG_OUTCOME_SUCCESS);
+    tg_test_add(t2, "z", "sleep", "{\"ms\": 10}");
+    tg_test_run(rt, t2);
+    assert_int_equal(tg_result_outcome(tg_test_res(t2, 0)), TG_OUTCOME_SUCCESS);
     tg_turn_free(t2);
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -633,18 +536,18 @@ static void test_cancel_on_signal(void **state)
     recorder rec = {0};
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "r1", "sleep", "{\"ms\": 10000}");
-    add(t, "r2", "sleep", "{\"ms\": 10000}");
-    add(t, "q1", "sleep", "{\"ms\": 10000}");
+    tg_test_add(t, "r1", "sleep", "{\"ms\": 10000}");
+    tg_test_add(t, "r2", "sleep", "{\"ms\": 10000}");
+    tg_test_add(t, "q1", "sleep", "{\"ms\": 10000}");
     canceller c = {rt, 300, NULL, SIGUSR1, 1};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
-    double t0 = now_ms();
-    run(rt, t);
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
     pthread_join(th, NULL);
-    assert_true(now_ms() - t0 < 3000);
+    assert_true(tg_test_now_ms() - t0 < 3000);
     for (size_t i = 0; i < 3; i++) {
-        const tg_result *r = res(t, i);
+        const tg_result *r = tg_test_res(t, i);
         assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
         json_t *p = json_loads(tg_result_payload_json(r), 0, NULL);
         assert_string_equal(json_string_value(json_object_get(
@@ -652,9 +555,11 @@ static void test_cancel_on_signal(void **state)
                             "user");
         json_decref(p);
     }
-    assert_int_equal(tg_result_execution(res(t, 0)), TG_EXECUTION_STARTED);
-    assert_int_equal(tg_result_execution(res(t, 2)), TG_EXECUTION_NOT_STARTED);
-    assert_false(alive((pid_t)rec_get(&rec, "r1")->pid));
+    assert_int_equal(tg_result_execution(tg_test_res(t, 0)),
+                     TG_EXECUTION_STARTED);
+    assert_int_equal(tg_result_execution(tg_test_res(t, 2)),
+                     TG_EXECUTION_NOT_STARTED);
+    assert_false(tg_test_alive(rec_get(&rec, "r1")->pid));
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -668,15 +573,15 @@ static void test_second_signal_skips_grace(void **state)
     tg_error err = {0};
     assert_int_equal(tg_runtime_cancel_on_signal(rt, SIGUSR2, &err), 0);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "s", "stubborn", "{\"ms\": 30000}");
+    tg_test_add(t, "s", "stubborn", "{\"ms\": 30000}");
     canceller c = {rt, 300, NULL, SIGUSR2, 2};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
-    double t0 = now_ms();
-    run(rt, t);
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
     pthread_join(th, NULL);
-    assert_true(now_ms() - t0 < 2000);
-    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_CANCELED);
+    assert_true(tg_test_now_ms() - t0 < 2000);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_CANCELED);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -734,7 +639,7 @@ static int h_spin(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     (void)n;
     (void)ud;
     for (int i = 0; i < 5000 && !tg_handler_canceled(ctx); i++)
-        sleep_ms(1);
+        tg_test_sleep_ms(1);
     return 0;
 }
 
@@ -743,7 +648,7 @@ static int h_deaf(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     (void)a;
     (void)n;
     int *done = ud;
-    sleep_ms(1500);
+    tg_test_sleep_ms(1500);
     tg_handler_write(ctx, "late", 4);
     *done = 1;
     return 0;
@@ -795,24 +700,27 @@ static void test_handlers_inline_and_pool(void **state)
                 snprintf(id, sizeof id, "%s-%s-%d", kinds[k].name, sfx[s],
                          round);
                 snprintf(name, sizeof name, "%s_%s", kinds[k].name, sfx[s]);
-                add(t, id, name, "{\"a\": [1, 2], \"b\": \"\xc3\xa9\"}");
+                tg_test_add(t, id, name,
+                            "{\"a\": [1, 2], \"b\": \"\xc3\xa9\"}");
             }
         }
-        run(rt, t);
+        tg_test_run(rt, t);
         for (size_t s = 0; s < 2; s++) {
             size_t b = s * 5;
-            assert_int_equal(tg_result_outcome(res(t, b)), TG_OUTCOME_SUCCESS);
-            assert_string_equal(tg_result_payload_json(res(t, b)),
+            assert_int_equal(tg_result_outcome(tg_test_res(t, b)),
+                             TG_OUTCOME_SUCCESS);
+            assert_string_equal(tg_result_payload_json(tg_test_res(t, b)),
                                 "{\"a\":[1,2],\"b\":\"\xc3\xa9\"}");
-            assert_string_equal(tg_result_payload_json(res(t, b + 1)),
+            assert_string_equal(tg_result_payload_json(tg_test_res(t, b + 1)),
                                 "\"hello world\"");
             expect_error(t, b + 2, "NOPE", TG_EXECUTION_FINISHED);
-            assert_string_equal(tg_result_error_message(res(t, b + 2)),
+            assert_string_equal(tg_result_error_message(tg_test_res(t, b + 2)),
                                 "it failed");
             expect_error(t, b + 3, "TOOL_FAILED", TG_EXECUTION_FINISHED);
-            assert_string_equal(tg_result_error_message(res(t, b + 3)),
+            assert_string_equal(tg_result_error_message(tg_test_res(t, b + 3)),
                                 "handler returned -1");
-            assert_string_equal(tg_result_payload_json(res(t, b + 4)), "null");
+            assert_string_equal(tg_result_payload_json(tg_test_res(t, b + 4)),
+                                "null");
         }
         tg_turn_free(t);
     }
@@ -873,12 +781,12 @@ static void test_set_json_forms(void **state)
         reg(rt, name, h_text, &cases[i], i % 2 ? TG_TOOL_INLINE : 0);
         char id[32];
         snprintf(id, sizeof id, "c%zu", i);
-        add(t, id, name, "{}");
+        tg_test_add(t, id, name, "{}");
     }
-    run(rt, t);
+    tg_test_run(rt, t);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(cases[i].got_rc, cases[i].want_rc);
-        const char *got = tg_result_payload_json(res(t, i));
+        const char *got = tg_result_payload_json(tg_test_res(t, i));
         if (cases[i].want_rc != 0) {
             assert_string_equal(got, "null"); /* nothing was set */
             continue;
@@ -924,15 +832,16 @@ static void test_handler_timeout(void **state)
     recorder rec = {0};
     tg_runtime_set_events(rt, &rec_events, &rec);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "spin", "spin", "{}");
-    add(t, "deaf", "deaf", "{}");
-    double t0 = now_ms();
-    run(rt, t);
+    tg_test_add(t, "spin", "spin", "{}");
+    tg_test_add(t, "deaf", "deaf", "{}");
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
     /* Ends with the deadline, not with the handler that ignores it. */
-    assert_true(now_ms() - t0 < 1000);
+    assert_true(tg_test_now_ms() - t0 < 1000);
     for (size_t i = 0; i < 2; i++) {
-        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_TIMEOUT);
-        assert_string_equal(tg_result_payload_json(res(t, i)),
+        assert_int_equal(tg_result_outcome(tg_test_res(t, i)),
+                         TG_OUTCOME_TIMEOUT);
+        assert_string_equal(tg_result_payload_json(tg_test_res(t, i)),
                             "{\"timeout\":{\"durationMs\":150}}");
     }
     /* The turn may go; the late handler's output is dropped, and freeing
@@ -954,19 +863,20 @@ static void test_many_inline_calls(void **state)
     const size_t n = 10000;
     for (size_t i = 0; i < n; i++) {
         snprintf(id, sizeof id, "call_%zu", i);
-        add(t, id, "noop",
-            "{\"path\":\"src/main.c\",\"offset\":0,\"limit\":200,"
-            "\"encoding\":\"utf-8\",\"follow\":true,\"mode\":\"text\","
-            "\"tags\":[\"a\",\"b\"]}");
+        tg_test_add(t, id, "noop",
+                    "{\"path\":\"src/main.c\",\"offset\":0,\"limit\":200,"
+                    "\"encoding\":\"utf-8\",\"follow\":true,\"mode\":\"text\","
+                    "\"tags\":[\"a\",\"b\"]}");
     }
-    double t0 = now_ms();
-    run(rt, t);
-    double us = (now_ms() - t0) * 1e3 / (double)n;
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    double us = (tg_test_now_ms() - t0) * 1e3 / (double)n;
     fprintf(stderr, "    runtime cost of an inline no-op call: %.2f us\n", us);
     /* Generous (sanitizers, shared machine); catches anything quadratic. */
     assert_true(us < 100);
     for (size_t i = 0; i < n; i += 997)
-        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+        assert_int_equal(tg_result_outcome(tg_test_res(t, i)),
+                         TG_OUTCOME_SUCCESS);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -980,19 +890,16 @@ static void test_stdin_not_read(void **state)
         make_rt(e, "",
                 "{\"name\": \"deaf\", \"command\": [\"/bin/true\"], "
                 "\"stdin\": \"{text}\"}");
-    size_t big = 600000;
-    char *args = malloc(big + 32);
+    char *args = tg_test_fill("{\"text\": \"", 'x', 600000, "\"}");
     assert_non_null(args);
-    memcpy(args, "{\"text\": \"", 10);
-    memset(args + 10, 'x', big);
-    memcpy(args + 10 + big, "\"}", 3);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "d1", "deaf", args);
-    add(t, "d2", "deaf", args);
+    tg_test_add(t, "d1", "deaf", args);
+    tg_test_add(t, "d2", "deaf", args);
     free(args);
-    run(rt, t);
+    tg_test_run(rt, t);
     for (size_t i = 0; i < 2; i++)
-        assert_int_equal(tg_result_outcome(res(t, i)), TG_OUTCOME_SUCCESS);
+        assert_int_equal(tg_result_outcome(tg_test_res(t, i)),
+                         TG_OUTCOME_SUCCESS);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -1051,10 +958,10 @@ static void test_group_commit(void **state)
     char id[32];
     for (int i = 0; i < 200; i++) {
         snprintf(id, sizeof id, "n%d", i);
-        add(t, id, i % 50 == 0 ? "sleep" : "noop",
-            i % 50 == 0 ? "{\"ms\": 100}" : "{}");
+        tg_test_add(t, id, i % 50 == 0 ? "sleep" : "noop",
+                    i % 50 == 0 ? "{\"ms\": 100}" : "{}");
     }
-    run(rt, t);
+    tg_test_run(rt, t);
     /* One begin for the whole turn; the inline results in one commit. */
     assert_int_equal(fj.begins, 1);
     assert_int_equal(fj.begun, 200);
@@ -1076,8 +983,8 @@ static void test_journal_failures(void **state)
     fake_journal fj = {{&fake_ops}, 0, 0, 1, 0, 0, 0, 0};
     rt->journal = &fj.base;
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "a", "sleep", "{\"ms\": 10000}");
-    add(t, "b", "noop", "{}");
+    tg_test_add(t, "a", "sleep", "{\"ms\": 10000}");
+    tg_test_add(t, "b", "noop", "{}");
     tg_error err = {0};
     /* The call rows cannot be written: nothing runs. */
     assert_int_equal(tg_runtime_run_turn(rt, t, &err), TG_EJOURNAL);
@@ -1090,14 +997,14 @@ static void test_journal_failures(void **state)
     fj.fail_begin = 0;
     fj.fail_finish_at = 1;
     memset(&rec, 0, sizeof rec);
-    double t0 = now_ms();
+    double t0 = tg_test_now_ms();
     assert_int_equal(tg_runtime_run_turn(rt, t, &err), TG_EJOURNAL);
-    assert_true(now_ms() - t0 < 2000);
+    assert_true(tg_test_now_ms() - t0 < 2000);
     assert_non_null(strstr(err.message, "disk full"));
     assert_null(tg_turn_result(t, 0));
     assert_null(tg_turn_result(t, 1));
     assert_int_equal(rec_get(&rec, "a")->finished, 0);
-    assert_false(alive((pid_t)rec_get(&rec, "a")->pid));
+    assert_false(tg_test_alive(rec_get(&rec, "a")->pid));
     tg_turn_free(t);
     rt->journal = NULL;
     tg_runtime_free(rt);
@@ -1124,10 +1031,10 @@ static void test_journal_rows(void **state)
     tg_config_free(cfg);
     reg(rt, "noop", h_noop, NULL, TG_TOOL_INLINE);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "j1", "noop", "{}");
-    add(t, "j2", "sleep", "{\"ms\": 50}");
-    add(t, "j3", "nope", "{}");
-    run(rt, t);
+    tg_test_add(t, "j1", "noop", "{}");
+    tg_test_add(t, "j2", "sleep", "{\"ms\": 50}");
+    tg_test_add(t, "j3", "nope", "{}");
+    tg_test_run(rt, t);
     tg_turn_free(t);
     tg_runtime_free(rt);
 
@@ -1165,7 +1072,7 @@ static void test_children_die_with_the_runtime(void **state)
         char args[PATH_MAX + 64];
         snprintf(args, sizeof args, "{\"file\": \"%s\", \"ms\": 30000}",
                  pidfile);
-        add(t, "v", "victim", args);
+        tg_test_add(t, "v", "victim", args);
         tg_runtime_run_turn(rt, t, NULL);
         _exit(0);
     }
@@ -1178,14 +1085,14 @@ static void test_children_die_with_the_runtime(void **state)
             fclose(f);
         }
         if (victim == 0)
-            sleep_ms(10);
+            tg_test_sleep_ms(10);
     }
     assert_true(victim > 0);
-    assert_true(alive((pid_t)victim));
+    assert_true(tg_test_alive(victim));
     kill(runner, SIGKILL);
     int st;
     waitpid(runner, &st, 0);
-    assert_true(dead_within((pid_t)victim, 2000));
+    assert_true(tg_test_dead_within(victim, 2000));
 }
 
 /* ------------------------------------------------------------ tools */

@@ -25,7 +25,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -43,48 +42,29 @@
 #include "record.h"
 #include "runtime.h"
 #include "sandbox.h"
+#include "tg_test_exec.h"
 #include "toolgate.h"
 #include "turn.h"
 
 /* ------------------------------------------------------------ harness */
 
 typedef struct env {
-    char dir[256]; /* the test's directory; the workspace is dir/ws */
-    char ws[264];
+    char dir[256]; /* first: tg_test_dir_setup makes it */
+    char ws[264];  /* the workspace, dir/ws */
 } env;
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
 
 static int setup(void **state)
 {
-    env *e = calloc(1, sizeof *e);
-    if (e == NULL)
+    if (tg_test_dir_setup(state, sizeof(env), "tg_sbx_") != 0)
         return -1;
-    snprintf(e->dir, sizeof e->dir, "/tmp/tg_sbx_XXXXXX");
-    if (mkdtemp(e->dir) == NULL) {
-        free(e);
-        return -1;
-    }
+    env *e = *state;
     snprintf(e->ws, sizeof e->ws, "%s/ws", e->dir);
-    if (mkdir(e->ws, 0755) != 0)
-        return -1;
-    *state = e;
-    return 0;
+    return mkdir(e->ws, 0755);
 }
 
 static int teardown(void **state)
 {
-    env *e = *state;
-    nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(e);
-    return 0;
+    return tg_test_dir_teardown(state);
 }
 
 /* Whether bubblewrap can make the namespaces the sandbox uses here; the
@@ -122,34 +102,14 @@ static tg_config *make_cfg(const env *e, const char *members, const char *tools)
              "\"tools\": [%s]}",
              e->ws, members ? members : "", members && *members ? ", " : "",
              tools ? tools : "");
-    tg_config *cfg = tg_config_new();
-    assert_non_null(cfg);
-    tg_error err = {0};
-    int rc = tg_config_load(cfg, text, strlen(text), e->dir, &err);
-    if (rc != 0)
-        fail_msg("config: %s\n%s", err.message, text);
-    return cfg;
+    return tg_test_config(text, e->dir);
 }
 
 static tg_runtime *make_rt(const env *e, const char *members, const char *tools)
 {
-    tg_config *cfg = make_cfg(e, members, tools);
-    tg_runtime *rt = NULL;
-    tg_error err = {0};
-    int rc = tg_runtime_new(cfg, &rt, &err);
-    if (rc != 0)
-        fail_msg("runtime: %s", err.message);
-    tg_config_free(cfg);
+    tg_runtime *rt = tg_test_runtime_of(make_cfg(e, members, tools));
     tg_runtime_set_approve(rt, 1);
     return rt;
-}
-
-static void add(tg_turn *t, const char *id, const char *tool, const char *args)
-{
-    tg_call *c = tg__call_new(id, tool, "toolgate");
-    assert_non_null(c);
-    assert_int_equal(tg__call_set_args_text(c, args, strlen(args)), 0);
-    assert_int_equal(tg__turn_add_call(t, c), 0);
 }
 
 /* Adds a shell call whose command is `cmd` (made a JSON string here). */
@@ -157,30 +117,15 @@ static void add_shell(tg_turn *t, const char *id, const char *cmd)
 {
     json_t *a = json_pack("{s:s}", "command", cmd); /* new ref */
     char *text = json_dumps(a, JSON_COMPACT);
-    add(t, id, "shell", text);
+    tg_test_add(t, id, "shell", text);
     free(text);
     json_decref(a);
-}
-
-static void run(tg_runtime *rt, tg_turn *t)
-{
-    tg_error err = {0};
-    int rc = tg_runtime_run_turn(rt, t, &err);
-    if (rc != 0)
-        fail_msg("run_turn: %s", err.message);
-}
-
-static const tg_result *res(const tg_turn *t, size_t i)
-{
-    const tg_result *r = tg_turn_result(t, i);
-    assert_non_null(r);
-    return r;
 }
 
 /* The text payload of a successful result (JSON string), or fails. */
 static const char *out_of(const tg_turn *t, size_t i)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     if (tg_result_outcome(r) != TG_OUTCOME_SUCCESS)
         fail_msg("call %zu: %s %s", i, tg_outcome_name(tg_result_outcome(r)),
                  tg_result_payload_json(r));
@@ -195,16 +140,9 @@ static const char *out_of(const tg_turn *t, size_t i)
 
 static const char *decision(const tg_turn *t, size_t i)
 {
-    const tg_result *r = res(t, i);
+    const tg_result *r = tg_test_res(t, i);
     assert_non_null(r->decisions);
     return json_string_value(json_object_get(r->decisions, "sandbox"));
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Processes whose command line contains `needle` (zombies have none). */
@@ -425,10 +363,11 @@ static void argv_stays_literal(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, "", ARGV_TOOL);
     tg_turn *t = tg__turn_new("toolgate");
-    add(t, "a1", "argv",
+    tg_test_add(
+        t, "a1", "argv",
         "{\"a\": \"; rm -rf x\", \"b\": \"$(touch pwned) `touch pwned2`\", "
         "\"c\": \"--option=1\\nsecond line\"}");
-    run(rt, t);
+    tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "[; rm -rf x]\n[$(touch pwned) `touch "
                                       "pwned2`]\n[--option=1\nsecond line]\n");
     assert_string_equal(decision(t, 0), "bubblewrap");
@@ -462,7 +401,7 @@ static void files_outside_are_read_only(void **state)
      * sandbox's /tmp: a write there lands in that tmpfs only */
     snprintf(cmd, sizeof cmd, "echo x > %s/beside.txt && echo private", e->dir);
     add_shell(t, "s3", cmd);
-    run(rt, t);
+    tg_test_run(rt, t);
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "wrote-inside\nwrote-tmp\n%s\n", e->ws);
     assert_string_equal(out_of(t, 0), want);
@@ -505,13 +444,13 @@ static void no_network_unless_asked(void **state)
     tg_turn *t = tg__turn_new("toolgate");
     char args[64];
     snprintf(args, sizeof args, "{\"port\": \"%d\"}", ntohs(a.sin_port));
-    add(t, "n1", "net", args);
-    add(t, "n2", "nonet", args);
-    run(rt, t);
+    tg_test_add(t, "n1", "net", args);
+    tg_test_add(t, "n2", "nonet", args);
+    tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "connected\n");
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_ERROR);
-    assert_non_null(
-        strstr(tg_result_error_message(res(t, 1)), "Connection refused"));
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_ERROR);
+    assert_non_null(strstr(tg_result_error_message(tg_test_res(t, 1)),
+                           "Connection refused"));
     close(ls);
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -535,8 +474,8 @@ static void secrets_stay_out(void **state)
               "[$CTX_PLAIN]\"; env | cut -d= -f1 | sort | tr '\\n' ' '");
     t->calls[0]->context = json_pack("{s:{s:s, s:s}}", "env", "CTX_SECRET_KEY",
                                      "c1", "CTX_PLAIN", "p");
-    add(t, "e1", "envs", "{}");
-    run(rt, t);
+    tg_test_add(t, "e1", "envs", "{}");
+    tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "[][][][p]\nCTX_PLAIN HOME LANG PATH "
                                       "PWD SHLVL TERM _ ");
     const char *o = out_of(t, 1);
@@ -567,11 +506,11 @@ static void deadline_reaches_inside(void **state)
     /* Leaving a daemon behind and exiting at once: it dies too. */
     add_shell(t, "d2",
               "setsid sleep 30.4714 </dev/null >/dev/null 2>&1 & echo left");
-    double t0 = now_ms();
-    run(rt, t);
-    double took = now_ms() - t0;
-    assert_int_equal(tg_result_outcome(res(t, 0)), TG_OUTCOME_TIMEOUT);
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_TIMEOUT);
+    double t0 = tg_test_now_ms();
+    tg_test_run(rt, t);
+    double took = tg_test_now_ms() - t0;
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
     assert_string_equal(out_of(t, 2), "left\n");
     /* the trap ran well before the 2 s grace ran out */
     assert_true(took < 2500);
@@ -603,9 +542,9 @@ static void fork_bomb_ends_at_the_limit(void **state)
               "if (!$p) { exec \"sleep\", \"20.4715\" } $n++ } print $n+0'");
     add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 20.4716");
     add_shell(t, "ok", "echo fine");
-    run(rt, t);
+    tg_test_run(rt, t);
     /* The bomb ends at its deadline, the turn completes. */
-    assert_int_equal(tg_result_outcome(res(t, 1)), TG_OUTCOME_TIMEOUT);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
     assert_string_equal(out_of(t, 2), "fine\n");
     /* The loop met the limit: at most 300 processes as root (the floor of
      * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
@@ -633,36 +572,33 @@ static void exits_and_failures(void **state)
         "\"sandbox\": false},"
         "{\"name\": \"rel\", \"command\": [\"./hello.sh\"]}");
     /* a program named relative to the call's cwd (the workspace) */
-    char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/hello.sh", e->ws);
-    FILE *f = fopen(script, "w");
-    assert_non_null(f);
-    fputs("#!/bin/sh\necho hello from $0\n", f);
-    fclose(f);
-    assert_int_equal(chmod(script, 0755), 0);
+    assert_int_equal(
+        tg_test_write_script(e->ws, "hello.sh", "echo hello from $0"), 0);
     tg_turn *t = tg__turn_new("toolgate");
     add_shell(t, "k1", "kill -9 $$");
     add_shell(t, "x1", "echo oops >&2; exit 7");
-    add(t, "m1", "missing", "{}");
-    add(t, "p1", "plain", "{}");
+    tg_test_add(t, "m1", "missing", "{}");
+    tg_test_add(t, "p1", "plain", "{}");
     add_shell(t, "c1", "pwd");
     t->calls[4]->context = json_pack("{s:s}", "cwd", "no/such/dir");
     add_shell(t, "l1", "ulimit -n; ulimit -c; ulimit -t");
-    add(t, "r1", "rel", "{}");
-    run(rt, t);
-    assert_string_equal(tg_result_error_code(res(t, 0)), "KILLED_BY_SIGNAL");
-    assert_string_equal(tg_result_error_message(res(t, 0)),
+    tg_test_add(t, "r1", "rel", "{}");
+    tg_test_run(rt, t);
+    assert_string_equal(tg_result_error_code(tg_test_res(t, 0)),
+                        "KILLED_BY_SIGNAL");
+    assert_string_equal(tg_result_error_message(tg_test_res(t, 0)),
                         "command was killed by signal 9 (SIGKILL)");
-    assert_string_equal(tg_result_error_code(res(t, 1)), "EXIT_STATUS");
-    assert_int_equal(tg_result_exit_status(res(t, 1)), 7);
-    assert_string_equal(tg_result_error_message(res(t, 1)),
+    assert_string_equal(tg_result_error_code(tg_test_res(t, 1)), "EXIT_STATUS");
+    assert_int_equal(tg_result_exit_status(tg_test_res(t, 1)), 7);
+    assert_string_equal(tg_result_error_message(tg_test_res(t, 1)),
                         "command exited with status 7: oops");
-    assert_string_equal(tg_result_error_code(res(t, 2)), "TOOL_FAILED");
-    assert_int_equal(tg_result_execution(res(t, 2)), TG_EXECUTION_NOT_STARTED);
+    assert_string_equal(tg_result_error_code(tg_test_res(t, 2)), "TOOL_FAILED");
+    assert_int_equal(tg_result_execution(tg_test_res(t, 2)),
+                     TG_EXECUTION_NOT_STARTED);
     assert_string_equal(out_of(t, 3), "plain\n");
     assert_string_equal(decision(t, 3), "none");
-    assert_string_equal(tg_result_error_code(res(t, 4)), "TOOL_FAILED");
-    assert_non_null(strstr(tg_result_error_message(res(t, 4)),
+    assert_string_equal(tg_result_error_code(tg_test_res(t, 4)), "TOOL_FAILED");
+    assert_non_null(strstr(tg_result_error_message(tg_test_res(t, 4)),
                            "cannot change to directory"));
     assert_string_equal(out_of(t, 5), "1024\n0\n600\n");
     assert_string_equal(out_of(t, 6), "hello from ./hello.sh\n");
@@ -698,7 +634,7 @@ static void journal_is_read_only(void **state)
               "echo junk >> .tg/j.db 2>/dev/null && echo wrote-journal; "
               "rm -f .tg/j.db 2>/dev/null && echo removed; echo ok > "
               ".tg/other && echo wrote-beside");
-    run(rt, t);
+    tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "wrote-beside\n");
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -718,7 +654,7 @@ static void mode_off_and_no_bwrap(void **state)
     assert_null(tg_runtime_warning(rt));
     tg_turn *t = tg__turn_new("toolgate");
     add_shell(t, "o1", "echo \"[$TG_SBX_API_KEY]\"; ulimit -n; echo $$");
-    run(rt, t);
+    tg_test_run(rt, t);
     const char *o = out_of(t, 0);
     assert_int_equal(strncmp(o, "[]\n1024\n", 8), 0);
     /* not PID 3 of a namespace of its own */
@@ -751,7 +687,7 @@ static void mode_off_and_no_bwrap(void **state)
     assert_non_null(strstr(w, "/nonexistent/bwrap"));
     t = tg__turn_new("toolgate");
     add_shell(t, "a1", "echo \"[$TG_SBX_API_KEY]\"");
-    run(rt, t);
+    tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "[]\n");
     assert_string_equal(decision(t, 0), "rlimits");
     tg_turn_free(t);

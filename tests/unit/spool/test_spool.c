@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -33,33 +32,22 @@
 #include <cmocka.h>
 
 #include "spool.h"
+#include "tg_test.h"
 
 struct fixture {
-    char dir[64];
+    char dir[64]; /* first: tg_test_dir_setup makes it */
     char spool[96];
     tg_spool *sp;
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/tg-spool-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    if (tg_test_dir_setup(state, sizeof(struct fixture), "tg-spool-") != 0)
+        return -1;
+    struct fixture *f = *state;
     snprintf(f->spool, sizeof f->spool, "%s/.toolgate/artifacts", f->dir);
     tg_error err = {0};
     assert_int_equal(tg__spool_open(f->spool, 0, 0, &f->sp, &err), 0);
-    *state = f;
     return 0;
 }
 
@@ -67,9 +55,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     tg__spool_free(f->sp);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(f);
-    return 0;
+    return tg_test_dir_teardown(state);
 }
 
 /* Writes `len` bytes in chunks of `chunk` through a writer and finishes. */
@@ -226,20 +212,6 @@ static void test_dedupe_and_atomic(void **state)
     assert_int_equal(count_files(tmp), 0);
 }
 
-/* The largest resident set seen while streaming, minus the start. */
-static long rss_kib(void)
-{
-    FILE *fp = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (fp && fgets(line, sizeof line, fp))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-            break;
-    if (fp)
-        fclose(fp);
-    return kib;
-}
-
 static void test_big_stream_bounded(void **state)
 {
     struct fixture *f = *state;
@@ -253,14 +225,14 @@ static void test_big_stream_bounded(void **state)
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     EVP_DigestInit_ex(md, EVP_sha256(), NULL);
     assert_int_equal(tg__spool_writer_new(f->sp, 16384, &w, &err), 0);
-    long start = rss_kib(), peak = start;
+    long start = tg_test_status_kib("VmRSS"), peak = start;
     uint64_t total = (uint64_t)MB * 1000 * 1000;
     for (uint64_t off = 0; off < total; off += CHUNK) {
         size_t n = total - off < CHUNK ? (size_t)(total - off) : CHUNK;
         assert_int_equal(tg__spool_writer_write(w, chunk, n, &err), 0);
         EVP_DigestUpdate(md, chunk, n);
         if ((off / CHUNK) % 128 == 0) {
-            long now = rss_kib();
+            long now = tg_test_status_kib("VmRSS");
             peak = now > peak ? now : peak;
         }
     }
