@@ -139,6 +139,14 @@ static void on_signal(uv_signal_t *h, int signum)
     tg__cancel_apply(rt, NULL, "user", reason, run->signals > 1);
 }
 
+/* Retention pruned the last journal row naming an artifact: the spool
+ * lets it go (it answers "released" from then on). */
+static void release_artifact(void *ud, const char *artifact_id)
+{
+    tg_runtime *rt = ud;
+    (void)tg__spool_release(rt->spool, artifact_id, NULL);
+}
+
 int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
 {
     int rc;
@@ -191,6 +199,8 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
                               err)) != 0 ||
          (rc = tg__artifact_tools_register(rt, err)) != 0))
         goto fail;
+    if (rt->spool != NULL && rt->journal != NULL)
+        tg__journal_on_release(rt->journal, release_artifact, rt);
     rt->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (rt->devnull < 0) {
         rc = tg__error_set(err, TG_EIO, "cannot open /dev/null: %s",

@@ -106,4 +106,11 @@ int tg__journal_stats(tg_journal *j, const tg_history_query *q, char **out,
 int tg__journal_prune(tg_journal *j, size_t *pruned, tg_error *err);
 void tg__journal_close(tg_journal *j);
 
+/* SQLite journal: fn(ud, id) is called for each artifact id that no
+ * journaled result names any more after retention pruned rows (the runtime
+ * releases it from the spool). Other backends ignore it. */
+void tg__journal_on_release(tg_journal *j,
+                            void (*fn)(void *ud, const char *artifact_id),
+                            void *ud);
+
 #endif

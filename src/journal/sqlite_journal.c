@@ -194,6 +194,11 @@ static const char *const migrations[] = {
     " AND last >= OLD.rowid AND OLD.state = 'running';"
     " DELETE FROM running WHERE first = OLD.rowid AND OLD.state = 'running';"
     " END;",
+    /* v6: which rows name an artifact of the spool, so retention can tell
+     * when the last row naming one is pruned and release it. Partial: only
+     * spooled results are in it. */
+    "CREATE INDEX results_artifact ON results(json_extract(artifact, '$.id'))"
+    " WHERE artifact IS NOT NULL;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -224,10 +229,15 @@ struct sqlite_journal {
     tg_journal_options opts;
     sqlite3_int64 last_prune; /* epoch ms of the last prune step, 0 none */
     int prune_backlog;        /* the last step was full: more to delete */
-    struct slot *slots;       /* open addressing, linear probing */
-    size_t cap, count;        /* cap is 0 or a power of two */
+    /* told of each artifact no row names any more after a prune */
+    void (*release)(void *ud, const char *artifact_id);
+    void *release_ud;
+    struct slot *slots; /* open addressing, linear probing */
+    size_t cap, count;  /* cap is 0 or a power of two */
     unsigned gen;
 };
+
+static const tg_journal_ops sqlite_ops;
 
 static struct sqlite_journal *sj_of(tg_journal *j)
 {
@@ -2124,6 +2134,71 @@ fail:
 
 /* ------------------------------------------------------------ retention */
 
+/* The artifact ids named by the results of the calls `victims` selects
+ * (?1 bound to arg, ?2 to batch), appended to *ids (a JSON array). */
+static int collect_artifacts(struct sqlite_journal *sj, const char *victims,
+                             sqlite3_int64 arg, int batch, json_t *ids,
+                             tg_error *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT json_extract(artifact, '$.id') FROM results"
+             " WHERE artifact IS NOT NULL AND call_rowid IN (%s)",
+             victims);
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(sj, sql, &st, err);
+    if (rc != 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, arg);
+    sqlite3_bind_int(st, 2, batch);
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        if (id != NULL && json_array_append_new(ids, json_string(id)) != 0) {
+            sqlite3_finalize(st);
+            return oom(err);
+        }
+    }
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? 0 : db_fail(sj, s, "listing artifacts", err);
+}
+
+/* After a prune committed: each collected artifact that no row names any
+ * more is released (the spool removes it). Failures only leave the
+ * artifact to the spool's own eviction. */
+static void release_artifacts(struct sqlite_journal *sj, const json_t *ids)
+{
+    sqlite3_stmt *st = NULL;
+    if (sj->release == NULL || json_array_size(ids) == 0 ||
+        prepare(sj,
+                "SELECT 1 FROM results WHERE artifact IS NOT NULL AND"
+                " json_extract(artifact, '$.id') = ?1 LIMIT 1",
+                &st, NULL) != 0)
+        return;
+    size_t i;
+    const json_t *v; /* borrowed */
+    json_array_foreach(ids, i, v)
+    {
+        const char *id = json_string_value(v);
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_DONE)
+            sj->release(sj->release_ud, id);
+    }
+    sqlite3_finalize(st);
+}
+
+void tg__journal_on_release(tg_journal *j,
+                            void (*fn)(void *ud, const char *artifact_id),
+                            void *ud)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    if (sj == NULL || j->ops != &sqlite_ops)
+        return;
+    sj->release = fn;
+    sj->release_ud = ud;
+}
+
 /* Steps a prepared DELETE with ?1 bound and ?2 the batch; adds the calls it
  * deleted (their results go with them: ON DELETE CASCADE). */
 static int prune_run(struct sqlite_journal *sj, const char *sql,
@@ -2161,16 +2236,30 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
     sj->prune_backlog = 0;
     if (sj->opts.keep_days <= 0 && sj->opts.max_rows <= 0)
         return 0;
-    if ((rc = tx_begin(sj, err)) != 0)
+    static const char by_age[] = "SELECT call_rowid FROM results"
+                                 " WHERE completed_at < ?1"
+                                 " ORDER BY completed_at LIMIT ?2";
+    static const char by_count[] = "SELECT call_rowid FROM results"
+                                   " WHERE call_rowid <= ?1"
+                                   " ORDER BY call_rowid LIMIT ?2";
+    json_t *ids = json_array(); /* new ref: artifacts of pruned rows */
+    if (ids == NULL)
+        return oom(err);
+    if ((rc = tx_begin(sj, err)) != 0) {
+        json_decref(ids);
         return rc;
+    }
     if (sj->opts.keep_days > 0 &&
-        (rc = prune_run(sj,
-                        "DELETE FROM call_rows WHERE rowid IN"
-                        " (SELECT call_rowid FROM results"
-                        " WHERE completed_at < ?1"
-                        " ORDER BY completed_at LIMIT ?2)",
-                        now - sj->opts.keep_days * DAY_MS, batch, pruned,
-                        err)) != 0)
+        ((sj->release != NULL &&
+          (rc = collect_artifacts(sj, by_age, now - sj->opts.keep_days * DAY_MS,
+                                  batch, ids, err)) != 0) ||
+         (rc = prune_run(sj,
+                         "DELETE FROM call_rows WHERE rowid IN"
+                         " (SELECT call_rowid FROM results"
+                         " WHERE completed_at < ?1"
+                         " ORDER BY completed_at LIMIT ?2)",
+                         now - sj->opts.keep_days * DAY_MS, batch, pruned,
+                         err)) != 0))
         goto fail;
     if (sj->opts.max_rows > 0 && *pruned < (size_t)batch) {
         if ((rc = prepare(sj, "SELECT max(rowid) FROM call_rows", &st, err)) !=
@@ -2184,6 +2273,10 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
         sqlite3_finalize(st);
         st = NULL;
         rc = 0;
+        if (cutoff > 0 && sj->release != NULL &&
+            (rc = collect_artifacts(sj, by_count, cutoff, batch - (int)*pruned,
+                                    ids, err)) != 0)
+            goto fail;
         if (cutoff > 0 &&
             (rc = prune_run(sj,
                             "DELETE FROM call_rows WHERE rowid IN"
@@ -2196,10 +2289,13 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
     if ((rc = tx_commit(sj, err)) != 0)
         goto fail;
     sj->prune_backlog = *pruned >= (size_t)batch;
+    release_artifacts(sj, ids);
+    json_decref(ids);
     return 0;
 fail:
     sqlite3_finalize(st);
     tx_rollback(sj);
+    json_decref(ids);
     *pruned = 0;
     return rc;
 }

@@ -38,6 +38,19 @@ eq "this turn kept" "$(q "SELECT count(*) FROM calls WHERE id LIKE 't7-%'")" 3
 eq "running call still kept" "$(q "SELECT count(*) FROM calls WHERE id = 'live'")" 1
 eq "integrity" "$(q "PRAGMA integrity_check")" ok
 
+# The artifacts of pruned rows are released from the spool; those that a
+# kept row names stay, and a released id says so.
+rm -rf j spool
+printf '{"workspace": "ws", "journal": {"path": "j/journal.db", "max_rows": 2}, "spool": {"dir": "spool", "inline_max_bytes": 100}, "sandbox": {"mode": "off"}, "tools": [{"name": "lines", "command": ["seq", "{n}"]}]}\n' >toolgate.json
+for n in 1001 1002 1003 1004; do mk "s$n" lines "{\"n\":\"$n\"}" | "$TOOLGATE" run --to toolgate >"s$n.out"; done
+first=$(jq -r .artifact.id s1001.out)
+last=$(jq -r .artifact.id s1004.out)
+eq "the pruned row's artifact is released" "$("$TOOLGATE" artifact list --json | jq -r --arg id "$first" 'select(.id==$id) | .state')" released
+eq "a kept row's artifact stays" "$("$TOOLGATE" artifact list --json | jq -r --arg id "$last" 'select(.id==$id) | .state')" stored
+"$TOOLGATE" artifact head "$first" 1 >/dev/null 2>err.txt && fail "a released artifact was read" || pass
+contains "a released artifact says so" "$(cat err.txt)" "$first"
+eq "integrity after releasing" "$(q "PRAGMA integrity_check")" ok
+
 conf ', "max_rows": -1'
 "$TOOLGATE" run turn7.jsonl >/dev/null 2>err.txt && fail "negative max_rows accepted" || eq "bad max_rows exit" "$?" 3
 contains "bad max_rows message" "$(cat err.txt)" "journal.max_rows"

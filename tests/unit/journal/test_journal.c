@@ -1135,14 +1135,14 @@ static void test_migrations(void **state)
     tg__journal_close(j);
     long long objects =
         raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 6);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 6);
     assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
     tg__call_free(c);
     tg__result_free(r);
@@ -1154,7 +1154,7 @@ static void test_migrations(void **state)
         snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
         make_old_journal(path, version);
         j = open_ok(path);
-        assert_int_equal(raw_count(path, "PRAGMA user_version"), 5);
+        assert_int_equal(raw_count(path, "PRAGMA user_version"), 6);
         assert_int_equal(raw_count(path, "SELECT count(*) FROM sqlite_schema"),
                          objects);
         assert_int_equal(raw_count(path, "SELECT count(*) FROM call_rows"), 3);
