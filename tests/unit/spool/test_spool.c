@@ -432,16 +432,10 @@ static void test_disk_full(void **state)
     char dir[128];
     snprintf(dir, sizeof dir, "%s/full", f->dir);
     assert_int_equal(mkdir(dir, 0700), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(disk_full_child(dir));
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 77)
+    int status = tg_test_in_child(disk_full_child, dir);
+    if (status == 77)
         skip();
-    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(status, 0);
 }
 
 static void test_output_limit(void **state)

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 /* out = the source tree's path `rel` ("tests/data/formats"): under
@@ -241,6 +243,23 @@ static inline long tg_test_status_kib(const char *name)
     if (f)
         fclose(f);
     return kib;
+}
+
+/* Runs fn(arg) in a child process (for tests that mount a file system in
+ * a namespace of their own) and returns its exit status: 0 passed, 77 the
+ * machine cannot do it (skip), anything else failed; -1 when the child
+ * could not be run or died by a signal. */
+static inline int tg_test_in_child(int (*fn)(const char *), const char *arg)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        _exit(fn(arg));
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
 }
 
 #endif
