@@ -262,7 +262,7 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
     size_t npre = sizeof pre_opts / sizeof pre_opts[0] - 1, nargs = 0;
     while (argv && argv[nargs])
         nargs++;
-    size_t cap = 1 + npre + 2 + 1 + 3 + 3 + sb->npost + 2 + 4 + 1 + 1 +
+    size_t cap = 1 + npre + 2 + 1 + 3 + 3 + 3 + sb->npost + 2 + 4 + 1 + 1 +
                  (nargs ? nargs - 1 : 0) + 1;
     char **a = malloc(cap * sizeof *a);
     if (a == NULL)
@@ -285,6 +285,16 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
         a[n++] = "--ro-bind-try";
         a[n++] = (char *)cwd;
         a[n++] = (char *)cwd;
+    }
+    if ((path_under(prog, "/tmp") ||
+         (sb->hide_run && path_under(prog, "/run"))) &&
+        !path_under(prog, ws)) {
+        /* The program itself lives where the sandbox mounts an empty file
+         * system (a build tree under /tmp, say): it is seen, read-only,
+         * and nothing else beside it. */
+        a[n++] = "--ro-bind-try";
+        a[n++] = (char *)prog;
+        a[n++] = (char *)prog;
     }
     a[n++] = "--bind";
     a[n++] = (char *)ws;

@@ -161,4 +161,13 @@ eq "doctor --json: tools" "$(jq -r '.tools | map(.name + ":" + .sandbox + ":" + 
   "argv:bubblewrap:false net:bubblewrap:true daemon:bubblewrap:false leaver:bubblewrap:false shell:bubblewrap:false"
 "$TOOLGATE" doctor --config nobw.json >doctor.txt
 contains "doctor without bubblewrap" "$(cat doctor.txt)" "NOT IN USE"
+# A program that lives under /tmp (a build tree, this test's own directory)
+# outside the workspace still runs: the private /tmp hides everything else.
+mkdir -p tmpbin && cp /bin/echo tmpbin/myecho && echo "host-tmp-secret" >tmpbin/beside.txt
+jq --arg p "$WORK/tmpbin/myecho" '.tools = [{"name": "mine", "command": [$p, "ran"]},
+  {"name": "peek", "command": ["/bin/cat", "'"$WORK"'/tmpbin/beside.txt"]}]' toolgate.json >tmpbin.json
+{ mk t1 mine '{}'; mk t2 peek '{}'; } >tmpbin.jsonl
+"$TOOLGATE" run --config tmpbin.json --to toolgate tmpbin.jsonl >out.jsonl
+eq "a program under /tmp runs in the sandbox" "$(jq -r 'select(.id=="t1").payload' out.jsonl)" "ran"
+eq "what lies beside it stays hidden" "$(jq -r 'select(.id=="t2").outcome' out.jsonl)" error
 finish
