@@ -7,6 +7,7 @@
 #ifndef TG_CLI_H
 #define TG_CLI_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "toolgate.h"
@@ -51,6 +52,12 @@ int cli_parse_int(const char *opt, const char *text, long long min,
 int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
                       tg_history_query *q, long long *limit, int *as_json,
                       const char **config);
+
+/* Prints each record of rows (a JSON array, borrowed): as a compact JSON
+ * line with as_json, else through print_row (a table row; the caller
+ * printed the header). */
+void cli_print_records(const json_t *rows, int as_json,
+                       void (*print_row)(const json_t *rec));
 
 int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);

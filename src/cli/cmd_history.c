@@ -84,22 +84,10 @@ int cmd_history(int argc, char **argv)
         status = EXIT_INTERNAL;
         goto done;
     }
-    size_t i;
-    json_t *rec; /* borrowed */
     if (!as_json && json_array_size(rows) > 0)
         printf("%-24s  %-28s  %-16s  %-8s  %12s  %s\n", "COMPLETED", "ID",
                "TOOL", "OUTCOME", "DURATION", "CALLER");
-    json_array_foreach(rows, i, rec)
-    {
-        if (as_json) {
-            char *line = json_dumps(rec, JSON_COMPACT);
-            if (line != NULL)
-                puts(line);
-            free(line);
-        } else {
-            print_row(rec);
-        }
-    }
+    cli_print_records(rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);

@@ -88,23 +88,11 @@ int cmd_stats(int argc, char **argv)
         status = EXIT_INTERNAL;
         goto done;
     }
-    size_t i;
-    json_t *rec; /* borrowed */
     if (!as_json && json_array_size(rows) > 0)
         printf("%-20s  %8s  %8s  %6s  %8s  %7s  %6s  %8s  %9s  %9s  %9s\n",
                "TOOL", "CALLS", "SUCCESS", "ERROR", "CANCELED", "TIMEOUT",
                "DENIED", "REPLAYED", "P50 ms", "P95 ms", "MAX ms");
-    json_array_foreach(rows, i, rec)
-    {
-        if (as_json) {
-            char *line = json_dumps(rec, JSON_COMPACT);
-            if (line != NULL)
-                puts(line);
-            free(line);
-        } else {
-            print_row(rec);
-        }
-    }
+    cli_print_records(rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);

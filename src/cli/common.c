@@ -217,3 +217,21 @@ int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
     }
     return EXIT_DONE;
 }
+
+void cli_print_records(const json_t *rows, int as_json,
+                       void (*print_row)(const json_t *rec))
+{
+    size_t i;
+    const json_t *rec; /* borrowed */
+    json_array_foreach(rows, i, rec)
+    {
+        if (as_json) {
+            char *line = json_dumps(rec, JSON_COMPACT);
+            if (line != NULL)
+                puts(line);
+            free(line);
+        } else {
+            print_row(rec);
+        }
+    }
+}

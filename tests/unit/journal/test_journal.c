@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "jtest.h"
 #include "journal.h"
 #include "record.h"
 #include "tg_test.h"
@@ -421,22 +422,6 @@ static const char *jstr(const json_t *o, const char *path)
     return json_is_string(v) ? json_string_value(v) : "<not a string>";
 }
 
-static long long raw_count(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL),
-                     SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    long long n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
-}
-
 static void raw_exec(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
@@ -588,8 +573,8 @@ static void test_round_trip(void **state)
     assert_non_null(strstr(err.message, f->path));
     tg__journal_close(j);
     free_all(calls, results, 3);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE state = 'done'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE state = 'done'"),
                      3);
 }
 
@@ -622,7 +607,7 @@ static void test_same_id_and_unbegun(void **state)
     assert_int_equal(tg__journal_begin(j, NULL, 0, &err), 0);
     assert_int_equal(tg__journal_finish(j, NULL, NULL, 0, &err), 0);
     tg__journal_close(j);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"), 2);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"), 2);
     tg__call_free(c1);
     tg__call_free(c2);
     tg__result_free(r1);
@@ -753,8 +738,8 @@ static void test_recovery_dead_owner(void **state)
 {
     struct fixture *f = *state;
     pid_t dead = orphan_child(f->path, "call_dead");
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE state = 'running'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE state = 'running'"),
                      1);
 
     tg_journal *j = open_ok(f->path); /* recovers */
@@ -782,9 +767,9 @@ static void test_recovery_dead_owner(void **state)
     free(first);
     free(again);
     tg__journal_close(j);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE state = 'running'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 1);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE state = 'running'"),
                      0);
 }
 
@@ -856,16 +841,16 @@ static void check_running(const char *path, tg_call **calls, const int *want,
                  "SELECT count(*) FROM calls WHERE id = '%s'"
                  " AND state = 'running'",
                  calls[i]->id);
-        if (raw_count(path, sql) != want[i])
+        if (jt_count(path, sql) != want[i])
             fail_msg("call %zu (%s): running %lld, want %d", i, calls[i]->id,
-                     raw_count(path, sql), want[i]);
+                     jt_count(path, sql), want[i]);
     }
-    assert_int_equal(raw_count(path, "SELECT count(*) FROM running"
-                                     " WHERE last < first"),
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM running"
+                                    " WHERE last < first"),
                      0);
-    assert_int_equal(raw_count(path, "SELECT count(*) FROM running a"
-                                     " JOIN running b ON a.first < b.first"
-                                     " AND a.last >= b.first"),
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM running a"
+                                    " JOIN running b ON a.first < b.first"
+                                    " AND a.last >= b.first"),
                      0);
 }
 
@@ -889,7 +874,7 @@ static void test_running_ranges(void **state)
         want[i] = 1;
     }
     assert_int_equal(tg__journal_begin(j, calls, N, &err), 0);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 1);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM running"), 1);
     check_running(f->path, calls, want, N);
 
     /* Random groups in random order until 30 are done (fixed seed). */
@@ -941,16 +926,16 @@ static void test_running_ranges(void **state)
     raw_exec(f->path, sql);
     want[a] = want[b] = 0;
     check_running(f->path, calls, want, N);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE id = 'r_fake'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE id = 'r_fake'"),
                      0);
     raw_exec(f->path, "INSERT INTO calls(id, tool, format, created_at,"
                       " started_at, state, owner_pid, owner_start,"
                       " owner_boot) VALUES ('r_fake', 'echo', 'toolgate', 0,"
                       " 0, 'running', 1, 1, 'another-boot')");
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE id = 'r_fake'"
-                                        " AND state = 'running'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE id = 'r_fake'"
+                                       " AND state = 'running'"),
                      1);
     snprintf(sql, sizeof sql,
              "UPDATE calls SET state = 'done' WHERE id = '%s';"
@@ -966,13 +951,12 @@ static void test_running_ranges(void **state)
     for (int i = 0; i < N; i++)
         want[i] = 0;
     check_running(f->path, calls, want, N);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 0);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM running"), 0);
     /* 8 of the batch (10 left, one set done, one deleted) and the fake. */
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
-                                        " WHERE payload LIKE '%INTERRUPTED%'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"
+                                       " WHERE payload LIKE '%INTERRUPTED%'"),
                      9);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"),
-                     30 + 9);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 30 + 9);
     free_all(calls, results, N);
 }
 
@@ -1041,10 +1025,10 @@ static void test_two_processes(void **state)
     assert_int_equal(json_array_size(h), 2 * TURNS * PER);
     json_decref(h);
     tg__journal_close(j);
-    assert_int_equal(raw_count(f->path, "SELECT count(DISTINCT id) FROM calls"),
+    assert_int_equal(jt_count(f->path, "SELECT count(DISTINCT id) FROM calls"),
                      2 * TURNS * PER);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE state != 'done'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE state != 'done'"),
                      0);
 }
 
@@ -1134,17 +1118,16 @@ static void test_migrations(void **state)
     tg_result *r = ok_result(c, "x");
     assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
     tg__journal_close(j);
-    long long objects =
-        raw_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 6);
+    long long objects = jt_count(f->path, "SELECT count(*) FROM sqlite_schema");
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 6);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM sqlite_schema"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 6);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 1);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 6);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 1);
     tg__call_free(c);
     tg__result_free(r);
 
@@ -1155,38 +1138,38 @@ static void test_migrations(void **state)
         snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
         make_old_journal(path, version);
         j = open_ok(path);
-        assert_int_equal(raw_count(path, "PRAGMA user_version"), 6);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM sqlite_schema"),
+        assert_int_equal(jt_count(path, "PRAGMA user_version"), 6);
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM sqlite_schema"),
                          objects);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM call_rows"), 3);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"), 2);
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM call_rows"), 3);
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM results"), 2);
         /* Running: the live call alone, in the table and in the view. */
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM running"), 1);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM running"
-                                         " WHERE first = 3 AND last = 3"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM running"), 1);
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM running"
+                                        " WHERE first = 3 AND last = 3"),
                          1);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
-                                         " WHERE state = 'running'"
-                                         " AND id = 'old_live'"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"
+                                        " WHERE state = 'running'"
+                                        " AND id = 'old_live'"),
                          1);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
-                                         " WHERE state = 'done'"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"
+                                        " WHERE state = 'done'"),
                          2);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"
-                                         " WHERE id = 'old_dead'"
-                                         " AND execution = 'started'"
-                                         " AND payload LIKE '%INTERRUPTED%'"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM results"
+                                        " WHERE id = 'old_dead'"
+                                        " AND execution = 'started'"
+                                        " AND payload LIKE '%INTERRUPTED%'"),
                          1);
         /* v2's repaired, v4's caller on the result, v5's decisions. */
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"
-                                         " WHERE repaired = 0"
-                                         " AND caller_id = 'carol'"
-                                         " AND decisions IS NULL"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM results"
+                                        " WHERE repaired = 0"
+                                        " AND caller_id = 'carol'"
+                                        " AND decisions IS NULL"),
                          2);
         assert_int_equal(
-            raw_count(path, "SELECT count(*) FROM sqlite_schema"
-                            " WHERE name IN ('calls_caller', 'calls_running',"
-                            " 'calls_id')"),
+            jt_count(path, "SELECT count(*) FROM sqlite_schema"
+                           " WHERE name IN ('calls_caller', 'calls_running',"
+                           " 'calls_id')"),
             0);
         json_t *s = show(j, "old_done"); /* new ref */
         assert_string_equal(jstr(s, "result.payload"), "hi");
@@ -1206,17 +1189,17 @@ static void test_migrations(void **state)
         tg__result_free(reply);
         j = open_ok(path); /* once: nothing more to recover or migrate */
         tg__journal_close(j);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM results"), 3);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM"
-                                         " pragma_integrity_check"
-                                         " WHERE integrity_check != 'ok'"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM results"), 3);
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM"
+                                        " pragma_integrity_check"
+                                        " WHERE integrity_check != 'ok'"),
                          0);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM"
-                                         " pragma_foreign_key_check"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM"
+                                        " pragma_foreign_key_check"),
                          0);
     }
-    assert_int_equal(raw_count(f->path, "SELECT journal_mode = 'wal'"
-                                        " FROM pragma_journal_mode"),
+    assert_int_equal(jt_count(f->path, "SELECT journal_mode = 'wal'"
+                                       " FROM pragma_journal_mode"),
                      1);
 
     /* A journal written by a newer toolgate is refused, not damaged. */
@@ -1226,7 +1209,7 @@ static void test_migrations(void **state)
     assert_null(j);
     assert_non_null(strstr(err.message, "newer"));
     assert_non_null(strstr(err.message, f->path));
-    assert_int_equal(raw_count(f->path, "PRAGMA user_version"), 99);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 99);
 }
 
 static void test_unwritable(void **state)
@@ -1428,8 +1411,8 @@ static void test_io_error(void **state)
     io_writes_left = -1;
     assert_non_null(strstr(err.message, f->path));
     assert_non_null(strstr(err.message, "I/O error"));
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM call_rows"
-                                        " WHERE id LIKE 'io_a%'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM call_rows"
+                                       " WHERE id LIKE 'io_a%'"),
                      0);
 
     /* The call rows are in; the results cannot be written (the second
@@ -1446,27 +1429,27 @@ static void test_io_error(void **state)
     io_writes_left = -1;
     assert_non_null(strstr(err.message, f->path));
     assert_non_null(strstr(err.message, "I/O error"));
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"
-                                        " WHERE id LIKE 'io_b%'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"
+                                       " WHERE id LIKE 'io_b%'"),
                      0);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM calls"
-                                        " WHERE id LIKE 'io_b%'"
-                                        " AND state = 'running'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM calls"
+                                       " WHERE id LIKE 'io_b%'"
+                                       " AND state = 'running'"),
                      3);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM"
-                                        " pragma_integrity_check"
-                                        " WHERE integrity_check != 'ok'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM"
+                                       " pragma_integrity_check"
+                                       " WHERE integrity_check != 'ok'"),
                      0);
 
     /* Writes work again: the same journal records the results. */
     assert_int_equal(tg__journal_finish(j, b, br, 3, &err), 0);
     tg__journal_close(j);
     faulty_vfs_use(0);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM results"), 5);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM running"), 0);
-    assert_int_equal(raw_count(f->path, "SELECT count(*) FROM"
-                                        " pragma_integrity_check"
-                                        " WHERE integrity_check != 'ok'"),
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 5);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM running"), 0);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM"
+                                       " pragma_integrity_check"
+                                       " WHERE integrity_check != 'ok'"),
                      0);
     free_all(ok, okr, 2);
     free_all(a, NULL, 3);
@@ -1570,20 +1553,20 @@ static void test_failing_allocations(void **state)
         /* What was committed is whole: no result without its call marked
          * done, no done call without its result, no half batch. */
         if (rcs[0] == 0 || with_orphan) {
-            assert_int_equal(raw_count(path, "SELECT count(*) FROM results r"
-                                             " JOIN calls c ON"
-                                             " c.rowid = r.call_rowid"
-                                             " WHERE c.state != 'done'"),
+            assert_int_equal(jt_count(path, "SELECT count(*) FROM results r"
+                                            " JOIN calls c ON"
+                                            " c.rowid = r.call_rowid"
+                                            " WHERE c.state != 'done'"),
                              0);
-            assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
-                                             " WHERE state = 'done'"),
-                             raw_count(path, "SELECT count(*) FROM results"));
-            long long nres = raw_count(path, "SELECT count(*) FROM results"
-                                             " WHERE id != 'dead'");
+            assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"
+                                            " WHERE state = 'done'"),
+                             jt_count(path, "SELECT count(*) FROM results"));
+            long long nres = jt_count(path, "SELECT count(*) FROM results"
+                                            " WHERE id != 'dead'");
             assert_true(nres == 0 || nres == N);
             if (with_orphan && rcs[0] == 0)
-                assert_int_equal(raw_count(path, "SELECT count(*) FROM"
-                                                 " results WHERE id = 'dead'"),
+                assert_int_equal(jt_count(path, "SELECT count(*) FROM"
+                                                " results WHERE id = 'dead'"),
                                  1);
         }
         if (!injected) {
@@ -1681,18 +1664,18 @@ static void test_failing_allocations_replay(void **state)
         assert_int_equal(sqlite3_memory_used(), before);
         /* Whole or nothing: no running rows (answers get none), calls and
          * results paired. */
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"
-                                         " WHERE state != 'done'"),
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"
+                                        " WHERE state != 'done'"),
                          0);
-        assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"),
-                         raw_count(path, "SELECT count(*) FROM results"));
+        assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"),
+                         jt_count(path, "SELECT count(*) FROM results"));
         if (!all_ok)
             failures++;
         if (!injected) {
             if (!all_ok)
                 fail_msg("N=%ld failed without an injected failure: %s", n,
                          err.message);
-            assert_int_equal(raw_count(path, "SELECT count(*) FROM calls"), 3);
+            assert_int_equal(jt_count(path, "SELECT count(*) FROM calls"), 3);
             break;
         }
     }
