@@ -73,23 +73,17 @@ tg_result *tg__output_finish(tg__output *o, const tg_call *call,
                              tg_result *failed)
 {
     if (o->w == NULL) {
-        tg_result *r = failed;
-        if (r == NULL)
-            r = o->mem.len > 0
-                    ? tg__result_success(call,
-                                         tg__json_text(o->mem.data, o->mem.len))
-                    : tg__result_success(call, json_string(""));
+        tg_result *r =
+            failed ? failed
+                   : tg__result_success(call,
+                                        tg__json_text(o->mem.data, o->mem.len));
         tg__buf_cleanup(&o->mem);
         return r;
     }
     tg_spool_outcome out = {0};
     tg_error e = {0};
-    int rc =
-        o->failed == TG_EIO ? TG_EIO : tg__spool_writer_finish(o->w, &out, &e);
-    if (o->failed == TG_EIO) {
-        tg__spool_writer_abort(o->w);
-        e = o->e;
-    }
+    /* a writer that failed answers its error here, its file removed */
+    int rc = tg__spool_writer_finish(o->w, &out, &e);
     o->w = NULL;
     tg_result *r;
     if (rc != 0) {

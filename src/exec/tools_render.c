@@ -33,45 +33,51 @@ static json_t *neutral(const tg_tool *t)
 #define MAX_OFFERED_IDS 200
 
 /* The ids the artifact tools may read now (stored artifacts, newest first;
- * artifact tools' own results are never spooled, so none is theirs), as
- * the `enum` of their `artifact` property: what the model may name. */
-static int offer_ids(tg_runtime *rt, json_t *def)
+ * artifact tools' own results are never spooled, so none is theirs): a new
+ * array in *out, empty when the spool cannot be listed. Returns 0 or
+ * TG_ENOMEM. */
+static int offered_ids(tg_runtime *rt, json_t **out)
 {
     json_t *list = NULL; /* new ref */
     tg_error e = {0};
+    if ((*out = json_array()) == NULL)
+        return TG_ENOMEM;
     if (tg__spool_list(rt->spool, &list, &e) != 0)
         return e.code == TG_ENOMEM ? TG_ENOMEM : 0; /* listed without */
-    json_t *ids = json_array();                     /* new ref */
     size_t i;
     json_t *a; /* borrowed */
-    int rc = ids ? 0 : TG_ENOMEM;
+    int rc = 0;
     json_array_foreach(list, i, a)
     {
-        if (rc != 0 || json_array_size(ids) == MAX_OFFERED_IDS)
+        if (rc != 0 || json_array_size(*out) == MAX_OFFERED_IDS)
             break;
         const char *state = json_string_value(json_object_get(a, "state"));
         if (state != NULL && strcmp(state, "stored") == 0 &&
-            json_array_append(ids, json_object_get(a, "id")) != 0)
+            json_array_append(*out, json_object_get(a, "id")) != 0)
             rc = TG_ENOMEM;
     }
+    json_decref(list);
+    return rc;
+}
+
+/* Sets ids (borrowed) as the `enum` of the definition's `artifact`
+ * property: what the model may name. An empty enum would make the tool
+ * uncallable: then any id is shown as allowed, and the spool answers for
+ * unknown ones. */
+static int offer_ids(json_t *def, json_t *ids)
+{
+    if (json_array_size(ids) == 0)
+        return 0;
     json_t *schema = json_deep_copy(json_object_get(def, "input_schema"));
     json_t *prop = json_object_get(json_object_get(schema, "properties"),
                                    "artifact"); /* borrowed */
-    if (rc == 0 && schema == NULL)
-        rc = TG_ENOMEM;
-    /* an empty enum would make the tool uncallable: then any id is shown
-     * as allowed, and the spool answers for unknown ones */
-    if (rc == 0 && prop != NULL && json_array_size(ids) > 0 &&
-        json_object_set(prop, "enum", ids) != 0)
-        rc = TG_ENOMEM;
-    if (rc == 0)
-        rc = json_object_set_new(def, "input_schema", schema) == 0 ? 0
-                                                                   : TG_ENOMEM;
-    else
+    if (schema == NULL ||
+        (prop != NULL && json_object_set(prop, "enum", ids) != 0)) {
         json_decref(schema);
-    json_decref(ids);
-    json_decref(list);
-    return rc;
+        return TG_ENOMEM;
+    }
+    return json_object_set_new(def, "input_schema", schema) == 0 ? 0
+                                                                 : TG_ENOMEM;
 }
 
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
@@ -91,13 +97,16 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                              "gemini, toolgate)",
                              format);
     json_t *tools = json_array(); /* new ref */
+    json_t *ids = NULL;           /* new ref: listed once, for all five */
     int rc = tools ? 0 : TG_ENOMEM;
+    if (rc == 0 && rt->spool != NULL)
+        rc = offered_ids(rt, &ids);
     size_t n = tg__registry_count(rt->reg);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const tg_tool *t = tg__registry_at(rt->reg, i);
         json_t *def = neutral(t); /* new ref */
-        if (def != NULL && rt->spool != NULL && tg__spool_is_tool(t->name) &&
-            offer_ids(rt, def) != 0) {
+        if (def != NULL && ids != NULL && tg__spool_is_tool(t->name) &&
+            offer_ids(def, ids) != 0) {
             json_decref(def);
             def = NULL;
         }
@@ -111,6 +120,7 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
     else
         tg__error_set(err, rc, "out of memory");
     json_decref(tools);
+    json_decref(ids);
     if (rc == 0 && (*out = tg__buf_take(&b)) == NULL)
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
     tg__buf_cleanup(&b);
