@@ -152,6 +152,12 @@ static int attach_stream(json_t *part, const char *name, tg__output *o,
                          json_t **first_artifact, tg_error *e)
 {
     json_t *text = NULL, *artifact = NULL; /* new refs */
+    if (tg__output_bytes(o) == 0 && o->e.code == 0) {
+        /* nothing written there: no member, not even the handle of an
+         * empty artifact that `inline: false` would commit */
+        tg__output_abort(o);
+        return 0;
+    }
     int rc = output_take(o, &text, &artifact, e);
     if (rc != 0)
         return rc;

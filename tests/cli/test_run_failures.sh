@@ -31,6 +31,8 @@ mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
   mk g3 grep '{"pattern":"beta","file":"missing.txt"}'
   mk b1 big '{}'
   mk h1 hang '{}'
+  echo '{"id":"f1","tool":"pytest","args":{},"inline":false}'
+  echo '{"id":"f2","tool":"grep","args":{"pattern":"beta","file":"missing.txt"},"inline":false}'
 } >calls.jsonl
 "$TOOLGATE" run --to toolgate calls.jsonl >out.jsonl
 r() { jq -r "select(.id==\"$1\")$2" out.jsonl; }
@@ -65,6 +67,12 @@ check "big: the handle is short" [ "$(r b1 .payload.error.details.stdout | wc -c
 eq "big: stderr inline" "$(r b1 .payload.error.details.stderr)" boom
 check "big: the artifact is the output" bash -c "seq 1000000 1624999 | cmp -s - <(\"$TOOLGATE\" artifact read $ID --length 100000000)"
 
+# inline: false gives each stream written to a handle, as it would a success
+eq "inline:false: both streams spooled" "$(r f1 '.payload.error.details | [.stdout_artifact.bytes, .stderr_artifact.bytes] | join(" ")')" "89 19"
+contains "inline:false: the handle" "$(r f1 .payload.error.details.stdout)" "[output saved as artifact"
+eq "inline:false: the result names stdout's" "$(r f1 .artifact.id)" "$(r f1 .payload.error.details.stdout_artifact.id)"
+eq "inline:false: an empty stdout is left out" "$(r f2 '.payload.error.details | has("stdout")') $(r f2 .artifact.id)" "false $(r f2 .payload.error.details.stderr_artifact.id)"
+
 # stopped at its deadline: what it printed says where it hung
 eq "hang: timeout" "$(r h1 .outcome)" timeout
 eq "hang: the budget" "$(r h1 .payload.timeout.durationMs)" 1500
@@ -97,7 +105,7 @@ eq "rendered: grep with no match" "$(c g1 | body)" ""
 # The journal keeps it: show and history --json.
 contains "show: stdout" "$("$TOOLGATE" show p1 | jq -r .result.payload.error.details.stdout)" "FAILED - assert 1 == 2"
 eq "show: the timeout's output" "$("$TOOLGATE" show h1 | jq -r .result.payload.timeout.stdout | head -1)" "test_1 ok"
-eq "history --json: stderr" "$("$TOOLGATE" history --json --tool pytest | jq -r .payload.error.details.stderr)" "warning: slow test"
+eq "history --json: stderr" "$("$TOOLGATE" history --json --tool pytest | jq -r 'select(.id=="p1").payload.error.details.stderr')" "warning: slow test"
 eq "history --json: the artifact" "$("$TOOLGATE" history --json --tool big | jq -r .payload.error.details.stdout_artifact.id)" "$ID"
 
 # The next turn reads the failed call's output through the artifact tools.
