@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_env.h"
 #include "error.h"
 #include "schema.h"
+#include "template.h"
 
 #define MAX_NAME 128
 #define MAX_TIMEOUT_MS INT64_C(86400000)
@@ -31,6 +33,9 @@ void tg__tool_free(tg_tool *tool)
     json_decref(tool->stdin_tpl);
     json_decref(tool->env);
     json_decref(tool->env_pass);
+    json_decref(tool->option_args);
+    json_decref(tool->ctx_env_allow);
+    json_decref(tool->ctx_env_deny);
     free(tool);
 }
 
@@ -209,6 +214,96 @@ static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
     return 0;
 }
 
+/* "option_args": the names of placeholders of the command whose values may
+ * begin with '-' (template.c, the option rule). */
+static int option_args_member(const json_t *entry, const char *key, tg_tool *t,
+                              tg_error *err)
+{
+    json_t *v = json_object_get(entry, "option_args"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, key, "option_args",
+                   " must be an array of names of the command's placeholders "
+                   "whose values may begin with '-'");
+    size_t i;
+    json_t *name; /* borrowed */
+    json_array_foreach(v, i, name)
+    {
+        const char *s = json_string_value(name);
+        if (s == NULL)
+            return bad(err, key, "option_args",
+                       "[%zu] must be the name of a placeholder", i);
+        if (!tg__argv_has_placeholder(t->argv, s))
+            return bad(err, key, "option_args",
+                       "[%zu]: '%.64s' is not a placeholder of the command "
+                       "(an element \"{%.64s}\" or \"{%.64s?}\")",
+                       i, s, s, s);
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(v, j), name))
+                return bad(err, key, "option_args",
+                           "[%zu]: '%.64s' is listed twice", i, s);
+    }
+    if ((t->option_args = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* One list of "context_env" (`which` is "allow" or "deny"): patterns of
+ * variable names, copied into *out. */
+static int ctx_env_list(const json_t *ce, const char *ckey, const char *which,
+                        json_t **out, tg_error *err)
+{
+    json_t *v = json_object_get(ce, which); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, ckey, which,
+                   " must be an array of variable names or patterns with "
+                   "'*'");
+    size_t i;
+    json_t *p; /* borrowed */
+    json_array_foreach(v, i, p)
+    {
+        if (!tg__env_pattern_valid(json_string_value(p)))
+            return bad(err, ckey, which,
+                       "[%zu] must be a variable name or a pattern: letters, "
+                       "digits, '_' and '*'",
+                       i);
+    }
+    if ((*out = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* "context_env": {"allow": [...], "deny": [...]}, which variables a call's
+ * context.env may set besides / beyond the table of context_env.c. */
+static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
+                              tg_error *err)
+{
+    json_t *ce = json_object_get(entry, "context_env"); /* borrowed */
+    if (ce == NULL)
+        return 0;
+    if (!json_is_object(ce))
+        return bad(err, key, "context_env",
+                   " must be an object with \"allow\" and/or \"deny\" "
+                   "(arrays of variable names or patterns with '*')");
+    char ckey[160];
+    snprintf(ckey, sizeof ckey, "%s.context_env", key);
+    const char *k;
+    json_t *v; /* borrowed */
+    json_object_foreach(ce, k, v)
+    {
+        if (strcmp(k, "allow") != 0 && strcmp(k, "deny") != 0)
+            return bad(err, ckey, NULL,
+                       ": unknown key '%.64s' (it takes \"allow\" and "
+                       "\"deny\")",
+                       k);
+    }
+    int rc = ctx_env_list(ce, ckey, "allow", &t->ctx_env_allow, err);
+    return rc ? rc : ctx_env_list(ce, ckey, "deny", &t->ctx_env_deny, err);
+}
+
 /* Parses the members of a command tool that are not name/description. */
 static int command_members(const json_t *entry, const char *key, tg_tool *t,
                            tg_error *err)
@@ -272,7 +367,11 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
         t->timeout_ms = json_integer_value(v);
     }
     int rc = ok_exit_member(entry, key, t, err);
-    return rc != 0 ? rc : sandbox_members(entry, key, t, err);
+    if (rc == 0)
+        rc = option_args_member(entry, key, t, err);
+    if (rc == 0)
+        rc = context_env_member(entry, key, t, err);
+    return rc ? rc : sandbox_members(entry, key, t, err);
 }
 
 /* Compiles t->input_schema into t->schema, once, at registration: a
@@ -291,7 +390,8 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     static const char *const keys[] = {
         "name",    "description", "input_schema", "annotations", "command",
         "stdin",   "env",         "timeout_ms",   "mcp",         "output",
-        "network", "sandbox",     "env_pass",     "ok_exit",     NULL};
+        "network", "sandbox",     "env_pass",     "option_args", "context_env",
+        "ok_exit", NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;

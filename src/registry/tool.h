@@ -43,6 +43,11 @@ typedef struct tg_tool {
                          (secret-looking ones too), or NULL (new ref) */
     bool network;     /* "network": true keeps the host's network */
     bool unsandboxed; /* "sandbox": false: no bubblewrap, no rlimits */
+    /* hostile callers (template.c, context_env.c) */
+    json_t *option_args;   /* array of placeholder names whose values may
+                              begin with '-', or NULL (new ref) */
+    json_t *ctx_env_allow; /* "context_env": arrays of name patterns the */
+    json_t *ctx_env_deny;  /* context may / may not set, or NULL (new refs) */
 } tg_tool;
 
 /* Whether a command tool that exited with `status` (0-255) succeeded: the

@@ -639,6 +639,72 @@ static void test_checks(void **state)
     tg_runtime_free(rt);
 }
 
+/* A caller's arguments and context cannot take over a tool: a value that
+ * would be an option is INVALID_ARGUMENTS (keyword "option"), a context.env
+ * variable of the refused table is `denied` for every tool, and what a
+ * tool's context_env allows reaches it. None of the refused calls starts. */
+static void test_hostile_callers(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(
+        e, "",
+        "{\"name\": \"echo\", \"command\": [\"/bin/echo\", \"{text}\"]},"
+        "{\"name\": \"echo2\", \"command\": [\"/bin/echo\", \"--\", "
+        "\"{text}\"]},"
+        "{\"name\": \"envs\", \"command\": [\"/usr/bin/env\"],"
+        " \"context_env\": {\"allow\": [\"PYTHONUNBUFFERED\"]}}");
+    recorder rec = {0};
+    tg_runtime_set_events(rt, &rec_events, &rec);
+    tg_turn *t = tg__turn_new("toolgate");
+    tg_test_add(t, "o1", "echo", "{\"text\": \"-n\"}");
+    tg_test_add(t, "o2", "echo", "{\"text\": \"./-n\"}");
+    tg_test_add(t, "o3", "echo2", "{\"text\": \"-n\"}");
+    tg_test_add(t, "e1", "envs", "{}");
+    t->calls[3]->context =
+        json_pack("{s:{s:s}}", "env", "LD_PRELOAD", "/nonexistent/evil.so");
+    tg_test_add(t, "e2", "envs", "{}");
+    t->calls[4]->context = json_pack("{s:{s:s, s:s}}", "env",
+                                     "PYTHONUNBUFFERED", "1", "TG_OK", "2");
+    tg_test_add(t, "e3", "envs", "{}");
+    t->calls[5]->context = json_pack("{s:{s:s}}", "env", "PYTHONPATH", "/x");
+    tg_test_add(t, "e4", "echo", "{\"text\": \"x\"}");
+    t->calls[6]->context = json_pack("{s:{s:s}}", "env", "PATH", "/x");
+    tg_test_run(rt, t);
+
+    expect_error(t, 0, "INVALID_ARGUMENTS", TG_EXECUTION_NOT_STARTED);
+    json_t *p = json_loads(tg_result_payload_json(tg_test_res(t, 0)), 0,
+                           NULL); /* new ref */
+    json_t *d = json_array_get(
+        json_object_get(json_object_get(p, "error"), "details"), 0);
+    assert_string_equal(json_string_value(json_object_get(d, "keyword")),
+                        "option");
+    assert_string_equal(json_string_value(json_object_get(d, "path")), "/text");
+    json_decref(p);
+    assert_string_equal(tg_result_payload_json(tg_test_res(t, 1)),
+                        "\"./-n\\n\"");
+    /* after a literal "--" the value goes through */
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 2)), TG_OUTCOME_SUCCESS);
+    const size_t denied[] = {3, 5, 6};
+    const char *const names[] = {"LD_PRELOAD", "PYTHONPATH", "PATH"};
+    for (size_t i = 0; i < 3; i++) {
+        const tg_result *r = tg_test_res(t, denied[i]);
+        assert_int_equal(tg_result_outcome(r), TG_OUTCOME_DENIED);
+        assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
+        char want[64];
+        snprintf(want, sizeof want, "context.env may not set %s (", names[i]);
+        if (strstr(tg_result_payload_json(r), want) == NULL)
+            fail_msg("call %zu: %s", denied[i], tg_result_payload_json(r));
+        assert_false(rec_get(&rec, tg_call_id(t->calls[denied[i]]))->started);
+    }
+    const char *out = tg_result_payload_json(tg_test_res(t, 4));
+    assert_non_null(strstr(out, "PYTHONUNBUFFERED=1\\n"));
+    assert_non_null(strstr(out, "TG_OK=2\\n"));
+    assert_false(rec_get(&rec, "o1")->started);
+    assert_int_equal(rec.stray, 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
 static void test_parallel_limit(void **state)
 {
     env *e = *state;
@@ -1343,6 +1409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failure_keeps_output, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_callers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parallel_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_by_id_from_thread, setup,
                                         teardown),

@@ -353,9 +353,11 @@ static void limits_and_kept_fds(void **state)
 
 /* ------------------------------------------------------- in bubblewrap */
 
+/* printf reads no options after its format, so {c} may begin with '-'
+ * (option_args); it must still arrive as one literal element. */
 #define ARGV_TOOL                                                              \
     "{\"name\": \"argv\", \"command\": [\"/usr/bin/printf\", \"[%s]\\\\n\", "  \
-    "\"{a}\", \"{b}\", \"{c}\"]}"
+    "\"{a}\", \"{b}\", \"{c}\"], \"option_args\": [\"c\"]}"
 
 static void argv_stays_literal(void **state)
 {
