@@ -640,6 +640,15 @@ static int id_generated(const tg_call *call)
  * escaped straight from its value (as jansson writes it), else dumped. */
 static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
 {
+    if (tg__result_output_part(r) != NULL) {
+        /* what a failed command printed is read as text, like its output
+         * (in the trust envelope when untrusted) */
+        scratch->len = 0;
+        int rc = tg__format_payload_text(r, scratch);
+        return rc != 0 ? rc
+                       : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                                scratch->len);
+    }
     if (r->untrusted &&
         (r->payload_json_cache == NULL || r->payload_json_cache[0] == '"')) {
         /* A tool's text output goes in the trust envelope; structured
@@ -667,7 +676,8 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
 }
 
 /* One functionResponse part: {"output":PAYLOAD} on success, else
- * {"error":PAYLOAD} (the outcome's payload as JSON, not as text). Gemini has
+ * {"error":PAYLOAD} (the outcome's payload as JSON, not as text, except
+ * what a failed command printed: that is a text, see put_payload). Gemini has
  * no content blocks in a function response, so a result's blocks are added
  * as "content", their text description. */
 static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,

@@ -133,6 +133,87 @@ static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
     return 0;
 }
 
+bool tg__tool_exit_ok(const tg_tool *tool, int status)
+{
+    if (status < 0 || status > 255)
+        return false;
+    if (!tool->has_ok_exit)
+        return status == 0;
+    return (tool->ok_exit[status / 64] >> (status % 64)) & 1u;
+}
+
+/* An exit status of "ok_exit": an integer from 0 to 255, or -1. */
+static int exit_status_value(const json_t *v)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > 255)
+        return -1;
+    return (int)json_integer_value(v);
+}
+
+/* "ok_exit": the exit statuses that count as success, as a list
+ * ([0, 1]) or a range ({"min": 0, "max": 1}), each status 0 to 255. */
+static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
+                          tg_error *err)
+{
+    static const char forms[] =
+        " must be a list of exit statuses such as [0, 1] or a range such as "
+        "{\"min\": 0, \"max\": 1}";
+    const json_t *v = json_object_get(entry, "ok_exit"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    int lo, hi;
+    if (json_is_array(v)) {
+        if (json_array_size(v) == 0)
+            return bad(err, key, "ok_exit",
+                       " must list at least one exit status (0 to 255)");
+        size_t i;
+        const json_t *s; /* borrowed */
+        json_array_foreach(v, i, s)
+        {
+            int st = exit_status_value(s);
+            if (st < 0)
+                return bad(err, key, "ok_exit",
+                           "[%zu] must be an exit status, an integer from 0 "
+                           "to 255",
+                           i);
+            t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
+        }
+        t->has_ok_exit = true;
+        return 0;
+    }
+    if (!json_is_object(v))
+        return bad(err, key, "ok_exit", "%s", forms);
+    const char *k;
+    const json_t *m; /* borrowed */
+    json_object_foreach((json_t *)v, k, m)
+    {
+        if (strcmp(k, "min") != 0 && strcmp(k, "max") != 0)
+            return bad(err, key, "ok_exit",
+                       ": unknown key '%s' (a range has \"min\" and "
+                       "\"max\")",
+                       k);
+    }
+    if (!json_object_get(v, "min") || !json_object_get(v, "max"))
+        return bad(err, key, "ok_exit",
+                   " range needs both \"min\" and \"max\"");
+    char range[160]; /* "tools[2].ok_exit": min and max are its members */
+    snprintf(range, sizeof range, "%s.ok_exit", key);
+    if ((lo = exit_status_value(json_object_get(v, "min"))) < 0)
+        return bad(err, range, "min",
+                   " must be an exit status, an integer from 0 to 255");
+    if ((hi = exit_status_value(json_object_get(v, "max"))) < 0)
+        return bad(err, range, "max",
+                   " must be an exit status, an integer from 0 to 255");
+    if (lo > hi)
+        return bad(err, key, "ok_exit",
+                   ".min (%d) must not be greater than max (%d)", lo, hi);
+    for (int st = lo; st <= hi; st++)
+        t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
+    t->has_ok_exit = true;
+    return 0;
+}
+
 /* "option_args": the names of placeholders of the command whose values may
  * begin with '-' (template.c, the option rule). */
 static int option_args_member(const json_t *entry, const char *key, tg_tool *t,
@@ -285,7 +366,9 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
                        " must be an integer from 1 to 86400000");
         t->timeout_ms = json_integer_value(v);
     }
-    int rc = option_args_member(entry, key, t, err);
+    int rc = ok_exit_member(entry, key, t, err);
+    if (rc == 0)
+        rc = option_args_member(entry, key, t, err);
     if (rc == 0)
         rc = context_env_member(entry, key, t, err);
     return rc ? rc : sandbox_members(entry, key, t, err);
@@ -305,10 +388,10 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
     static const char *const keys[] = {
-        "name",     "description", "input_schema", "annotations",
-        "command",  "stdin",       "env",          "timeout_ms",
-        "mcp",      "output",      "network",      "sandbox",
-        "env_pass", "option_args", "context_env",  NULL};
+        "name",    "description", "input_schema", "annotations", "command",
+        "stdin",   "env",         "timeout_ms",   "mcp",         "output",
+        "network", "sandbox",     "env_pass",     "option_args", "context_env",
+        "ok_exit", NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;

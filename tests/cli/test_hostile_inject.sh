@@ -298,7 +298,7 @@ msg=$(jq -r 'select(.id=="o1").payload.error.message' opt_out.jsonl)
 contains "the message says why" "$msg" "argument 'file' begins with '-', so '/usr/bin/sort' would read it as an option; refused"
 contains "the message says how to allow" "$msg" 'put "--" before {file}, or its "option_args" can list "file"'
 eq "option_args: flags may be an option" "$(jq -r 'select(.id=="o11").outcome' opt_out.jsonl)" error
-contains "ls -la ran on x (no such file)" "$(jq -r 'select(.id=="o11").payload.error.message' opt_out.jsonl)" "cannot access 'x'"
+contains "ls -la ran on x (no such file)" "$(jq -r 'select(.id=="o11").payload.error.details.stderr' opt_out.jsonl)" "cannot access 'x'"
 eq "after --, path -la is the file -la" "$(jq -r 'select(.id=="o12").payload' opt_out.jsonl)" "-la"
 
 # The allowed forms.
@@ -333,7 +333,7 @@ eq "./-odata.txt is a file" "$(pl a9)" "a
 b"
 eq "shell runs --version as a command, not bash's option" \
   "$(jq -r 'select(.id=="a10") | .outcome + " " + (.exit_status|tostring)' allowed_out.jsonl)" "error 127"
-check "not bash's version" bash -c "! jq -r 'select(.id==\"a10\").payload.error.message' allowed_out.jsonl | grep -q 'GNU bash'"
+check "not bash's version" bash -c "! jq -c 'select(.id==\"a10\").payload' allowed_out.jsonl | grep -q 'GNU bash'"
 contains "optional flags absent" "$(pl a11)" "notes.txt"
 
 # ---------------------------------------------------- configuration errors

@@ -74,7 +74,7 @@ wrote-inside"
 check "nothing outside the workspace" bash -c "! test -e $OUTSIDE && ! test -e $WORK/beside && ! test -e /etc/tg_pwned"
 check "inside the workspace" test -e ws/inside
 eq "no connection to 127.0.0.1" "$(jq -r 'select(.id=="n1").outcome' out.jsonl)" error
-contains "refused" "$(jq -r 'select(.id=="n1").payload.error.message' out.jsonl)" "Connection refused"
+contains "refused" "$(jq -r 'select(.id=="n1").payload.error.details.stderr' out.jsonl)" "Connection refused"
 eq "network: true connects" "$(jq -r 'select(.id=="n2").payload' out.jsonl)" connected
 eq "canary secrets not there" "$(jq -r 'select(.id=="s1").payload' out.jsonl)" "key=[] token=[]
 0"

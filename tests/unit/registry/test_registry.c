@@ -168,9 +168,54 @@ static void command_tool(void **state)
     assert_null(t->ctx_env_allow);
     assert_null(t->ctx_env_deny);
     assert_int_equal(t->timeout_ms, 0);
+    /* without ok_exit, 0 alone is success */
+    assert_true(tg__tool_exit_ok(t, 0));
+    assert_false(tg__tool_exit_ok(t, 1));
+    assert_false(tg__tool_exit_ok(t, 255));
+    assert_false(tg__tool_exit_ok(t, -1));
     tg__tool_free(t);
     tg__tool_free(NULL);
     json_decref(entry);
+}
+
+/* "ok_exit": the statuses that are success, as a list or a range. */
+static void ok_exit_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *ok_exit;
+        const char *ok; /* the statuses 0..255 that are success, as text */
+    } cases[] = {
+        {"[0, 1]", "0 1"},
+        {"[1]", "1"}, /* the list is the whole set: 0 is not added */
+        {"[2, 0, 2]", "0 2"},
+        {"{\"min\": 0, \"max\": 1}", "0 1"},
+        {"{\"min\": 3, \"max\": 3}", "3"},
+        {"{\"max\": 255, \"min\": 254}", "254 255"},
+        {"[255, 64, 63, 128]", "63 64 128 255"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"t\", \"command\": [\"true\"], \"ok_exit\": %s}",
+                 cases[i].ok_exit);
+        json_t *entry = tg_test_json(text); /* new ref */
+        tg_tool *t = NULL;
+        tg_error err = {0};
+        assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
+        char got[256] = "";
+        size_t o = 0;
+        for (int st = 0; st <= 255; st++)
+            if (tg__tool_exit_ok(t, st))
+                o += (size_t)snprintf(got + o, sizeof got - o, "%s%d",
+                                      o ? " " : "", st);
+        if (strcmp(got, cases[i].ok) != 0)
+            fail_msg("ok_exit %s: success for '%s', expected '%s'",
+                     cases[i].ok_exit, got, cases[i].ok);
+        assert_false(tg__tool_exit_ok(t, 256));
+        tg__tool_free(t);
+        json_decref(entry);
+    }
 }
 
 typedef struct bad_tool {
@@ -225,6 +270,40 @@ static const bad_tool bad_tools[] = {
      "/tools/2/timeout_ms"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"timeout_ms\": \"5s\"}",
      "tools[2].timeout_ms", "/tools/2/timeout_ms"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": 1}",
+     "tools[2].ok_exit must be a list of exit statuses such as [0, 1] or a "
+     "range such as {\"min\": 0, \"max\": 1}",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": \"0-1\"}",
+     "tools[2].ok_exit must be a list", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": []}",
+     "tools[2].ok_exit must list at least one exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [0, 256]}",
+     "tools[2].ok_exit[1] must be an exit status, an integer from 0 to 255",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [-1]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [\"1\"]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [1.5]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": {\"min\": 0}}",
+     "tools[2].ok_exit range needs both \"min\" and \"max\"",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 0, \"max\": 1, \"step\": 1}}",
+     "tools[2].ok_exit: unknown key 'step'", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": -1, \"max\": 1}}",
+     "tools[2].ok_exit.min must be an exit status, an integer from 0 to 255",
+     "/tools/2/ok_exit/min"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 0, \"max\": 300}}",
+     "tools[2].ok_exit.max must be an exit status", "/tools/2/ok_exit/max"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 2, \"max\": 1}}",
+     "tools[2].ok_exit.min (2) must not be greater than max (1)",
+     "/tools/2/ok_exit"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"shell\": true}",
      "unknown key 'shell' in tools[2]", "/tools/2/shell"},
     {"{\"name\": \"fs\", \"mcp\": {\"command\": [\"npx\"]}}",
@@ -393,13 +472,10 @@ static void from_loaded_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(find_and_order),
-        cmocka_unit_test(duplicates),
-        cmocka_unit_test(many),
-        cmocka_unit_test(command_tool),
-        cmocka_unit_test(bad_entries),
-        cmocka_unit_test(handler_tools),
-        cmocka_unit_test(from_loaded_config),
+        cmocka_unit_test(find_and_order), cmocka_unit_test(duplicates),
+        cmocka_unit_test(many),           cmocka_unit_test(command_tool),
+        cmocka_unit_test(ok_exit_forms),  cmocka_unit_test(bad_entries),
+        cmocka_unit_test(handler_tools),  cmocka_unit_test(from_loaded_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
