@@ -37,4 +37,10 @@ eq "cut: the open ones are MALFORMED_ARGUMENTS" \
   "MALFORMED_ARGUMENTS MALFORMED_ARGUMENTS "
 contains "cut: says where" "$(jq -r '.payload.error.message' cut.jsonl | head -1)" \
   "the stream ended inside the arguments of call"
+# The README's example: two blocks written at once, the second stopping
+# first, both run, answered in the written order.
+"$TOOLGATE" run --no-journal --to toolgate \
+  "$TG_SOURCE_DIR/examples/turns/anthropic-stream-interleaved.sse" >ex.jsonl
+eq "example: written order, both ran" "$(jq -r '.tool + ":" + .outcome' ex.jsonl | tr '\n' ' ')" \
+  "read_file:success list_dir:success "
 finish
