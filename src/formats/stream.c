@@ -317,6 +317,18 @@ int tg__stream_args_unusable(tg_call *call, const tg__stream_args *a)
     return rc != 0 ? rc : 1;
 }
 
+int tg__stream_string_args(tg_call *call, const void *src)
+{
+    const tg__stream_args *a = src;
+    int rc = tg__stream_args_unusable(call, a);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    if (a->p->has_args)
+        return tg__call_set_args_text(call, tg__buf_cstr(&a->p->args),
+                                      a->p->args.len);
+    return tg__args_from_string_value(call, a->p->input);
+}
+
 /* Removes open call i, builds its call and appends it; frees the pending. */
 static int complete_at(tg_stream *s, size_t i, bool complete)
 {

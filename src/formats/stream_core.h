@@ -182,6 +182,11 @@ int tg__stream_set_once(char **field, const char *str);
  * with what arrived kept. Returns 1 when it set them, 0 when the provider's
  * own rule applies, or TG_ENOMEM. */
 int tg__stream_args_unusable(tg_call *call, const tg__stream_args *a);
+/* The argument setter (calls.h, src a tg__stream_args) of the providers
+ * whose arguments are one JSON string sent in pieces (Chat, Responses): the
+ * stream's part first, then the joined pieces as that string - or a value
+ * a proxy sent whole (never a string), or none: as in a whole response. */
+int tg__stream_string_args(tg_call *call, const void *src);
 /* Whether the n bytes at s are only JSON white space. */
 int tg__stream_blank(const char *s, size_t n);
 /* A string member of o (borrowed), or NULL. */

@@ -18,20 +18,6 @@
 
 /* ------------------------------------------------------------ the calls */
 
-static int chat_args(tg_call *call, const void *src)
-{
-    const tg__stream_args *a = src;
-    int rc = tg__stream_args_unusable(call, a);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    /* The pieces are the arguments string; else a value a proxy sent whole
-     * (never a string), or none: as in a whole response. */
-    if (a->p->has_args)
-        return tg__call_set_args_text(call, tg__buf_cstr(&a->p->args),
-                                      a->p->args.len);
-    return tg__args_from_string_value(call, a->p->input);
-}
-
 static int build(const tg__stream_args *a, tg_call **out)
 {
     const tg__pending *p = a->p;
@@ -40,7 +26,7 @@ static int build(const tg__stream_args *a, tg_call **out)
         .id = p->id,
         .type = p->type,
         .name = p->name,
-        .set_args = chat_args,
+        .set_args = tg__stream_string_args,
         .args = a,
     };
     return tg__openai_chat_call(&w, out);

@@ -19,18 +19,6 @@ static int str_is(const char *s, const char *want)
 
 /* ------------------------------------------------------------ the calls */
 
-static int resp_args(tg_call *call, const void *src)
-{
-    const tg__stream_args *a = src;
-    int rc = tg__stream_args_unusable(call, a);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    if (a->p->has_args)
-        return tg__call_set_args_text(call, tg__buf_cstr(&a->p->args),
-                                      a->p->args.len);
-    return tg__args_from_string_value(call, a->p->input);
-}
-
 static int build(const tg__stream_args *a, tg_call **out)
 {
     const tg__pending *p = a->p;
@@ -39,7 +27,7 @@ static int build(const tg__stream_args *a, tg_call **out)
         .call_id = p->id,
         .item_id = p->item_id,
         .name = p->name,
-        .set_args = resp_args,
+        .set_args = tg__stream_string_args,
         .args = a,
     };
     return tg__openai_responses_call(&w, out);

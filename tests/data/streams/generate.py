@@ -71,6 +71,12 @@ def call(id_, tool, args, pre_error=None):
     return c
 
 
+def expect_call(x, cut=False):
+    """The expected call of (id, tool, args); cut: the input ended inside
+    its arguments."""
+    return call(x[0], x[1], None, "MALFORMED_ARGUMENTS") if cut else call(*x)
+
+
 CALLS = [
     ("read_file", {"path": "src/main.c", "max_bytes": 4096}),
     ("grep", {"pattern": "TODO|FIXME", "path": "src", "ignore_case": True}),
@@ -119,6 +125,23 @@ def cut_two_open(steps, n):
         if len(done) == 1 and len(begun - set(done)) >= 2:
             return i
     raise AssertionError("no step with two calls open")
+
+
+def write_interleaved(provider, calls, stream, expect, **kw):
+    """<provider>/interleaved: calls (args last in each tuple) written at
+    once by stream(calls, steps=...), each expected whole (expect(x)) in
+    the written order; and interleaved_cut, the same transcript ending with
+    one call's arguments closed and two open: those two are cut
+    (expect(x, cut=True)), the closed one is complete - nothing else for
+    its index followed."""
+    steps = interleave([dumps(x[-1]) for x in calls])
+    sse, whole = stream(calls, steps=steps, **kw)
+    write(provider, "interleaved", sse, [expect(x) for x in calls], whole)
+    at = cut_two_open(steps, len(calls))
+    done = [k for k, i in last_pieces(steps).items() if i <= at]
+    sse, _ = stream(calls, steps=steps, cut_after=at)
+    write(provider, "interleaved_cut", sse,
+          [expect(x, cut=k not in done) for k, x in enumerate(calls)])
 
 
 # The interleaved cases put the longest arguments first: they complete
@@ -227,18 +250,8 @@ def openai_chat():
     sse = cut_inside(sse, '"content":" fil')
     write("openai-chat", "truncated_before_call", sse, [])
     # Three calls written at once; each comes out whole, in index order.
-    c = [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)]
-    steps = interleave([dumps(x[2]) for x in c])
-    sse, whole = chat_stream(c, text="Checking.", steps=steps)
-    write("openai-chat", "interleaved", sse, [call(*x) for x in c], whole)
-    # Cut with one call's arguments closed and two open: those two are cut,
-    # the closed one is complete (nothing else for its index followed).
-    at = cut_two_open(steps, 3)
-    done = [k for k, i in last_pieces(steps).items() if i <= at]
-    sse, _ = chat_stream(c, steps=steps, cut_after=at)
-    write("openai-chat", "interleaved_cut", sse,
-          [call(*x) if k in done else call(x[0], x[1], None, "MALFORMED_ARGUMENTS")
-           for k, x in enumerate(c)])
+    write_interleaved("openai-chat", [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)],
+                      chat_stream, expect_call, text="Checking.")
 
 # ----------------------------------------------------------- openai-responses
 
@@ -339,16 +352,9 @@ def openai_responses():
     write("openai-responses", "truncated_before_call", sse, [])
     # Three items written at once; their .done events come in the order
     # their arguments end, the calls in output_index order.
-    c = [(f[i], ids[i], ILV[i][0], ILV[i][1]) for i in range(3)]
-    steps = interleave([dumps(x[3]) for x in c])
-    sse, whole = resp_stream(c, steps=steps)
-    write("openai-responses", "interleaved", sse, [ex(x) for x in c], whole)
-    at = cut_two_open(steps, 3)
-    done = [k for k, i in last_pieces(steps).items() if i <= at]
-    sse, _ = resp_stream(c, steps=steps, cut_after=at)
-    write("openai-responses", "interleaved_cut", sse,
-          [ex(x) if k in done else ex(x, "MALFORMED_ARGUMENTS", False)
-           for k, x in enumerate(c)])
+    write_interleaved("openai-responses",
+                      [(f[i], ids[i], ILV[i][0], ILV[i][1]) for i in range(3)], resp_stream,
+                      lambda x, cut=False: expect_call(x[1:], cut))
 
 # ------------------------------------------------------------------ anthropic
 
@@ -431,16 +437,8 @@ def anthropic():
     write("anthropic", "truncated_before_call", sse, [])
     # Three tool_use blocks written at once; each stops when its input
     # ends, the calls in block order.
-    c = [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)]
-    steps = interleave([dumps(x[2]) for x in c])
-    sse, whole = anth_stream(c, steps=steps)
-    write("anthropic", "interleaved", sse, [call(*x) for x in c], whole)
-    at = cut_two_open(steps, 3)
-    done = [k for k, i in last_pieces(steps).items() if i <= at]
-    sse, _ = anth_stream(c, steps=steps, cut_after=at)
-    write("anthropic", "interleaved_cut", sse,
-          [call(*x) if k in done else call(x[0], x[1], None, "MALFORMED_ARGUMENTS")
-           for k, x in enumerate(c)])
+    write_interleaved("anthropic", [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)],
+                      anth_stream, expect_call)
 
 # --------------------------------------------------------------------- gemini
 

@@ -628,84 +628,63 @@ static char *load_case(const char *provider, const char *name, size_t *len)
     return text;
 }
 
+/* The three calls of <provider>/<name>.sse come out, fed byte by byte, at
+ * the end of the event holding the nth[i] occurrence of mark[i] (the same
+ * mark for every call when mark[1] is NULL); with ids, as ids[i]. */
+static void expect_out(const char *provider, const char *name,
+                       const char *const mark[3], const int nth[3],
+                       const char *const ids[3])
+{
+    size_t len, at[8];
+    char got[8][64];
+    char *t = load_case(provider, name, &len);
+    assert_int_equal(appearance(t, len, at, 8, got), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(at[i],
+                         event_end(t, mark[mark[1] ? i : 0], nth ? nth[i] : 1));
+        if (ids != NULL)
+            assert_string_equal(got[i], ids[i]);
+    }
+    free(t);
+}
+
 static void test_calls_come_out_when_their_arguments_close(void **state)
 {
     (void)state;
-    size_t len, at[8];
-    char ids[8][64];
-    char *t = load_case("anthropic", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8, NULL), 3);
-    for (int i = 0; i < 3; i++) {
-        char m[64];
-        snprintf(m, sizeof m, "\"type\":\"content_block_stop\",\"index\":%d}",
-                 i + 1);
-        assert_int_equal(at[i], event_end(t, m, 1));
-    }
-    free(t);
-
-    t = load_case("openai-responses", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8, NULL), 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(
-            at[i],
-            event_end(t, "\"type\":\"response.function_call_arguments.done\"",
-                      i + 1));
-    free(t);
-
+    static const int first_three[] = {1, 2, 3};
+    static const char *const stops[] = {
+        "\"type\":\"content_block_stop\",\"index\":1}",
+        "\"type\":\"content_block_stop\",\"index\":2}",
+        "\"type\":\"content_block_stop\",\"index\":3}"};
+    static const char *const args_done[] = {
+        "\"type\":\"response.function_call_arguments.done\"", NULL, NULL};
+    static const char *const finish[] = {"\"finish_reason\":\"tool_calls\"",
+                                         NULL, NULL};
+    expect_out("anthropic", "parallel", stops, NULL, NULL);
+    expect_out("openai-responses", "parallel", args_done, first_three, NULL);
     /* Chat: no event ends one call, and a call whose arguments read as a
      * JSON value may still get bytes: every call comes out at the
      * finish_reason, not when the next index starts. */
-    t = load_case("openai-chat", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8, NULL), 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(at[i],
-                         event_end(t, "\"finish_reason\":\"tool_calls\"", 1));
-    free(t);
-
+    expect_out("openai-chat", "parallel", finish, NULL, NULL);
     /* Gemini: calls are whole in their event. */
-    t = load_case("gemini", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8, NULL), 3);
-    assert_int_equal(at[0], event_end(t, "fc-7f3a1c20", 1));
-    assert_int_equal(at[1], event_end(t, "fc-7f3a1c20", 1));
-    assert_int_equal(at[2], event_end(t, "fc-0c55a9e1", 1));
-    free(t);
+    static const char *const gem[] = {"fc-7f3a1c20", "fc-7f3a1c20",
+                                      "fc-0c55a9e1"};
+    expect_out("gemini", "parallel", gem, NULL, NULL);
 
-    /* Written at once, the calls come out as each one's stop arrives -
-     * the last written (the shortest) first - while the turn keeps the
-     * written order (interleaved.calls). */
-    static const int anth_order[] = {3, 1, 2};
+    /* Written at once, the calls come out as each one's end arrives - the
+     * last written (the shortest) first - while the turn keeps the written
+     * order (interleaved.calls). */
+    static const char *const anth_stops[] = {stops[2], stops[0], stops[1]};
     static const char *const anth_ids[] = {"toolu_01K3e5NbzD6gWYEPWuUMBVzR",
                                            "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
                                            "toolu_01BpLSXLmFQ7KdGGzyuhFAyN"};
-    t = load_case("anthropic", "interleaved", &len);
-    assert_int_equal(appearance(t, len, at, 8, ids), 3);
-    for (int i = 0; i < 3; i++) {
-        char m[64];
-        snprintf(m, sizeof m, "\"type\":\"content_block_stop\",\"index\":%d}",
-                 anth_order[i]);
-        assert_int_equal(at[i], event_end(t, m, 1));
-        assert_string_equal(ids[i], anth_ids[i]);
-    }
-    free(t);
+    expect_out("anthropic", "interleaved", anth_stops, NULL, anth_ids);
     static const char *const resp_ids[] = {"call_h2ECw5Qo4lJmWMPYp1yUxzrP",
                                            "call_AAzqFTgf1C2rzMJJsTGdmbqc",
                                            "call_mtmzNN2KsXzY8nvuLx4IoI5c"};
-    t = load_case("openai-responses", "interleaved", &len);
-    assert_int_equal(appearance(t, len, at, 8, ids), 3);
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(
-            at[i],
-            event_end(t, "\"type\":\"response.function_call_arguments.done\"",
-                      i + 1));
-        assert_string_equal(ids[i], resp_ids[i]);
-    }
-    free(t);
-    t = load_case("openai-chat", "interleaved", &len);
-    assert_int_equal(appearance(t, len, at, 8, ids), 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(at[i],
-                         event_end(t, "\"finish_reason\":\"tool_calls\"", 1));
-    free(t);
+    expect_out("openai-responses", "interleaved", args_done, first_three,
+               resp_ids);
+    expect_out("openai-chat", "interleaved", finish, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ edges */
