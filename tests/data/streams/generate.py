@@ -84,12 +84,14 @@ CALLS = [
 ]
 
 
-def interleave(arg_texts, stagger=2):
+def interleave(arg_texts, stagger=2, sizes=(5, 9, 3, 11, 7, 13)):
     """The order in which a model writing several calls at once sends their
-    pieces: call k starts once stagger * k pieces went out, then the open
-    calls take turns, one piece each. Returns [(k, piece)], piece None
-    where call k starts."""
-    ps = [pieces(t) for t in arg_texts]
+    pieces (of the given sizes: larger than pieces()' default, which keeps
+    the transcripts, each split at every byte by the tests, short): call k
+    starts once stagger * k pieces went out, then the open calls take
+    turns, one piece each. Returns [(k, piece)], piece None where call k
+    starts."""
+    ps = [pieces(t, sizes) for t in arg_texts]
     pos, steps, started, sent, turn = [0] * len(ps), [], 0, 0, 0
     while True:
         open_ = [k for k in range(started) if pos[k] < len(ps[k])]

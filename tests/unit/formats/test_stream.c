@@ -227,9 +227,13 @@ static void run_free(run *r)
     free(r->lines);
 }
 
-/* Feeds text in chunks of the given sizes (cycling; nsizes 0: whole). */
-static run run_stream(const char *text, size_t len, const size_t *sizes,
-                      size_t nsizes, const char *format, size_t max)
+/* Feeds text in chunks of the given sizes (cycling; nsizes 0: whole). A
+ * call handed out is checked unchanged at the end - each written down as it
+ * came out unless `quick` (the runs at every byte boundary, thousands per
+ * transcript, check the rest). */
+static run run_stream_as(const char *text, size_t len, const size_t *sizes,
+                         size_t nsizes, const char *format, size_t max,
+                         int quick)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -249,7 +253,7 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
         const tg_call *c;
         while ((c = tg_stream_next_call(s)) != NULL) {
             assert_true(r.early < sizeof handed / sizeof handed[0]);
-            at_hand_out[r.early] = call_text(c);
+            at_hand_out[r.early] = quick ? NULL : call_text(c);
             handed[r.early++] = c;
         }
     }
@@ -267,9 +271,11 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
             assert_ptr_equal(handed[i], r.turn->calls[at]);
             for (size_t j = 0; j < i; j++)
                 assert_ptr_not_equal(handed[i], handed[j]);
-            char *now = call_text(handed[i]);
-            assert_string_equal(now, at_hand_out[i]);
-            free(now);
+            if (at_hand_out[i] != NULL) {
+                char *now = call_text(handed[i]);
+                assert_string_equal(now, at_hand_out[i]);
+                free(now);
+            }
         }
         for (size_t i = 0; i < r.turn->n; i++)
             assert_int_equal(tg_call_index(r.turn->calls[i]), i);
@@ -286,6 +292,12 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
         free(at_hand_out[i]);
     tg_stream_free(s);
     return r;
+}
+
+static run run_stream(const char *text, size_t len, const size_t *sizes,
+                      size_t nsizes, const char *format, size_t max)
+{
+    return run_stream_as(text, len, sizes, nsizes, format, max, 0);
 }
 
 /* The lines of a whole feed with the fast paths off. */
@@ -369,7 +381,7 @@ static void check_chunkings(const char *name, const char *text, size_t len,
 {
     for (size_t cut = 1; cut < len; cut++) {
         size_t sizes[2] = {cut, len};
-        run r = run_stream(text, len, sizes, 2, "auto", 0);
+        run r = run_stream_as(text, len, sizes, 2, "auto", 0, 1);
         if (strcmp(r.lines, whole->lines) != 0)
             fail_msg("%s split at byte %zu:\n%s\nwhole:\n%s", name, cut,
                      r.lines, whole->lines);
@@ -672,16 +684,16 @@ static void test_calls_come_out_when_their_arguments_close(void **state)
     expect_out("gemini", "parallel", gem, NULL, NULL);
 
     /* Written at once, the calls come out as each one's end arrives - the
-     * last written (the shortest) first - while the turn keeps the written
-     * order (interleaved.calls). */
-    static const char *const anth_stops[] = {stops[2], stops[0], stops[1]};
+     * last written (the shortest) first, the first written last - while the
+     * turn keeps the written order (interleaved.calls). */
+    static const char *const anth_stops[] = {stops[2], stops[1], stops[0]};
     static const char *const anth_ids[] = {"toolu_01K3e5NbzD6gWYEPWuUMBVzR",
-                                           "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
-                                           "toolu_01BpLSXLmFQ7KdGGzyuhFAyN"};
+                                           "toolu_01BpLSXLmFQ7KdGGzyuhFAyN",
+                                           "toolu_01T1x1fJ34qAmk2tNTrN7Up6"};
     expect_out("anthropic", "interleaved", anth_stops, NULL, anth_ids);
     static const char *const resp_ids[] = {"call_h2ECw5Qo4lJmWMPYp1yUxzrP",
-                                           "call_AAzqFTgf1C2rzMJJsTGdmbqc",
-                                           "call_mtmzNN2KsXzY8nvuLx4IoI5c"};
+                                           "call_mtmzNN2KsXzY8nvuLx4IoI5c",
+                                           "call_AAzqFTgf1C2rzMJJsTGdmbqc"};
     expect_out("openai-responses", "interleaved", args_done, first_three,
                resp_ids);
     expect_out("openai-chat", "interleaved", finish, NULL, NULL);
