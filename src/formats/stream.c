@@ -240,8 +240,10 @@ static int remember_id(tg_stream *s, size_t idx)
     const char *id = s->turn->calls[idx]->id;
     size_t h = hash_str(id) & (s->idcap - 1);
     while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
+        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0) {
+            s->repeated_ids = true;
             return 0;
+        }
         h = (h + 1) & (s->idcap - 1);
     }
     s->ids[h] = idx + 1;
@@ -423,14 +425,19 @@ static int cmp_id(const void *a, const void *b)
 static void put_in_order(tg_stream *s)
 {
     tg__placed *pl = s->placed;
-    size_t n = s->turn->n;
-    if (n < 2)
-        return;
-    qsort(pl, n, sizeof *pl, cmp_place);
-    for (size_t i = 0; i < n; i++) {
-        s->turn->calls[i] = pl[i].call;
-        pl[i].call->index = i;
+    size_t n = s->turn->n, sorted = 1;
+    /* Calls written one after another complete in order: nothing moves. */
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = cmp_place(&pl[i - 1], &pl[i]) < 0;
+    if (!sorted) {
+        qsort(pl, n, sizeof *pl, cmp_place);
+        for (size_t i = 0; i < n; i++) {
+            s->turn->calls[i] = pl[i].call;
+            pl[i].call->index = i;
+        }
     }
+    if (!s->repeated_ids)
+        return;
     qsort(pl, n, sizeof *pl, cmp_id);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -690,7 +697,7 @@ const tg_call *tg_stream_next_call(tg_stream *s)
     tg_call *call = s->turn->calls[i];
     /* A call with this id was handed out before (it completed first): that
      * one may be running, this one must not. */
-    if (first_with_id(s, call->id) != i)
+    if (s->repeated_ids && first_with_id(s, call->id) != i)
         mark_duplicate(call);
     s->placed[i].handed = true;
     return call;

@@ -45,6 +45,7 @@
 #include <openssl/sha.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 #include "calls.h"
@@ -138,6 +139,7 @@ struct tg_stream {
     uint64_t seq; /* calls started so far */
     size_t *ids;  /* hash set of complete ids: turn index + 1, 0 empty */
     size_t idcap;
+    bool repeated_ids;   /* two complete calls share an id */
     SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
     char api_error[200]; /* the first error the provider streamed, or "" */
     tg_jcur cur;         /* the fast paths' cursor (its scratch is kept) */
@@ -219,17 +221,43 @@ typedef struct tg__span {
 /* A string member (or null: not set) into the arena; a second one is a
  * duplicate key. 0, TG__FAST_BAIL or TG_ENOMEM. */
 int tg__stream_fast_str(tg_stream *s, tg__span *sp);
-/* The span's string (borrowed from the arena), NULL when not set. */
-const char *tg__stream_span_str(tg_stream *s, const tg__span *sp);
-/* Whether the span is set to want. */
-int tg__stream_span_is(tg_stream *s, const tg__span *sp, const char *want);
 /* A small non-negative integer member (what tg__stream_int reads); a second
  * one, or anything else, gives up. */
 int tg__stream_fast_uint(tg_stream *s, long long *out, int *seen);
+
+/* The span's string (borrowed from the arena), NULL when not set. Inline,
+ * as the next three: they run for every member of every event. */
+static inline const char *tg__stream_span_str(tg_stream *s, const tg__span *sp)
+{
+    return sp->set ? s->arena.data + sp->off : NULL;
+}
+
+/* Whether the span is set to want. */
+static inline int tg__stream_span_is(tg_stream *s, const tg__span *sp,
+                                     const char *want)
+{
+    return sp->set && strcmp(s->arena.data + sp->off, want) == 0;
+}
+
 /* Skips a value: 0 or TG__FAST_BAIL. */
-int tg__stream_fast_skip(tg_stream *s);
+static inline int tg__stream_fast_skip(tg_stream *s)
+{
+    return tg__jcur_skip(&s->cur) == 0 ? 0 : TG__FAST_BAIL;
+}
+
 /* A member whose value is an object (entered) or null (skipped); *is_obj
  * says which. A second one gives up. */
-int tg__stream_fast_object_or_null(tg_stream *s, int *seen, int *is_obj);
+static inline int tg__stream_fast_object_or_null(tg_stream *s, int *seen,
+                                                 int *is_obj)
+{
+    if (*seen)
+        return TG__FAST_BAIL;
+    *seen = 1;
+    int ch = tg__jcur_peek(&s->cur);
+    *is_obj = ch == '{';
+    if (ch == 'n')
+        return tg__stream_fast_skip(s);
+    return *is_obj ? (s->cur.p++, 0) : TG__FAST_BAIL;
+}
 
 #endif

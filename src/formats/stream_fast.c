@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stream_fast.c - the readers the stream's fast paths share (see
- * stream_core.h, "fast paths"): string members gathered into the event's
- * arena, small integers, values skipped, objects entered. Each gives up
+ * stream_core.h, "fast paths", which holds the smallest inline): string
+ * members gathered into the event's arena, small integers. Each gives up
  * (TG__FAST_BAIL) on anything but the plain case, a duplicate key included,
  * and the document path then reads the event.
  */
@@ -30,16 +30,6 @@ int tg__stream_fast_str(tg_stream *s, tg__span *sp)
     return 0;
 }
 
-const char *tg__stream_span_str(tg_stream *s, const tg__span *sp)
-{
-    return sp->set ? s->arena.data + sp->off : NULL;
-}
-
-int tg__stream_span_is(tg_stream *s, const tg__span *sp, const char *want)
-{
-    return sp->set && strcmp(s->arena.data + sp->off, want) == 0;
-}
-
 int tg__stream_fast_uint(tg_stream *s, long long *out, int *seen)
 {
     tg_jcur *c = &s->cur;
@@ -63,21 +53,4 @@ int tg__stream_fast_uint(tg_stream *s, long long *out, int *seen)
     c->p = p;
     *out = v;
     return 0;
-}
-
-int tg__stream_fast_skip(tg_stream *s)
-{
-    return tg__jcur_skip(&s->cur) == 0 ? 0 : TG__FAST_BAIL;
-}
-
-int tg__stream_fast_object_or_null(tg_stream *s, int *seen, int *is_obj)
-{
-    if (*seen)
-        return TG__FAST_BAIL;
-    *seen = 1;
-    int ch = tg__jcur_peek(&s->cur);
-    *is_obj = ch == '{';
-    if (ch == 'n')
-        return tg__stream_fast_skip(s);
-    return *is_obj ? (s->cur.p++, 0) : TG__FAST_BAIL;
 }
