@@ -170,10 +170,8 @@ tg__pending *tg__stream_find_item(tg_stream *s, const char *item_id,
     return NULL;
 }
 
-int tg__stream_add_args(tg_stream *s, tg__pending *p, const char *piece,
-                        size_t n)
+int tg__stream_add_args(tg__pending *p, const char *piece, size_t n)
 {
-    (void)s;
     p->has_args = 1;
     p->received += n;
     if (p->args.truncated)
@@ -182,14 +180,13 @@ int tg__stream_add_args(tg_stream *s, tg__pending *p, const char *piece,
     return rc == TG_ELIMIT ? 0 : rc;
 }
 
-int tg__stream_set_final_args(tg_stream *s, tg__pending *p, const char *text,
-                              size_t n)
+int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 {
     p->args.len = 0;
     p->args.truncated = false;
     p->received = 0;
     p->final_args = 1;
-    return tg__stream_add_args(s, p, text, n);
+    return tg__stream_add_args(p, text, n);
 }
 
 /* ------------------------------------------------------------ complete ids */

@@ -85,7 +85,7 @@ static int event(tg_stream *s, const json_t *doc)
         if (!str_is(tg__stream_str(d, "type"), "input_json_delta") ||
             !json_is_string(pj) || (p = tg__stream_find(s, index)) == NULL)
             return 0;
-        return tg__stream_add_args(s, p, json_string_value(pj),
+        return tg__stream_add_args(p, json_string_value(pj),
                                    json_string_length(pj));
     }
     if (str_is(type, "content_block_stop")) {
@@ -142,7 +142,7 @@ static int fast(tg_stream *s)
     if (!tg__stream_span_is(s, &dtype, "input_json_delta") || !pj.set ||
         (p = tg__stream_find(s, index)) == NULL)
         return 0;
-    return tg__stream_add_args(s, p, tg__stream_span_str(s, &pj), pj.len);
+    return tg__stream_add_args(p, tg__stream_span_str(s, &pj), pj.len);
 }
 
 const tg__stream_provider tg__stream_anthropic = {

@@ -170,11 +170,9 @@ int tg__stream_id_complete(const tg_stream *s, const char *id);
 
 /* Adds a piece of p's arguments; past the cap the bytes are counted only.
  * Returns 0 or TG_ENOMEM. */
-int tg__stream_add_args(tg_stream *s, tg__pending *p, const char *piece,
-                        size_t n);
+int tg__stream_add_args(tg__pending *p, const char *piece, size_t n);
 /* Replaces p's arguments with the provider's whole string. */
-int tg__stream_set_final_args(tg_stream *s, tg__pending *p, const char *text,
-                              size_t n);
+int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n);
 /* Copies str into *field unless the field is set already or str is NULL or
  * empty. Returns 0 or TG_ENOMEM. */
 int tg__stream_set_once(char **field, const char *str);

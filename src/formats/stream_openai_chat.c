@@ -57,7 +57,7 @@ static int piece(tg_stream *s, long long k, const char *id, const char *type,
         tg__stream_set_once(&p->name, name) != 0)
         return TG_ENOMEM;
     if (args != NULL)
-        return tg__stream_add_args(s, p, args, n);
+        return tg__stream_add_args(p, args, n);
     if (args_value != NULL && !json_is_null(args_value) && p->input == NULL &&
         !p->has_args)
         p->input = json_incref((json_t *)args_value);

@@ -43,7 +43,7 @@ static tg__pending *find(tg_stream *s, const char *item_id, long long oi)
 
 /* Fills p from a function_call item (borrowed); `whole` at
  * output_item.done, whose item holds the whole arguments string. */
-static int fill(tg_stream *s, tg__pending *p, const json_t *item, int whole)
+static int fill(tg__pending *p, const json_t *item, int whole)
 {
     if (tg__stream_set_once(&p->item_id, tg__stream_str(item, "id")) != 0 ||
         tg__stream_set_once(&p->id, tg__stream_str(item, "call_id")) != 0 ||
@@ -52,10 +52,10 @@ static int fill(tg_stream *s, tg__pending *p, const json_t *item, int whole)
     const json_t *args = json_object_get(item, "arguments"); /* borrowed */
     if (json_is_string(args)) {
         if (whole && !p->final_args)
-            return tg__stream_set_final_args(s, p, json_string_value(args),
+            return tg__stream_set_final_args(p, json_string_value(args),
                                              json_string_length(args));
         if (!whole && json_string_length(args) > 0)
-            return tg__stream_add_args(s, p, json_string_value(args),
+            return tg__stream_add_args(p, json_string_value(args),
                                        json_string_length(args));
     } else if (args != NULL && !json_is_null(args) && p->input == NULL &&
                !p->has_args)
@@ -76,13 +76,13 @@ static int event(tg_stream *s, const json_t *doc)
             return 0;
         if ((p = tg__stream_open(s, oi)) == NULL)
             return TG_ENOMEM;
-        return fill(s, p, item, 0);
+        return fill(p, item, 0);
     }
     if (str_is(type, "response.function_call_arguments.delta")) {
         const json_t *d = json_object_get(doc, "delta"); /* borrowed */
         if ((p = find(s, item_id, oi)) == NULL || !json_is_string(d))
             return 0;
-        return tg__stream_add_args(s, p, json_string_value(d),
+        return tg__stream_add_args(p, json_string_value(d),
                                    json_string_length(d));
     }
     if (str_is(type, "response.function_call_arguments.done")) {
@@ -90,7 +90,7 @@ static int event(tg_stream *s, const json_t *doc)
         if ((p = find(s, item_id, oi)) == NULL)
             return 0;
         rc = json_is_string(a)
-                 ? tg__stream_set_final_args(s, p, json_string_value(a),
+                 ? tg__stream_set_final_args(p, json_string_value(a),
                                              json_string_length(a))
                  : 0;
         return rc != 0 ? rc : tg__stream_complete(s, p);
@@ -107,7 +107,7 @@ static int event(tg_stream *s, const json_t *doc)
             if ((p = tg__stream_open(s, oi)) == NULL)
                 return TG_ENOMEM;
         }
-        rc = fill(s, p, item, 1);
+        rc = fill(p, item, 1);
         return rc != 0 ? rc : tg__stream_complete(s, p);
     }
     return 0;
@@ -161,7 +161,7 @@ static int fast(tg_stream *s)
         return 0;
     tg__pending *p = find(s, tg__stream_span_str(s, &item_id), oi);
     return p == NULL ? 0
-                     : tg__stream_add_args(s, p, tg__stream_span_str(s, &delta),
+                     : tg__stream_add_args(p, tg__stream_span_str(s, &delta),
                                            delta.len);
 }
 
