@@ -58,6 +58,10 @@ struct tg_call {
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
     char *pre_error_message;
+    /* The arguments' MALFORMED_ARGUMENTS is final: limits.repair leaves
+     * them alone. Set when the stream ended inside them (the stream's
+     * word on a cut wins). */
+    bool args_unrepairable;
     /* Set by tg_turn_cancel_all: the call ends canceled without running.
      * by is static ("user", "policy", "system"), reason owned. */
     const char *pre_cancel_by;

@@ -300,9 +300,11 @@ int tg__stream_args_unusable(tg_call *call, const tg__stream_args *a)
                                     "limit of %zu bytes (%zu bytes received)",
                                     call->id, a->s->max, p->received);
     else if (!a->complete) {
-        /* Keep what arrived for diagnostics; the error is the stream's. */
+        /* Keep what arrived for diagnostics; the error is the stream's,
+         * and limits.repair does not second-guess it. */
         rc = tg__call_set_args_text(call, p->args.data ? p->args.data : "",
                                     p->args.len);
+        call->args_unrepairable = true;
         if (rc == 0)
             rc = tg__call_set_pre_error(
                 call, "MALFORMED_ARGUMENTS",
