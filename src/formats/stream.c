@@ -564,11 +564,16 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     if ((rc = fast_event(s, ev)) != TG__FAST_BAIL)
         return rc == TG_ENOMEM ? nomem(err) : rc;
     json_error_t jerr;
-    json_t *doc = tg__json_fast_load(ev->data, ev->data_len, 0); /* new ref */
-    if (doc == NULL) {
-        doc = json_loadb(ev->data, ev->data_len, JSON_DECODE_ANY, &jerr);
-        if (doc == NULL && tg__format_json_oom(&jerr))
-            return nomem(err);
+    bool bad; /* strings with bytes no tool gets: only in arguments */
+    json_t *doc =
+        tg__format_load(ev->data, ev->data_len, &jerr, &bad); /* new ref */
+    if (doc == NULL && tg__format_json_oom(&jerr))
+        return nomem(err);
+    if (bad && (rc = tg__format_stream_bad_strings(
+                    doc, (unsigned long long)ev->number,
+                    (unsigned long long)ev->line, err)) != 0) {
+        json_decref(doc);
+        return rc;
     }
     if (!json_is_object(doc)) {
         json_decref(doc);

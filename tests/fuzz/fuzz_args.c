@@ -19,6 +19,11 @@
  *   - the repair of limits.repair (repair.c), on arguments that do not
  *     decode, either gives text jansson reads as an object, with the
  *     repairs named, or gives up with none named;
+ *   - read with TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS, the tape
+ *     takes whatever json_loadb(JSON_DECODE_ANY) takes, to the same value
+ *     and with no bad token, and what it takes beyond holds a bad token;
+ *     an object read so sets a call's arguments only when it has none,
+ *     else fails the call for good (MALFORMED_ARGUMENTS, final, kept);
  *   - repair never completes cut text: of an input that is a JSON object,
  *     no proper prefix that is not itself a JSON value is repaired into
  *     arguments - nor is it once wrapped in a Markdown code fence - and
@@ -30,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bad_bytes.h"
 #include "jcs.h"
 #include "format.h"
 #include "json_fast.h"
@@ -100,6 +106,54 @@ static void check_tape(const char *text, size_t size)
     tg__buf_cleanup(&x);
     tg__buf_cleanup(&y);
     json_decref(built);
+    json_decref(ref);
+    tg__jtape_free(&tape);
+}
+
+/* The tape taking bad strings and duplicate keys, against jansson reading a
+ * document; an object it reads, as a call's arguments. */
+static void check_lenient(const char *text, size_t size)
+{
+    json_error_t jerr;
+    tg_jtape tape;
+    json_t *ref = json_loadb(text, size, JSON_DECODE_ANY, &jerr); /* new ref */
+    int rc = tg__jtape_parse(text, size,
+                             TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS,
+                             &tape, NULL);
+    if (rc == TG_ENOMEM || (ref == NULL && tg__format_json_oom(&jerr)))
+        goto done;
+    if (ref != NULL && rc != 0)
+        die("the lenient tape refuses what jansson reads");
+    if (rc != 0)
+        goto done;
+    size_t nbad = 0;
+    for (size_t i = 0; i < tape.n; i++)
+        nbad += (tape.tok[i].flags & TG_JT_BAD) != 0;
+    if (ref == NULL && nbad == 0)
+        die("the lenient tape takes what jansson refuses, without a bad "
+            "string");
+    json_t *v = tg__jtape_to_json(&tape, 0); /* new ref */
+    if (v == NULL)
+        goto done;
+    if (ref != NULL && (nbad != 0 || !json_equal(v, ref)))
+        die("the lenient tape reads a document differently");
+    if (json_is_object(v)) {
+        tg_call *call = tg__call_new("call_fuzz", "fuzz_tool", "anthropic");
+        if (call != NULL && tg__call_set_args(call, v) == 0) {
+            int found = tg__bad_bytes_find(v, NULL, NULL, NULL, NULL);
+            if (found == 1 &&
+                (call->args_text != NULL || !call->args_unrepairable ||
+                 call->bad_args_src != v || call->pre_error_code == NULL ||
+                 strcmp(call->pre_error_code, "MALFORMED_ARGUMENTS") != 0))
+                die("arguments with bad strings did not fail for good");
+            if (found == 0 && call->args_text != NULL &&
+                tg__bad_bytes(call->args_text, call->args_len, NULL, NULL))
+                die("arguments hold bytes no tool gets");
+        }
+        tg__call_free(call);
+    }
+    json_decref(v);
+done:
     json_decref(ref);
     tg__jtape_free(&tape);
 }
@@ -226,6 +280,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
     check_tape(text, size);
+    check_lenient(text, size);
     check_prefixes(text, size);
     tg_call *call = tg__call_new("call_fuzz", "fuzz_tool", "toolgate");
     tg_call *again = NULL;
