@@ -6,6 +6,7 @@
  */
 #include "bad_bytes.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,26 +83,77 @@ int tg__bad_bytes_replace(const char *str, size_t n, tg_buf *out)
     return rc != 0 ? rc : tg__buf_append(out, s + good, n - good);
 }
 
-int tg__bad_bytes_in_keys(const json_t *v)
+/* Whether the key k[0..n) holds bytes no tool gets: its run of ASCII but
+ * NUL is skipped first, eight bytes at a time (the zero-byte test of "Bit
+ * Twiddling Hacks" and the high bits). */
+static int bad_key(const char *k, size_t n)
 {
-    const char *key;
-    size_t klen;
-    json_t *m; /* borrowed */
-    size_t i;
+    const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, k + i, 8);
+        if ((((w - ones) & ~w) | w) & highs)
+            break;
+    }
+    while (i < n && (signed char)k[i] > 0)
+        i++;
+    return i < n && tg__bad_bytes(k + i, n - i, NULL, NULL);
+}
+
+/* Whether s[0..n) is not UTF-8 (U+0000 is). */
+static int not_utf8(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < 0x80)
+            continue;
+        size_t k = tg__utf8_seq(s + i, n - i);
+        if (k == 0)
+            return 1;
+        i += k - 1;
+    }
+    return 0;
+}
+
+/* Whether v holds bytes no tool gets in a key (keys), or a string value
+ * that is not UTF-8 (!keys), at any depth. */
+static int in_tree(const json_t *v, bool keys)
+{
+    if (json_is_string(v))
+        return !keys && not_utf8(json_string_value(v), json_string_length(v));
+    /* The iterator, not json_object_keylen_foreach: that one looks every
+     * key up again to step to the next. */
     if (json_is_object(v)) {
-        json_object_keylen_foreach((json_t *)v, key, klen, m)
-        {
-            for (i = 0; i < klen && key[i] > 0; i++)
-                ; /* ASCII but NUL: nothing to decode */
-            if ((i < klen && tg__bad_bytes(key + i, klen - i, NULL, NULL)) ||
-                tg__bad_bytes_in_keys(m))
+        json_t *o = (json_t *)v;
+        for (void *it = json_object_iter(o); it != NULL;
+             it = json_object_iter_next(o, it)) {
+            const json_t *m = json_object_iter_value(it); /* borrowed */
+            if ((keys && bad_key(json_object_iter_key(it),
+                                 json_object_iter_key_len(it))) ||
+                ((!keys || json_is_object(m) || json_is_array(m)) &&
+                 in_tree(m, keys)))
                 return 1;
         }
     } else if (json_is_array(v)) {
-        json_array_foreach((json_t *)v, i,
-                           m) if (tg__bad_bytes_in_keys(m)) return 1;
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            const json_t *m = json_array_get(v, i); /* borrowed */
+            if ((!keys || json_is_object(m) || json_is_array(m)) &&
+                in_tree(m, keys))
+                return 1;
+        }
     }
     return 0;
+}
+
+int tg__bad_bytes_in_keys(const json_t *v)
+{
+    return in_tree(v, true);
+}
+
+int tg__bad_bytes_unwritable(const json_t *v)
+{
+    return in_tree(v, false);
 }
 
 /* ------------------------------------------------------------ the walk */

@@ -32,6 +32,10 @@ int tg__bad_bytes(const char *s, size_t n, size_t *at, char *what);
  * parse) while it refuses such a string. Cheap for the keys of text read
  * strictly: a pass over their bytes, most of them ASCII. */
 int tg__bad_bytes_in_keys(const json_t *v);
+/* Whether jansson's dump of v fails, whatever memory it has: a string
+ * value of v is not UTF-8 (it writes U+0000 as an escape, and passes over
+ * keys). 1 or 0. */
+int tg__bad_bytes_unwritable(const json_t *v);
 
 /* Appends s[0..n) to out with each run of bytes no tool gets, as
  * tg__bad_bytes finds them, replaced by U+FFFD: text that is valid UTF-8

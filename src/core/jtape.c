@@ -69,8 +69,8 @@ typedef struct parser {
     bool dup_ok;    /* TG_JTAPE_DUPLICATE_KEYS */
     /* the current string token */
     size_t str_off, str_len;
-    bool str_esc, str_nul;
-    bool str_bad; /* it holds an unpaired surrogate or bytes not UTF-8 */
+    unsigned str_flags; /* TG_JT_ESCAPED; TG_JT_BAD (bad_ok only) */
+    bool str_nul;
     /* tokens */
     tg_jtok *tok;
     size_t n, cap;
@@ -189,7 +189,7 @@ static int bad_utf8(parser *p)
 
 /* Reads one character's first byte as jansson's stream_get does: the byte,
  * -1 at the end, or FETCH_ERROR with the error set. */
-static int fetch(parser *p)
+static inline int fetch(parser *p)
 {
     if (p->pos >= p->len)
         return -1;
@@ -287,15 +287,15 @@ static int check_escapes(parser *p)
                 else if (!p->bad_ok)
                     return fail(p, "invalid Unicode '\\u%04lX\\u%04lX'", v, v2);
                 else
-                    p->str_bad = true;
+                    p->str_flags |= TG_JT_BAD;
             } else if (!p->bad_ok)
                 return fail(p, "invalid Unicode '\\u%04lX'", v);
             else
-                p->str_bad = true;
+                p->str_flags |= TG_JT_BAD;
         } else if (v >= 0xDC00 && v <= 0xDFFF) {
             if (!p->bad_ok)
                 return fail(p, "invalid Unicode '\\u%04lX'", v);
-            p->str_bad = true;
+            p->str_flags |= TG_JT_BAD;
         } else if (v == 0)
             p->str_nul = true;
     }
@@ -308,9 +308,8 @@ static int lex_string(parser *p)
     const unsigned char *s = p->s;
     size_t len = p->len;
     p->str_off = p->pos;
-    p->str_esc = false;
+    p->str_flags = 0;
     p->str_nul = false;
-    p->str_bad = false;
     for (;;) {
         while (len - p->pos >= 8) {
             uint64_t hit = stops8(s + p->pos);
@@ -338,15 +337,18 @@ static int lex_string(parser *p)
         }
         if (c >= 0x80) {
             size_t k = tg__utf8_seq(s + p->pos, len - p->pos);
-            if (k == 0 && !p->bad_ok)
-                return bad_utf8(p);
-            p->str_bad |= k == 0;
-            p->pos += k ? k : 1;
+            if (k == 0) {
+                if (!p->bad_ok)
+                    return bad_utf8(p);
+                p->str_flags |= TG_JT_BAD; /* a byte at a time */
+                k = 1;
+            }
+            p->pos += k;
             continue;
         }
         /* a backslash */
         p->pos++;
-        p->str_esc = true;
+        p->str_flags |= TG_JT_ESCAPED;
         int e = fetch(p);
         if (e == FETCH_ERROR)
             return TG_EPARSE;
@@ -364,7 +366,7 @@ static int lex_string(parser *p)
     p->str_len = p->pos - p->str_off;
     p->pos++; /* the closing quote */
     p->token = T_STRING;
-    return p->str_esc ? check_escapes(p) : 0;
+    return p->str_flags & TG_JT_ESCAPED ? check_escapes(p) : 0;
 }
 
 /* ------------------------------------------------------------ numbers */
@@ -835,13 +837,6 @@ static int duplicate(parser *p, uint32_t obj, size_t members)
 
 /* ------------------------------------------------------------ parser */
 
-/* The flags of the string token just lexed. */
-static unsigned string_flags(const parser *p)
-{
-    bool bad = p->str_bad || (p->str_nul && !p->allow_nul);
-    return (p->str_esc ? TG_JT_ESCAPED : 0u) | (bad ? TG_JT_BAD : 0u);
-}
-
 /* Parses the whole text into p->tok, as jansson's parse_json over
  * parse_value, parse_object and parse_array, without recursion. */
 static int parse(parser *p)
@@ -857,10 +852,13 @@ static int parse(parser *p)
             return fail(p, "maximum parsing depth reached");
         switch (p->token) {
         case T_STRING:
-            if (p->str_nul && !p->allow_nul && !p->bad_ok)
-                return fail(p, "\\u0000 is not allowed without "
-                               "JSON_ALLOW_NUL");
-            rc = emit(p, TG_JT_STRING, string_flags(p), p->str_off, p->str_len);
+            if (p->str_nul && !p->allow_nul) {
+                if (!p->bad_ok)
+                    return fail(p, "\\u0000 is not allowed without "
+                                   "JSON_ALLOW_NUL");
+                p->str_flags |= TG_JT_BAD;
+            }
+            rc = emit(p, TG_JT_STRING, p->str_flags, p->str_off, p->str_len);
             break;
         case T_INTEGER:
         case T_REAL:
@@ -936,17 +934,22 @@ static int parse(parser *p)
         /* the current token should be a member's key */
         if (p->token != T_STRING)
             return fail(p, "string or '}' expected");
-        if (p->str_nul && !p->allow_nul && !p->bad_ok)
-            return fail(p, "NUL byte in object key not supported");
+        if (p->str_nul && !p->allow_nul) {
+            if (!p->bad_ok)
+                return fail(p, "NUL byte in object key not supported");
+            p->str_flags |= TG_JT_BAD;
+        }
         {
             uint32_t obj = open[nopen - 1];
-            if ((rc = emit(p, TG_JT_KEY, string_flags(p), p->str_off,
+            if ((rc = emit(p, TG_JT_KEY, p->str_flags, p->str_off,
                            p->str_len)) != 0)
                 return rc;
-            if (!p->dup_ok && (rc = duplicate(p, obj, p->tok[obj].b)) < 0)
-                return oom(p);
-            if (!p->dup_ok && rc == 1)
-                return fail(p, "duplicate object key");
+            if (!p->dup_ok) {
+                if ((rc = duplicate(p, obj, p->tok[obj].b)) < 0)
+                    return oom(p);
+                if (rc == 1)
+                    return fail(p, "duplicate object key");
+            }
         }
         if ((rc = lex(p)) != 0)
             return rc;

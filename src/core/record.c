@@ -184,7 +184,7 @@ int tg__call_new_args_object(const char *id, const char *tool,
 
 /* Forgets the arguments (text, tape, object, raw string) and the checksum
  * computed from them. */
-static void args_clear(tg_call *call)
+static inline void args_clear(tg_call *call)
 {
     json_decref(call->args_dom);
     call->args_dom = NULL;

@@ -97,18 +97,18 @@ static int hash_cb(const char *buffer, size_t size, void *data)
 }
 
 /* The SHA-256 of the JCS form of doc, for a document jansson cannot write
- * because its strings hold bytes no tool gets - format.h, tg__format_load -
- * which JCS writes as they are; TG_ENOMEM when they do not (jansson ran out
- * of memory). */
+ * because a string value is not UTF-8 - format.h, tg__format_load - which
+ * JCS writes as it is; TG_ENOMEM for one it can (it ran out of memory).
+ * U+0000 and keys that are not UTF-8 do not make it fail (bad_bytes.h): it
+ * writes the same text every time, and that text is hashed. */
 static int jcs_hash(const json_t *doc, unsigned char md[SHA256_DIGEST_LENGTH])
 {
-    int rc = tg__bad_bytes_find(doc, NULL, NULL, NULL, NULL);
-    if (rc != 1)
+    if (!tg__bad_bytes_unwritable(doc))
         return TG_ENOMEM;
     tg_buf b;
     SHA256_CTX ctx;
     tg__buf_init(&b, 0);
-    rc = tg__jcs_write(doc, &b);
+    int rc = tg__jcs_write(doc, &b);
     if (rc == 0 &&
         (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, b.data, b.len) != 1 ||
          SHA256_Final(md, &ctx) != 1))
@@ -127,10 +127,7 @@ static int doc_hash(const json_t *doc, char out[9])
     SHA256_CTX ctx;
     if (SHA256_Init(&ctx) != 1)
         return TG_ENOMEM;
-    /* jansson passes over a key it cannot write (bad_bytes.h), which would
-     * make the hash depend on how far it got: such a document is JCS's. */
-    if (tg__bad_bytes_in_keys(doc) ||
-        json_dump_callback(doc, hash_cb, &ctx,
+    if (json_dump_callback(doc, hash_cb, &ctx,
                            JSON_COMPACT | JSON_ENCODE_ANY) != 0) {
         int rc = jcs_hash(doc, md);
         if (rc != 0)
