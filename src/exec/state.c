@@ -14,6 +14,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,12 +235,22 @@ int tg__state_init(tg__state *st, const tg_config *cfg, tg_error *err)
     if (cfg->spool_dir != NULL &&
         (rc = place_spool(st, ws, cfg->spool_dir, err)) != 0)
         goto fail;
+    /* The workspace's .toolgate is made when missing: with the journal and
+     * the spool off, a tool could otherwise prepare one, a database in it,
+     * for a later run to open. (A symlink there is left to the run that
+     * uses it: place() refuses it then.) */
     char reserved[TG__POLICY_PATH_MAX];
     struct stat s;
     int n = snprintf(reserved, sizeof reserved, "%s/" RESERVED_DIR, ws);
-    if (n > 0 && (size_t)n < sizeof reserved && lstat(reserved, &s) == 0 &&
-        S_ISDIR(s.st_mode) && (rc = add_inside(st, ws, reserved, 1)) != 0)
-        goto fail;
+    if (n > 0 && (size_t)n < sizeof reserved) {
+        /* (not made in a read-only workspace: tools cannot either) */
+        bool have = lstat(reserved, &s) == 0;
+        if (!have && errno == ENOENT && mkdir(reserved, 0700) == 0)
+            have = lstat(reserved, &s) == 0;
+        if (have && S_ISDIR(s.st_mode) &&
+            (rc = add_inside(st, ws, reserved, 1)) != 0)
+            goto fail;
+    }
     if (cfg->file != NULL &&
         (rc = place_file(st, ws, cfg->file, "the configuration file", err)) !=
             0)

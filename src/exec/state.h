@@ -10,8 +10,9 @@
  *     sandboxed tools; a journal directly in the workspace, or a spool that
  *     is the workspace or holds it, is a configuration error, since no
  *     sandbox can keep a tool from creating the files SQLite would read
- *     beside a journal). The workspace's .toolgate, when it exists, is
- *     always toolgate's;
+ *     beside a journal). The workspace's .toolgate is always toolgate's
+ *     (made here when missing, so that no tool can prepare one for a later
+ *     run);
  *   - that no path to them passes through a symbolic link inside the
  *     workspace (a tool could point it elsewhere before the next run);
  *   - what the sandbox does (sandbox.c): hidden directories (an empty

@@ -14,7 +14,8 @@
 # configuration file; through the built-in file tools: every path into them
 # (plain, with "..", absolute, through a symlink the tool made, from a cwd
 # inside). Afterwards the journal holds the true results, a re-delivery
-# replays the true payload and the artifact holds the true bytes. What
+# replays the true payload and the artifact holds the true bytes. With the
+# journal off, no tool can prepare a .toolgate for a later run. What
 # toolgate cannot protect is said or refused: a journal directly in the
 # workspace, a spool holding it, a path through a symlink in it (exit 3),
 # a journal with a second name (exit 4), a tool outside the sandbox (named
@@ -174,15 +175,20 @@ eq "journal directly in the workspace: exit" "$(badrun '{"workspace": "ws", "jou
 contains "journal directly in the workspace: says so" "$(cat bad/err)" "lies directly in the workspace"
 eq "spool holding the workspace: exit" "$(badrun '{"workspace": "ws", "spool": {"dir": "."}}')" 3
 contains "spool holding the workspace: says so" "$(cat bad/err)" "spool.dir"
-# A link a tool planted (while the journal was off) is refused, not followed.
+# With the journal and the spool off, .toolgate is made and hidden all the
+# same: no tool can prepare one, a database in it, for a later run.
 mkdir -p plant/ws
 printf '{"workspace": "ws", "spool": null, "tools": [{"name": "sh", "command": ["/bin/bash", "-c", "{c}"]}]}\n' >plant/toolgate.json
-sh_call p1 sh 'mkdir evil && sqlite3 evil/journal.db "create table t(x)" && ln -s evil .toolgate && echo PLANTED' >plant/t.jsonl
+sh_call p1 sh 'mkdir -p .toolgate/x && echo MADE; mkdir evil && sqlite3 evil/journal.db "create table t(x)" && { rm -rf .toolgate; ln -sfn evil .toolgate; } 2>/dev/null; test -L .toolgate && echo PLANTED; true' >plant/t.jsonl
 "$TOOLGATE" run --config plant/toolgate.json --no-journal plant/t.jsonl >plant/out
-eq "plant: the tool planted" "$(jq -r .payload plant/out)" PLANTED
+eq "plant: nothing prepared" "$(jq -r .payload plant/out)" ""
+check "plant: .toolgate is toolgate's, empty" bash -c 'test -d plant/ws/.toolgate && ! test -L plant/ws/.toolgate && test -z "$(ls -A plant/ws/.toolgate)"'
+# A link in its place (made by a tool outside the sandbox, or before) is
+# refused, not followed.
+rmdir plant/ws/.toolgate && ln -s evil plant/ws/.toolgate
 "$TOOLGATE" run --config plant/toolgate.json plant/t.jsonl >/dev/null 2>plant/err && fail "ran through a planted link" ||
   eq "plant: exit" "$?" 3
-contains "plant: names the link" "$(cat plant/err)" "through the symbolic link $(cd plant/ws && pwd)/.toolgate inside the workspace"
+contains "plant: names the link" "$(cat plant/err)" "through the symbolic link $(cd plant/ws && pwd -P)/.toolgate inside the workspace"
 # A journal with a second name is refused.
 ln $J hardlink.db
 "$TOOLGATE" run seed.jsonl >/dev/null 2>err.txt && fail "ran with a hard-linked journal" || eq "hard link: exit" "$?" 4

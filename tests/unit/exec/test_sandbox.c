@@ -704,7 +704,8 @@ static void own_files_hidden(void **state)
     char *doc = NULL;
     assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
     char want[4 * PATH_MAX];
-    snprintf(want, sizeof want, "%s/a/.tg %s/spool", e->ws, e->ws);
+    snprintf(want, sizeof want, "%s/a/.tg %s/spool %s/.toolgate", e->ws, e->ws,
+             e->ws);
     assert_string_equal(own_files(doc, "hidden"), want);
     snprintf(want, sizeof want, "%s/a", e->ws);
     assert_string_equal(own_files(doc, "pinned"), want);
@@ -776,6 +777,18 @@ static void own_files_placement(void **state)
     snprintf(out, sizeof out, "%s/outside/j.db", e->dir);
     struct stat st;
     assert_int_equal(stat(out, &st), 0);
+    /* With the journal and the spool off the workspace's .toolgate is made
+     * all the same (no tool can prepare one for a later run). */
+    snprintf(out, sizeof out, "%s/ws2", e->dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    rt = tg_test_runtime_of(tg_test_config(
+        "{\"workspace\": \"ws2\", \"journal\": null, \"spool\": null}",
+        e->dir));
+    tg_runtime_free(rt);
+    snprintf(out, sizeof out, "%s/ws2/.toolgate", e->dir);
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
 }
 
 /* ------------------------------------------------------- fallbacks */
