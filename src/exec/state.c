@@ -53,6 +53,31 @@ static void list_free(char **list, size_t n)
     free(list);
 }
 
+/* Drops the entries that lie strictly beneath another entry: whatever
+ * covers a directory covers them. */
+static void list_prune_nested(char **list, size_t *n)
+{
+    /* Judged on the whole list first, then compacted: an entry is freed
+     * only once nothing compares with it any more. */
+    for (size_t i = 0; i < *n; i++)
+        for (size_t j = 0; j < *n; j++)
+            if (j != i && list[j] != NULL && list[j][0] != '\0' &&
+                strcmp(list[i], list[j]) != 0 &&
+                tg__path_under(list[i], list[j])) {
+                list[i][0] = '\0'; /* marked: beneath list[j] */
+                break;
+            }
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (list[i][0] == '\0')
+            free(list[i]);
+        else
+            list[k++] = list[i];
+    }
+    list[k] = NULL;
+    *n = k;
+}
+
 void tg__state_cleanup(tg__state *st)
 {
     list_free(st->hide, st->nhide);
@@ -259,6 +284,8 @@ int tg__state_init(tg__state *st, const tg_config *cfg, tg_error *err)
         (rc = place_file(st, ws, cfg->hmac_key_file, "the HMAC key file",
                          err)) != 0)
         goto fail;
+    list_prune_nested(st->hide, &st->nhide);
+    list_prune_nested(st->refuse, &st->nrefuse);
     return 0;
 fail:
     if (rc == TG_ENOMEM) /* the lists' allocations say nothing themselves */
