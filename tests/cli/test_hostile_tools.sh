@@ -82,8 +82,8 @@ ATTACKS=(
 )
 for tool in shell sh; do
   : >attacks.jsonl
-  # "; true": a failing command's stdout is not its result; what got
-  # through must show
+  # "; true": each attack succeeds, its stdout (what got through) the
+  # payload
   for i in "${!ATTACKS[@]}"; do sh_call "$tool-a$i" "$tool" "${ATTACKS[$i]}; true" >>attacks.jsonl; done
   # a call whose cwd is toolgate's directory
   sh_call "$tool-cwd1" "$tool" 'touch planted && echo CWD-WRITE; ls -A | grep . && echo CWD-LISTED; true' |
