@@ -51,6 +51,7 @@ typedef struct tg__state {
  * a path through a symlink inside the workspace; TG_ENOMEM. On failure st
  * holds nothing to clean up. */
 int tg__state_init(tg__state *st, const tg_config *cfg, tg_error *err);
+/* Frees the lists; st is left zeroed (a zeroed st is fine to clean up). */
 void tg__state_cleanup(tg__state *st);
 
 /* 1 when `path` lies strictly beneath one of st's hidden directories (or
