@@ -25,12 +25,7 @@
 # Skips (exit 77, ctest's skip code) where bubblewrap cannot make
 # namespaces.
 source "$(dirname "$0")/lib.sh"
-if ! bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev \
-  --proc /proc true >/dev/null 2>&1; then
-  echo "SKIP: $(basename "$0"): bubblewrap cannot make user, PID and network namespaces here" \
-    "($(command -v bwrap || echo 'bwrap not installed'))"
-  exit 77
-fi
+skip_without_bwrap 77
 command -v sqlite3 >/dev/null || { echo "SKIP: $(basename "$0"): sqlite3 not installed"; exit 77; }
 
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
