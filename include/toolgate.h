@@ -377,6 +377,14 @@ const tg_call *tg_handler_call(const tg_handler_ctx *ctx);
 const char *tg_handler_cwd(const tg_handler_ctx *ctx);
 /* The workspace root (borrowed). */
 const char *tg_handler_workspace(const tg_handler_ctx *ctx);
+/* toolgate's own files and directories inside the workspace (the journal's
+ * directory, the spool, the workspace's .toolgate, the configuration file):
+ * absolute real paths, NULL-ended, never NULL (borrowed, valid during the
+ * handler). The built-in file tools refuse every path that resolves into
+ * one of them (compared by device and inode, so "x/../.toolgate" and
+ * symlinks do not pass); an in-process tool that touches files should
+ * refuse them too, with tg_handler_deny(). */
+const char *const *tg_handler_state_paths(const tg_handler_ctx *ctx);
 
 /* Registration flags of in-process tools. */
 enum {

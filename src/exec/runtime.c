@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runtime.c - the tg_runtime handle: construction (configuration copy,
- * registry, journal, the environment allowlist and the sandbox's probe,
- * loop), tool registration, events, cancellation from any
- * thread (a mutex-protected queue drained by a uv_async_t on the loop),
- * cancel-on-signal, and tg_runtime_run_turn, which checks every call,
- * journals them all in one transaction, dispatches them in call order and
- * runs the loop until each has a committed result.
+ * registry, where toolgate's own files lie (state.c), journal, the
+ * environment allowlist and the sandbox's probe, loop), tool registration,
+ * events, cancellation from any thread (a mutex-protected queue drained by a
+ * uv_async_t on the loop), cancel-on-signal, and tg_runtime_run_turn, which
+ * checks every call, journals them all in one transaction, dispatches them in
+ * call order and runs the loop until each has a committed result.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +179,9 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
         (rc = tg__watchdog_start(rt, err)) != 0)
         goto fail;
+    /* Before the journal opens: it must not follow a link a tool made. */
+    if ((rc = tg__state_init(&rt->state, rt->cfg, err)) != 0)
+        goto fail;
     tg_journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
         .keep_days = rt->cfg->journal_keep_days,
@@ -212,8 +215,8 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = tg__sandbox_init(&rt->sandbox, rt->cfg, rt->reg, rt->base_env,
-                               err)) != 0)
+    if ((rc = tg__sandbox_init(&rt->sandbox, rt->cfg, rt->reg, &rt->state,
+                               rt->base_env, err)) != 0)
         goto fail;
     if ((rc = uv_loop_init(&rt->loop)) != 0) {
         rc = tg__error_set(err, TG_EINTERNAL,
@@ -249,6 +252,7 @@ fail:
     free_env(rt->base_env);
     free_env(rt->pass_env);
     tg__sandbox_cleanup(&rt->sandbox);
+    tg__state_cleanup(&rt->state);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
@@ -317,6 +321,7 @@ void tg_runtime_free(tg_runtime *rt)
     free_env(rt->base_env);
     free_env(rt->pass_env);
     tg__sandbox_cleanup(&rt->sandbox);
+    tg__state_cleanup(&rt->state);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);

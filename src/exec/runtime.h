@@ -29,6 +29,7 @@
 #include "schema.h"
 #include "spool.h"
 #include "sandbox.h"
+#include "state.h"
 #include "template.h"
 #include "turn.h"
 
@@ -115,6 +116,8 @@ struct tg_runtime {
     pid_t watch_pid;
     int32_t *watch_slots; /* running tool groups, shared with the watchdog */
     tg_journal *journal;  /* NULL when off */
+    tg__state state;      /* toolgate's own files and what keeps tools from
+                             them (state.h) */
     tg_spool *spool;      /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
@@ -176,6 +179,7 @@ struct tg_handler_ctx {
     const tg_call *call;
     const char *cwd;
     const char *workspace;
+    const char *const *state; /* tg_handler_state_paths */
     tg_buf out;
     json_t *json; /* the set_json value when its text is not kept (new
                      ref), or NULL */

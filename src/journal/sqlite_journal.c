@@ -13,6 +13,14 @@
  *
  * Memory of the backend itself (the object, the pointer map) comes from
  * sqlite3_malloc so the failing-allocation tests reach it too.
+ *
+ * The file is toolgate's alone (exec/state.c keeps tools away from it), and
+ * the journal checks that it stays so: a file with a second name (a hard
+ * link, through which something else could write it) is refused at open,
+ * and every transaction first checks that the path still names the file
+ * SQLite has open, with one name. Moved, removed or replaced, it is not
+ * written to any more: results would go to a file nobody reads, or a
+ * replaced one could serve forged answers.
  */
 #include "journal.h"
 
@@ -21,6 +29,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +222,10 @@ struct slot {
 struct sqlite_journal {
     tg_journal base; /* first: the tg_journal * is this object */
     sqlite3 *db;
-    char *path; /* sqlite3_malloc'd */
+    char *path;   /* sqlite3_malloc'd */
+    bool watched; /* dev and ino are the file's (not ":memory:") */
+    dev_t dev;
+    ino_t ino;
     sqlite3_int64 pid, start;
     char boot[40];
     sqlite3_stmt *st_begin, *st_commit, *st_rollback;
@@ -500,13 +513,71 @@ static void tx_rollback(struct sqlite_journal *sj)
         sqlite3_exec(sj->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Whether the path still names the file SQLite has open, with no other
+ * name (see the top of the file). Costs one stat(2). */
+static int still_ours(struct sqlite_journal *sj, tg_error *err)
+{
+    struct stat st;
+    if (!sj->watched)
+        return 0;
+    bool gone = stat(sj->path, &st) != 0;
+    if (gone || st.st_dev != sj->dev || st.st_ino != sj->ino)
+        return tg__error_set(
+            err, TG_EJOURNAL,
+            "journal %s was moved, removed or replaced while toolgate had it "
+            "open (%s); nothing more is written to it. Only a tool running "
+            "outside the sandbox could do that: 'toolgate doctor' names them",
+            sj->path,
+            gone ? "the path names nothing now"
+                 : "the path names another file now");
+    if (st.st_nlink != 1)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s got another name (%ju hard links) "
+                             "while toolgate had it open: through it "
+                             "something else could write the journal; "
+                             "nothing more is written to it",
+                             sj->path, (uintmax_t)st.st_nlink);
+    return 0;
+}
+
+/* Records which file the path names as SQLite opens it, refusing one with
+ * more than one name. */
+static int watch_file(struct sqlite_journal *sj, tg_error *err)
+{
+    struct stat st;
+    int moved = 0;
+    if (stat(sj->path, &st) != 0)
+        return tg__error_set(err, TG_EJOURNAL, "journal %s: %s", sj->path,
+                             strerror(errno));
+    if (st.st_nlink != 1)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s has %ju names (hard links): through "
+                             "another name something else could write it; "
+                             "remove the other names",
+                             sj->path, (uintmax_t)st.st_nlink);
+    sj->dev = st.st_dev;
+    sj->ino = st.st_ino;
+    /* The file SQLite opened is the one just looked at, not one swapped in
+     * between. */
+    if (sqlite3_file_control(sj->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) ==
+            SQLITE_OK &&
+        moved)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s was replaced while it was being "
+                             "opened",
+                             sj->path);
+    sj->watched = true;
+    return 0;
+}
+
 /* IMMEDIATE takes the write lock up front, so two writers wait on the busy
  * timeout instead of failing on a read-to-write upgrade. */
 static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
     tx_rollback(sj); /* a transaction left open by an earlier failure */
     sj->next_known = 0;
-    return run(sj, sj->st_begin, "starting a transaction", err);
+    int rc = still_ours(sj, err);
+    return rc != 0 ? rc : run(sj, sj->st_begin, "starting a transaction", err);
 }
 
 static int tx_commit(struct sqlite_journal *sj, tg_error *err)
@@ -2551,6 +2622,8 @@ int tg__journal_open_sqlite_opts(const char *path,
         rc = db_fail(sj, orc, "cannot open", err);
         goto fail;
     }
+    if (!memory && (rc = watch_file(sj, err)) != 0)
+        goto fail;
     /* The busy timeout first: switching to WAL itself may wait on another
      * process opening the same file. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=

@@ -19,8 +19,6 @@
 /* Longest literal glob prefix the index keys on; a longer prefix is cut
  * (still a necessary condition, so still correct). */
 #define TG__POLICY_PREFIX_MAX 64
-/* Longest path `under` resolves (bytes, with the NUL). */
-#define TG__POLICY_PATH_MAX 4096
 
 enum {
     TG__PAT_NONE = 0, /* no condition */
@@ -149,16 +147,5 @@ int tg__rule_match(struct tg__pctx *c, const struct tg__rule *r,
 bool tg__pjson_equal(const json_t *a, const json_t *b);
 /* Number of code points of a valid UTF-8 string. */
 size_t tg__utf8_count(const char *s, size_t n);
-
-/* path.c: `path` resolved the way the kernel walks it: relative paths from
- * `base` (absolute and already resolved, ignored for absolute paths);
- * ".", "..", "//" folded; each existing component's symlink followed
- * (realpath of the existing prefix), the missing rest appended lexically.
- * out holds TG__POLICY_PATH_MAX bytes. 0 or TG_EINVAL / TG_ELIMIT. */
-int tg__policy_resolve(const char *base, const char *path, char *out,
-                       tg_error *err);
-/* 1 when resolved path `p` is `root` or beneath it ("/srv/ws2" is not
- * beneath "/srv/ws"). */
-bool tg__path_under(const char *p, const char *root);
 
 #endif

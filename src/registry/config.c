@@ -94,6 +94,20 @@ static char *real_dir(const char *path)
     return real;
 }
 
+/* `path` made absolute against the current directory (tidied like
+ * path_join), or NULL with errno set. */
+static char *abs_path(const char *path)
+{
+    char *cwd = path[0] == '/' ? NULL : real_dir(".");
+    if (path[0] != '/' && cwd == NULL)
+        return NULL;
+    char *p = path_join(cwd ? cwd : "/", path);
+    free(cwd);
+    if (p == NULL)
+        errno = ENOMEM;
+    return p;
+}
+
 /* True when `path` is the default that follows `workspace`, so it moves with
  * the workspace when that changes. */
 static bool is_derived(const char *path, const char *workspace, const char *rel)
@@ -195,6 +209,8 @@ void tg_config_free(tg_config *cfg)
     json_decref(cfg->hooks);
     free(cfg->sandbox_bwrap);
     json_decref(cfg->sandbox_hide);
+    free(cfg->file);
+    free(cfg->hmac_key_file);
     if (cfg->hmac_key) {
         /* the key is a secret: do not leave it in freed memory */
         memset(cfg->hmac_key, 0, cfg->hmac_key_len);
@@ -233,6 +249,7 @@ tg_config *tg__config_copy(const tg_config *cfg)
     c->sandbox_hide = NULL;
     c->hmac_key = NULL;
     c->hmac_key_len = 0;
+    c->file = c->hmac_key_file = NULL;
     if (dup_str(&c->workspace, cfg->workspace) || dup_str(&c->cwd, cfg->cwd) ||
         dup_str(&c->journal, cfg->journal) ||
         dup_str(&c->spool_dir, cfg->spool_dir) ||
@@ -240,7 +257,9 @@ tg_config *tg__config_copy(const tg_config *cfg)
         dup_json(&c->tools, cfg->tools) || dup_json(&c->policy, cfg->policy) ||
         dup_json(&c->hooks, cfg->hooks) ||
         dup_str(&c->sandbox_bwrap, cfg->sandbox_bwrap) ||
-        dup_json(&c->sandbox_hide, cfg->sandbox_hide))
+        dup_json(&c->sandbox_hide, cfg->sandbox_hide) ||
+        dup_str(&c->file, cfg->file) ||
+        dup_str(&c->hmac_key_file, cfg->hmac_key_file))
         goto fail;
     if (cfg->hmac_key) {
         c->hmac_key = malloc(cfg->hmac_key_len);
@@ -1091,6 +1110,17 @@ int tg_config_load_file(tg_config *cfg, const char *path, tg_error *err)
         *slash = '\0';
     }
     rc = load(cfg, text, len, dir, path, err);
+    if (rc == 0) {
+        /* kept so that tools can be kept away from it */
+        char *file = abs_path(path);
+        if (file == NULL) {
+            rc = tg__error_set(err, tg__errno_to_tg(errno), "config %s: %s",
+                               path, strerror(errno));
+            goto fail;
+        }
+        free(cfg->file);
+        cfg->file = file;
+    }
 fail:
     free(dir);
     free(text);
@@ -1121,13 +1151,8 @@ int tg_config_set_journal(tg_config *cfg, const char *path)
     if (path != NULL) {
         if (path[0] == '\0')
             return TG_EINVAL;
-        char *cwd = real_dir(".");
-        if (cwd == NULL)
+        if ((p = abs_path(path)) == NULL)
             return tg__errno_to_tg(errno);
-        p = path_join(cwd, path);
-        free(cwd);
-        if (p == NULL)
-            return TG_ENOMEM;
     }
     free(cfg->journal);
     cfg->journal = p;
@@ -1180,6 +1205,15 @@ int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err)
         return tg__error_set(err, TG_ECONFIG, "HMAC key file %s is empty",
                              path);
     }
+    char *file = abs_path(path);
+    if (file == NULL) {
+        memset(key, 0, len);
+        free(key);
+        return tg__error_set(err, tg__errno_to_tg(errno),
+                             "HMAC key file %s: %s", path, strerror(errno));
+    }
+    free(cfg->hmac_key_file);
+    cfg->hmac_key_file = file;
     if (cfg->hmac_key) {
         memset(cfg->hmac_key, 0, cfg->hmac_key_len);
         free(cfg->hmac_key);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,17 @@ int tg__spool_open_artifact(tg_spool *sp, const char *id, spool_meta *m,
                            "the index says %llu",
                            id, (long long)st.st_size,
                            (unsigned long long)m->bytes);
+        goto fail;
+    }
+    if (st.st_nlink != 1) {
+        /* Through another name something else could change its bytes
+         * (the sandbox keeps tools away from the spool: exec/state.c). */
+        close(fd);
+        rc = tg__error_set(err, TG_EIO,
+                           "artifact %s has %ju names (hard links): its "
+                           "bytes may have been changed through another; "
+                           "refused",
+                           id, (uintmax_t)st.st_nlink);
         goto fail;
     }
     /* Reads count as use for LRU; failing to record it is harmless. */

@@ -49,7 +49,8 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
     tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
                     .cwd = tg_handler_cwd(ctx),
                     .canceled = ctx_canceled,
-                    .cancel_ud = ctx};
+                    .cancel_ud = ctx,
+                    .state = tg_handler_state_paths(ctx)};
     /* JSON_ALLOW_NUL: a NUL byte in a path is refused by name, not as a
      * parse error */
     json_error_t jerr;
@@ -62,8 +63,10 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
         goto fail;
     }
     if (core(&run, args, &out, &err) != 0) {
-        /* a path that leads out is the confinement refusing the call */
-        if (run.errcode != NULL && strcmp(run.errcode, TG__FS_OUTSIDE) == 0)
+        /* a path that leads out, or into toolgate's own files, is the
+         * confinement refusing the call */
+        if (run.errcode != NULL && (strcmp(run.errcode, TG__FS_OUTSIDE) == 0 ||
+                                    strcmp(run.errcode, TG__FS_STATE) == 0))
             tg_handler_deny(ctx, err.message);
         else
             tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",

@@ -2,10 +2,10 @@
 /*
  * builtin.h - the built-in file tools (read_file, list_dir, grep, write_file),
  * in-process handlers confined to the workspace: every path is resolved
- * beneath it
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..", absolute paths
- * elsewhere and symlinks that lead outside are refused. And `shell`, the one
- * built-in that is a command tool (bash in the sandbox of src/exec/sandbox.c).
+ * beneath it (openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..",
+ * absolute paths elsewhere, symlinks that lead outside and toolgate's own
+ * files (tg_handler_state_paths) are refused. And `shell`, the one built-in
+ * that is a command tool (bash in the sandbox of src/exec/sandbox.c).
  */
 #ifndef TG_REGISTRY_BUILTIN_H
 #define TG_REGISTRY_BUILTIN_H

@@ -1250,6 +1250,63 @@ static void test_unwritable(void **state)
     assert_int_equal(tg__journal_open_sqlite("", &j, &err), TG_EINVAL);
 }
 
+/* The journal notices when its file is moved, replaced, removed or given a
+ * second name, and writes nothing more; a file with two names is not
+ * opened. */
+static void test_watched_file(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    char dir[160], away[176], awayfile[200], link_path[192];
+    snprintf(dir, sizeof dir, "%s/.toolgate", f->dir);
+    snprintf(away, sizeof away, "%s/away", f->dir);
+    snprintf(awayfile, sizeof awayfile, "%s/journal.db", away);
+    snprintf(link_path, sizeof link_path, "%s/second-name.db", f->dir);
+
+    /* Its directory swapped for a copy: the copy is not written. */
+    tg_journal *j = open_ok(f->path);
+    tg_call *c = mkcall("call_w", "echo", "{}", NULL);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
+    assert_int_equal(rename(dir, away), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    copy_file(awayfile, f->path);
+    tg_result *r = ok_result(c, "done");
+    assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "was moved, removed or replaced"));
+    assert_non_null(strstr(err.message, "names another file now"));
+    tg__journal_close(j);
+    tg__result_free(r);
+    /* the file moved away holds the call and no result */
+    assert_int_equal(jt_count(awayfile, "SELECT count(*) FROM call_rows"), 1);
+    assert_int_equal(jt_count(awayfile, "SELECT count(*) FROM results"), 0);
+
+    /* Removed while open. */
+    j = open_ok(f->path);
+    assert_int_equal(unlink(f->path), 0);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "names nothing now"));
+    tg__journal_close(j);
+    copy_file(awayfile, f->path);
+
+    /* A second name made while open, then at open. */
+    j = open_ok(f->path);
+    assert_int_equal(link(f->path, link_path), 0);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "got another name (2 hard links)"));
+    tg__journal_close(j);
+    j = NULL;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_open_sqlite(f->path, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, "has 2 names (hard links)"));
+    assert_int_equal(unlink(link_path), 0);
+    j = open_ok(f->path);
+    tg__journal_close(j);
+    tg__call_free(c);
+}
+
 static void test_public_api(void **state)
 {
     struct fixture *f = *state;
@@ -1713,6 +1770,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watched_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_error, setup, teardown),
