@@ -383,9 +383,10 @@ typedef struct tg__memo {
     tg__memo_ent inl[TG__MEMO_INLINE];
 } tg__memo;
 
-/* Zero-cost until used: nothing is touched or allocated before the first
- * tg__memo_get. */
-void tg__memo_init(tg__memo *m);
+/* A memo is ready for use once `slot` and `sslot` are NULL (the rest is
+ * set on first use, so a validation that never needs it pays two
+ * stores); tg__memo_cleanup frees it, and is needed only when one of the
+ * two is not NULL any more. */
 void tg__memo_cleanup(tg__memo *m);
 /* The entry of (node, at, scope): the existing one (*fresh 0), or a new
  * one in state BUSY (*fresh 1); NULL when the table is full or out of

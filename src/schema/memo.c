@@ -220,23 +220,15 @@ static inline uint64_t key_hash(const tg__node *node, uint32_t at,
                ((uint64_t)at << 32 | scope) * UINT64_C(0x9e3779b97f4a7c15));
 }
 
-void tg__memo_init(tg__memo *m)
-{
-    m->slot = NULL;
-    m->cap = m->n = 0;
-    m->words = NULL;
-    m->nwords = m->capwords = 0;
-    m->sslot = NULL;
-    m->scap = m->sn = 0;
-}
-
 void tg__memo_cleanup(tg__memo *m)
 {
     if (m->slot != m->inl)
         free(m->slot);
-    free(m->words);
+    if (m->slot != NULL)
+        free(m->words);
     free(m->sslot);
-    tg__memo_init(m);
+    m->slot = NULL;
+    m->sslot = NULL;
 }
 
 /* The slot of the key, or the free slot where it belongs. */
@@ -275,6 +267,9 @@ tg__memo_ent *tg__memo_get(tg__memo *m, const tg__node *node, uint32_t at,
         memset(m->inl, 0, sizeof m->inl);
         m->slot = m->inl;
         m->cap = TG__MEMO_INLINE;
+        m->n = 0;
+        m->words = NULL;
+        m->nwords = m->capwords = 0;
     }
     tg__memo_ent *e = probe(m->slot, m->cap, node, at, scope);
     if (e->node != NULL) {
@@ -324,6 +319,8 @@ uint32_t tg__memo_scope_id(tg__memo *m, uint32_t up, const tg__node *res)
 {
     if (up == TG__MEMO_NO_SCOPE)
         return TG__MEMO_NO_SCOPE;
+    if (m->sslot == NULL)
+        m->scap = m->sn = 0;
     if (2 * (m->sn + 1) > m->scap && m->sn < TG__MEMO_MAX_SCOPES)
         grow_scopes(m);
     if (m->scap == 0)

@@ -74,14 +74,18 @@ json_t *tg__schema_report_details(const tg_schema_report *report);
  * When it runs out the validation ends with TG_ELIMIT and `exhausted` is
  * set. When `stop` is not NULL it is read every few thousand steps: once
  * it holds a non-zero value the validation ends with TG_ECANCELED (so a
- * thread running a long validation answers a cancel at once). `plain`
- * turns memoization off (for tests that compare the two). */
+ * thread running a long validation answers a cancel at once). `memo` says
+ * when verdicts start to be remembered (memo.c): TG_SCHEMA_MEMO_LAZY once
+ * the validation has taken a few thousand steps (real arguments take
+ * fewer, and so never pay for it; a costly shape is polynomial from then
+ * on), _ALWAYS from the start, _OFF never (tests compare the three). */
+enum { TG_SCHEMA_MEMO_LAZY = 0, TG_SCHEMA_MEMO_ALWAYS, TG_SCHEMA_MEMO_OFF };
 typedef struct tg_schema_budget {
     uint64_t steps;
     uint64_t limit; /* the steps it was made with, for messages */
     int exhausted;
     const atomic_int *stop;
-    int plain;
+    int memo; /* TG_SCHEMA_MEMO_* */
 } tg_schema_budget;
 
 /* Far above what a real tool schema costs over arguments of the default

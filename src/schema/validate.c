@@ -19,10 +19,12 @@
  * chain's interned id, which memoization keys on (memo.c).
  *
  * Cost: nodes with more than one way in remember their verdict per
- * instance location (memo.c), and every evaluation spends from the call's
- * step budget, checked against it in chunks (the stop flag is read at each
- * chunk), so no schema and instance can keep a thread busy for longer than
- * the budget allows.
+ * instance location (memo.c) once a validation has taken its first chunk
+ * of steps, and every evaluation spends from the call's step budget,
+ * checked against it in chunks (the stop flag is read at each chunk), so
+ * no schema and instance can keep a thread busy for longer than the budget
+ * allows. Scopes are interned from the start (a frame pushed before
+ * memoization starts is still on the stack after).
  *
  * Violations go to the report when there is one; subschemas whose failure
  * is not itself an error (the branches of anyOf/oneOf, not, if, contains,
@@ -71,7 +73,7 @@ typedef struct vctx {
     /* the budget: `left` in the current chunk, `rest` beyond it */
     uint64_t left, rest;
     tg_schema_budget *budget;
-    int memo_on; /* memoization (off for tg_schema_budget.plain) */
+    int memo_on; /* verdicts are remembered (see tg_schema_budget.memo) */
     int dyn;     /* scopes are interned (the schema is `dynamic`) */
     tg__memo memo;
     tg__rx_scratch rx;
@@ -331,6 +333,17 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
             r->cap = cap;
         }
     }
+    /* The same violation found along another path through the schema
+     * (before memoization starts, or by subschemas that differ only
+     * elsewhere) is listed once. */
+    for (size_t k = 0; rc == 0 && k < r->n; k++)
+        if (strcmp(r->v[k].keyword, kw) == 0 &&
+            strcmp(r->v[k].message, tg__buf_cstr(&msg)) == 0 &&
+            strcmp(r->v[k].path, tg__buf_cstr(&path)) == 0) {
+            tg__buf_cleanup(&path);
+            tg__buf_cleanup(&msg);
+            return 0;
+        }
     if (rc == 0) {
         ps = tg__buf_take(&path);
         ms = tg__buf_take(&msg);
@@ -513,7 +526,10 @@ static const tg__node *dyn_target(const tg__check *ck, const scope *sc)
 /* The frames on the recursion path (eval, eval_checks and the applicator
  * helpers) keep few locals: anything with a buffer (messages, decoded
  * strings) lives in a leaf function that returns before recursing, so a
- * deep instance or a long $ref chain costs little stack per level. */
+ * deep instance or a long $ref chain costs little stack per level. The
+ * applicator helpers are not inlined into eval_checks, so a level holds
+ * the frame of the one helper on its path, not of all of them (MAX_DEPTH
+ * levels of the worst path fit in 3 MiB of stack in a release build). */
 
 #define NOINLINE __attribute__((noinline))
 
@@ -530,6 +546,9 @@ static NOINLINE int refill(vctx *c, uint64_t k)
     if (b->stop != NULL &&
         atomic_load_explicit(b->stop, memory_order_relaxed) != 0)
         return tg__error_set(c->err, TG_ECANCELED, "validation was canceled");
+    /* Past the first chunk the validation is not a cheap one: from here
+     * on verdicts are remembered. */
+    c->memo_on = b->memo != TG_SCHEMA_MEMO_OFF;
     uint64_t have = c->left + c->rest;
     if (have < k) {
         c->left = c->rest = 0;
@@ -847,8 +866,8 @@ static inline int fold(vctx *c, int r, int *valid, int *rc)
 }
 
 /* Runs n without a report (its failure is summarised by the caller). */
-static int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
-                 const scope *sc, ann *a)
+static inline int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
+                        const scope *sc, ann *a)
 {
     tg_schema_report *saved = c->report;
     c->report = NULL;
@@ -926,7 +945,10 @@ static int member_match(vctx *c, const tg__objcheck *o, size_t k,
 {
     const char *s = NULL;
     size_t n = 0;
-    int rc = spend(c, 1 + (uint64_t)o->npats * (1 + (c->t->tok[k].b >> 6)));
+    /* each pattern over a long key: by its length (eval_object paid for
+     * the member and one step per pattern) */
+    int rc =
+        o->npats > 0 ? spend(c, (uint64_t)o->npats * (c->t->tok[k].b >> 6)) : 0;
     if (rc != 0 || (rc = key_view(c, k, &s, &n)) != 0)
         return rc;
     *idx = o->nnames > 0 ? name_lookup(o, s, n) : -1;
@@ -955,11 +977,14 @@ static int pattern_match(vctx *c, const tg__objcheck *o, size_t k,
 }
 
 /* The member checks of an object: one pass over its members. */
-static int eval_object(vctx *c, const tg__objcheck *o, size_t i, const ipath *p,
-                       const scope *sc, ann *la)
+static NOINLINE int eval_object(vctx *c, const tg__objcheck *o, size_t i,
+                                const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
-    int valid = 1, rc = 0;
+    /* a step per member (a name lookup) and per pattern matched on it */
+    int valid = 1, rc = spend(c, (uint64_t)t->tok[i].b * (1 + o->npats));
+    if (rc != 0)
+        return rc;
     uint64_t small[4] = {0, 0, 0, 0}, *found = small;
     if (o->nnames > 256) {
         found = calloc((o->nnames + 63) / 64, sizeof *found);
@@ -1027,8 +1052,8 @@ done:
 
 #undef FOUND
 
-static int eval_items(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                      const scope *sc, ann *la)
+static NOINLINE int eval_items(vctx *c, const tg__check *ck, size_t i,
+                               const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     int valid = 1, rc = 0;
@@ -1046,8 +1071,8 @@ static int eval_items(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return rc < 0 ? rc : valid;
 }
 
-static int eval_contains(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                         const scope *sc, ann *la)
+static NOINLINE int eval_contains(vctx *c, const tg__check *ck, size_t i,
+                                  const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     uint64_t cnt = 0;
@@ -1073,8 +1098,8 @@ static int eval_contains(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return summary(c, p, ck, i, cnt, !need_all);
 }
 
-static int eval_xof(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                    const scope *sc, ann *la)
+static NOINLINE int eval_xof(vctx *c, const tg__check *ck, size_t i,
+                             const ipath *p, const scope *sc, ann *la)
 {
     uint32_t hits = 0;
     int one = ck->kind == TG__CK_ONEOF;
@@ -1103,8 +1128,8 @@ static int eval_xof(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return summary(c, p, ck, i, hits, hits > 1 && la == NULL);
 }
 
-static int eval_if(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                   const scope *sc, ann *la)
+static NOINLINE int eval_if(vctx *c, const tg__check *ck, size_t i,
+                            const ipath *p, const scope *sc, ann *la)
 {
     int r;
     if (la != NULL) {
@@ -1124,8 +1149,8 @@ static int eval_if(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return next != NULL ? eval(c, next, i, p, sc, la) : 1;
 }
 
-static int eval_uneval(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                       const scope *sc, ann *la)
+static NOINLINE int eval_uneval(vctx *c, const tg__check *ck, size_t i,
+                                const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     int props = ck->kind == TG__CK_UNEVAL_PROPS;
@@ -1152,8 +1177,8 @@ static int eval_uneval(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return rc < 0 ? rc : valid;
 }
 
-static int eval_propnames(vctx *c, const tg__check *ck, size_t i,
-                          const ipath *p, const scope *sc)
+static NOINLINE int eval_propnames(vctx *c, const tg__check *ck, size_t i,
+                                   const ipath *p, const scope *sc)
 {
     const tg_jtape *t = c->t;
     int valid = 1, rc = 0;
@@ -1190,14 +1215,14 @@ static int eval_checks(vctx *c, const tg__node *n, size_t i, const ipath *p,
                        const scope *sc, ann *la)
 {
     unsigned kind = kind_of(c->t, i);
-    int valid = 1, rc = 0;
+    int valid = 1;
+    /* the node entered and each of its keywords */
+    int rc = spend(c, 1 + (uint64_t)n->nchecks);
+    if (rc != 0)
+        return rc;
     for (uint32_t q = 0; q < n->nchecks; q++) {
         const tg__check *ck = &n->checks[q];
-        int r = spend(c, 1);
-        if (r != 0) {
-            rc = r;
-            break;
-        }
+        int r;
         switch (ck->kind) {
         case TG__CK_OBJECT:
             r = kind == TG_JT_OBJECT ? eval_object(c, ck->u.obj, i, p, sc, la)
@@ -1327,6 +1352,9 @@ static NOINLINE int eval_memo(vctx *c, const tg__node *n, size_t i,
         return eval_node(c, n, i, p, sc, a);
     if (!fresh && (c->report == NULL || e->state != TG__MEMO_INVALID) &&
         (a == NULL || e->bits != TG__MEMO_NO_BITS)) {
+        int rc = spend(c, 1);
+        if (rc != 0)
+            return rc;
         if (a != NULL)
             for (size_t k = 0; k < (a->n + 63) / 64; k++)
                 a->bits[k] |= c->memo.words[e->bits + k];
@@ -1358,11 +1386,12 @@ static NOINLINE int eval_memo(vctx *c, const tg__node *n, size_t i,
 static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
                 const scope *sc, ann *a)
 {
-    int rc = spend(c, 1);
-    if (rc != 0)
-        return rc;
-    if (n->kind != TG__NODE_OBJECT)
+    int rc;
+    if (n->kind != TG__NODE_OBJECT) {
+        if ((rc = spend(c, 1)) != 0)
+            return rc;
         return n->kind == TG__NODE_TRUE ? 1 : deny(c, p);
+    }
     if (c->depth >= MAX_DEPTH)
         return too_deep(c);
     c->depth++;
@@ -1370,12 +1399,12 @@ static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
     if (sc == NULL || sc->res != n->resource) {
         fr.up = sc;
         fr.res = n->resource;
-        fr.id = c->dyn
-                    ? tg__memo_scope_id(&c->memo, sc ? sc->id : 0, n->resource)
-                    : 0;
+        /* read only for `dynamic` nodes, which make c->dyn set */
+        if (c->dyn)
+            fr.id = tg__memo_scope_id(&c->memo, sc ? sc->id : 0, n->resource);
         sc = &fr;
     }
-    if (n->memo && c->memo_on)
+    if (c->memo_on && n->memo)
         rc = eval_memo(c, n, i, p, sc, a);
     else
         rc = eval_node(c, n, i, p, sc, a);
@@ -1389,7 +1418,7 @@ void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
     budget->steps = budget->limit = steps ? steps : TG_SCHEMA_DEFAULT_STEPS;
     budget->exhausted = 0;
     budget->stop = stop;
-    budget->plain = 0;
+    budget->memo = TG_SCHEMA_MEMO_LAZY;
 }
 
 int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
@@ -1398,7 +1427,10 @@ int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
 {
     tg_schema_budget fresh;
     if (budget == NULL) {
-        tg__schema_budget_init(&fresh, 0, NULL);
+        fresh.steps = fresh.limit = TG_SCHEMA_DEFAULT_STEPS;
+        fresh.exhausted = 0;
+        fresh.memo = TG_SCHEMA_MEMO_LAZY;
+        fresh.stop = NULL;
         budget = &fresh;
     }
     vctx c;
@@ -1409,16 +1441,18 @@ int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
     c.budget = budget;
     c.left = budget->steps < CHUNK ? budget->steps : CHUNK;
     c.rest = budget->steps - c.left;
-    c.memo_on = !budget->plain;
-    c.dyn = c.memo_on && schema->dynamic;
-    tg__memo_init(&c.memo);
+    c.memo_on = budget->memo == TG_SCHEMA_MEMO_ALWAYS;
+    c.dyn = budget->memo != TG_SCHEMA_MEMO_OFF && schema->dynamic;
+    c.memo.slot = NULL;
+    c.memo.sslot = NULL;
     /* The pool is the compiled schema's only mutable part; it is used
      * through atomics only. */
     tg__rx_scratch_init(&c.rx, (tg__rx_pool *)&schema->rxpool);
     tg__buf_init_with(&c.kb, c.kstore, sizeof c.kstore, 0);
     int rc = eval(&c, schema->root, index, NULL, NULL, NULL);
     budget->steps = c.left + c.rest;
-    tg__memo_cleanup(&c.memo);
+    if (c.memo.slot != NULL || c.memo.sslot != NULL)
+        tg__memo_cleanup(&c.memo);
     tg__rx_scratch_cleanup(&c.rx);
     tg__buf_cleanup(&c.kb);
     return rc;
