@@ -356,7 +356,8 @@ void tg__memo_keep_bits(tg__memo *m, tg__memo_ent *e, const uint64_t *words,
         m->words = w;
         m->capwords = cap;
     }
-    memcpy(m->words + m->nwords, words, (size_t)n * sizeof *words);
+    if (n > 0) /* an empty object or array has no words (and maybe none) */
+        memcpy(m->words + m->nwords, words, (size_t)n * sizeof *words);
     e->bits = m->nwords;
     m->nwords += n;
 }
