@@ -185,6 +185,25 @@ static char *tree_instance(int depth, const char *node_members,
     return tg__buf_take(&b);
 }
 
+/* same_verdict over tree_instance(depth, members, leaf). */
+static void tree_verdict(const tg_schema *s, int depth, const char *members,
+                         const char *leaf, int want)
+{
+    char *inst = tree_instance(depth, members, leaf);
+    same_verdict(s, inst, want);
+    free(inst);
+}
+
+/* run over tree_instance(depth, members, leaf), memoization lazy. */
+static outcome tree_run(const tg_schema *s, int depth, const char *members,
+                        const char *leaf, int report)
+{
+    char *inst = tree_instance(depth, members, leaf);
+    outcome o = run(s, inst, TG_SCHEMA_MEMO_LAZY, 0, report);
+    free(inst);
+    return o;
+}
+
 static void test_recursive_oneof(void **state)
 {
     (void)state;
@@ -220,24 +239,16 @@ static void test_recursive_oneof(void **state)
     /* The verdicts agree with the plain evaluation where it is
      * affordable, for nodes matching both branches, one, or none. */
     for (int depth = 0; depth <= 10; depth++) {
-        char *i1 = tree_instance(depth, "\"name\":\"n\",\"id\":\"i\"",
-                                 "{\"name\":\"n\",\"id\":\"i\"}");
-        char *i2 = tree_instance(depth, "\"name\":\"n\"", "{\"id\":\"i\"}");
-        char *i3 = tree_instance(depth, "\"name\":\"n\"", "{\"id\":7}");
-        same_verdict(s, i1, 0);
-        same_verdict(s, i2, 1);
-        same_verdict(s, i3, 0);
-        free(i1);
-        free(i2);
-        free(i3);
+        tree_verdict(s, depth, "\"name\":\"n\",\"id\":\"i\"",
+                     "{\"name\":\"n\",\"id\":\"i\"}", 0);
+        tree_verdict(s, depth, "\"name\":\"n\"", "{\"id\":\"i\"}", 1);
+        tree_verdict(s, depth, "\"name\":\"n\"", "{\"id\":7}", 0);
     }
     /* Exactly one branch at every level, 28 deep: valid (the branch that
      * fails on `required` still evaluates the children first). */
-    char *one = tree_instance(28, "\"id\":\"i\"", "{\"name\":\"n\"}");
-    outcome v = run(s, one, TG_SCHEMA_MEMO_LAZY, 0, 1);
+    outcome v = tree_run(s, 28, "\"id\":\"i\"", "{\"name\":\"n\"}", 1);
     assert_int_equal(v.rc, 1);
     assert_true(v.steps < 4096 + 28 * 64);
-    free(one);
     free(both);
     tg_schema_free(s);
 }
@@ -358,29 +369,21 @@ static void test_dynamic_scope(void **state)
     snprintf(text, sizeof text, dyn_schema_fmt, "https://example.com/strict");
     tg_schema *strict = compile_ok(text);
     assert_true(tree->dynamic && strict->dynamic);
+    const char *ab = "\"a\":1,\"b\":2";
     for (int depth = 0; depth <= 8; depth++) {
         /* valid in both; an extra member deep down: valid under tree
          * only; a bad leaf: invalid in both (both branches fail every
          * level: exponential without memoization) */
-        char *ok = tree_instance(depth, "\"a\":1,\"b\":2", "{\"a\":1}");
-        char *extra =
-            tree_instance(depth, "\"a\":1,\"b\":2", "{\"a\":1,\"x\":3}");
-        char *bad = tree_instance(depth, "\"a\":1,\"b\":2", "{}");
-        same_verdict(tree, ok, 1);
-        same_verdict(strict, ok, 1);
-        same_verdict(tree, extra, 1);
-        same_verdict(strict, extra, 0);
-        same_verdict(tree, bad, 0);
-        same_verdict(strict, bad, 0);
-        free(ok);
-        free(extra);
-        free(bad);
+        tree_verdict(tree, depth, ab, "{\"a\":1}", 1);
+        tree_verdict(strict, depth, ab, "{\"a\":1}", 1);
+        tree_verdict(tree, depth, ab, "{\"a\":1,\"x\":3}", 1);
+        tree_verdict(strict, depth, ab, "{\"a\":1,\"x\":3}", 0);
+        tree_verdict(tree, depth, ab, "{}", 0);
+        tree_verdict(strict, depth, ab, "{}", 0);
     }
-    char *bad = tree_instance(30, "\"a\":1,\"b\":2", "{}");
-    char *extra = tree_instance(30, "\"a\":1,\"b\":2", "{\"a\":1,\"x\":3}");
-    outcome t = run(tree, bad, TG_SCHEMA_MEMO_LAZY, 0, 1);
-    outcome u = run(strict, bad, TG_SCHEMA_MEMO_LAZY, 0, 1);
-    outcome w = run(strict, extra, TG_SCHEMA_MEMO_LAZY, 0, 1);
+    outcome t = tree_run(tree, 30, ab, "{}", 1);
+    outcome u = tree_run(strict, 30, ab, "{}", 1);
+    outcome w = tree_run(strict, 30, ab, "{\"a\":1,\"x\":3}", 1);
     printf("$dynamicRef tree, 30 levels: %d in %llu steps; strict: %d in "
            "%llu steps; strict, extra member: %d in %llu steps\n",
            t.rc, (unsigned long long)t.steps, u.rc, (unsigned long long)u.steps,
@@ -390,8 +393,6 @@ static void test_dynamic_scope(void **state)
     assert_int_equal(w.rc, 0);
     assert_true(t.steps < 4096 + 30 * 128);
     assert_true(u.steps < 4096 + 30 * 256);
-    free(bad);
-    free(extra);
     tg_schema_free(tree);
     tg_schema_free(strict);
 }
@@ -411,18 +412,12 @@ static void test_recursive_ref(void **state)
     tg_schema *s = compile_draft(text, TG_SCHEMA_DRAFT_2019_09);
     assert_true(s->dynamic);
     for (int depth = 0; depth <= 8; depth++) {
-        char *ok = tree_instance(depth, "\"a\":1,\"b\":2", "{\"b\":1}");
-        char *bad = tree_instance(depth, "\"a\":1,\"b\":2", "{}");
-        same_verdict(s, ok, 1);
-        same_verdict(s, bad, 0);
-        free(ok);
-        free(bad);
+        tree_verdict(s, depth, "\"a\":1,\"b\":2", "{\"b\":1}", 1);
+        tree_verdict(s, depth, "\"a\":1,\"b\":2", "{}", 0);
     }
-    char *bad = tree_instance(30, "\"a\":1,\"b\":2", "{}");
-    outcome o = run(s, bad, TG_SCHEMA_MEMO_LAZY, 0, 0);
+    outcome o = tree_run(s, 30, "\"a\":1,\"b\":2", "{}", 0);
     assert_int_equal(o.rc, 0);
     assert_true(o.steps < 4096 + 30 * 128);
-    free(bad);
     tg_schema_free(s);
 }
 
