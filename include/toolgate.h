@@ -211,9 +211,12 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
  * by tool call index), the OpenAI Responses API (response.* events),
  * Anthropic Messages (content_block_* events) or Gemini
  * streamGenerateContent (?alt=sse). Bytes go in as they arrive, in any
- * chunking; each call comes out the moment its arguments close, so a tool
- * can start before the model has finished its turn. The same bytes give
- * the same calls whatever the chunking. One thread at a time. */
+ * chunking; the pieces of several calls may come in any order, each joining
+ * its own call (by tool call index, output_index or block index). Each call
+ * comes out the moment the stream says it is complete, so a tool can start
+ * before the model has finished its turn, and never before, so its
+ * arguments cannot change after. The same bytes give the same calls
+ * whatever the chunking. One thread at a time. */
 typedef struct tg_stream tg_stream;
 
 /* A new stream reader for `format`: "auto" (or NULL: the provider is told
@@ -231,13 +234,16 @@ int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
  * it is dropped), TG_EFORMAT for an event of another provider than the one
  * named or first seen, TG_ELIMIT for an event over the cap, TG_ENOMEM. */
 int tg_stream_feed(tg_stream *s, const char *bytes, size_t len, tg_error *err);
-/* The next call whose arguments have closed (in the order they closed), or
- * NULL when none is waiting. A call closes at content_block_stop (Anthropic),
- * response.function_call_arguments.done or response.output_item.done
- * (Responses), a higher tool call index starting, a finish_reason or
- * data: [DONE] (Chat Completions), or on arrival (Gemini). A call that
- * cannot run (no name, arguments that are not an object, a duplicate id)
- * still comes out, carrying the error it will end with. The pointer is
+/* The next complete call (in the order they completed), or NULL when none
+ * is waiting. A call completes at content_block_stop or message_stop
+ * (Anthropic), response.function_call_arguments.done or
+ * response.output_item.done (Responses), a finish_reason, data: [DONE] or
+ * its index taken by a call with another id (Chat Completions, which has no
+ * event that ends one call: its calls come out together), or on arrival
+ * (Gemini). A call that cannot run (no name, arguments that are not an
+ * object, an id a call handed out before had) still comes out, carrying the
+ * error it will end with; nothing about it changes afterwards but its index
+ * (tg_stream_finish puts the calls in the model's order). The pointer is
  * borrowed: valid until tg_stream_free, or, once tg_stream_finish handed the
  * calls to a turn, while that turn lives. */
 const tg_call *tg_stream_next_call(tg_stream *s);
@@ -245,13 +251,17 @@ const tg_call *tg_stream_next_call(tg_stream *s);
  * has not seen an event that tells. */
 const char *tg_stream_format(const tg_stream *s);
 /* Ends the stream (the input ended: a last event without its closing blank
- * line is read). On success *out is a new turn, freed with tg_turn_free(),
- * holding every call, in the order the calls closed: those whose arguments
- * closed, then those whose arguments never did, each with the error
+ * line is read). A call the stream never said was complete is complete when
+ * its arguments close as one JSON value, else it was cut: the error
  * MALFORMED_ARGUMENTS "the stream ended inside the arguments of call ID (N
- * bytes received)". The turn's format is the provider's whole-document
- * format, so tg_turn_render answers in it. Fails with the stream's error,
- * with TG_EFORMAT when "auto" saw no event of a known provider, or with
+ * bytes received)". On success *out is a new turn, freed with
+ * tg_turn_free(), holding every call in the order the model wrote them (by
+ * index; calls without one last), whatever order they completed in, so
+ * results render in that order; of calls sharing an id that were not
+ * handed out, the first written runs and the others are DUPLICATE_CALL_ID.
+ * The turn's format is the provider's whole-document format, so
+ * tg_turn_render answers in it. Fails with the stream's error, with
+ * TG_EFORMAT when "auto" saw no event of a known provider, or with
  * TG_EINVAL when called twice. */
 int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err);
 /* Frees the reader (and the calls it did not hand to a turn). NULL: no-op. */

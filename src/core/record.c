@@ -786,8 +786,11 @@ tg_result *tg__result_error(const tg_call *call, tg_execution execution,
     va_end(ap);
     json_t *e = json_pack("{s:s, s:s}", "message", msg, "code",
                           code ? code : "INTERNAL"); /* new ref */
-    if (e != NULL && details_take != NULL)
-        json_object_set(e, "details", details_take);
+    if (e != NULL && details_take != NULL &&
+        json_object_set(e, "details", details_take) != 0) {
+        json_decref(e); /* out of memory: no error without its details */
+        e = NULL;
+    }
     json_decref(details_take);
     json_t *payload = e ? json_pack("{s:o}", "error", e) : NULL; /* new ref */
     return tg__result_new(call, TG_OUTCOME_ERROR, execution, payload);
@@ -837,6 +840,26 @@ const char *tg__result_code(const tg_result *r)
         return NULL;
     return json_string_value(json_object_get(
         json_object_get(tg__result_payload(r), "error"), "code"));
+}
+
+const json_t *tg__result_output_part(const tg_result *r)
+{
+    const json_t *inner; /* borrowed */
+    if (r->outcome == TG_OUTCOME_TIMEOUT) {
+        inner = json_object_get(tg__result_payload(r), "timeout");
+        return json_object_get(inner, "stdout") ||
+                       json_object_get(inner, "stderr")
+                   ? inner
+                   : NULL;
+    }
+    const char *code = tg__result_code(r);
+    if (code == NULL || (strcmp(code, "EXIT_STATUS") != 0 &&
+                         strcmp(code, "KILLED_BY_SIGNAL") != 0 &&
+                         strcmp(code, "OUTPUT_LIMIT") != 0))
+        return NULL;
+    inner = json_object_get(json_object_get(tg__result_payload(r), "error"),
+                            "details");
+    return json_is_object(inner) ? inner : NULL;
 }
 
 const char *tg_result_id(const tg_result *r)

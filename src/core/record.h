@@ -219,5 +219,12 @@ unsigned tg__repaired_from_json(const json_t *list);
 int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err);
 /* The error code of an error payload (borrowed from the payload), or NULL. */
 const char *tg__result_code(const tg_result *result);
+/* Where the payload of a command that ran and did not succeed holds what
+ * it printed (records.md): the error's `details` of EXIT_STATUS,
+ * KILLED_BY_SIGNAL and OUTPUT_LIMIT (members exit_status or signal,
+ * stdout, stderr, stdout_artifact, stderr_artifact), or the `timeout`
+ * object when it has stdout or stderr. Borrowed from the payload; NULL for
+ * every other result (successes included: their payload is the output). */
+const json_t *tg__result_output_part(const tg_result *result);
 
 #endif

@@ -4,9 +4,11 @@
  * found while parsing (which limits.repair may fix first), an unknown tool,
  * arguments over the size limit, a checksum that does not match, arguments
  * that do not satisfy the tool's JSON Schema (limits.repair may unquote
- * numbers and booleans first), the permission policy, and for command
- * tools the argv and stdin templates. Each failure is a result with execution
- * not_started; nothing here stops the other calls of the turn.
+ * numbers and booleans first), the variables the call's context.env would
+ * set (context_env.c), the permission policy, and for command tools the argv
+ * and stdin templates (whose option rule refuses a value that would become
+ * an option). Each failure is a result with execution not_started; nothing
+ * here stops the other calls of the turn.
  *
  * The schema check spends from limits.max_validation_steps. It starts on
  * the loop thread with a small slice of that budget, which is all real
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_env.h"
 #include "error.h"
 #include "repair.h"
 #include "runtime.h"
@@ -64,11 +67,11 @@ static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
 
 /* INVALID_ARGUMENTS with the template error as its one detail. */
 static tg_result *invalid_args(const tg_call *call, const tg_error *e,
-                               bool *oom)
+                               const char *keyword, bool *oom)
 {
     json_t *details =
-        json_pack("[{s:s, s:s, s:s}]", "path", e->pointer, "keyword",
-                  "required", "message", e->message); /* new ref */
+        json_pack("[{s:s, s:s, s:s}]", "path", e->pointer, "keyword", keyword,
+                  "message", e->message); /* new ref */
     if (details == NULL) {
         *oom = true;
         return NULL;
@@ -92,13 +95,15 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
         *oom = true;
         return NULL;
     }
-    int rc = tg__argv_expand(tool->argv, args, &job->argv, &e);
+    const char *keyword = "required";
+    int rc = tg__argv_expand(tool->argv, args, tool->option_args, &job->argv,
+                             &keyword, &e);
     if (rc == TG_ENOMEM) {
         *oom = true;
         return NULL;
     }
     if (rc != 0)
-        return invalid_args(call, &e, oom);
+        return invalid_args(call, &e, keyword, oom);
     if (job->argv == NULL || job->argv[0] == NULL) {
         tg__argv_free(job->argv);
         job->argv = NULL;
@@ -137,7 +142,7 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
                           "the standard input of call '%s' would exceed %lld "
                           "bytes",
                           call->id, (long long)lim * 4));
-    return invalid_args(call, &e, oom);
+    return invalid_args(call, &e, "required", oom);
 }
 
 /* limits.repair on arguments that did not parse: the text repairs
@@ -249,6 +254,27 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
                             call->id, e.message));
     }
     tg__schema_report_cleanup(&rep);
+    return r;
+}
+
+/* The call's context.env against the variables no caller may set
+ * (context_env.c) and the tool's "context_env": a variable that would load
+ * code into the tool or pick the program it runs ends the call `denied`,
+ * naming it. */
+static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
+                                    bool *oom)
+{
+    const json_t *env = json_object_get(call->context, "env"); /* borrowed */
+    tg_buf why;
+    tg__buf_init(&why, 0);
+    int rc = tg__context_env_check(env, tool->ctx_env_allow, tool->ctx_env_deny,
+                                   &why);
+    tg_result *r = NULL;
+    if (rc < 0)
+        *oom = true;
+    else if (rc == 1)
+        r = refuse(oom, tg__result_denied(call, tg__buf_cstr(&why)));
+    tg__buf_cleanup(&why);
     return r;
 }
 
@@ -452,6 +478,11 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
     tg_call *call = job->call;
     const tg_tool *tool = job->tool;
     *oom = false;
+    if (call->context != NULL) {
+        tg_result *r = check_context_env(call, tool, oom);
+        if (r != NULL || *oom)
+            return r;
+    }
     if (policy_judges(rt)) {
         tg_result *r = check_policy(rt, job, "policy", true, oom);
         if (r != NULL || *oom)

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * command.c - a command tool's call on the loop: spawn (process.c), watch the
- * leader's exit through a pidfd, read stdout (capped) and stderr (last
- * 2 KiB), enforce the deadline with TERM-then-KILL of the whole process
- * group, and turn what happened into exactly one result.
+ * leader's exit through a pidfd, read stdout and stderr (each capped and
+ * spooled past the inline limit, output.c), enforce the deadline with
+ * TERM-then-KILL of the whole process group, and turn what happened into
+ * exactly one result. A command that exits with a status its tool counts
+ * as success ("ok_exit", else 0) succeeds with its stdout; any other end
+ * of a command that ran (exit status, signal, output limit, deadline)
+ * carries what it printed on both streams in its payload.
  *
  * The fork/exec itself runs on libuv's thread pool: vfork suspends the
  * thread that calls it until the child has exec'd, and on the loop thread
@@ -41,7 +45,9 @@
 #include "runtime.h"
 #include "timeutil.h"
 
-#define STDERR_TAIL 2048
+/* bubblewrap's own failure is a short "bwrap: ..." on stderr */
+#define BWRAP_MSG_MAX 2048
+#define ERR_HEAD 512 /* first bytes of stderr kept to recognise it */
 
 enum { STOP_NONE = 0, STOP_TIMEOUT, STOP_CANCEL, STOP_OUTPUT };
 enum { PHASE_NONE = 0, PHASE_DEADLINE, PHASE_GRACE, PHASE_DRAIN };
@@ -68,6 +74,8 @@ struct tg__proc {
     size_t stdin_len;
     tg__output output; /* stdout: in memory or to the spool (output.c) */
     bool output_on;    /* output was started */
+    tg__output errout; /* stderr, the same way, from its first byte */
+    bool err_on;       /* errout was started */
     /* spawning happens on the thread pool (see tg__command_start) */
     uv_work_t spawn_req;
     bool spawning, stop_hard;
@@ -78,8 +86,8 @@ struct tg__proc {
     void *env_owned;
     int outp[2], errp[2], inp[2];
     int spawn_rc, spawn_stage, spawn_errnum;
-    char ring[STDERR_TAIL];
-    size_t ring_len, ring_pos;
+    char err_head[ERR_HEAD]; /* the first bytes of stderr */
+    uint64_t err_bytes;      /* bytes of stderr read */
     /* the sandbox */
     tg__sbx_level level;
     char **bargv;        /* bubblewrap's argv (strings borrowed) */
@@ -100,6 +108,8 @@ static void free_proc(tg__proc *p)
         close(p->inner_pidfd);
     if (p->output_on)
         tg__output_abort(&p->output);
+    if (p->err_on)
+        tg__output_abort(&p->errout);
     free(p->stop_by);
     free(p->stop_reason);
     free(p->stdin_data);
@@ -131,63 +141,35 @@ static void close_all(tg__proc *p)
         close_handle((uv_handle_t *)&p->exitw);
 }
 
-/* The kept stderr tail in order, into out[STDERR_TAIL]. */
-static size_t stderr_tail(const tg__proc *p, char *out)
-{
-    if (p->ring_len < STDERR_TAIL) {
-        memcpy(out, p->ring, p->ring_len);
-        return p->ring_len;
-    }
-    size_t first = STDERR_TAIL - p->ring_pos;
-    memcpy(out, p->ring + p->ring_pos, first);
-    memcpy(out + first, p->ring, p->ring_pos);
-    return STDERR_TAIL;
-}
-
-static void ring_add(tg__proc *p, const char *d, size_t n)
-{
-    if (n >= STDERR_TAIL) {
-        memcpy(p->ring, d + n - STDERR_TAIL, STDERR_TAIL);
-        p->ring_len = STDERR_TAIL;
-        p->ring_pos = 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        p->ring[p->ring_pos] = d[i];
-        p->ring_pos = (p->ring_pos + 1) % STDERR_TAIL;
-    }
-    p->ring_len = p->ring_len + n > STDERR_TAIL ? STDERR_TAIL : p->ring_len + n;
-}
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-           c == '\f';
-}
-
 /* bubblewrap's own failure (it exits 1 after "bwrap: ..." on stderr, before
  * the command ran): the message, or NULL. */
 static const char *bwrap_failure(const tg__proc *p, char *buf, size_t cap)
 {
+    size_t kept = p->err_bytes < ERR_HEAD ? (size_t)p->err_bytes : ERR_HEAD;
     if (p->level != TG__SBX_BWRAP || !WIFEXITED(p->status) ||
-        WEXITSTATUS(p->status) != 1 || p->ring_len >= STDERR_TAIL ||
-        strncmp(p->ring, "bwrap: ", 7) != 0)
+        WEXITSTATUS(p->status) != 1 || p->err_bytes >= BWRAP_MSG_MAX ||
+        kept < 7 || strncmp(p->err_head, "bwrap: ", 7) != 0)
         return NULL;
-    size_t n = strcspn(p->ring + 7, "\n");
-    if (n > p->ring_len - 7)
-        n = p->ring_len - 7;
+    const char *nl = memchr(p->err_head + 7, '\n', kept - 7);
+    size_t n = nl ? (size_t)(nl - p->err_head - 7) : kept - 7;
     if (n >= cap)
         n = cap - 1;
-    memcpy(buf, p->ring + 7, n);
+    memcpy(buf, p->err_head + 7, n);
     buf[n] = '\0';
     return buf;
 }
 
-/* The result of a command that ended by itself; NULL with *succeeded when
- * it exited 0 (its output is the result), NULL alone on out of memory. */
-static tg_result *exit_result(tg__proc *p, const tg_call *call, bool *succeeded)
+/* The result of a command that ended by itself. NULL with *status the
+ * exit status when that status is success for its tool (its output is the
+ * result); NULL alone on out of memory. *shown: the result is one that
+ * carries what the command printed (it ran and failed). */
+static tg_result *exit_result(tg__proc *p, const tg__job *job, int *status,
+                              bool *shown)
 {
-    char sig[32], why[STDERR_TAIL];
+    const tg_call *call = job->call;
+    char sig[32], why[BWRAP_MSG_MAX];
+    *status = -1;
+    *shown = false;
     if (p->hs_rc != 0)
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "the sandbox could not be set up: %s", p->hs_why);
@@ -199,34 +181,28 @@ static tg_result *exit_result(tg__proc *p, const tg_call *call, bool *succeeded)
     if (p->level == TG__SBX_BWRAP && WIFEXITED(p->status) &&
         WEXITSTATUS(p->status) > 128 && WEXITSTATUS(p->status) <= 128 + 64)
         signum = WEXITSTATUS(p->status) - 128;
-    if (signum != 0)
-        return tg__fail(call, TG_EXECUTION_STARTED, "KILLED_BY_SIGNAL", NULL,
+    json_t *details; /* new ref */
+    if (signum != 0) {
+        *shown = true;
+        if ((details = json_pack("{s:i}", "signal", signum)) == NULL)
+            return NULL;
+        return tg__fail(call, TG_EXECUTION_STARTED, "KILLED_BY_SIGNAL", details,
                         "command was killed by signal %d (%s)", signum,
                         tg__signal_name(signum, sig));
+    }
     if (bwrap_failure(p, why, sizeof why) != NULL)
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "the sandbox could not start the command: %s", why);
     int code = WEXITSTATUS(p->status);
-    tg_result *r;
-    if (code == 0) {
-        /* the output is the result (maybe_finish) */
-        *succeeded = true;
+    if (tg__tool_exit_ok(job->tool, code)) {
+        *status = code; /* the output is the result (maybe_finish) */
         return NULL;
-    } else {
-        char tail[STDERR_TAIL];
-        size_t n = stderr_tail(p, tail), b = 0;
-        while (b < n && is_space(tail[b]))
-            b++;
-        while (n > b && is_space(tail[n - 1]))
-            n--;
-        if (n > b)
-            r = tg__fail(call, TG_EXECUTION_FINISHED, "EXIT_STATUS", NULL,
-                         "command exited with status %d: %.*s", code,
-                         (int)(n - b), tail + b);
-        else
-            r = tg__fail(call, TG_EXECUTION_FINISHED, "EXIT_STATUS", NULL,
-                         "command exited with status %d", code);
     }
+    *shown = true;
+    if ((details = json_pack("{s:i}", "exit_status", code)) == NULL)
+        return NULL;
+    tg_result *r = tg__fail(call, TG_EXECUTION_FINISHED, "EXIT_STATUS", details,
+                            "command exited with status %d", code);
     if (r != NULL)
         r->exit_status = code;
     return r;
@@ -241,10 +217,13 @@ static void maybe_finish(tg__proc *p)
     tg__job *job = p->job;
     const tg_call *call = job->call;
     tg_result *r;
-    bool succeeded = false;
+    int status = -1;
+    bool shown = false; /* the result carries what the command printed */
     switch (p->stop) {
     case STOP_TIMEOUT:
+        /* what it printed before it was stopped says where it hung */
         r = tg__result_timeout(call, p->budget_ms);
+        shown = true;
         break;
     case STOP_CANCEL:
         r = tg__result_canceled(call, TG_EXECUTION_STARTED, p->stop_by,
@@ -256,17 +235,23 @@ static void maybe_finish(tg__proc *p)
                      "(limits.max_output_bytes); it was stopped, and what "
                      "it wrote is kept",
                      (long long)p->rt->cfg->max_output_bytes);
+        shown = true;
         break;
     default:
-        r = exit_result(p, call, &succeeded);
+        r = exit_result(p, job, &status, &shown);
     }
-    /* The output kept goes with the result: the result itself on success,
-     * the artifact of a failure when it was spooled. */
-    if (r != NULL || succeeded) {
+    if (shown) {
+        /* stdout and stderr go into the payload (output.c) */
+        r = tg__output_attach(&p->output, p->err_on ? &p->errout : NULL, call,
+                              r);
+        p->output_on = p->err_on = false;
+    } else if (r != NULL || status >= 0) {
+        /* The result itself on success; a cancel keeps the artifact when
+         * the output was spooled. stderr goes with neither. */
         r = tg__output_finish(&p->output, call, r);
         p->output_on = false;
-        if (r != NULL && succeeded)
-            r->exit_status = 0;
+        if (r != NULL && status >= 0)
+            r->exit_status = status;
     }
     if (r != NULL)
         r->duration_ms = (double)(tg__mono_ns() - job->start_ns) / 1e6;
@@ -459,7 +444,25 @@ static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     if (n > 0) {
         if (p->job != NULL)
             tg__emit_output(p->rt, p->job->call, 2, b->base, (size_t)n);
-        ring_add(p, b->base, (size_t)n);
+        if (p->err_bytes < ERR_HEAD) {
+            size_t k = ERR_HEAD - (size_t)p->err_bytes;
+            memcpy(p->err_head + p->err_bytes, b->base,
+                   k < (size_t)n ? k : (size_t)n);
+        }
+        p->err_bytes += (uint64_t)n;
+        if (p->job == NULL)
+            return; /* the call has its result: nothing is kept */
+        if (!p->err_on) {
+            /* Started at the first byte: most commands write nothing to
+             * stderr. A failed start is kept in errout and reported if the
+             * output is shown. */
+            (void)tg__output_init(&p->errout, p->rt, p->job->call);
+            p->err_on = true;
+        }
+        /* Past limits.max_output_bytes the rest is read and dropped: the
+         * tool is not stopped for what it logs. Spool errors are sticky
+         * and reported by the finish. */
+        (void)tg__output_write(&p->errout, b->base, (size_t)n);
         return;
     }
     if (n < 0) {

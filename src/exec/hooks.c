@@ -15,8 +15,9 @@
  * answers nonsense denies the call, and the reason says which hook and what
  * went wrong: a broken gate stays shut.
  *
- * After hooks run over the result of a tool that ran (success or error) and
- * get {"call":…,"result":…}; {"payload":…} replaces the payload (redaction:
+ * After hooks run over the result of a tool that ran (success or error, or
+ * a timeout carrying what the command printed) and get
+ * {"call":…,"result":…}; {"payload":…} replaces the payload (redaction:
  * the content blocks and the artifact handle, which carry the same output,
  * are dropped with it), {} or no output keeps it. An after hook that fails
  * must not let the payload it was meant to redact through, so the result
@@ -872,6 +873,13 @@ static bool error_payload(const json_t *p)
            json_is_string(json_object_get(e, "code"));
 }
 
+/* So does a timeout's: {"timeout":{"durationMs":N}}. */
+static bool timeout_payload(const json_t *p)
+{
+    const json_t *t = json_object_get(p, "timeout"); /* borrowed */
+    return json_is_integer(json_object_get(t, "durationMs"));
+}
+
 static void after_done(tg_runtime *rt, tg__job *job, tg__hook *h)
 {
     tg_buf why;
@@ -893,6 +901,11 @@ static void after_done(tg_runtime *rt, tg__job *job, tg__hook *h)
             rc = tg__buf_printf(&why, "replaced the payload of an error "
                                       "result with one that is not "
                                       "{\"error\":{\"message\",\"code\"}}");
+        } else if (held->outcome == TG_OUTCOME_TIMEOUT &&
+                   !timeout_payload(payload)) {
+            rc = tg__buf_printf(&why, "replaced the payload of a timeout "
+                                      "result with one that is not "
+                                      "{\"timeout\":{\"durationMs\"}}");
         } else {
             next = with_payload(job->call, held, json_incref(payload));
             if (next == NULL)
@@ -1090,12 +1103,14 @@ void tg__hooks_before(tg_runtime *rt, tg__job *job)
 bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
                             const tg_result *result)
 {
-    /* Results without tool output (canceled, timeout) have nothing to
-     * redact, and a failing turn drops its results anyway. */
+    /* Results without tool output (canceled, a timeout of a command that
+     * printed nothing) have nothing to redact, and a failing turn drops its
+     * results anyway. */
     return job->hook_stage == TG__HOOKS_TOOL && result != NULL &&
            !job->run->failed &&
            (result->outcome == TG_OUTCOME_SUCCESS ||
-            result->outcome == TG_OUTCOME_ERROR) &&
+            result->outcome == TG_OUTCOME_ERROR ||
+            tg__result_output_part(result) != NULL) &&
            tg__hooks_have(rt, TG__HOOKS_AFTER);
 }
 

@@ -157,11 +157,13 @@ void tg__job_complete(tg__job *job, tg_result *result)
             json_object_update_missing(result->decisions, job->decisions);
     }
     /* What a tool produced is shown to models as data, in the trust
-     * envelope; toolgate's own refusals and verdicts are not. */
+     * envelope (a timeout too, when it carries what the command printed);
+     * toolgate's own refusals and verdicts are not. */
     if (result != NULL && rt->cfg->envelope &&
         result->execution != TG_EXECUTION_NOT_STARTED &&
         (result->outcome == TG_OUTCOME_SUCCESS ||
-         result->outcome == TG_OUTCOME_ERROR))
+         result->outcome == TG_OUTCOME_ERROR ||
+         tg__result_output_part(result) != NULL))
         result->untrusted = true;
     tg__job_release(job);
     job->state = TG__JOB_DONE;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "error.h"
 #include "json_fast.h"
 
@@ -85,34 +86,20 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-/* Adds content[i], a tool_use block (borrowed), as a call. Returns 0 or
- * TG_ENOMEM. */
-static int add_tool_use(tg_turn *turn, const json_t *block, size_t i)
+int tg__anthropic_call(const tg__anthropic_wire *w, tg_call **out)
 {
     char genid[48];
-    const char *id = json_string_value(json_object_get(block, "id"));
-    const char *name = json_string_value(json_object_get(block, "name"));
+    const char *id = w->id;
     int missing_id = id == NULL || *id == '\0';
+    *out = NULL;
     if (missing_id) {
-        snprintf(genid, sizeof genid, "missing-id-%zu", i);
+        snprintf(genid, sizeof genid, "missing-id-%zu", w->pos);
         id = genid;
     }
-    tg_call *call = tg__call_new(id, name, FORMAT_NAME);
+    tg_call *call = tg__call_new(id, w->name, FORMAT_NAME);
     if (call == NULL)
         return TG_ENOMEM;
-
-    int rc;
-    const json_t *input = json_object_get(block, "input"); /* borrowed */
-    if (input == NULL || json_is_null(input)) {
-        /* The API always sends input; a hand-written or proxied turn for a
-         * tool without parameters may leave it out. */
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else {
-        /* Anything but an object is MALFORMED_ARGUMENTS, set by the setter. */
-        rc = tg__call_set_args(call, (json_t *)input);
-    }
+    int rc = w->set_args(call, w->args);
     if (rc != 0)
         goto fail;
 
@@ -122,16 +109,35 @@ static int add_tool_use(tg_turn *turn, const json_t *block, size_t i)
                                     "content[%zu] (tool_use) has no id (a "
                                     "non-empty string); it was given the id "
                                     "'%s'",
-                                    i, genid);
-    else if (name == NULL || *name == '\0')
+                                    w->pos, genid);
+    else if (w->name == NULL || *w->name == '\0')
         rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
                                     "tool_use '%s' has no name", id);
     if (rc != 0)
         goto fail;
-    return tg__turn_add_call(turn, call);
+    *out = call;
+    return 0;
 fail:
     tg__call_free(call);
     return rc;
+}
+
+/* Adds content[i], a tool_use block (borrowed), as a call. Returns 0 or
+ * TG_ENOMEM. */
+static int add_tool_use(tg_turn *turn, const json_t *block, size_t i)
+{
+    tg__anthropic_wire w = {
+        .pos = i,
+        .id = json_string_value(json_object_get(block, "id")),
+        .name = json_string_value(json_object_get(block, "name")),
+        /* The API always sends input; a hand-written or proxied turn for a
+         * tool without parameters may leave it out. */
+        .set_args = tg__args_from_object_value,
+        .args = json_object_get(block, "input"), /* borrowed */
+    };
+    tg_call *call;
+    int rc = tg__anthropic_call(&w, &call);
+    return rc != 0 ? rc : tg__turn_add_call(turn, call);
 }
 
 /* Adds the tool_use blocks of an assistant message (borrowed) that `ans`

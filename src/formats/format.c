@@ -218,9 +218,57 @@ int tg__format_json_string(tg_buf *out, const char *str, size_t len)
     return tg__buf_append(out, "\"", 1);
 }
 
+/* One stream of a failed command's output: on a line of its own, under a
+ * label when both streams are shown. A member that is not a string (a hook
+ * rewrote the payload) is not shown. */
+static int put_stream(tg_buf *out, const json_t *text, const char *label)
+{
+    if (json_string_length(text) == 0)
+        return 0;
+    int rc = out->len > 0 && out->data[out->len - 1] != '\n'
+                 ? tg__buf_append(out, "\n", 1)
+                 : 0;
+    if (rc == 0 && label != NULL)
+        rc = tg__buf_puts(out, label);
+    return rc != 0 ? rc
+                   : tg__buf_append(out, json_string_value(text),
+                                    json_string_length(text));
+}
+
+/* The text a model reads of a command that ran and did not succeed: what
+ * happened (the error's message, or the deadline that passed), then what
+ * it printed: its output, or the artifact handle of an output that was
+ * spooled; stdout and stderr both, labelled, when it wrote to both. */
+static int output_text(const tg_result *result, const json_t *part, tg_buf *out)
+{
+    const json_t *p = tg__result_payload(result); /* borrowed */
+    int rc;
+    if (result->outcome == TG_OUTCOME_TIMEOUT)
+        rc = tg__buf_printf(
+            out, "timed out after %" JSON_INTEGER_FORMAT " ms and was stopped",
+            json_integer_value(json_object_get(part, "durationMs")));
+    else {
+        const char *msg = json_string_value(
+            json_object_get(json_object_get(p, "error"), "message"));
+        rc = tg__buf_puts(out, msg != NULL ? msg : "the command failed");
+    }
+    const json_t *so = json_object_get(part, "stdout"); /* borrowed */
+    const json_t *se = json_object_get(part, "stderr"); /* borrowed */
+    bool both = json_string_length(so) > 0 && json_string_length(se) > 0;
+    if (rc == 0)
+        rc = put_stream(out, so, both ? "[stdout]\n" : NULL);
+    if (rc == 0)
+        rc = put_stream(out, se, both ? "[stderr]\n" : NULL);
+    return rc;
+}
+
 /* The payload's text as it is, without the envelope. */
 static int payload_text(const tg_result *result, tg_buf *out)
 {
+    /* a command that failed: what happened, then what it printed */
+    const json_t *part = tg__result_output_part(result); /* borrowed */
+    if (part != NULL)
+        return output_text(result, part, out);
     /* A handler's JSON text that was its compact form already; a JSON
      * string's text is its value, decoded. */
     const char *text = result->payload_json_cache;
@@ -238,16 +286,18 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
 {
     if (!result->untrusted)
         return payload_text(result, out);
-    /* known compact text, or a string payload, is enveloped as it is */
-    const char *known = result->payload_json_cache;
-    if (known != NULL && known[0] != '"')
-        return tg__envelope_put(result, known, strlen(known), out);
-    const json_t *p = tg__result_payload(result); /* borrowed */
-    if (p == NULL)
-        return TG_ENOMEM;
-    if (json_is_string(p))
-        return tg__envelope_put(result, json_string_value(p),
-                                json_string_length(p), out);
+    if (tg__result_output_part(result) == NULL) {
+        /* known compact text, or a string payload, is enveloped as it is */
+        const char *known = result->payload_json_cache;
+        if (known != NULL && known[0] != '"')
+            return tg__envelope_put(result, known, strlen(known), out);
+        const json_t *p = tg__result_payload(result); /* borrowed */
+        if (p == NULL)
+            return TG_ENOMEM;
+        if (json_is_string(p))
+            return tg__envelope_put(result, json_string_value(p),
+                                    json_string_length(p), out);
+    }
     char stack[1024];
     tg_buf inner;
     tg__buf_init_with(&inner, stack, sizeof stack, 0);
@@ -269,14 +319,16 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
                        : tg__format_json_string(out, tg__buf_cstr(scratch),
                                                 scratch->len);
     }
-    if (known != NULL && known[0] != '"') /* compact text, known already */
-        return tg__format_json_string(out, known, strlen(known));
-    const json_t *p = tg__result_payload(result); /* borrowed */
-    if (p == NULL)
-        return TG_ENOMEM;
-    if (json_is_string(p)) /* the tool's text, escaped once, no copy */
-        return tg__format_json_string(out, json_string_value(p),
-                                      json_string_length(p));
+    if (tg__result_output_part(result) == NULL) {
+        if (known != NULL && known[0] != '"') /* compact text, known already */
+            return tg__format_json_string(out, known, strlen(known));
+        const json_t *p = tg__result_payload(result); /* borrowed */
+        if (p == NULL)
+            return TG_ENOMEM;
+        if (json_is_string(p)) /* the tool's text, escaped once, no copy */
+            return tg__format_json_string(out, json_string_value(p),
+                                          json_string_length(p));
+    }
     scratch->len = 0;
     int rc = payload_text(result, scratch);
     return rc != 0 ? rc

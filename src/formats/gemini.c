@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "error.h"
 #include "json_fast.h"
 
@@ -114,61 +115,81 @@ static int doc_hash(const json_t *doc, char out[9])
     return 0;
 }
 
+int tg__gemini_call(const tg__gemini_wire *w, tg_call **out)
+{
+    char genid[48];
+    const char *id = w->id;
+    int rc, made_up = id == NULL || *id == '\0';
+    *out = NULL;
+    if (made_up) {
+        if ((rc = w->make_id(w->id_ctx, genid, sizeof genid)) != 0)
+            return rc;
+        id = genid;
+    }
+    tg_call *call = tg__call_new(id, w->name, FORMAT_NAME);
+    if (call == NULL)
+        return TG_ENOMEM;
+    rc = TG_ENOMEM;
+    if (made_up && (call->meta = json_pack("{s:b}", ID_GENERATED, 1)) == NULL)
+        goto fail;
+    /* Gemini leaves args out for a function without parameters. */
+    if ((rc = w->set_args(call, w->args)) != 0)
+        goto fail;
+
+    /* A malformed call outranks malformed arguments: it says more. */
+    if (w->not_object)
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "parts[%zu].functionCall is not an object",
+                                    w->part);
+    else if (w->name == NULL || *w->name == '\0')
+        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                    "functionCall '%s' has no name", call->id);
+    if (rc != 0)
+        goto fail;
+    *out = call;
+    return 0;
+fail:
+    tg__call_free(call);
+    return rc;
+}
+
 typedef struct parse_ctx {
     const json_t *doc; /* borrowed: the whole input, hashed for ids */
     char hash[9];      /* "" until the first call without an id needs it */
+    size_t k;          /* the position of the call being added */
 } parse_ctx;
+
+/* The id of the ctx->k-th call of a content that has none (see the top of
+ * the file). */
+static int doc_call_id(void *ud, char *out, size_t size)
+{
+    parse_ctx *ctx = ud;
+    int rc;
+    if (ctx->hash[0] == '\0' && (rc = doc_hash(ctx->doc, ctx->hash)) != 0)
+        return rc;
+    snprintf(out, size, "gemini-%s-%zu", ctx->hash, ctx->k);
+    return 0;
+}
 
 /* Adds parts[i].functionCall (borrowed), the k-th call of its content, as a
  * call. Returns 0 or TG_ENOMEM. */
 static int add_function_call(tg_turn *turn, const json_t *fc, size_t i,
                              size_t k, parse_ctx *ctx)
 {
-    char genid[48];
-    const char *id = wire_id(fc);
-    const char *name = json_string_value(json_object_get(fc, "name"));
-    int rc;
-    if (id == NULL) {
-        if (ctx->hash[0] == '\0' && (rc = doc_hash(ctx->doc, ctx->hash)) != 0)
-            return rc;
-        snprintf(genid, sizeof genid, "gemini-%s-%zu", ctx->hash, k);
-    }
-    tg_call *call = tg__call_new(id ? id : genid, name, FORMAT_NAME);
-    if (call == NULL)
-        return TG_ENOMEM;
-    if (id == NULL &&
-        (call->meta = json_pack("{s:b}", ID_GENERATED, 1)) == NULL) {
-        rc = TG_ENOMEM;
-        goto fail;
-    }
-
-    const json_t *args = json_object_get(fc, "args"); /* borrowed */
-    if (args == NULL || json_is_null(args)) {
-        /* Gemini leaves args out for a function without parameters. */
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else {
-        /* Anything but an object is MALFORMED_ARGUMENTS, set by the setter. */
-        rc = tg__call_set_args(call, (json_t *)args);
-    }
-    if (rc != 0)
-        goto fail;
-
-    /* A malformed call outranks malformed arguments: it says more. */
-    if (!json_is_object(fc))
-        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "parts[%zu].functionCall is not an object",
-                                    i);
-    else if (name == NULL || *name == '\0')
-        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "functionCall '%s' has no name", call->id);
-    if (rc != 0)
-        goto fail;
-    return tg__turn_add_call(turn, call);
-fail:
-    tg__call_free(call);
-    return rc;
+    ctx->k = k;
+    tg__gemini_wire w = {
+        .part = i,
+        .not_object = !json_is_object(fc),
+        .id = wire_id(fc),
+        .name = json_string_value(json_object_get(fc, "name")),
+        .make_id = doc_call_id,
+        .id_ctx = ctx,
+        .set_args = tg__args_from_object_value,
+        .args = json_object_get(fc, "args"), /* borrowed */
+    };
+    tg_call *call;
+    int rc = tg__gemini_call(&w, &call);
+    return rc != 0 ? rc : tg__turn_add_call(turn, call);
 }
 
 /* Adds the functionCall parts of a content (borrowed); the k-th is skipped
@@ -374,7 +395,7 @@ static int parse_contents(tg_turn *turn, const json_t *doc, parse_ctx *ctx,
 
 static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 {
-    parse_ctx ctx = {doc, ""};
+    parse_ctx ctx = {.doc = doc, .hash = ""};
     if (json_is_array(doc))
         return parse_contents(turn, doc, &ctx, err);
     if (!json_is_object(doc))
@@ -640,6 +661,15 @@ static int id_generated(const tg_call *call)
  * escaped straight from its value (as jansson writes it), else dumped. */
 static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
 {
+    if (tg__result_output_part(r) != NULL) {
+        /* what a failed command printed is read as text, like its output
+         * (in the trust envelope when untrusted) */
+        scratch->len = 0;
+        int rc = tg__format_payload_text(r, scratch);
+        return rc != 0 ? rc
+                       : tg__format_json_string(out, tg__buf_cstr(scratch),
+                                                scratch->len);
+    }
     if (r->untrusted &&
         (r->payload_json_cache == NULL || r->payload_json_cache[0] == '"')) {
         /* A tool's text output goes in the trust envelope; structured
@@ -667,7 +697,8 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
 }
 
 /* One functionResponse part: {"output":PAYLOAD} on success, else
- * {"error":PAYLOAD} (the outcome's payload as JSON, not as text). Gemini has
+ * {"error":PAYLOAD} (the outcome's payload as JSON, not as text, except
+ * what a failed command printed: that is a text, see put_payload). Gemini has
  * no content blocks in a function response, so a result's blocks are added
  * as "content", their text description. */
 static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,

@@ -600,8 +600,9 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
         return tg__format_dump(r->content, out);
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
         return rc;
-    if (r->untrusted) {
-        /* a tool's output, in the trust envelope */
+    if (r->untrusted || tg__result_output_part(r) != NULL) {
+        /* a tool's output (in the trust envelope when untrusted), or what
+         * a failed command printed, as text */
         text->len = 0;
         if ((rc = tg__format_payload_text(r, text)) == 0)
             rc = put_text(out, tg__buf_cstr(text), text->len, scratch);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "error.h"
 #include "json_fast.h"
 
@@ -64,60 +65,76 @@ static int detect(const json_t *doc)
     return 0;
 }
 
-/* Adds tool_calls[i] (borrowed) as a call. Returns 0 or TG_ENOMEM. */
-static int add_tool_call(tg_turn *turn, const json_t *tc, size_t i)
+int tg__openai_chat_call(const tg__chat_wire *w, tg_call **out)
 {
     char genid[48];
-    const char *id = json_string_value(json_object_get(tc, "id"));
-    const json_t *fn = json_object_get(tc, "function"); /* borrowed */
-    const json_t *type = json_object_get(tc, "type");   /* borrowed */
-    const char *name = json_string_value(json_object_get(fn, "name"));
+    const char *id = w->id;
     int missing_id = id == NULL || *id == '\0';
+    *out = NULL;
     if (missing_id) {
-        snprintf(genid, sizeof genid, "missing-id-%zu", i);
+        snprintf(genid, sizeof genid, "missing-id-%zu", w->pos);
         id = genid;
     }
-    tg_call *call = tg__call_new(id, name, FORMAT_NAME);
+    tg_call *call = tg__call_new(id, w->name, FORMAT_NAME);
     if (call == NULL)
         return TG_ENOMEM;
-
-    /* Proxies sometimes send the object itself instead of its string. */
-    int rc = tg__call_set_args_value(
-        call, json_object_get(fn, "arguments") /* borrowed */);
+    int rc = w->set_args(call, w->args);
     if (rc != 0)
         goto fail;
 
     /* A malformed call outranks malformed arguments: it says more. */
-    if (!json_is_object(tc))
+    if (w->not_object)
         rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "tool_calls[%zu] is not an object", i);
+                                    "tool_calls[%zu] is not an object", w->pos);
     else if (missing_id)
         rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
                                     "tool_calls[%zu] has no id (a non-empty "
                                     "string); it was given the id '%s'",
-                                    i, genid);
-    else if (type != NULL && !json_is_null(type) &&
-             !(json_is_string(type) &&
-               strcmp(json_string_value(type), "function") == 0))
+                                    w->pos, genid);
+    else if (w->type_not_string ||
+             (w->type != NULL && strcmp(w->type, "function") != 0))
         rc = tg__call_set_pre_error(
             call, "MALFORMED_CALL",
             "tool call '%s' has type '%.64s'; only \"function\" tool calls "
             "are supported",
-            id,
-            json_is_string(type) ? json_string_value(type) : "(not a string)");
-    else if (!json_is_object(fn))
+            id, w->type_not_string ? "(not a string)" : w->type);
+    else if (w->no_function)
         rc =
             tg__call_set_pre_error(call, "MALFORMED_CALL",
                                    "tool call '%s' has no function object", id);
-    else if (name == NULL || *name == '\0')
+    else if (w->name == NULL || *w->name == '\0')
         rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
                                     "tool call '%s' has no function.name", id);
     if (rc != 0)
         goto fail;
-    return tg__turn_add_call(turn, call);
+    *out = call;
+    return 0;
 fail:
     tg__call_free(call);
     return rc;
+}
+
+/* Adds tool_calls[i] (borrowed) as a call. Returns 0 or TG_ENOMEM. */
+static int add_tool_call(tg_turn *turn, const json_t *tc, size_t i)
+{
+    const json_t *fn = json_object_get(tc, "function"); /* borrowed */
+    const json_t *type = json_object_get(tc, "type");   /* borrowed */
+    tg__chat_wire w = {
+        .pos = i,
+        .not_object = !json_is_object(tc),
+        .id = json_string_value(json_object_get(tc, "id")),
+        .type = json_string_value(type),
+        .type_not_string =
+            type != NULL && !json_is_null(type) && !json_is_string(type),
+        .no_function = !json_is_object(fn),
+        .name = json_string_value(json_object_get(fn, "name")),
+        /* Proxies sometimes send the object itself instead of its string. */
+        .set_args = tg__args_from_string_value,
+        .args = json_object_get(fn, "arguments"), /* borrowed */
+    };
+    tg_call *call;
+    int rc = tg__openai_chat_call(&w, &call);
+    return rc != 0 ? rc : tg__turn_add_call(turn, call);
 }
 
 /* Adds the tool calls of an assistant message (borrowed) that `ans` does not

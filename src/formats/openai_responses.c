@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "error.h"
 #include "json_fast.h"
 
@@ -81,28 +82,23 @@ static int detect(const json_t *doc)
 
 /* ------------------------------------------------------------ calls */
 
-/* Adds the function_call item (borrowed) at position i as a call. Returns 0
- * or TG_ENOMEM. */
-static int add_function_call(tg_turn *turn, const json_t *item, size_t i)
+int tg__openai_responses_call(const tg__responses_wire *w, tg_call **out)
 {
     char genid[48];
-    const char *id = json_string_value(json_object_get(item, "call_id"));
-    const char *item_id = json_string_value(json_object_get(item, "id"));
-    const char *name = json_string_value(json_object_get(item, "name"));
+    const char *id = w->call_id;
     int missing_id = id == NULL || *id == '\0';
+    *out = NULL;
     if (missing_id) {
-        snprintf(genid, sizeof genid, "missing-call-id-%zu", i);
+        snprintf(genid, sizeof genid, "missing-call-id-%zu", w->pos);
         id = genid;
     }
-    tg_call *call = tg__call_new(id, name, FORMAT_NAME);
+    tg_call *call = tg__call_new(id, w->name, FORMAT_NAME);
     if (call == NULL)
         return TG_ENOMEM;
 
-    /* Proxies sometimes send the object itself instead of its string. */
-    int rc = tg__call_set_args_value(
-        call, json_object_get(item, "arguments") /* borrowed */);
-    if (rc == 0 && item_id != NULL) {
-        json_t *meta = json_pack("{s:s}", "item_id", item_id); /* new ref */
+    int rc = w->set_args(call, w->args);
+    if (rc == 0 && w->item_id != NULL) {
+        json_t *meta = json_pack("{s:s}", "item_id", w->item_id); /* new ref */
         if (meta == NULL)
             rc = TG_ENOMEM;
         else
@@ -117,16 +113,35 @@ static int add_function_call(tg_turn *turn, const json_t *item, size_t i)
                                     "function_call item %zu has no call_id (a "
                                     "non-empty string); it was given the id "
                                     "'%s'",
-                                    i, genid);
-    else if (name == NULL || *name == '\0')
+                                    w->pos, genid);
+    else if (w->name == NULL || *w->name == '\0')
         rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
                                     "function_call '%s' has no name", id);
     if (rc != 0)
         goto fail;
-    return tg__turn_add_call(turn, call);
+    *out = call;
+    return 0;
 fail:
     tg__call_free(call);
     return rc;
+}
+
+/* Adds the function_call item (borrowed) at position i as a call. Returns 0
+ * or TG_ENOMEM. */
+static int add_function_call(tg_turn *turn, const json_t *item, size_t i)
+{
+    tg__responses_wire w = {
+        .pos = i,
+        .call_id = json_string_value(json_object_get(item, "call_id")),
+        .item_id = json_string_value(json_object_get(item, "id")),
+        .name = json_string_value(json_object_get(item, "name")),
+        /* Proxies sometimes send the object itself instead of its string. */
+        .set_args = tg__args_from_string_value,
+        .args = json_object_get(item, "arguments"), /* borrowed */
+    };
+    tg_call *call;
+    int rc = tg__openai_responses_call(&w, &call);
+    return rc != 0 ? rc : tg__turn_add_call(turn, call);
 }
 
 /* The call_ids answered by function_call_output items, each with the

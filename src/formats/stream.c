@@ -1,96 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - streamed model turns: the public tg_stream_* reader. Bytes go
- * through the SSE reader (sse.c); each event's data is one JSON object of
- * the provider's stream, and this file assembles tool calls from them:
+ * stream.c - streamed model turns: the public tg_stream_* reader and its
+ * core. Bytes go through the SSE reader (sse.c); each event's data is one
+ * JSON object of the provider's stream, told from its shape, and goes to
+ * that provider's file:
  *
- *   openai-chat       chat.completion.chunk objects; choices[0].delta.
- *                     tool_calls[k] pieces joined by their index (id, type
- *                     and name arrive once, arguments in pieces). A call
- *                     closes when a higher index starts, at a finish_reason,
- *                     or at data: [DONE].
- *   openai-responses  response.output_item.added (a function_call item)
- *                     opens a call, response.function_call_arguments.delta
- *                     adds to it, .done (whose whole arguments string wins)
- *                     or response.output_item.done closes it.
- *   anthropic         content_block_start with a tool_use block opens,
- *                     content_block_delta input_json_delta.partial_json adds,
- *                     content_block_stop (or message_stop) closes.
- *   gemini            each event a GenerateContentResponse whose
- *                     candidates[0].content.parts hold whole functionCall
- *                     objects: a call closes as it arrives.
+ *   openai-chat       stream_openai_chat.c: chat.completion.chunk objects,
+ *                     choices[0].delta.tool_calls[k] pieces joined by
+ *                     their index (id, type and name arrive once,
+ *                     arguments in pieces).
+ *   openai-responses  stream_openai_responses.c: response.output_item.added
+ *                     (a function_call item) opens a call,
+ *                     response.function_call_arguments.delta adds to it.
+ *   anthropic         stream_anthropic.c: content_block_start with a
+ *                     tool_use block opens, content_block_delta
+ *                     input_json_delta.partial_json adds.
+ *   gemini            stream_gemini.c: each event a GenerateContentResponse
+ *                     whose candidates[0].content.parts hold whole
+ *                     functionCall objects.
  *
- * A closed call is built exactly as the provider's whole-document parser
- * builds it (the same ids for missing ones, the same errors, the same
- * argument setters), so a stream and the response it adds up to give the
- * same call records. Calls still open when the input ends carry
- * MALFORMED_ARGUMENTS, so the rest of the turn still runs.
+ * This file keeps the calls still open, under their keys, completes them
+ * by the rule of stream_core.h (calls in any order), hands them out, and at
+ * the end puts the turn in the order the model wrote its calls. A complete
+ * call is built by the provider's own builder (calls.h), the one its
+ * whole-document parser uses, so a stream and the response it adds up to
+ * give the same call records.
  *
  * The arguments of one call are capped like an event's data (the reader's
  * max_data): memory follows the configuration, not the input. A call over
  * the cap ends with ARGUMENTS_TOO_LARGE; its further pieces are counted,
  * not kept.
  */
-/* SHA256_Init/Update/Final, deprecated in OpenSSL 3, as checksum.c and
- * gemini.c use them: a context in the stream, no allocation. */
-#define OPENSSL_SUPPRESS_DEPRECATED
+#include "stream_core.h"
 
-#include "stream.h"
-
-#include <openssl/sha.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "format.h"
-#include "json_fast.h"
-#include "sse.h"
 
-enum provider { P_NONE, P_CHAT, P_RESP, P_ANTH, P_GEMINI, P_COUNT };
-
-static const char *const provider_names[P_COUNT] = {
+static const char *const provider_names[TG__SP_COUNT] = {
     NULL, "openai-chat", "openai-responses", "anthropic", "gemini"};
 
-#define NO_KEY (-1LL)
-
-/* A call whose arguments are still arriving. */
-typedef struct pending {
-    long long key;   /* tool call index, block index or output_index */
-    char *item_id;   /* Responses: the item's own id, NULL when none */
-    char *id;        /* NULL until the wire sends it */
-    char *name;      /* NULL until the wire sends it */
-    char *type;      /* Chat: the tool call type when sent */
-    tg_buf args;     /* the joined pieces, at most the stream's cap */
-    size_t received; /* argument bytes received, kept or not */
-    int has_args;    /* an arguments string (or piece) arrived */
-    int final_args;  /* args hold the provider's whole string (.done) */
-    json_t *input;   /* an arguments object sent whole (new ref) or NULL */
-} pending;
-
-struct tg_stream {
-    tg_sse sse;
-    int provider;
-    int fixed; /* the caller named the provider */
-    int fed;   /* bytes were fed: the cap is fixed */
-    int finished;
-    int slow;       /* the fast paths are off (tests compare the two) */
-    size_t max;     /* cap of one event's data and one call's arguments */
-    tg_turn *turn;  /* closed calls, in closing order; NULL once handed */
-    size_t next;    /* the next call tg_stream_next_call hands out */
-    pending **open; /* calls still open, in opening order */
-    size_t nopen, capopen;
-    size_t *ids; /* hash set of closed ids: turn index + 1, 0 empty */
-    size_t idcap;
-    SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
-    char api_error[200]; /* the first error the provider streamed, or "" */
-    tg_jcur cur;         /* the fast paths' cursor (its scratch is kept) */
-    tg_buf arena;        /* strings a fast path read from the current event */
-};
+static const tg__stream_provider *const providers[TG__SP_COUNT] = {
+    NULL, &tg__stream_openai_chat, &tg__stream_openai_responses,
+    &tg__stream_anthropic, &tg__stream_gemini};
 
 /* ------------------------------------------------------------ helpers */
 
-static int is_blank(const char *s, size_t n)
+int tg__stream_blank(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
@@ -98,7 +58,7 @@ static int is_blank(const char *s, size_t n)
     return 1;
 }
 
-static const char *str_member(const json_t *o, const char *key)
+const char *tg__stream_str(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
@@ -108,12 +68,11 @@ static int str_is(const char *s, const char *want)
     return s != NULL && strcmp(s, want) == 0;
 }
 
-/* An integer member as long long, or NO_KEY when absent or not one. */
-static long long int_member(const json_t *o, const char *key)
+long long tg__stream_int(const json_t *o, const char *key)
 {
     const json_t *v = json_object_get(o, key); /* borrowed */
     if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return NO_KEY;
+        return TG__NO_KEY;
     return (long long)json_integer_value(v);
 }
 
@@ -122,7 +81,21 @@ static int nomem(tg_error *err)
     return tg__error_set(err, TG_ENOMEM, "out of memory reading the stream");
 }
 
-static void pending_free(pending *p)
+int tg__stream_set_once(char **field, const char *str)
+{
+    if (*field != NULL || str == NULL || *str == '\0')
+        return 0;
+    return tg__strset(field, str);
+}
+
+/* ------------------------------------------------------------ open calls
+ *
+ * The open calls are kept sorted by (key, seq): an event finds its call by
+ * binary search however many are open and in whatever order they are
+ * written, and the calls of a stream that writes one call after another
+ * are found at the end, first try. */
+
+static void pending_free(tg__pending *p)
 {
     if (p == NULL)
         return;
@@ -135,39 +108,69 @@ static void pending_free(pending *p)
     free(p);
 }
 
-static pending *open_call(tg_stream *s, long long key)
+/* The position of the first open call whose key is greater than key. */
+static size_t upper_bound(const tg_stream *s, long long key)
+{
+    size_t lo = 0, hi = s->nopen;
+    /* Most events are for the newest call, at the end. */
+    if (hi > 0 && s->open[hi - 1]->key <= key)
+        return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->open[mid]->key <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+tg__pending *tg__stream_open(tg_stream *s, long long key)
 {
     if (s->nopen == s->capopen) {
         size_t cap = s->capopen ? s->capopen * 2 : 8;
-        pending **o = realloc(s->open, cap * sizeof *o);
+        tg__pending **o = realloc(s->open, cap * sizeof *o);
         if (o == NULL)
             return NULL;
         s->open = o;
         s->capopen = cap;
     }
-    pending *p = calloc(1, sizeof *p);
+    tg__pending *p = calloc(1, sizeof *p);
     if (p == NULL)
         return NULL;
     p->key = key;
+    p->seq = s->seq++;
     tg__buf_init(&p->args, s->max);
-    s->open[s->nopen++] = p;
+    size_t at = upper_bound(s, key);
+    memmove(s->open + at + 1, s->open + at, (s->nopen - at) * sizeof *s->open);
+    s->open[at] = p;
+    s->nopen++;
     return p;
 }
 
-/* The open call with key (and, when item_id is given, that item id):
- * searched from the newest, which is nearly always the one. */
-static pending *find_open(tg_stream *s, long long key, const char *item_id)
+tg__pending *tg__stream_find(tg_stream *s, long long key)
 {
-    for (size_t i = s->nopen; i-- > 0;) {
-        pending *p = s->open[i];
-        if (item_id != NULL ? str_is(p->item_id, item_id) : p->key == key)
-            return p;
+    size_t at = upper_bound(s, key);
+    return at > 0 && s->open[at - 1]->key == key ? s->open[at - 1] : NULL;
+}
+
+tg__pending *tg__stream_find_item(tg_stream *s, const char *item_id,
+                                  long long key)
+{
+    if (key != TG__NO_KEY) {
+        for (size_t at = upper_bound(s, key);
+             at > 0 && s->open[at - 1]->key == key; at--)
+            if (str_is(s->open[at - 1]->item_id, item_id))
+                return s->open[at - 1];
     }
+    /* The item under another output_index, or the event named none. */
+    for (size_t i = s->nopen; i-- > 0;)
+        if (str_is(s->open[i]->item_id, item_id))
+            return s->open[i];
     return NULL;
 }
 
-/* Adds a piece of the arguments; past the cap the bytes are counted only. */
-static int add_args(pending *p, const char *piece, size_t n)
+int tg__stream_add_args(tg__pending *p, const char *piece, size_t n)
 {
     p->has_args = 1;
     p->received += n;
@@ -177,25 +180,16 @@ static int add_args(pending *p, const char *piece, size_t n)
     return rc == TG_ELIMIT ? 0 : rc;
 }
 
-/* Replaces the arguments with the provider's whole string. */
-static int set_final_args(pending *p, const char *text, size_t n)
+int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 {
     p->args.len = 0;
     p->args.truncated = false;
     p->received = 0;
     p->final_args = 1;
-    return add_args(p, text, n);
+    return tg__stream_add_args(p, text, n);
 }
 
-/* Copies s into *field unless the field is set already or s is empty. */
-static int set_once(char **field, const char *s)
-{
-    if (*field != NULL || s == NULL || *s == '\0')
-        return 0;
-    return tg__strset(field, s);
-}
-
-/* ------------------------------------------------------------ closed ids */
+/* ------------------------------------------------------------ complete ids */
 
 static size_t hash_str(const char *s)
 {
@@ -205,9 +199,23 @@ static size_t hash_str(const char *s)
     return h;
 }
 
-/* Whether id was closed before; records it (turn index idx) when not.
- * Returns 1 duplicate, 0 new, TG_ENOMEM. */
-static int remember_id(tg_stream *s, const char *id, size_t idx)
+/* The turn index of the first complete call with this id, or SIZE_MAX. */
+static size_t first_with_id(const tg_stream *s, const char *id)
+{
+    if (id == NULL || s->idcap == 0)
+        return SIZE_MAX;
+    size_t h = hash_str(id) & (s->idcap - 1);
+    while (s->ids[h] != 0) {
+        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
+            return s->ids[h] - 1;
+        h = (h + 1) & (s->idcap - 1);
+    }
+    return SIZE_MAX;
+}
+
+/* Records the id of turn call idx unless a call with it completed before.
+ * Returns 0 or TG_ENOMEM. */
+static int remember_id(tg_stream *s, size_t idx)
 {
     if ((s->turn->n + 1) * 2 > s->idcap) {
         size_t cap = s->idcap ? s->idcap * 2 : 64;
@@ -226,238 +234,229 @@ static int remember_id(tg_stream *s, const char *id, size_t idx)
         s->ids = t;
         s->idcap = cap;
     }
+    const char *id = s->turn->calls[idx]->id;
     size_t h = hash_str(id) & (s->idcap - 1);
     while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
-            return 1;
+        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0) {
+            s->repeated_ids = true;
+            return 0;
+        }
         h = (h + 1) & (s->idcap - 1);
     }
     s->ids[h] = idx + 1;
     return 0;
 }
 
-/* Whether a call with this id has closed already. */
-static int id_closed(const tg_stream *s, const char *id)
+int tg__stream_id_complete(const tg_stream *s, const char *id)
 {
-    if (id == NULL || s->idcap == 0)
-        return 0;
-    size_t h = hash_str(id) & (s->idcap - 1);
-    while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
-            return 1;
-        h = (h + 1) & (s->idcap - 1);
-    }
-    return 0;
+    return first_with_id(s, id) != SIZE_MAX;
 }
 
-/* Appends a finished call to the turn (ownership taken), marking it the way
- * tg__turn_mark_duplicates would when its id was seen before. */
-static int add_call(tg_stream *s, tg_call *call)
+static void mark_duplicate(tg_call *call)
 {
+    /* A message that could not be copied leaves the code: it still fails. */
+    (void)tg__call_set_pre_error(call, "DUPLICATE_CALL_ID",
+                                 "call id '%s' appears more than once in "
+                                 "this turn",
+                                 call->id);
+}
+
+/* ------------------------------------------------------------ completing */
+
+/* Appends a complete call (ownership taken, also on failure) with its place
+ * in the model's order. */
+static int add_call(tg_stream *s, tg_call *call, long long key, uint64_t seq)
+{
+    if (s->turn->n == s->capplaced) {
+        size_t cap = s->capplaced ? s->capplaced * 2 : 16;
+        tg__placed *pl = realloc(s->placed, cap * sizeof *pl);
+        if (pl == NULL) {
+            tg__call_free(call);
+            return TG_ENOMEM;
+        }
+        s->placed = pl;
+        s->capplaced = cap;
+    }
     size_t idx = s->turn->n;
     int rc = tg__turn_add_call(s->turn, call);
     if (rc != 0)
         return rc;
-    int dup = remember_id(s, call->id, idx);
-    if (dup < 0)
-        return dup;
-    if (dup == 1)
-        return tg__call_set_pre_error(call, "DUPLICATE_CALL_ID",
-                                      "call id '%s' appears more than once "
-                                      "in this turn",
-                                      call->id);
-    return 0;
+    s->placed[idx] = (tg__placed){call, key, seq, false};
+    return remember_id(s, idx);
 }
 
-/* ------------------------------------------------------------ building calls
- */
-
-/* Sets arguments carried as one JSON string (Chat, Responses), or sent
- * whole as an object, or absent: as the whole-document parsers do. */
-static int set_string_args(tg_call *call, pending *p)
+int tg__stream_add_whole(tg_stream *s, tg_call *call)
 {
-    if (p->has_args)
-        return tg__call_set_args_text(call, tg__buf_cstr(&p->args),
-                                      p->args.len);
-    if (p->input != NULL && !json_is_null(p->input))
-        return tg__call_set_args(call, p->input);
-    json_t *empty = json_object(); /* new ref */
-    int rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-    json_decref(empty);
-    return rc;
+    return add_call(s, call, TG__NO_KEY, s->seq++);
 }
 
-/* Anthropic: the joined partial_json pieces stand for the block's input
- * object, which the whole message carries as an object; so the call gets
- * the object (no raw string), as the message's parser would give it. */
-static int set_object_args(tg_call *call, pending *p)
+int tg__stream_args_unusable(tg_call *call, const tg__stream_args *a)
 {
-    if (is_blank(tg__buf_cstr(&p->args), p->args.len)) {
-        if (p->input != NULL && !json_is_null(p->input))
-            return tg__call_set_args(call, p->input);
-        json_t *empty = json_object(); /* new ref */
-        int rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-        return rc;
-    }
-    json_t *obj = tg__json_fast_load(p->args.data, p->args.len, 1); /* new */
-    if (obj == NULL) {
-        json_error_t jerr;
-        obj = json_loadb(p->args.data, p->args.len, JSON_REJECT_DUPLICATES,
-                         &jerr);
-        if (obj == NULL && json_error_code(&jerr) == json_error_out_of_memory)
-            return TG_ENOMEM;
-    }
+    const tg__pending *p = a->p;
     int rc;
-    if (json_is_object(obj))
-        rc = tg__call_set_args(call, obj);
-    else /* the text setter owns the message for what does not decode */
-        rc = tg__call_set_args_text(call, p->args.data, p->args.len);
-    json_decref(obj);
-    return rc;
-}
-
-/* Turns p into a call and appends it. `closed`: the provider closed its
- * arguments (else the stream ended inside them). Frees p. */
-static int close_pending(tg_stream *s, pending *p, int closed)
-{
-    char genid[64];
-    const char *fmt = provider_names[s->provider];
-    const char *id = p->id;
-    size_t pos = p->key >= 0 ? (size_t)p->key : s->turn->n;
-    int missing_id = id == NULL;
-    if (missing_id) {
-        snprintf(genid, sizeof genid,
-                 s->provider == P_RESP ? "missing-call-id-%zu"
-                                       : "missing-id-%zu",
-                 pos);
-        id = genid;
-    }
-    int rc = TG_ENOMEM;
-    tg_call *call = tg__call_new(id, p->name, fmt);
-    if (call == NULL)
-        goto fail;
-    if (s->provider == P_RESP && p->item_id != NULL) {
-        call->meta = json_pack("{s:s}", "item_id", p->item_id); /* new ref */
-        if (call->meta == NULL)
-            goto fail;
-    }
-
     if (p->args.truncated)
         rc = tg__call_set_pre_error(call, "ARGUMENTS_TOO_LARGE",
                                     "arguments of call '%s' pass the stream's "
                                     "limit of %zu bytes (%zu bytes received)",
-                                    id, s->max, p->received);
-    else if (!closed) {
+                                    call->id, a->s->max, p->received);
+    else if (!a->complete) {
         /* Keep what arrived for diagnostics; the error is the stream's. */
-        rc = tg__call_set_args_text(call, tg__buf_cstr(&p->args), p->args.len);
+        rc = tg__call_set_args_text(call, p->args.data ? p->args.data : "",
+                                    p->args.len);
         if (rc == 0)
             rc = tg__call_set_pre_error(
                 call, "MALFORMED_ARGUMENTS",
                 "the stream ended inside the arguments of call %s (%zu "
                 "bytes received)%s%.200s",
-                id, p->received,
-                s->api_error[0] ? "; the stream carried an error: " : "",
-                s->api_error);
-    } else if (s->provider == P_ANTH)
-        rc = set_object_args(call, p);
-    else
-        rc = set_string_args(call, p);
-    if (rc != 0)
-        goto fail;
+                call->id, p->received,
+                a->s->api_error[0] ? "; the stream carried an error: " : "",
+                a->s->api_error);
+    } else
+        return 0;
+    return rc != 0 ? rc : 1;
+}
 
-    /* A malformed call outranks malformed arguments: it says more. The
-     * messages are the whole-document parsers'. */
-    if (missing_id) {
-        if (s->provider == P_RESP)
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "function_call item %zu has no "
-                                        "call_id (a non-empty string); it "
-                                        "was given the id '%s'",
-                                        pos, genid);
-        else if (s->provider == P_ANTH)
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "content[%zu] (tool_use) has no id (a "
-                                        "non-empty string); it was given the "
-                                        "id '%s'",
-                                        pos, genid);
-        else
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "tool_calls[%zu] has no id (a "
-                                        "non-empty string); it was given the "
-                                        "id '%s'",
-                                        pos, genid);
-    } else if (s->provider == P_CHAT && p->type != NULL &&
-               strcmp(p->type, "function") != 0)
-        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "tool call '%s' has type '%.64s'; only "
-                                    "\"function\" tool calls are supported",
-                                    id, p->type);
-    else if (p->name == NULL) {
-        if (s->provider == P_RESP)
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "function_call '%s' has no name", id);
-        else if (s->provider == P_ANTH)
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "tool_use '%s' has no name", id);
-        else
-            rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                        "tool call '%s' has no function.name",
-                                        id);
-    }
+int tg__stream_string_args(tg_call *call, const void *src)
+{
+    const tg__stream_args *a = src;
+    int rc = tg__stream_args_unusable(call, a);
     if (rc != 0)
-        goto fail;
-    pending_free(p);
-    return add_call(s, call);
-fail:
-    tg__call_free(call);
+        return rc < 0 ? rc : 0;
+    if (a->p->has_args)
+        return tg__call_set_args_text(call, tg__buf_cstr(&a->p->args),
+                                      a->p->args.len);
+    return tg__args_from_string_value(call, a->p->input);
+}
+
+/* Removes open call i, builds its call and appends it; frees the pending. */
+static int complete_at(tg_stream *s, size_t i, bool complete)
+{
+    tg__pending *p = s->open[i];
+    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
+    s->nopen--;
+    tg__stream_args a = {s, p, complete};
+    tg_call *call = NULL;
+    int rc = providers[s->provider]->build(&a, &call);
+    if (rc == 0)
+        rc = add_call(s, call, p->key, p->seq);
     pending_free(p);
     return rc;
 }
 
-/* Closes open call i (removing it from the open list, keeping the order). */
-static int close_at(tg_stream *s, size_t i, int closed)
-{
-    pending *p = s->open[i];
-    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
-    s->nopen--;
-    return close_pending(s, p, closed);
-}
-
-static int close_one(tg_stream *s, pending *p)
+int tg__stream_complete(tg_stream *s, tg__pending *p)
 {
     for (size_t i = s->nopen; i-- > 0;)
         if (s->open[i] == p)
-            return close_at(s, i, 1);
+            return complete_at(s, i, true);
     return 0;
 }
 
-/* Closes every open call (below key `below` unless it is NO_KEY), oldest
- * first. */
-static int close_all(tg_stream *s, long long below)
+int tg__stream_complete_all(tg_stream *s)
 {
-    size_t i = 0;
-    while (i < s->nopen) {
-        if (below != NO_KEY && s->open[i]->key >= below) {
-            i++;
-            continue;
-        }
-        int rc = close_at(s, i, 1);
+    while (s->nopen > 0) {
+        int rc = complete_at(s, 0, true);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-/* ------------------------------------------------------------ providers */
+/* Whether the input ended after p's arguments closed as one JSON value
+ * (complete: nothing else for its key followed) or inside them (cut).
+ * Returns 1, 0 or TG_ENOMEM. */
+static int closed_at_end(const tg_stream *s, tg__pending *p)
+{
+    if (p->args.truncated)
+        return 1; /* over the cap either way */
+    if (!p->has_args || tg__stream_blank(p->args.data, p->args.len))
+        return providers[s->provider]->whole_value_completes && !p->has_args &&
+               p->input != NULL;
+    tg_jcur c;
+    tg__jcur_init(&c, p->args.data, p->args.len);
+    int plain = tg__jcur_skip(&c) == 0 && tg__jcur_end(&c) == 0;
+    tg__jcur_cleanup(&c);
+    if (plain)
+        return 1;
+    /* Not plainly valid to the cursor: jansson's word is final. */
+    json_error_t jerr;
+    json_t *v = json_loadb(p->args.data, p->args.len, JSON_DECODE_ANY,
+                           &jerr); /* new ref */
+    if (v == NULL && json_error_code(&jerr) == json_error_out_of_memory)
+        return TG_ENOMEM;
+    json_decref(v);
+    return v != NULL;
+}
+
+/* ------------------------------------------------------------ the order */
+
+/* The model's order: by key, calls under one key as they started, calls
+ * without a key last. */
+static int cmp_place(const void *a, const void *b)
+{
+    const tg__placed *x = a, *y = b;
+    unsigned long long kx = (unsigned long long)x->key,
+                       ky = (unsigned long long)y->key; /* NO_KEY: largest */
+    if (kx != ky)
+        return kx < ky ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Calls by id; under one id those handed out first, then by position. */
+static int cmp_id(const void *a, const void *b)
+{
+    const tg__placed *x = a, *y = b;
+    int c = strcmp(x->call->id, y->call->id);
+    if (c != 0)
+        return c;
+    if (x->handed != y->handed)
+        return x->handed ? -1 : 1;
+    return x->call->index < y->call->index ? -1
+                                           : x->call->index > y->call->index;
+}
+
+/* Puts the turn in the model's order, and marks repeated ids. A call
+ * tg_stream_next_call handed out was checked then: of the calls sharing an
+ * id, the first handed out runs. Of those never handed out, the first in
+ * the turn runs unless one was handed out, and the rest are
+ * DUPLICATE_CALL_ID - as a whole document's would be. */
+static void put_in_order(tg_stream *s)
+{
+    tg__placed *pl = s->placed;
+    size_t n = s->turn->n, sorted = 1;
+    /* Calls written one after another complete in order: nothing moves. */
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = cmp_place(&pl[i - 1], &pl[i]) < 0;
+    if (!sorted) {
+        qsort(pl, n, sizeof *pl, cmp_place);
+        for (size_t i = 0; i < n; i++) {
+            s->turn->calls[i] = pl[i].call;
+            pl[i].call->index = i;
+        }
+    }
+    if (!s->repeated_ids)
+        return;
+    qsort(pl, n, sizeof *pl, cmp_id);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(pl[j].call->id, pl[i].call->id) == 0)
+            j++;
+        /* pl[i] runs, or was handed out (and marked then if need be). */
+        for (size_t k = i + 1; k < j; k++)
+            if (!pl[k].handed)
+                mark_duplicate(pl[k].call);
+        i = j;
+    }
+}
+
+/* ------------------------------------------------------------ events */
 
 /* Which provider's stream an event belongs to, from its own shape. */
 static int classify(const json_t *doc)
 {
-    const char *type = str_member(doc, "type");
+    const char *type = tg__stream_str(doc, "type");
     if (type != NULL) {
         if (strncmp(type, "response.", 9) == 0)
-            return P_RESP;
+            return TG__SP_RESP;
         static const char *const anth[] = {"message_start",
                                            "message_delta",
                                            "message_stop",
@@ -467,16 +466,16 @@ static int classify(const json_t *doc)
                                            "ping"};
         for (size_t i = 0; i < sizeof anth / sizeof anth[0]; i++)
             if (strcmp(type, anth[i]) == 0)
-                return P_ANTH;
+                return TG__SP_ANTH;
     }
-    if (str_is(str_member(doc, "object"), "chat.completion.chunk") ||
+    if (str_is(tg__stream_str(doc, "object"), "chat.completion.chunk") ||
         json_is_array(json_object_get(doc, "choices")))
-        return P_CHAT;
+        return TG__SP_CHAT;
     if (json_object_get(doc, "candidates") != NULL ||
         json_object_get(doc, "promptFeedback") != NULL ||
         json_object_get(doc, "usageMetadata") != NULL)
-        return P_GEMINI;
-    return P_NONE;
+        return TG__SP_GEMINI;
+    return TG__SP_NONE;
 }
 
 /* Whose stream an event cut short belongs to, from its type and the
@@ -488,683 +487,23 @@ static int sniff(const tg_sse_event *ev)
         const char *needle;
         int provider;
     } marks[] = {
-        {"\"type\":\"response.", P_RESP},
-        {"\"type\":\"message_", P_ANTH},
-        {"\"type\":\"content_block_", P_ANTH},
-        {"\"chat.completion.chunk\"", P_CHAT},
-        {"\"candidates\"", P_GEMINI},
+        {"\"type\":\"response.", TG__SP_RESP},
+        {"\"type\":\"message_", TG__SP_ANTH},
+        {"\"type\":\"content_block_", TG__SP_ANTH},
+        {"\"chat.completion.chunk\"", TG__SP_CHAT},
+        {"\"candidates\"", TG__SP_GEMINI},
     };
     if (strncmp(ev->type, "response.", 9) == 0)
-        return P_RESP;
+        return TG__SP_RESP;
     if (strncmp(ev->type, "message_", 8) == 0 ||
         strncmp(ev->type, "content_block_", 14) == 0)
-        return P_ANTH;
+        return TG__SP_ANTH;
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
         if (memmem(ev->data, ev->data_len, marks[i].needle,
                    strlen(marks[i].needle)) != NULL)
             return marks[i].provider;
-    return P_NONE;
+    return TG__SP_NONE;
 }
-
-/* One tool_calls[j] piece of a Chat Completions delta for index k: id,
- * type and name as sent (NULL when not), the arguments piece as a string
- * (args, n) or, when a proxy sent it whole, as a value (args_value). */
-static int chat_piece(tg_stream *s, long long k, const char *id,
-                      const char *type, const char *name, const char *args,
-                      size_t n, const json_t *args_value)
-{
-    int rc;
-    if (id != NULL && *id == '\0')
-        id = NULL;
-    pending *p = find_open(s, k, NULL);
-    /* An index reused by a new id: some servers number every call 0. The
-     * old call is complete. */
-    if (p != NULL && id != NULL && p->id != NULL && strcmp(p->id, id) != 0) {
-        if ((rc = close_one(s, p)) != 0)
-            return rc;
-        p = NULL;
-    }
-    if (p == NULL) {
-        /* A higher index starting closes the calls before it. */
-        if ((rc = close_all(s, k)) != 0)
-            return rc;
-        if ((p = open_call(s, k)) == NULL)
-            return TG_ENOMEM;
-    }
-    if (set_once(&p->id, id) != 0 || set_once(&p->type, type) != 0 ||
-        set_once(&p->name, name) != 0)
-        return TG_ENOMEM;
-    if (args != NULL)
-        return add_args(p, args, n);
-    if (args_value != NULL && !json_is_null(args_value) && p->input == NULL &&
-        !p->has_args)
-        p->input = json_incref((json_t *)args_value);
-    return 0;
-}
-
-static int chat_event(tg_stream *s, const json_t *doc)
-{
-    const json_t *choices = json_object_get(doc, "choices"); /* borrowed */
-    size_t n = json_array_size(choices);
-    int rc;
-    for (size_t c = 0; c < n; c++) {
-        const json_t *ch = json_array_get(choices, c); /* borrowed */
-        long long ci = int_member(ch, "index");
-        if (ci != 0 && !(ci == NO_KEY && c == 0))
-            continue; /* only the first choice is the turn (n > 1 aside) */
-        const json_t *tcs =
-            json_object_get(json_object_get(ch, "delta"), "tool_calls");
-        for (size_t j = 0; j < json_array_size(tcs); j++) {
-            const json_t *tc = json_array_get(tcs, j); /* borrowed */
-            if (!json_is_object(tc))
-                continue;
-            long long k = int_member(tc, "index");
-            const json_t *fn = json_object_get(tc, "function"); /* borrowed */
-            const json_t *args = json_object_get(fn, "arguments"); /* b. */
-            rc = chat_piece(s, k == NO_KEY ? (long long)j : k,
-                            str_member(tc, "id"), str_member(tc, "type"),
-                            str_member(fn, "name"), json_string_value(args),
-                            json_string_length(args), args);
-            if (rc != 0)
-                return rc;
-        }
-        const json_t *fr = json_object_get(ch, "finish_reason"); /* b. */
-        if (fr != NULL && !json_is_null(fr) && (rc = close_all(s, NO_KEY)) != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* The open Responses call an event names by item_id, else output_index. */
-static pending *resp_find(tg_stream *s, const json_t *doc, const char *item_id)
-{
-    if (item_id != NULL)
-        return find_open(s, NO_KEY, item_id);
-    long long oi = int_member(doc, "output_index");
-    return oi == NO_KEY ? NULL : find_open(s, oi, NULL);
-}
-
-/* Fills p from a function_call item (borrowed). */
-static int resp_fill(pending *p, const json_t *item, int whole)
-{
-    if (set_once(&p->item_id, str_member(item, "id")) != 0 ||
-        set_once(&p->id, str_member(item, "call_id")) != 0 ||
-        set_once(&p->name, str_member(item, "name")) != 0)
-        return TG_ENOMEM;
-    const json_t *args = json_object_get(item, "arguments"); /* borrowed */
-    if (json_is_string(args)) {
-        /* At output_item.done the item's string is the whole arguments. */
-        if (whole && !p->final_args)
-            return set_final_args(p, json_string_value(args),
-                                  json_string_length(args));
-        if (!whole && json_string_length(args) > 0)
-            return add_args(p, json_string_value(args),
-                            json_string_length(args));
-    } else if (args != NULL && !json_is_null(args) && p->input == NULL &&
-               !p->has_args)
-        p->input = json_incref((json_t *)args);
-    return 0;
-}
-
-static int resp_event(tg_stream *s, const json_t *doc)
-{
-    const char *type = str_member(doc, "type");
-    const char *item_id = str_member(doc, "item_id");
-    const json_t *item = json_object_get(doc, "item"); /* borrowed */
-    pending *p;
-    if (str_is(type, "response.output_item.added")) {
-        if (!str_is(str_member(item, "type"), "function_call"))
-            return 0;
-        if ((p = open_call(s, int_member(doc, "output_index"))) == NULL)
-            return TG_ENOMEM;
-        return resp_fill(p, item, 0);
-    }
-    if (str_is(type, "response.function_call_arguments.delta")) {
-        const json_t *d = json_object_get(doc, "delta"); /* borrowed */
-        if ((p = resp_find(s, doc, item_id)) == NULL || !json_is_string(d))
-            return 0;
-        return add_args(p, json_string_value(d), json_string_length(d));
-    }
-    if (str_is(type, "response.function_call_arguments.done")) {
-        const json_t *a = json_object_get(doc, "arguments"); /* borrowed */
-        if ((p = resp_find(s, doc, item_id)) == NULL)
-            return 0;
-        int rc = json_is_string(a) ? set_final_args(p, json_string_value(a),
-                                                    json_string_length(a))
-                                   : 0;
-        return rc != 0 ? rc : close_one(s, p);
-    }
-    if (str_is(type, "response.output_item.done")) {
-        if (!str_is(str_member(item, "type"), "function_call"))
-            return 0;
-        p = resp_find(s, doc, str_member(item, "id"));
-        if (p == NULL) {
-            /* Its arguments' .done closed it already; else the item was
-             * never announced and is whole here. */
-            if (id_closed(s, str_member(item, "call_id")))
-                return 0;
-            if ((p = open_call(s, int_member(doc, "output_index"))) == NULL)
-                return TG_ENOMEM;
-        }
-        int rc = resp_fill(p, item, 1);
-        return rc != 0 ? rc : close_one(s, p);
-    }
-    return 0;
-}
-
-static int anth_event(tg_stream *s, const json_t *doc)
-{
-    const char *type = str_member(doc, "type");
-    long long index = int_member(doc, "index");
-    pending *p;
-    if (str_is(type, "content_block_start")) {
-        const json_t *cb = json_object_get(doc, "content_block"); /* b. */
-        if (!str_is(str_member(cb, "type"), "tool_use"))
-            return 0;
-        if ((p = open_call(s, index)) == NULL)
-            return TG_ENOMEM;
-        if (set_once(&p->id, str_member(cb, "id")) != 0 ||
-            set_once(&p->name, str_member(cb, "name")) != 0)
-            return TG_ENOMEM;
-        const json_t *input = json_object_get(cb, "input"); /* borrowed */
-        if (input != NULL)
-            p->input = json_incref((json_t *)input);
-        return 0;
-    }
-    if (str_is(type, "content_block_delta")) {
-        const json_t *d = json_object_get(doc, "delta");       /* borrowed */
-        const json_t *pj = json_object_get(d, "partial_json"); /* borrowed */
-        if (!str_is(str_member(d, "type"), "input_json_delta") ||
-            !json_is_string(pj) || (p = find_open(s, index, NULL)) == NULL)
-            return 0;
-        return add_args(p, json_string_value(pj), json_string_length(pj));
-    }
-    if (str_is(type, "content_block_stop")) {
-        p = find_open(s, index, NULL);
-        return p == NULL ? 0 : close_one(s, p);
-    }
-    if (str_is(type, "message_stop"))
-        return close_all(s, NO_KEY);
-    return 0;
-}
-
-/* The deterministic id of records.md for a Gemini call without one,
- * "gemini-<h>-<k>" as gemini.c writes it (k the call's position in the
- * turn), with h the first 8 hex digits of the SHA-256 of the stream's
- * events up to this one: a stream has no single document to hash, so the
- * hash differs from that of the response it adds up to, but the same
- * transcript always gives the same ids and another turn (another
- * responseId, other text) other ones. */
-static int gemini_id(tg_stream *s, char *out, size_t size)
-{
-    SHA256_CTX st = s->hash;
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    if (SHA256_Final(d, &st) != 1)
-        return TG_ENOMEM;
-    snprintf(out, size, "gemini-%02x%02x%02x%02x-%zu", d[0], d[1], d[2], d[3],
-             s->turn->n);
-    return 0;
-}
-
-/* parts[i].functionCall (borrowed) as a call, as gemini.c builds it. */
-static int gemini_call(tg_stream *s, const json_t *fc, size_t i)
-{
-    char genid[64];
-    const char *id = str_member(fc, "id");
-    const char *name = str_member(fc, "name");
-    int rc, made_up = id == NULL || *id == '\0';
-    if (made_up) {
-        if ((rc = gemini_id(s, genid, sizeof genid)) != 0)
-            return rc;
-        id = genid;
-    }
-    tg_call *call = tg__call_new(id, name, "gemini");
-    if (call == NULL)
-        return TG_ENOMEM;
-    rc = TG_ENOMEM;
-    /* The renderer leaves a made-up id out: the model never saw it. */
-    if (made_up && (call->meta = json_pack("{s:b}", "id_generated", 1)) == NULL)
-        goto fail;
-    const json_t *args = json_object_get(fc, "args"); /* borrowed */
-    if (args == NULL || json_is_null(args)) {
-        json_t *empty = json_object(); /* new ref */
-        rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
-        json_decref(empty);
-    } else
-        rc = tg__call_set_args(call, (json_t *)args);
-    if (rc != 0)
-        goto fail;
-    if (!json_is_object(fc))
-        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "parts[%zu].functionCall is not an object",
-                                    i);
-    else if (name == NULL || *name == '\0')
-        rc = tg__call_set_pre_error(call, "MALFORMED_CALL",
-                                    "functionCall '%s' has no name", id);
-    if (rc != 0)
-        goto fail;
-    return add_call(s, call);
-fail:
-    tg__call_free(call);
-    return rc;
-}
-
-static int gemini_event(tg_stream *s, const json_t *doc)
-{
-    const json_t *cand =
-        json_array_get(json_object_get(doc, "candidates"), 0); /* borrowed */
-    const json_t *parts =
-        json_object_get(json_object_get(cand, "content"), "parts"); /* b. */
-    for (size_t i = 0; i < json_array_size(parts); i++) {
-        const json_t *fc =
-            json_object_get(json_array_get(parts, i), "functionCall");
-        /* borrowed; text, thought and code parts are not calls */
-        if (fc == NULL)
-            continue;
-        int rc = gemini_call(s, fc, i);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------ fast paths */
-
-/* Nearly every event of a stream is one small piece: a Chat Completions
- * chunk, an Anthropic content_block_delta, a Responses delta. These are
- * read with the JSON cursor (json_fast.h) instead of building a document
- * per event, which was most of the cost of a stream. A fast path only
- * gathers what it reads into s->arena; it acts (through the same functions
- * as the document path) only once the whole event was read, so when it
- * gives up (FAST_BAIL: anything unusual, a duplicate key, JSON that is not
- * plainly valid, an event kind it does not handle) nothing has happened and
- * the document path reads the event instead, owning every rule and every
- * message. */
-#define FAST_BAIL 1
-#define FAST_MAX 8 /* tool call pieces one chunk may hold on the fast path */
-
-typedef struct span {
-    size_t off, len; /* in s->arena, NUL-terminated there */
-    int seen;        /* the key was there (maybe null) */
-    int set;         /* ... with a string value */
-} span;
-
-typedef struct fast_tc {
-    long long k; /* tool call index; NO_KEY: a finish_reason marker */
-    span id, type, name, args;
-} fast_tc;
-
-static int key_is(const char *k, size_t kn, const char *want)
-{
-    return kn == strlen(want) && memcmp(k, want, kn) == 0;
-}
-
-static void cur_reset(tg_jcur *c, const char *text, size_t len)
-{
-    /* Keeps the scratch buffer across events. */
-    c->p = (const unsigned char *)text;
-    c->end = c->p + len;
-    c->depth = 0;
-}
-
-/* A string member (or null: not set) into the arena; a second one is a
- * duplicate key. */
-static int fast_str(tg_stream *s, span *sp)
-{
-    const char *str;
-    size_t n;
-    if (sp->seen)
-        return FAST_BAIL;
-    sp->seen = 1;
-    if (tg__jcur_peek(&s->cur) == 'n')
-        return tg__jcur_skip(&s->cur) == 0 ? 0 : FAST_BAIL;
-    if (tg__jcur_string(&s->cur, &str, &n) != 0)
-        return FAST_BAIL;
-    sp->off = s->arena.len;
-    sp->len = n;
-    sp->set = 1;
-    if (tg__buf_append(&s->arena, str, n) != 0 ||
-        tg__buf_append(&s->arena, "", 1) != 0)
-        return TG_ENOMEM;
-    return 0;
-}
-
-static const char *span_str(tg_stream *s, const span *sp)
-{
-    return sp->set ? s->arena.data + sp->off : NULL;
-}
-
-static int span_is(tg_stream *s, const span *sp, const char *want)
-{
-    return sp->set && strcmp(s->arena.data + sp->off, want) == 0;
-}
-
-/* A small non-negative integer member (what int_member reads); anything
- * else gives up. */
-static int fast_uint(tg_stream *s, long long *out, int *seen)
-{
-    tg_jcur *c = &s->cur;
-    int ch = tg__jcur_peek(c);
-    if (*seen || ch < '0' || ch > '9')
-        return FAST_BAIL;
-    *seen = 1;
-    const unsigned char *p = c->p;
-    long long v = 0;
-    if (*p == '0')
-        p++;
-    else
-        for (int digits = 0; p < c->end && *p >= '0' && *p <= '9'; p++) {
-            if (++digits > 15)
-                return FAST_BAIL;
-            v = v * 10 + (*p - '0');
-        }
-    if (p < c->end &&
-        (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
-        return FAST_BAIL;
-    c->p = p;
-    *out = v;
-    return 0;
-}
-
-static int skip_value(tg_stream *s)
-{
-    return tg__jcur_skip(&s->cur) == 0 ? 0 : FAST_BAIL;
-}
-
-/* A member whose value is an object or null; *is_obj says which. */
-static int object_or_null(tg_stream *s, int *seen, int *is_obj)
-{
-    if (*seen)
-        return FAST_BAIL;
-    *seen = 1;
-    int ch = tg__jcur_peek(&s->cur);
-    *is_obj = ch == '{';
-    if (ch == 'n')
-        return skip_value(s);
-    return *is_obj ? (s->cur.p++, 0) : FAST_BAIL;
-}
-
-/* tool_calls[j]: {index, id, type, function: {name, arguments}}. */
-static int fast_tool_call(tg_stream *s, fast_tc *tc, size_t j)
-{
-    const char *k;
-    size_t kn;
-    int first = 1, m, rc = 0, seen_index = 0, seen_fn = 0, is_obj;
-    memset(tc, 0, sizeof *tc);
-    if (tg__jcur_take(&s->cur, '{') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "index"))
-            rc = fast_uint(s, &tc->k, &seen_index);
-        else if (key_is(k, kn, "id"))
-            rc = fast_str(s, &tc->id);
-        else if (key_is(k, kn, "type"))
-            rc = fast_str(s, &tc->type);
-        else if (key_is(k, kn, "function")) {
-            if ((rc = object_or_null(s, &seen_fn, &is_obj)) != 0 || !is_obj)
-                continue;
-            int ffirst = 1, fm;
-            while (rc == 0 &&
-                   (fm = tg__jcur_member(&s->cur, &ffirst, &k, &kn)) == 1) {
-                if (key_is(k, kn, "name"))
-                    rc = fast_str(s, &tc->name);
-                else if (key_is(k, kn, "arguments")) {
-                    int ch = tg__jcur_peek(&s->cur);
-                    /* Arguments sent whole as an object: the document
-                     * path keeps the value. */
-                    rc = ch == '"' || ch == 'n' ? fast_str(s, &tc->args)
-                                                : FAST_BAIL;
-                } else
-                    rc = skip_value(s);
-            }
-            if (rc == 0 && fm != 0)
-                rc = FAST_BAIL;
-        } else
-            rc = skip_value(s);
-    }
-    if (rc != 0)
-        return rc;
-    if (m != 0)
-        return FAST_BAIL;
-    if (!seen_index)
-        tc->k = (long long)j;
-    return 0;
-}
-
-/* choices[c].delta: only tool_calls matter. */
-static int fast_delta(tg_stream *s, fast_tc *tcs, size_t *n)
-{
-    const char *k;
-    size_t kn;
-    int first = 1, m, rc = 0, seen = 0;
-    while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-        if (!key_is(k, kn, "tool_calls")) {
-            rc = skip_value(s);
-            continue;
-        }
-        if (seen++)
-            return FAST_BAIL;
-        if (tg__jcur_peek(&s->cur) == 'n') {
-            rc = skip_value(s);
-            continue;
-        }
-        if (tg__jcur_take(&s->cur, '[') != 0)
-            return FAST_BAIL;
-        int efirst = 1, e;
-        size_t j = 0;
-        while (rc == 0 && (e = tg__jcur_element(&s->cur, &efirst)) == 1) {
-            if (*n == FAST_MAX)
-                return FAST_BAIL;
-            rc = fast_tool_call(s, &tcs[(*n)++], j++);
-        }
-        if (rc == 0 && e != 0)
-            return FAST_BAIL;
-    }
-    return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
-}
-
-static int fast_choices(tg_stream *s, fast_tc *tcs, size_t *n)
-{
-    const char *k;
-    size_t kn;
-    int efirst = 1, e, rc = 0;
-    if (tg__jcur_take(&s->cur, '[') != 0)
-        return FAST_BAIL;
-    for (size_t c = 0; rc == 0 && (e = tg__jcur_element(&s->cur, &efirst)) == 1;
-         c++) {
-        int first = 1, m, seen_index = 0, seen_delta = 0, seen_fr = 0;
-        int is_obj, finish = 0;
-        long long ci = NO_KEY;
-        size_t start = *n;
-        if (tg__jcur_take(&s->cur, '{') != 0)
-            return FAST_BAIL;
-        while (rc == 0 &&
-               (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-            if (key_is(k, kn, "index"))
-                rc = fast_uint(s, &ci, &seen_index);
-            else if (key_is(k, kn, "delta")) {
-                if ((rc = object_or_null(s, &seen_delta, &is_obj)) == 0 &&
-                    is_obj)
-                    rc = fast_delta(s, tcs, n);
-            } else if (key_is(k, kn, "finish_reason")) {
-                if (seen_fr++)
-                    return FAST_BAIL;
-                finish = tg__jcur_peek(&s->cur) != 'n';
-                rc = skip_value(s);
-            } else
-                rc = skip_value(s);
-        }
-        if (rc != 0)
-            return rc;
-        if (m != 0)
-            return FAST_BAIL;
-        if (ci != 0 && !(ci == NO_KEY && c == 0))
-            *n = start; /* not the turn's choice */
-        else if (finish) {
-            if (*n == FAST_MAX)
-                return FAST_BAIL;
-            memset(&tcs[*n], 0, sizeof tcs[*n]);
-            tcs[(*n)++].k = NO_KEY;
-        }
-    }
-    return rc != 0 ? rc : e == 0 ? 0 : FAST_BAIL;
-}
-
-static int fast_chat(tg_stream *s)
-{
-    fast_tc tcs[FAST_MAX];
-    size_t n = 0;
-    const char *k;
-    size_t kn;
-    int first = 1, m, rc = 0, seen = 0;
-    if (tg__jcur_take(&s->cur, '{') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "choices"))
-            rc = seen++ ? FAST_BAIL : fast_choices(s, tcs, &n);
-        /* Members by which another provider's event would be told. */
-        else if (key_is(k, kn, "type") || key_is(k, kn, "candidates") ||
-                 key_is(k, kn, "promptFeedback") ||
-                 key_is(k, kn, "usageMetadata"))
-            return FAST_BAIL;
-        else
-            rc = skip_value(s);
-    }
-    if (rc != 0)
-        return rc;
-    if (m != 0 || !seen || tg__jcur_end(&s->cur) != 0)
-        return FAST_BAIL;
-    for (size_t i = 0; i < n; i++) {
-        fast_tc *t = &tcs[i];
-        if (t->k == NO_KEY)
-            rc = close_all(s, NO_KEY);
-        else
-            rc = chat_piece(s, t->k, span_str(s, &t->id), span_str(s, &t->type),
-                            span_str(s, &t->name), span_str(s, &t->args),
-                            t->args.len, NULL);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Anthropic content_block_delta; every other event gives up. */
-static int fast_anth(tg_stream *s)
-{
-    span type = {0}, dtype = {0}, pj = {0};
-    long long index = NO_KEY;
-    const char *k;
-    size_t kn;
-    int first = 1, m, rc = 0, seen_index = 0, seen_delta = 0, is_obj;
-    if (tg__jcur_take(&s->cur, '{') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "type"))
-            rc = fast_str(s, &type);
-        else if (key_is(k, kn, "index"))
-            rc = fast_uint(s, &index, &seen_index);
-        else if (key_is(k, kn, "delta")) {
-            if ((rc = object_or_null(s, &seen_delta, &is_obj)) != 0 || !is_obj)
-                continue;
-            int dfirst = 1, dm;
-            while (rc == 0 &&
-                   (dm = tg__jcur_member(&s->cur, &dfirst, &k, &kn)) == 1) {
-                if (key_is(k, kn, "type"))
-                    rc = fast_str(s, &dtype);
-                else if (key_is(k, kn, "partial_json"))
-                    rc = fast_str(s, &pj);
-                else
-                    rc = skip_value(s);
-            }
-            if (rc == 0 && dm != 0)
-                rc = FAST_BAIL;
-        } else
-            rc = skip_value(s);
-    }
-    if (rc != 0)
-        return rc;
-    if (m != 0 || tg__jcur_end(&s->cur) != 0 ||
-        !span_is(s, &type, "content_block_delta"))
-        return FAST_BAIL;
-    pending *p;
-    if (!span_is(s, &dtype, "input_json_delta") || !pj.set ||
-        (p = find_open(s, index, NULL)) == NULL)
-        return 0;
-    return add_args(p, span_str(s, &pj), pj.len);
-}
-
-/* A Responses event other than the four that open and close calls: an
- * arguments delta, or one of the many that carry text, reasoning or
- * progress and no call. */
-static int fast_resp(tg_stream *s)
-{
-    span type = {0}, item_id = {0}, delta = {0};
-    long long oi = NO_KEY;
-    const char *k;
-    size_t kn;
-    int first = 1, m, rc = 0, seen_oi = 0;
-    if (tg__jcur_take(&s->cur, '{') != 0)
-        return FAST_BAIL;
-    while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
-        if (key_is(k, kn, "type"))
-            rc = fast_str(s, &type);
-        else if (key_is(k, kn, "item_id"))
-            rc = fast_str(s, &item_id);
-        else if (key_is(k, kn, "output_index"))
-            rc = fast_uint(s, &oi, &seen_oi);
-        else if (key_is(k, kn, "delta")) {
-            /* Not a string: the document path ignores it too. */
-            if (delta.seen)
-                rc = FAST_BAIL;
-            else if (tg__jcur_peek(&s->cur) == '"')
-                rc = fast_str(s, &delta);
-            else {
-                delta.seen = 1;
-                rc = skip_value(s);
-            }
-        } else
-            rc = skip_value(s);
-    }
-    if (rc != 0)
-        return rc;
-    const char *t = span_str(s, &type);
-    if (m != 0 || tg__jcur_end(&s->cur) != 0 || t == NULL ||
-        strncmp(t, "response.", 9) != 0 ||
-        strcmp(t, "response.output_item.added") == 0 ||
-        strcmp(t, "response.output_item.done") == 0 ||
-        strcmp(t, "response.function_call_arguments.done") == 0 ||
-        strcmp(t, "response.failed") == 0)
-        return FAST_BAIL;
-    if (strcmp(t, "response.function_call_arguments.delta") != 0 || !delta.set)
-        return 0;
-    const char *iid = span_str(s, &item_id);
-    pending *p = iid != NULL    ? find_open(s, NO_KEY, iid)
-                 : oi == NO_KEY ? NULL
-                                : find_open(s, oi, NULL);
-    return p == NULL ? 0 : add_args(p, span_str(s, &delta), delta.len);
-}
-
-/* 0 when the event was read, FAST_BAIL when the document path must read
- * it, or TG_ENOMEM. */
-static int fast_event(tg_stream *s, const tg_sse_event *ev)
-{
-    if (s->slow)
-        return FAST_BAIL;
-    cur_reset(&s->cur, ev->data, ev->data_len);
-    s->arena.len = 0;
-    switch (s->provider) {
-    case P_CHAT:
-        return fast_chat(s);
-    case P_ANTH:
-        return fast_anth(s);
-    case P_RESP:
-        return fast_resp(s);
-    default:
-        return FAST_BAIL;
-    }
-}
-
-/* ------------------------------------------------------------ events */
 
 /* Keeps the message of the first error event the provider streamed (an
  * overloaded server, say): it tells why a stream ended early. The shapes:
@@ -1175,12 +514,12 @@ static void note_api_error(tg_stream *s, const json_t *doc)
 {
     if (s->api_error[0] != '\0')
         return;
-    const char *type = str_member(doc, "type");
-    const char *msg = str_member(json_object_get(doc, "error"), "message");
+    const char *type = tg__stream_str(doc, "type");
+    const char *msg = tg__stream_str(json_object_get(doc, "error"), "message");
     if (msg == NULL && str_is(type, "error"))
-        msg = str_member(doc, "message");
+        msg = tg__stream_str(doc, "message");
     if (msg == NULL && str_is(type, "response.failed"))
-        msg = str_member(
+        msg = tg__stream_str(
             json_object_get(json_object_get(doc, "response"), "error"),
             "message");
     if (msg != NULL)
@@ -1188,23 +527,39 @@ static void note_api_error(tg_stream *s, const json_t *doc)
                  *msg ? msg : "(no message)");
 }
 
+/* A fast path's reading of the event: 0 when it was read, TG__FAST_BAIL
+ * when the document path must read it, or TG_ENOMEM. */
+static int fast_event(tg_stream *s, const tg_sse_event *ev)
+{
+    const tg__stream_provider *pr = providers[s->provider];
+    if (s->slow || pr == NULL || pr->fast == NULL)
+        return TG__FAST_BAIL;
+    /* The cursor keeps its scratch buffer across events. */
+    s->cur.p = (const unsigned char *)ev->data;
+    s->cur.end = s->cur.p + ev->data_len;
+    s->cur.depth = 0;
+    s->arena.len = 0;
+    return pr->fast(s);
+}
+
 static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
 {
     tg_stream *s = ud;
-    if (s->provider == P_NONE || s->provider == P_GEMINI) {
+    if (s->provider == TG__SP_NONE || s->provider == TG__SP_GEMINI) {
         SHA256_Update(&s->hash, ev->data, ev->data_len);
         SHA256_Update(&s->hash, "\n\n", 2);
     }
-    if (is_blank(ev->data, ev->data_len))
+    if (tg__stream_blank(ev->data, ev->data_len))
         return 0; /* a keep-alive */
     int rc, kind;
     if (ev->data_len == 6 && memcmp(ev->data, "[DONE]", 6) == 0) {
         /* Chat Completions' end: every call is complete. */
-        if (s->provider != P_NONE && (rc = close_all(s, NO_KEY)) != 0)
+        if (s->provider != TG__SP_NONE &&
+            (rc = tg__stream_complete_all(s)) != 0)
             return rc == TG_ENOMEM ? nomem(err) : rc;
         return 0;
     }
-    if ((rc = fast_event(s, ev)) != FAST_BAIL)
+    if ((rc = fast_event(s, ev)) != TG__FAST_BAIL)
         return rc == TG_ENOMEM ? nomem(err) : rc;
     json_error_t jerr;
     json_t *doc = tg__json_fast_load(ev->data, ev->data_len, 0); /* new ref */
@@ -1219,7 +574,8 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
          * garbled, and what came before still counts. When nothing came
          * before, what the cut event began with still tells whose it is. */
         if (ev->at_end) {
-            if (s->provider == P_NONE && (kind = sniff(ev)) != P_NONE) {
+            if (s->provider == TG__SP_NONE &&
+                (kind = sniff(ev)) != TG__SP_NONE) {
                 s->provider = kind;
                 s->turn->format = provider_names[kind];
             }
@@ -1242,14 +598,14 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     }
     note_api_error(s, doc);
     kind = classify(doc);
-    if (s->provider == P_NONE) {
-        if (kind == P_NONE) {
+    if (s->provider == TG__SP_NONE) {
+        if (kind == TG__SP_NONE) {
             json_decref(doc); /* not telling yet (an error event, say) */
             return 0;
         }
         s->provider = kind;
         s->turn->format = provider_names[kind];
-    } else if (kind != P_NONE && kind != s->provider) {
+    } else if (kind != TG__SP_NONE && kind != s->provider) {
         json_decref(doc);
         return tg__error_at(err, TG_EFORMAT, (long)ev->line, 0,
                             "event %llu (ending on line %llu) of the stream "
@@ -1260,19 +616,7 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
                             provider_names[s->provider],
                             s->fixed ? "as named" : "by its first events");
     }
-    switch (s->provider) {
-    case P_CHAT:
-        rc = chat_event(s, doc);
-        break;
-    case P_RESP:
-        rc = resp_event(s, doc);
-        break;
-    case P_ANTH:
-        rc = anth_event(s, doc);
-        break;
-    default:
-        rc = gemini_event(s, doc);
-    }
+    rc = providers[s->provider]->event(s, doc);
     json_decref(doc);
     return rc == TG_ENOMEM ? nomem(err) : rc;
 }
@@ -1282,8 +626,8 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
 static int provider_from_name(const char *format)
 {
     if (format == NULL || strcmp(format, "auto") == 0)
-        return P_NONE;
-    for (int p = 1; p < P_COUNT; p++)
+        return TG__SP_NONE;
+    for (int p = 1; p < TG__SP_COUNT; p++)
         if (strcmp(format, provider_names[p]) == 0)
             return p;
     return -1;
@@ -1308,7 +652,7 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     }
     s->provider = p;
-    s->fixed = p != P_NONE;
+    s->fixed = p != TG__SP_NONE;
     s->max = TG_SSE_DEFAULT_MAX_DATA;
     tg__sse_init(&s->sse, s->max);
     SHA256_Init(&s->hash);
@@ -1346,7 +690,14 @@ const tg_call *tg_stream_next_call(tg_stream *s)
 {
     if (s == NULL || s->turn == NULL || s->next >= s->turn->n)
         return NULL;
-    return s->turn->calls[s->next++];
+    size_t i = s->next++;
+    tg_call *call = s->turn->calls[i];
+    /* A call with this id was handed out before (it completed first): that
+     * one may be running, this one must not. */
+    if (s->repeated_ids && first_with_id(s, call->id) != i)
+        mark_duplicate(call);
+    s->placed[i].handed = true;
+    return call;
 }
 
 const char *tg_stream_format(const tg_stream *s)
@@ -1365,7 +716,7 @@ int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err)
     int rc = tg__sse_finish(&s->sse, on_event, s, err);
     if (rc != 0)
         return rc;
-    if (s->provider == P_NONE)
+    if (s->provider == TG__SP_NONE)
         return tg__error_set(
             err, TG_EFORMAT,
             "the stream has no event of a known provider "
@@ -1374,10 +725,14 @@ int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err)
             "Responses API, Anthropic Messages or Gemini",
             (unsigned long long)s->sse.events, s->sse.events == 1 ? "" : "s",
             s->api_error[0] ? "; it carried an error: " : "", s->api_error);
-    /* What is still open never closed: the input ended inside it. */
-    while (s->nopen > 0)
-        if ((rc = close_at(s, 0, 0)) != 0)
+    /* What is still open had no end: the input ended after it, complete
+     * when its arguments closed, or inside them. */
+    while (s->nopen > 0) {
+        int closed = closed_at_end(s, s->open[0]);
+        if (closed < 0 || (rc = complete_at(s, 0, closed == 1)) != 0)
             return nomem(err);
+    }
+    put_in_order(s);
     *out = s->turn;
     s->turn = NULL;
     return 0;
@@ -1393,6 +748,7 @@ void tg_stream_free(tg_stream *s)
     for (size_t i = 0; i < s->nopen; i++)
         pending_free(s->open[i]);
     free(s->open);
+    free(s->placed);
     free(s->ids);
     tg_turn_free(s->turn);
     free(s);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stream.h - the streamed-turn reader behind the public tg_stream_* API
- * (stream.c), and the two hooks tg_turn_parse uses to read a whole SSE
- * transcript through it.
+ * (stream.c, with one file per provider: stream_core.h), and the two hooks
+ * tg_turn_parse uses to read a whole SSE transcript through it.
  */
 #ifndef TG_FORMATS_STREAM_H
 #define TG_FORMATS_STREAM_H

@@ -10,6 +10,19 @@
  * letters, digits, '_', '.' and '-'. Anything else in braces is literal
  * text, so an awk program like "{ print $1 }" or JSON in a stdin template is
  * left alone.
+ *
+ * One argv element is still not enough when it begins with '-': the program
+ * reads it as an option ("-odata.txt" makes sort write over data.txt,
+ * "--output=x", "-e…" to grep, "-la" to ls). So a placeholder's value that
+ * begins with '-' is refused unless a literal "--" comes before the
+ * placeholder in the template (after "--" getopt and its kin take every
+ * element as an operand) or the tool names the placeholder in its
+ * "option_args". The rule looks at the text the value becomes, so it holds
+ * for numbers too: -5 is "-5", which is an option to tail, grep, ls and
+ * kill, and a real's exponent brings letters ("-1e-7" is grep's "-1 -e -7").
+ * Only whole-element placeholders are substituted, so a value can never be
+ * the start of an element like "--file={path}"; "{*}" is an object and the
+ * stdin template is no argv at all.
  */
 #include "template.h"
 
@@ -223,6 +236,37 @@ static int missing(tg_error *err, const placeholder *ph, const char *where)
     return TG_EINVAL;
 }
 
+/* Whether `names` (array of strings, may be NULL) holds name. */
+static bool listed(const json_t *names, const char *name)
+{
+    size_t i;
+    json_t *v; /* borrowed */
+    json_array_foreach(names, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (s != NULL && strcmp(s, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The option rule's refusal of placeholder `name` in a command running
+ * `prog`. The value is not quoted: it is the caller's, and the message may
+ * reach a terminal. */
+static int option_refused(tg_error *err, const placeholder *ph,
+                          const char *name, const char *prog)
+{
+    tg__error_set(err, TG_EINVAL,
+                  "argument '%s' begins with '-', so '%.100s' would read it "
+                  "as an option; refused (pass a value that does not begin "
+                  "with '-', a path as './-name'; to allow it, the tool's "
+                  "command can put \"--\" before {%s}, or its "
+                  "\"option_args\" can list \"%s\")",
+                  name, prog, name, name);
+    set_pointer(err, ph->name, ph->len);
+    return TG_EINVAL;
+}
+
 /* --------------------------------------------------------------- argv */
 
 void tg__argv_free(char **argv)
@@ -234,12 +278,31 @@ void tg__argv_free(char **argv)
     free(argv);
 }
 
-int tg__argv_expand(const json_t *tpl, const json_t *args, char ***argv_out,
-                    tg_error *err)
+bool tg__argv_has_placeholder(const json_t *tpl, const char *name)
+{
+    size_t i, len = strlen(name);
+    json_t *el; /* borrowed */
+    json_array_foreach(tpl, i, el)
+    {
+        placeholder ph;
+        if (json_is_string(el) &&
+            parse_placeholder(json_string_value(el), json_string_length(el),
+                              &ph) &&
+            ph.len == len && memcmp(ph.name, name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+int tg__argv_expand(const json_t *tpl, const json_t *args,
+                    const json_t *option_args, char ***argv_out,
+                    const char **keyword, tg_error *err)
 {
     int rc = 0;
     size_t n = json_array_size(tpl), k = 0;
     char **argv = calloc(n + 1, sizeof *argv);
+    const char *why = "required";
+    bool operands = false; /* a literal "--" came before */
     tg_buf b;
     tg__buf_init(&b, 0);
     *argv_out = NULL;
@@ -270,6 +333,7 @@ int tg__argv_expand(const json_t *tpl, const json_t *args, char ***argv_out,
                 goto fail;
             }
             k++;
+            operands = operands || strcmp(s, "--") == 0;
             continue;
         }
         char name[256];
@@ -288,11 +352,22 @@ int tg__argv_expand(const json_t *tpl, const json_t *args, char ***argv_out,
                                "be a command-line argument",
                                name);
             set_pointer(err, ph.name, ph.len);
+            why = "nul";
             goto fail;
         }
         b.len = 0;
-        if ((rc = put_value(&b, v)) != 0 ||
-            (argv[k] = tg__buf_take(&b)) == NULL) {
+        if ((rc = put_value(&b, v)) != 0) {
+            rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if (b.len > 0 && b.data[0] == '-' && !operands &&
+            !listed(option_args, name)) {
+            rc = option_refused(err, &ph, name,
+                                json_string_value(json_array_get(tpl, 0)));
+            why = "option";
+            goto fail;
+        }
+        if ((argv[k] = tg__buf_take(&b)) == NULL) {
             rc = tg__error_set(err, TG_ENOMEM, "out of memory");
             goto fail;
         }
@@ -302,6 +377,8 @@ int tg__argv_expand(const json_t *tpl, const json_t *args, char ***argv_out,
     *argv_out = argv;
     return 0;
 fail:
+    if (keyword != NULL)
+        *keyword = why;
     json_decref(empty);
     tg__buf_cleanup(&b);
     tg__argv_free(argv);

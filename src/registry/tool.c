@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_env.h"
 #include "error.h"
 #include "schema.h"
+#include "template.h"
 
 #define MAX_NAME 128
 #define MAX_TIMEOUT_MS INT64_C(86400000)
@@ -31,6 +33,9 @@ void tg__tool_free(tg_tool *tool)
     json_decref(tool->stdin_tpl);
     json_decref(tool->env);
     json_decref(tool->env_pass);
+    json_decref(tool->option_args);
+    json_decref(tool->ctx_env_allow);
+    json_decref(tool->ctx_env_deny);
     free(tool);
 }
 
@@ -128,6 +133,177 @@ static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
     return 0;
 }
 
+bool tg__tool_exit_ok(const tg_tool *tool, int status)
+{
+    if (status < 0 || status > 255)
+        return false;
+    if (!tool->has_ok_exit)
+        return status == 0;
+    return (tool->ok_exit[status / 64] >> (status % 64)) & 1u;
+}
+
+/* An exit status of "ok_exit": an integer from 0 to 255, or -1. */
+static int exit_status_value(const json_t *v)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > 255)
+        return -1;
+    return (int)json_integer_value(v);
+}
+
+/* "ok_exit": the exit statuses that count as success, as a list
+ * ([0, 1]) or a range ({"min": 0, "max": 1}), each status 0 to 255. */
+static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
+                          tg_error *err)
+{
+    static const char forms[] =
+        " must be a list of exit statuses such as [0, 1] or a range such as "
+        "{\"min\": 0, \"max\": 1}";
+    const json_t *v = json_object_get(entry, "ok_exit"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    int lo, hi;
+    if (json_is_array(v)) {
+        if (json_array_size(v) == 0)
+            return bad(err, key, "ok_exit",
+                       " must list at least one exit status (0 to 255)");
+        size_t i;
+        const json_t *s; /* borrowed */
+        json_array_foreach(v, i, s)
+        {
+            int st = exit_status_value(s);
+            if (st < 0)
+                return bad(err, key, "ok_exit",
+                           "[%zu] must be an exit status, an integer from 0 "
+                           "to 255",
+                           i);
+            t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
+        }
+        t->has_ok_exit = true;
+        return 0;
+    }
+    if (!json_is_object(v))
+        return bad(err, key, "ok_exit", "%s", forms);
+    const char *k;
+    const json_t *m; /* borrowed */
+    json_object_foreach((json_t *)v, k, m)
+    {
+        if (strcmp(k, "min") != 0 && strcmp(k, "max") != 0)
+            return bad(err, key, "ok_exit",
+                       ": unknown key '%s' (a range has \"min\" and "
+                       "\"max\")",
+                       k);
+    }
+    if (!json_object_get(v, "min") || !json_object_get(v, "max"))
+        return bad(err, key, "ok_exit",
+                   " range needs both \"min\" and \"max\"");
+    char range[160]; /* "tools[2].ok_exit": min and max are its members */
+    snprintf(range, sizeof range, "%s.ok_exit", key);
+    if ((lo = exit_status_value(json_object_get(v, "min"))) < 0)
+        return bad(err, range, "min",
+                   " must be an exit status, an integer from 0 to 255");
+    if ((hi = exit_status_value(json_object_get(v, "max"))) < 0)
+        return bad(err, range, "max",
+                   " must be an exit status, an integer from 0 to 255");
+    if (lo > hi)
+        return bad(err, key, "ok_exit",
+                   ".min (%d) must not be greater than max (%d)", lo, hi);
+    for (int st = lo; st <= hi; st++)
+        t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
+    t->has_ok_exit = true;
+    return 0;
+}
+
+/* "option_args": the names of placeholders of the command whose values may
+ * begin with '-' (template.c, the option rule). */
+static int option_args_member(const json_t *entry, const char *key, tg_tool *t,
+                              tg_error *err)
+{
+    json_t *v = json_object_get(entry, "option_args"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, key, "option_args",
+                   " must be an array of names of the command's placeholders "
+                   "whose values may begin with '-'");
+    size_t i;
+    json_t *name; /* borrowed */
+    json_array_foreach(v, i, name)
+    {
+        const char *s = json_string_value(name);
+        if (s == NULL)
+            return bad(err, key, "option_args",
+                       "[%zu] must be the name of a placeholder", i);
+        if (!tg__argv_has_placeholder(t->argv, s))
+            return bad(err, key, "option_args",
+                       "[%zu]: '%.64s' is not a placeholder of the command "
+                       "(an element \"{%.64s}\" or \"{%.64s?}\")",
+                       i, s, s, s);
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(v, j), name))
+                return bad(err, key, "option_args",
+                           "[%zu]: '%.64s' is listed twice", i, s);
+    }
+    if ((t->option_args = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* One list of "context_env" (`which` is "allow" or "deny"): patterns of
+ * variable names, copied into *out. */
+static int ctx_env_list(const json_t *ce, const char *ckey, const char *which,
+                        json_t **out, tg_error *err)
+{
+    json_t *v = json_object_get(ce, which); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, ckey, which,
+                   " must be an array of variable names or patterns with "
+                   "'*'");
+    size_t i;
+    json_t *p; /* borrowed */
+    json_array_foreach(v, i, p)
+    {
+        if (!tg__env_pattern_valid(json_string_value(p)))
+            return bad(err, ckey, which,
+                       "[%zu] must be a variable name or a pattern: letters, "
+                       "digits, '_' and '*'",
+                       i);
+    }
+    if ((*out = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* "context_env": {"allow": [...], "deny": [...]}, which variables a call's
+ * context.env may set besides / beyond the table of context_env.c. */
+static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
+                              tg_error *err)
+{
+    json_t *ce = json_object_get(entry, "context_env"); /* borrowed */
+    if (ce == NULL)
+        return 0;
+    if (!json_is_object(ce))
+        return bad(err, key, "context_env",
+                   " must be an object with \"allow\" and/or \"deny\" "
+                   "(arrays of variable names or patterns with '*')");
+    char ckey[160];
+    snprintf(ckey, sizeof ckey, "%s.context_env", key);
+    const char *k;
+    json_t *v; /* borrowed */
+    json_object_foreach(ce, k, v)
+    {
+        if (strcmp(k, "allow") != 0 && strcmp(k, "deny") != 0)
+            return bad(err, ckey, NULL,
+                       ": unknown key '%.64s' (it takes \"allow\" and "
+                       "\"deny\")",
+                       k);
+    }
+    int rc = ctx_env_list(ce, ckey, "allow", &t->ctx_env_allow, err);
+    return rc ? rc : ctx_env_list(ce, ckey, "deny", &t->ctx_env_deny, err);
+}
+
 /* Parses the members of a command tool that are not name/description. */
 static int command_members(const json_t *entry, const char *key, tg_tool *t,
                            tg_error *err)
@@ -190,7 +366,12 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
                        " must be an integer from 1 to 86400000");
         t->timeout_ms = json_integer_value(v);
     }
-    return sandbox_members(entry, key, t, err);
+    int rc = ok_exit_member(entry, key, t, err);
+    if (rc == 0)
+        rc = option_args_member(entry, key, t, err);
+    if (rc == 0)
+        rc = context_env_member(entry, key, t, err);
+    return rc ? rc : sandbox_members(entry, key, t, err);
 }
 
 /* Compiles t->input_schema into t->schema, once, at registration: a
@@ -209,7 +390,8 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     static const char *const keys[] = {
         "name",    "description", "input_schema", "annotations", "command",
         "stdin",   "env",         "timeout_ms",   "mcp",         "output",
-        "network", "sandbox",     "env_pass",     NULL};
+        "network", "sandbox",     "env_pass",     "option_args", "context_env",
+        "ok_exit", NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;

@@ -34,12 +34,25 @@ typedef struct tg_tool {
     json_t *stdin_tpl;  /* string template or NULL (new ref) */
     json_t *env;        /* object name -> string or NULL (new ref) */
     int64_t timeout_ms; /* 0: the runtime's default */
+    /* "ok_exit": the exit statuses that are success (bit n of word n / 64);
+     * when has_ok_exit is false only 0 is */
+    bool has_ok_exit;
+    uint64_t ok_exit[4];
     /* the sandbox (src/exec/sandbox.c) */
     json_t *env_pass; /* array of names passed from the runtime's environment
                          (secret-looking ones too), or NULL (new ref) */
     bool network;     /* "network": true keeps the host's network */
     bool unsandboxed; /* "sandbox": false: no bubblewrap, no rlimits */
+    /* hostile callers (template.c, context_env.c) */
+    json_t *option_args;   /* array of placeholder names whose values may
+                              begin with '-', or NULL (new ref) */
+    json_t *ctx_env_allow; /* "context_env": arrays of name patterns the */
+    json_t *ctx_env_deny;  /* context may / may not set, or NULL (new refs) */
 } tg_tool;
+
+/* Whether a command tool that exited with `status` (0-255) succeeded: the
+ * statuses of its "ok_exit", else 0 alone. */
+bool tg__tool_exit_ok(const tg_tool *tool, int status);
 
 /* Frees a tool and everything it owns; NULL is a no-op. */
 void tg__tool_free(tg_tool *tool);

@@ -23,7 +23,8 @@ t0=$(now_ms)
 "$TOOLGATE" run --timeout 1000 sleeps.jsonl >out.jsonl
 elapsed=$(( $(now_ms) - t0 ))
 eq "outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success timeout "
-eq "timeout payload" "$(jq -c 'select(.id=="s4").payload' out.jsonl)" '{"timeout":{"durationMs":1000}}'
+eq "timeout payload: the budget" "$(jq -c 'select(.id=="s4").payload.timeout.durationMs' out.jsonl)" 1000
+contains "timeout payload: what it printed first" "$(jq -r 'select(.id=="s4").payload.timeout.stderr' out.jsonl)" "pid="
 eq "timeout execution" "$(jq -r 'select(.id=="s4").execution' out.jsonl)" started
 check "wall time ${elapsed} ms < 2500 ms" test "$elapsed" -lt 2500
 check "no sleep fixture left" bash -c "! pgrep -f '$TG_FIXTURES/[s]leep_ms (80[123]|5004)' >/dev/null"
@@ -38,13 +39,14 @@ mk w1 wc '{"text":"twelve bytes"}' >wc.jsonl
 "$TOOLGATE" run wc.jsonl >out.jsonl
 eq "stdin template" "$(jq -r .payload out.jsonl | tr -d ' \n')" 12
 
-# Failures are results: exit status with stderr tail, signals, missing program.
+# Failures are results: exit status with what it printed, signals, missing program.
 { mk f1 fail '{"code":3,"message":"disk on fire"}'; mk k1 selfkill '{}'; mk m1 missing '{}'; mk u1 nope '{}'; } >fail.jsonl
 "$TOOLGATE" run fail.jsonl >out.jsonl; rc=$?
 eq "run exits 0 whatever the outcomes" "$rc" 0
 eq "exit status code" "$(jq -r 'select(.id=="f1").payload.error.code' out.jsonl)" EXIT_STATUS
 eq "exit status value" "$(jq -r 'select(.id=="f1").exit_status' out.jsonl)" 3
-contains "stderr tail in message" "$(jq -r 'select(.id=="f1").payload.error.message' out.jsonl)" "disk on fire"
+eq "status in message" "$(jq -r 'select(.id=="f1").payload.error.message' out.jsonl)" "command exited with status 3"
+eq "stderr in details" "$(jq -c 'select(.id=="f1").payload.error.details' out.jsonl)" '{"exit_status":3,"stderr":"disk on fire"}'
 eq "killed by signal" "$(jq -r 'select(.id=="k1").payload.error.code' out.jsonl)" KILLED_BY_SIGNAL
 eq "missing program" "$(jq -r 'select(.id=="m1").payload.error.code' out.jsonl)" TOOL_FAILED
 eq "unknown tool" "$(jq -r 'select(.id=="u1").payload.error.code' out.jsonl)" UNKNOWN_TOOL

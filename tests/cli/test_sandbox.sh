@@ -26,7 +26,7 @@ cat >toolgate.json <<JSON
  "limits": {"timeout_ms": 3000, "kill_grace_ms": 300},
  "sandbox": {"rlimits": {"nproc": 64}},
  "tools": [
-  {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"]},
+  {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"], "option_args": ["d"]},
   {"name": "net", "command": ["/bin/bash", "-c", $(jq -n --arg s "$CONNECT" '$s'), "{port}"], "network": true},
   {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 41.7 </dev/null >/dev/null 2>&1 & sleep 41.8"]},
   {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 41.9 </dev/null >/dev/null 2>&1 & echo left"]}
@@ -36,7 +36,9 @@ mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
 sh_call() { mk "$1" shell "$(jq -cn --arg c "$2" '{command:$c}')"; }
 procs() { ls /proc | grep -c '^[0-9]'; }
 
-# Command injection: every attempt is one literal argv element.
+# Command injection: every attempt is one literal argv element (printf
+# reads no options after its format, so "option_args" lets {d} begin with
+# '-'; tests/cli/test_hostile_inject.sh has the option rule itself).
 inj_a='; rm -rf ws; touch pwned'
 inj_b='$(touch pwned2) `touch pwned3`'
 inj_c=$'first line\ntouch pwned4'
@@ -72,7 +74,7 @@ wrote-inside"
 check "nothing outside the workspace" bash -c "! test -e $OUTSIDE && ! test -e $WORK/beside && ! test -e /etc/tg_pwned"
 check "inside the workspace" test -e ws/inside
 eq "no connection to 127.0.0.1" "$(jq -r 'select(.id=="n1").outcome' out.jsonl)" error
-contains "refused" "$(jq -r 'select(.id=="n1").payload.error.message' out.jsonl)" "Connection refused"
+contains "refused" "$(jq -r 'select(.id=="n1").payload.error.details.stderr' out.jsonl)" "Connection refused"
 eq "network: true connects" "$(jq -r 'select(.id=="n2").payload' out.jsonl)" connected
 eq "canary secrets not there" "$(jq -r 'select(.id=="s1").payload' out.jsonl)" "key=[] token=[]
 0"

@@ -6,13 +6,18 @@
  * number of chunk sizes that follow (bits 3-5) and a small cap (bit 6, one
  * more byte); each size byte b is a chunk of b + 1 bytes. The rest is the
  * stream, read whole, in those chunks, and whole with the fast paths off
- * (every event read as a document). Besides crashes, leaks and undefined
- * behaviour, it aborts when the three readings differ (outcome,
- * calls, ids, arguments, raw arguments, errors), when next_call hands out
- * anything but the turn's first calls in order, when an error comes
+ * (every event read as a document), each taking every call next_call
+ * hands out as it comes. Besides crashes, leaks and undefined behaviour,
+ * it aborts when the three readings differ (outcome, calls and their
+ * order, ids, arguments, raw arguments, errors), when next_call hands out
+ * a call that is not in the turn, or twice, or one that changes after it
+ * was handed out (a call must come out only once its arguments cannot
+ * change, whatever order the calls are written in), when an error comes
  * without a message, when tg_turn_parse of the same bytes (no cap) gives
- * other calls than the whole reading, or when a turn with a result per
- * call does not render in its own format.
+ * other calls than a whole reading that takes none as they come, or when
+ * a turn with a result per call does not render in its own format. The
+ * corpus holds transcripts whose calls are written at once, their pieces
+ * taking turns.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,33 +31,43 @@
 static const char *const formats[] = {"auto", "openai-chat", "openai-responses",
                                       "anthropic", "gemini"};
 
+/* One call as a line: everything but its timestamps and index. */
+static void describe_call(const tg_call *c, tg_buf *b)
+{
+    const char *aj = tg_call_args_json(c), *raw = tg_call_args_raw(c);
+    char *meta =
+        tg__call_meta(c) ? json_dumps(tg__call_meta(c), JSON_COMPACT) : NULL;
+    tg__buf_printf(b, "%s|%s|%s|%s|%s|%s|%s|%s\n", c->id, c->tool, c->format,
+                   aj ? aj : "(null)", raw ? raw : "(null)",
+                   c->pre_error_code ? c->pre_error_code : "",
+                   c->pre_error_message ? c->pre_error_message : "",
+                   meta ? meta : "");
+    free(meta);
+}
+
 static void describe(const tg_turn *t, tg_buf *b)
 {
     tg__buf_printf(b, "%s %zu\n", t->format ? t->format : "-", t->n);
     for (size_t i = 0; i < t->n; i++) {
-        const tg_call *c = t->calls[i];
-        const char *aj = tg_call_args_json(c), *raw = tg_call_args_raw(c);
-        char *meta = tg__call_meta(c)
-                         ? json_dumps(tg__call_meta(c), JSON_COMPACT)
-                         : NULL;
-        tg__buf_printf(
-            b, "%zu|%s|%s|%s|%s|%s|%s|%s|%s\n", tg_call_index(c), c->id,
-            c->tool, c->format, aj ? aj : "(null)", raw ? raw : "(null)",
-            c->pre_error_code ? c->pre_error_code : "",
-            c->pre_error_message ? c->pre_error_message : "", meta ? meta : "");
-        free(meta);
+        if (tg_call_index(t->calls[i]) != i)
+            abort();
+        describe_call(t->calls[i], b);
     }
 }
 
-/* Reads the stream; returns its description (caller frees) and the turn. */
+#define MAX_HANDED 64 /* calls handed out that are checked */
+
+/* Reads the stream, taking the calls next_call hands out unless `take` is
+ * 0; returns its description (caller frees) and the turn. */
 static char *read_stream(const uint8_t *text, size_t len, const char *format,
                          const size_t *sizes, size_t nsizes, size_t max,
-                         int slow, tg_turn **turn_out)
+                         int slow, int take, tg_turn **turn_out)
 {
     tg_stream *s = NULL;
     tg_error err;
     tg_buf b;
-    const tg_call *handed[64];
+    const tg_call *handed[MAX_HANDED];
+    char *then[MAX_HANDED]; /* each as it was when handed out */
     size_t nhanded = 0, seen = 0;
     tg__buf_init(&b, 0);
     *turn_out = NULL;
@@ -71,9 +86,14 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
         rc = tg_stream_feed(s, (const char *)text + off, n, &err);
         off += n;
         const tg_call *c;
-        while ((c = tg_stream_next_call(s)) != NULL) {
-            if (nhanded < 64)
+        while (take && (c = tg_stream_next_call(s)) != NULL) {
+            if (nhanded < MAX_HANDED) {
+                tg_buf d;
+                tg__buf_init(&d, 0);
+                describe_call(c, &d);
+                then[nhanded] = tg__buf_take(&d);
                 handed[nhanded++] = c;
+            }
             seen++;
         }
     }
@@ -88,11 +108,24 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
     } else {
         if (seen > turn->n)
             abort();
-        for (size_t i = 0; i < nhanded; i++)
-            if (handed[i] != turn->calls[i])
+        for (size_t i = 0; i < nhanded; i++) {
+            size_t at = tg_call_index(handed[i]);
+            if (at >= turn->n || turn->calls[at] != handed[i])
                 abort();
+            for (size_t j = 0; j < i; j++)
+                if (handed[j] == handed[i])
+                    abort();
+            tg_buf d;
+            tg__buf_init(&d, 0);
+            describe_call(handed[i], &d);
+            if (then[i] != NULL && strcmp(tg__buf_cstr(&d), then[i]) != 0)
+                abort();
+            tg__buf_cleanup(&d);
+        }
         describe(turn, &b);
     }
+    for (size_t i = 0; i < nhanded; i++)
+        free(then[i]);
     tg_stream_free(s);
     *turn_out = turn;
     return tg__buf_take(&b);
@@ -136,15 +169,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - at;
 
     tg_turn *whole_turn, *chunked_turn, *slow_turn;
-    char *whole = read_stream(text, len, format, NULL, 0, max, 0, &whole_turn);
+    char *whole =
+        read_stream(text, len, format, NULL, 0, max, 0, 1, &whole_turn);
     char *chunked =
-        read_stream(text, len, format, sizes, nsizes, max, 0, &chunked_turn);
-    char *slow = read_stream(text, len, format, NULL, 0, max, 1, &slow_turn);
+        read_stream(text, len, format, sizes, nsizes, max, 0, 1, &chunked_turn);
+    char *slow = read_stream(text, len, format, NULL, 0, max, 1, 1, &slow_turn);
     if (strcmp(whole, chunked) != 0 || strcmp(whole, slow) != 0)
         abort();
-    /* Without a cap, tg_turn_parse routes SSE text through the stream. */
+    /* Without a cap, tg_turn_parse routes SSE text through the stream and
+     * takes no call early: of calls sharing an id, the first written runs
+     * (taken as they come, the first complete one does). */
     if (!capped && whole_turn != NULL &&
         tg__stream_looks_like_sse((const char *)text, len)) {
+        tg_turn_free(whole_turn);
+        free(read_stream(text, len, format, NULL, 0, max, 0, 0, &whole_turn));
         tg_turn *parsed = NULL;
         tg_error err;
         if (tg_turn_parse((const char *)text, len, format, "fuzz", &parsed,

@@ -3,10 +3,13 @@
  * fuzz_template.c - libFuzzer target for command-line templates. The input
  * is "TEMPLATE_JSON\nARGS_JSON": the template (an array of strings) expands
  * with the arguments, or fails with a message; an expansion never has more
- * elements than the template, and every element that is not exactly a
+ * elements than the template, every element that is not exactly a
  * placeholder comes out unchanged (no substitution inside elements, no
- * splitting).
+ * splitting), and without a literal "--" in the template no argument comes
+ * out beginning with '-' (the option rule): such an element is one of the
+ * template's own.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_array_foreach(tpl, i, el) if (!json_is_string(el)) goto done;
     char **argv = NULL;
     tg_error err = {0};
-    if (tg__argv_expand(tpl, args, &argv, &err) == 0) {
+    if (tg__argv_expand(tpl, args, NULL, &argv, NULL, &err) == 0) {
         size_t n = 0, j = 0;
         while (argv[n] != NULL)
             n++;
@@ -52,6 +55,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (j == n)
                 abort(); /* a literal element was changed or lost */
             j++;
+        }
+        /* the option rule */
+        bool dashdash = false;
+        json_array_foreach(tpl, i, el)
+        {
+            if (strcmp(json_string_value(el), "--") == 0)
+                dashdash = true;
+        }
+        for (size_t k = 0; k < n && !dashdash; k++) {
+            bool literal = argv[k][0] != '-';
+            json_array_foreach(tpl, i, el)
+            {
+                if (strcmp(json_string_value(el), argv[k]) == 0)
+                    literal = true;
+            }
+            if (!literal)
+                abort(); /* an argument became an option */
         }
         tg__argv_free(argv);
     } else if (err.message[0] == '\0') {

@@ -31,7 +31,7 @@ static inline int tg__builtin_known(const char *name)
 int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err);
 
 /* shell.c: adds the `shell` built-in, a command tool running
- * `/bin/bash -c {command}` (sandboxed like every command tool). */
+ * `/bin/bash -c -- {command}` (sandboxed like every command tool). */
 int tg__shell_add(tg_registry *reg, tg_error *err);
 
 #endif

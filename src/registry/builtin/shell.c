@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shell.c - the `shell` built-in: `/bin/bash -c {command}`, for the models
- * that are best at writing a shell line. It is a command tool like any
- * configured one (argv template, deadline, group kill), so it runs in the
- * sandbox of src/exec/sandbox.c: root file system read-only, the workspace
- * writable, no network, the environment allowlisted, rlimits. Destructive by
- * its annotations; the embedded default policy asks before it runs.
+ * shell.c - the `shell` built-in: `/bin/bash -c -- {command}`, for the
+ * models that are best at writing a shell line (the "--" keeps a command
+ * line that begins with '-' a command line, not bash's options). It is a
+ * command tool like any configured one (argv template, deadline, group
+ * kill), so it runs in the sandbox of src/exec/sandbox.c: root file system
+ * read-only, the workspace writable, no network, the environment
+ * allowlisted, rlimits. Destructive by its annotations; the embedded default
+ * policy asks before it runs.
  */
 #include <jansson.h>
 
@@ -26,7 +28,7 @@ static const char shell_entry[] =
     "  \"required\": [\"command\"], \"additionalProperties\": false},"
     " \"annotations\": {\"readOnlyHint\": false, \"destructiveHint\": true,"
     "  \"idempotentHint\": false, \"openWorldHint\": false},"
-    " \"command\": [\"/bin/bash\", \"-c\", \"{command}\"]}";
+    " \"command\": [\"/bin/bash\", \"-c\", \"--\", \"{command}\"]}";
 
 int tg__shell_add(tg_registry *reg, tg_error *err)
 {

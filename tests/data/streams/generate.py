@@ -10,6 +10,9 @@ Each transcript has the shape of a real capture of the provider's SSE stream
   <case>.json   for complete streams, the whole-document response the stream
                 adds up to (the provider's non-streamed answer), whose calls
                 must equal the stream's
+The interleaved cases write several calls at once, their pieces taking
+turns (interleave()), as providers and OpenAI-compatible servers may; the
+calls must still come out whole, in the order the model wrote them.
 Run it from anywhere; it rewrites the files. The transcripts are data, not
 code: edit this script, not the .sse files.
 """
@@ -68,17 +71,90 @@ def call(id_, tool, args, pre_error=None):
     return c
 
 
+def expect_call(x, cut=False):
+    """The expected call of (id, tool, args); cut: the input ended inside
+    its arguments."""
+    return call(x[0], x[1], None, "MALFORMED_ARGUMENTS") if cut else call(*x)
+
+
 CALLS = [
     ("read_file", {"path": "src/main.c", "max_bytes": 4096}),
     ("grep", {"pattern": "TODO|FIXME", "path": "src", "ignore_case": True}),
     ("list_dir", {"path": "docs/ü ñ", "depth": 2, "note": "quote \" and \\ and\nnewline"}),
 ]
 
+
+def interleave(arg_texts, stagger=2, sizes=(5, 9, 3, 11, 7, 13)):
+    """The order in which a model writing several calls at once sends their
+    pieces (of the given sizes: larger than pieces()' default, which keeps
+    the transcripts, each split at every byte by the tests, short): call k
+    starts once stagger * k pieces went out, then the open calls take
+    turns, one piece each. Returns [(k, piece)], piece None where call k
+    starts."""
+    ps = [pieces(t, sizes) for t in arg_texts]
+    pos, steps, started, sent, turn = [0] * len(ps), [], 0, 0, 0
+    while True:
+        open_ = [k for k in range(started) if pos[k] < len(ps[k])]
+        if started < len(ps) and (sent >= stagger * started or not open_):
+            steps.append((started, None))
+            started += 1
+            continue
+        if not open_:
+            return steps
+        k = open_[turn % len(open_)]
+        turn += 1
+        steps.append((k, ps[k][pos[k]]))
+        pos[k] += 1
+        sent += 1
+
+
+def last_pieces(steps):
+    """The step index at which each call's last piece goes out."""
+    last = {}
+    for i, (k, p) in enumerate(steps):
+        if p is not None:
+            last[k] = i
+    return last
+
+
+def cut_two_open(steps, n):
+    """The first step after which one call's arguments are complete and at
+    least two others' are not: where the interleaved_cut cases end."""
+    last = last_pieces(steps)
+    for i in range(len(steps)):
+        done = [k for k in range(n) if last[k] <= i]
+        begun = {k for k, _ in steps[: i + 1]}
+        if len(done) == 1 and len(begun - set(done)) >= 2:
+            return i
+    raise AssertionError("no step with two calls open")
+
+
+def write_interleaved(provider, calls, stream, expect, **kw):
+    """<provider>/interleaved: calls (args last in each tuple) written at
+    once by stream(calls, steps=...), each expected whole (expect(x)) in
+    the written order; and interleaved_cut, the same transcript ending with
+    one call's arguments closed and two open: those two are cut
+    (expect(x, cut=True)), the closed one is complete - nothing else for
+    its index followed."""
+    steps = interleave([dumps(x[-1]) for x in calls])
+    sse, whole = stream(calls, steps=steps, **kw)
+    write(provider, "interleaved", sse, [expect(x) for x in calls], whole)
+    at = cut_two_open(steps, len(calls))
+    done = [k for k, i in last_pieces(steps).items() if i <= at]
+    sse, _ = stream(calls, steps=steps, cut_after=at)
+    write(provider, "interleaved_cut", sse,
+          [expect(x, cut=k not in done) for k, x in enumerate(calls)])
+
+
+# The interleaved cases put the longest arguments first: they complete
+# last, so the order calls complete in is not the order they were written.
+ILV = [CALLS[2], CALLS[1], CALLS[0]]
+
 # ---------------------------------------------------------------- openai-chat
 
 
 def chat_stream(calls, text=None, finish=True, done=True, comments=False,
-                usage=True):
+                usage=True, steps=None, cut_after=None):
     cid, created, model = "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", 1741570283, "gpt-4o-2024-08-06"
     fp = "fp_eb9dce56a8"
 
@@ -106,13 +182,24 @@ def chat_stream(calls, text=None, finish=True, done=True, comments=False,
             out.append(chunk({"content": t}))
             if comments:
                 out.append(": keep-alive\n\n")
-    for k, (id_, name, args) in enumerate(calls):
-        out.append(chunk({"tool_calls": [{"index": k, "id": id_, "type": "function",
-                                           "function": {"name": name, "arguments": ""}}]}))
-        for n, p in enumerate(pieces(dumps(args))):
-            out.append(chunk({"tool_calls": [{"index": k, "function": {"arguments": p}}]}))
-            if comments and n == 2:
-                out.append(":\n\n")
+    if steps is None:
+        steps = [(k, p) for k, (_, _, args) in enumerate(calls)
+                 for p in [None] + pieces(dumps(args))]
+    sent = [0] * len(calls)
+    for i, (k, p) in enumerate(steps):
+        id_, name, _ = calls[k]
+        if p is None:
+            out.append(chunk({"tool_calls": [{"index": k, "id": id_, "type": "function",
+                                               "function": {"name": name, "arguments": ""}}]}))
+            continue
+        out.append(chunk({"tool_calls": [{"index": k, "function": {"arguments": p}}]}))
+        if comments and sent[k] == 2:
+            out.append(":\n\n")
+        sent[k] += 1
+        if cut_after == i:
+            # The transcript ends inside the next chunk.
+            out.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]})[:60])
+            return "".join(out), None
     if finish:
         out.append(chunk({}, "tool_calls" if calls else "stop"))
         if usage:
@@ -164,11 +251,14 @@ def openai_chat():
     sse, _ = chat_stream([], text="I will read the file", finish=False, done=False)
     sse = cut_inside(sse, '"content":" fil')
     write("openai-chat", "truncated_before_call", sse, [])
+    # Three calls written at once; each comes out whole, in index order.
+    write_interleaved("openai-chat", [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)],
+                      chat_stream, expect_call, text="Checking.")
 
 # ----------------------------------------------------------- openai-responses
 
 
-def resp_stream(calls, reasoning=True, comments=False, stop_after=None):
+def resp_stream(calls, reasoning=True, comments=False, steps=None, cut_after=None):
     rid = "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"
     model = "gpt-4.1-2025-04-14"
     seq = [0]
@@ -200,21 +290,35 @@ def resp_stream(calls, reasoning=True, comments=False, stop_after=None):
         ev({"type": "response.output_item.done", "output_index": oi, "item": r})
         items.append(r)
         oi += 1
-    for fid, cid, name, args in calls:
+    if steps is None:
+        steps = [(k, p) for k, (_, _, _, args) in enumerate(calls)
+                 for p in [None] + pieces(dumps(args))]
+    last = last_pieces(steps)
+    first_oi = oi
+    sent = [0] * len(calls)
+    for i, (k, p) in enumerate(steps):
+        fid, cid, name, args = calls[k]
         item = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "",
                 "call_id": cid, "name": name}
-        ev({"type": "response.output_item.added", "output_index": oi, "item": item})
-        for n, p in enumerate(pieces(dumps(args))):
-            ev({"type": "response.function_call_arguments.delta", "item_id": fid,
-                "output_index": oi, "delta": p, "obfuscation": "k2Lq"[: (n % 4) + 1]})
-            if comments and n == 3:
-                out.append(": keep-alive\n\n")
-        ev({"type": "response.function_call_arguments.done", "item_id": fid, "output_index": oi,
-            "arguments": dumps(args)})
-        done = dict(item, status="completed", arguments=dumps(args))
-        ev({"type": "response.output_item.done", "output_index": oi, "item": done})
-        items.append(done)
-        oi += 1
+        if p is None:
+            ev({"type": "response.output_item.added", "output_index": first_oi + k, "item": item})
+            continue
+        n = sent[k]
+        sent[k] += 1
+        ev({"type": "response.function_call_arguments.delta", "item_id": fid,
+            "output_index": first_oi + k, "delta": p, "obfuscation": "k2Lq"[: (n % 4) + 1]})
+        if comments and n == 3:
+            out.append(": keep-alive\n\n")
+        if last[k] == i:
+            ev({"type": "response.function_call_arguments.done", "item_id": fid,
+                "output_index": first_oi + k, "arguments": dumps(args)})
+            ev({"type": "response.output_item.done", "output_index": first_oi + k,
+                "item": dict(item, status="completed", arguments=dumps(args))})
+        if cut_after == i:
+            return "".join(out) + 'event: response.function_call_arguments.delta\ndata: {"type":"resp', None
+    for fid, cid, name, args in calls:
+        items.append({"id": fid, "type": "function_call", "status": "completed",
+                      "arguments": dumps(args), "call_id": cid, "name": name})
     final = dict(base, status="completed", output=items,
                  usage={"input_tokens": 291, "input_tokens_details": {"cached_tokens": 0},
                         "output_tokens": 23, "output_tokens_details": {"reasoning_tokens": 0},
@@ -248,11 +352,17 @@ def openai_responses():
     sse, _ = resp_stream(c)
     sse = cut_inside(sse, "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"sequence_number\":4")
     write("openai-responses", "truncated_before_call", sse, [])
+    # Three items written at once; their .done events come in the order
+    # their arguments end, the calls in output_index order.
+    write_interleaved("openai-responses",
+                      [(f[i], ids[i], ILV[i][0], ILV[i][1]) for i in range(3)], resp_stream,
+                      lambda x, cut=False: expect_call(x[1:], cut))
 
 # ------------------------------------------------------------------ anthropic
 
 
-def anth_stream(calls, text="I'll look at that.", pings=True, comments=False):
+def anth_stream(calls, text="I'll look at that.", pings=True, comments=False, steps=None,
+                cut_after=None):
     mid = "msg_01XFDUDYJgAACzvnptvVoYEL"
     model = "claude-sonnet-4-5-20250929"
     out = []
@@ -276,19 +386,30 @@ def anth_stream(calls, text="I'll look at that.", pings=True, comments=False):
         ev({"type": "content_block_stop", "index": idx})
         content.append({"type": "text", "text": text})
         idx += 1
+    if steps is None:
+        steps = [(k, p) for k, (_, _, args) in enumerate(calls)
+                 for p in [None] + pieces(dumps(args))]
+    last = last_pieces(steps)
+    sent = [0] * len(calls)
+    for i, (k, p) in enumerate(steps):
+        id_, name, args = calls[k]
+        if p is None:
+            ev({"type": "content_block_start", "index": idx + k,
+                "content_block": {"type": "tool_use", "id": id_, "name": name, "input": {}}})
+            ev({"type": "content_block_delta", "index": idx + k,
+                "delta": {"type": "input_json_delta", "partial_json": ""}})
+            continue
+        ev({"type": "content_block_delta", "index": idx + k,
+            "delta": {"type": "input_json_delta", "partial_json": p}})
+        if comments and sent[k] == 1:
+            out.append(": comment inside the stream\n\n")
+        sent[k] += 1
+        if last[k] == i:
+            ev({"type": "content_block_stop", "index": idx + k})
+        if cut_after == i:
+            return "".join(out) + 'event: content_block_delta\ndata: {"type":"content_bl', None
     for id_, name, args in calls:
-        ev({"type": "content_block_start", "index": idx,
-            "content_block": {"type": "tool_use", "id": id_, "name": name, "input": {}}})
-        ev({"type": "content_block_delta", "index": idx,
-            "delta": {"type": "input_json_delta", "partial_json": ""}})
-        for n, p in enumerate(pieces(dumps(args))):
-            ev({"type": "content_block_delta", "index": idx,
-                "delta": {"type": "input_json_delta", "partial_json": p}})
-            if comments and n == 1:
-                out.append(": comment inside the stream\n\n")
-        ev({"type": "content_block_stop", "index": idx})
         content.append({"type": "tool_use", "id": id_, "name": name, "input": args})
-        idx += 1
     ev({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
         "usage": {"output_tokens": 89}})
     ev({"type": "message_stop"})
@@ -316,6 +437,10 @@ def anthropic():
     sse, _ = anth_stream(c)
     sse = cut_inside(sse, '"text":"I\'ll ')
     write("anthropic", "truncated_before_call", sse, [])
+    # Three tool_use blocks written at once; each stops when its input
+    # ends, the calls in block order.
+    write_interleaved("anthropic", [(ids[i], ILV[i][0], ILV[i][1]) for i in range(3)],
+                      anth_stream, expect_call)
 
 # --------------------------------------------------------------------- gemini
 
@@ -382,6 +507,18 @@ def gemini():
     sse, _ = gemini_stream([(text, False), ([fc(0, ids[0])], True)])
     sse = cut_inside(sse, '"text":"I\'ll ch')
     write("gemini", "truncated_before_call", sse, [])
+    # Gemini sends each call whole; written at once, calls share events
+    # with text and thoughts, and come out in the order of their parts.
+    thought = {"text": "The tree first, then the file.", "thought": True}
+    chunks = [([thought, fc(0, ids[0]), {"text": "Then "}], False),
+              ([fc(1, ids[1]), {"text": "and "}, fc(2, ids[2])], True)]
+    sse, whole = gemini_stream(chunks)
+    write("gemini", "interleaved", sse, [call(ids[i], CALLS[i][0], CALLS[i][1]) for i in range(3)],
+          whole)
+    # Cut inside the event that holds two calls: neither arrived, the one
+    # before them stands.
+    sse = cut_inside(sse, '"pattern":"TODO')
+    write("gemini", "interleaved_cut", sse, [call(ids[0], CALLS[0][0], CALLS[0][1])])
 
 
 if __name__ == "__main__":

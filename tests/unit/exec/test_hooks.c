@@ -74,6 +74,12 @@ static char *slurp(const env *e, const char *name)
     "{\"name\": \"fail\", \"command\": [\"/bin/sh\", \"-c\", "                 \
     "\"echo SECRET 42 >&2; exit 2\"]}"
 
+/* A tool that prints its secret and hangs past its deadline: the timeout
+ * carries what it printed. */
+#define HANG_TOOL                                                              \
+    "{\"name\": \"hang\", \"command\": [\"/bin/sh\", \"-c\", "                 \
+    "\"echo SECRET 42; exec sleep 30\"], \"timeout_ms\": 1000}"
+
 /* The echo tool plus the given "hooks" object (JSON text, or NULL). */
 static tg_runtime *make_rt(const env *e, const char *limits, const char *hooks)
 {
@@ -81,7 +87,7 @@ static tg_runtime *make_rt(const env *e, const char *limits, const char *hooks)
     snprintf(text, sizeof text,
              "{\"workspace\": \"%s\", \"journal\": null, \"builtin_tools\": "
              "[], \"limits\": {%s}, \"tools\": [" ECHO_TOOL ", " FAIL_TOOL
-             "]%s%s}",
+             ", " HANG_TOOL "]%s%s}",
              e->dir, limits ? limits : "", hooks ? ", \"hooks\": " : "",
              hooks ? hooks : "");
     return tg_test_runtime(text, e->dir);
@@ -559,6 +565,47 @@ static void test_after_redaction(void **state)
     tg_runtime_free(rt);
 }
 
+/* A timeout that carries what the command printed is reviewed too, and
+ * its payload may be replaced only by another timeout payload. */
+static void test_after_reviews_timeout_output(void **state)
+{
+    env *e = *state;
+    script(e, "fix_timeout",
+           "cat >/dev/null; echo '{\"payload\":{\"timeout\":{\"durationMs\""
+           ":1000}},\"reason\":\"a secret\"}'");
+    script(e, "redact",
+           "if grep -q SECRET; then echo '{\"payload\":\"[redacted]\"}'; "
+           "else echo '{}'; fi");
+    const char *hooks[] = {"{\"after\": [[\"./fix_timeout\"]]}",
+                           "{\"after\": [[\"./redact\"]]}"};
+    for (size_t i = 0; i < 2; i++) {
+        tg_runtime *rt = make_rt(e, "", hooks[i]);
+        tg_turn *t = tg__turn_new("toolgate");
+        tg_test_add(t, "h", "hang", "{}");
+        tg_test_run(rt, t);
+        const tg_result *r = tg_test_res(t, 0);
+        const json_t *h = hook_entry(t, 0, 0);
+        if (i == 0) {
+            expect_outcome(t, 0, TG_OUTCOME_TIMEOUT);
+            assert_string_equal(tg_result_payload_json(r),
+                                "{\"timeout\":{\"durationMs\":1000}}");
+            assert_string_equal(entry_str(h, "decision"), "replace");
+        } else {
+            expect_outcome(t, 0, TG_OUTCOME_ERROR);
+            assert_string_equal(tg_result_error_code(r), "HOOK_FAILED");
+            expect_contains(tg_result_error_message(r),
+                            "not {\"timeout\":{\"durationMs\"}}");
+            assert_string_equal(entry_str(h, "decision"), "fail");
+        }
+        assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
+        char *all = tg_result_to_json(r);
+        assert_null(strstr(all, "SECRET"));
+        free(all);
+        tg_turn_free(t);
+        tg_runtime_free(rt);
+    }
+}
+
 static void test_after_failure_withholds(void **state)
 {
     env *e = *state;
@@ -779,6 +826,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_kills_group, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_after_redaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_after_reviews_timeout_output,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_failure_withholds, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_handlers_and_slots, setup,

@@ -246,7 +246,17 @@ static int operation(const char *text, const char *format, char **out)
             r = tg__result_error(
                 c, TG_EXECUTION_NOT_STARTED, c->pre_error_code, NULL, "%s",
                 c->pre_error_message ? c->pre_error_message : "");
-        else if (i % 2 == 0)
+        else if (i % 3 == 1) {
+            /* a failed command's output, rendered as text in the envelope */
+            json_t *d =
+                json_pack("{s:i, s:s, s:s}", "exit_status", 1, "stdout",
+                          "FAILED t.py\n", "stderr", "warning\n"); /* new ref */
+            r = d ? tg__result_error(c, TG_EXECUTION_FINISHED, "EXIT_STATUS", d,
+                                     "command exited with status 1")
+                  : NULL;
+            if (r != NULL)
+                r->untrusted = true;
+        } else if (i % 2 == 0)
             r = tg__result_success(c, json_pack("{s:i, s:s}", "ok", (int)i,
                                                 "text", "line\n\"q\""));
         else

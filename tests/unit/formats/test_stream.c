@@ -3,23 +3,29 @@
  * test_stream.c - streamed turns (stream.c) over the transcripts of
  * tests/data/streams/<provider>/<case>.sse (written by generate.py there):
  *
- *   - each gives the calls of <case>.calls;
+ *   - each gives the calls of <case>.calls, in the order the model wrote
+ *     them - also the interleaved cases, whose calls' pieces take turns
+ *     and complete in another order, and their cuts, where every call
+ *     open when the input ends is reported cut;
  *   - the same calls, in the same order, down to the raw arguments and the
  *     error messages, whatever the chunking: split at every byte boundary
  *     into two chunks, in 1-byte and in 64-byte chunks; and with the fast
  *     paths off (every event read as a document);
+ *   - a call tg_stream_next_call hands out is in the turn, once, and
+ *     nothing about it changes afterwards;
  *   - tg_turn_parse reads the transcript the same way and names the
  *     provider's format;
  *   - a stream and the whole response it adds up to (<case>.json) give the
  *     same call records and render the same results, for every provider
  *     whose whole-document format is registered;
  *   - each call comes out of tg_stream_next_call at the very event that
- *     closes its arguments, not before, not after.
+ *     says it is done, not before, not after.
  *
- * Then the edges: a stream cut inside arguments, duplicate and missing ids,
- * index reuse, Responses' .done winning over the deltas, Anthropic's empty
- * input, Gemini's deterministic ids, the caps, events of another provider,
- * data that is not JSON, misuse of the API.
+ * Then the edges: a stream cut inside arguments, duplicate and missing ids
+ * (in and out of order), index reuse, a model writing on after a call's
+ * arguments closed, Responses' .done winning over the deltas, Anthropic's
+ * empty input, Gemini's deterministic ids, the caps, events of another
+ * provider, data that is not JSON, misuse of the API.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,11 +162,14 @@ static char **cases_of(const char *dir, size_t *n)
 
 /* ------------------------------------------------------------ calls as text */
 
-/* Everything a call carries but its timestamps, as one JSON line. */
-static void call_line(const tg_call *c, tg_buf *b)
+/* Everything a call carries but its timestamps (and its index unless
+ * with_index), as one JSON line. */
+static void call_line_of(const tg_call *c, tg_buf *b, int with_index)
 {
     json_t *o = tg__call_to_json(c); /* new ref */
     assert_non_null(o);
+    if (!with_index)
+        json_object_del(o, "index");
     json_object_del(o, "created_at");
     json_object_del(o, "updated_at");
     json_object_del(o, "completed_at");
@@ -178,6 +187,20 @@ static void call_line(const tg_call *c, tg_buf *b)
     json_decref(o);
 }
 
+static void call_line(const tg_call *c, tg_buf *b)
+{
+    call_line_of(c, b, 1);
+}
+
+/* call_line_of without the index, as a string the caller frees. */
+static char *call_text(const tg_call *c)
+{
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    call_line_of(c, &b, 0);
+    return tg__buf_take(&b);
+}
+
 static char *turn_lines(const tg_turn *t)
 {
     tg_buf b;
@@ -188,9 +211,8 @@ static char *turn_lines(const tg_turn *t)
     return tg__buf_take(&b);
 }
 
-/* One run of a stream: the calls handed out by next_call while feeding
- * (ids in order, "|" after each feed that produced any), the turn, the
- * result. */
+/* One run of a stream: the turn (or the error) and how many calls
+ * next_call handed out while feeding. */
 typedef struct run {
     int rc;
     tg_error err;
@@ -205,14 +227,19 @@ static void run_free(run *r)
     free(r->lines);
 }
 
-/* Feeds text in chunks of the given sizes (cycling; nsizes 0: whole). */
-static run run_stream(const char *text, size_t len, const size_t *sizes,
-                      size_t nsizes, const char *format, size_t max)
+/* Feeds text in chunks of the given sizes (cycling; nsizes 0: whole). A
+ * call handed out is checked unchanged at the end - each written down as it
+ * came out unless `quick` (the runs at every byte boundary, thousands per
+ * transcript, check the rest). */
+static run run_stream_as(const char *text, size_t len, const size_t *sizes,
+                         size_t nsizes, const char *format, size_t max,
+                         int quick)
 {
     run r;
     memset(&r, 0, sizeof r);
     tg_stream *s = NULL;
     const tg_call *handed[4096];
+    char *at_hand_out[4096]; /* each handed call as it was then */
     assert_int_equal(tg_stream_new(format, &s, &r.err), 0);
     if (max)
         assert_int_equal(tg_stream_set_max_event_bytes(s, max), 0);
@@ -226,6 +253,7 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
         const tg_call *c;
         while ((c = tg_stream_next_call(s)) != NULL) {
             assert_true(r.early < sizeof handed / sizeof handed[0]);
+            at_hand_out[r.early] = quick ? NULL : call_text(c);
             handed[r.early++] = c;
         }
     }
@@ -233,11 +261,22 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
         r.rc = tg_stream_finish(s, &r.turn, &r.err);
     if (r.rc == 0) {
         assert_null(tg_stream_next_call(s));
-        /* next_call handed out the turn's first calls, in order, and the
-         * pointers are the turn's own. */
+        /* next_call handed out calls of the turn (the pointers are the
+         * turn's own), each once, and none changed after: a call is handed
+         * out only once its arguments cannot change. */
         assert_true(r.early <= r.turn->n);
-        for (size_t i = 0; i < r.early; i++)
-            assert_ptr_equal(handed[i], r.turn->calls[i]);
+        for (size_t i = 0; i < r.early; i++) {
+            size_t at = tg_call_index(handed[i]);
+            assert_true(at < r.turn->n);
+            assert_ptr_equal(handed[i], r.turn->calls[at]);
+            for (size_t j = 0; j < i; j++)
+                assert_ptr_not_equal(handed[i], handed[j]);
+            if (at_hand_out[i] != NULL) {
+                char *now = call_text(handed[i]);
+                assert_string_equal(now, at_hand_out[i]);
+                free(now);
+            }
+        }
         for (size_t i = 0; i < r.turn->n; i++)
             assert_int_equal(tg_call_index(r.turn->calls[i]), i);
         r.lines = turn_lines(r.turn);
@@ -249,8 +288,16 @@ static run run_stream(const char *text, size_t len, const size_t *sizes,
         tg__buf_printf(&b, "error %s: %s\n", tg_err_name(r.rc), r.err.message);
         r.lines = tg__buf_take(&b);
     }
+    for (size_t i = 0; i < r.early; i++)
+        free(at_hand_out[i]);
     tg_stream_free(s);
     return r;
+}
+
+static run run_stream(const char *text, size_t len, const size_t *sizes,
+                      size_t nsizes, const char *format, size_t max)
+{
+    return run_stream_as(text, len, sizes, nsizes, format, max, 0);
 }
 
 /* The lines of a whole feed with the fast paths off. */
@@ -334,7 +381,7 @@ static void check_chunkings(const char *name, const char *text, size_t len,
 {
     for (size_t cut = 1; cut < len; cut++) {
         size_t sizes[2] = {cut, len};
-        run r = run_stream(text, len, sizes, 2, "auto", 0);
+        run r = run_stream_as(text, len, sizes, 2, "auto", 0, 1);
         if (strcmp(r.lines, whole->lines) != 0)
             fail_msg("%s split at byte %zu:\n%s\nwhole:\n%s", name, cut,
                      r.lines, whole->lines);
@@ -453,7 +500,7 @@ static void run_provider(const char *provider)
     char **cases = cases_of(dir, &n);
     static const char *const required[] = {
         "normal",         "parallel", "truncated_args", "truncated_before_call",
-        "pings_comments", "crlf"};
+        "pings_comments", "crlf",     "interleaved",    "interleaved_cut"};
     for (size_t r = 0; r < sizeof required / sizeof required[0]; r++) {
         int found = 0;
         for (size_t i = 0; i < n; i++)
@@ -559,17 +606,22 @@ static size_t event_end(const char *text, const char *marker, int nth)
     return (size_t)(end - text) + 2;
 }
 
-/* Feeds byte by byte; at[i] = bytes fed when call i came out. */
-static size_t appearance(const char *text, size_t len, size_t *at, size_t max)
+/* Feeds byte by byte; at[i] = bytes fed when the i-th call came out, and
+ * (when ids is not NULL) ids[i] its id. */
+static size_t appearance(const char *text, size_t len, size_t *at, size_t max,
+                         char (*ids)[64])
 {
     tg_stream *s = NULL;
     tg_error err;
     size_t n = 0;
+    const tg_call *c;
     assert_int_equal(tg_stream_new("auto", &s, &err), 0);
     for (size_t off = 0; off < len; off++) {
         assert_int_equal(tg_stream_feed(s, text + off, 1, &err), 0);
-        while (tg_stream_next_call(s) != NULL) {
+        while ((c = tg_stream_next_call(s)) != NULL) {
             assert_true(n < max);
+            if (ids != NULL)
+                snprintf(ids[n], sizeof ids[n], "%s", tg_call_id(c));
             at[n++] = off + 1;
         }
     }
@@ -588,46 +640,63 @@ static char *load_case(const char *provider, const char *name, size_t *len)
     return text;
 }
 
+/* The three calls of <provider>/<name>.sse come out, fed byte by byte, at
+ * the end of the event holding the nth[i] occurrence of mark[i] (the same
+ * mark for every call when mark[1] is NULL); with ids, as ids[i]. */
+static void expect_out(const char *provider, const char *name,
+                       const char *const mark[3], const int nth[3],
+                       const char *const ids[3])
+{
+    size_t len, at[8];
+    char got[8][64];
+    char *t = load_case(provider, name, &len);
+    assert_int_equal(appearance(t, len, at, 8, got), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(at[i],
+                         event_end(t, mark[mark[1] ? i : 0], nth ? nth[i] : 1));
+        if (ids != NULL)
+            assert_string_equal(got[i], ids[i]);
+    }
+    free(t);
+}
+
 static void test_calls_come_out_when_their_arguments_close(void **state)
 {
     (void)state;
-    size_t len, at[8];
-    char *t = load_case("anthropic", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8), 3);
-    for (int i = 0; i < 3; i++) {
-        char m[64];
-        snprintf(m, sizeof m, "\"type\":\"content_block_stop\",\"index\":%d}",
-                 i + 1);
-        assert_int_equal(at[i], event_end(t, m, 1));
-    }
-    free(t);
-
-    t = load_case("openai-responses", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8), 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(
-            at[i],
-            event_end(t, "\"type\":\"response.function_call_arguments.done\"",
-                      i + 1));
-    free(t);
-
-    /* Chat: a call closes when the next index starts; the last one at the
-     * finish_reason. */
-    t = load_case("openai-chat", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8), 3);
-    assert_int_equal(at[0], event_end(t, "\"tool_calls\":[{\"index\":1,", 1));
-    assert_int_equal(at[1], event_end(t, "\"tool_calls\":[{\"index\":2,", 1));
-    assert_int_equal(at[2],
-                     event_end(t, "\"finish_reason\":\"tool_calls\"", 1));
-    free(t);
-
+    static const int first_three[] = {1, 2, 3};
+    static const char *const stops[] = {
+        "\"type\":\"content_block_stop\",\"index\":1}",
+        "\"type\":\"content_block_stop\",\"index\":2}",
+        "\"type\":\"content_block_stop\",\"index\":3}"};
+    static const char *const args_done[] = {
+        "\"type\":\"response.function_call_arguments.done\"", NULL, NULL};
+    static const char *const finish[] = {"\"finish_reason\":\"tool_calls\"",
+                                         NULL, NULL};
+    expect_out("anthropic", "parallel", stops, NULL, NULL);
+    expect_out("openai-responses", "parallel", args_done, first_three, NULL);
+    /* Chat: no event ends one call, and a call whose arguments read as a
+     * JSON value may still get bytes: every call comes out at the
+     * finish_reason, not when the next index starts. */
+    expect_out("openai-chat", "parallel", finish, NULL, NULL);
     /* Gemini: calls are whole in their event. */
-    t = load_case("gemini", "parallel", &len);
-    assert_int_equal(appearance(t, len, at, 8), 3);
-    assert_int_equal(at[0], event_end(t, "fc-7f3a1c20", 1));
-    assert_int_equal(at[1], event_end(t, "fc-7f3a1c20", 1));
-    assert_int_equal(at[2], event_end(t, "fc-0c55a9e1", 1));
-    free(t);
+    static const char *const gem[] = {"fc-7f3a1c20", "fc-7f3a1c20",
+                                      "fc-0c55a9e1"};
+    expect_out("gemini", "parallel", gem, NULL, NULL);
+
+    /* Written at once, the calls come out as each one's end arrives - the
+     * last written (the shortest) first, the first written last - while the
+     * turn keeps the written order (interleaved.calls). */
+    static const char *const anth_stops[] = {stops[2], stops[1], stops[0]};
+    static const char *const anth_ids[] = {"toolu_01K3e5NbzD6gWYEPWuUMBVzR",
+                                           "toolu_01BpLSXLmFQ7KdGGzyuhFAyN",
+                                           "toolu_01T1x1fJ34qAmk2tNTrN7Up6"};
+    expect_out("anthropic", "interleaved", anth_stops, NULL, anth_ids);
+    static const char *const resp_ids[] = {"call_h2ECw5Qo4lJmWMPYp1yUxzrP",
+                                           "call_mtmzNN2KsXzY8nvuLx4IoI5c",
+                                           "call_AAzqFTgf1C2rzMJJsTGdmbqc"};
+    expect_out("openai-responses", "interleaved", args_done, first_three,
+               resp_ids);
+    expect_out("openai-chat", "interleaved", finish, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ edges */
@@ -663,15 +732,26 @@ static void test_truncated_arguments_message(void **state)
     assert_string_equal(tg_call_args_raw(c), "{\"pattern\": \"ab");
     run_free(&r);
 
-    /* Arguments that happen to parse are still not closed: the stream did
-     * not say they were complete. */
+    /* Arguments that close as a JSON value when the input ends are
+     * complete: nothing else for their index followed. */
     r = run_whole("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
                   "[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
                   "\"function\":{\"name\":\"ls\",\"arguments\":\"{}\"}}]}}]}"
                   "\n\n",
                   "auto");
     c = only_call(&r, 0);
-    assert_string_equal(c->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_null(c->pre_error_code);
+    assert_string_equal(tg_call_args_json(c), "{}");
+    assert_int_equal(r.early, 0); /* but nothing said so before the end */
+    run_free(&r);
+    /* No arguments at all: cut, not {}. */
+    r = run_whole("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
+                  "[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+                  "\"function\":{\"name\":\"ls\",\"arguments\":\" \"}}]}}]}"
+                  "\n\n",
+                  "auto");
+    assert_string_equal(only_call(&r, 0)->pre_error_code,
+                        "MALFORMED_ARGUMENTS");
     run_free(&r);
 }
 
@@ -745,6 +825,82 @@ static void test_chat_ids(void **state)
     run_free(&r);
 }
 
+#define ANTH(json) "event: x\ndata: {\"type\":\"" json "}\n\n"
+
+/* Calls in any order: what the golden transcripts do not show. */
+static void test_calls_in_any_order(void **state)
+{
+    (void)state;
+    /* A model writing on to a call whose arguments already read as a JSON
+     * value: nothing came out before the finish_reason, and the call is
+     * what the whole response would make of it. */
+    static const char *const pieces[] = {
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{}"),
+        CHAT_CALL("1", "\"id\":\"c1\",", "\"name\":\"cat\",", "{\\\"a\\\":"),
+        CHAT_CALL("0", "", "", " x"),
+        CHAT_CALL("1", "", "", "1}"),
+        CHAT_END,
+    };
+    tg_stream *s = NULL;
+    tg_turn *t = NULL;
+    tg_error err;
+    assert_int_equal(tg_stream_new("auto", &s, &err), 0);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(tg_stream_feed(s, pieces[i], strlen(pieces[i]), &err),
+                         0);
+        assert_null(tg_stream_next_call(s));
+    }
+    assert_int_equal(tg_stream_feed(s, pieces[4], strlen(pieces[4]), &err), 0);
+    assert_non_null(tg_stream_next_call(s));
+    assert_non_null(tg_stream_next_call(s));
+    assert_int_equal(tg_stream_finish(s, &t, &err), 0);
+    assert_int_equal(t->n, 2);
+    assert_string_equal(t->calls[0]->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_string_equal(tg_call_args_raw(t->calls[0]), "{} x");
+    assert_null(t->calls[1]->pre_error_code);
+    assert_string_equal(tg_call_args_json(t->calls[1]), "{\"a\":1}");
+    tg_turn_free(t);
+    tg_stream_free(s);
+
+    /* One id on two blocks that stop in the other order. Taken as they
+     * come, the first to stop runs (it may be running already) and the
+     * other is the duplicate; read whole, the first written runs, as in
+     * the whole message - and never both refused. */
+    static const char dup[] =
+        ANTH("content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+             "\"tool_use\",\"id\":\"t1\",\"name\":\"a\",\"input\":{}}")
+            ANTH("content_block_start\",\"index\":1,\"content_block\":{"
+                 "\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"b\","
+                 "\"input\":{}}") ANTH("content_block_stop\",\"index\":1")
+                ANTH("content_block_stop\",\"index\":0");
+    run r = run_whole(dup, "auto");
+    assert_int_equal(r.early, 2);
+    assert_string_equal(tg_call_tool(only_call(&r, 0)), "a");
+    assert_string_equal(only_call(&r, 0)->pre_error_code, "DUPLICATE_CALL_ID");
+    assert_null(only_call(&r, 1)->pre_error_code);
+    run_free(&r);
+    assert_int_equal(
+        tg_turn_parse(dup, sizeof dup - 1, "auto", "dup.sse", &t, &err), 0);
+    assert_string_equal(tg_call_tool(t->calls[0]), "a");
+    assert_null(t->calls[0]->pre_error_code);
+    assert_string_equal(t->calls[1]->pre_error_code, "DUPLICATE_CALL_ID");
+    tg_turn_free(t);
+
+    /* Chat pieces for an index that come after a higher index started
+     * join their own call; none is made up. */
+    r = run_whole(
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{\\\"p\\\":")
+            CHAT_CALL("1", "\"id\":\"c1\",", "\"name\":\"cat\",", "{}")
+                CHAT_CALL("0", "", "", "2}") CHAT_END,
+        "auto");
+    assert_int_equal(r.turn->n, 2);
+    assert_string_equal(tg_call_id(only_call(&r, 0)), "c0");
+    assert_string_equal(tg_call_args_json(only_call(&r, 0)), "{\"p\":2}");
+    assert_null(only_call(&r, 0)->pre_error_code);
+    assert_string_equal(tg_call_id(only_call(&r, 1)), "c1");
+    run_free(&r);
+}
+
 #define RESP(json) "event: x\ndata: {\"type\":\"response." json "}\n\n"
 
 static void test_responses_details(void **state)
@@ -788,8 +944,6 @@ static void test_responses_details(void **state)
     assert_string_equal(only_call(&r, 2)->pre_error_code, "MALFORMED_CALL");
     run_free(&r);
 }
-
-#define ANTH(json) "event: x\ndata: {\"type\":\"" json "}\n\n"
 
 static void test_anthropic_details(void **state)
 {
@@ -1167,11 +1321,14 @@ static void test_failing_allocations(void **state)
     (void)state;
     failing_loop("anthropic", "truncated_args");
     /* Under ASan only jansson's allocations can be refused: one stream
-     * covers them; with every allocation counted, each provider. */
+     * covers them; with every allocation counted, each provider, and calls
+     * written at once (completing out of order, cut while open). */
     if (COUNTS_ALL) {
         failing_loop("openai-chat", "truncated_args");
         failing_loop("openai-responses", "normal");
         failing_loop("gemini", "parallel");
+        failing_loop("anthropic", "interleaved");
+        failing_loop("openai-chat", "interleaved_cut");
     }
 }
 
@@ -1186,6 +1343,7 @@ int main(void)
         cmocka_unit_test(test_calls_come_out_when_their_arguments_close),
         cmocka_unit_test(test_truncated_arguments_message),
         cmocka_unit_test(test_chat_ids),
+        cmocka_unit_test(test_calls_in_any_order),
         cmocka_unit_test(test_responses_details),
         cmocka_unit_test(test_anthropic_details),
         cmocka_unit_test(test_gemini_ids),

@@ -27,6 +27,7 @@
 
 #include "builtin.h"
 #include "workspace.h"
+#include "tg_json_test.h"
 
 /* room for any path below the tree plus a name */
 #define PBUF (2 * PATH_MAX + 64)
@@ -122,15 +123,6 @@ static tg_fsrun run_in(const tree *t)
     return run;
 }
 
-static json_t *parse(const char *text)
-{
-    json_error_t jerr;
-    json_t *v = json_loads(text, JSON_ALLOW_NUL, &jerr); /* new ref */
-    if (v == NULL)
-        fail_msg("bad test JSON %s: %s", text, jerr.text);
-    return v;
-}
-
 typedef int (*core_fn)(tg_fsrun *, const json_t *, tg_buf *, tg_error *);
 
 /* Runs a core on args (JSON text); returns rc, output in out (caller
@@ -138,7 +130,7 @@ typedef int (*core_fn)(tg_fsrun *, const json_t *, tg_buf *, tg_error *);
 static int run_tool(tg_fsrun *run, core_fn core, const char *args_text,
                     tg_buf *out, tg_error *err)
 {
-    json_t *args = parse(args_text); /* new ref */
+    json_t *args = tg_test_json(args_text); /* new ref */
     tg__buf_init(out, 0);
     memset(err, 0, sizeof *err);
     run->errcode = NULL;
@@ -413,7 +405,7 @@ static void list_dir(void **state)
     tg_buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__list_dir_run, "{}", &out, &err), 0);
-    json_t *list = parse(tg__buf_cstr(&out)); /* new ref */
+    json_t *list = tg_test_json(tg__buf_cstr(&out)); /* new ref */
     static const char *const want[][2] = {
         {".git", "dir"},          {".toolgate", "dir"},
         {"a.txt", "file"},        {"abs_inside", "symlink"},
@@ -592,7 +584,7 @@ static void schemas(void **state)
     const char *all[] = {tg__read_file_schema, tg__list_dir_schema,
                          tg__grep_schema};
     for (size_t i = 0; i < 3; i++) {
-        json_t *s = parse(all[i]); /* new ref */
+        json_t *s = tg_test_json(all[i]); /* new ref */
         assert_string_equal(json_string_value(json_object_get(s, "type")),
                             "object");
         assert_true(json_is_object(json_object_get(s, "properties")));

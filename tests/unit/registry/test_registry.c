@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "tg_json_test.h"
 
 static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
 {
@@ -30,15 +31,6 @@ static tg_tool *handler_tool(const char *name)
     assert_int_equal(
         tg__tool_new_handler(name, "d", NULL, noop, NULL, 0, &t, &err), 0);
     return t;
-}
-
-static json_t *parse(const char *text)
-{
-    json_error_t jerr;
-    json_t *v = json_loads(text, 0, &jerr); /* new ref */
-    if (v == NULL)
-        fail_msg("bad test JSON %s: %s", text, jerr.text);
-    return v;
 }
 
 /* ---------------------------------------------------------- registry */
@@ -121,7 +113,7 @@ static void many(void **state)
 static void command_tool(void **state)
 {
     (void)state;
-    json_t *entry = parse(
+    json_t *entry = tg_test_json(
         "{\"name\": \"echo\", \"description\": \"Echo text\","
         " \"input_schema\": {\"type\": \"object\", \"properties\": {\"text\":"
         " {\"type\": \"string\"}}, \"required\": [\"text\"]},"
@@ -146,8 +138,25 @@ static void command_tool(void **state)
     tg__tool_free(t);
     json_decref(entry);
 
+    /* the hostile-caller members */
+    entry =
+        tg_test_json("{\"name\": \"ls\", \"command\": [\"ls\", \"{flags?}\", "
+                     "\"--\", \"{path}\"], \"option_args\": [\"flags\"],"
+                     " \"context_env\": {\"allow\": [\"GIT_AUTHOR_*\"],"
+                     " \"deny\": [\"*\"]}}");
+    assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
+    assert_int_equal(json_array_size(t->option_args), 1);
+    assert_string_equal(json_string_value(json_array_get(t->option_args, 0)),
+                        "flags");
+    assert_string_equal(json_string_value(json_array_get(t->ctx_env_allow, 0)),
+                        "GIT_AUTHOR_*");
+    assert_string_equal(json_string_value(json_array_get(t->ctx_env_deny, 0)),
+                        "*");
+    tg__tool_free(t);
+    json_decref(entry);
+
     /* the minimal tool: defaults */
-    entry = parse("{\"name\": \"t\", \"command\": [\"true\"]}");
+    entry = tg_test_json("{\"name\": \"t\", \"command\": [\"true\"]}");
     assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
     assert_string_equal(t->description, "");
     assert_string_equal(
@@ -155,10 +164,58 @@ static void command_tool(void **state)
     assert_null(t->annotations);
     assert_null(t->stdin_tpl);
     assert_null(t->env);
+    assert_null(t->option_args);
+    assert_null(t->ctx_env_allow);
+    assert_null(t->ctx_env_deny);
     assert_int_equal(t->timeout_ms, 0);
+    /* without ok_exit, 0 alone is success */
+    assert_true(tg__tool_exit_ok(t, 0));
+    assert_false(tg__tool_exit_ok(t, 1));
+    assert_false(tg__tool_exit_ok(t, 255));
+    assert_false(tg__tool_exit_ok(t, -1));
     tg__tool_free(t);
     tg__tool_free(NULL);
     json_decref(entry);
+}
+
+/* "ok_exit": the statuses that are success, as a list or a range. */
+static void ok_exit_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *ok_exit;
+        const char *ok; /* the statuses 0..255 that are success, as text */
+    } cases[] = {
+        {"[0, 1]", "0 1"},
+        {"[1]", "1"}, /* the list is the whole set: 0 is not added */
+        {"[2, 0, 2]", "0 2"},
+        {"{\"min\": 0, \"max\": 1}", "0 1"},
+        {"{\"min\": 3, \"max\": 3}", "3"},
+        {"{\"max\": 255, \"min\": 254}", "254 255"},
+        {"[255, 64, 63, 128]", "63 64 128 255"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"t\", \"command\": [\"true\"], \"ok_exit\": %s}",
+                 cases[i].ok_exit);
+        json_t *entry = tg_test_json(text); /* new ref */
+        tg_tool *t = NULL;
+        tg_error err = {0};
+        assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
+        char got[256] = "";
+        size_t o = 0;
+        for (int st = 0; st <= 255; st++)
+            if (tg__tool_exit_ok(t, st))
+                o += (size_t)snprintf(got + o, sizeof got - o, "%s%d",
+                                      o ? " " : "", st);
+        if (strcmp(got, cases[i].ok) != 0)
+            fail_msg("ok_exit %s: success for '%s', expected '%s'",
+                     cases[i].ok_exit, got, cases[i].ok);
+        assert_false(tg__tool_exit_ok(t, 256));
+        tg__tool_free(t);
+        json_decref(entry);
+    }
 }
 
 typedef struct bad_tool {
@@ -213,6 +270,40 @@ static const bad_tool bad_tools[] = {
      "/tools/2/timeout_ms"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"timeout_ms\": \"5s\"}",
      "tools[2].timeout_ms", "/tools/2/timeout_ms"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": 1}",
+     "tools[2].ok_exit must be a list of exit statuses such as [0, 1] or a "
+     "range such as {\"min\": 0, \"max\": 1}",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": \"0-1\"}",
+     "tools[2].ok_exit must be a list", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": []}",
+     "tools[2].ok_exit must list at least one exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [0, 256]}",
+     "tools[2].ok_exit[1] must be an exit status, an integer from 0 to 255",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [-1]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [\"1\"]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": [1.5]}",
+     "tools[2].ok_exit[0] must be an exit status", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": {\"min\": 0}}",
+     "tools[2].ok_exit range needs both \"min\" and \"max\"",
+     "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 0, \"max\": 1, \"step\": 1}}",
+     "tools[2].ok_exit: unknown key 'step'", "/tools/2/ok_exit"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": -1, \"max\": 1}}",
+     "tools[2].ok_exit.min must be an exit status, an integer from 0 to 255",
+     "/tools/2/ok_exit/min"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 0, \"max\": 300}}",
+     "tools[2].ok_exit.max must be an exit status", "/tools/2/ok_exit/max"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"ok_exit\": "
+     "{\"min\": 2, \"max\": 1}}",
+     "tools[2].ok_exit.min (2) must not be greater than max (1)",
+     "/tools/2/ok_exit"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"shell\": true}",
      "unknown key 'shell' in tools[2]", "/tools/2/shell"},
     {"{\"name\": \"fs\", \"mcp\": {\"command\": [\"npx\"]}}",
@@ -221,13 +312,54 @@ static const bad_tool bad_tools[] = {
      "/tools/2/mcp"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"mcp\": {}}",
      "tools[2] has both \"command\" and \"mcp\"", "/tools/2"},
+    /* option_args: names of whole-element placeholders of the command */
+    {"{\"name\": \"x\", \"command\": [\"x\", \"{a}\"], \"option_args\": \"a\"}",
+     "tools[2].option_args must be an array of names", "/tools/2/option_args"},
+    {"{\"name\": \"x\", \"command\": [\"x\", \"{a}\"], \"option_args\": [1]}",
+     "tools[2].option_args[0] must be the name of a placeholder",
+     "/tools/2/option_args"},
+    {"{\"name\": \"x\", \"command\": [\"x\", \"{a}\"], "
+     "\"option_args\": [\"a\", \"b\"]}",
+     "tools[2].option_args[1]: 'b' is not a placeholder of the command",
+     "/tools/2/option_args"},
+    {"{\"name\": \"x\", \"command\": [\"x\", \"--b={b}\"], "
+     "\"option_args\": [\"b\"]}",
+     "tools[2].option_args[0]: 'b' is not a placeholder",
+     "/tools/2/option_args"},
+    {"{\"name\": \"x\", \"command\": [\"x\", \"{a?}\"], "
+     "\"option_args\": [\"a\", \"a\"]}",
+     "tools[2].option_args[1]: 'a' is listed twice", "/tools/2/option_args"},
+    /* context_env: {"allow": [...], "deny": [...]} of name patterns */
+    {"{\"name\": \"x\", \"command\": [\"x\"], \"context_env\": []}",
+     "tools[2].context_env must be an object with \"allow\" and/or \"deny\"",
+     "/tools/2/context_env"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"alow\": [\"A\"]}}",
+     "tools[2].context_env: unknown key 'alow'", "/tools/2/context_env"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"allow\": \"PATH\"}}",
+     "tools[2].context_env.allow must be an array",
+     "/tools/2/context_env/allow"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"deny\": [\"A\", \"B=C\"]}}",
+     "tools[2].context_env.deny[1] must be a variable name or a pattern",
+     "/tools/2/context_env/deny"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"allow\": [\"\"]}}",
+     "tools[2].context_env.allow[0] must be", "/tools/2/context_env/allow"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"allow\": [\"GIT_[A-Z]*\"]}}",
+     "tools[2].context_env.allow[0] must be", "/tools/2/context_env/allow"},
+    {"{\"name\": \"x\", \"command\": [\"x\"], "
+     "\"context_env\": {\"allow\": [null]}}",
+     "tools[2].context_env.allow[0] must be", "/tools/2/context_env/allow"},
 };
 
 static void bad_entries(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof bad_tools / sizeof bad_tools[0]; i++) {
-        json_t *entry = parse(bad_tools[i].entry); /* new ref */
+        json_t *entry = tg_test_json(bad_tools[i].entry); /* new ref */
         tg_tool *t = (tg_tool *)1;
         tg_error err = {0};
         int rc = tg__tool_from_config(entry, "tools[2]", &t, &err);
@@ -340,13 +472,10 @@ static void from_loaded_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(find_and_order),
-        cmocka_unit_test(duplicates),
-        cmocka_unit_test(many),
-        cmocka_unit_test(command_tool),
-        cmocka_unit_test(bad_entries),
-        cmocka_unit_test(handler_tools),
-        cmocka_unit_test(from_loaded_config),
+        cmocka_unit_test(find_and_order), cmocka_unit_test(duplicates),
+        cmocka_unit_test(many),           cmocka_unit_test(command_tool),
+        cmocka_unit_test(ok_exit_forms),  cmocka_unit_test(bad_entries),
+        cmocka_unit_test(handler_tools),  cmocka_unit_test(from_loaded_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,4 +84,14 @@ static inline const tg_result *tg_test_res(const tg_turn *t, size_t i)
     return r;
 }
 
+/* What a failed command printed on `stream` ("stdout" or "stderr") as its
+ * result carries it (tg__result_output_part), borrowed from the result;
+ * NULL when it carries nothing there. */
+static inline const char *tg_test_printed(const tg_result *r,
+                                          const char *stream)
+{
+    return json_string_value(
+        json_object_get(tg__result_output_part(r), stream));
+}
+
 #endif
