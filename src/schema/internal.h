@@ -341,12 +341,12 @@ int tg__memo_plan(tg_schema *s);
 
 /* What a validation call remembers (memo.c): the verdict of a `memo` node
  * at an instance location (a token index) under a dynamic scope (an id
- * that tg__memo_scope interns; 0 for nodes that are not `dynamic`), with
- * the annotations the node produced there when they were collected. Per
- * call, never shared; bounded (TG__MEMO_MAX entries, TG__MEMO_MAX_WORDS
- * annotation words, TG__MEMO_MAX_SCOPES scopes): past a bound nothing more
- * is remembered and evaluation goes on without, so only time grows, under
- * the call's step budget. */
+ * that tg__memo_scope_id interns; 0 for nodes that are not `dynamic`),
+ * with the annotations the node produced there when they were collected.
+ * Per call, never shared; bounded (TG__MEMO_MAX entries,
+ * TG__MEMO_MAX_WORDS annotation words, TG__MEMO_MAX_SCOPES scopes): past a
+ * bound nothing more is remembered and evaluation goes on without, so only
+ * time grows, under the call's step budget. */
 enum {
     TG__MEMO_BUSY = 0, /* being evaluated: an in-place cycle meets itself */
     TG__MEMO_VALID,    /* passed */

@@ -90,7 +90,7 @@ typedef struct tg_schema_budget {
 
 /* Far above what a real tool schema costs over arguments of the default
  * size limit (1 MiB; see README.md, limits.max_validation_steps), and
- * about a second of work on a slow machine. */
+ * about 0.1 s of a core (8-10 ns a step). */
 #define TG_SCHEMA_DEFAULT_STEPS UINT64_C(10000000)
 
 /* A budget of `steps` (0: TG_SCHEMA_DEFAULT_STEPS), stopped by *stop when
