@@ -332,8 +332,10 @@ int tg_schema_compile(const char *text, size_t len,
                       tg_error *err);
 /* Validates the JSON instance in text[0..len). Returns 1 when valid, 0 when
  * invalid, a TG_E* code when it cannot tell (TG_EPARSE: not JSON; TG_ELIMIT:
- * a regular expression hit its match limit or nesting went too deep;
- * TG_ENOMEM). When violations is not NULL and the instance is invalid,
+ * a regular expression hit its match limit, nesting went too deep, or the
+ * validation needed more than 10,000,000 steps (keyword evaluations; it
+ * takes polynomial time in the schema and the instance, whatever their
+ * shape); TG_ENOMEM). When violations is not NULL and the instance is invalid,
  * *violations is JSON Lines, one {"path","keyword","message"} per violation
  * ("path" a JSON pointer into the instance), owned by the caller (tg_free);
  * else it is set to NULL. */

@@ -613,7 +613,11 @@ static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
         return 0;
     tg_schema_report rep = {0};
     tg_error e = {0};
-    int v = tg__schema_validate_json(tool->schema, args, &rep, &e);
+    /* On the loop thread, under the whole budget: a hook is the operator's
+     * program, and the budget bounds what its answer can cost. */
+    tg_schema_budget b;
+    tg__schema_budget_init(&b, (uint64_t)rt->cfg->max_validation_steps, NULL);
+    int v = tg__schema_validate_json_in(tool->schema, args, &rep, &b, &e);
     if (v != 1) {
         char *msg = v == 0 ? tg__schema_report_message(&rep) : NULL;
         if (v == TG_ENOMEM || (v == 0 && msg == NULL))

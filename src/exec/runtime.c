@@ -477,6 +477,42 @@ static bool check(tg_runtime *rt, tg__run *run, tg__job *job)
     return true;
 }
 
+/* Some calls' schema checks went to the thread pool: waits for them with
+ * the loop running, so signals and cancels (by id too: the unstarted calls
+ * join the cancel table) are answered meanwhile, then finishes the checks
+ * of the calls that deferred the rest of theirs, in call order. */
+static void finish_checks(tg_runtime *rt, tg__run *run)
+{
+    run->in_checks = true;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->jobs[i].state == TG__JOB_NEW ||
+            run->jobs[i].state == TG__JOB_CHECKING)
+            tg__hash_add(rt, &run->jobs[i]);
+    bool cancel_sent = false;
+    while (run->checking > 0) {
+        if (run->failed && !cancel_sent) {
+            cancel_sent = true;
+            tg__cancel_apply(rt, NULL, "system", "the turn failed", false);
+        }
+        uv_run(&rt->loop, UV_RUN_ONCE);
+    }
+    run->in_checks = false;
+    for (size_t i = 0; i < run->n; i++) {
+        tg__job *job = &run->jobs[i];
+        if (job->state != TG__JOB_NEW || !job->defer_rest)
+            continue;
+        job->defer_rest = false;
+        bool oom = false;
+        tg_result *r =
+            run->failed
+                ? tg__result_canceled(job->call, TG_EXECUTION_NOT_STARTED,
+                                      "system", "the turn failed")
+                : tg__check_call_rest(rt, job, &oom);
+        if (r != NULL || oom)
+            tg__job_complete(job, r);
+    }
+}
+
 /* Starts a checked job, or queues it behind the parallel limit. */
 static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
 {
@@ -579,6 +615,8 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
             (void)check(rt, &run, &run.jobs[i]);
     }
     free(replies);
+    if (run.defer_rest)
+        finish_checks(rt, &run);
     for (size_t i = 0; i < run.n; i++)
         if (run.jobs[i].state == TG__JOB_NEW)
             submit(rt, &run, &run.jobs[i]);

@@ -39,12 +39,14 @@ typedef struct tg__proc tg__proc;
 typedef struct tg__pool tg__pool;
 typedef struct tg__approvals tg__approvals;
 typedef struct tg__hook tg__hook;
+typedef struct tg__schema_work tg__schema_work;
 
 typedef enum tg__job_state {
     TG__JOB_NEW = 0,
     TG__JOB_QUEUED,
     TG__JOB_RUNNING,
-    TG__JOB_HOOK, /* a before or after hook runs for it (hooks.c) */
+    TG__JOB_HOOK,     /* a before or after hook runs for it (hooks.c) */
+    TG__JOB_CHECKING, /* its schema check runs on the pool (schema_work.c) */
     TG__JOB_DONE
 } tg__job_state;
 
@@ -79,6 +81,10 @@ struct tg__job {
     /* hooks (hooks.c): the hook running for it, and how far it is */
     tg__hook *hook;
     int hook_stage; /* TG__HOOKS_* */
+    /* checks: its schema check on the pool, and whether the checks after
+     * the schema (tg__check_call_rest) are still to run */
+    tg__schema_work *sw;
+    bool defer_rest;
 };
 
 /* One tg_runtime_run_turn in progress. */
@@ -91,6 +97,12 @@ struct tg__run {
     int failed;       /* 0, or TG_EJOURNAL / TG_ENOMEM: the turn fails */
     tg_error err;     /* what failed */
     int signals;      /* deliveries of a cancel signal during this run */
+    /* schema checks on the thread pool (schema_work.c): how many run, and
+     * whether the run waits for them (its unstarted calls can be canceled
+     * then); once one started, later calls defer the rest of their checks */
+    size_t checking;
+    bool in_checks;
+    bool defer_rest;
 };
 
 /* A cancel request queued from any thread; strings live after the struct. */
@@ -222,10 +234,37 @@ void tg__job_release(tg__job *job);
 /* ---------------------------------------------------------------- checks */
 
 /* Runs the pre-run checks of job->call in order (pre-error, unknown tool,
- * argument size, checksum, command templates). Returns NULL when the call may
- * run (job->tool and the command preparation are filled), else a result with
- * execution not_started. Sets *oom on allocation failure. */
+ * argument size, checksum, schema, policy, command templates). Returns NULL
+ * when the call may run (job->tool and the command preparation are filled),
+ * else a result with execution not_started. Sets *oom on allocation
+ * failure. Two other ways to return NULL: the schema check went to the
+ * thread pool (job->state TG__JOB_CHECKING: schema_work.c completes the job
+ * or leaves it TG__JOB_NEW with defer_rest), or an earlier call's did and
+ * job->defer_rest is set: then tg__check_call_rest finishes the checks. */
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom);
+/* The checks after the schema (policy, command templates, a handler), as
+ * tg__check_call returns. */
+tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom);
+/* The schema check of call's arguments within budget (any thread: it
+ * touches only the call, which must not be used elsewhere meanwhile).
+ * Returns NULL when they are valid (or limits.repair made them so: the call
+ * then holds the repaired arguments), else INVALID_ARGUMENTS or
+ * SCHEMA_TOO_COSTLY (not_started), also when budget ran out
+ * (budget->exhausted). NULL too when budget->stop stopped it: the caller
+ * looks at its flag. Sets *oom on allocation failure. */
+tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
+                            const tg_tool *tool, tg_schema_budget *budget,
+                            bool *oom);
+
+/* schema_work.c: the schema check of job on the thread pool with the whole
+ * of limits.max_validation_steps, for arguments the loop thread's slice did
+ * not finish. Sets job->state TG__JOB_CHECKING and returns NULL; the job
+ * ends with its refusal or `canceled`, or goes back to TG__JOB_NEW with
+ * defer_rest. A result (or *oom) when the work cannot be queued. */
+tg_result *tg__schema_work_start(tg_runtime *rt, tg__job *job, bool *oom);
+/* Stops the schema check of a TG__JOB_CHECKING job: it ends `canceled`
+ * (not_started, by and reason copied) as soon as the pool thread sees it. */
+void tg__schema_work_cancel(tg__job *job, const char *by, const char *reason);
 
 /* An `ask` of the policy about call: approved by --approve, by an earlier
  * approval of the same tool and arguments or of the tool for the session,

@@ -258,6 +258,7 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
                        const char *reason, bool hard)
 {
     switch (job->state) {
+    case TG__JOB_NEW: /* checked, waiting for other calls' schema checks */
     case TG__JOB_QUEUED:
         tg__job_complete(job, tg__result_canceled(job->call,
                                                   TG_EXECUTION_NOT_STARTED, by,
@@ -271,6 +272,9 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
         break;
     case TG__JOB_HOOK:
         tg__hooks_cancel(job, by, reason);
+        break;
+    case TG__JOB_CHECKING:
+        tg__schema_work_cancel(job, by, reason);
         break;
     default:
         break;
@@ -311,6 +315,13 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
         cancel_job(rt, j, by, reason, hard);
         j = next;
     }
+    /* While the run waits for schema checks on the pool, its calls are
+     * neither queued nor running yet. */
+    tg__run *run = rt->current;
+    for (size_t k = 0; run != NULL && run->in_checks && k < run->n; k++)
+        if (run->jobs[k].state == TG__JOB_NEW ||
+            run->jobs[k].state == TG__JOB_CHECKING)
+            cancel_job(rt, &run->jobs[k], by, reason, hard);
 }
 
 /* ------------------------------------------------------------ commit */

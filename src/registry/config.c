@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "builtin.h"
 #include "error.h"
+#include "schema.h"
 #include "tool.h"
 
 #define JOURNAL_DEFAULT ".toolgate/journal.db"
@@ -170,6 +171,7 @@ tg_config *tg_config_new(void)
     cfg->max_args_bytes = 1048576;
     cfg->max_output_bytes = INT64_C(1073741824);
     cfg->kill_grace_ms = 2000;
+    cfg->max_validation_steps = (int64_t)TG_SCHEMA_DEFAULT_STEPS;
     cfg->builtin_tools = json_pack("[sssss]", "read_file", "list_dir", "grep",
                                    "write_file", "shell");
     /* what a file without "policy" gets too: changes need a person */
@@ -528,13 +530,10 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
 
 static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"timeout_ms",
-                                       "parallel",
-                                       "max_args_bytes",
-                                       "max_output_bytes",
-                                       "kill_grace_ms",
-                                       "repair",
-                                       NULL};
+    static const char *const keys[] = {
+        "timeout_ms",    "parallel", "max_args_bytes",       "max_output_bytes",
+        "kill_grace_ms", "repair",   "max_validation_steps", NULL,
+    };
     int rc = need_type(lc, v, JSON_OBJECT, "limits", "/limits", "an object");
     if (rc || (rc = check_keys(lc, v, "/limits", "limits.", keys)))
         return rc;
@@ -574,6 +573,15 @@ static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
                           "/limits/kill_grace_ms", 0, 600000, &n)))
             return rc;
         cfg->kill_grace_ms = n;
+    }
+    /* max_validation_steps: the cost of one call's schema check */
+    m = json_object_get(v, "max_validation_steps"); /* borrowed */
+    if (m) {
+        if ((rc =
+                 get_int(lc, m, "limits.max_validation_steps",
+                         "/limits/max_validation_steps", 1000, MAX_NUMBER, &n)))
+            return rc;
+        cfg->max_validation_steps = n;
     }
     /* repair: opt-in fixing of arguments (src/core/repair.c, coerce.c) */
     m = json_object_get(v, "repair"); /* borrowed */

@@ -58,6 +58,10 @@ struct tg_config {
     int64_t rlimit_nofile;
     int64_t rlimit_nproc;
     int64_t rlimit_fsize_mb;
+
+    /* limits.max_validation_steps: what checking one call's arguments
+     * against its tool's schema may cost (src/schema/schema.h) */
+    int64_t max_validation_steps;
 };
 
 /* sandbox.mode */

@@ -1790,6 +1790,10 @@ int tg__schema_compile_docs(const json_t *doc, const tg_schema_options *options,
         if ((rc = build(&C, l->node, j, l)) != 0)
             goto fail;
     }
+    if (tg__memo_plan(C.s) != 0) {
+        rc = oom(&C);
+        goto fail;
+    }
     comp_cleanup(&C);
     *out = C.s;
     return 0;
