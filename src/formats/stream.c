@@ -250,13 +250,15 @@ static int id_closed(const tg_stream *s, const char *id)
     return 0;
 }
 
-/* Appends a finished call to the turn (ownership taken), marking it the way
- * tg__turn_mark_duplicates would when its id was seen before. */
+/* Appends a finished call to the turn (ownership taken), checking it the
+ * way tg__turn_check_calls does: its names held to their limits, and
+ * marked the way tg__turn_mark_duplicates would when its id was seen
+ * before. */
 static int add_call(tg_stream *s, tg_call *call)
 {
     size_t idx = s->turn->n;
     int rc = tg__turn_add_call(s->turn, call);
-    if (rc != 0)
+    if (rc != 0 || (rc = tg__call_check_names(call)) != 0)
         return rc;
     int dup = remember_id(s, call->id, idx);
     if (dup < 0)
