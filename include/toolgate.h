@@ -194,8 +194,11 @@ typedef struct tg_turn tg_turn;
  * detect). `source_name` names the input in error messages ("-" for stdin).
  * On success *out holds a new turn the caller frees with tg_turn_free().
  * Unreadable input fails with TG_EPARSE (line/column filled); an unknown
- * shape with TG_EFORMAT. Bad arguments of one call do not fail the parse:
- * that call carries a pre-run error and ends with an error result. */
+ * shape with TG_EFORMAT; input past a limit (an event stream's line or
+ * event over 64 MiB) with TG_ELIMIT. A call whose id or tool name is over
+ * its limit (256 bytes) does not fail the parse: it ends MALFORMED_CALL. Bad
+ * arguments of one call do not fail the parse: that call carries a pre-run
+ * error and ends with an error result. */
 int tg_turn_parse(const char *text, size_t len, const char *format,
                   const char *source_name, tg_turn **out, tg_error *err);
 void tg_turn_free(tg_turn *turn);

@@ -50,7 +50,9 @@ void cli_put_field(FILE *f, const char *s, int width);
  * line that must stay one line on the screen (the live progress block). */
 void cli_put_cell(FILE *f, const char *s, int width);
 
-/* Maps a library error code to the exit status of spec/cli.md. */
+/* Maps a library error code to the exit status of spec/cli.md: bad input
+ * (TG_EPARSE, TG_EFORMAT, TG_EINVAL, TG_ENOTFOUND, and TG_ELIMIT, a limit
+ * the input passed) is 2, configuration 3, the rest 4. */
 int cli_exit_for(int code);
 /* Reads a whole file ("-" or NULL: stdin) up to `limit` bytes into a new
  * NUL-terminated buffer (caller frees). Returns 0, or an exit status after

@@ -118,6 +118,9 @@ int cli_exit_for(int code)
     case TG_EFORMAT:
     case TG_EINVAL:
     case TG_ENOTFOUND:
+    /* A limit passed is the input's size or shape (an event stream line
+     * over 64 MiB, JSON nested too deep), never toolgate running out. */
+    case TG_ELIMIT:
         return EXIT_USAGE;
     case TG_ECONFIG:
     case TG_ESCHEMA:

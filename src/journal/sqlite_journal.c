@@ -30,6 +30,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "quote.h"
 #include "timeutil.h"
 
 #define DEFAULT_LIMIT 20
@@ -1638,39 +1639,53 @@ static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
     return 0;
 }
 
-/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. */
+/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. Anything
+ * else, a number too large for any timestamp included, is the caller's
+ * mistake (TG_EINVAL), never a failure of the journal. */
 static int parse_since(const char *since, int64_t *ms, tg_error *err)
 {
     json_t *v = NULL; /* new ref */
     const char *s = since;
+    const char *why = "";
     while (*s == ' ')
         s++;
-    char *end = NULL;
     if (*s >= '0' && *s <= '9') {
+        char *end = NULL;
         errno = 0;
         long long n = strtoll(s, &end, 10);
-        if (*end == '\0' && errno == 0) {
+        if (*end == '\0' && errno == ERANGE) {
+            why = ": out of range";
+        } else if (*end == '\0') {
             v = json_integer(n);
         } else if (*end == '.') {
+            errno = 0;
             double d = strtod(s, &end);
-            if (*end == '\0')
+            if (*end == '\0' && errno == ERANGE)
+                why = ": out of range";
+            else if (*end == '\0')
                 v = json_real(d);
+            else
+                v = json_string_nocheck(since);
+        } else {
+            v = json_string_nocheck(since);
         }
-    }
-    if (end == NULL || *end != '\0') {
-        json_decref(v);
+    } else {
         v = json_string_nocheck(since);
     }
-    if (v == NULL)
+    int rc = TG_EINVAL;
+    if (v == NULL && *why == '\0')
         return oom(err);
-    int rc = tg__time_from_json(v, ms);
+    if (v != NULL)
+        rc = tg__time_from_json(v, ms);
     json_decref(v);
-    if (rc != 0)
+    if (rc != 0) {
+        tg_quote q;
         return tg__error_set(err, TG_EINVAL,
-                             "invalid 'since' time '%s': expected RFC 3339 "
+                             "invalid 'since' time '%s'%s: expected RFC 3339 "
                              "(2026-01-02T03:04:05Z) or Unix seconds or "
                              "milliseconds",
-                             since);
+                             tg__quote(&q, since), why);
+    }
     return 0;
 }
 
