@@ -39,7 +39,8 @@ static const char run_usage[] =
     "                       (else the operator is asked on the terminal;\n"
     "                       with no terminal an 'ask' is denied, saying so)\n"
     "  --hmac-key-file F    checksums are HMAC-SHA256 with the key in F\n"
-    "  --verbose            stream the calls' output to stderr\n"
+    "  --verbose            stream the calls' output to stderr (escaped,\n"
+    "                       each line tagged with its call id)\n"
     "  --config FILE        configuration file\n";
 
 typedef struct run_opts {
@@ -236,9 +237,9 @@ int cmd_run(int argc, char **argv)
         status = EXIT_INTERNAL;
         goto done;
     }
-    if (o.caller && tg_turn_set_caller(turn, o.caller, &err) != 0) {
-        cli_error("%s", err.message);
-        status = EXIT_INTERNAL;
+    if (o.caller && (rc = tg_turn_set_caller(turn, o.caller, &err)) != 0) {
+        cli_error("--caller: %s", err.message);
+        status = cli_exit_for(rc); /* too long: a usage error */
         goto done;
     }
     if (o.verbose)
