@@ -6,8 +6,9 @@
  *
  * Ownership: every pointer field is owned by its record; json_t fields hold
  * one reference each. A record's id and tool live in the record's own
- * allocation: they are set by the constructor and never replaced. Records
- * are plain data, not thread-safe.
+ * allocation: they are set by the constructor and never replaced (only
+ * shortened in place, by tg__call_check_names, when over their limit).
+ * Records are plain data, not thread-safe.
  *
  * Arguments are kept as JSON text and its tape (jtape.h), not as a jansson
  * object: the text is what handlers receive, the tape gives the checksum,
