@@ -78,6 +78,24 @@ const char *tg_err_name(int code);
  * `char *`). NULL is a no-op. */
 void tg_free(void *p);
 
+/* ----------------------------------------------------------- terminal text */
+
+/* Flags of tg_terminal_text. */
+#define TG_TERMINAL_KEEP_LINES 1u /* newlines and tabs pass as they are */
+#define TG_TERMINAL_JSON 2u       /* the text is JSON: escapes are JSON's */
+
+/* text[0..len) made safe to print on a terminal, for anything a caller or a
+ * tool supplied (ids, tool names, paths, reasons, a tool's output): C0
+ * controls become \n, \r, \t or \xNN (ESC is \x1b), DEL \x7f, the C1
+ * controls U+0080-U+009F and the bidirectional controls U+202A-U+202E and
+ * U+2066-U+2069 \uXXXX, a byte that is not valid UTF-8 \xNN; the rest
+ * (printable text, valid UTF-8) stays as it is. TG_TERMINAL_KEEP_LINES
+ * keeps newlines and tabs. TG_TERMINAL_JSON takes JSON text and gives the
+ * same JSON value: DEL, C1 and the bidirectional controls as JSON \u
+ * escapes, invalid bytes as \ufffd. Returns a new NUL-terminated string
+ * the caller frees with tg_free(), or NULL on out of memory. Thread-safe. */
+char *tg_terminal_text(const char *text, size_t len, unsigned flags);
+
 /* ---------------------------------------------------------------- outcomes */
 
 /* The five outcomes of a tool call. Values are fixed (stable ABI, stored in
@@ -176,8 +194,11 @@ typedef struct tg_turn tg_turn;
  * detect). `source_name` names the input in error messages ("-" for stdin).
  * On success *out holds a new turn the caller frees with tg_turn_free().
  * Unreadable input fails with TG_EPARSE (line/column filled); an unknown
- * shape with TG_EFORMAT. Bad arguments of one call do not fail the parse:
- * that call carries a pre-run error and ends with an error result. */
+ * shape with TG_EFORMAT; input past a limit (an event stream's line or
+ * event over 64 MiB) with TG_ELIMIT. A call whose id or tool name is over
+ * its limit (256 bytes) does not fail the parse: it ends MALFORMED_CALL. Bad
+ * arguments of one call do not fail the parse: that call carries a pre-run
+ * error and ends with an error result. */
 int tg_turn_parse(const char *text, size_t len, const char *format,
                   const char *source_name, tg_turn **out, tg_error *err);
 void tg_turn_free(tg_turn *turn);

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "toolgate.h"
 
@@ -23,13 +24,35 @@ enum {
 /* The most input `run` reads (bytes); larger input is a usage error. */
 #define CLI_MAX_INPUT ((size_t)512 * 1024 * 1024)
 
-/* Prints "toolgate: <message>" to stderr. */
+/* Prints "toolgate: <message>" to stderr, the whole message made safe for
+ * a terminal (tg_terminal_text: control characters, C1, bidirectional
+ * controls and invalid UTF-8 shown as escapes, newlines too), whatever ids,
+ * names, paths or tool output it quotes. */
 void cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* Maps a library error code to the exit status of spec/cli.md. */
+/* Writes text[0..len) to f through tg_terminal_text with `flags`
+ * (TG_TERMINAL_KEEP_LINES, TG_TERMINAL_JSON), in pieces: any size, bounded
+ * memory. Every print of text that a caller, a tool or the journal
+ * supplied goes through this or cli_put_field. Returns 0, or -1 when
+ * writing failed or memory ran out. */
+int cli_put_safe(FILE *f, const char *text, size_t len, unsigned flags);
+/* Prints JSON text and a newline on stdout through cli_put_safe with
+ * TG_TERMINAL_JSON: the same JSON value, with DEL, C1 and bidirectional
+ * controls as \u escapes. Returns 0 or -1. */
+int cli_put_json(const char *json);
+/* Prints s (NULL: "-") made safe for a terminal (no newlines kept),
+ * left-aligned and padded with spaces to `width` bytes: a table cell. */
+void cli_put_field(FILE *f, const char *s, int width);
+/* The same, cut to `width` bytes ("..." at the end) when longer: a cell of a
+ * line that must stay one line on the screen (the live progress block). */
+void cli_put_cell(FILE *f, const char *s, int width);
+
+/* Maps a library error code to the exit status of spec/cli.md: bad input
+ * (TG_EPARSE, TG_EFORMAT, TG_EINVAL, TG_ENOTFOUND, and TG_ELIMIT, a limit
+ * the input passed) is 2, configuration 3, the rest 4. */
 int cli_exit_for(int code);
 /* Reads a whole file ("-" or NULL: stdin) up to `limit` bytes into a new
  * NUL-terminated buffer (caller frees). Returns 0, or an exit status after

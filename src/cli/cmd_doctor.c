@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -80,9 +81,13 @@ int cmd_doctor(int argc, char **argv)
         cli_error("%s", err.message);
         status = cli_exit_for(rc);
     } else {
-        fputs(out, stdout);
+        /* The text report is already safe (its fields were escaped as it
+         * was made); the escape changes nothing in safe text, and keeps a
+         * report from another library build honest too. */
         if (json)
-            fputc('\n', stdout);
+            cli_put_json(out);
+        else
+            cli_put_safe(stdout, out, strlen(out), TG_TERMINAL_KEEP_LINES);
     }
     tg_free(out);
     tg_runtime_free(rt);

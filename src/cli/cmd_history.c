@@ -44,14 +44,22 @@ static int journal_path(const char *config, char **out)
 static void print_row(const json_t *rec) /* borrowed */
 {
     const json_t *call = json_object_get(rec, "call"); /* borrowed */
-    const char *caller = json_string_value(json_object_get(call, "caller_id"));
-    const char *when = json_string_value(json_object_get(rec, "completed_at"));
-    printf("%-24s  %-28s  %-16s  %-8s  %9.1f ms  %s\n", when ? when : "-",
-           json_string_value(json_object_get(rec, "id")),
-           json_string_value(json_object_get(rec, "tool")),
-           json_string_value(json_object_get(rec, "outcome")),
-           json_number_value(json_object_get(rec, "duration_ms")),
-           caller ? caller : "-");
+    /* Every cell may hold what a caller sent: each is made safe for the
+     * terminal (a call id with ESC or CR in it cannot fake a row). */
+    cli_put_field(stdout,
+                  json_string_value(json_object_get(rec, "completed_at")), 24);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "id")), 28);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "tool")), 16);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "outcome")),
+                  8);
+    printf("  %9.1f ms  ",
+           json_number_value(json_object_get(rec, "duration_ms")));
+    cli_put_field(stdout, json_string_value(json_object_get(call, "caller_id")),
+                  0);
+    putchar('\n');
 }
 
 int cmd_history(int argc, char **argv)
@@ -138,7 +146,7 @@ int cmd_show(int argc, char **argv)
         json_error_t jerr;
         json_t *doc = json_loads(text, 0, &jerr); /* new ref */
         char *pretty = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-        puts(pretty ? pretty : text);
+        cli_put_json(pretty ? pretty : text);
         free(pretty);
         json_decref(doc);
     }

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "error.h"
+#include "quote.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------ names */
 
@@ -244,6 +246,43 @@ int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
     va_end(ap);
     call->pre_error_code = code;
     return tg__strset(&call->pre_error_message, msg);
+}
+
+/* Whether s is longer than max bytes; when it is, *q holds its quotation
+ * (a copy, with its size) and s is cut to at most max bytes. */
+static bool too_long(char *s, size_t max, tg_quote *q)
+{
+    if (s == NULL || strnlen(s, max + 1) <= max)
+        return false;
+    size_t n = strlen(s);
+    (void)tg__quoten(q, s, n);
+    s[tg__utf8_cut(s, n, max)] = '\0';
+    return true;
+}
+
+int tg__call_check_names(tg_call *call)
+{
+    tg_quote qi, qt, qc;
+    /* Every field is cut; the message names the first that was too long. */
+    bool id = too_long(call->id, TG_CALL_ID_MAX, &qi);
+    bool tool = too_long(call->tool, TG_TOOL_NAME_MAX, &qt);
+    bool caller = too_long(call->caller_id, TG_CALLER_ID_MAX, &qc);
+    if (id)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "call id '%s' is longer than the limit "
+                                      "of %d bytes",
+                                      qi.text, TG_CALL_ID_MAX);
+    if (tool)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "tool name '%s' of call '%s' is longer "
+                                      "than the limit of %d bytes",
+                                      qt.text, call->id, TG_TOOL_NAME_MAX);
+    if (caller)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "caller id '%s' of call '%s' is longer "
+                                      "than the limit of %d bytes",
+                                      qc.text, call->id, TG_CALLER_ID_MAX);
+    return 0;
 }
 
 static const char *json_kind(const json_t *v)

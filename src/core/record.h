@@ -6,8 +6,9 @@
  *
  * Ownership: every pointer field is owned by its record; json_t fields hold
  * one reference each. A record's id and tool live in the record's own
- * allocation: they are set by the constructor and never replaced. Records
- * are plain data, not thread-safe.
+ * allocation: they are set by the constructor and never replaced (only
+ * shortened in place, by tg__call_check_names, when over their limit).
+ * Records are plain data, not thread-safe.
  *
  * Arguments are kept as JSON text and its tape (jtape.h), not as a jansson
  * object: the text is what handlers receive, the tape gives the checksum,
@@ -150,6 +151,23 @@ int tg__call_set_args_value(tg_call *call, const json_t *args);
 /* The call's meta object (borrowed; NULL when it has none, or when
  * building it from meta_text ran out of memory). */
 json_t *tg__call_meta(const tg_call *call);
+
+/* The longest call id, tool name and caller id a call may carry, in bytes.
+ * Providers and MCP name tools in at most 64 to 128 characters and make
+ * ids of a few dozen; 256 leaves room for every one of them (and for any
+ * name the registry takes, 128 at most) while keeping what a hostile caller
+ * can make toolgate print, journal and echo small. */
+#define TG_CALL_ID_MAX 256
+#define TG_TOOL_NAME_MAX 256
+#define TG_CALLER_ID_MAX 256
+
+/* Holds the call's id, tool name and caller id to the limits above: one that
+ * is longer gives the call a MALFORMED_CALL pre-error ("tool name
+ * 'abc…(104857600 bytes)' of call 'c1' is longer than the limit of 256
+ * bytes") and is cut to the limit at a UTF-8 character boundary, so neither
+ * the journal nor a message nor a terminal ever sees more of it. Returns 0
+ * or TG_ENOMEM. */
+int tg__call_check_names(tg_call *call);
 
 /* Forgets a pre-error (after limits.repair fixed what caused it). */
 void tg__call_clear_pre_error(tg_call *call);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "quote.h"
 
 tg_turn *tg__turn_new(const char *format)
 {
@@ -118,6 +119,16 @@ void tg__turn_mark_duplicates(tg_turn *t)
     free(slot);
 }
 
+void tg__turn_check_calls(tg_turn *t)
+{
+    /* A pre-error is set even when its message cannot be (out of memory):
+     * the call still ends MALFORMED_CALL, so the return is not needed. The
+     * names first: a cut id is what duplicates are found among. */
+    for (size_t i = 0; i < t->n; i++)
+        (void)tg__call_check_names(t->calls[i]);
+    tg__turn_mark_duplicates(t);
+}
+
 const char *tg_turn_format(const tg_turn *t)
 {
     return t->format;
@@ -139,6 +150,14 @@ const tg_result *tg_turn_result(const tg_turn *t, size_t i)
 
 int tg_turn_set_caller(tg_turn *t, const char *caller_id, tg_error *err)
 {
+    if (caller_id != NULL &&
+        strnlen(caller_id, TG_CALLER_ID_MAX + 1) > TG_CALLER_ID_MAX) {
+        tg_quote q;
+        return tg__error_set(err, TG_EINVAL,
+                             "caller id '%s' is longer than the limit of %d "
+                             "bytes",
+                             tg__quote(&q, caller_id), TG_CALLER_ID_MAX);
+    }
     for (size_t i = 0; i < t->n; i++)
         if (t->calls[i]->caller_id == NULL &&
             tg__strset(&t->calls[i]->caller_id, caller_id) != 0)

@@ -21,6 +21,7 @@
 
 #include "context_env.h"
 #include "error.h"
+#include "quote.h"
 #include "repair.h"
 #include "runtime.h"
 #include "template.h"
@@ -437,13 +438,14 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                          "cannot verify the checksum of call '%s'", call->id));
         if (ok == 0) {
             const char *have = tg_call_checksum(call);
+            tg_quote q; /* what arrived is the caller's, of any length */
             return refuse(
                 oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
                               "CHECKSUM_MISMATCH", NULL,
                               "checksum of call '%s' does not match its tool "
                               "and arguments: it arrived with %s, they hash "
                               "to %s",
-                              call->id, call->checksum_in,
+                              call->id, tg__quote(&q, call->checksum_in),
                               have ? have : "(unknown)"));
         }
     }

@@ -3,7 +3,10 @@
  * doctor.c - tg_runtime_doctor and tg_runtime_warning: what protection the
  * runtime's subprocesses run under, for `toolgate doctor` (one JSON object
  * or lines for a person) and for the warning an embedder prints once. Only
- * names of environment variables are reported, never values.
+ * names of environment variables are reported, never values. The lines for
+ * a person are safe for a terminal: every path, name and message in them
+ * (a tool's name, bubblewrap's error, a directory named with an escape
+ * sequence) goes through tg__term_escape.
  */
 #include <errno.h>
 #include <sched.h>
@@ -17,6 +20,7 @@
 #include "buf.h"
 #include "error.h"
 #include "runtime.h"
+#include "termtext.h"
 
 extern char **environ;
 
@@ -234,6 +238,24 @@ static json_t *report(tg_runtime *rt)
     return r;
 }
 
+/* Appends s (NULL: "?") made safe for a terminal: a field of the report
+ * that came from outside (a path, a name, a program's message). */
+static void put(tg_buf *b, const char *s)
+{
+    if (s == NULL)
+        s = "?";
+    (void)tg__term_escape(b, s, strlen(s), 0);
+}
+
+/* "%-16s" of a row's label, then its value made safe, then `tail`. */
+static void row(tg_buf *b, const char *label, const char *value,
+                const char *tail)
+{
+    (void)tg__buf_printf(b, "%-16s", label);
+    put(b, value);
+    (void)tg__buf_puts(b, tail);
+}
+
 /* The strings of a JSON array joined by sep, or `none`. */
 static void join(tg_buf *b, const json_t *arr, const char *sep,
                  const char *none)
@@ -246,7 +268,9 @@ static void join(tg_buf *b, const json_t *arr, const char *sep,
     }
     json_array_foreach((json_t *)arr, i, v)
     {
-        (void)tg__buf_printf(b, "%s%s", i ? sep : "", json_string_value(v));
+        if (i)
+            (void)tg__buf_puts(b, sep);
+        put(b, json_string_value(v));
     }
 }
 
@@ -307,12 +331,15 @@ static char *render_text(const json_t *r)
     bool isolated = json_is_true(json_object_get(s, "network_isolated"));
     (void)tg__buf_printf(&b, "%-16s%s (sandbox.mode %s)\n", "sandbox", in_force,
                          json_string_value(json_object_get(s, "mode")));
-    if (json_is_true(json_object_get(bw, "works")))
-        (void)tg__buf_printf(&b, "%-16s%s (%s): working\n", "bubblewrap",
-                             version ? version : "?", path);
-    else
-        (void)tg__buf_printf(&b, "%-16sNOT IN USE: %s\n", "bubblewrap",
-                             error ? error : "not tried");
+    if (json_is_true(json_object_get(bw, "works"))) {
+        row(&b, "bubblewrap", version, " (");
+        put(&b, path);
+        (void)tg__buf_puts(&b, "): working\n");
+    } else {
+        (void)tg__buf_printf(&b, "%-16sNOT IN USE: ", "bubblewrap");
+        put(&b, error ? error : "not tried");
+        (void)tg__buf_puts(&b, "\n");
+    }
     (void)tg__buf_printf(
         &b, "%-16s%s\n", "user namespaces",
         json_is_true(json_object_get(s, "user_namespaces")) ? "yes" : "NO");
@@ -365,20 +392,18 @@ static char *render_text(const json_t *r)
     (void)tg__buf_puts(&b, "\n");
     const json_t *j = json_object_get(r, "journal"); /* borrowed */
     if (json_is_object(j))
-        (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "journal",
-                             json_string_value(json_object_get(j, "path")),
-                             json_is_true(json_object_get(j, "open"))
-                                 ? "open, writable"
-                                 : "NOT OPEN");
+        row(&b, "journal", json_string_value(json_object_get(j, "path")),
+            json_is_true(json_object_get(j, "open")) ? " (open, writable)\n"
+                                                     : " (NOT OPEN)\n");
     else
         (void)tg__buf_printf(&b, "%-16soff\n", "journal");
     const json_t *sp = json_object_get(r, "spool"); /* borrowed */
-    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "spool",
-                         json_string_value(json_object_get(sp, "dir")),
+    row(&b, "spool", json_string_value(json_object_get(sp, "dir")), " (");
+    (void)tg__buf_printf(&b, "%s)\n",
                          json_string_value(json_object_get(sp, "state")));
     const json_t *ws = json_object_get(r, "workspace"); /* borrowed */
-    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "workspace",
-                         json_string_value(json_object_get(ws, "path")),
+    row(&b, "workspace", json_string_value(json_object_get(ws, "path")), " (");
+    (void)tg__buf_printf(&b, "%s)\n",
                          json_string_value(json_object_get(ws, "state")));
     own_files_text(&b, json_object_get(r, "toolgate_files"), isolated);
     (void)tg__buf_printf(&b, "%-16s", "command tools");
@@ -389,16 +414,20 @@ static char *render_text(const json_t *r)
         (void)tg__buf_puts(&b, "none");
     json_array_foreach((json_t *)tools, i, t)
     {
+        if (i)
+            (void)tg__buf_puts(&b, ", ");
+        put(&b, json_string_value(json_object_get(t, "name")));
         (void)tg__buf_printf(
-            &b, "%s%s: %s%s", i ? ", " : "",
-            json_string_value(json_object_get(t, "name")),
-            json_string_value(json_object_get(t, "sandbox")),
+            &b, ": %s%s", json_string_value(json_object_get(t, "sandbox")),
             json_is_true(json_object_get(t, "network")) ? " + network" : "");
     }
     (void)tg__buf_puts(&b, "\n");
     const char *w = json_string_value(json_object_get(r, "warning"));
-    if (w != NULL)
-        (void)tg__buf_printf(&b, "\n%s\n", w);
+    if (w != NULL) {
+        (void)tg__buf_puts(&b, "\n");
+        (void)tg__term_escape(&b, w, strlen(w), TG__TERM_KEEP_LINES);
+        (void)tg__buf_puts(&b, "\n");
+    }
     return tg__buf_take(&b);
 }
 

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "jint.h"
 #include "process.h"
 #include "runtime.h"
 #include "timeutil.h"
@@ -132,12 +133,13 @@ static const json_t *hook_spec(const tg_runtime *rt, int stage, size_t i,
     const json_t *h = json_array_get(stage_list(rt, stage), i); /* borrowed */
     const json_t *t =
         json_object_get(rt->cfg->hooks, "timeout_ms"); /* borrowed */
-    *timeout_ms = json_is_integer(t) ? json_integer_value(t) : HOOK_TIMEOUT_MS;
+    /* config.c took 5e3 as 5000: read it the same way (tg__json_int) */
+    if (!tg__json_int(t, timeout_ms))
+        *timeout_ms = HOOK_TIMEOUT_MS;
     if (!json_is_object(h))
         return h;
     t = json_object_get(h, "timeout_ms"); /* borrowed */
-    if (json_is_integer(t))
-        *timeout_ms = json_integer_value(t);
+    (void)tg__json_int(t, timeout_ms);
     return json_object_get(h, "command");
 }
 

@@ -186,6 +186,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         .sync_full = rt->cfg->journal_sync_full,
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,
+        .max_args_bytes = rt->cfg->max_args_bytes,
     };
     if (rt->cfg->journal != NULL &&
         (rc = tg__journal_open_sqlite_opts(rt->cfg->journal, &jopts,

@@ -572,7 +572,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     json_decref(doc);
     doc = NULL;
 done:
-    tg__turn_mark_duplicates(turn);
+    tg__turn_check_calls(turn);
     *out = turn;
     return 0;
 oom:

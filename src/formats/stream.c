@@ -282,6 +282,9 @@ static int add_call(tg_stream *s, tg_call *call, long long key, uint64_t seq)
     if (rc != 0)
         return rc;
     s->placed[idx] = (tg__placed){call, key, seq, false};
+    /* Its names held to their limits, as tg__turn_check_calls does. */
+    if ((rc = tg__call_check_names(call)) != 0)
+        return rc;
     return remember_id(s, idx);
 }
 

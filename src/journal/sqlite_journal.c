@@ -40,7 +40,9 @@
 
 #include "buf.h"
 #include "error.h"
+#include "quote.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 #define DEFAULT_LIMIT 20
 #define MAX_LIMIT 100000
@@ -209,6 +211,12 @@ static const char *const migrations[] = {
      * spooled results are in it. */
     "CREATE INDEX results_artifact ON results(json_extract(artifact, '$.id'))"
     " WHERE artifact IS NOT NULL;",
+    /* v7: a call whose arguments pass limits.max_args_bytes keeps only the
+     * first TG_JOURNAL_ARGS_PREFIX bytes of their text, in args_raw (args
+     * NULL), and their size here; NULL when the arguments are kept whole.
+     * It used to keep them whole, twice when they came as a string: 200 MB
+     * in one row for a refused 100 MB argument. */
+    "ALTER TABLE call_rows ADD COLUMN args_bytes INTEGER;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -618,7 +626,7 @@ static const int row_sizes[N_ROW_SIZES] = {ROWS_MAX, 16, 4, 1};
  * shared by the rows; then per row its rowid (given, not allocated, so a
  * batch's rowids are known before it goes in) and CALL_PARAMS - 1 more. */
 #define CALL_SHARED 4
-#define CALL_PARAMS 14
+#define CALL_PARAMS 15
 #define RESULT_PARAMS 15
 
 /* Strings bound to a statement that must live until it ran. */
@@ -665,7 +673,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
             : "INSERT OR ROLLBACK INTO call_rows(rowid, id, tool, args, "
               "args_raw,"
               " checksum, caller_id, context, skills, format, idx,"
-              " inline_output, from_artifact_tool, created_at,"
+              " inline_output, from_artifact_tool, created_at, args_bytes,"
               " started_at, v4_state, owner_pid, owner_start,"
               " owner_boot) VALUES ");
     for (int r = 0; r < row_sizes[k]; r++) {
@@ -756,6 +764,23 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     }
     const char *context = dump_owned(call->context, own, &nomem);
     const char *skills = dump_owned(call->skills, own, &nomem);
+    const char *raw = tg_call_args_raw(call);
+    /* Arguments over the limit never run (ARGUMENTS_TOO_LARGE): the row
+     * keeps the start of their text and their size, not all of it. */
+    size_t size = tg__call_args_size(call);
+    bool cut =
+        sj->opts.max_args_bytes > 0 && size > (uint64_t)sj->opts.max_args_bytes;
+    if (cut && !nomem) {
+        const char *text = raw != NULL ? raw : call->args_text;
+        size_t n = tg__utf8_cut(text, strlen(text), TG_JOURNAL_ARGS_PREFIX);
+        char *prefix = strndup(text, n);
+        if (prefix == NULL)
+            nomem = 1;
+        else
+            own->p[own->n++] = prefix;
+        raw = prefix;
+        args = NULL;
+    }
     if (nomem)
         return oom(err);
     int o = CALL_SHARED + r * CALL_PARAMS;
@@ -763,7 +788,7 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     b |= bind_text(st, o + 2, call->id);
     b |= bind_text(st, o + 3, call->tool);
     b |= bind_text(st, o + 4, args);
-    b |= bind_text(st, o + 5, tg_call_args_raw(call));
+    b |= bind_text(st, o + 5, raw);
     b |= bind_text(st, o + 6, sum);
     b |= bind_text(st, o + 7, call->caller_id);
     b |= bind_text(st, o + 8, context);
@@ -774,6 +799,8 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     b |= sqlite3_bind_int(st, o + 13, call->from_artifact_tool ? 1 : 0);
     b |= sqlite3_bind_int64(st, o + 14,
                             call->created_at ? call->created_at : now);
+    b |= cut ? sqlite3_bind_int64(st, o + 15, (sqlite3_int64)size)
+             : sqlite3_bind_null(st, o + 15);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
     return 0;
@@ -1268,7 +1295,7 @@ done:
     " c.from_artifact_tool, c.created_at, c.started_at,"                       \
     " r.call_rowid, r.id, r.tool, r.outcome, r.execution, r.payload,"          \
     " r.content, r.artifact, r.duration_ms, r.exit_status, r.completed_at,"    \
-    " r.replayed, r.repaired, r.decisions"
+    " r.replayed, r.repaired, r.decisions, c.args_bytes"
 enum {
     C_ROWID,
     C_ID,
@@ -1298,7 +1325,8 @@ enum {
     R_COMPLETED,
     R_REPLAYED,
     R_REPAIRED,
-    R_DECISIONS
+    R_DECISIONS,
+    C_ARGS_BYTES
 };
 
 static const char *col_text(sqlite3_stmt *st, int col)
@@ -1385,6 +1413,15 @@ static int row_call(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
         call->updated_at = sqlite3_column_int64(st, C_STARTED);
     }
     *out = tg__call_to_json(call);
+    /* arguments kept only in part: args_raw is their start, this their
+     * size (v7) */
+    if (*out != NULL && sqlite3_column_type(st, C_ARGS_BYTES) != SQLITE_NULL &&
+        json_object_set_new(
+            *out, "args_bytes",
+            json_integer(sqlite3_column_int64(st, C_ARGS_BYTES))) != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
     if (*out == NULL)
         rc = oom(err);
 fail:
@@ -1492,7 +1529,7 @@ static int dedup_eligible(const tg_call *call)
     " ORDER BY u.first DESC LIMIT 1) >= c.rowid, 0)"
 
 /* The columns of ROW_COLUMNS and then these. */
-enum { L_RUNNING = R_DECISIONS + 1, L_OWNER };
+enum { L_RUNNING = C_ARGS_BYTES + 1, L_OWNER };
 
 /* See tg__journal_begin_dedup. Runs inside begin's write transaction. The
  * oldest matching row answers: later rows of the same id are replays of it
@@ -1709,39 +1746,53 @@ static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
     return 0;
 }
 
-/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. */
+/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. Anything
+ * else, a number too large for any timestamp included, is the caller's
+ * mistake (TG_EINVAL), never a failure of the journal. */
 static int parse_since(const char *since, int64_t *ms, tg_error *err)
 {
     json_t *v = NULL; /* new ref */
     const char *s = since;
+    const char *why = "";
     while (*s == ' ')
         s++;
-    char *end = NULL;
     if (*s >= '0' && *s <= '9') {
+        char *end = NULL;
         errno = 0;
         long long n = strtoll(s, &end, 10);
-        if (*end == '\0' && errno == 0) {
+        if (*end == '\0' && errno == ERANGE) {
+            why = ": out of range";
+        } else if (*end == '\0') {
             v = json_integer(n);
         } else if (*end == '.') {
+            errno = 0;
             double d = strtod(s, &end);
-            if (*end == '\0')
+            if (*end == '\0' && errno == ERANGE)
+                why = ": out of range";
+            else if (*end == '\0')
                 v = json_real(d);
+            else
+                v = json_string_nocheck(since);
+        } else {
+            v = json_string_nocheck(since);
         }
-    }
-    if (end == NULL || *end != '\0') {
-        json_decref(v);
+    } else {
         v = json_string_nocheck(since);
     }
-    if (v == NULL)
+    int rc = TG_EINVAL;
+    if (v == NULL && *why == '\0')
         return oom(err);
-    int rc = tg__time_from_json(v, ms);
+    if (v != NULL)
+        rc = tg__time_from_json(v, ms);
     json_decref(v);
-    if (rc != 0)
+    if (rc != 0) {
+        tg_quote q;
         return tg__error_set(err, TG_EINVAL,
-                             "invalid 'since' time '%s': expected RFC 3339 "
+                             "invalid 'since' time '%s'%s: expected RFC 3339 "
                              "(2026-01-02T03:04:05Z) or Unix seconds or "
                              "milliseconds",
-                             since);
+                             tg__quote(&q, since), why);
+    }
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "builtin.h"
 #include "error.h"
+#include "jint.h"
 #include "schema.h"
 #include "tool.h"
 
@@ -355,15 +356,16 @@ static int check_keys(loadctx *lc, const json_t *obj, const char *pointer,
 static int get_int(loadctx *lc, const json_t *v, const char *key,
                    const char *pointer, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi) {
+    /* an integer as JSON Schema counts one: 1e3 is 1000 */
+    int64_t n;
+    if (!tg__json_int(v, &n) || n < lo || n > hi) {
         char d[64];
         return bad(lc, pointer,
                    "%s must be an integer from %" PRId64 " to %" PRId64
                    ", got %s",
                    key, lo, hi, describe(v, d, sizeof d));
     }
-    *out = json_integer_value(v);
+    *out = n;
     return 0;
 }
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "jint.h"
 
 #define MAX_LINKS 40 /* the kernel's own limit of symlinks in one lookup */
 
@@ -91,12 +92,13 @@ int tg__fs_int(tg_fsrun *run, const char *tool, const json_t *args,
         *out = def;
         return 0;
     }
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi)
+    /* 1e2 is 100 to the tool's schema, so it is 100 here too */
+    int64_t n;
+    if (!tg__json_int(v, &n) || n < lo || n > hi)
         return tg__fs_fail(run, TG__FS_BADARGS, TG_EINVAL, err,
                            "%s: '%s' must be an integer from %lld to %lld",
                            tool, key, (long long)lo, (long long)hi);
-    *out = json_integer_value(v);
+    *out = n;
     return 0;
 }
 
