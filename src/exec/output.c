@@ -43,11 +43,6 @@ int tg__output_write(tg__output *o, const char *data, size_t len)
     return rc;
 }
 
-uint64_t tg__output_bytes(const tg__output *o)
-{
-    return o->w != NULL ? tg__spool_writer_bytes(o->w) : o->mem.len;
-}
-
 void tg__output_abort(tg__output *o)
 {
     tg__spool_writer_abort(o->w);

@@ -307,8 +307,6 @@ int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call);
  * fits is kept: stop the tool and report OUTPUT_LIMIT); TG_EIO when the
  * spool's file system fails (o->e says how); TG_ENOMEM. Sticky. */
 int tg__output_write(tg__output *o, const char *data, size_t len);
-/* Bytes kept so far. */
-uint64_t tg__output_bytes(const tg__output *o);
 /* Ends the output and makes the call's result. `failed` (taken, may be
  * NULL) is the result when the tool did not succeed: the output kept is
  * attached to it as its artifact when spooled. With failed NULL, a success
