@@ -938,21 +938,9 @@ const char *tg_result_error_message(const tg_result *r)
 #define PUT(out, lit) tg__buf_append((out), (lit), sizeof(lit) - 1)
 
 /* Whether s is valid UTF-8, as a JSON string must be. */
-static int utf8_ok(const char *str)
+static int utf8_ok(const char *s)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str), i = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k = tg__utf8_seq(s + i, n - i);
-        if (k == 0)
-            return 0;
-        i += k;
-    }
-    return 1;
+    return tg__utf8_valid((const unsigned char *)s, strlen(s));
 }
 
 /* "<name>":<value> with a comma before it, value written by jansson. */

@@ -550,29 +550,13 @@ static int put_value(tg_buf *out, const json_t *v)
     return tg__json_dump(v, out);
 }
 
-/* Whether s[0..n) is valid UTF-8. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t seq = tg__utf8_seq(s + i, n - i);
-        if (seq == 0)
-            return 0;
-        i += seq;
-    }
-    return 1;
-}
-
 /* Appends the text s[0..n) as one JSON string. A tool's text may hold
  * bytes that are not UTF-8 (after a lossy conversion); each becomes U+FFFD
  * itself, not its escape, as when the text went through a jansson string. */
 static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
 {
     const unsigned char *u = (const unsigned char *)s;
-    if (utf8_valid(u, n))
+    if (tg__utf8_valid(u, n))
         return tg__json_string(out, s, n);
     scratch->len = 0;
     int rc = 0;
