@@ -82,23 +82,27 @@ void tg__turn_mark_duplicates(tg_turn *t)
      * calls (a sort of the ids cost a quarter of a microsecond per call in
      * a turn of 10,000). */
     tg_hmap first = {0};
-    if (tg__hmap_reserve(&first, t->n) != 0) {
-        /* Without memory, still never let a duplicate pass: quadratic scan. */
-        for (size_t i = 1; i < t->n; i++)
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(t->calls[i]->id, t->calls[j]->id) == 0) {
-                    mark_duplicate(t->calls[i]);
-                    break;
-                }
-        return;
-    }
-    for (size_t i = 0; i < t->n; i++) {
+    int rc = tg__hmap_reserve(&first, t->n);
+    for (size_t i = 0; rc == 0 && i < t->n; i++) {
         tg_hentry *e;
-        /* reserved: the put cannot fail */
-        if (tg__hmap_put_str(&first, t->calls[i]->id, &e) == 1)
+        /* reserved: only an id of 4 GiB could fail here */
+        rc = tg__hmap_put_str(&first, t->calls[i]->id, &e);
+        if (rc == 1) {
             mark_duplicate(t->calls[i]); /* a later occurrence */
+            rc = 0;
+        }
     }
     tg__hmap_cleanup(&first);
+    if (rc == 0)
+        return;
+    /* Without the table, still never let a duplicate pass: quadratic scan
+     * (marking a call again changes nothing). */
+    for (size_t i = 1; i < t->n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->calls[i]->id, t->calls[j]->id) == 0) {
+                mark_duplicate(t->calls[i]);
+                break;
+            }
 }
 
 const char *tg_turn_format(const tg_turn *t)

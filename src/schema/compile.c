@@ -387,6 +387,7 @@ static int add_loc(comp *C, const json_t *j, const char *base,
     l->draft = draft;
     l->vocab = vocab;
     l->resource = resource;
+    /* A value reached twice keeps its first location (rc 1). */
     loc *kept = NULL;
     int rc = l->base && l->path ? loc_put(C, l, &kept) : TG_ENOMEM;
     if (rc != 0) {
