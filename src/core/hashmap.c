@@ -42,12 +42,6 @@ void tg__hmap_cleanup(tg_hmap *m)
     m->count = 0;
 }
 
-static int same_key(const tg_hentry *e, const void *key, uint32_t len,
-                    uint32_t hash)
-{
-    return e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0;
-}
-
 /* Moves every entry into a new array of n slots (a power of two). */
 static int rehash(tg_hmap *m, size_t n)
 {
@@ -79,21 +73,6 @@ int tg__hmap_reserve(tg_hmap *m, size_t n)
     return want <= have ? 0 : rehash(m, want);
 }
 
-tg_hentry *tg__hmap_find(const tg_hmap *m, const void *key, size_t len,
-                         uint64_t hash)
-{
-    if (m->slot == NULL || len > UINT32_MAX)
-        return NULL;
-    uint32_t h = (uint32_t)hash;
-    for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        tg_hentry *e = &m->slot[i];
-        if (e->key == NULL)
-            return NULL;
-        if (same_key(e, key, (uint32_t)len, h))
-            return e;
-    }
-}
-
 int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
                  tg_hentry **out)
 {
@@ -113,7 +92,8 @@ int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
     uint32_t h = (uint32_t)hash;
     size_t i = h & m->mask;
     for (; m->slot[i].key != NULL; i = (i + 1) & m->mask)
-        if (same_key(&m->slot[i], key, (uint32_t)len, h)) {
+        if (m->slot[i].hash == h && m->slot[i].len == len &&
+            memcmp(m->slot[i].key, key, len) == 0) {
             *out = &m->slot[i];
             return 1;
         }

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* 64-bit FNV-1a: the starting value and one byte's step. */
 #define TG__HASH_INIT UINT64_C(0xcbf29ce484222325)
@@ -63,9 +64,22 @@ void tg__hmap_cleanup(tg_hmap *m);
 int tg__hmap_reserve(tg_hmap *m, size_t n);
 
 /* The entry of the key (len bytes, hash its hash), or NULL. The entry
- * stays valid until the table is next changed. */
-tg_hentry *tg__hmap_find(const tg_hmap *m, const void *key, size_t len,
-                         uint64_t hash);
+ * stays valid until the table is next changed. Inline: it is the hot path
+ * of every user (a policy decision probes several tables). */
+static inline tg_hentry *tg__hmap_find(const tg_hmap *m, const void *key,
+                                       size_t len, uint64_t hash)
+{
+    if (m->slot == NULL || len > UINT32_MAX)
+        return NULL;
+    uint32_t h = (uint32_t)hash;
+    for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
+        tg_hentry *e = &m->slot[i];
+        if (e->key == NULL)
+            return NULL;
+        if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+            return e;
+    }
+}
 
 /* Finds or adds the key. Returns 1 with *out its existing entry; 0 with
  * *out a new entry (key stored, val zero, for the caller to fill); or
