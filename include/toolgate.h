@@ -169,12 +169,18 @@ const char *tg_result_data_json(const tg_result *result);
 const char *tg_result_error_message(const tg_result *result);
 /* The error code ("UNKNOWN_TOOL", ...) of an error outcome, else NULL. */
 const char *tg_result_error_code(const tg_result *result);
+/* How long the tool ran, in milliseconds, as the monotonic clock measured
+ * it (nanosecond resolution); 0 when it never ran. JSON texts (records,
+ * history, statistics) give it rounded to the microsecond. */
 double tg_result_duration_ms(const tg_result *result);
 /* The exit status of a command tool, or -1 when there is none. */
 int tg_result_exit_status(const tg_result *result);
 /* 1 when the result was returned from the journal instead of running. */
 int tg_result_replayed(const tg_result *result);
-/* The whole result record as JSON text; caller frees with tg_free. */
+/* The whole result record as JSON text (its decisions included, its
+ * duration_ms in milliseconds to the microsecond); caller frees with
+ * tg_free. NULL on out of memory, or when the record has no JSON form (an
+ * id or tool that is not UTF-8, a duration that is not a number). */
 char *tg_result_to_json(const tg_result *result);
 
 /* ----------------------------------------------------------------- formats */
@@ -508,8 +514,8 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
  * a JSON array sorted by tool: {"tool", "calls", "outcomes": {"success",
  * "error", "canceled", "timeout", "denied"}, "replayed", "duration_ms":
  * {"p50", "p95", "max"} or null}. Durations are nearest-rank percentiles
- * over the calls that ran (replayed results are counted, not timed). Caller
- * frees *out. */
+ * over the calls that ran (replayed results are counted, not timed), in
+ * milliseconds to the microsecond, as in the records. Caller frees *out. */
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
 

@@ -76,11 +76,17 @@ int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
                       tg_history_query *q, long long *limit, int *as_json,
                       const char **config);
 
-/* Prints each record of rows (a JSON array, borrowed): as a compact JSON
- * line with as_json, else through print_row (a table row; the caller
- * printed the header). */
-void cli_print_records(const json_t *rows, int as_json,
+/* Prints each record of a JSON array from the library: with as_json as
+ * JSON Lines, each record's text as the library wrote it (`text`, the
+ * array's compact JSON: numbers keep the library's form, times to the
+ * microsecond); else through print_row (a table row of the parsed record
+ * in rows, borrowed; the caller printed the header). */
+void cli_print_records(const char *text, const json_t *rows, int as_json,
                        void (*print_row)(const json_t *rec));
+/* Prints compact JSON text from the library indented by two spaces, as
+ * json_dumps(JSON_INDENT(2)) lays it out, but with every token as the
+ * library wrote it (jansson would write each real with 17 digits). */
+void cli_print_pretty(const char *text);
 
 int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);

@@ -95,7 +95,7 @@ int cmd_history(int argc, char **argv)
     if (!as_json && json_array_size(rows) > 0)
         printf("%-24s  %-28s  %-16s  %-8s  %12s  %s\n", "COMPLETED", "ID",
                "TOOL", "OUTCOME", "DURATION", "CALLER");
-    cli_print_records(rows, as_json, print_row);
+    cli_print_records(text, rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);
@@ -143,12 +143,7 @@ int cmd_show(int argc, char **argv)
         cli_error("%s", err.message);
         status = rc == TG_ENOTFOUND ? EXIT_USAGE : cli_exit_for(rc);
     } else {
-        json_error_t jerr;
-        json_t *doc = json_loads(text, 0, &jerr); /* new ref */
-        char *pretty = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-        cli_put_json(pretty ? pretty : text);
-        free(pretty);
-        json_decref(doc);
+        cli_print_pretty(text);
     }
     tg_free(text);
     free(path);

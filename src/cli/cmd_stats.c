@@ -93,7 +93,7 @@ int cmd_stats(int argc, char **argv)
         printf("%-20s  %8s  %8s  %6s  %8s  %7s  %6s  %8s  %9s  %9s  %9s\n",
                "TOOL", "CALLS", "SUCCESS", "ERROR", "CANCELED", "TIMEOUT",
                "DENIED", "REPLAYED", "P50 ms", "P95 ms", "MAX ms");
-    cli_print_records(rows, as_json, print_row);
+    cli_print_records(text, rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);

@@ -306,20 +306,107 @@ int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
     return EXIT_DONE;
 }
 
-void cli_print_records(const json_t *rows, int as_json,
+/* Prints each element of the JSON array `text` (the library's compact
+ * text) on a line of its own, byte for byte: jansson would write every
+ * real again with 17 significant digits. Each element is an object; its
+ * end is where jansson stops reading it. */
+static void print_lines(const char *lib_text)
+{
+    /* DEL, C1 and bidirectional controls as \u escapes: the same JSON */
+    char *text = tg_terminal_text(lib_text, strlen(lib_text), TG_TERMINAL_JSON);
+    if (text == NULL)
+        return;
+    size_t len = strlen(text), i = 0;
+    while (i < len && text[i] != '[')
+        i++;
+    for (i++; i < len;) {
+        while (i < len && strchr(" \t\r\n,", text[i]) != NULL)
+            i++;
+        if (i >= len || text[i] == ']')
+            break;
+        json_error_t jerr;
+        json_t *v = json_loadb(text + i, len - i, JSON_DISABLE_EOF_CHECK,
+                               &jerr); /* new ref */
+        if (v == NULL || jerr.position <= 0)
+            break; /* cannot happen: the caller parsed the whole text */
+        json_decref(v);
+        fwrite(text + i, 1, (size_t)jerr.position, stdout);
+        putchar('\n');
+        i += (size_t)jerr.position;
+    }
+    tg_free(text);
+}
+
+void cli_print_records(const char *text, const json_t *rows, int as_json,
                        void (*print_row)(const json_t *rec))
 {
+    if (as_json) {
+        print_lines(text);
+        return;
+    }
     size_t i;
     const json_t *rec; /* borrowed */
     json_array_foreach(rows, i, rec)
     {
-        if (as_json) {
-            char *line = json_dumps(rec, JSON_COMPACT);
-            if (line != NULL)
-                cli_put_json(line);
-            free(line);
-        } else {
-            print_row(rec);
+        print_row(rec);
+    }
+}
+
+static void indent(int depth)
+{
+    putchar('\n');
+    for (int k = 0; k < depth; k++)
+        fputs("  ", stdout);
+}
+
+void cli_print_pretty(const char *lib_text)
+{
+    /* DEL, C1 and bidirectional controls as \u escapes: the same JSON */
+    char *text = tg_terminal_text(lib_text, strlen(lib_text), TG_TERMINAL_JSON);
+    if (text == NULL)
+        return;
+    int depth = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        char c = *p;
+        switch (c) {
+        case '"': /* a string, escapes and all, as it is */
+            putchar(c);
+            for (p++; *p != '\0' && *p != '"'; p++) {
+                putchar(*p);
+                if (*p == '\\' && p[1] != '\0')
+                    putchar(*++p);
+            }
+            if (*p == '\0')
+                goto done;
+            putchar('"');
+            break;
+        case '{':
+        case '[':
+            putchar(c);
+            if (p[1] == (c == '{' ? '}' : ']')) {
+                putchar(*++p); /* {} and [] stay on their line */
+                break;
+            }
+            indent(++depth);
+            break;
+        case '}':
+        case ']':
+            indent(--depth);
+            putchar(c);
+            break;
+        case ',':
+            putchar(c);
+            indent(depth);
+            break;
+        case ':':
+            fputs(": ", stdout);
+            break;
+        default:
+            putchar(c);
+            break;
         }
     }
+    putchar('\n');
+done:
+    tg_free(text);
 }

@@ -225,8 +225,20 @@ tg_result *tg__result_timeout(const tg_call *call, int64_t budget_ms);
 /* denied: {"denied":{"tool","reason"}}, execution not_started. */
 tg_result *tg__result_denied(const tg_call *call, const char *reason);
 void tg__result_free(tg_result *result);
-/* The result as a JSON object (records.md); new reference, NULL on OOM. */
-json_t *tg__result_to_json(const tg_result *result);
+/* tg__result_write flags: also the gate's decisions (the journal and the
+ * record API show them; the native wire format does not). */
+#define TG__RECORD_DECISIONS 1u
+/* Appends the result record (records.md) as compact JSON text: id, tool,
+ * outcome, execution, payload, content, artifact, duration_ms (in ms to
+ * the microsecond, tg__json_ms), exit_status, completed_at; then replayed,
+ * decisions (with TG__RECORD_DECISIONS) and repaired when set; then
+ * "call": `call` (borrowed) when it is not NULL, as the journal's history
+ * gives each result. Strings and values are written as jansson's compact
+ * dump writes them. Returns 0, TG_EINVAL (an id or tool that is not UTF-8,
+ * a duration that is not a number), TG_ENOMEM or TG_ELIMIT; out may hold
+ * part of the record then. */
+int tg__result_write(const tg_result *result, unsigned flags,
+                     const json_t *call, tg_buf *out);
 /* The `repaired` list of a result record (records.md): one description per
  * TG_REPAIR_* bit, a new array; NULL on out of memory. And back: the bits
  * of such a list (unknown entries are ignored). */

@@ -55,4 +55,20 @@ static inline size_t tg__utf8_cut(const char *s, size_t n, size_t max)
     return k;
 }
 
+/* Whether s[0..n) is valid UTF-8 throughout. */
+static inline int tg__utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t seq = tg__utf8_seq(s + i, n - i);
+        if (seq == 0)
+            return 0;
+        i += seq;
+    }
+    return 1;
+}
+
 #endif

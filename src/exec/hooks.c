@@ -52,6 +52,7 @@
 
 #include "error.h"
 #include "jint.h"
+#include "json_out.h"
 #include "process.h"
 #include "runtime.h"
 #include "timeutil.h"
@@ -987,20 +988,25 @@ static void on_hook_done(uv_work_t *w, int status)
     hook_free(h);
 }
 
-/* The input of a hook: the call record, or {"call","result"}. */
+/* The input of a hook: the call record, or {"call","result"}. NULL when
+ * memory runs out (or the result has no JSON form). */
 static char *hook_input(const tg__job *job, const tg_result *held, size_t *len)
 {
-    json_t *doc = tg__call_to_json(job->call); /* new ref */
-    if (doc != NULL && held != NULL) {
-        json_t *r = tg__result_to_json(held); /* new ref */
-        json_t *c = doc;                      /* new ref */
-        doc = r ? json_pack("{s:o, s:o}", "call", c, "result", r) : NULL;
-        if (r == NULL)
-            json_decref(c);
-    }
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    *len = text ? strlen(text) : 0;
+    json_t *call = tg__call_to_json(job->call); /* new ref */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    int rc = call != NULL ? 0 : TG_ENOMEM;
+    if (rc == 0 && held == NULL)
+        rc = tg__json_dump(call, &b);
+    else if (rc == 0 && (rc = tg__buf_puts(&b, "{\"call\":")) == 0 &&
+             (rc = tg__json_dump(call, &b)) == 0 &&
+             (rc = tg__buf_puts(&b, ",\"result\":")) == 0 &&
+             (rc = tg__result_write(held, TG__RECORD_DECISIONS, NULL, &b)) == 0)
+        rc = tg__buf_append(&b, "}", 1);
+    json_decref(call);
+    *len = rc == 0 ? b.len : 0;
+    char *text = rc == 0 ? tg__buf_take(&b) : NULL;
+    tg__buf_cleanup(&b);
     return text;
 }
 

@@ -326,7 +326,7 @@ void tg_runtime_free(tg_runtime *rt)
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
-    free(rt->buckets);
+    tg__hmap_cleanup(&rt->jobs_by_id);
     free(rt->ccalls);
     free(rt->cresults);
     free(rt->jobs);

@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "hashmap.h"
 #include "journal.h"
 #include "record.h"
 #include "policy.h"
@@ -63,9 +64,8 @@ struct tg__job {
     tg_result *result;    /* waiting for the group commit */
     tg__job *next_done;   /* list of results waiting for the commit */
     tg__job *prev, *next; /* queue or running list */
-    tg__job *hnext;       /* hash chain of cancellable jobs by id */
-    uint32_t hash;
-    bool in_hash;
+    tg__job *hnext;       /* next live job with the same call id */
+    bool in_hash;         /* in jobs_by_id: cancellable by id */
     /* command tools: prepared by the checks, handed to the process */
     char **argv;
     char *stdin_data;
@@ -166,9 +166,9 @@ struct tg_runtime {
     size_t running; /* jobs holding a parallel slot */
     bool in_dispatch;
     bool stopping; /* the journal failed: start nothing more */
-    /* cancellable jobs by call id: chained hash table */
-    tg__job **buckets;
-    size_t nbuckets, hcount;
+    /* cancellable jobs by call id: id -> the newest job with it, which
+     * chains to the others through hnext (scheduler.c) */
+    tg_hmap jobs_by_id;
     /* results waiting for the group commit */
     tg__job *done_head, *done_tail;
     size_t ndone;
@@ -225,6 +225,8 @@ void tg__dispatch(tg_runtime *rt);
 /* Starts one job now (events, executor). */
 void tg__job_start(tg_runtime *rt, tg__job *job);
 void tg__queue_push(tg_runtime *rt, tg__job *job);
+/* Makes job cancellable by its call id (a no-op when it is already); when
+ * memory runs out it stays cancellable only with the rest of its turn. */
 void tg__hash_add(tg_runtime *rt, tg__job *job);
 /* The per-call deadline of a tool in ms; 0: none. */
 int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool);
@@ -349,8 +351,6 @@ int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call);
  * fits is kept: stop the tool and report OUTPUT_LIMIT); TG_EIO when the
  * spool's file system fails (o->e says how); TG_ENOMEM. Sticky. */
 int tg__output_write(tg__output *o, const char *data, size_t len);
-/* Bytes kept so far. */
-uint64_t tg__output_bytes(const tg__output *o);
 /* Ends the output and makes the call's result. `failed` (taken, may be
  * NULL) is the result when the tool did not succeed and its output is not
  * shown (a cancel): the output kept is attached to it as its artifact when

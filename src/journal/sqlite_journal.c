@@ -41,6 +41,8 @@
 #include "buf.h"
 #include "error.h"
 #include "quote.h"
+#include "hashmap.h"
+#include "json_out.h"
 #include "timeutil.h"
 #include "utf8.h"
 
@@ -285,6 +287,17 @@ static int db_fail(struct sqlite_journal *sj, int rc, const char *what,
 static int oom(tg_error *err)
 {
     return tg__error_set(err, TG_ENOMEM, "out of memory");
+}
+
+/* A failure of the JSON text writers (json_out.h, tg__result_write). */
+static int out_fail(int rc, tg_error *err)
+{
+    if (rc == TG_EINVAL)
+        return tg__error_set(err, rc,
+                             "a journaled result has no JSON form: its id or "
+                             "tool is not UTF-8, or its duration is not a "
+                             "number");
+    return oom(err);
 }
 
 /* ------------------------------------------------------------ pointer map */
@@ -1494,18 +1507,18 @@ fail:
     return rc;
 }
 
-/* The result record of the current row (tg__result_to_json's shape). */
-static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
-                      tg_error *err)
+/* Appends the result record of the current row (tg__result_write's text,
+ * with the gate's decisions), with "call": call when call is not NULL. */
+static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st,
+                      const json_t *call, tg_buf *out, tg_error *err)
 {
     tg_result *r = NULL;
-    *out = NULL;
     int rc = row_result_rec(sj, st, &r, err);
     if (rc != 0)
         return rc;
-    *out = tg__result_to_json(r);
+    rc = tg__result_write(r, TG__RECORD_DECISIONS, call, out);
     tg__result_free(r);
-    return *out ? 0 : oom(err);
+    return rc == 0 ? 0 : out_fail(rc, err);
 }
 
 /* ------------------------------------------------------------ re-delivery */
@@ -1796,9 +1809,10 @@ static int parse_since(const char *since, int64_t *ms, tg_error *err)
     return 0;
 }
 
-static int dump_out(json_t *v, char **out, tg_error *err)
+/* The text of a query's answer: *out takes b's bytes (the caller's). */
+static int text_out(tg_buf *b, char **out, tg_error *err)
 {
-    *out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    *out = tg__buf_take(b);
     return *out ? 0 : oom(err);
 }
 
@@ -1808,12 +1822,12 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    json_t *list = NULL; /* new ref */
-    tg_buf sql;
+    tg_buf sql, text;
     int rc = 0, outcome = -1;
     int64_t since = 0;
     *out = NULL;
     tg__buf_init(&sql, 4096);
+    tg__buf_init(&text, 0);
     if (q == NULL)
         q = &none;
     if (q->limit < 0)
@@ -1868,38 +1882,32 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
         rc = db_fail(sj, b, "binding the query", err);
         goto fail;
     }
-    if ((list = json_array()) == NULL) {
+    /* A JSON array of result records, each with its call. */
+    if (tg__buf_append(&text, "[", 1) != 0) {
         rc = oom(err);
         goto fail;
     }
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *res = NULL, *call = NULL; /* new refs */
-        if ((rc = row_result(sj, st, &res, err)) != 0 ||
-            (rc = row_call(sj, st, &call, err)) != 0) {
-            json_decref(res);
-            goto fail;
-        }
-        /* Both steal the reference, also on failure; res is still ours
-         * when the first fails. */
-        if (json_object_set_new(res, "call", call) != 0) {
-            json_decref(res);
+        json_t *call = NULL; /* new ref */
+        if ((rc = row_call(sj, st, &call, err)) == 0 &&
+            (text.len > 1 && tg__buf_append(&text, ",", 1) != 0))
             rc = oom(err);
+        if (rc == 0)
+            rc = row_result(sj, st, call, &text, err);
+        json_decref(call);
+        if (rc != 0)
             goto fail;
-        }
-        if (json_array_append_new(list, res) != 0) {
-            rc = oom(err);
-            goto fail;
-        }
     }
     if (step != SQLITE_DONE) {
         rc = db_fail(sj, step, "reading the history", err);
         goto fail;
     }
-    rc = dump_out(list, out, err);
+    rc = tg__buf_append(&text, "]", 1) == 0 ? text_out(&text, out, err)
+                                            : oom(err);
 fail:
     sqlite3_finalize(st);
-    json_decref(list);
+    tg__buf_cleanup(&text);
     tg__buf_cleanup(&sql);
     return rc;
 }
@@ -1909,11 +1917,13 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
 {
     struct sqlite_journal *sj = sj_of(j);
     sqlite3_stmt *st = NULL;
-    json_t *obj = NULL, *call = NULL, *res = NULL; /* new refs */
+    json_t *call = NULL; /* new ref */
+    tg_buf text;
     int rc;
     *out = NULL;
     if (call_id == NULL)
         return tg__error_set(err, TG_EINVAL, "show: no call id given");
+    tg__buf_init(&text, 0);
     /* The same wire id recurs across turns: the newest row answers. */
     if ((rc = prepare(sj,
                       "SELECT " ROW_COLUMNS " FROM call_rows c"
@@ -1939,35 +1949,24 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
     }
     if ((rc = row_call(sj, st, &call, err)) != 0)
         goto fail;
-    if (sqlite3_column_type(st, R_ROWID) != SQLITE_NULL) {
-        if ((rc = row_result(sj, st, &res, err)) != 0)
-            goto fail;
-    } else if ((res = json_null()) == NULL) {
-        rc = oom(err);
+    /* {"call":…,"result":…}, the result null while the call has none */
+    if ((rc = tg__buf_puts(&text, "{\"call\":")) != 0 ||
+        (rc = tg__json_dump(call, &text)) != 0 ||
+        (rc = tg__buf_puts(&text, ",\"result\":")) != 0) {
+        rc = out_fail(rc, err);
         goto fail;
     }
-    if ((obj = json_object()) == NULL) {
-        rc = oom(err);
-        goto fail;
-    }
-    int bad = json_object_set_new(obj, "call", call);
-    call = NULL; /* set_new takes it, also on failure */
-    if (bad != 0) {
-        rc = oom(err);
-        goto fail;
-    }
-    if (json_object_set_new(obj, "result", res) != 0) {
-        res = NULL;
-        rc = oom(err);
-        goto fail;
-    }
-    res = NULL;
-    rc = dump_out(obj, out, err);
+    if (sqlite3_column_type(st, R_ROWID) == SQLITE_NULL)
+        rc = tg__buf_puts(&text, "null") != 0 ? oom(err) : 0;
+    else
+        rc = row_result(sj, st, NULL, &text, err);
+    if (rc == 0)
+        rc = tg__buf_append(&text, "}", 1) == 0 ? text_out(&text, out, err)
+                                                : oom(err);
 fail:
     sqlite3_finalize(st);
-    json_decref(obj);
     json_decref(call);
-    json_decref(res);
+    tg__buf_cleanup(&text);
     return rc;
 }
 
@@ -2114,14 +2113,16 @@ static double select_kth(double *v, size_t n, size_t k)
     return v[k];
 }
 
-/* The entry of `tool` in *list, added when new. tools (a JSON object) maps
- * names to indexes. NULL on out of memory. */
+/* The entry of `tool` in *list, added when new. tools maps each entry's
+ * name (its own copy) to its index. NULL on out of memory. */
 static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
-                                 size_t *cap, json_t *tools, const char *tool)
+                                 size_t *cap, tg_hmap *tools, const char *tool)
 {
-    json_t *at = json_object_get(tools, tool); /* borrowed */
-    if (at != NULL)
-        return &(*list)[json_integer_value(at)];
+    size_t len;
+    uint64_t h = tg__hash_str(tool, &len);
+    tg_hentry *e = tg__hmap_find(tools, tool, len, h);
+    if (e != NULL)
+        return &(*list)[e->val.idx];
     if (*n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 16;
         struct tool_stat *grown =
@@ -2135,11 +2136,11 @@ static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
     memset(t, 0, sizeof *t);
     if ((t->tool = sqlite3_mprintf("%s", tool)) == NULL)
         return NULL;
-    if (json_object_set_new(tools, tool, json_integer((json_int_t)*n)) != 0) {
+    if (tg__hmap_put(tools, t->tool, len, h, &e) < 0) {
         sqlite3_free(t->tool);
         return NULL;
     }
-    (*n)++;
+    e->val.idx = (*n)++;
     return t;
 }
 
@@ -2160,28 +2161,39 @@ static int add_ms(struct tool_stat *t, double ms)
     return 0;
 }
 
-static json_t *stat_json(struct tool_stat *t) /* new ref */
+/* Appends the statistics object of one tool: {"tool", "calls", "outcomes":
+ * {"success", "error", "canceled", "timeout", "denied"}, "replayed",
+ * "duration_ms": {"p50", "p95", "max"} or null}, times to the microsecond. */
+static int stat_write(struct tool_stat *t, tg_buf *out)
 {
-    json_t *dur; /* new ref */
-    if (t->n == 0) {
-        dur = json_null();
-    } else {
-        /* Nearest rank: the ceil(p * n)-th smallest value. */
-        size_t k50 = (t->n + 1) / 2 - 1, k95 = (95 * t->n + 99) / 100 - 1;
-        double p50 = select_kth(t->ms, t->n, k50);
-        double p95 = select_kth(t->ms, t->n, k95);
-        dur =
-            json_pack("{s:f, s:f, s:f}", "p50", p50, "p95", p95, "max", t->max);
-    }
-    if (dur == NULL)
-        return NULL;
-    return json_pack(
-        "{s:s, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:I, s:o}", "tool", t->tool,
-        "calls", (json_int_t)t->calls, "outcomes", "success",
-        (json_int_t)t->outcomes[0], "error", (json_int_t)t->outcomes[1],
-        "canceled", (json_int_t)t->outcomes[2], "timeout",
-        (json_int_t)t->outcomes[3], "denied", (json_int_t)t->outcomes[4],
-        "replayed", (json_int_t)t->replayed, "duration_ms", dur);
+    static const char *const names[] = {"success", "error", "canceled",
+                                        "timeout", "denied"};
+    int rc = tg__buf_puts(out, "{\"tool\":");
+    if (rc == 0)
+        rc = tg__json_string(out, t->tool, strlen(t->tool));
+    if (rc == 0)
+        rc = tg__buf_printf(out, ",\"calls\":%lld,\"outcomes\":{",
+                            (long long)t->calls);
+    for (size_t i = 0; rc == 0 && i < 5; i++)
+        rc = tg__buf_printf(out, "%s\"%s\":%lld", i ? "," : "", names[i],
+                            (long long)t->outcomes[i]);
+    if (rc == 0)
+        rc = tg__buf_printf(out, "},\"replayed\":%lld,\"duration_ms\":",
+                            (long long)t->replayed);
+    if (rc != 0 || t->n == 0)
+        return rc != 0 ? rc : tg__buf_puts(out, "null}");
+    /* Nearest rank: the ceil(p * n)-th smallest value. */
+    size_t k50 = (t->n + 1) / 2 - 1, k95 = (95 * t->n + 99) / 100 - 1;
+    double p50 = select_kth(t->ms, t->n, k50);
+    double p95 = select_kth(t->ms, t->n, k95);
+    if ((rc = tg__buf_puts(out, "{\"p50\":")) != 0 ||
+        (rc = tg__json_ms(out, p50)) != 0 ||
+        (rc = tg__buf_puts(out, ",\"p95\":")) != 0 ||
+        (rc = tg__json_ms(out, p95)) != 0 ||
+        (rc = tg__buf_puts(out, ",\"max\":")) != 0 ||
+        (rc = tg__json_ms(out, t->max)) != 0)
+        return rc;
+    return tg__buf_puts(out, "}}");
 }
 
 /* Per tool: the calls, each outcome, the replays, and the nearest-rank
@@ -2196,7 +2208,8 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    json_t *list = NULL, *tools = NULL; /* new refs */
+    tg_hmap tools = {0}; /* tool name -> index in stats */
+    tg_buf text;
     struct tool_stat *stats = NULL;
     size_t n = 0, cap = 0;
     int rc, outcome, step;
@@ -2206,17 +2219,14 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
         q = &none;
     if ((rc = query_filters(q, &outcome, &since, err)) != 0)
         return rc;
-    if ((list = json_array()) == NULL || (tools = json_object()) == NULL) {
-        rc = oom(err);
-        goto fail;
-    }
+    tg__buf_init(&text, 0);
     if ((rc = stats_stmt(sj, "r.tool, r.outcome, r.replayed, r.duration_ms", q,
                          "", outcome, since, &st, err)) != 0)
         goto fail;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *tool = col_text(st, 0);
         struct tool_stat *t =
-            tool ? stat_of(&stats, &n, &cap, tools, tool) : NULL;
+            tool ? stat_of(&stats, &n, &cap, &tools, tool) : NULL;
         if (t == NULL) {
             rc = oom(err);
             goto fail;
@@ -2238,19 +2248,18 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
     }
     if (n > 1)
         qsort(stats, n, sizeof *stats, by_tool);
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = stat_json(&stats[i]); /* new ref */
-        if (o == NULL || json_array_append_new(list, o) != 0) {
-            rc = oom(err);
-            goto fail;
-        }
-    }
-    rc = dump_out(list, out, err);
+    rc = tg__buf_append(&text, "[", 1);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((i == 0 || (rc = tg__buf_append(&text, ",", 1)) == 0))
+            rc = stat_write(&stats[i], &text);
+    if (rc == 0)
+        rc = tg__buf_append(&text, "]", 1);
+    rc = rc == 0 ? text_out(&text, out, err) : out_fail(rc, err);
 fail:
     sqlite3_finalize(st);
     free_stats(stats, n);
-    json_decref(list);
-    json_decref(tools);
+    tg__hmap_cleanup(&tools);
+    tg__buf_cleanup(&text);
     return rc;
 }
 

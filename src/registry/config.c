@@ -152,6 +152,19 @@ fail:
 
 /* ---------------------------------------------------------- lifecycle */
 
+/* Every built-in tool, in TG__BUILTIN_MAP's order (new ref; NULL: OOM). */
+static json_t *default_builtins(void)
+{
+    static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
+    json_t *list = json_array(); /* new ref */
+    for (size_t i = 0; list != NULL && i < sizeof names / sizeof names[0]; i++)
+        if (json_array_append_new(list, json_string(names[i])) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    return list;
+}
+
 tg_config *tg_config_new(void)
 {
     tg_config *cfg = calloc(1, sizeof *cfg);
@@ -173,8 +186,7 @@ tg_config *tg_config_new(void)
     cfg->max_output_bytes = INT64_C(1073741824);
     cfg->kill_grace_ms = 2000;
     cfg->max_validation_steps = (int64_t)TG_SCHEMA_DEFAULT_STEPS;
-    cfg->builtin_tools = json_pack("[sssss]", "read_file", "list_dir", "grep",
-                                   "write_file", "shell");
+    cfg->builtin_tools = default_builtins();
     /* what a file without "policy" gets too: changes need a person */
     cfg->policy = json_pack(
         "{s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "default", "allow",

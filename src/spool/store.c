@@ -267,11 +267,6 @@ void tg__spool_free(tg_spool *sp)
     free(sp);
 }
 
-const char *tg__spool_dir(const tg_spool *sp)
-{
-    return sp->dir;
-}
-
 void tg__spool_meta_cleanup(spool_meta *m)
 {
     free(m->preview);
@@ -486,7 +481,7 @@ static int shard_dir(tg_spool *sp, const char *id, tg_error *err)
 }
 
 int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
-                     bool pin, tg_error *err)
+                     tg_error *err)
 {
     int rc, shard = -1;
     bool in_tx = false;
@@ -534,10 +529,9 @@ int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
              sp,
              "INSERT INTO artifacts(id, sha256, bytes, lines, media_type,"
              " preview, checkpoints, created_at, last_used, pins, state)"
-             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, 0)"
+             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, 0, 0)"
              " ON CONFLICT(id) DO UPDATE SET"
-             " pins = CASE WHEN state = 0 THEN pins ELSE 0 END"
-             "  + excluded.pins,"
+             " pins = CASE WHEN state = 0 THEN pins ELSE 0 END,"
              " created_at = CASE WHEN state = 0 THEN created_at"
              "  ELSE excluded.created_at END,"
              " last_used = excluded.last_used, state = 0, gone_at = NULL,"
@@ -559,7 +553,6 @@ int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
     else
         sqlite3_bind_null(st, 7);
     sqlite3_bind_int64(st, 8, tg__now_ms());
-    sqlite3_bind_int(st, 9, pin ? 1 : 0);
     int s = sqlite3_step(st);
     if (s != SQLITE_DONE) {
         rc = db_fail(sp, s, "recording an artifact", err);

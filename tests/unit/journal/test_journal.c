@@ -511,6 +511,7 @@ static void test_round_trip(void **state)
     results[1] = tg__result_error(calls[1], TG_EXECUTION_FINISHED,
                                   "EXIT_STATUS", NULL, "exited with %d", 2);
     results[1]->exit_status = 2;
+    results[1]->duration_ms = 33.560282000000001;
     results[1]->completed_at = 1700000001000;
     results[1]->content = json_pack("[{s:s,s:s}]", "type", "text", "text", "x");
     results[2] = tg__result_error(calls[2], TG_EXECUTION_NOT_STARTED,
@@ -554,6 +555,21 @@ static void test_round_trip(void **state)
                         "2023-11-14T22:13:20.000Z");
     assert_string_equal(jstr(r2, "decisions.policy.decision"), "allow");
     json_decref(h);
+    /* Times leave the journal in milliseconds to the microsecond, and the
+     * row keeps the clock's exact value. */
+    char *text = NULL;
+    assert_int_equal(tg__journal_history(j, NULL, &text, &err), 0);
+    assert_non_null(strstr(text, "\"duration_ms\":33.56,\"exit_status\":2"));
+    assert_non_null(strstr(text, "\"duration_ms\":12.5,"));
+    assert_non_null(strstr(text, "\"duration_ms\":0.0,"));
+    free(text);
+    assert_int_equal(tg__journal_show(j, "call_b", &text, &err), 0);
+    assert_non_null(strstr(text, "\"duration_ms\":33.56,"));
+    free(text);
+    assert_int_equal(jt_count(f->path,
+                              "SELECT count(*) FROM results"
+                              " WHERE duration_ms = 33.560282000000001"),
+                     1);
 
     s = show(j, "call_a");
     assert_string_equal(jstr(s, "result.outcome"), "success");
