@@ -63,8 +63,8 @@ bench: build
 fuzz:
 	@scripts/deps.sh --fuzz
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DTG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	@TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
 	cmake --install $(BUILD)
