@@ -15,6 +15,11 @@
  *
  * The tests that need bubblewrap skip, saying why, where it cannot make
  * namespaces.
+ *
+ * Time: deadlines that a sandboxed command must beat are sized from what
+ * one sandboxed call costs here and now (sandbox_cost_ms, measured first),
+ * at least a scaled floor (tg_test_ms); waits for processes to go are
+ * scaled bounds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -490,52 +495,100 @@ static void secrets_stay_out(void **state)
     tg_runtime_free(rt);
 }
 
+/* What one sandboxed call (`true` in the shell tool, in bubblewrap) costs
+ * here and now, in ms: the most of three turns. */
+static long sandbox_cost_ms(const env *e)
+{
+    tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", "");
+    double most = 0;
+    for (int i = 0; i < 3; i++) {
+        tg_turn *t = tg__turn_new("toolgate");
+        add_shell(t, "cost", "true");
+        double t0 = tg_test_now_ms();
+        tg_test_run(rt, t);
+        double took = tg_test_now_ms() - t0;
+        assert_string_equal(out_of(t, 0), "");
+        if (took > most)
+            most = took;
+        tg_turn_free(t);
+    }
+    tg_runtime_free(rt);
+    fprintf(stderr, "    one sandboxed call costs %.1f ms here\n", most);
+    return (long)most + 1;
+}
+
+/* A deadline that a sandboxed command beats with room: k times a sandboxed
+ * call, at least a scaled `floor` ms. */
+static long sandbox_budget(const env *e, long k, long floor)
+{
+    long b = k * sandbox_cost_ms(e);
+    return b > tg_test_ms(floor) ? b : tg_test_ms(floor);
+}
+
+/* Waits until no process has `needle` in its command line, a scaled 5 s
+ * at most; the count left. */
+static int procs_gone(const char *needle)
+{
+    double end = tg_test_now_ms() + (double)tg_test_ms(5000);
+    int n;
+    while ((n = count_procs(needle)) > 0 && tg_test_now_ms() < end)
+        usleep(20000);
+    return n;
+}
+
+/* The deadline must find g1's trap set and d2 done: 5x a sandboxed call.
+ * The grace is 60 s: only TERM reaching the command ends g1 sooner. */
 static void deadline_reaches_inside(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
-    tg_runtime *rt = make_rt(
-        e,
-        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 800, "
-        "\"kill_grace_ms\": 2000}",
-        "");
+    long budget = sandbox_budget(e, 5, 800);
+    char members[160];
+    snprintf(
+        members, sizeof members,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": %ld, "
+        "\"kill_grace_ms\": 60000}",
+        budget);
+    tg_runtime *rt = make_rt(e, members, "");
     tg_turn *t = tg__turn_new("toolgate");
     /* TERM reaches the command: it leaves a note and exits. */
     add_shell(t, "g1",
-              "trap 'echo term > got_term; exit 3' TERM; sleep 30.4711 & wait");
+              "trap 'echo term > got_term; exit 3' TERM; sleep 90.4711 & wait");
     /* A daemon of its own session dies with the call. */
     add_shell(
         t, "d1",
-        "setsid sleep 30.4712 </dev/null >/dev/null 2>&1 & sleep 30.4713");
+        "setsid sleep 90.4712 </dev/null >/dev/null 2>&1 & sleep 90.4713");
     /* Leaving a daemon behind and exiting at once: it dies too. */
     add_shell(t, "d2",
-              "setsid sleep 30.4714 </dev/null >/dev/null 2>&1 & echo left");
+              "setsid sleep 90.4714 </dev/null >/dev/null 2>&1 & echo left");
     double t0 = tg_test_now_ms();
     tg_test_run(rt, t);
     double took = tg_test_now_ms() - t0;
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
     assert_string_equal(out_of(t, 2), "left\n");
-    /* the trap ran well before the 2 s grace ran out */
-    assert_true(took < 2500);
+    /* the trap ran long before the 60 s grace ran out */
+    assert_true(took < (double)(budget + tg_test_ms(10000)));
     char p[PATH_MAX + 16];
     snprintf(p, sizeof p, "%s/got_term", e->ws);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
-    for (int i = 0; i < 100 && count_procs("sleep 30.471") > 0; i++)
-        usleep(20000);
-    assert_int_equal(count_procs("sleep 30.471"), 0);
+    assert_int_equal(procs_gone("sleep 90.471"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
 
+/* The fork loop has a deadline far beyond its work (60 s; it takes a
+ * second or so); the bomb's turn one it cannot outlive, which the other
+ * call of that turn beats with room: 10x a sandboxed call, at least a
+ * scaled 3 s. */
 static void fork_bomb_ends_at_the_limit(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
     tg_runtime *rt = make_rt(
         e,
-        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 3000, "
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 60000, "
         "\"kill_grace_ms\": 200}, \"sandbox\": {\"rlimits\": {\"nproc\": 40}}",
         "");
     tg_turn *t = tg__turn_new("toolgate");
@@ -543,13 +596,8 @@ static void fork_bomb_ends_at_the_limit(void **state)
      * fails at once where bash's retries). */
     add_shell(t, "f1",
               "perl -e 'for (1..600) { my $p = fork; last unless defined $p; "
-              "if (!$p) { exec \"sleep\", \"20.4715\" } $n++ } print $n+0'");
-    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 20.4716");
-    add_shell(t, "ok", "echo fine");
+              "if (!$p) { exec \"sleep\", \"90.4715\" } $n++ } print $n+0'");
     tg_test_run(rt, t);
-    /* The bomb ends at its deadline, the turn completes. */
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
-    assert_string_equal(out_of(t, 2), "fine\n");
     /* The loop met the limit: at most 300 processes as root (the floor of
      * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
      * bash and bubblewrap's PID 1 included. */
@@ -558,9 +606,27 @@ static void fork_bomb_ends_at_the_limit(void **state)
         assert_true(n >= 200 && n <= 300);
     else
         assert_true(n >= 30 && n <= 40);
-    for (int i = 0; i < 100 && count_procs("sleep 20.471") > 0; i++)
-        usleep(20000);
-    assert_int_equal(count_procs("sleep 20.471"), 0);
+    assert_int_equal(procs_gone("sleep 90.4715"), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+
+    long budget = sandbox_budget(e, 10, 3000);
+    char members[200];
+    snprintf(
+        members, sizeof members,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": %ld, "
+        "\"kill_grace_ms\": 200}, \"sandbox\": {\"rlimits\": "
+        "{\"nproc\": 40}}",
+        budget);
+    rt = make_rt(e, members, "");
+    t = tg__turn_new("toolgate");
+    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 90.4716");
+    add_shell(t, "ok", "echo fine");
+    tg_test_run(rt, t);
+    /* The bomb ends at its deadline, the turn completes. */
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(out_of(t, 1), "fine\n");
+    assert_int_equal(procs_gone("sleep 90.471"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
