@@ -68,7 +68,7 @@ printf '{"limits": {"timeout_ms": 1e4, "max_args_bytes": 2.048e3}, "tools": [{"n
 status "integral reals in the configuration" 0 "$TOOLGATE" tools --config c.json
 # hooks.c reads hooks.timeout_ms again: 1e3 must be its 1000 ms, not the 5 s default
 mkdir -p ws/hooks
-printf '#!/bin/sh\ncat >/dev/null\nsleep 3\necho "{\\"decision\\":\\"allow\\"}"\n' >ws/hooks/slow
+printf '#!/bin/sh\ncat >/dev/null\nsleep 30\necho "{\\"decision\\":\\"allow\\"}"\n' >ws/hooks/slow
 chmod +x ws/hooks/slow
 jq '.hooks = {"timeout_ms": 1e3, "before": [["./hooks/slow"]]}' toolgate.json >hook.json
 printf '{"id":"h1","tool":"list_dir","args":{}}\n' >h.jsonl
