@@ -17,7 +17,7 @@ printf '%s\n' '{"id":"a","tool":"echo","args":{"text":"done"}}' \
 "$TOOLGATE" run turn.jsonl >out.jsonl &
 pid=$!
 # a's result is journaled and both sleepers run.
-a_done() { [ "$(sqlite3 -readonly j.db "SELECT count(*) FROM results WHERE id = 'a'" 2>/dev/null)" = 1 ]; }
+a_done() { [ "$(sqlite3 -readonly j/j.db "SELECT count(*) FROM results WHERE id = 'a'" 2>/dev/null)" = 1 ]; }
 running() {
   pgrep -f "^$TG_FIXTURES/sleep_ms 60001" >/dev/null && pgrep -f "^$TG_FIXTURES/sleep_ms 60002" >/dev/null
 }
