@@ -7,7 +7,6 @@
 # a policy regex at its match limit denies; SIGTERM while checks run on the
 # thread pool ends toolgate promptly with every call canceled and printed.
 source "$(dirname "$0")/lib.sh"
-scale=${TG_TEST_TIME_SCALE:-1}
 mkdir ws
 
 # --- the example: a recursive oneOf whose nodes match both branches
@@ -36,7 +35,7 @@ took=$(( $(now_ms) - t0 ))
 # It took minutes before; the verdict now takes microseconds, and the
 # whole run (start, journal, two calls) well under a second.
 echo "the example, whole run: ${took} ms"
-check "the example is checked at once (${took} ms)" test "$took" -lt $((3000 * scale))
+check "the example is checked at once (${took} ms)" test "$took" -lt "$(tg_ms 3000)"
 eq "verdicts" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "error success "
 eq "both branches match every node" "$(jq -r 'select(.id=="both").payload.error.message' out.jsonl)" \
   "invalid arguments for tool 'tree': /root must match exactly one of the 2 schemas in oneOf, matched 0"
@@ -85,11 +84,8 @@ pid=$!
 # The checks have moved to the thread pool once libuv's pool threads exist
 # (nothing else in this run starts a thread: the tool never runs).
 tasks() { find "/proc/$pid/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
-for _ in $(seq $((300 * scale))); do
-  [ "$(tasks)" -gt 1 ] && break
-  sleep 0.1
-done
-check "checking on the thread pool" test "$(tasks)" -gt 1
+on_pool() { [ "$(tasks)" -gt 1 ]; }
+check "checking on the thread pool" wait_for "$(tg_ms 30000)" on_pool
 sleep 0.3
 check "still checking" kill -0 $pid
 t0=$(now_ms)
@@ -100,7 +96,7 @@ eq "exit after SIGTERM" "$rc" 0
 # What it waits for after the signal: a stop flag read every few thousand
 # steps (microseconds), then the journal's commit; bound with a wide margin.
 echo "from SIGTERM to exit: ${took} ms"
-check "ended promptly after SIGTERM (${took} ms)" test "$took" -lt $((2000 * scale))
+check "ended promptly after SIGTERM (${took} ms)" test "$took" -lt "$(tg_ms 2000)"
 eq "every call printed" "$(wc -l <out.jsonl)" 3
 eq "every call canceled" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "canceled canceled canceled "
 eq "canceled by user" "$(jq -r .payload.canceled.by out.jsonl | sort -u)" user

@@ -257,29 +257,15 @@ static void wait_announced(recorder *r, int n)
 #define SLEEP_TOOL                                                             \
     "{\"name\": \"sleep\", \"command\": [\"FX/sleep_ms\", \"{ms}\"]}"
 
-/* What one command call costs here and now, in ms: the most of three turns
- * of one `sleep_ms 0` (spawn, exit, reap, result). Deadlines a tool must
- * beat are sized from it, so a slow or busy machine gets room in
- * proportion. */
+/* What one command call costs here and now, in ms: `sleep_ms 0` (spawn,
+ * exit, reap, result). Deadlines a tool must beat are sized from it. */
 static long call_cost_ms(const env *e)
 {
     tg_runtime *rt = make_rt(e, "", SLEEP_TOOL);
-    double most = 0;
-    for (int i = 0; i < 3; i++) {
-        tg_turn *t = tg__turn_new("toolgate");
-        tg_test_add(t, "cost", "sleep", "{\"ms\": 0}");
-        double t0 = tg_test_now_ms();
-        tg_test_run(rt, t);
-        double took = tg_test_now_ms() - t0;
-        assert_int_equal(tg_result_outcome(tg_test_res(t, 0)),
-                         TG_OUTCOME_SUCCESS);
-        if (took > most)
-            most = took;
-        tg_turn_free(t);
-    }
+    long cost =
+        tg_test_call_cost_ms(rt, "sleep", "{\"ms\": 0}", "one command call");
     tg_runtime_free(rt);
-    fprintf(stderr, "    one command call costs %.1f ms here\n", most);
-    return (long)most + 1;
+    return cost;
 }
 
 /* Three sleeps within their budget and one far beyond it: success x3 and a

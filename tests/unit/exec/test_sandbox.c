@@ -496,25 +496,14 @@ static void secrets_stay_out(void **state)
 }
 
 /* What one sandboxed call (`true` in the shell tool, in bubblewrap) costs
- * here and now, in ms: the most of three turns. */
+ * here and now, in ms. */
 static long sandbox_cost_ms(const env *e)
 {
     tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", "");
-    double most = 0;
-    for (int i = 0; i < 3; i++) {
-        tg_turn *t = tg__turn_new("toolgate");
-        add_shell(t, "cost", "true");
-        double t0 = tg_test_now_ms();
-        tg_test_run(rt, t);
-        double took = tg_test_now_ms() - t0;
-        assert_string_equal(out_of(t, 0), "");
-        if (took > most)
-            most = took;
-        tg_turn_free(t);
-    }
+    long cost = tg_test_call_cost_ms(rt, "shell", "{\"command\":\"true\"}",
+                                     "one sandboxed call");
     tg_runtime_free(rt);
-    fprintf(stderr, "    one sandboxed call costs %.1f ms here\n", most);
-    return (long)most + 1;
+    return cost;
 }
 
 /* A deadline that a sandboxed command beats with room: k times a sandboxed

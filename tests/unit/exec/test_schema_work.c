@@ -28,21 +28,6 @@
 
 /* ------------------------------------------------------------ harness */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* TG_TEST_TIME_SCALE (default 1): slow machines and sanitizers raise it. */
-static double time_scale(void)
-{
-    const char *s = getenv("TG_TEST_TIME_SCALE");
-    double v = s ? strtod(s, NULL) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
 static atomic_int ran;
 
 static int handler(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
@@ -165,9 +150,9 @@ static void test_cancel_by_id(void **state)
     tg_test_add(t, "w0", "wide", args);
     tg_test_add(t, "c1", "cheap", "{}");
     tg_test_add(t, "w2", "wide", args);
-    double t0 = now_ms();
+    double t0 = tg_test_now_ms();
     tg_test_run(rt, t);
-    double ms = now_ms() - t0;
+    double ms = tg_test_now_ms() - t0;
     pthread_join(c.th, NULL);
     printf("two costly checks canceled in %.0f ms\n", ms);
     expect_canceled(t, 0, "stopped by the test");
@@ -176,7 +161,7 @@ static void test_cancel_by_id(void **state)
     assert_int_equal(atomic_load(&ran), 1);
     /* The cancels come 100 ms apart; the checks would take seconds each:
      * 3x the cancels' own time and more. */
-    assert_true(ms < 2000 * time_scale());
+    assert_true(ms < (double)tg_test_ms(2000));
     free(args);
     tg_turn_free(t);
     tg_runtime_free(rt);
