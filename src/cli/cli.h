@@ -29,6 +29,10 @@ void cli_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Prints each warning of a parsed turn (what reading it ignored: events
+ * after the end of a stream, pieces for a call already complete) as
+ * "toolgate: NAME: warning: ..." on stderr; name names the input. */
+void cli_print_turn_warnings(const char *name, const tg_turn *turn);
 /* Maps a library error code to the exit status of spec/cli.md. */
 int cli_exit_for(int code);
 /* Reads a whole file ("-" or NULL: stdin) up to `limit` bytes into a new
