@@ -195,6 +195,18 @@ eq "writes on: both calls ran as they came out" \
   "call_ls:success call_read:success "
 eq "writes on: the warning" "$(cat err.txt)" \
   "toolgate: writes-on.sse: warning: call call_ls was complete when 1 more piece for it arrived (12 bytes of arguments, the first on line 5): ignored, the call stands as it was complete"
+# The README's examples.
+(cd "$WORK" && "$TOOLGATE" run --no-journal --to toolgate \
+  "$turns/openai-chat-stream-writes-on.sse" >ex.jsonl 2>err.txt)
+eq "example writes on: both ran" "$(jq -r '.tool + ":" + .outcome' ex.jsonl | tr '\n' ' ')" \
+  "list_dir:success read_file:success "
+contains "example writes on: warned" "$(cat err.txt)" \
+  "warning: call call_ls_Q8vN2hTk4R was complete when 1 more piece for it arrived (13 bytes of arguments, the first on line 11)"
+"$TOOLGATE" run --no-journal --to toolgate "$turns/openai-chat-stream-after-done.sse" >ex.jsonl 2>err.txt
+eq "example after [DONE]: the write did not run" "$(jq -r .tool ex.jsonl | tr '\n' ' ')" \
+  "list_dir grep read_file "
+contains "example after [DONE]: warned" "$(cat err.txt)" \
+  "warning: 2 events after the end of the stream (data: [DONE] on line 65) were ignored, the first on line 67"
 # policy check reads the turn the same way, and says so too.
 "$TOOLGATE" policy check writes-on.sse >/dev/null 2>err.txt
 contains "policy check: the warning" "$(cat err.txt)" "warning: call call_ls was complete"
