@@ -137,8 +137,9 @@ static int field_is(const char *name, size_t n, const char *want, size_t wn)
 /* Adds a data line's value to the event, the discarding reader's way:
  * the LF that joins it to the line before goes first (so the data has no
  * LF of its own to drop), and what passes r->keep is dropped, noted in
- * r->clipped. */
-static int add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
+ * r->clipped. Out of line: the reader's hot path stays as small. */
+static int __attribute__((noinline))
+add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
 {
     size_t room = r->keep > r->data.len ? r->keep - r->data.len : 0;
     int rc = 0;
@@ -162,13 +163,16 @@ static int add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
 static int process_line(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
                         void *ud)
 {
-    int clipped = r->line_clipped;
-    r->line_clipped = 0;
+    int clipped = 0;
     if (n > line_max(r)) {
         if (!r->discarding)
             return limit_error(r);
         n = line_max(r);
         clipped = 1;
+    }
+    if (r->line_clipped) { /* gathered and cut (discarding) */
+        clipped = 1;
+        r->line_clipped = 0;
     }
     r->lines++;
     if (n == 0)

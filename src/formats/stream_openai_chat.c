@@ -45,37 +45,70 @@ static int blank_byte(unsigned char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* What the scan looks for in a byte of the arguments. */
+enum {
+    K_QUOTE = 1,
+    K_ESC = 2,   /* backslash */
+    K_OPEN = 4,  /* { [ */
+    K_CLOSE = 8, /* } ] */
+    K_SPACE = 16,
+    K_STOP = 32, /* NUL: maybe the buffer's end (its terminator) */
+};
+
+static const unsigned char kind[256] = {
+    [0] = K_STOP,     ['"'] = K_QUOTE,  ['\\'] = K_ESC,   ['{'] = K_OPEN,
+    ['['] = K_OPEN,   ['}'] = K_CLOSE,  [']'] = K_CLOSE,  [' '] = K_SPACE,
+    ['\t'] = K_SPACE, ['\n'] = K_SPACE, ['\r'] = K_SPACE,
+};
+
 /* Reads p's arguments from where the scan stopped: whether they close as
  * exactly one object (TG__SCAN_CLOSED). Only the structure: a closed text
- * whose inside is not valid JSON fails when the call is built. */
+ * whose inside is not valid JSON fails when the call is built. The plain
+ * bytes of a string are skipped by a table (the buffer ends in a NUL,
+ * which stops it), and the state lives in locals while the loop runs. */
 static int scan_args(tg__pending *p)
 {
     tg__close_scan *sc = &p->scan;
-    const unsigned char *b = (const unsigned char *)p->args.data;
-    for (size_t i = sc->at; i < p->args.len && sc->state != TG__SCAN_NEVER;
-         i++) {
-        unsigned char c = b[i];
-        if (sc->in_str) {
-            if (sc->esc)
-                sc->esc = false;
-            else if (c == '\\')
-                sc->esc = true;
-            else if (c == '"')
-                sc->in_str = false;
-        } else if (sc->state == TG__SCAN_IN) {
-            if (c == '"')
-                sc->in_str = true;
-            else if (c == '{' || c == '[')
-                sc->depth++;
-            else if ((c == '}' || c == ']') && --sc->depth == 0)
-                sc->state = TG__SCAN_CLOSED;
-        } else if (!blank_byte(c))
-            sc->state = sc->state == TG__SCAN_BEFORE && c == '{'
-                            ? (sc->depth = 1, TG__SCAN_IN)
-                            : TG__SCAN_NEVER;
+    if (sc->at == p->args.len) /* nothing new (or nothing at all) */
+        return sc->state;
+    const unsigned char *b = (const unsigned char *)p->args.data + sc->at;
+    const unsigned char *end =
+        (const unsigned char *)p->args.data + p->args.len;
+    int state = sc->state;
+    size_t depth = sc->depth;
+    bool in_str = sc->in_str, esc = sc->esc;
+    for (; b < end && state != TG__SCAN_NEVER; b++) {
+        if (esc) {
+            esc = false;
+            continue;
+        }
+        if (in_str) {
+            while (!(kind[*b] & (K_QUOTE | K_ESC | K_STOP)))
+                b++;
+            if (b >= end)
+                break;
+            esc = *b == '\\';
+            in_str = *b != '"';
+            continue;
+        }
+        unsigned char k = kind[*b];
+        if (state == TG__SCAN_IN) {
+            in_str = k == K_QUOTE;
+            depth += k == K_OPEN;
+            if (k == K_CLOSE && --depth == 0)
+                state = TG__SCAN_CLOSED;
+        } else if (k != K_SPACE) {
+            state = state == TG__SCAN_BEFORE && *b == '{' ? TG__SCAN_IN
+                                                          : TG__SCAN_NEVER;
+            depth = 1;
+        }
     }
     sc->at = p->args.len;
-    return sc->state;
+    sc->state = (unsigned char)state;
+    sc->depth = depth;
+    sc->in_str = in_str;
+    sc->esc = esc;
+    return state;
 }
 
 /* Whether open call p may be handed out before the stream says it is
