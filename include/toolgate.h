@@ -78,6 +78,24 @@ const char *tg_err_name(int code);
  * `char *`). NULL is a no-op. */
 void tg_free(void *p);
 
+/* ----------------------------------------------------------- terminal text */
+
+/* Flags of tg_terminal_text. */
+#define TG_TERMINAL_KEEP_LINES 1u /* newlines and tabs pass as they are */
+#define TG_TERMINAL_JSON 2u       /* the text is JSON: escapes are JSON's */
+
+/* text[0..len) made safe to print on a terminal, for anything a caller or a
+ * tool supplied (ids, tool names, paths, reasons, a tool's output): C0
+ * controls become \n, \r, \t or \xNN (ESC is \x1b), DEL \x7f, the C1
+ * controls U+0080-U+009F and the bidirectional controls U+202A-U+202E and
+ * U+2066-U+2069 \uXXXX, a byte that is not valid UTF-8 \xNN; the rest
+ * (printable text, valid UTF-8) stays as it is. TG_TERMINAL_KEEP_LINES
+ * keeps newlines and tabs. TG_TERMINAL_JSON takes JSON text and gives the
+ * same JSON value: DEL, C1 and the bidirectional controls as JSON \u
+ * escapes, invalid bytes as \ufffd. Returns a new NUL-terminated string
+ * the caller frees with tg_free(), or NULL on out of memory. Thread-safe. */
+char *tg_terminal_text(const char *text, size_t len, unsigned flags);
+
 /* ---------------------------------------------------------------- outcomes */
 
 /* The five outcomes of a tool call. Values are fixed (stable ABI, stored in
@@ -151,12 +169,18 @@ const char *tg_result_data_json(const tg_result *result);
 const char *tg_result_error_message(const tg_result *result);
 /* The error code ("UNKNOWN_TOOL", ...) of an error outcome, else NULL. */
 const char *tg_result_error_code(const tg_result *result);
+/* How long the tool ran, in milliseconds, as the monotonic clock measured
+ * it (nanosecond resolution); 0 when it never ran. JSON texts (records,
+ * history, statistics) give it rounded to the microsecond. */
 double tg_result_duration_ms(const tg_result *result);
 /* The exit status of a command tool, or -1 when there is none. */
 int tg_result_exit_status(const tg_result *result);
 /* 1 when the result was returned from the journal instead of running. */
 int tg_result_replayed(const tg_result *result);
-/* The whole result record as JSON text; caller frees with tg_free. */
+/* The whole result record as JSON text (its decisions included, its
+ * duration_ms in milliseconds to the microsecond); caller frees with
+ * tg_free. NULL on out of memory, or when the record has no JSON form (an
+ * id or tool that is not UTF-8, a duration that is not a number). */
 char *tg_result_to_json(const tg_result *result);
 
 /* ----------------------------------------------------------------- formats */
@@ -176,8 +200,11 @@ typedef struct tg_turn tg_turn;
  * detect). `source_name` names the input in error messages ("-" for stdin).
  * On success *out holds a new turn the caller frees with tg_turn_free().
  * Unreadable input fails with TG_EPARSE (line/column filled); an unknown
- * shape with TG_EFORMAT. Bad arguments of one call do not fail the parse:
- * that call carries a pre-run error and ends with an error result. */
+ * shape with TG_EFORMAT; input past a limit (an event stream's line or
+ * event over 64 MiB) with TG_ELIMIT. A call whose id or tool name is over
+ * its limit (256 bytes) does not fail the parse: it ends MALFORMED_CALL. Bad
+ * arguments of one call do not fail the parse: that call carries a pre-run
+ * error and ends with an error result. */
 int tg_turn_parse(const char *text, size_t len, const char *format,
                   const char *source_name, tg_turn **out, tg_error *err);
 void tg_turn_free(tg_turn *turn);
@@ -376,8 +403,10 @@ int tg_schema_compile(const char *text, size_t len,
                       tg_error *err);
 /* Validates the JSON instance in text[0..len). Returns 1 when valid, 0 when
  * invalid, a TG_E* code when it cannot tell (TG_EPARSE: not JSON; TG_ELIMIT:
- * a regular expression hit its match limit or nesting went too deep;
- * TG_ENOMEM). When violations is not NULL and the instance is invalid,
+ * a regular expression hit its match limit, nesting went too deep, or the
+ * validation needed more than 10,000,000 steps (keyword evaluations; it
+ * takes polynomial time in the schema and the instance, whatever their
+ * shape); TG_ENOMEM). When violations is not NULL and the instance is invalid,
  * *violations is JSON Lines, one {"path","keyword","message"} per violation
  * ("path" a JSON pointer into the instance), owned by the caller (tg_free);
  * else it is set to NULL. */
@@ -421,6 +450,14 @@ const tg_call *tg_handler_call(const tg_handler_ctx *ctx);
 const char *tg_handler_cwd(const tg_handler_ctx *ctx);
 /* The workspace root (borrowed). */
 const char *tg_handler_workspace(const tg_handler_ctx *ctx);
+/* toolgate's own files and directories inside the workspace (the journal's
+ * directory, the spool, the workspace's .toolgate, the configuration file):
+ * absolute real paths, NULL-ended, never NULL (borrowed, valid during the
+ * handler). The built-in file tools refuse every path that resolves into
+ * one of them (compared by device and inode, so "x/../.toolgate" and
+ * symlinks do not pass); an in-process tool that touches files should
+ * refuse them too, with tg_handler_deny(). */
+const char *const *tg_handler_state_paths(const tg_handler_ctx *ctx);
 
 /* Registration flags of in-process tools. */
 enum {
@@ -521,8 +558,8 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
  * a JSON array sorted by tool: {"tool", "calls", "outcomes": {"success",
  * "error", "canceled", "timeout", "denied"}, "replayed", "duration_ms":
  * {"p50", "p95", "max"} or null}. Durations are nearest-rank percentiles
- * over the calls that ran (replayed results are counted, not timed). Caller
- * frees *out. */
+ * over the calls that ran (replayed results are counted, not timed), in
+ * milliseconds to the microsecond, as in the records. Caller frees *out. */
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
 

@@ -90,7 +90,7 @@ int cmd_policy(int argc, char **argv)
         rc = tg_runtime_policy_check(rt, tg_turn_call(turn, i), &out, &err);
         if (rc != 0)
             break;
-        puts(out);
+        cli_put_json(out);
         tg_free(out);
     }
     if (rc != 0) {

@@ -40,5 +40,9 @@ int tg__turn_add_warning(tg_turn *turn, const char *fmt, ...)
 /* Marks every call that appears earlier in the turn with the same id with a
  * DUPLICATE_CALL_ID pre-error (every duplicate after the first). */
 void tg__turn_mark_duplicates(tg_turn *turn);
+/* What every parsed turn goes through: each call's id, tool name and
+ * caller id held to their limits (tg__call_check_names), then
+ * tg__turn_mark_duplicates. */
+void tg__turn_check_calls(tg_turn *turn);
 
 #endif

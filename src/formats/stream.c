@@ -196,59 +196,25 @@ int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 
 /* ------------------------------------------------------------ complete ids */
 
-static size_t hash_str(const char *s)
-{
-    size_t h = (size_t)14695981039346656037ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
-    return h;
-}
-
 /* The turn index of the first complete call with this id, or SIZE_MAX. */
 static size_t first_with_id(const tg_stream *s, const char *id)
 {
-    if (id == NULL || s->idcap == 0)
-        return SIZE_MAX;
-    size_t h = hash_str(id) & (s->idcap - 1);
-    while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
-            return s->ids[h] - 1;
-        h = (h + 1) & (s->idcap - 1);
-    }
-    return SIZE_MAX;
+    const tg_hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
+    return e != NULL ? e->val.idx : SIZE_MAX;
 }
 
-/* Records the id of turn call idx unless a call with it completed before.
- * Returns 0 or TG_ENOMEM. */
+/* Records the id of turn call idx (the call's own bytes are the key)
+ * unless a call with it completed before. Returns 0 or TG_ENOMEM. */
 static int remember_id(tg_stream *s, size_t idx)
 {
-    if ((s->turn->n + 1) * 2 > s->idcap) {
-        size_t cap = s->idcap ? s->idcap * 2 : 64;
-        size_t *t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return TG_ENOMEM;
-        for (size_t i = 0; i < s->idcap; i++) {
-            if (s->ids[i] == 0)
-                continue;
-            size_t h = hash_str(s->turn->calls[s->ids[i] - 1]->id) & (cap - 1);
-            while (t[h] != 0)
-                h = (h + 1) & (cap - 1);
-            t[h] = s->ids[i];
-        }
-        free(s->ids);
-        s->ids = t;
-        s->idcap = cap;
-    }
-    const char *id = s->turn->calls[idx]->id;
-    size_t h = hash_str(id) & (s->idcap - 1);
-    while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0) {
-            s->repeated_ids = true;
-            return 0;
-        }
-        h = (h + 1) & (s->idcap - 1);
-    }
-    s->ids[h] = idx + 1;
+    tg_hentry *e;
+    int rc = tg__hmap_put_str(&s->ids, s->turn->calls[idx]->id, &e);
+    if (rc == 1)
+        s->repeated_ids = true;
+    else if (rc == 0)
+        e->val.idx = idx;
+    else
+        return TG_ENOMEM; /* or an id of 4 GiB: its duplicates unseen */
     return 0;
 }
 
@@ -287,6 +253,9 @@ static int add_call(tg_stream *s, tg_call *call, long long key, uint64_t seq)
     if (rc != 0)
         return rc;
     s->placed[idx] = (tg__placed){call, key, seq, false};
+    /* Its names held to their limits, as tg__turn_check_calls does. */
+    if ((rc = tg__call_check_names(call)) != 0)
+        return rc;
     return remember_id(s, idx);
 }
 
@@ -410,6 +379,17 @@ void tg__stream_late(tg_stream *s, tg__pending *p, const char *piece, size_t n,
         p->late_line = s->ev_first_line;
     }
     p->late_bytes += n;
+}
+
+int tg__stream_piece(tg_stream *s, tg__pending *p, const char *piece, size_t n)
+{
+    if (p == NULL)
+        return 0;
+    if (p->done != NULL) {
+        tg__stream_late(s, p, piece, n, false);
+        return 0;
+    }
+    return tg__stream_add_args(p, piece, n);
 }
 
 void tg__stream_end(tg_stream *s, const char *what)
@@ -993,7 +973,7 @@ void tg_stream_free(tg_stream *s)
         pending_free(s->keyed[i]);
     free(s->keyed);
     free(s->placed);
-    free(s->ids);
+    tg__hmap_cleanup(&s->ids);
     tg_turn_free(s->turn);
     free(s);
 }

@@ -61,21 +61,6 @@ static int build(const tg__stream_args *a, tg_call **out)
     return tg__anthropic_call(&w, out);
 }
 
-/* An input_json_delta piece for the block at index: it joins the block's
- * call while open; after its stop it is late. A block that is not a
- * tool_use (a server tool's, say) has none. */
-static int add_piece(tg_stream *s, long long index, const char *pj, size_t n)
-{
-    tg__pending *p = tg__stream_find(s, index);
-    if (p == NULL)
-        return 0;
-    if (p->done != NULL) {
-        tg__stream_late(s, p, pj, n, false);
-        return 0;
-    }
-    return tg__stream_add_args(p, pj, n);
-}
-
 static int event(tg_stream *s, const json_t *doc)
 {
     const char *type = tg__stream_str(doc, "type");
@@ -111,8 +96,9 @@ static int event(tg_stream *s, const json_t *doc)
         if (!json_is_string(pj))
             return tg__stream_bad_event(s, "an input_json_delta whose "
                                            "partial_json is not a string");
-        return add_piece(s, index, json_string_value(pj),
-                         json_string_length(pj));
+        /* A block that is not a tool_use (a server tool's) has no call. */
+        return tg__stream_piece(s, tg__stream_find(s, index),
+                                json_string_value(pj), json_string_length(pj));
     }
     if (str_is(type, "content_block_stop")) {
         p = tg__stream_find(s, index);
@@ -180,7 +166,8 @@ static int fast(tg_stream *s)
     s->said = true;
     if (!args)
         return 0;
-    return add_piece(s, index, tg__stream_span_str(s, &pj), pj.len);
+    return tg__stream_piece(s, tg__stream_find(s, index),
+                            tg__stream_span_str(s, &pj), pj.len);
 }
 
 const tg__stream_provider tg__stream_anthropic = {

@@ -63,6 +63,7 @@
 
 #include "buf.h"
 #include "calls.h"
+#include "hashmap.h"
 #include "json_fast.h"
 #include "sse.h"
 #include "stream.h"
@@ -187,10 +188,9 @@ struct tg_stream {
     const char *end_event; /* static: what ended it */
     uint64_t end_line;
     uint64_t ignored_events, ignored_line; /* after the end; the first's */
-    size_t late_calls; /* complete calls that pieces came after */
-    char bad[200];     /* a provider's word on an event of a bad shape */
-    size_t *ids;       /* hash set of complete ids: turn index + 1, 0 empty */
-    size_t idcap;
+    size_t late_calls;   /* complete calls that pieces came after */
+    char bad[200];       /* a provider's word on an event of a bad shape */
+    tg_hmap ids;         /* complete calls by id (the first's): turn index */
     bool repeated_ids;   /* two complete calls share an id */
     SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
     char api_error[200]; /* the first error the provider streamed, or "" */
@@ -230,6 +230,10 @@ int tg__stream_id_complete(const tg_stream *s, const char *id);
  * has) is false, counted for the warning finish gives. */
 void tg__stream_late(tg_stream *s, tg__pending *p, const char *piece, size_t n,
                      bool other);
+/* A piece of arguments for p (NULL: for no call this stream knows,
+ * ignored): added while p is open, late (tg__stream_late) once it is
+ * complete. Returns 0 or TG_ENOMEM. */
+int tg__stream_piece(tg_stream *s, tg__pending *p, const char *piece, size_t n);
 /* The provider's end event arrived (`what`, static, names it): what
  * follows is ignored. */
 void tg__stream_end(tg_stream *s, const char *what);

@@ -67,21 +67,6 @@ static int fill(tg__pending *p, const json_t *item, int whole)
     return 0;
 }
 
-/* An arguments delta for the call an event names: it joins the call
- * while open; after its end it is late. */
-static int add_delta(tg_stream *s, const char *item_id, long long oi,
-                     const char *delta, size_t n)
-{
-    tg__pending *p = find(s, item_id, oi);
-    if (p == NULL)
-        return 0;
-    if (p->done != NULL) {
-        tg__stream_late(s, p, delta, n, false);
-        return 0;
-    }
-    return tg__stream_add_args(p, delta, n);
-}
-
 /* What a Responses event of this type tells of the answer: an end, a
  * stop without one, or the model saying something (anything but the
  * response's own lifecycle). Returns the end's name or NULL. */
@@ -128,8 +113,8 @@ static int event(tg_stream *s, const json_t *doc)
         if (!json_is_string(d))
             return tg__stream_bad_event(s, "an arguments delta that is not a "
                                            "string");
-        return add_delta(s, item_id, oi, json_string_value(d),
-                         json_string_length(d));
+        return tg__stream_piece(s, find(s, item_id, oi), json_string_value(d),
+                                json_string_length(d));
     }
     if (str_is(type, "response.function_call_arguments.done")) {
         const json_t *a = json_object_get(doc, "arguments"); /* borrowed */
@@ -210,8 +195,8 @@ static int fast(tg_stream *s)
         return TG__FAST_BAIL;
     if (!is_delta)
         return 0;
-    return add_delta(s, tg__stream_span_str(s, &item_id), oi,
-                     tg__stream_span_str(s, &delta), delta.len);
+    return tg__stream_piece(s, find(s, tg__stream_span_str(s, &item_id), oi),
+                            tg__stream_span_str(s, &delta), delta.len);
 }
 
 const tg__stream_provider tg__stream_openai_responses = {

@@ -22,6 +22,16 @@ contains() { case "$2" in *"$3"*) pass ;; *) fail "$1: '$3' not in '$2'" ;; esac
 # jqr FILE FILTER: raw jq output
 jqr() { jq -r "$2" "$1"; }
 now_ms() { date +%s%3N; }
+# skip_without_bwrap STATUS: unless bubblewrap can make the namespaces the
+# sandbox uses here, says why and exits with STATUS (77: ctest's skip code
+# where the test sets SKIP_RETURN_CODE)
+skip_without_bwrap() {
+  bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev \
+    --proc /proc true >/dev/null 2>&1 && return 0
+  echo "SKIP: $(basename "$0"): bubblewrap cannot make user, PID and network namespaces here" \
+    "($(command -v bwrap || echo 'bwrap not installed'))"
+  exit "$1"
+}
 finish() {
   if [ "$FAILS" -ne 0 ]; then
     echo "$(basename "$0"): $FAILS of $((CHECKS + FAILS)) checks failed" >&2

@@ -4,7 +4,7 @@
 # prints every result; SIGKILL of toolgate takes its tool processes with it.
 source "$(dirname "$0")/lib.sh"
 cat >toolgate.json <<JSON
-{"workspace": ".", "journal": "j.db",
+{"workspace": ".", "journal": "j/j.db",
  "tools": [{"name": "sleep", "command": ["$TG_FIXTURES/sleep_ms", "{ms}"]},
            {"name": "echo", "command": ["/bin/echo", "{text}"]}]}
 JSON

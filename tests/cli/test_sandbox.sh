@@ -12,12 +12,7 @@
 # latter said once on stderr; `toolgate doctor` reports what is in force.
 # Skips, saying why, where bubblewrap cannot make namespaces.
 source "$(dirname "$0")/lib.sh"
-if ! bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev \
-  --proc /proc true >/dev/null 2>&1; then
-  echo "SKIP: $(basename "$0"): bubblewrap cannot make user, PID and network namespaces here" \
-    "($(command -v bwrap || echo 'bwrap not installed'))"
-  exit 0
-fi
+skip_without_bwrap 0
 mkdir ws
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 CONNECT='exec 3<>/dev/tcp/127.0.0.1/$0 && echo connected'

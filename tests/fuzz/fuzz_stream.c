@@ -74,6 +74,35 @@ static void describe(const tg_turn *t, tg_buf *b)
         tg__buf_printf(b, "warning: %s\n", tg_turn_warning(t, i));
 }
 
+/* Whether two calls describe the same. */
+static int same_call(const tg_call *x, const tg_call *y)
+{
+    tg_buf a, b;
+    tg__buf_init(&a, 0);
+    tg__buf_init(&b, 0);
+    describe_call(x, &a);
+    describe_call(y, &b);
+    int same = strcmp(tg__buf_cstr(&a), tg__buf_cstr(&b)) == 0;
+    tg__buf_cleanup(&a);
+    tg__buf_cleanup(&b);
+    return same;
+}
+
+/* Aborts unless what `say` writes of two turns is the same. */
+static void expect_same(void (*say)(const tg_turn *, tg_buf *),
+                        const tg_turn *x, const tg_turn *y)
+{
+    tg_buf a, b;
+    tg__buf_init(&a, 0);
+    tg__buf_init(&b, 0);
+    say(x, &a);
+    say(y, &b);
+    if (strcmp(tg__buf_cstr(&a), tg__buf_cstr(&b)) != 0)
+        abort();
+    tg__buf_cleanup(&a);
+    tg__buf_cleanup(&b);
+}
+
 #define MAX_HANDED 64 /* calls handed out that are checked */
 
 enum {
@@ -233,30 +262,15 @@ static void check_early_rule(const tg_turn *early, const char *early_desc,
     if (early->n != late->n || strcmp(early->format, late->format) != 0)
         abort();
     for (size_t i = 0; i < early->n; i++) {
-        tg_buf a, b;
-        tg__buf_init(&a, 0);
-        tg__buf_init(&b, 0);
-        describe_call(early->calls[i], &a);
-        describe_call(late->calls[i], &b);
+        const tg_call *x = early->calls[i], *y = late->calls[i];
         /* Ids agree whatever happened (a late piece never starts a call). */
-        if (strcmp(early->calls[i]->id, late->calls[i]->id) != 0)
+        if (strcmp(x->id, y->id) != 0)
             abort();
-        if (strcmp(a.data, b.data) != 0 &&
-            !same_but_trailing_space(early->calls[i], late->calls[i]) &&
-            !warned_late(early, early->calls[i]->id))
+        if (!same_call(x, y) && !same_but_trailing_space(x, y) &&
+            !warned_late(early, x->id))
             abort();
-        tg__buf_cleanup(&a);
-        tg__buf_cleanup(&b);
     }
-    tg_buf a, b;
-    tg__buf_init(&a, 0);
-    tg__buf_init(&b, 0);
-    other_warnings(early, &a);
-    other_warnings(late, &b);
-    if (strcmp(tg__buf_cstr(&a), tg__buf_cstr(&b)) != 0)
-        abort();
-    tg__buf_cleanup(&a);
-    tg__buf_cleanup(&b);
+    expect_same(other_warnings, early, late);
 }
 
 /* Nothing after the end runs: the stream with its own bytes appended
@@ -278,17 +292,9 @@ static void check_end_is_end(const uint8_t *text, size_t len,
     free(twice);
     if (again == NULL || again->n != turn->n)
         abort();
-    for (size_t i = 0; i < turn->n; i++) {
-        tg_buf a, b;
-        tg__buf_init(&a, 0);
-        tg__buf_init(&b, 0);
-        describe_call(turn->calls[i], &a);
-        describe_call(again->calls[i], &b);
-        if (strcmp(a.data, b.data) != 0)
+    for (size_t i = 0; i < turn->n; i++)
+        if (!same_call(turn->calls[i], again->calls[i]))
             abort();
-        tg__buf_cleanup(&a);
-        tg__buf_cleanup(&b);
-    }
     tg_turn_free(again);
 }
 
@@ -362,15 +368,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           &err) != 0)
             abort();
         tg__turn_mark_duplicates(early_turn);
-        tg_buf a, b;
-        tg__buf_init(&a, 0);
-        tg__buf_init(&b, 0);
-        describe(early_turn, &a);
-        describe(parsed, &b);
-        if (strcmp(tg__buf_cstr(&a), tg__buf_cstr(&b)) != 0)
-            abort();
-        tg__buf_cleanup(&a);
-        tg__buf_cleanup(&b);
+        expect_same(describe, early_turn, parsed);
         tg_turn_free(parsed);
     }
     free(early);

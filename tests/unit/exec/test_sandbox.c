@@ -8,8 +8,10 @@
  * is writable, /tmp is private, no network (unless the tool asks), no
  * secret from the environment, TERM then KILL at the deadline reaching the
  * command inside, a daemon dying with its call, a fork bomb ending at the
- * process limit, the decisions recorded, and the fallbacks (mode "off", no
- * bubblewrap, mode "bubblewrap" where it cannot run).
+ * process limit, the decisions recorded, toolgate's own files (journal,
+ * spool, configuration) hidden and pinned, the placements refused where
+ * they cannot be, and the fallbacks (mode "off", no bubblewrap, mode
+ * "bubblewrap" where it cannot run).
  *
  * The tests that need bubblewrap skip, saying why, where it cannot make
  * namespaces.
@@ -612,35 +614,181 @@ static void exits_and_failures(void **state)
     tg_runtime_free(rt);
 }
 
-static void journal_is_read_only(void **state)
+/* Writes text to e->ws/rel. */
+static void put_ws(const env *e, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", e->ws, rel);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The strings of a JSON array member of the doctor's toolgate_files,
+ * joined by spaces. */
+static const char *own_files(const char *doc, const char *key)
+{
+    static char buf[4096];
+    json_t *d = json_loads(doc, 0, NULL); /* new ref */
+    assert_non_null(d);
+    json_t *a = json_object_get(json_object_get(d, "toolgate_files"),
+                                key); /* borrowed */
+    assert_true(json_is_array(a));
+    size_t i, n = 0;
+    json_t *v; /* borrowed */
+    buf[0] = '\0';
+    json_array_foreach(a, i, v)
+    {
+        const char *s = json_is_string(v)
+                            ? json_string_value(v)
+                            : json_string_value(json_object_get(v, "name"));
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? " " : "", s);
+    }
+    json_decref(d);
+    return buf;
+}
+
+/* toolgate's own files are out of a sandboxed tool's reach: the journal's
+ * directory (nested, so the directory above it is pinned) and the spool are
+ * empty and read-only inside, none of them nor what leads to them can be
+ * renamed or removed, the configuration file (loaded from the workspace)
+ * is masked, and the rest of the workspace stays the tool's. */
+static void own_files_hidden(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
-    /* make_cfg has "journal": null: this configuration is built here */
-    char text[4 * PATH_MAX];
+    char text[4 * PATH_MAX], cfgpath[PATH_MAX];
     snprintf(text, sizeof text,
-             "{\"workspace\": \"%s\", \"journal\": \"%s/.tg/j.db\", "
-             "\"builtin_tools\": [\"shell\"]}",
-             e->ws, e->ws);
-    char jdir[PATH_MAX + 16];
-    snprintf(jdir, sizeof jdir, "%s/.tg", e->ws);
-    assert_int_equal(mkdir(jdir, 0755), 0);
+             "{\"workspace\": \".\", \"journal\": \"a/.tg/j.db\", "
+             "\"spool\": {\"dir\": \"spool\"}, \"builtin_tools\": "
+             "[\"shell\"]}\n");
+    put_ws(e, "toolgate.json", text);
+    snprintf(cfgpath, sizeof cfgpath, "%s/a", e->ws);
+    assert_int_equal(mkdir(cfgpath, 0755), 0);
+    put_ws(e, "a/user.txt", "the user's\n");
+    snprintf(cfgpath, sizeof cfgpath, "%s/toolgate.json", e->ws);
     tg_config *cfg = tg_config_new();
     tg_error err = {0};
-    assert_int_equal(tg_config_load(cfg, text, strlen(text), e->dir, &err), 0);
+    assert_int_equal(tg_config_load_file(cfg, cfgpath, &err), 0);
     tg_runtime *rt = NULL;
     assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
     tg_config_free(cfg);
     tg_runtime_set_approve(rt, 1);
     tg_turn *t = tg__turn_new("toolgate");
     add_shell(t, "j1",
-              "echo junk >> .tg/j.db 2>/dev/null && echo wrote-journal; "
-              "rm -f .tg/j.db 2>/dev/null && echo removed; echo ok > "
-              ".tg/other && echo wrote-beside");
+              "ls -A a/.tg spool | grep -c . ; cat a/.tg/j.db || echo no-j; "
+              "cat toolgate.json || echo no-read-config; "
+              "echo junk >> a/.tg/j.db || echo no-write; "
+              "echo ok > a/.tg/other || echo no-beside; "
+              "echo ok > spool/other || echo no-spool; "
+              "echo x > toolgate.json || echo no-config; "
+              "mv a/.tg a/.tg2 || echo no-move; mv a b || echo no-move-up; "
+              "mv spool s2 || echo no-move-spool; "
+              "rm -rf a/.tg spool toolgate.json 2>/dev/null || echo no-rm; "
+              "echo more >> a/user.txt && echo user-writable");
     tg_test_run(rt, t);
-    assert_string_equal(out_of(t, 0), "wrote-beside\n");
+    /* ls prints the two names of what it lists, nothing in them */
+    assert_string_equal(out_of(t, 0), "2\nno-j\nno-read-config\nno-write\n"
+                                      "no-beside\nno-spool\n"
+                                      "no-config\nno-move\nno-move-up\n"
+                                      "no-move-spool\nno-rm\nuser-writable\n");
     tg_turn_free(t);
+    char jpath[PATH_MAX + 16];
+    struct stat st;
+    snprintf(jpath, sizeof jpath, "%s/a/.tg/j.db", e->ws);
+    assert_int_equal(stat(jpath, &st), 0);
+    assert_true(st.st_size > 0);
+    assert_int_equal(stat(cfgpath, &st), 0);
+    assert_int_equal(st.st_size, (off_t)strlen(text));
+    char *doc = NULL;
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    char want[4 * PATH_MAX];
+    snprintf(want, sizeof want, "%s/a/.tg %s/spool %s/.toolgate", e->ws, e->ws,
+             e->ws);
+    assert_string_equal(own_files(doc, "hidden"), want);
+    snprintf(want, sizeof want, "%s/a", e->ws);
+    assert_string_equal(own_files(doc, "pinned"), want);
+    assert_string_equal(own_files(doc, "masked"), cfgpath);
+    assert_string_equal(own_files(doc, "exposed_to"), "");
+    tg_free(doc);
     tg_runtime_free(rt);
+}
+
+/* Where toolgate's files cannot be kept from tools the runtime does not
+ * start, naming the file: a journal directly in the workspace, a spool that
+ * is the workspace or holds it, a path through a symlink in the workspace.
+ * Tools outside the sandbox are named by the doctor. */
+static void own_files_placement(void **state)
+{
+    env *e = *state;
+    static const struct {
+        const char *members;
+        const char *message;
+    } bad[] = {
+        {"\"journal\": \"ws/j.db\"", "lies directly in the workspace"},
+        {"\"journal\": \"ws/sub/../j.db\"", "lies directly in the workspace"},
+        {"\"spool\": {\"dir\": \"ws\"}", "is the workspace"},
+        {"\"spool\": {\"dir\": \".\"}", "or holds it"},
+        {"\"journal\": \"ws/link/j.db\"", "through the symbolic link"},
+        {"\"spool\": {\"dir\": \"ws/link/x\"}", "through the symbolic link"},
+    };
+    char sub[PATH_MAX], link[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sub", e->ws);
+    snprintf(link, sizeof link, "%s/link", e->ws);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(symlink("sub", link), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"workspace\": \"ws\", \"builtin_tools\": [], %s}",
+                 bad[i].members);
+        tg_config *cfg = tg_test_config(text, e->dir);
+        tg_runtime *rt = NULL;
+        tg_error err = {0};
+        assert_int_equal(tg_runtime_new(cfg, &rt, &err), TG_ECONFIG);
+        assert_null(rt);
+        if (strstr(err.message, bad[i].message) == NULL)
+            fail_msg("%s: '%s' not in '%s'", bad[i].members, bad[i].message,
+                     err.message);
+        tg_config_free(cfg);
+    }
+    /* A symlink outside the workspace is the operator's: followed. */
+    char out[PATH_MAX], text[2048];
+    snprintf(out, sizeof out, "%s/outside", e->dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    snprintf(link, sizeof link, "%s/outlink", e->dir);
+    assert_int_equal(symlink("outside", link), 0);
+    snprintf(text, sizeof text,
+             "{\"workspace\": \"ws\", \"journal\": \"outlink/j.db\", "
+             "\"builtin_tools\": [\"shell\"], \"tools\": [{\"name\": \"raw\", "
+             "\"command\": [\"/bin/true\"], \"sandbox\": false}]}");
+    tg_runtime *rt = tg_test_runtime_of(tg_test_config(text, e->dir));
+    char *doc = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    assert_string_equal(own_files(doc, "exposed_to"), "raw");
+    tg_free(doc);
+    assert_int_equal(tg_runtime_doctor(rt, 0, &doc, &err), 0);
+    assert_non_null(strstr(doc, "raw (none): outside the sandbox, each could "
+                                "change, move or remove the journal"));
+    tg_free(doc);
+    tg_runtime_free(rt);
+    snprintf(out, sizeof out, "%s/outside/j.db", e->dir);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    /* With the journal and the spool off the workspace's .toolgate is made
+     * all the same (no tool can prepare one for a later run). */
+    snprintf(out, sizeof out, "%s/ws2", e->dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    rt = tg_test_runtime_of(tg_test_config(
+        "{\"workspace\": \"ws2\", \"journal\": null, \"spool\": null}",
+        e->dir));
+    tg_runtime_free(rt);
+    snprintf(out, sizeof out, "%s/ws2/.toolgate", e->dir);
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
 }
 
 /* ------------------------------------------------------- fallbacks */
@@ -778,7 +926,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fork_bomb_ends_at_the_limit, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(exits_and_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(journal_is_read_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_files_hidden, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_files_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(mode_off_and_no_bwrap, setup, teardown),
         cmocka_unit_test_setup_teardown(doctor_and_shell_tool, setup, teardown),
     };

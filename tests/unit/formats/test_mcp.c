@@ -885,7 +885,7 @@ static void test_render_matches_jansson(void **state)
                  * back, has U+FFFD for each */
                 tg_buf esc;
                 tg__buf_init(&esc, 0);
-                tg__format_json_string(&esc, tg__buf_cstr(&text), text.len);
+                tg__json_string(&esc, tg__buf_cstr(&text), text.len);
                 json_t *s = json_loadb(esc.data, esc.len,
                                        JSON_DECODE_ANY | JSON_ALLOW_NUL,
                                        NULL); /* new ref */
@@ -907,7 +907,7 @@ static void test_render_matches_jansson(void **state)
         }
         if (i > 0)
             tg__buf_append(&want, ",", 1);
-        assert_int_equal(tg__format_dump(o, &want), 0);
+        assert_int_equal(tg__json_dump(o, &want), 0);
         json_decref(o);
     }
     tg__buf_append(&want, "]\n", 2);

@@ -494,7 +494,7 @@ static void test_render_odd_strings(void **state)
     tg_turn_free(turn);
 }
 
-/* tg__format_json_string must agree byte for byte with jansson's compact
+/* tg__json_string must agree byte for byte with jansson's compact
  * encoding for every valid string. */
 static void test_json_string_matches_jansson(void **state)
 {
@@ -535,7 +535,7 @@ static void test_json_string_matches_jansson(void **state)
         char *want = json_dumps(js, JSON_COMPACT | JSON_ENCODE_ANY);
         tg_buf b;
         tg__buf_init(&b, 0);
-        assert_int_equal(tg__format_json_string(&b, s, n), 0);
+        assert_int_equal(tg__json_string(&b, s, n), 0);
         assert_string_equal(tg__buf_cstr(&b), want);
         tg__buf_cleanup(&b);
         free(want);
@@ -544,7 +544,7 @@ static void test_json_string_matches_jansson(void **state)
     /* The buffer's cap is honoured. */
     tg_buf small;
     tg__buf_init(&small, 4);
-    assert_int_equal(tg__format_json_string(&small, "abcdef", 6), TG_ELIMIT);
+    assert_int_equal(tg__json_string(&small, "abcdef", 6), TG_ELIMIT);
     tg__buf_cleanup(&small);
 }
 

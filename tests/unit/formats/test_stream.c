@@ -182,7 +182,7 @@ static void call_line_of(const tg_call *c, tg_buf *b, int with_index)
     json_object_set_new(o, "args_raw", raw ? json_string(raw) : json_null());
     const char *aj = tg_call_args_json(c);
     json_object_set_new(o, "args_json", aj ? json_string(aj) : json_null());
-    assert_int_equal(tg__format_dump(o, b), 0);
+    assert_int_equal(tg__json_dump(o, b), 0);
     tg__buf_append(b, "\n", 1);
     json_decref(o);
 }

@@ -152,6 +152,38 @@ static const scenario scenarios[] = {
      {"{\"n\":\"x\",\"s\":1.5,\"list\":[1,3,4],\"a\":1,\"d\":2}",
       "{\"n\":1,\"s\":2,\"list\":[\"a\",1],\"a\":1,\"b\":2,\"c\":3}",
       "{\"list\":[]}"}},
+    {"costly shapes: a recursive oneOf past the first chunk of steps "
+     "(memoized), $dynamicRef recursion (interned scopes)",
+     "{\"$defs\":{\"node\":{\"type\":\"object\",\"oneOf\":["
+     "{\"required\":[\"name\"],\"properties\":{\"children\":{\"items\":"
+     "{\"$ref\":\"#/$defs/node\"}}}},"
+     "{\"required\":[\"id\"],\"properties\":{\"children\":{\"items\":"
+     "{\"$ref\":\"#/$defs/node\"}}}}]},"
+     "\"tree\":{\"$id\":\"https://example.com/tree\",\"$dynamicAnchor\":"
+     "\"t\",\"anyOf\":[{\"required\":[\"a\"],\"properties\":{\"kids\":{"
+     "\"items\":{\"$dynamicRef\":\"#t\"}}}},{\"required\":[\"b\"],"
+     "\"properties\":{\"kids\":{\"items\":{\"$dynamicRef\":\"#t\"}}}}]}},"
+     "\"properties\":{\"n\":{\"$ref\":\"#/$defs/node\"},"
+     "\"t\":{\"$ref\":\"https://example.com/tree\"}},"
+     "\"unevaluatedProperties\":false}",
+     0,
+     {"{\"n\":{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2,\"children\":[{\"name\":1,"
+      "\"id\":2,\"children\":[{\"name\":1,\"id\":2}]}]}]}]}]}]}]}]}]}]}]}]},"
+      "\"x\":1}",
+      "{\"t\":{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,"
+      "\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,"
+      "\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,"
+      "\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,"
+      "\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{\"a\":1,"
+      "\"b\":1,\"kids\":[{\"a\":1,\"b\":1,\"kids\":[{}]}]}]}]}]}]}]}]}]}]}]}]}"
+      "}",
+      "{\"n\":{\"id\":2,\"children\":[{\"name\":1}]},"
+      "\"t\":{\"a\":1,\"kids\":[{\"b\":1}]}}"}},
 };
 
 typedef struct ctx {

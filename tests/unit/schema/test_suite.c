@@ -179,20 +179,32 @@ static int check_one(const tg_schema *s, const json_t *data, const tg_jtape *ft,
     tg_schema_report rep2;
     memset(&rep2, 0, sizeof rep2);
     int viaj = tg__schema_validate_json(s, data, &rep2, &err);
+    /* Memoized from the first step on, as a costly validation is after its
+     * first few thousand steps: the same verdict and violations. */
+    tg_schema_budget memo;
+    tg__schema_budget_init(&memo, 0, NULL);
+    memo.memo = TG_SCHEMA_MEMO_ALWAYS;
+    tg_schema_report rep3;
+    memset(&rep3, 0, sizeof rep3);
+    int memo_q = tg__schema_validate_tape_in(s, tape, at, NULL, &memo, &err);
+    int memo_r = tg__schema_validate_tape_in(s, tape, at, &rep3, &memo, &err);
     int ok = quiet == expect && loud == expect && viaj == expect &&
-             (expect ? rep.n == 0 : rep.n > 0) && rep.n == rep2.n;
+             memo_q == expect && memo_r == expect &&
+             (expect ? rep.n == 0 : rep.n > 0) && rep.n == rep2.n &&
+             rep3.n == rep.n;
     if (!ok) {
         char *msg = tg__schema_report_message(&rep);
         snprintf(why, cap,
                  "expected %s; tape %d, tape+report %d (%zu violations), "
-                 "jansson %d (%zu)%s%s%s%s",
+                 "jansson %d (%zu), memoized %d/%d (%zu)%s%s%s%s",
                  expect ? "valid" : "invalid", quiet, loud, rep.n, viaj, rep2.n,
-                 msg ? ": " : "", msg ? msg : "", err.code ? " / error: " : "",
-                 err.code ? err.message : "");
+                 memo_q, memo_r, rep3.n, msg ? ": " : "", msg ? msg : "",
+                 err.code ? " / error: " : "", err.code ? err.message : "");
         free(msg);
     }
     tg__schema_report_cleanup(&rep);
     tg__schema_report_cleanup(&rep2);
+    tg__schema_report_cleanup(&rep3);
     tg__jtape_free(&own);
     return ok;
 }

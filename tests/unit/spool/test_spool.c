@@ -576,6 +576,26 @@ static void test_readers_edges(void **state)
 }
 
 /* Numbered lines of varying length: every line read against the source. */
+/* An artifact whose file got a second name is not read: through the other
+ * name its bytes could have changed. */
+static void test_second_name(void **state)
+{
+    struct fixture *f = *state;
+    char id[32], file[600], other[600];
+    store(f->sp, "true bytes\n", 11, id);
+    snprintf(file, sizeof file, "%s/%c%c/%s", f->spool, id[4], id[5], id);
+    snprintf(other, sizeof other, "%s/other-name", f->dir);
+    assert_int_equal(link(file, other), 0);
+    tg_spool_text t;
+    tg_error err = {0};
+    assert_int_equal(tg__spool_head(f->sp, id, 5, 100, &t, &err), TG_EIO);
+    assert_non_null(strstr(err.message, "has 2 names (hard links)"));
+    assert_int_equal(unlink(other), 0);
+    assert_int_equal(tg__spool_head(f->sp, id, 5, 100, &t, &err), 0);
+    assert_string_equal(t.text.data, "true bytes\n");
+    tg__spool_text_cleanup(&t);
+}
+
 static void test_line_reads_match_source(void **state)
 {
     struct fixture *f = *state;
@@ -1238,6 +1258,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_preview_and_handle, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readers_edges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_reads_match_source, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_grep, setup, teardown),
