@@ -210,6 +210,17 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
 void tg_turn_free(tg_turn *turn);
 /* The detected or given format of the turn (static string). */
 const char *tg_turn_format(const tg_turn *turn);
+/* What reading the turn ignored, one message per thing, for the caller to
+ * show (the CLI prints each on stderr): of a streamed turn, events after
+ * the end of the stream ("N events after the end of the stream (data:
+ * [DONE] on line L) were ignored, ..."), and pieces for a call that came
+ * after it was complete ("call ID was complete when N more pieces for it
+ * arrived (B bytes of arguments, ...): ignored, ..."). Whole documents
+ * give none. The count, and the i-th message (borrowed, valid while the
+ * turn lives; NULL when out of range): printable ASCII, a call id from the
+ * input shown with its other bytes as '?' and cut at 68 bytes. */
+size_t tg_turn_warning_count(const tg_turn *turn);
+const char *tg_turn_warning(const tg_turn *turn, size_t i);
 size_t tg_turn_call_count(const tg_turn *turn);
 /* The i-th call (borrowed, valid while the turn lives); NULL when out of range.
  */
@@ -240,10 +251,12 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
  * streamGenerateContent (?alt=sse). Bytes go in as they arrive, in any
  * chunking; the pieces of several calls may come in any order, each joining
  * its own call (by tool call index, output_index or block index). Each call
- * comes out the moment the stream says it is complete, so a tool can start
- * before the model has finished its turn, and never before, so its
- * arguments cannot change after. The same bytes give the same calls
- * whatever the chunking. One thread at a time. */
+ * comes out the moment it is complete, so a tool can start before the model
+ * has finished its turn, and a call that came out never changes: pieces
+ * for it that arrive later are ignored and reported (tg_turn_warning). The
+ * end of the stream is the end: what follows it is ignored and reported.
+ * The same bytes give the same calls whatever the chunking, taken as they
+ * come or not. One thread at a time. */
 typedef struct tg_stream tg_stream;
 
 /* A new stream reader for `format`: "auto" (or NULL: the provider is told
@@ -257,22 +270,47 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err);
 int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
 /* Reads len bytes of the stream. Returns 0, or an error that ends the
  * stream (every later feed and finish returns it): TG_EPARSE for an event
- * whose data is not JSON (the input's last event, cut short, is not one:
- * it is dropped), TG_EFORMAT for an event of another provider than the one
- * named or first seen, TG_ELIMIT for an event over the cap, TG_ENOMEM. */
+ * whose data is not one JSON object - the data of several events joined
+ * because the blank lines between them are missing too, the message names
+ * the line (the input's last event cut short is not one: it is dropped) -
+ * TG_EFORMAT for an event of another provider than the one named or first
+ * seen, or of the provider's kind but a bad shape (tool_calls that is not
+ * an array, a tool call that is not an object, a partial_json or an
+ * arguments delta that is not a string), TG_ELIMIT for an event over the
+ * cap, TG_ENOMEM. After the end of the stream (data: [DONE] in any
+ * stream, message_stop, response.completed / .failed / .incomplete;
+ * Gemini's stream has none) feeding goes on without error, but nothing is
+ * read: the events are only counted (tg_stream_ignored_events) and kept a
+ * few bytes each, so nothing that follows can fail the stream. */
 int tg_stream_feed(tg_stream *s, const char *bytes, size_t len, tg_error *err);
+/* 1 once the stream's end event was read (see tg_stream_feed), else 0: a
+ * caller may stop feeding and finish. */
+int tg_stream_ended(const tg_stream *s);
+/* How many events were fed after the end and ignored so far (a [DONE] or
+ * a keep-alive not counted); tg_stream_finish reports them in a warning of
+ * the turn. */
+size_t tg_stream_ignored_events(const tg_stream *s);
 /* The next complete call (in the order they completed), or NULL when none
  * is waiting. A call completes at content_block_stop or message_stop
- * (Anthropic), response.function_call_arguments.done or
- * response.output_item.done (Responses), a finish_reason, data: [DONE] or
- * its index taken by a call with another id (Chat Completions, which has no
- * event that ends one call: its calls come out together), or on arrival
- * (Gemini). A call that cannot run (no name, arguments that are not an
- * object, an id a call handed out before had) still comes out, carrying the
- * error it will end with; nothing about it changes afterwards but its index
- * (tg_stream_finish puts the calls in the model's order). The pointer is
- * borrowed: valid until tg_stream_free, or, once tg_stream_finish handed the
- * calls to a turn, while that turn lives. */
+ * (Anthropic), response.function_call_arguments.done,
+ * response.output_item.done or response.completed (Responses), on arrival
+ * (Gemini), and in Chat Completions, which has no event that ends one call,
+ * at a finish_reason, data: [DONE], its index taken by a call with another
+ * id - or early: once it has an id and a name and its arguments close as
+ * exactly one JSON object, as soon as the stream moves on (a piece for
+ * another index, or an event with no piece). Bytes after a closed object
+ * can only be white space or make it malformed, never another valid
+ * value, so the call is the one the model meant. A call that came out
+ * never changes (but its index: tg_stream_finish puts the calls in the
+ * model's order): pieces for it that arrive later are ignored - white space
+ * silently, anything else (a model writing on, a server going back to the
+ * call, a delta after its block stopped) reported in a warning of the turn
+ * naming the call and the bytes (tg_turn_warning), where the whole
+ * response would have made the call MALFORMED_ARGUMENTS. A call that cannot
+ * run (no name, arguments that are not an object, an id a call handed out
+ * before had) still comes out, carrying the error it will end with. The
+ * pointer is borrowed: valid until tg_stream_free, or, once
+ * tg_stream_finish handed the calls to a turn, while that turn lives. */
 const tg_call *tg_stream_next_call(tg_stream *s);
 /* The provider's format name ("anthropic", ...), static; NULL while "auto"
  * has not seen an event that tells. */
@@ -285,11 +323,17 @@ const char *tg_stream_format(const tg_stream *s);
  * tg_turn_free(), holding every call in the order the model wrote them (by
  * index; calls without one last), whatever order they completed in, so
  * results render in that order; of calls sharing an id that were not
- * handed out, the first written runs and the others are DUPLICATE_CALL_ID.
- * The turn's format is the provider's whole-document format, so
- * tg_turn_render answers in it. Fails with the stream's error, with
- * TG_EFORMAT when "auto" saw no event of a known provider, or with
- * TG_EINVAL when called twice. */
+ * handed out, the first written runs and the others are DUPLICATE_CALL_ID;
+ * its warnings (tg_turn_warning) say what was ignored. The turn's format
+ * is the provider's whole-document format, so tg_turn_render answers in
+ * it. Fails with the stream's error; with TG_EFORMAT when "auto" saw no
+ * event of a known provider, or when the stream gave no call and is not an
+ * answer either - it carried an error (an overloaded server, a failed
+ * response), or neither text nor a stop (finish_reason, stop_reason,
+ * finishReason, an end event) arrived: nothing but lifecycle or unknown
+ * events, or cut before the model said anything; or with TG_EINVAL when
+ * called twice. A stream with text and no call is an answer: a turn
+ * without calls. */
 int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err);
 /* Frees the reader (and the calls it did not hand to a turn). NULL: no-op. */
 void tg_stream_free(tg_stream *s);

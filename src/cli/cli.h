@@ -50,6 +50,10 @@ void cli_put_field(FILE *f, const char *s, int width);
  * line that must stay one line on the screen (the live progress block). */
 void cli_put_cell(FILE *f, const char *s, int width);
 
+/* Prints each warning of a parsed turn (what reading it ignored: events
+ * after the end of a stream, pieces for a call already complete) as
+ * "toolgate: NAME: warning: ..." on stderr; name names the input. */
+void cli_print_turn_warnings(const char *name, const tg_turn *turn);
 /* Maps a library error code to the exit status of spec/cli.md: bad input
  * (TG_EPARSE, TG_EFORMAT, TG_EINVAL, TG_ENOTFOUND, and TG_ELIMIT, a limit
  * the input passed) is 2, configuration 3, the rest 4. */

@@ -221,6 +221,7 @@ int cmd_run(int argc, char **argv)
     }
     free(text);
     text = NULL;
+    cli_print_turn_warnings(name, turn);
     if (o.to == NULL && !tg_format_renders(tg_turn_format(turn))) {
         cli_error("%s is an input format only; choose an output format with "
                   "--to",

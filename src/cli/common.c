@@ -109,6 +109,12 @@ void cli_error(const char *fmt, ...)
         free(msg);
 }
 
+void cli_print_turn_warnings(const char *name, const tg_turn *turn)
+{
+    for (size_t i = 0; i < tg_turn_warning_count(turn); i++)
+        cli_error("%s: warning: %s", name, tg_turn_warning(turn, i));
+}
+
 int cli_exit_for(int code)
 {
     switch (code) {

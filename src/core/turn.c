@@ -2,6 +2,8 @@
 /* turn.c - the turn container of turn.h and its public getters. */
 #include "turn.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,9 @@ void tg_turn_free(tg_turn *t)
     }
     free(t->calls);
     free(t->results);
+    for (size_t i = 0; i < t->nwarnings; i++)
+        free(t->warnings[i]);
+    free(t->warnings);
     json_decref(t->source);
     free(t);
 }
@@ -173,4 +178,35 @@ int tg_turn_cancel_all(tg_turn *t, const char *by, const char *reason,
         t->calls[i]->pre_cancel_by = kind;
     }
     return 0;
+}
+
+int tg__turn_add_warning(tg_turn *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    char **w =
+        msg ? realloc(t->warnings, (t->nwarnings + 1) * sizeof *w) : NULL;
+    if (w == NULL) {
+        free(msg);
+        return TG_ENOMEM;
+    }
+    t->warnings = w;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->warnings[t->nwarnings++] = msg;
+    return 0;
+}
+
+size_t tg_turn_warning_count(const tg_turn *t)
+{
+    return t != NULL ? t->nwarnings : 0;
+}
+
+const char *tg_turn_warning(const tg_turn *t, size_t i)
+{
+    return t != NULL && i < t->nwarnings ? t->warnings[i] : NULL;
 }
