@@ -335,15 +335,31 @@ static int rm_entry(const char *p, const struct stat *sb, int type,
     return remove(p);
 }
 
-static int setup(void **state)
+/* A fixture whose directory is made under `base`. */
+static int setup_in(void **state, const char *base)
 {
     struct fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/tg-journal-XXXXXX");
+    snprintf(f->dir, sizeof f->dir, "%s/tg-journal-XXXXXX", base);
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->path, sizeof f->path, "%s/.toolgate/journal.db", f->dir);
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_in(state, "/tmp");
+}
+
+/* For the failing-allocation loops, which create a journal file per
+ * allocation: in memory (/dev/shm, where an fsync costs nothing) when the
+ * machine has it. What they test is allocation failure, not durability, and
+ * on a busy disk the fsyncs of thousands of fresh files took minutes. */
+static int setup_mem(void **state)
+{
+    return setup_in(state,
+                    access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp");
 }
 
 static int teardown(void **state)
@@ -1858,10 +1874,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failing_allocations, setup,
+        cmocka_unit_test_setup_teardown(test_failing_allocations, setup_mem,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_failing_allocations_replay, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failing_allocations_replay,
+                                        setup_mem, teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sqlite3_shutdown();
