@@ -3,14 +3,24 @@
 # installs what is missing, builds, runs every test under ctest, then again
 # under AddressSanitizer + UndefinedBehaviorSanitizer; `make demo` runs a real
 # model turn from examples/ on the embedded defaults.
+#
+# The tests' time bounds are multiplied by TIME_SCALE (from the environment's
+# TG_TEST_TIME_SCALE, default 1) in the plain stage and by SAN_TIME_SCALE
+# (3x that) in the sanitizer stage; TG_TEST_DATA_DIR, when set, says where
+# the shared test data is (README, "Tests").
 BUILD      ?= build
 SAN_BUILD  ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 CTEST      = ctest --output-on-failure -j $(JOBS)
+TIME_SCALE     ?= $(or $(TG_TEST_TIME_SCALE),1)
+SAN_TIME_SCALE ?= $(shell echo $$(( $(TIME_SCALE) * 3 )))
 ifneq ($(CI),)
 CMAKE_ARGS += -DTG_WERROR=ON
+endif
+ifneq ($(TG_TEST_DATA_DIR),)
+CMAKE_ARGS += -DTG_TEST_DATA_DIR=$(TG_TEST_DATA_DIR)
 endif
 
 .PHONY: all build deps test test-plain test-sanitize demo bench fuzz install clean format checksrc
@@ -30,13 +40,16 @@ test: deps
 	@$(MAKE) --no-print-directory test-plain
 	@$(MAKE) --no-print-directory test-sanitize
 
-test-plain: build
+test-plain:
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(TIME_SCALE)
+	cmake --build $(BUILD) -j $(JOBS)
 	scripts/checksrc
 	scripts/check-format
 	cd $(BUILD) && $(CTEST)
 
 test-sanitize:
-	cmake -S . -B $(SAN_BUILD) -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
+	cmake -S . -B $(SAN_BUILD) -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	  $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(SAN_TIME_SCALE)
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && $(CTEST)
 
@@ -50,8 +63,8 @@ bench: build
 fuzz:
 	@scripts/deps.sh --fuzz
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DTG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	@TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
 	cmake --install $(BUILD)

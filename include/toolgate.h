@@ -78,6 +78,24 @@ const char *tg_err_name(int code);
  * `char *`). NULL is a no-op. */
 void tg_free(void *p);
 
+/* ----------------------------------------------------------- terminal text */
+
+/* Flags of tg_terminal_text. */
+#define TG_TERMINAL_KEEP_LINES 1u /* newlines and tabs pass as they are */
+#define TG_TERMINAL_JSON 2u       /* the text is JSON: escapes are JSON's */
+
+/* text[0..len) made safe to print on a terminal, for anything a caller or a
+ * tool supplied (ids, tool names, paths, reasons, a tool's output): C0
+ * controls become \n, \r, \t or \xNN (ESC is \x1b), DEL \x7f, the C1
+ * controls U+0080-U+009F and the bidirectional controls U+202A-U+202E and
+ * U+2066-U+2069 \uXXXX, a byte that is not valid UTF-8 \xNN; the rest
+ * (printable text, valid UTF-8) stays as it is. TG_TERMINAL_KEEP_LINES
+ * keeps newlines and tabs. TG_TERMINAL_JSON takes JSON text and gives the
+ * same JSON value: DEL, C1 and the bidirectional controls as JSON \u
+ * escapes, invalid bytes as \ufffd. Returns a new NUL-terminated string
+ * the caller frees with tg_free(), or NULL on out of memory. Thread-safe. */
+char *tg_terminal_text(const char *text, size_t len, unsigned flags);
+
 /* ---------------------------------------------------------------- outcomes */
 
 /* The five outcomes of a tool call. Values are fixed (stable ABI, stored in
@@ -151,12 +169,18 @@ const char *tg_result_data_json(const tg_result *result);
 const char *tg_result_error_message(const tg_result *result);
 /* The error code ("UNKNOWN_TOOL", ...) of an error outcome, else NULL. */
 const char *tg_result_error_code(const tg_result *result);
+/* How long the tool ran, in milliseconds, as the monotonic clock measured
+ * it (nanosecond resolution); 0 when it never ran. JSON texts (records,
+ * history, statistics) give it rounded to the microsecond. */
 double tg_result_duration_ms(const tg_result *result);
 /* The exit status of a command tool, or -1 when there is none. */
 int tg_result_exit_status(const tg_result *result);
 /* 1 when the result was returned from the journal instead of running. */
 int tg_result_replayed(const tg_result *result);
-/* The whole result record as JSON text; caller frees with tg_free. */
+/* The whole result record as JSON text (its decisions included, its
+ * duration_ms in milliseconds to the microsecond); caller frees with
+ * tg_free. NULL on out of memory, or when the record has no JSON form (an
+ * id or tool that is not UTF-8, a duration that is not a number). */
 char *tg_result_to_json(const tg_result *result);
 
 /* ----------------------------------------------------------------- formats */
@@ -176,13 +200,27 @@ typedef struct tg_turn tg_turn;
  * detect). `source_name` names the input in error messages ("-" for stdin).
  * On success *out holds a new turn the caller frees with tg_turn_free().
  * Unreadable input fails with TG_EPARSE (line/column filled); an unknown
- * shape with TG_EFORMAT. Bad arguments of one call do not fail the parse:
- * that call carries a pre-run error and ends with an error result. */
+ * shape with TG_EFORMAT; input past a limit (an event stream's line or
+ * event over 64 MiB) with TG_ELIMIT. A call whose id or tool name is over
+ * its limit (256 bytes) does not fail the parse: it ends MALFORMED_CALL. Bad
+ * arguments of one call do not fail the parse: that call carries a pre-run
+ * error and ends with an error result. */
 int tg_turn_parse(const char *text, size_t len, const char *format,
                   const char *source_name, tg_turn **out, tg_error *err);
 void tg_turn_free(tg_turn *turn);
 /* The detected or given format of the turn (static string). */
 const char *tg_turn_format(const tg_turn *turn);
+/* What reading the turn ignored, one message per thing, for the caller to
+ * show (the CLI prints each on stderr): of a streamed turn, events after
+ * the end of the stream ("N events after the end of the stream (data:
+ * [DONE] on line L) were ignored, ..."), and pieces for a call that came
+ * after it was complete ("call ID was complete when N more pieces for it
+ * arrived (B bytes of arguments, ...): ignored, ..."). Whole documents
+ * give none. The count, and the i-th message (borrowed, valid while the
+ * turn lives; NULL when out of range): printable ASCII, a call id from the
+ * input shown with its other bytes as '?' and cut at 68 bytes. */
+size_t tg_turn_warning_count(const tg_turn *turn);
+const char *tg_turn_warning(const tg_turn *turn, size_t i);
 size_t tg_turn_call_count(const tg_turn *turn);
 /* The i-th call (borrowed, valid while the turn lives); NULL when out of range.
  */
@@ -213,10 +251,12 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
  * streamGenerateContent (?alt=sse). Bytes go in as they arrive, in any
  * chunking; the pieces of several calls may come in any order, each joining
  * its own call (by tool call index, output_index or block index). Each call
- * comes out the moment the stream says it is complete, so a tool can start
- * before the model has finished its turn, and never before, so its
- * arguments cannot change after. The same bytes give the same calls
- * whatever the chunking. One thread at a time. */
+ * comes out the moment it is complete, so a tool can start before the model
+ * has finished its turn, and a call that came out never changes: pieces
+ * for it that arrive later are ignored and reported (tg_turn_warning). The
+ * end of the stream is the end: what follows it is ignored and reported.
+ * The same bytes give the same calls whatever the chunking, taken as they
+ * come or not. One thread at a time. */
 typedef struct tg_stream tg_stream;
 
 /* A new stream reader for `format`: "auto" (or NULL: the provider is told
@@ -230,22 +270,47 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err);
 int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
 /* Reads len bytes of the stream. Returns 0, or an error that ends the
  * stream (every later feed and finish returns it): TG_EPARSE for an event
- * whose data is not JSON (the input's last event, cut short, is not one:
- * it is dropped), TG_EFORMAT for an event of another provider than the one
- * named or first seen, TG_ELIMIT for an event over the cap, TG_ENOMEM. */
+ * whose data is not one JSON object - the data of several events joined
+ * because the blank lines between them are missing too, the message names
+ * the line (the input's last event cut short is not one: it is dropped) -
+ * TG_EFORMAT for an event of another provider than the one named or first
+ * seen, or of the provider's kind but a bad shape (tool_calls that is not
+ * an array, a tool call that is not an object, a partial_json or an
+ * arguments delta that is not a string), TG_ELIMIT for an event over the
+ * cap, TG_ENOMEM. After the end of the stream (data: [DONE] in any
+ * stream, message_stop, response.completed / .failed / .incomplete;
+ * Gemini's stream has none) feeding goes on without error, but nothing is
+ * read: the events are only counted (tg_stream_ignored_events) and kept a
+ * few bytes each, so nothing that follows can fail the stream. */
 int tg_stream_feed(tg_stream *s, const char *bytes, size_t len, tg_error *err);
+/* 1 once the stream's end event was read (see tg_stream_feed), else 0: a
+ * caller may stop feeding and finish. */
+int tg_stream_ended(const tg_stream *s);
+/* How many events were fed after the end and ignored so far (a [DONE] or
+ * a keep-alive not counted); tg_stream_finish reports them in a warning of
+ * the turn. */
+size_t tg_stream_ignored_events(const tg_stream *s);
 /* The next complete call (in the order they completed), or NULL when none
  * is waiting. A call completes at content_block_stop or message_stop
- * (Anthropic), response.function_call_arguments.done or
- * response.output_item.done (Responses), a finish_reason, data: [DONE] or
- * its index taken by a call with another id (Chat Completions, which has no
- * event that ends one call: its calls come out together), or on arrival
- * (Gemini). A call that cannot run (no name, arguments that are not an
- * object, an id a call handed out before had) still comes out, carrying the
- * error it will end with; nothing about it changes afterwards but its index
- * (tg_stream_finish puts the calls in the model's order). The pointer is
- * borrowed: valid until tg_stream_free, or, once tg_stream_finish handed the
- * calls to a turn, while that turn lives. */
+ * (Anthropic), response.function_call_arguments.done,
+ * response.output_item.done or response.completed (Responses), on arrival
+ * (Gemini), and in Chat Completions, which has no event that ends one call,
+ * at a finish_reason, data: [DONE], its index taken by a call with another
+ * id - or early: once it has an id and a name and its arguments close as
+ * exactly one JSON object, as soon as the stream moves on (a piece for
+ * another index, or an event with no piece). Bytes after a closed object
+ * can only be white space or make it malformed, never another valid
+ * value, so the call is the one the model meant. A call that came out
+ * never changes (but its index: tg_stream_finish puts the calls in the
+ * model's order): pieces for it that arrive later are ignored - white space
+ * silently, anything else (a model writing on, a server going back to the
+ * call, a delta after its block stopped) reported in a warning of the turn
+ * naming the call and the bytes (tg_turn_warning), where the whole
+ * response would have made the call MALFORMED_ARGUMENTS. A call that cannot
+ * run (no name, arguments that are not an object, an id a call handed out
+ * before had) still comes out, carrying the error it will end with. The
+ * pointer is borrowed: valid until tg_stream_free, or, once
+ * tg_stream_finish handed the calls to a turn, while that turn lives. */
 const tg_call *tg_stream_next_call(tg_stream *s);
 /* The provider's format name ("anthropic", ...), static; NULL while "auto"
  * has not seen an event that tells. */
@@ -258,11 +323,17 @@ const char *tg_stream_format(const tg_stream *s);
  * tg_turn_free(), holding every call in the order the model wrote them (by
  * index; calls without one last), whatever order they completed in, so
  * results render in that order; of calls sharing an id that were not
- * handed out, the first written runs and the others are DUPLICATE_CALL_ID.
- * The turn's format is the provider's whole-document format, so
- * tg_turn_render answers in it. Fails with the stream's error, with
- * TG_EFORMAT when "auto" saw no event of a known provider, or with
- * TG_EINVAL when called twice. */
+ * handed out, the first written runs and the others are DUPLICATE_CALL_ID;
+ * its warnings (tg_turn_warning) say what was ignored. The turn's format
+ * is the provider's whole-document format, so tg_turn_render answers in
+ * it. Fails with the stream's error; with TG_EFORMAT when "auto" saw no
+ * event of a known provider, or when the stream gave no call and is not an
+ * answer either - it carried an error (an overloaded server, a failed
+ * response), or neither text nor a stop (finish_reason, stop_reason,
+ * finishReason, an end event) arrived: nothing but lifecycle or unknown
+ * events, or cut before the model said anything; or with TG_EINVAL when
+ * called twice. A stream with text and no call is an answer: a turn
+ * without calls. */
 int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err);
 /* Frees the reader (and the calls it did not hand to a turn). NULL: no-op. */
 void tg_stream_free(tg_stream *s);
@@ -332,8 +403,10 @@ int tg_schema_compile(const char *text, size_t len,
                       tg_error *err);
 /* Validates the JSON instance in text[0..len). Returns 1 when valid, 0 when
  * invalid, a TG_E* code when it cannot tell (TG_EPARSE: not JSON; TG_ELIMIT:
- * a regular expression hit its match limit or nesting went too deep;
- * TG_ENOMEM). When violations is not NULL and the instance is invalid,
+ * a regular expression hit its match limit, nesting went too deep, or the
+ * validation needed more than 10,000,000 steps (keyword evaluations; it
+ * takes polynomial time in the schema and the instance, whatever their
+ * shape); TG_ENOMEM). When violations is not NULL and the instance is invalid,
  * *violations is JSON Lines, one {"path","keyword","message"} per violation
  * ("path" a JSON pointer into the instance), owned by the caller (tg_free);
  * else it is set to NULL. */
@@ -377,6 +450,14 @@ const tg_call *tg_handler_call(const tg_handler_ctx *ctx);
 const char *tg_handler_cwd(const tg_handler_ctx *ctx);
 /* The workspace root (borrowed). */
 const char *tg_handler_workspace(const tg_handler_ctx *ctx);
+/* toolgate's own files and directories inside the workspace (the journal's
+ * directory, the spool, the workspace's .toolgate, the configuration file):
+ * absolute real paths, NULL-ended, never NULL (borrowed, valid during the
+ * handler). The built-in file tools refuse every path that resolves into
+ * one of them (compared by device and inode, so "x/../.toolgate" and
+ * symlinks do not pass); an in-process tool that touches files should
+ * refuse them too, with tg_handler_deny(). */
+const char *const *tg_handler_state_paths(const tg_handler_ctx *ctx);
 
 /* Registration flags of in-process tools. */
 enum {
@@ -477,8 +558,8 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
  * a JSON array sorted by tool: {"tool", "calls", "outcomes": {"success",
  * "error", "canceled", "timeout", "denied"}, "replayed", "duration_ms":
  * {"p50", "p95", "max"} or null}. Durations are nearest-rank percentiles
- * over the calls that ran (replayed results are counted, not timed). Caller
- * frees *out. */
+ * over the calls that ran (replayed results are counted, not timed), in
+ * milliseconds to the microsecond, as in the records. Caller frees *out. */
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
 

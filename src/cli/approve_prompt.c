@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "approve_prompt.h"
+#include "cli.h"
 
 /* The most argument text shown; longer arguments are cut with a note. */
 #define SHOWN_ARGS 2000
@@ -47,14 +48,11 @@ void approve_prompt_close(approve_prompt *p)
     free(p);
 }
 
-/* Prints text with control characters (other than tab) shown as '?', so
- * arguments cannot move the cursor or fake the prompt. */
+/* Prints what a caller sent made safe for the terminal (cli_put_safe), so
+ * arguments cannot move the cursor, recolour or fake the prompt. */
 static void put_safe(FILE *f, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n && s[i]; i++) {
-        unsigned char c = (unsigned char)s[i];
-        fputc(c < 0x20 && c != '\t' ? '?' : (c == 0x7f ? '?' : c), f);
-    }
+    cli_put_safe(f, s, n, 0);
 }
 
 tg_approval approve_prompt_ask(void *ud, const tg_call *call,

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "toolgate.h"
 
@@ -23,13 +24,39 @@ enum {
 /* The most input `run` reads (bytes); larger input is a usage error. */
 #define CLI_MAX_INPUT ((size_t)512 * 1024 * 1024)
 
-/* Prints "toolgate: <message>" to stderr. */
+/* Prints "toolgate: <message>" to stderr, the whole message made safe for
+ * a terminal (tg_terminal_text: control characters, C1, bidirectional
+ * controls and invalid UTF-8 shown as escapes, newlines too), whatever ids,
+ * names, paths or tool output it quotes. */
 void cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* Maps a library error code to the exit status of spec/cli.md. */
+/* Writes text[0..len) to f through tg_terminal_text with `flags`
+ * (TG_TERMINAL_KEEP_LINES, TG_TERMINAL_JSON), in pieces: any size, bounded
+ * memory. Every print of text that a caller, a tool or the journal
+ * supplied goes through this or cli_put_field. Returns 0, or -1 when
+ * writing failed or memory ran out. */
+int cli_put_safe(FILE *f, const char *text, size_t len, unsigned flags);
+/* Prints JSON text and a newline on stdout through cli_put_safe with
+ * TG_TERMINAL_JSON: the same JSON value, with DEL, C1 and bidirectional
+ * controls as \u escapes. Returns 0 or -1. */
+int cli_put_json(const char *json);
+/* Prints s (NULL: "-") made safe for a terminal (no newlines kept),
+ * left-aligned and padded with spaces to `width` bytes: a table cell. */
+void cli_put_field(FILE *f, const char *s, int width);
+/* The same, cut to `width` bytes ("..." at the end) when longer: a cell of a
+ * line that must stay one line on the screen (the live progress block). */
+void cli_put_cell(FILE *f, const char *s, int width);
+
+/* Prints each warning of a parsed turn (what reading it ignored: events
+ * after the end of a stream, pieces for a call already complete) as
+ * "toolgate: NAME: warning: ..." on stderr; name names the input. */
+void cli_print_turn_warnings(const char *name, const tg_turn *turn);
+/* Maps a library error code to the exit status of spec/cli.md: bad input
+ * (TG_EPARSE, TG_EFORMAT, TG_EINVAL, TG_ENOTFOUND, and TG_ELIMIT, a limit
+ * the input passed) is 2, configuration 3, the rest 4. */
 int cli_exit_for(int code);
 /* Reads a whole file ("-" or NULL: stdin) up to `limit` bytes into a new
  * NUL-terminated buffer (caller frees). Returns 0, or an exit status after
@@ -53,11 +80,17 @@ int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
                       tg_history_query *q, long long *limit, int *as_json,
                       const char **config);
 
-/* Prints each record of rows (a JSON array, borrowed): as a compact JSON
- * line with as_json, else through print_row (a table row; the caller
- * printed the header). */
-void cli_print_records(const json_t *rows, int as_json,
+/* Prints each record of a JSON array from the library: with as_json as
+ * JSON Lines, each record's text as the library wrote it (`text`, the
+ * array's compact JSON: numbers keep the library's form, times to the
+ * microsecond); else through print_row (a table row of the parsed record
+ * in rows, borrowed; the caller printed the header). */
+void cli_print_records(const char *text, const json_t *rows, int as_json,
                        void (*print_row)(const json_t *rec));
+/* Prints compact JSON text from the library indented by two spaces, as
+ * json_dumps(JSON_INDENT(2)) lays it out, but with every token as the
+ * library wrote it (jansson would write each real with 17 digits). */
+void cli_print_pretty(const char *text);
 
 int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);

@@ -168,17 +168,24 @@ static int do_list(tg_spool *sp, const artopts *o)
         if (o->json) {
             char *line = json_dumps(row, JSON_COMPACT);
             if (line)
-                puts(line);
+                cli_put_json(line);
             free(line);
             continue;
         }
-        printf("%-28s  %12lld  %10lld  %-8s  %-24s  %s\n",
-               json_string_value(json_object_get(row, "id")),
+        cli_put_field(stdout, json_string_value(json_object_get(row, "id")),
+                      28);
+        printf("  %12lld  %10lld  ",
                (long long)json_integer_value(json_object_get(row, "bytes")),
-               (long long)json_integer_value(json_object_get(row, "lines")),
-               json_string_value(json_object_get(row, "state")),
-               json_string_value(json_object_get(row, "created_at")),
-               json_string_value(json_object_get(row, "media_type")));
+               (long long)json_integer_value(json_object_get(row, "lines")));
+        cli_put_field(stdout, json_string_value(json_object_get(row, "state")),
+                      8);
+        fputs("  ", stdout);
+        cli_put_field(
+            stdout, json_string_value(json_object_get(row, "created_at")), 24);
+        fputs("  ", stdout);
+        cli_put_field(stdout,
+                      json_string_value(json_object_get(row, "media_type")), 0);
+        putchar('\n');
     }
     json_decref(rows);
     return EXIT_DONE;
@@ -211,6 +218,25 @@ static int do_read(tg_spool *sp, const char *id, const artopts *o)
     return EXIT_DONE;
 }
 
+/* Prints an artifact's text (a tool's output): byte for byte into a pipe
+ * or a file, and made safe (tg_terminal_text, newlines and tabs kept) on a
+ * terminal, where escape sequences in it would act. */
+static void put_text(const char *s, size_t n)
+{
+    if (isatty(STDOUT_FILENO))
+        cli_put_safe(stdout, s, n, TG_TERMINAL_KEEP_LINES);
+    else
+        fwrite(s, 1, n, stdout);
+}
+
+/* One line of grep's answer: NUMBER, the separator, the text. */
+static void put_line(long long line, char sep, const json_t *text)
+{
+    printf("%lld%c", line, sep);
+    put_text(json_string_value(text), json_string_length(text));
+    putchar('\n');
+}
+
 /* Prints context lines as grep does: LINE-text. */
 static void print_lines(const json_t *arr, long long *last) /* borrowed */
 {
@@ -219,8 +245,7 @@ static void print_lines(const json_t *arr, long long *last) /* borrowed */
     json_array_foreach(arr, i, l)
     {
         *last = (long long)json_integer_value(json_object_get(l, "line"));
-        printf("%lld-%s\n", *last,
-               json_string_value(json_object_get(l, "text")));
+        put_line(*last, '-', json_object_get(l, "text"));
     }
 }
 
@@ -240,7 +265,7 @@ static int do_grep(tg_spool *sp, const char *id, const char *pattern,
     if (rc != 0)
         return fail(rc, &err);
     if (o->json) {
-        puts(text);
+        cli_put_json(text);
         tg_free(text);
         return EXIT_DONE;
     }
@@ -273,8 +298,7 @@ static int do_grep(tg_spool *sp, const char *id, const char *pattern,
         if (o->context > 0 && i > 0 && first > last + 1)
             puts("--");
         print_lines(before, &last);
-        printf("%lld:%s\n", line,
-               json_string_value(json_object_get(m, "text")));
+        put_line(line, ':', json_object_get(m, "text"));
         last = line;
         print_lines(json_object_get(m, "after"), &last);
     }
@@ -298,7 +322,7 @@ static int do_ends(tg_spool *sp, const char *id, const char *count, int tail)
                   : tg_artifact_head(sp, id, (uint64_t)n, &text, &len, &err);
     if (rc != 0)
         return fail(rc, &err);
-    fwrite(text, 1, len, stdout);
+    put_text(text, len);
     tg_free(text);
     return EXIT_DONE;
 }
@@ -318,7 +342,7 @@ static int do_store(tg_spool *sp, const char *path)
         close(fd);
     if (rc != 0)
         return fail(rc, &err);
-    puts(text);
+    cli_put_json(text);
     tg_free(text);
     return EXIT_DONE;
 }
@@ -330,7 +354,7 @@ static int do_stat(tg_spool *sp, const char *id)
     int rc = tg_artifact_stat(sp, id, &text, &err);
     if (rc != 0)
         return fail(rc, &err);
-    puts(text);
+    cli_put_json(text);
     tg_free(text);
     return EXIT_DONE;
 }

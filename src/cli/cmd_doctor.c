@@ -3,13 +3,15 @@
  * cmd_doctor.c - `toolgate doctor [--json]`: what protection the tools'
  * subprocesses run under here (bubblewrap and user namespaces, network
  * isolation, the process limit and the rlimits, the environment allowlist),
- * and whether the journal, the spool and the workspace are writable. A
+ * whether the journal, the spool and the workspace are writable, and what
+ * keeps tools from toolgate's own files. A
  * report, not a check: it exits 0 whatever it finds (3 for a configuration
  * that cannot be loaded).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -20,8 +22,10 @@ static const char doctor_usage[] =
     "working, its version) and user namespaces, network isolation, the\n"
     "process limit, the rlimits, the environment allowlist and the\n"
     "variables withheld as secrets (names only), whether the journal, the\n"
-    "spool directory and the workspace are writable, and each command\n"
-    "tool's sandbox. --json prints one JSON object.\n";
+    "spool directory and the workspace are writable, what keeps tools from\n"
+    "toolgate's own files and which tools nothing does (those outside the\n"
+    "sandbox), and each command tool's sandbox. --json prints one JSON\n"
+    "object.\n";
 
 int cmd_doctor(int argc, char **argv)
 {
@@ -77,9 +81,13 @@ int cmd_doctor(int argc, char **argv)
         cli_error("%s", err.message);
         status = cli_exit_for(rc);
     } else {
-        fputs(out, stdout);
+        /* The text report is already safe (its fields were escaped as it
+         * was made); the escape changes nothing in safe text, and keeps a
+         * report from another library build honest too. */
         if (json)
-            fputc('\n', stdout);
+            cli_put_json(out);
+        else
+            cli_put_safe(stdout, out, strlen(out), TG_TERMINAL_KEEP_LINES);
     }
     tg_free(out);
     tg_runtime_free(rt);

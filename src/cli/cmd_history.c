@@ -44,14 +44,22 @@ static int journal_path(const char *config, char **out)
 static void print_row(const json_t *rec) /* borrowed */
 {
     const json_t *call = json_object_get(rec, "call"); /* borrowed */
-    const char *caller = json_string_value(json_object_get(call, "caller_id"));
-    const char *when = json_string_value(json_object_get(rec, "completed_at"));
-    printf("%-24s  %-28s  %-16s  %-8s  %9.1f ms  %s\n", when ? when : "-",
-           json_string_value(json_object_get(rec, "id")),
-           json_string_value(json_object_get(rec, "tool")),
-           json_string_value(json_object_get(rec, "outcome")),
-           json_number_value(json_object_get(rec, "duration_ms")),
-           caller ? caller : "-");
+    /* Every cell may hold what a caller sent: each is made safe for the
+     * terminal (a call id with ESC or CR in it cannot fake a row). */
+    cli_put_field(stdout,
+                  json_string_value(json_object_get(rec, "completed_at")), 24);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "id")), 28);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "tool")), 16);
+    fputs("  ", stdout);
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "outcome")),
+                  8);
+    printf("  %9.1f ms  ",
+           json_number_value(json_object_get(rec, "duration_ms")));
+    cli_put_field(stdout, json_string_value(json_object_get(call, "caller_id")),
+                  0);
+    putchar('\n');
 }
 
 int cmd_history(int argc, char **argv)
@@ -87,7 +95,7 @@ int cmd_history(int argc, char **argv)
     if (!as_json && json_array_size(rows) > 0)
         printf("%-24s  %-28s  %-16s  %-8s  %12s  %s\n", "COMPLETED", "ID",
                "TOOL", "OUTCOME", "DURATION", "CALLER");
-    cli_print_records(rows, as_json, print_row);
+    cli_print_records(text, rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);
@@ -135,12 +143,7 @@ int cmd_show(int argc, char **argv)
         cli_error("%s", err.message);
         status = rc == TG_ENOTFOUND ? EXIT_USAGE : cli_exit_for(rc);
     } else {
-        json_error_t jerr;
-        json_t *doc = json_loads(text, 0, &jerr); /* new ref */
-        char *pretty = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-        puts(pretty ? pretty : text);
-        free(pretty);
-        json_decref(doc);
+        cli_print_pretty(text);
     }
     tg_free(text);
     free(path);

@@ -79,8 +79,10 @@ int cmd_policy(int argc, char **argv)
         goto done;
     tg_config_set_journal(cfg, NULL); /* a check records nothing */
     int rc = tg_turn_parse(text, len, "auto", path, &turn, &err);
-    if (rc == 0)
+    if (rc == 0) {
+        cli_print_turn_warnings(strcmp(path, "-") ? path : "<stdin>", turn);
         rc = tg_runtime_new(cfg, &rt, &err);
+    }
     if (rc == 0 && caller != NULL)
         rc = tg_turn_set_caller(turn, caller, &err);
     for (size_t i = 0; rc == 0 && i < tg_turn_call_count(turn); i++) {
@@ -88,7 +90,7 @@ int cmd_policy(int argc, char **argv)
         rc = tg_runtime_policy_check(rt, tg_turn_call(turn, i), &out, &err);
         if (rc != 0)
             break;
-        puts(out);
+        cli_put_json(out);
         tg_free(out);
     }
     if (rc != 0) {

@@ -39,7 +39,8 @@ static const char run_usage[] =
     "                       (else the operator is asked on the terminal;\n"
     "                       with no terminal an 'ask' is denied, saying so)\n"
     "  --hmac-key-file F    checksums are HMAC-SHA256 with the key in F\n"
-    "  --verbose            stream the calls' output to stderr\n"
+    "  --verbose            stream the calls' output to stderr (escaped,\n"
+    "                       each line tagged with its call id)\n"
     "  --config FILE        configuration file\n";
 
 typedef struct run_opts {
@@ -220,6 +221,7 @@ int cmd_run(int argc, char **argv)
     }
     free(text);
     text = NULL;
+    cli_print_turn_warnings(name, turn);
     if (o.to == NULL && !tg_format_renders(tg_turn_format(turn))) {
         cli_error("%s is an input format only; choose an output format with "
                   "--to",
@@ -236,9 +238,9 @@ int cmd_run(int argc, char **argv)
         status = EXIT_INTERNAL;
         goto done;
     }
-    if (o.caller && tg_turn_set_caller(turn, o.caller, &err) != 0) {
-        cli_error("%s", err.message);
-        status = EXIT_INTERNAL;
+    if (o.caller && (rc = tg_turn_set_caller(turn, o.caller, &err)) != 0) {
+        cli_error("--caller: %s", err.message);
+        status = cli_exit_for(rc); /* too long: a usage error */
         goto done;
     }
     if (o.verbose)
@@ -252,8 +254,12 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     /* Once per run, loudly: the sandbox is not in force (sandbox.c). */
-    if (tg_runtime_warning(rt) != NULL)
-        fprintf(stderr, "toolgate: %s\n", tg_runtime_warning(rt));
+    if (tg_runtime_warning(rt) != NULL) {
+        const char *w = tg_runtime_warning(rt);
+        fputs("toolgate: ", stderr);
+        cli_put_safe(stderr, w, strlen(w), TG_TERMINAL_KEEP_LINES);
+        fputc('\n', stderr);
+    }
     tg_runtime_set_approve(rt, o.approve);
     if (!o.approve && (prompt = approve_prompt_open()) != NULL)
         tg_runtime_set_approver(rt, approve_prompt_ask, prompt);
@@ -283,7 +289,10 @@ int cmd_run(int argc, char **argv)
         status = cli_exit_for(rc);
         goto done;
     }
-    if (fwrite(out, 1, out_len, stdout) != out_len || fflush(stdout) != 0) {
+    /* Every format renders JSON: written as the same JSON value with
+     * nothing a terminal acts on, for stdout may be one. */
+    if (cli_put_safe(stdout, out, out_len, TG_TERMINAL_JSON) != 0 ||
+        fflush(stdout) != 0) {
         cli_error("cannot write the results to stdout");
         status = EXIT_INTERNAL;
         goto done;

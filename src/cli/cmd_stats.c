@@ -39,13 +39,15 @@ static void print_row(const json_t *rec) /* borrowed */
 {
     const json_t *oc = json_object_get(rec, "outcomes");     /* borrowed */
     const json_t *dur = json_object_get(rec, "duration_ms"); /* borrowed */
-    printf("%-20s  %8" JSON_INTEGER_FORMAT "  %8" JSON_INTEGER_FORMAT
+    /* a tool name is what callers sent: made safe for the terminal */
+    cli_put_field(stdout, json_string_value(json_object_get(rec, "tool")), 20);
+    printf("  %8" JSON_INTEGER_FORMAT "  %8" JSON_INTEGER_FORMAT
            "  %6" JSON_INTEGER_FORMAT "  %8" JSON_INTEGER_FORMAT
            "  %7" JSON_INTEGER_FORMAT "  %6" JSON_INTEGER_FORMAT
            "  %8" JSON_INTEGER_FORMAT,
-           json_string_value(json_object_get(rec, "tool")), num(rec, "calls"),
-           num(oc, "success"), num(oc, "error"), num(oc, "canceled"),
-           num(oc, "timeout"), num(oc, "denied"), num(rec, "replayed"));
+           num(rec, "calls"), num(oc, "success"), num(oc, "error"),
+           num(oc, "canceled"), num(oc, "timeout"), num(oc, "denied"),
+           num(rec, "replayed"));
     print_ms(dur, "p50");
     print_ms(dur, "p95");
     print_ms(dur, "max");
@@ -76,8 +78,7 @@ int cmd_stats(int argc, char **argv)
     int rc = tg_journal_stats(path, &q, &text, &err);
     if (rc != 0) {
         cli_error("%s", err.message);
-        /* A bad --since is the user's input, not a failure. */
-        status = rc == TG_EINVAL ? EXIT_USAGE : cli_exit_for(rc);
+        status = cli_exit_for(rc);
         goto done;
     }
     json_error_t jerr;
@@ -92,7 +93,7 @@ int cmd_stats(int argc, char **argv)
         printf("%-20s  %8s  %8s  %6s  %8s  %7s  %6s  %8s  %9s  %9s  %9s\n",
                "TOOL", "CALLS", "SUCCESS", "ERROR", "CANCELED", "TIMEOUT",
                "DENIED", "REPLAYED", "P50 ms", "P95 ms", "MAX ms");
-    cli_print_records(rows, as_json, print_row);
+    cli_print_records(text, rows, as_json, print_row);
     json_decref(rows);
 done:
     tg_free(text);

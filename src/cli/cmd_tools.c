@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -62,7 +63,7 @@ int cmd_tools(int argc, char **argv)
         cli_error("%s", err.message);
         status = cli_exit_for(rc);
     } else {
-        fputs(out, stdout);
+        cli_put_safe(stdout, out, strlen(out), TG_TERMINAL_JSON);
     }
     tg_free(out);
     tg_runtime_free(rt);

@@ -183,7 +183,8 @@ int cmd_validate(int argc, char **argv)
         if (rc == 1)
             status = EXIT_DONE;
         else if (rc == 0) {
-            fputs(violations, stdout);
+            cli_put_safe(stdout, violations, strlen(violations),
+                         TG_TERMINAL_JSON);
             status = EXIT_STRICT;
         } else {
             cli_error("%s: %s", name, err.message);

@@ -9,19 +9,110 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The bytes cli_put_safe escapes at a time. */
+#define SAFE_PIECE ((size_t)64 * 1024)
+
+int cli_put_safe(FILE *f, const char *text, size_t len, unsigned flags)
+{
+    size_t at = 0;
+    while (at < len) {
+        size_t n = len - at;
+        if (n > SAFE_PIECE) {
+            /* Never split a UTF-8 character between two pieces: each would
+             * show its half as invalid bytes. */
+            n = SAFE_PIECE;
+            while (n > SAFE_PIECE - 3 &&
+                   ((unsigned char)text[at + n] & 0xC0) == 0x80)
+                n--;
+        }
+        char *safe = tg_terminal_text(text + at, n, flags);
+        if (safe == NULL)
+            return -1;
+        size_t sl = strlen(safe);
+        int bad = fwrite(safe, 1, sl, f) != sl;
+        tg_free(safe);
+        if (bad)
+            return -1;
+        at += n;
+    }
+    return 0;
+}
+
+int cli_put_json(const char *json)
+{
+    if (cli_put_safe(stdout, json, strlen(json), TG_TERMINAL_JSON) != 0)
+        return -1;
+    return putchar('\n') == EOF ? -1 : 0;
+}
+
+/* cli_put_field, and with cut set cli_put_cell. */
+static void put_field(FILE *f, const char *s, int width, bool cut)
+{
+    char *safe = tg_terminal_text(s ? s : "-", s ? strlen(s) : 1, 0);
+    const char *shown = safe ? safe : "?";
+    size_t n = strlen(shown);
+    if (cut && width > 3 && n > (size_t)width) {
+        /* room for "..." and no UTF-8 character cut in two */
+        n = (size_t)width - 3;
+        while (n > 0 && ((unsigned char)shown[n] & 0xC0) == 0x80)
+            n--;
+        fwrite(shown, 1, n, f);
+        fputs("...", f);
+        n += 3;
+    } else {
+        fputs(shown, f);
+    }
+    tg_free(safe);
+    for (; n < (size_t)(width > 0 ? width : 0); n++)
+        fputc(' ', f);
+}
+
+void cli_put_field(FILE *f, const char *s, int width)
+{
+    put_field(f, s, width, false);
+}
+
+void cli_put_cell(FILE *f, const char *s, int width)
+{
+    put_field(f, s, width, true);
+}
+
 void cli_error(const char *fmt, ...)
 {
+    char small[1024], *msg = small;
     va_list ap;
-    fputs("toolgate: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        n = 0, small[0] = '\0';
+    if ((size_t)n >= sizeof small && (msg = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (msg == NULL) { /* out of memory: the start of it */
+        msg = small;
+        n = (int)strlen(small);
+    }
+    fputs("toolgate: ", stderr);
+    if (cli_put_safe(stderr, msg, (size_t)n, 0) != 0)
+        fputs("(a message that could not be shown)", stderr);
     fputc('\n', stderr);
+    if (msg != small)
+        free(msg);
+}
+
+void cli_print_turn_warnings(const char *name, const tg_turn *turn)
+{
+    for (size_t i = 0; i < tg_turn_warning_count(turn); i++)
+        cli_error("%s: warning: %s", name, tg_turn_warning(turn, i));
 }
 
 int cli_exit_for(int code)
@@ -33,6 +124,9 @@ int cli_exit_for(int code)
     case TG_EFORMAT:
     case TG_EINVAL:
     case TG_ENOTFOUND:
+    /* A limit passed is the input's size or shape (an event stream line
+     * over 64 MiB, JSON nested too deep), never toolgate running out. */
+    case TG_ELIMIT:
         return EXIT_USAGE;
     case TG_ECONFIG:
     case TG_ESCHEMA:
@@ -218,20 +312,107 @@ int cli_query_options(const char *cmd, const char *usage, int argc, char **argv,
     return EXIT_DONE;
 }
 
-void cli_print_records(const json_t *rows, int as_json,
+/* Prints each element of the JSON array `text` (the library's compact
+ * text) on a line of its own, byte for byte: jansson would write every
+ * real again with 17 significant digits. Each element is an object; its
+ * end is where jansson stops reading it. */
+static void print_lines(const char *lib_text)
+{
+    /* DEL, C1 and bidirectional controls as \u escapes: the same JSON */
+    char *text = tg_terminal_text(lib_text, strlen(lib_text), TG_TERMINAL_JSON);
+    if (text == NULL)
+        return;
+    size_t len = strlen(text), i = 0;
+    while (i < len && text[i] != '[')
+        i++;
+    for (i++; i < len;) {
+        while (i < len && strchr(" \t\r\n,", text[i]) != NULL)
+            i++;
+        if (i >= len || text[i] == ']')
+            break;
+        json_error_t jerr;
+        json_t *v = json_loadb(text + i, len - i, JSON_DISABLE_EOF_CHECK,
+                               &jerr); /* new ref */
+        if (v == NULL || jerr.position <= 0)
+            break; /* cannot happen: the caller parsed the whole text */
+        json_decref(v);
+        fwrite(text + i, 1, (size_t)jerr.position, stdout);
+        putchar('\n');
+        i += (size_t)jerr.position;
+    }
+    tg_free(text);
+}
+
+void cli_print_records(const char *text, const json_t *rows, int as_json,
                        void (*print_row)(const json_t *rec))
 {
+    if (as_json) {
+        print_lines(text);
+        return;
+    }
     size_t i;
     const json_t *rec; /* borrowed */
     json_array_foreach(rows, i, rec)
     {
-        if (as_json) {
-            char *line = json_dumps(rec, JSON_COMPACT);
-            if (line != NULL)
-                puts(line);
-            free(line);
-        } else {
-            print_row(rec);
+        print_row(rec);
+    }
+}
+
+static void indent(int depth)
+{
+    putchar('\n');
+    for (int k = 0; k < depth; k++)
+        fputs("  ", stdout);
+}
+
+void cli_print_pretty(const char *lib_text)
+{
+    /* DEL, C1 and bidirectional controls as \u escapes: the same JSON */
+    char *text = tg_terminal_text(lib_text, strlen(lib_text), TG_TERMINAL_JSON);
+    if (text == NULL)
+        return;
+    int depth = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        char c = *p;
+        switch (c) {
+        case '"': /* a string, escapes and all, as it is */
+            putchar(c);
+            for (p++; *p != '\0' && *p != '"'; p++) {
+                putchar(*p);
+                if (*p == '\\' && p[1] != '\0')
+                    putchar(*++p);
+            }
+            if (*p == '\0')
+                goto done;
+            putchar('"');
+            break;
+        case '{':
+        case '[':
+            putchar(c);
+            if (p[1] == (c == '{' ? '}' : ']')) {
+                putchar(*++p); /* {} and [] stay on their line */
+                break;
+            }
+            indent(++depth);
+            break;
+        case '}':
+        case ']':
+            indent(--depth);
+            putchar(c);
+            break;
+        case ',':
+            putchar(c);
+            indent(depth);
+            break;
+        case ':':
+            fputs(": ", stdout);
+            break;
+        default:
+            putchar(c);
+            break;
         }
     }
+    putchar('\n');
+done:
+    tg_free(text);
 }

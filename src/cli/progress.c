@@ -3,8 +3,18 @@
  * progress.c - the terminal status block of progress.h. It is redrawn on
  * events rather than on a timer: the runtime delivers an event whenever a
  * call starts, produces output or ends, which is when the block changes.
+ *
+ * Ids, tool names and the calls' output are what callers and tools sent:
+ * every one is made safe for the terminal (cli_put_field, cli_put_safe), so
+ * none can clear the screen, move the cursor over the block, set the
+ * window title or fake a line. With --verbose each line of a call's output
+ * is shown with its call's tag and its control characters escaped (tabs
+ * kept), on a terminal or not: stderr is for a person, and the raw bytes
+ * are in the result and the spool.
  */
 #include "progress.h"
+
+#include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +84,11 @@ static void draw(progress *p)
     size_t shown = p->n > 20 ? 20 : p->n;
     for (size_t i = 0; i < shown; i++) {
         const slot *s = &p->slots[i];
-        fprintf(p->out, "\033[2K  running %-20s %-28s %6.1fs %10zu B\n",
-                tg_call_tool(s->call), tg_call_id(s->call), t - s->started,
-                s->bytes);
+        fputs("\033[2K  running ", p->out);
+        cli_put_cell(p->out, tg_call_tool(s->call), 20);
+        fputc(' ', p->out);
+        cli_put_cell(p->out, tg_call_id(s->call), 28);
+        fprintf(p->out, " %6.1fs %10zu B\n", t - s->started, s->bytes);
     }
     p->drawn = shown;
     if (p->n > shown) {
@@ -117,11 +129,19 @@ static void on_output(void *ud, const tg_call *call, int stream,
         s->bytes += len;
     if (p->verbose) {
         progress_clear(p);
-        fprintf(p->out, "[%s %s] ", tg_call_id(call),
-                stream == 2 ? "stderr" : "stdout");
-        fwrite(data, 1, len, p->out);
-        if (len == 0 || data[len - 1] != '\n')
+        /* One tagged line per line of output: a tool cannot print a line
+         * that looks like toolgate's own. */
+        size_t at = 0;
+        do {
+            const char *nl = memchr(data + at, '\n', len - at);
+            size_t end = nl ? (size_t)(nl - data) : len;
+            fputc('[', p->out);
+            cli_put_field(p->out, tg_call_id(call), 0);
+            fputs(stream == 2 ? " stderr] " : " stdout] ", p->out);
+            cli_put_safe(p->out, data + at, end - at, TG_TERMINAL_KEEP_LINES);
             fputc('\n', p->out);
+            at = nl ? end + 1 : len;
+        } while (at < len);
     }
     draw(p);
 }
@@ -138,8 +158,12 @@ static void on_finished(void *ud, const tg_call *call, const tg_result *r)
     }
     if (p->verbose) {
         progress_clear(p);
-        fprintf(p->out, "[%s] %s %s in %.1f ms\n", tg_call_id(call),
-                tg_call_tool(call), tg_outcome_name(tg_result_outcome(r)),
+        fputc('[', p->out);
+        cli_put_field(p->out, tg_call_id(call), 0);
+        fputs("] ", p->out);
+        cli_put_field(p->out, tg_call_tool(call), 0);
+        fprintf(p->out, " %s in %.1f ms\n",
+                tg_outcome_name(tg_result_outcome(r)),
                 tg_result_duration_ms(r));
     }
     draw(p);

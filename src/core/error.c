@@ -77,6 +77,23 @@ int tg__error_at(tg_error *err, int code, long line, long column,
     return code;
 }
 
+const char *tg__text_show(const char *text, char *out, size_t size)
+{
+    size_t n = 0, room = size - 4; /* "..." and the NUL */
+    if (text == NULL)
+        text = "(none)";
+    for (; text[n] != '\0' && n < room; n++) {
+        unsigned char c = (unsigned char)text[n];
+        out[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    if (text[n] != '\0') {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 void tg__error_pointer(tg_error *err, const char *pointer)
 {
     if (err == NULL)

@@ -24,6 +24,13 @@ int tg__error_at(tg_error *err, int code, long line, long column,
                  const char *fmt, ...) TG__PRINTF(5, 6);
 /* Sets the JSON pointer of the bad input (copied, truncated to fit). */
 void tg__error_pointer(tg_error *err, const char *pointer);
+/* Writes a printable, bounded rendering of text from outside (a call id, a
+ * name) into out (size bytes, at least 8) for a message a terminal may
+ * show: bytes outside printable ASCII as '?', and "..." where it was cut.
+ * Returns out. */
+const char *tg__text_show(const char *text, char *out, size_t size);
+/* The room messages give an id shown with tg__text_show. */
+#define TG__SHOWN_ID_SIZE 72
 /* Clears err to "no error". */
 void tg__error_clear(tg_error *err);
 /* Maps an errno value (positive) to the closest TG_E* code. */

@@ -13,7 +13,10 @@
 #include <string.h>
 
 #include "error.h"
+#include "quote.h"
+#include "json_out.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------ names */
 
@@ -248,6 +251,43 @@ int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
     va_end(ap);
     call->pre_error_code = code;
     return tg__strset(&call->pre_error_message, msg);
+}
+
+/* Whether s is longer than max bytes; when it is, *q holds its quotation
+ * (a copy, with its size) and s is cut to at most max bytes. */
+static bool too_long(char *s, size_t max, tg_quote *q)
+{
+    if (s == NULL || strnlen(s, max + 1) <= max)
+        return false;
+    size_t n = strlen(s);
+    (void)tg__quoten(q, s, n);
+    s[tg__utf8_cut(s, n, max)] = '\0';
+    return true;
+}
+
+int tg__call_check_names(tg_call *call)
+{
+    tg_quote qi, qt, qc;
+    /* Every field is cut; the message names the first that was too long. */
+    bool id = too_long(call->id, TG_CALL_ID_MAX, &qi);
+    bool tool = too_long(call->tool, TG_TOOL_NAME_MAX, &qt);
+    bool caller = too_long(call->caller_id, TG_CALLER_ID_MAX, &qc);
+    if (id)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "call id '%s' is longer than the limit "
+                                      "of %d bytes",
+                                      qi.text, TG_CALL_ID_MAX);
+    if (tool)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "tool name '%s' of call '%s' is longer "
+                                      "than the limit of %d bytes",
+                                      qt.text, call->id, TG_TOOL_NAME_MAX);
+    if (caller)
+        return tg__call_set_pre_error(call, "MALFORMED_CALL",
+                                      "caller id '%s' of call '%s' is longer "
+                                      "than the limit of %d bytes",
+                                      qc.text, call->id, TG_CALLER_ID_MAX);
+    return 0;
 }
 
 static const char *json_kind(const json_t *v)
@@ -1032,36 +1072,89 @@ const char *tg_result_error_message(const tg_result *r)
     return m->message_cache;
 }
 
-json_t *tg__result_to_json(const tg_result *r)
+#define PUT(out, lit) tg__buf_append((out), (lit), sizeof(lit) - 1)
+
+/* Whether s is valid UTF-8, as a JSON string must be. */
+static int utf8_ok(const char *s)
 {
-    char when[TG_TIME_MAX];
-    json_t *payload = tg__result_payload(r); /* borrowed */
-    if (payload == NULL)
-        return NULL;
-    tg__time_format(r->completed_at, when);
-    json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:O, s:O, s:O, s:f, s:o, s:s}", "id", r->id,
-        "tool", r->tool, "outcome", tg_outcome_name(r->outcome), "execution",
-        tg_execution_name(r->execution), "payload", payload, "content",
-        r->content ? r->content : json_null(), "artifact",
-        r->artifact ? r->artifact : json_null(), "duration_ms", r->duration_ms,
-        "exit_status",
-        r->exit_status >= 0 ? json_integer(r->exit_status) : json_null(),
-        "completed_at", when); /* new ref */
-    if (o != NULL && r->replayed)
-        json_object_set_new(o, "replayed", json_true());
-    if (o != NULL && r->decisions != NULL &&
-        json_object_set(o, "decisions", r->decisions) != 0) {
-        json_decref(o);
-        return NULL;
+    return tg__utf8_valid((const unsigned char *)s, strlen(s));
+}
+
+/* "<name>":<value> with a comma before it, value written by jansson. */
+static int put_member(tg_buf *out, const char *name, const json_t *v)
+{
+    int rc;
+    if ((rc = tg__buf_puts(out, name)) != 0)
+        return rc;
+    return v ? tg__json_dump(v, out) : PUT(out, "null");
+}
+
+static int put_payload(const tg_result *r, tg_buf *out)
+{
+    const json_t *p = r->payload_dom; /* borrowed */
+    if (p == NULL) {
+        /* A result made from its payload's text, which is the compact form
+         * (tg__result_success_text). */
+        const char *known = r->payload_json_cache;
+        return known ? tg__buf_puts(out, known) : TG_ENOMEM;
     }
-    if (o != NULL && r->repaired != 0 &&
-        json_object_set_new(o, "repaired", tg__repaired_to_json(r->repaired)) !=
-            0) {
-        json_decref(o);
-        return NULL;
+    if (json_is_string(p)) /* the tool's text, escaped once, no copy */
+        return tg__json_string(out, json_string_value(p),
+                               json_string_length(p));
+    return tg__json_dump(p, out);
+}
+
+int tg__result_write(const tg_result *r, unsigned flags, const json_t *call,
+                     tg_buf *out)
+{
+    /* An id or tool that is not UTF-8 (a record built in code from bytes no
+     * parser checked) has no JSON string: refuse rather than alter it. */
+    if (!utf8_ok(r->id) || !utf8_ok(r->tool))
+        return TG_EINVAL;
+    const char *outcome = tg_outcome_name(r->outcome);
+    const char *execution = tg_execution_name(r->execution);
+    char when[TG_TIME_MAX], num[16];
+    int wn = tg__time_format(r->completed_at, when);
+    int rc;
+    if ((rc = PUT(out, "{\"id\":")) != 0 ||
+        (rc = tg__json_string(out, r->id, strlen(r->id))) != 0 ||
+        (rc = PUT(out, ",\"tool\":")) != 0 ||
+        (rc = tg__json_string(out, r->tool, strlen(r->tool))) != 0 ||
+        (rc = PUT(out, ",\"outcome\":")) != 0 ||
+        (rc = tg__json_string(out, outcome, strlen(outcome))) != 0 ||
+        (rc = PUT(out, ",\"execution\":")) != 0 ||
+        (rc = tg__json_string(out, execution, strlen(execution))) != 0 ||
+        (rc = PUT(out, ",\"payload\":")) != 0 ||
+        (rc = put_payload(r, out)) != 0 ||
+        (rc = put_member(out, ",\"content\":", r->content)) != 0 ||
+        (rc = put_member(out, ",\"artifact\":", r->artifact)) != 0 ||
+        (rc = PUT(out, ",\"duration_ms\":")) != 0 ||
+        (rc = tg__json_ms(out, r->duration_ms)) != 0 ||
+        (rc = PUT(out, ",\"exit_status\":")) != 0)
+        return rc;
+    if (r->exit_status >= 0) {
+        int k = snprintf(num, sizeof num, "%d", r->exit_status);
+        rc = tg__buf_append(out, num, (size_t)k);
+    } else
+        rc = PUT(out, "null");
+    if (rc != 0 || (rc = PUT(out, ",\"completed_at\":")) != 0 ||
+        (rc = tg__json_string(out, when, (size_t)wn)) != 0)
+        return rc;
+    if (r->replayed && (rc = PUT(out, ",\"replayed\":true")) != 0)
+        return rc;
+    if ((flags & TG__RECORD_DECISIONS) && r->decisions != NULL &&
+        (rc = put_member(out, ",\"decisions\":", r->decisions)) != 0)
+        return rc;
+    if (r->repaired != 0) {
+        json_t *list = tg__repaired_to_json(r->repaired); /* new ref */
+        rc = list == NULL ? TG_ENOMEM : put_member(out, ",\"repaired\":", list);
+        json_decref(list);
+        if (rc != 0)
+            return rc;
     }
-    return o;
+    if (call != NULL && (rc = put_member(out, ",\"call\":", call)) != 0)
+        return rc;
+    return PUT(out, "}");
 }
 
 json_t *tg__repaired_to_json(unsigned repaired)
@@ -1091,12 +1184,13 @@ unsigned tg__repaired_from_json(const json_t *list)
 
 char *tg_result_to_json(const tg_result *r)
 {
-    json_t *o = tg__result_to_json(r); /* new ref */
-    if (o == NULL)
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    if (tg__result_write(r, TG__RECORD_DECISIONS, NULL, &b) != 0) {
+        tg__buf_cleanup(&b);
         return NULL;
-    char *s = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    return s;
+    }
+    return tg__buf_take(&b);
 }
 
 int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err)

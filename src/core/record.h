@@ -6,8 +6,9 @@
  *
  * Ownership: every pointer field is owned by its record; json_t fields hold
  * one reference each. A record's id and tool live in the record's own
- * allocation: they are set by the constructor and never replaced. Records
- * are plain data, not thread-safe.
+ * allocation: they are set by the constructor and never replaced (only
+ * shortened in place, by tg__call_check_names, when over their limit).
+ * Records are plain data, not thread-safe.
  *
  * Arguments are kept as JSON text and its tape (jtape.h), not as a jansson
  * object: the text is what handlers receive, the tape gives the checksum,
@@ -169,6 +170,23 @@ int tg__call_set_args_value(tg_call *call, const json_t *args);
  * building it from meta_text ran out of memory). */
 json_t *tg__call_meta(const tg_call *call);
 
+/* The longest call id, tool name and caller id a call may carry, in bytes.
+ * Providers and MCP name tools in at most 64 to 128 characters and make
+ * ids of a few dozen; 256 leaves room for every one of them (and for any
+ * name the registry takes, 128 at most) while keeping what a hostile caller
+ * can make toolgate print, journal and echo small. */
+#define TG_CALL_ID_MAX 256
+#define TG_TOOL_NAME_MAX 256
+#define TG_CALLER_ID_MAX 256
+
+/* Holds the call's id, tool name and caller id to the limits above: one that
+ * is longer gives the call a MALFORMED_CALL pre-error ("tool name
+ * 'abc…(104857600 bytes)' of call 'c1' is longer than the limit of 256
+ * bytes") and is cut to the limit at a UTF-8 character boundary, so neither
+ * the journal nor a message nor a terminal ever sees more of it. Returns 0
+ * or TG_ENOMEM. */
+int tg__call_check_names(tg_call *call);
+
 /* Forgets a pre-error (after limits.repair fixed what caused it). */
 void tg__call_clear_pre_error(tg_call *call);
 /* Marks the call as failing before it runs (code static, message copied). */
@@ -225,8 +243,20 @@ tg_result *tg__result_timeout(const tg_call *call, int64_t budget_ms);
 /* denied: {"denied":{"tool","reason"}}, execution not_started. */
 tg_result *tg__result_denied(const tg_call *call, const char *reason);
 void tg__result_free(tg_result *result);
-/* The result as a JSON object (records.md); new reference, NULL on OOM. */
-json_t *tg__result_to_json(const tg_result *result);
+/* tg__result_write flags: also the gate's decisions (the journal and the
+ * record API show them; the native wire format does not). */
+#define TG__RECORD_DECISIONS 1u
+/* Appends the result record (records.md) as compact JSON text: id, tool,
+ * outcome, execution, payload, content, artifact, duration_ms (in ms to
+ * the microsecond, tg__json_ms), exit_status, completed_at; then replayed,
+ * decisions (with TG__RECORD_DECISIONS) and repaired when set; then
+ * "call": `call` (borrowed) when it is not NULL, as the journal's history
+ * gives each result. Strings and values are written as jansson's compact
+ * dump writes them. Returns 0, TG_EINVAL (an id or tool that is not UTF-8,
+ * a duration that is not a number), TG_ENOMEM or TG_ELIMIT; out may hold
+ * part of the record then. */
+int tg__result_write(const tg_result *result, unsigned flags,
+                     const json_t *call, tg_buf *out);
 /* The `repaired` list of a result record (records.md): one description per
  * TG_REPAIR_* bit, a new array; NULL on out of memory. And back: the bits
  * of such a list (unknown entries are ignored). */

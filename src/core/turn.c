@@ -2,11 +2,14 @@
 /* turn.c - the turn container of turn.h and its public getters. */
 #include "turn.h"
 
-#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "quote.h"
+#include "hashmap.h"
 
 tg_turn *tg__turn_new(const char *format)
 {
@@ -26,6 +29,9 @@ void tg_turn_free(tg_turn *t)
     }
     free(t->calls);
     free(t->results);
+    for (size_t i = 0; i < t->nwarnings; i++)
+        free(t->warnings[i]);
+    free(t->warnings);
     json_decref(t->source);
     free(t);
 }
@@ -74,48 +80,45 @@ static void mark_duplicate(tg_call *call)
                            call->id);
 }
 
-static size_t id_hash(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (size_t)h;
-}
-
 void tg__turn_mark_duplicates(tg_turn *t)
 {
     if (t->n < 2)
         return;
-    /* One pass over an open-addressing table of first occurrences: linear
-     * in the number of calls (a sort of the ids cost a quarter of a
-     * microsecond per call in a turn of 10,000). */
-    size_t cap = 16;
-    while (cap < t->n + t->n / 2 && cap < SIZE_MAX / 4)
-        cap *= 2;
-    /* index + 1, 0 = empty; 32 bits keep the table small (a turn never
-     * holds 4 billion calls, and one that did would take the fallback). */
-    uint32_t *slot = t->n < UINT32_MAX ? calloc(cap, sizeof *slot) : NULL;
-    if (slot == NULL) {
-        /* Without memory, still never let a duplicate pass: quadratic scan. */
-        for (size_t i = 1; i < t->n; i++)
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(t->calls[i]->id, t->calls[j]->id) == 0) {
-                    mark_duplicate(t->calls[i]);
-                    break;
-                }
-        return;
-    }
-    for (size_t i = 0; i < t->n; i++) {
-        const char *id = t->calls[i]->id;
-        size_t h = id_hash(id) & (cap - 1);
-        while (slot[h] != 0 && strcmp(t->calls[slot[h] - 1]->id, id) != 0)
-            h = (h + 1) & (cap - 1);
-        if (slot[h] != 0)
+    /* One pass over a table of first occurrences: linear in the number of
+     * calls (a sort of the ids cost a quarter of a microsecond per call in
+     * a turn of 10,000). */
+    tg_hmap first = {0};
+    int rc = tg__hmap_reserve(&first, t->n);
+    for (size_t i = 0; rc == 0 && i < t->n; i++) {
+        tg_hentry *e;
+        /* reserved: only an id of 4 GiB could fail here */
+        rc = tg__hmap_put_str(&first, t->calls[i]->id, &e);
+        if (rc == 1) {
             mark_duplicate(t->calls[i]); /* a later occurrence */
-        else
-            slot[h] = (uint32_t)(i + 1);
+            rc = 0;
+        }
     }
-    free(slot);
+    tg__hmap_cleanup(&first);
+    if (rc == 0)
+        return;
+    /* Without the table, still never let a duplicate pass: quadratic scan
+     * (marking a call again changes nothing). */
+    for (size_t i = 1; i < t->n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->calls[i]->id, t->calls[j]->id) == 0) {
+                mark_duplicate(t->calls[i]);
+                break;
+            }
+}
+
+void tg__turn_check_calls(tg_turn *t)
+{
+    /* A pre-error is set even when its message cannot be (out of memory):
+     * the call still ends MALFORMED_CALL, so the return is not needed. The
+     * names first: a cut id is what duplicates are found among. */
+    for (size_t i = 0; i < t->n; i++)
+        (void)tg__call_check_names(t->calls[i]);
+    tg__turn_mark_duplicates(t);
 }
 
 const char *tg_turn_format(const tg_turn *t)
@@ -139,6 +142,14 @@ const tg_result *tg_turn_result(const tg_turn *t, size_t i)
 
 int tg_turn_set_caller(tg_turn *t, const char *caller_id, tg_error *err)
 {
+    if (caller_id != NULL &&
+        strnlen(caller_id, TG_CALLER_ID_MAX + 1) > TG_CALLER_ID_MAX) {
+        tg_quote q;
+        return tg__error_set(err, TG_EINVAL,
+                             "caller id '%s' is longer than the limit of %d "
+                             "bytes",
+                             tg__quote(&q, caller_id), TG_CALLER_ID_MAX);
+    }
     for (size_t i = 0; i < t->n; i++)
         if (t->calls[i]->caller_id == NULL &&
             tg__strset(&t->calls[i]->caller_id, caller_id) != 0)
@@ -167,4 +178,35 @@ int tg_turn_cancel_all(tg_turn *t, const char *by, const char *reason,
         t->calls[i]->pre_cancel_by = kind;
     }
     return 0;
+}
+
+int tg__turn_add_warning(tg_turn *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    char **w =
+        msg ? realloc(t->warnings, (t->nwarnings + 1) * sizeof *w) : NULL;
+    if (w == NULL) {
+        free(msg);
+        return TG_ENOMEM;
+    }
+    t->warnings = w;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->warnings[t->nwarnings++] = msg;
+    return 0;
+}
+
+size_t tg_turn_warning_count(const tg_turn *t)
+{
+    return t != NULL ? t->nwarnings : 0;
+}
+
+const char *tg_turn_warning(const tg_turn *t, size_t i)
+{
+    return t != NULL && i < t->nwarnings ? t->warnings[i] : NULL;
 }

@@ -40,4 +40,35 @@ static inline size_t tg__utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+/* How many of the first `max` bytes of s[0..n) to keep so that no UTF-8
+ * character is cut in two (n when n <= max): the cut backs up over the
+ * continuation bytes of a character that would straddle it. */
+static inline size_t tg__utf8_cut(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    size_t k = max;
+    /* s[k] is the first byte left out: while it continues a character,
+     * that character began in the kept part; leave it out whole. */
+    while (k > 0 && max - k < 4 && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--;
+    return k;
+}
+
+/* Whether s[0..n) is valid UTF-8 throughout. */
+static inline int tg__utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t seq = tg__utf8_seq(s + i, n - i);
+        if (seq == 0)
+            return 0;
+        i += seq;
+    }
+    return 1;
+}
+
 #endif

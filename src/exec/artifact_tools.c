@@ -7,6 +7,7 @@
  * not hold up the loop. Their calls are marked from_artifact_tool by the
  * checks, so their results are never spooled again.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,35 @@ static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
     return rc == 0 ? 0 : -1;
 }
 
+/* A configured tool (tools[i]) that has the name of an artifact tool: the
+ * error names its key, as every configuration error does. 0 when the name
+ * is free or was not taken by the configuration (tg_runtime_register then
+ * says so). */
+static int name_taken(tg_runtime *rt, const char *name, tg_error *err)
+{
+    if (tg__registry_find(rt->reg, name) == NULL)
+        return 0;
+    size_t i;
+    json_t *t; /* borrowed */
+    json_array_foreach(rt->cfg->tools, i, t)
+    {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        if (n == NULL || strcmp(n, name) != 0)
+            continue;
+        tg__error_set(err, TG_ECONFIG,
+                      "tools[%zu].name: a tool named '%s' is already "
+                      "registered (a built-in tool: the artifact tools come "
+                      "with the spool; rename the tool, or turn the spool "
+                      "off with \"spool\": null)",
+                      i, name);
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "/tools/%zu/name", i);
+        tg__error_pointer(err, ptr);
+        return TG_ECONFIG;
+    }
+    return 0;
+}
+
 int tg__artifact_tools_register(tg_runtime *rt, tg_error *err)
 {
     json_t *defs = tg__spool_tool_defs(NULL, 0); /* new ref */
@@ -53,10 +83,14 @@ int tg__artifact_tools_register(tg_runtime *rt, tg_error *err)
             rc = tg__error_set(err, TG_ENOMEM, "out of memory");
             break;
         }
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if ((rc = name_taken(rt, name, err)) != 0) {
+            free(text);
+            break;
+        }
         rc = tg_runtime_register(
-            rt, json_string_value(json_object_get(d, "name")),
-            json_string_value(json_object_get(d, "description")), text,
-            run_artifact_tool, rt, 0, err);
+            rt, name, json_string_value(json_object_get(d, "description")),
+            text, run_artifact_tool, rt, 0, err);
         free(text);
         if (rc != 0)
             break;

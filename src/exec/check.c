@@ -9,17 +9,29 @@
  * and stdin templates (whose option rule refuses a value that would become
  * an option). Each failure is a result with execution not_started; nothing
  * here stops the other calls of the turn.
+ *
+ * The schema check spends from limits.max_validation_steps. It starts on
+ * the loop thread with a small slice of that budget, which is all real
+ * arguments need; arguments that need more are checked again on the
+ * thread pool (schema_work.c) with the whole budget and can be canceled
+ * there, so the loop never waits long on a schema.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "context_env.h"
 #include "error.h"
+#include "quote.h"
 #include "repair.h"
 #include "runtime.h"
 #include "template.h"
 
 #define KNOWN_LISTED 20
+
+/* Steps of the schema check done on the loop thread before it moves to
+ * the thread pool: a fraction of a millisecond, and more than the
+ * arguments of real tools take (hundreds of steps). */
+#define INLINE_STEPS 32768
 
 /* A refusal; a result that could not be allocated fails the turn with
  * TG_ENOMEM instead of letting the call run. */
@@ -190,41 +202,56 @@ static tg_result *schema_failure(const tg_call *call,
     return refuse(oom, r);
 }
 
-/* The arguments against the tool's schema (compiled at registration). The
- * verdict comes first, from the tape and without allocating; only a call
- * that fails is validated again to collect every violation. */
-static tg_result *check_schema(tg_runtime *rt, tg_call *call,
-                               const tg_tool *tool, bool *oom)
+tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
+                            const tg_tool *tool, tg_schema_budget *budget,
+                            bool *oom)
 {
     tg_error e = {0};
-    int rc =
-        tg__schema_validate_tape(tool->schema, &call->args_tape, 0, NULL, &e);
+    *oom = false;
+    /* The verdict comes first, from the tape and without allocating; only
+     * a call that fails is validated again to collect every violation. */
+    int rc = tg__schema_validate_tape_in(tool->schema, &call->args_tape, 0,
+                                         NULL, budget, &e);
     if (rc == 1)
         return NULL;
     tg_schema_report rep = {0};
     if (rc == 0)
-        rc = tg__schema_validate_tape(tool->schema, &call->args_tape, 0, &rep,
-                                      &e);
+        rc = tg__schema_validate_tape_in(tool->schema, &call->args_tape, 0,
+                                         &rep, budget, &e);
     tg_result *r = NULL;
     if (rc == TG_ENOMEM) {
         *oom = true;
-    } else if (rc == TG_ELIMIT) {
+    } else if (rc == TG_ELIMIT && budget->exhausted) {
         r = refuse(oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
-                                 "INVALID_ARGUMENTS", NULL,
-                                 "the arguments of call '%s' could not be "
-                                 "checked against the schema of tool '%s': %s",
+                                 "SCHEMA_TOO_COSTLY", NULL,
+                                 "the arguments of call '%s' are too costly to "
+                                 "check against the schema of tool '%s': "
+                                 "checking them needs more than %llu "
+                                 "validation steps "
+                                 "(limits.max_validation_steps); send smaller "
+                                 "or simpler arguments",
+                                 call->id, call->tool,
+                                 (unsigned long long)budget->limit));
+    } else if (rc == TG_ELIMIT) {
+        /* a regex's match limits, or subschemas nested too deep */
+        r = refuse(oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
+                                 "SCHEMA_TOO_COSTLY", NULL,
+                                 "the arguments of call '%s' are too costly to "
+                                 "check against the schema of tool '%s': %s",
                                  call->id, call->tool, e.message));
+    } else if (rc == TG_ECANCELED) {
+        /* stopped by budget->stop: the caller makes the result */
     } else if (rc == 0) {
         json_t *fixed = NULL; /* new ref */
-        const json_t *args = rt->cfg->repair ? tg__call_args(call) : NULL;
+        const json_t *args = cfg->repair ? tg__call_args(call) : NULL;
         int c = args ? tg__coerce_args(tool->schema, &rep, args, &fixed) : 0;
-        if (c == 1 &&
-            tg__schema_validate_json(tool->schema, fixed, NULL, &e) == 1) {
+        if (c == 1 && tg__schema_validate_json_in(tool->schema, fixed, NULL,
+                                                  budget, &e) == 1) {
             if (tg__call_set_args(call, fixed) != 0)
                 *oom = true;
             else
                 call->repaired |= TG_REPAIR_COERCED;
-        } else if (c < 0 || (args == NULL && rt->cfg->repair)) {
+        } else if (c < 0 || (args == NULL && cfg->repair)) {
             *oom = true;
         } else {
             r = schema_failure(call, &rep, oom);
@@ -421,21 +448,48 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                          "cannot verify the checksum of call '%s'", call->id));
         if (ok == 0) {
             const char *have = tg_call_checksum(call);
+            tg_quote q; /* what arrived is the caller's, of any length */
             return refuse(
                 oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
                               "CHECKSUM_MISMATCH", NULL,
                               "checksum of call '%s' does not match its tool "
                               "and arguments: it arrived with %s, they hash "
                               "to %s",
-                              call->id, call->checksum_in,
+                              call->id, tg__quote(&q, call->checksum_in),
                               have ? have : "(unknown)"));
         }
     }
     if (tool->schema != NULL) {
-        tg_result *r = check_schema(rt, call, tool, oom);
+        int64_t steps = rt->cfg->max_validation_steps;
+        tg_schema_budget b;
+        tg__schema_budget_init(&b,
+                               (uint64_t)(steps > 0 && steps < INLINE_STEPS
+                                              ? steps
+                                              : INLINE_STEPS),
+                               NULL);
+        tg_result *r = tg__check_schema(rt->cfg, call, tool, &b, oom);
+        if (b.exhausted && !*oom && steps > INLINE_STEPS) {
+            tg__result_free(r);
+            return tg__schema_work_start(rt, job, oom);
+        }
         if (r != NULL || *oom)
             return r;
     }
+    /* Once a call's schema check went to the thread pool, the calls after
+     * it finish their checks after it does, so an operator is asked in
+     * call order (tg_runtime_run_turn). */
+    if (job->run->defer_rest) {
+        job->defer_rest = true;
+        return NULL;
+    }
+    return tg__check_call_rest(rt, job, oom);
+}
+
+tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    tg_call *call = job->call;
+    const tg_tool *tool = job->tool;
+    *oom = false;
     if (call->context != NULL) {
         tg_result *r = check_context_env(call, tool, oom);
         if (r != NULL || *oom)

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "quote.h"
 #include "process.h"
 #include "runtime.h"
 #include "timeutil.h"
@@ -504,10 +505,12 @@ static tg_result *spawn_error(const tg_call *call, const char *prog,
                               const char *cwd, int stage, int errnum)
 {
     switch (stage) {
-    case TG__SPAWN_STAGE_CHDIR:
+    case TG__SPAWN_STAGE_CHDIR: {
+        tg_quote q; /* the call's context.cwd, of any length */
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
-                        "cannot change to directory '%s': %s", cwd ? cwd : ".",
-                        strerror(errnum));
+                        "cannot change to directory '%s': %s",
+                        tg__quote(&q, cwd ? cwd : "."), strerror(errnum));
+    }
     case TG__SPAWN_STAGE_EXEC:
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "cannot run '%s': %s", prog, strerror(errnum));

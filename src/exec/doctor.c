@@ -3,7 +3,10 @@
  * doctor.c - tg_runtime_doctor and tg_runtime_warning: what protection the
  * runtime's subprocesses run under, for `toolgate doctor` (one JSON object
  * or lines for a person) and for the warning an embedder prints once. Only
- * names of environment variables are reported, never values.
+ * names of environment variables are reported, never values. The lines for
+ * a person are safe for a terminal: every path, name and message in them
+ * (a tool's name, bubblewrap's error, a directory named with an escape
+ * sequence) goes through tg__term_escape.
  */
 #include <errno.h>
 #include <sched.h>
@@ -17,6 +20,7 @@
 #include "buf.h"
 #include "error.h"
 #include "runtime.h"
+#include "termtext.h"
 
 extern char **environ;
 
@@ -115,26 +119,39 @@ static json_t *report(tg_runtime *rt)
     const tg_config *cfg = rt->cfg;
     tg__sbx_level level = tg__sandbox_level(sb, NULL);
     bool bw = level == TG__SBX_BWRAP;
-    json_t *r = json_object();        /* new ref */
-    json_t *s = json_object();        /* new ref */
-    json_t *hidden = json_array();    /* new ref */
-    json_t *readonly = json_array();  /* new ref */
-    json_t *withheld = json_array();  /* new ref */
-    json_t *tools = json_array();     /* new ref */
-    json_t *net_tools = json_array(); /* new ref */
-    json_t *allow = json_array();     /* new ref */
-    int rc =
-        r && s && hidden && readonly && withheld && tools && net_tools && allow
-            ? 0
-            : TG_ENOMEM;
+    json_t *r = json_object();     /* new ref */
+    json_t *s = json_object();     /* new ref */
+    json_t *hidden = json_array(); /* new ref */
+    json_t *own = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "hidden",
+                            "masked", "pinned", "refused_to_file_tools",
+                            "exposed_to"); /* new ref */
+    json_t *withheld = json_array();       /* new ref */
+    json_t *tools = json_array();          /* new ref */
+    json_t *net_tools = json_array();      /* new ref */
+    json_t *allow = json_array();          /* new ref */
+    int rc = r && s && hidden && own && withheld && tools && net_tools && allow
+                 ? 0
+                 : TG_ENOMEM;
+    /* sandbox.hide's masks, then (from state_from) toolgate's own files */
     for (size_t i = 0; rc == 0 && i < sb->npost; i++) {
+        bool mine = i >= sb->state_from;
+        const char *what = NULL;
+        const char *p = NULL;
         if (strcmp(sb->post[i], "--tmpfs") == 0 && i + 1 < sb->npost)
-            rc = json_array_append_new(hidden, json_string(sb->post[i + 1]));
+            what = "hidden", p = sb->post[i + 1];
         else if (strcmp(sb->post[i], "--ro-bind") == 0 && i + 2 < sb->npost)
-            rc = json_array_append_new(hidden, json_string(sb->post[i + 2]));
-        else if (strcmp(sb->post[i], "--ro-bind-try") == 0 && i + 1 < sb->npost)
-            rc = json_array_append_new(readonly, json_string(sb->post[i + 1]));
+            what = "masked", p = sb->post[i + 2];
+        else if (strcmp(sb->post[i], "--bind") == 0 && i + 1 < sb->npost)
+            what = "pinned", p = sb->post[i + 1];
+        if (p == NULL || (mine && !bw))
+            continue;
+        rc = json_array_append_new(mine ? json_object_get(own, what) : hidden,
+                                   json_string(p));
     }
+    for (size_t i = 0; rc == 0 && rt->state.refuse[i] != NULL; i++)
+        rc =
+            json_array_append_new(json_object_get(own, "refused_to_file_tools"),
+                                  json_string(rt->state.refuse[i]));
     for (size_t i = 0; rc == 0 && i < tg__registry_count(rt->reg); i++) {
         const tg_tool *t = tg__registry_at(rt->reg, i);
         if (t->kind != TG_TOOL_KIND_COMMAND)
@@ -146,6 +163,12 @@ static json_t *report(tg_runtime *rt)
                              tg__sandbox_level_name(l), "network", net));
         if (rc == 0 && net)
             rc = json_array_append_new(net_tools, json_string(t->name));
+        /* outside bubblewrap a tool reaches whatever this user can */
+        if (rc == 0 && l != TG__SBX_BWRAP)
+            rc = json_array_append_new(json_object_get(own, "exposed_to"),
+                                       json_pack("{s:s, s:s}", "name", t->name,
+                                                 "sandbox",
+                                                 tg__sandbox_level_name(l)));
     }
     for (size_t i = 0; rc == 0 && rt->base_env[i]; i++)
         rc = json_array_append_new(
@@ -175,8 +198,7 @@ static json_t *report(tg_runtime *rt)
              add(s, "tools_with_network", json_incref(net_tools)) ||
              add(s, "pid_namespace", json_boolean(bw)) ||
              add(s, "processes", json_string(sb->nproc_note)) ||
-             add(s, "hidden", json_incref(hidden)) ||
-             add(s, "read_only_in_workspace", json_incref(readonly));
+             add(s, "hidden", json_incref(hidden));
     if (rc == 0)
         rc = add(r, "sandbox", json_incref(s)) ||
              add(r, "rlimits",
@@ -199,11 +221,12 @@ static json_t *report(tg_runtime *rt)
              add(r, "workspace",
                  json_pack("{s:s, s:s}", "path", cfg->workspace, "state",
                            dir_state(cfg->workspace))) ||
+             add(r, "toolgate_files", json_incref(own)) ||
              add(r, "tools", json_incref(tools)) ||
              add(r, "warning", str_or_null(sb->warning));
     json_decref(s);
     json_decref(hidden);
-    json_decref(readonly);
+    json_decref(own);
     json_decref(withheld);
     json_decref(tools);
     json_decref(net_tools);
@@ -213,6 +236,24 @@ static json_t *report(tg_runtime *rt)
         return NULL;
     }
     return r;
+}
+
+/* Appends s (NULL: "?") made safe for a terminal: a field of the report
+ * that came from outside (a path, a name, a program's message). */
+static void put(tg_buf *b, const char *s)
+{
+    if (s == NULL)
+        s = "?";
+    (void)tg__term_escape(b, s, strlen(s), 0);
+}
+
+/* "%-16s" of a row's label, then its value made safe, then `tail`. */
+static void row(tg_buf *b, const char *label, const char *value,
+                const char *tail)
+{
+    (void)tg__buf_printf(b, "%-16s", label);
+    put(b, value);
+    (void)tg__buf_puts(b, tail);
 }
 
 /* The strings of a JSON array joined by sep, or `none`. */
@@ -227,7 +268,9 @@ static void join(tg_buf *b, const json_t *arr, const char *sep,
     }
     json_array_foreach((json_t *)arr, i, v)
     {
-        (void)tg__buf_printf(b, "%s%s", i ? sep : "", json_string_value(v));
+        if (i)
+            (void)tg__buf_puts(b, sep);
+        put(b, json_string_value(v));
     }
 }
 
@@ -238,6 +281,40 @@ static void limit_text(tg_buf *b, const char *what, json_int_t v,
         (void)tg__buf_printf(b, "%s unlimited", what);
     else
         (void)tg__buf_printf(b, "%s %lld%s", what, (long long)v, unit);
+}
+
+/* The lines about toolgate's own files: what keeps tools from them, and
+ * which tools nothing does. */
+static void own_files_text(tg_buf *b, const json_t *own, bool isolated)
+{
+    const json_t *exposed = json_object_get(own, "exposed_to"); /* borrowed */
+    (void)tg__buf_printf(b, "%-16s", "toolgate files");
+    if (isolated) {
+        (void)tg__buf_puts(b, "hidden from sandboxed tools: ");
+        join(b, json_object_get(own, "hidden"), " ", "nothing");
+        (void)tg__buf_puts(b, "; masked: ");
+        join(b, json_object_get(own, "masked"), " ", "nothing");
+        (void)tg__buf_puts(b, "; ");
+    } else {
+        (void)tg__buf_puts(b, "NOT HIDDEN: no tool runs in the sandbox; ");
+    }
+    (void)tg__buf_puts(b, "the file tools refuse ");
+    join(b, json_object_get(own, "refused_to_file_tools"), " ", "nothing");
+    (void)tg__buf_printf(b, "\n%-16s", "exposed to");
+    size_t i;
+    json_t *t; /* borrowed */
+    if (json_array_size(exposed) == 0)
+        (void)tg__buf_puts(b, "no tool: every command tool runs in the "
+                              "sandbox\n");
+    json_array_foreach((json_t *)exposed, i, t)
+    {
+        (void)tg__buf_printf(b, "%s%s (%s)", i ? ", " : "",
+                             json_string_value(json_object_get(t, "name")),
+                             json_string_value(json_object_get(t, "sandbox")));
+    }
+    if (json_array_size(exposed) > 0)
+        (void)tg__buf_puts(b, ": outside the sandbox, each could change, "
+                              "move or remove the journal and the spool\n");
 }
 
 /* Lines for a person, from the report. */
@@ -254,12 +331,15 @@ static char *render_text(const json_t *r)
     bool isolated = json_is_true(json_object_get(s, "network_isolated"));
     (void)tg__buf_printf(&b, "%-16s%s (sandbox.mode %s)\n", "sandbox", in_force,
                          json_string_value(json_object_get(s, "mode")));
-    if (json_is_true(json_object_get(bw, "works")))
-        (void)tg__buf_printf(&b, "%-16s%s (%s): working\n", "bubblewrap",
-                             version ? version : "?", path);
-    else
-        (void)tg__buf_printf(&b, "%-16sNOT IN USE: %s\n", "bubblewrap",
-                             error ? error : "not tried");
+    if (json_is_true(json_object_get(bw, "works"))) {
+        row(&b, "bubblewrap", version, " (");
+        put(&b, path);
+        (void)tg__buf_puts(&b, "): working\n");
+    } else {
+        (void)tg__buf_printf(&b, "%-16sNOT IN USE: ", "bubblewrap");
+        put(&b, error ? error : "not tried");
+        (void)tg__buf_puts(&b, "\n");
+    }
     (void)tg__buf_printf(
         &b, "%-16s%s\n", "user namespaces",
         json_is_true(json_object_get(s, "user_namespaces")) ? "yes" : "NO");
@@ -282,9 +362,7 @@ static char *render_text(const json_t *r)
                              "file system");
         (void)tg__buf_printf(&b, "%-16s", "hidden");
         join(&b, json_object_get(s, "hidden"), " ", "nothing");
-        (void)tg__buf_printf(&b, "\n%-16s", "read-only");
-        join(&b, json_object_get(s, "read_only_in_workspace"), " ", "nothing");
-        (void)tg__buf_puts(&b, " (toolgate's own files)\n");
+        (void)tg__buf_puts(&b, "\n");
     } else {
         (void)tg__buf_printf(&b,
                              "%-16sNOT CONFINED: tools write wherever "
@@ -314,21 +392,20 @@ static char *render_text(const json_t *r)
     (void)tg__buf_puts(&b, "\n");
     const json_t *j = json_object_get(r, "journal"); /* borrowed */
     if (json_is_object(j))
-        (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "journal",
-                             json_string_value(json_object_get(j, "path")),
-                             json_is_true(json_object_get(j, "open"))
-                                 ? "open, writable"
-                                 : "NOT OPEN");
+        row(&b, "journal", json_string_value(json_object_get(j, "path")),
+            json_is_true(json_object_get(j, "open")) ? " (open, writable)\n"
+                                                     : " (NOT OPEN)\n");
     else
         (void)tg__buf_printf(&b, "%-16soff\n", "journal");
     const json_t *sp = json_object_get(r, "spool"); /* borrowed */
-    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "spool",
-                         json_string_value(json_object_get(sp, "dir")),
+    row(&b, "spool", json_string_value(json_object_get(sp, "dir")), " (");
+    (void)tg__buf_printf(&b, "%s)\n",
                          json_string_value(json_object_get(sp, "state")));
     const json_t *ws = json_object_get(r, "workspace"); /* borrowed */
-    (void)tg__buf_printf(&b, "%-16s%s (%s)\n", "workspace",
-                         json_string_value(json_object_get(ws, "path")),
+    row(&b, "workspace", json_string_value(json_object_get(ws, "path")), " (");
+    (void)tg__buf_printf(&b, "%s)\n",
                          json_string_value(json_object_get(ws, "state")));
+    own_files_text(&b, json_object_get(r, "toolgate_files"), isolated);
     (void)tg__buf_printf(&b, "%-16s", "command tools");
     const json_t *tools = json_object_get(r, "tools"); /* borrowed */
     size_t i;
@@ -337,16 +414,20 @@ static char *render_text(const json_t *r)
         (void)tg__buf_puts(&b, "none");
     json_array_foreach((json_t *)tools, i, t)
     {
+        if (i)
+            (void)tg__buf_puts(&b, ", ");
+        put(&b, json_string_value(json_object_get(t, "name")));
         (void)tg__buf_printf(
-            &b, "%s%s: %s%s", i ? ", " : "",
-            json_string_value(json_object_get(t, "name")),
-            json_string_value(json_object_get(t, "sandbox")),
+            &b, ": %s%s", json_string_value(json_object_get(t, "sandbox")),
             json_is_true(json_object_get(t, "network")) ? " + network" : "");
     }
     (void)tg__buf_puts(&b, "\n");
     const char *w = json_string_value(json_object_get(r, "warning"));
-    if (w != NULL)
-        (void)tg__buf_printf(&b, "\n%s\n", w);
+    if (w != NULL) {
+        (void)tg__buf_puts(&b, "\n");
+        (void)tg__term_escape(&b, w, strlen(w), TG__TERM_KEEP_LINES);
+        (void)tg__buf_puts(&b, "\n");
+    }
     return tg__buf_take(&b);
 }
 

@@ -125,14 +125,22 @@ const char *tg_handler_workspace(const tg_handler_ctx *ctx)
     return ctx ? ctx->workspace : NULL;
 }
 
+const char *const *tg_handler_state_paths(const tg_handler_ctx *ctx)
+{
+    static const char *const none[] = {NULL};
+    return ctx && ctx->state ? ctx->state : none;
+}
+
 /* ------------------------------------------------------------ shared */
 
-static void ctx_init(tg_handler_ctx *c, const tg_call *call, const char *cwd,
-                     const char *workspace, int64_t cap)
+static void ctx_init(tg_handler_ctx *c, const tg_runtime *rt,
+                     const tg_call *call, const char *cwd)
 {
+    int64_t cap = rt->cfg->max_output_bytes;
     c->call = call;
     c->cwd = cwd;
-    c->workspace = workspace;
+    c->workspace = rt->cfg->workspace;
+    c->state = (const char *const *)rt->state.refuse;
     tg__buf_init(&c->out, cap > 0 ? (size_t)cap : 0);
     c->json = NULL;
     c->json_text = NULL;
@@ -219,8 +227,7 @@ void tg__handler_run_inline(tg_runtime *rt, tg__job *job)
         tg__job_complete(job, NULL);
         return;
     }
-    ctx_init(&ctx, job->call, cwd, rt->cfg->workspace,
-             rt->cfg->max_output_bytes);
+    ctx_init(&ctx, rt, job->call, cwd);
     int rc = job->tool->fn(&ctx, args, alen, job->tool->user_data);
     if (ctx.out.len > 0)
         tg__emit_output(rt, job->call, 1, ctx.out.data, ctx.out.len);
@@ -362,8 +369,7 @@ void tg__handler_start_pool(tg_runtime *rt, tg__job *job)
     if (p->call == NULL || p->call->args_text == NULL ||
         (cwd != NULL && p->cwd == NULL))
         goto fail;
-    ctx_init(&p->ctx, p->call, p->cwd, rt->cfg->workspace,
-             rt->cfg->max_output_bytes);
+    ctx_init(&p->ctx, rt, p->call, p->cwd);
     p->work.data = p;
     if (uv_queue_work(&rt->loop, &p->work, on_work, on_after_work) != 0)
         goto fail;

@@ -51,6 +51,8 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "jint.h"
+#include "json_out.h"
 #include "process.h"
 #include "runtime.h"
 #include "timeutil.h"
@@ -132,12 +134,13 @@ static const json_t *hook_spec(const tg_runtime *rt, int stage, size_t i,
     const json_t *h = json_array_get(stage_list(rt, stage), i); /* borrowed */
     const json_t *t =
         json_object_get(rt->cfg->hooks, "timeout_ms"); /* borrowed */
-    *timeout_ms = json_is_integer(t) ? json_integer_value(t) : HOOK_TIMEOUT_MS;
+    /* config.c took 5e3 as 5000: read it the same way (tg__json_int) */
+    if (!tg__json_int(t, timeout_ms))
+        *timeout_ms = HOOK_TIMEOUT_MS;
     if (!json_is_object(h))
         return h;
     t = json_object_get(h, "timeout_ms"); /* borrowed */
-    if (json_is_integer(t))
-        *timeout_ms = json_integer_value(t);
+    (void)tg__json_int(t, timeout_ms);
     return json_object_get(h, "command");
 }
 
@@ -613,7 +616,11 @@ static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
         return 0;
     tg_schema_report rep = {0};
     tg_error e = {0};
-    int v = tg__schema_validate_json(tool->schema, args, &rep, &e);
+    /* On the loop thread, under the whole budget: a hook is the operator's
+     * program, and the budget bounds what its answer can cost. */
+    tg_schema_budget b;
+    tg__schema_budget_init(&b, (uint64_t)rt->cfg->max_validation_steps, NULL);
+    int v = tg__schema_validate_json_in(tool->schema, args, &rep, &b, &e);
     if (v != 1) {
         char *msg = v == 0 ? tg__schema_report_message(&rep) : NULL;
         if (v == TG_ENOMEM || (v == 0 && msg == NULL))
@@ -981,20 +988,25 @@ static void on_hook_done(uv_work_t *w, int status)
     hook_free(h);
 }
 
-/* The input of a hook: the call record, or {"call","result"}. */
+/* The input of a hook: the call record, or {"call","result"}. NULL when
+ * memory runs out (or the result has no JSON form). */
 static char *hook_input(const tg__job *job, const tg_result *held, size_t *len)
 {
-    json_t *doc = tg__call_to_json(job->call); /* new ref */
-    if (doc != NULL && held != NULL) {
-        json_t *r = tg__result_to_json(held); /* new ref */
-        json_t *c = doc;                      /* new ref */
-        doc = r ? json_pack("{s:o, s:o}", "call", c, "result", r) : NULL;
-        if (r == NULL)
-            json_decref(c);
-    }
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    *len = text ? strlen(text) : 0;
+    json_t *call = tg__call_to_json(job->call); /* new ref */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    int rc = call != NULL ? 0 : TG_ENOMEM;
+    if (rc == 0 && held == NULL)
+        rc = tg__json_dump(call, &b);
+    else if (rc == 0 && (rc = tg__buf_puts(&b, "{\"call\":")) == 0 &&
+             (rc = tg__json_dump(call, &b)) == 0 &&
+             (rc = tg__buf_puts(&b, ",\"result\":")) == 0 &&
+             (rc = tg__result_write(held, TG__RECORD_DECISIONS, NULL, &b)) == 0)
+        rc = tg__buf_append(&b, "}", 1);
+    json_decref(call);
+    *len = rc == 0 ? b.len : 0;
+    char *text = rc == 0 ? tg__buf_take(&b) : NULL;
+    tg__buf_cleanup(&b);
     return text;
 }
 

@@ -45,7 +45,8 @@ int tg__output_write(tg__output *o, const char *data, size_t len)
     return rc;
 }
 
-uint64_t tg__output_bytes(const tg__output *o)
+/* Bytes kept so far. */
+static uint64_t output_bytes(const tg__output *o)
 {
     return o->w != NULL ? tg__spool_writer_bytes(o->w) : o->mem.len;
 }
@@ -152,7 +153,7 @@ static int attach_stream(json_t *part, const char *name, tg__output *o,
                          json_t **first_artifact, tg_error *e)
 {
     json_t *text = NULL, *artifact = NULL; /* new refs */
-    if (tg__output_bytes(o) == 0 && o->e.code == 0) {
+    if (output_bytes(o) == 0 && o->e.code == 0) {
         /* nothing written there: no member, not even the handle of an
          * empty artifact that `inline: false` would commit */
         tg__output_abort(o);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runtime.c - the tg_runtime handle: construction (configuration copy,
- * registry, journal, the environment allowlist and the sandbox's probe,
- * loop), tool registration, events, cancellation from any
- * thread (a mutex-protected queue drained by a uv_async_t on the loop),
- * cancel-on-signal, and tg_runtime_run_turn, which checks every call,
- * journals them all in one transaction, dispatches them in call order and
- * runs the loop until each has a committed result.
+ * registry, where toolgate's own files lie (state.c), journal, the
+ * environment allowlist and the sandbox's probe, loop), tool registration,
+ * events, cancellation from any thread (a mutex-protected queue drained by a
+ * uv_async_t on the loop), cancel-on-signal, and tg_runtime_run_turn, which
+ * checks every call, journals them all in one transaction, dispatches them in
+ * call order and runs the loop until each has a committed result.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,10 +179,14 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
         (rc = tg__watchdog_start(rt, err)) != 0)
         goto fail;
+    /* Before the journal opens: it must not follow a link a tool made. */
+    if ((rc = tg__state_init(&rt->state, rt->cfg, err)) != 0)
+        goto fail;
     tg_journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,
+        .max_args_bytes = rt->cfg->max_args_bytes,
     };
     if (rt->cfg->journal != NULL &&
         (rc = tg__journal_open_sqlite_opts(rt->cfg->journal, &jopts,
@@ -212,8 +216,8 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = tg__sandbox_init(&rt->sandbox, rt->cfg, rt->reg, rt->base_env,
-                               err)) != 0)
+    if ((rc = tg__sandbox_init(&rt->sandbox, rt->cfg, rt->reg, &rt->state,
+                               rt->base_env, err)) != 0)
         goto fail;
     if ((rc = uv_loop_init(&rt->loop)) != 0) {
         rc = tg__error_set(err, TG_EINTERNAL,
@@ -249,6 +253,7 @@ fail:
     free_env(rt->base_env);
     free_env(rt->pass_env);
     tg__sandbox_cleanup(&rt->sandbox);
+    tg__state_cleanup(&rt->state);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
@@ -317,10 +322,11 @@ void tg_runtime_free(tg_runtime *rt)
     free_env(rt->base_env);
     free_env(rt->pass_env);
     tg__sandbox_cleanup(&rt->sandbox);
+    tg__state_cleanup(&rt->state);
     if (rt->devnull >= 0)
         close(rt->devnull);
     pthread_mutex_destroy(&rt->mu);
-    free(rt->buckets);
+    tg__hmap_cleanup(&rt->jobs_by_id);
     free(rt->ccalls);
     free(rt->cresults);
     free(rt->jobs);
@@ -472,6 +478,42 @@ static bool check(tg_runtime *rt, tg__run *run, tg__job *job)
     return true;
 }
 
+/* Some calls' schema checks went to the thread pool: waits for them with
+ * the loop running, so signals and cancels (by id too: the unstarted calls
+ * join the cancel table) are answered meanwhile, then finishes the checks
+ * of the calls that deferred the rest of theirs, in call order. */
+static void finish_checks(tg_runtime *rt, tg__run *run)
+{
+    run->in_checks = true;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->jobs[i].state == TG__JOB_NEW ||
+            run->jobs[i].state == TG__JOB_CHECKING)
+            tg__hash_add(rt, &run->jobs[i]);
+    bool cancel_sent = false;
+    while (run->checking > 0) {
+        if (run->failed && !cancel_sent) {
+            cancel_sent = true;
+            tg__cancel_apply(rt, NULL, "system", "the turn failed", false);
+        }
+        uv_run(&rt->loop, UV_RUN_ONCE);
+    }
+    run->in_checks = false;
+    for (size_t i = 0; i < run->n; i++) {
+        tg__job *job = &run->jobs[i];
+        if (job->state != TG__JOB_NEW || !job->defer_rest)
+            continue;
+        job->defer_rest = false;
+        bool oom = false;
+        tg_result *r =
+            run->failed
+                ? tg__result_canceled(job->call, TG_EXECUTION_NOT_STARTED,
+                                      "system", "the turn failed")
+                : tg__check_call_rest(rt, job, &oom);
+        if (r != NULL || oom)
+            tg__job_complete(job, r);
+    }
+}
+
 /* Starts a checked job, or queues it behind the parallel limit. */
 static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
 {
@@ -574,6 +616,8 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
             (void)check(rt, &run, &run.jobs[i]);
     }
     free(replies);
+    if (run.defer_rest)
+        finish_checks(rt, &run);
     for (size_t i = 0; i < run.n; i++)
         if (run.jobs[i].state == TG__JOB_NEW)
             submit(rt, &run, &run.jobs[i]);

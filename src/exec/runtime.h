@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "hashmap.h"
 #include "journal.h"
 #include "record.h"
 #include "policy.h"
@@ -29,6 +30,7 @@
 #include "schema.h"
 #include "spool.h"
 #include "sandbox.h"
+#include "state.h"
 #include "template.h"
 #include "turn.h"
 
@@ -38,12 +40,14 @@ typedef struct tg__proc tg__proc;
 typedef struct tg__pool tg__pool;
 typedef struct tg__approvals tg__approvals;
 typedef struct tg__hook tg__hook;
+typedef struct tg__schema_work tg__schema_work;
 
 typedef enum tg__job_state {
     TG__JOB_NEW = 0,
     TG__JOB_QUEUED,
     TG__JOB_RUNNING,
-    TG__JOB_HOOK, /* a before or after hook runs for it (hooks.c) */
+    TG__JOB_HOOK,     /* a before or after hook runs for it (hooks.c) */
+    TG__JOB_CHECKING, /* its schema check runs on the pool (schema_work.c) */
     TG__JOB_DONE
 } tg__job_state;
 
@@ -60,9 +64,8 @@ struct tg__job {
     tg_result *result;    /* waiting for the group commit */
     tg__job *next_done;   /* list of results waiting for the commit */
     tg__job *prev, *next; /* queue or running list */
-    tg__job *hnext;       /* hash chain of cancellable jobs by id */
-    uint32_t hash;
-    bool in_hash;
+    tg__job *hnext;       /* next live job with the same call id */
+    bool in_hash;         /* in jobs_by_id: cancellable by id */
     /* command tools: prepared by the checks, handed to the process */
     char **argv;
     char *stdin_data;
@@ -78,6 +81,10 @@ struct tg__job {
     /* hooks (hooks.c): the hook running for it, and how far it is */
     tg__hook *hook;
     int hook_stage; /* TG__HOOKS_* */
+    /* checks: its schema check on the pool, and whether the checks after
+     * the schema (tg__check_call_rest) are still to run */
+    tg__schema_work *sw;
+    bool defer_rest;
 };
 
 /* One tg_runtime_run_turn in progress. */
@@ -90,6 +97,12 @@ struct tg__run {
     int failed;       /* 0, or TG_EJOURNAL / TG_ENOMEM: the turn fails */
     tg_error err;     /* what failed */
     int signals;      /* deliveries of a cancel signal during this run */
+    /* schema checks on the thread pool (schema_work.c): how many run, and
+     * whether the run waits for them (its unstarted calls can be canceled
+     * then); once one started, later calls defer the rest of their checks */
+    size_t checking;
+    bool in_checks;
+    bool defer_rest;
 };
 
 /* A cancel request queued from any thread; strings live after the struct. */
@@ -115,6 +128,8 @@ struct tg_runtime {
     pid_t watch_pid;
     int32_t *watch_slots; /* running tool groups, shared with the watchdog */
     tg_journal *journal;  /* NULL when off */
+    tg__state state;      /* toolgate's own files and what keeps tools from
+                             them (state.h) */
     tg_spool *spool;      /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
@@ -151,9 +166,9 @@ struct tg_runtime {
     size_t running; /* jobs holding a parallel slot */
     bool in_dispatch;
     bool stopping; /* the journal failed: start nothing more */
-    /* cancellable jobs by call id: chained hash table */
-    tg__job **buckets;
-    size_t nbuckets, hcount;
+    /* cancellable jobs by call id: id -> the newest job with it, which
+     * chains to the others through hnext (scheduler.c) */
+    tg_hmap jobs_by_id;
     /* results waiting for the group commit */
     tg__job *done_head, *done_tail;
     size_t ndone;
@@ -176,6 +191,7 @@ struct tg_handler_ctx {
     const tg_call *call;
     const char *cwd;
     const char *workspace;
+    const char *const *state; /* tg_handler_state_paths */
     tg_buf out;
     json_t *json; /* the set_json value when its text is not kept (new
                      ref), or NULL */
@@ -209,6 +225,8 @@ void tg__dispatch(tg_runtime *rt);
 /* Starts one job now (events, executor). */
 void tg__job_start(tg_runtime *rt, tg__job *job);
 void tg__queue_push(tg_runtime *rt, tg__job *job);
+/* Makes job cancellable by its call id (a no-op when it is already); when
+ * memory runs out it stays cancellable only with the rest of its turn. */
 void tg__hash_add(tg_runtime *rt, tg__job *job);
 /* The per-call deadline of a tool in ms; 0: none. */
 int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool);
@@ -218,10 +236,37 @@ void tg__job_release(tg__job *job);
 /* ---------------------------------------------------------------- checks */
 
 /* Runs the pre-run checks of job->call in order (pre-error, unknown tool,
- * argument size, checksum, command templates). Returns NULL when the call may
- * run (job->tool and the command preparation are filled), else a result with
- * execution not_started. Sets *oom on allocation failure. */
+ * argument size, checksum, schema, policy, command templates). Returns NULL
+ * when the call may run (job->tool and the command preparation are filled),
+ * else a result with execution not_started. Sets *oom on allocation
+ * failure. Two other ways to return NULL: the schema check went to the
+ * thread pool (job->state TG__JOB_CHECKING: schema_work.c completes the job
+ * or leaves it TG__JOB_NEW with defer_rest), or an earlier call's did and
+ * job->defer_rest is set: then tg__check_call_rest finishes the checks. */
 tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom);
+/* The checks after the schema (policy, command templates, a handler), as
+ * tg__check_call returns. */
+tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom);
+/* The schema check of call's arguments within budget (any thread: it
+ * touches only the call, which must not be used elsewhere meanwhile).
+ * Returns NULL when they are valid (or limits.repair made them so: the call
+ * then holds the repaired arguments), else INVALID_ARGUMENTS or
+ * SCHEMA_TOO_COSTLY (not_started), also when budget ran out
+ * (budget->exhausted). NULL too when budget->stop stopped it: the caller
+ * looks at its flag. Sets *oom on allocation failure. */
+tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
+                            const tg_tool *tool, tg_schema_budget *budget,
+                            bool *oom);
+
+/* schema_work.c: the schema check of job on the thread pool with the whole
+ * of limits.max_validation_steps, for arguments the loop thread's slice did
+ * not finish. Sets job->state TG__JOB_CHECKING and returns NULL; the job
+ * ends with its refusal or `canceled`, or goes back to TG__JOB_NEW with
+ * defer_rest. A result (or *oom) when the work cannot be queued. */
+tg_result *tg__schema_work_start(tg_runtime *rt, tg__job *job, bool *oom);
+/* Stops the schema check of a TG__JOB_CHECKING job: it ends `canceled`
+ * (not_started, by and reason copied) as soon as the pool thread sees it. */
+void tg__schema_work_cancel(tg__job *job, const char *by, const char *reason);
 
 /* An `ask` of the policy about call: approved by --approve, by an earlier
  * approval of the same tool and arguments or of the tool for the session,
@@ -306,8 +351,6 @@ int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call);
  * fits is kept: stop the tool and report OUTPUT_LIMIT); TG_EIO when the
  * spool's file system fails (o->e says how); TG_ENOMEM. Sticky. */
 int tg__output_write(tg__output *o, const char *data, size_t len);
-/* Bytes kept so far. */
-uint64_t tg__output_bytes(const tg__output *o);
 /* Ends the output and makes the call's result. `failed` (taken, may be
  * NULL) is the result when the tool did not succeed and its output is not
  * shown (a cancel): the output kept is attached to it as its artifact when

@@ -48,6 +48,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "policy.h"
 
 #define PROBE_TIMEOUT_MS 10000
 #define INFO_TIMEOUT_MS 10000
@@ -84,15 +85,6 @@ tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg_tool *tool)
 }
 
 /* ------------------------------------------------------------ paths */
-
-/* True when path is dir or lies beneath it (both absolute, tidy). */
-static bool path_under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (n == 1 && dir[0] == '/')
-        return true;
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
 
 static int post_add(tg__sandbox *sb, size_t *cap, const char *s)
 {
@@ -143,7 +135,7 @@ static int hide_path(tg__sandbox *sb, size_t *cap, const char *ws,
         return 0;
     struct stat st;
     int rc = 0;
-    if (stat(real, &st) == 0 && !path_under(ws, real)) {
+    if (stat(real, &st) == 0 && !tg__path_under(ws, real)) {
         if (S_ISDIR(st.st_mode))
             rc = post_add3(sb, cap, "--tmpfs", real, NULL);
         else if (S_ISREG(st.st_mode))
@@ -153,41 +145,29 @@ static int hide_path(tg__sandbox *sb, size_t *cap, const char *ws,
     return rc;
 }
 
-/* The journal (and its -wal/-shm) and the spool are toolgate's own: inside
- * the workspace they are read-only to tools. */
-static int protect_paths(tg__sandbox *sb, size_t *cap, const tg_config *cfg)
+/* toolgate's own files (state.h): the directories between the workspace
+ * and them bound onto themselves (a mount point cannot be renamed or
+ * removed, and it stays writable), each hidden directory under an empty
+ * read-only tmpfs, each masked file under /dev/null. Only what exists:
+ * bubblewrap would have to create the rest, in the host's file system. */
+static int protect_state(tg__sandbox *sb, size_t *cap, const tg__state *st)
 {
-    const char *ws = cfg->workspace;
-    int rc;
-    if (cfg->journal != NULL) {
-        char *real = realpath(cfg->journal, NULL);
-        const char *j = real ? real : cfg->journal;
-        if (path_under(j, ws) && strcmp(j, ws) != 0) {
-            static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-            for (size_t i = 0; i < 4; i++) {
-                char p[PATH_MAX];
-                int n = snprintf(p, sizeof p, "%s%s", j, sfx[i]);
-                if (n < 0 || (size_t)n >= sizeof p)
-                    continue;
-                if ((rc = post_add3(sb, cap, "--ro-bind-try", p, p))) {
-                    free(real);
-                    return rc;
-                }
-            }
-        }
-        free(real);
-    }
-    if (cfg->spool_dir != NULL) {
-        char *real = realpath(cfg->spool_dir, NULL);
-        const char *s = real ? real : cfg->spool_dir;
-        rc = 0;
-        if (path_under(s, ws) && strcmp(s, ws) != 0)
-            rc = post_add3(sb, cap, "--ro-bind-try", s, s);
-        free(real);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    struct stat s;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->npin; i++)
+        if (!tg__state_hidden(st, st->pin[i], 1) &&
+            lstat(st->pin[i], &s) == 0 && S_ISDIR(s.st_mode))
+            rc = post_add3(sb, cap, "--bind", st->pin[i], st->pin[i]);
+    for (size_t i = 0; rc == 0 && i < st->nhide; i++)
+        if (!tg__state_hidden(st, st->hide[i], 0) &&
+            lstat(st->hide[i], &s) == 0 && S_ISDIR(s.st_mode) &&
+            (rc = post_add3(sb, cap, "--tmpfs", st->hide[i], NULL)) == 0)
+            rc = post_add3(sb, cap, "--remount-ro", st->hide[i], NULL);
+    for (size_t i = 0; rc == 0 && i < st->nmask; i++)
+        if (!tg__state_hidden(st, st->mask[i], 0) &&
+            lstat(st->mask[i], &s) == 0 && S_ISREG(s.st_mode))
+            rc = post_add3(sb, cap, "--ro-bind", "/dev/null", st->mask[i]);
+    return rc;
 }
 
 /* ------------------------------------------------------------ limits */
@@ -279,16 +259,16 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
     }
     if (tool == NULL || !tool->network)
         a[n++] = "--unshare-net";
-    if (cwd != NULL && !path_under(cwd, ws)) {
+    if (cwd != NULL && !tg__path_under(cwd, ws)) {
         /* A cwd outside the workspace is seen read-only, even under /tmp;
          * bound before the workspace in case it holds the workspace. */
         a[n++] = "--ro-bind-try";
         a[n++] = (char *)cwd;
         a[n++] = (char *)cwd;
     }
-    if ((path_under(prog, "/tmp") ||
-         (sb->hide_run && path_under(prog, "/run"))) &&
-        !path_under(prog, ws)) {
+    if ((tg__path_under(prog, "/tmp") ||
+         (sb->hide_run && tg__path_under(prog, "/run"))) &&
+        !tg__path_under(prog, ws)) {
         /* The program itself lives where the sandbox mounts an empty file
          * system (a build tree under /tmp, say): it is seen, read-only,
          * and nothing else beside it. */
@@ -718,7 +698,8 @@ static void make_warning(tg__sandbox *sb)
             "WARNING: the sandbox is NOT in force: bubblewrap cannot run "
             "here (%s). Command tools and shell run with rlimits and an "
             "allowlisted environment only: they can write wherever this user "
-            "can, and reach the network. Install bubblewrap (Debian: "
+            "can (toolgate's journal and spool included), and reach the "
+            "network. Install bubblewrap (Debian: "
             "apt-get install bubblewrap) with user namespaces allowed, or set "
             "sandbox.mode to \"off\" to accept this. 'toolgate doctor' "
             "tells more.",
@@ -744,7 +725,8 @@ void tg__sandbox_probe(tg__sandbox *sb, const tg_config *cfg, char *const *envp)
 }
 
 int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
-                     const tg_registry *reg, char *const *envp, tg_error *err)
+                     const tg_registry *reg, const tg__state *state,
+                     char *const *envp, tg_error *err)
 {
     memset(sb, 0, sizeof *sb);
     sb->mode = cfg->sandbox_mode;
@@ -759,7 +741,7 @@ int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
     limit_add(sb, RLIMIT_CORE, 0, 1);
     struct stat st;
     sb->hide_run = stat("/run", &st) == 0 && S_ISDIR(st.st_mode) &&
-                   !path_under(cfg->workspace, "/run");
+                   !tg__path_under(cfg->workspace, "/run");
 
     size_t cap = 0;
     const char *home = tg__proc_getenv(envp, "HOME");
@@ -777,8 +759,9 @@ int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
         for (size_t i = 0; default_hide[i] && rc == 0; i++)
             rc = hide_path(sb, &cap, cfg->workspace, home, default_hide[i]);
     }
-    if (rc == 0)
-        rc = protect_paths(sb, &cap, cfg);
+    sb->state_from = sb->npost;
+    if (rc == 0 && state != NULL)
+        rc = protect_state(sb, &cap, state);
     if (rc != 0) {
         tg__sandbox_cleanup(sb);
         return tg__error_set(err, TG_ENOMEM, "out of memory");

@@ -5,9 +5,10 @@
  *   - bubblewrap: a user, PID, IPC, UTS and (unless the tool says "network":
  *     true) network namespace; the root file system read-only, the workspace
  *     read-write, a private /tmp, /run and the credential directories of
- *     sandbox.hide masked, no capabilities, a new session, dead with its
- *     parent. The processes are limited in number per call (RLIMIT_NPROC in
- *     the call's own user namespace, or as root the PID namespace's pid_max);
+ *     sandbox.hide masked, toolgate's own files hidden (state.h), no
+ * capabilities, a new session, dead with its parent. The processes are limited
+ * in number per call (RLIMIT_NPROC in the call's own user namespace, or as root
+ * the PID namespace's pid_max);
  *   - rlimits: where bubblewrap cannot run (said once, loudly) or with
  *     sandbox.mode "off": the resource limits only;
  *   - none: a tool with "sandbox": false.
@@ -28,6 +29,7 @@
 #include "config.h"
 #include "process.h"
 #include "registry.h"
+#include "state.h"
 
 /* How one call's process is confined (the result's decisions.sandbox). */
 typedef enum tg__sbx_level {
@@ -54,22 +56,27 @@ typedef struct tg__sandbox {
     tg__rlimit limits[TG__SBX_MAX_LIMITS]; /* set in every sandboxed child */
     size_t nlimits;
     rlim_t nproc; /* sandbox.rlimits.nproc, 0: none */
-    /* bubblewrap options after the workspace's bind (masked paths, the
-     * journal and the spool read-only): owned strings, NULL-ended */
+    /* bubblewrap options after the workspace's bind (the masked paths of
+     * sandbox.hide, then from post[state_from] on what keeps toolgate's
+     * own files from tools, state.h): owned strings, NULL-ended */
     char **post;
     size_t npost;
+    size_t state_from;
     bool hide_run; /* /run exists: a tmpfs covers it */
     char *warning; /* said once by the embedder (tg_runtime_warning) */
 } tg__sandbox;
 
 /* Fills sb from the configuration: the limits, bubblewrap's options, and,
  * when a tool of reg runs sandboxed and the mode is not "off", the probe.
- * `envp` is the allowlisted environment tools get (bubblewrap is looked up
- * in its PATH unless sandbox.bwrap names it; "~/" of sandbox.hide is its
- * HOME). Fails with TG_ECONFIG when sandbox.mode is
+ * `state` (may be NULL: none) is toolgate's own files, hidden, masked and
+ * pinned as state.h says; what it names must exist by now (the journal and
+ * the spool are open). `envp` is the allowlisted environment tools get
+ * (bubblewrap is looked up in its PATH unless sandbox.bwrap names it; "~/"
+ * of sandbox.hide is its HOME). Fails with TG_ECONFIG when sandbox.mode is
  * "bubblewrap" and it cannot run, TG_ENOMEM. */
 int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
-                     const tg_registry *reg, char *const *envp, tg_error *err);
+                     const tg_registry *reg, const tg__state *state,
+                     char *const *envp, tg_error *err);
 /* Runs the probe now if it has not run (the doctor). */
 void tg__sandbox_probe(tg__sandbox *sb, const tg_config *cfg,
                        char *const *envp);

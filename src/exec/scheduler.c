@@ -49,62 +49,46 @@ void tg__queue_push(tg_runtime *rt, tg__job *job)
 
 /* ------------------------------------------------------------ hash */
 
-static uint32_t hash_id(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-static void hash_grow(tg_runtime *rt)
-{
-    size_t n = rt->nbuckets ? rt->nbuckets * 2 : 64;
-    tg__job **b = calloc(n, sizeof *b);
-    if (b == NULL)
-        return; /* longer chains, still correct */
-    for (size_t i = 0; i < rt->nbuckets; i++) {
-        tg__job *j = rt->buckets[i];
-        while (j) {
-            tg__job *next = j->hnext;
-            j->hnext = b[j->hash & (n - 1)];
-            b[j->hash & (n - 1)] = j;
-            j = next;
-        }
-    }
-    free(rt->buckets);
-    rt->buckets = b;
-    rt->nbuckets = n;
-}
-
+/* Cancellable jobs by call id: the table maps an id to the newest job with
+ * it, which chains to the others through hnext (one id may be live in more
+ * than one turn). The entry's key is always its first job's id, so it
+ * never points into a turn that is gone. */
 void tg__hash_add(tg_runtime *rt, tg__job *job)
 {
     if (job->in_hash)
         return;
-    if (rt->hcount >= rt->nbuckets)
-        hash_grow(rt);
-    if (rt->nbuckets == 0)
+    tg_hentry *e;
+    int rc = tg__hmap_put_str(&rt->jobs_by_id, job->call->id, &e);
+    if (rc < 0)
         return; /* no memory: this job cannot be cancelled by id */
-    job->hash = hash_id(job->call->id);
-    tg__job **slot = &rt->buckets[job->hash & (rt->nbuckets - 1)];
-    job->hnext = *slot;
-    *slot = job;
+    job->hnext = rc == 1 ? e->val.ptr : NULL;
+    e->val.ptr = job;
+    e->key = job->call->id;
     job->in_hash = true;
-    rt->hcount++;
 }
 
 static void hash_remove(tg_runtime *rt, tg__job *job)
 {
     if (!job->in_hash)
         return;
-    tg__job **p = &rt->buckets[job->hash & (rt->nbuckets - 1)];
-    while (*p && *p != job)
-        p = &(*p)->hnext;
-    if (*p)
-        *p = job->hnext;
+    tg_hentry *e = tg__hmap_find_str(&rt->jobs_by_id, job->call->id);
+    tg__job *head = e->val.ptr;
+    if (head == job) {
+        head = job->hnext;
+    } else {
+        tg__job *p = head;
+        while (p->hnext != job)
+            p = p->hnext;
+        p->hnext = job->hnext;
+    }
+    if (head == NULL) {
+        tg__hmap_remove(&rt->jobs_by_id, e);
+    } else {
+        e->val.ptr = head;
+        e->key = head->call->id;
+    }
     job->hnext = NULL;
     job->in_hash = false;
-    rt->hcount--;
 }
 
 /* ------------------------------------------------------------ jobs */
@@ -258,6 +242,7 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
                        const char *reason, bool hard)
 {
     switch (job->state) {
+    case TG__JOB_NEW: /* checked, waiting for other calls' schema checks */
     case TG__JOB_QUEUED:
         tg__job_complete(job, tg__result_canceled(job->call,
                                                   TG_EXECUTION_NOT_STARTED, by,
@@ -272,6 +257,9 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
     case TG__JOB_HOOK:
         tg__hooks_cancel(job, by, reason);
         break;
+    case TG__JOB_CHECKING:
+        tg__schema_work_cancel(job, by, reason);
+        break;
     default:
         break;
     }
@@ -285,15 +273,12 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
     if (reason == NULL)
         reason = "canceled";
     if (call_id != NULL) {
-        if (rt->nbuckets == 0)
-            return;
-        uint32_t h = hash_id(call_id);
-        tg__job *j = rt->buckets[h & (rt->nbuckets - 1)];
+        tg_hentry *e = tg__hmap_find_str(&rt->jobs_by_id, call_id);
+        tg__job *j = e ? e->val.ptr : NULL;
         while (j != NULL) {
             /* cancel_job may unlink j: step first */
             tg__job *next = j->hnext;
-            if (j->hash == h && strcmp(j->call->id, call_id) == 0)
-                cancel_job(rt, j, by, reason, hard);
+            cancel_job(rt, j, by, reason, hard);
             j = next;
         }
         return;
@@ -311,6 +296,13 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
         cancel_job(rt, j, by, reason, hard);
         j = next;
     }
+    /* While the run waits for schema checks on the pool, its calls are
+     * neither queued nor running yet. */
+    tg__run *run = rt->current;
+    for (size_t k = 0; run != NULL && run->in_checks && k < run->n; k++)
+        if (run->jobs[k].state == TG__JOB_NEW ||
+            run->jobs[k].state == TG__JOB_CHECKING)
+            cancel_job(rt, &run->jobs[k], by, reason, hard);
 }
 
 /* ------------------------------------------------------------ commit */

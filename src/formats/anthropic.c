@@ -568,8 +568,7 @@ static int is_empty_text(const json_t *b)
 
 static int put_string(tg_buf *out, const json_t *s)
 {
-    return tg__format_json_string(out, json_string_value(s),
-                                  json_string_length(s));
+    return tg__json_string(out, json_string_value(s), json_string_length(s));
 }
 
 static int put_text_block(tg_buf *out, const char *text, size_t len)
@@ -577,7 +576,7 @@ static int put_text_block(tg_buf *out, const char *text, size_t len)
     static const char open[] = "{\"type\":\"text\",\"text\":";
     int rc = tg__buf_append(out, open, sizeof open - 1);
     if (rc == 0)
-        rc = tg__format_json_string(out, text, len);
+        rc = tg__json_string(out, text, len);
     return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
 }
 
@@ -651,7 +650,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
         const char *id = turn->calls[i]->id;
         if ((i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0) ||
             (rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
-            (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
+            (rc = tg__json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, content, sizeof content - 1)) != 0 ||
             (rc = put_content(out, r, &scratch)) != 0)
             break;

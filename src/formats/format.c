@@ -4,12 +4,11 @@
  * tg_turn_parse / tg_turn_render. Each format file only knows its own shapes;
  * this file decides which one a document is in, turns parser failures into
  * messages that name the input, the line and the column, and owns the helpers
- * every renderer shares (payload text, JSON string escaping).
+ * every renderer shares (payload text; JSON text itself is written with
+ * core/json_out.h).
  */
 #include "format.h"
-#include "utf8.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,167 +55,6 @@ int tg__format_json_oom(const json_error_t *jerr)
 
 /* ------------------------------------------------------------ rendering
  * helpers */
-
-typedef struct dump_ctx {
-    tg_buf *out;
-    int rc; /* why the buffer refused, 0 while it did not */
-} dump_ctx;
-
-static int dump_cb(const char *buffer, size_t size, void *data)
-{
-    dump_ctx *c = data;
-    int rc = tg__buf_append(c->out, buffer, size);
-    if (rc != 0) {
-        c->rc = rc;
-        return -1;
-    }
-    return 0;
-}
-
-int tg__format_dump(const json_t *value, tg_buf *out)
-{
-    dump_ctx c = {out, 0};
-    if (json_dump_callback(value, dump_cb, &c,
-                           JSON_COMPACT | JSON_ENCODE_ANY) == 0)
-        return 0;
-    /* The buffer's own failures are recorded in c.rc. Otherwise jansson ran
-     * out of memory (its loop check allocates): values built through its
-     * checked constructors are always encodable. */
-    return c.rc != 0 ? c.rc : TG_ENOMEM;
-}
-
-/* Writes the escape of byte c (a control character, '"' or '\\') at w as
- * jansson's compact output does; returns the end. */
-static char *escape_byte(char *w, unsigned char c)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    *w++ = '\\';
-    switch (c) {
-    case '"':
-    case '\\':
-        *w++ = (char)c;
-        break;
-    case '\b':
-        *w++ = 'b';
-        break;
-    case '\f':
-        *w++ = 'f';
-        break;
-    case '\n':
-        *w++ = 'n';
-        break;
-    case '\r':
-        *w++ = 'r';
-        break;
-    case '\t':
-        *w++ = 't';
-        break;
-    default:
-        memcpy(w, "u00", 3);
-        w[3] = hex[c >> 4];
-        w[4] = hex[c & 15];
-        w += 5;
-        break;
-    }
-    return w;
-}
-
-/* Length of the leading run of s[0..n) that is printable ASCII but '"' and
- * '\\', eight bytes at a time where it can (the zero-byte test of "Bit
- * Twiddling Hacks"; the lowest flagged byte of a word is always right). */
-static size_t ascii_run(const unsigned char *s, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101ULL;
-    size_t i = 0;
-    while (n - i >= 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-        uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
-                        ((bs - ones) & ~bs) | w) &
-                       0x8080808080808080ULL;
-        if (hit != 0) {
-#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            i += (size_t)__builtin_ctzll(hit) >> 3;
-#endif
-            break;
-        }
-        i += 8;
-    }
-    while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-        i++;
-    return i;
-}
-
-int tg__format_json_string(tg_buf *out, const char *str, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    int rc;
-    /* Short strings reserve their worst case (6 bytes out per byte in, for
-     * \u00XX and \uFFFD) once and are written without further checks. */
-    size_t worst = 6 * len + 2;
-    if (len <= 4096 && worst <= out->limit - out->len) {
-        if ((rc = tg__buf_reserve(out, worst)) != 0)
-            return rc;
-        char *w = out->data + out->len;
-        *w++ = '"';
-        while (i < len) {
-            size_t k = ascii_run(s + i, len - i);
-            memcpy(w, s + i, k);
-            w += k;
-            i += k;
-            if (i >= len)
-                break;
-            if (s[i] >= 0x80) {
-                size_t seq = tg__utf8_seq(s + i, len - i);
-                if (seq > 0) {
-                    memcpy(w, s + i, seq);
-                    w += seq;
-                    i += seq;
-                } else {
-                    memcpy(w, "\\uFFFD", 6);
-                    w += 6;
-                    i++;
-                }
-            } else
-                w = escape_byte(w, s[i++]);
-        }
-        *w++ = '"';
-        *w = '\0';
-        out->len = (size_t)(w - out->data);
-        return 0;
-    }
-    /* Long strings, or a limit too close for the worst case: run by run. */
-    if ((rc = tg__buf_append(out, "\"", 1)) != 0)
-        return rc;
-    while (i < len) {
-        size_t k = ascii_run(s + i, len - i);
-        if (k > 0 && (rc = tg__buf_append(out, s + i, k)) != 0)
-            return rc;
-        i += k;
-        if (i >= len)
-            break;
-        char esc[8];
-        size_t n;
-        if (s[i] >= 0x80) {
-            size_t seq = tg__utf8_seq(s + i, len - i);
-            if (seq > 0) {
-                if ((rc = tg__buf_append(out, s + i, seq)) != 0)
-                    return rc;
-                i += seq;
-                continue;
-            }
-            memcpy(esc, "\\uFFFD", 6);
-            n = 6;
-            i++;
-        } else
-            n = (size_t)(escape_byte(esc, s[i++]) - esc);
-        if ((rc = tg__buf_append(out, esc, n)) != 0)
-            return rc;
-    }
-    return tg__buf_append(out, "\"", 1);
-}
 
 /* One stream of a failed command's output: on a line of its own, under a
  * label when both streams are shown. A member that is not a string (a hook
@@ -279,7 +117,7 @@ static int payload_text(const tg_result *result, tg_buf *out)
         return TG_ENOMEM;
     if (json_is_string(p))
         return tg__buf_append(out, json_string_value(p), json_string_length(p));
-    return tg__format_dump(p, out);
+    return tg__json_dump(p, out);
 }
 
 int tg__format_payload_text(const tg_result *result, tg_buf *out)
@@ -315,25 +153,24 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
     if (result->untrusted) {
         scratch->len = 0;
         int rc = tg__format_payload_text(result, scratch);
-        return rc != 0 ? rc
-                       : tg__format_json_string(out, tg__buf_cstr(scratch),
-                                                scratch->len);
+        return rc != 0
+                   ? rc
+                   : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
     }
     if (tg__result_output_part(result) == NULL) {
         if (known != NULL && known[0] != '"') /* compact text, known already */
-            return tg__format_json_string(out, known, strlen(known));
+            return tg__json_string(out, known, strlen(known));
         const json_t *p = tg__result_payload(result); /* borrowed */
         if (p == NULL)
             return TG_ENOMEM;
         if (json_is_string(p)) /* the tool's text, escaped once, no copy */
-            return tg__format_json_string(out, json_string_value(p),
-                                          json_string_length(p));
+            return tg__json_string(out, json_string_value(p),
+                                   json_string_length(p));
     }
     scratch->len = 0;
     int rc = payload_text(result, scratch);
     return rc != 0 ? rc
-                   : tg__format_json_string(out, tg__buf_cstr(scratch),
-                                            scratch->len);
+                   : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
 }
 
 /* ------------------------------------------------------------ detection */
@@ -589,7 +426,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     json_decref(doc);
     doc = NULL;
 done:
-    tg__turn_mark_duplicates(turn);
+    tg__turn_check_calls(turn);
     *out = turn;
     return 0;
 oom:

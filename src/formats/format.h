@@ -13,6 +13,7 @@
 
 #include "bad_bytes.h"
 #include "buf.h"
+#include "json_out.h"
 #include "turn.h"
 
 typedef struct tg_format {
@@ -142,15 +143,6 @@ int tg__format_stream_bad_strings(const json_t *event,
  * (prefix may be NULL). */
 int tg__format_bad_strings_error(tg_error *err, const char *prefix,
                                  const char *where, const char *what);
-
-/* Appends `value` (borrowed) as compact JSON (any value, not only objects and
- * arrays). Returns 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__format_dump(const json_t *value, tg_buf *out);
-
-/* Appends the len bytes of s as one JSON string literal (quotes included),
- * escaped as jansson's compact output does; bytes that are not valid UTF-8
- * become U+FFFD so the output is always valid JSON. */
-int tg__format_json_string(tg_buf *out, const char *s, size_t len);
 
 /* For targets without a kind of content block (content.c): appends a text
  * description of one MCP content block (borrowed): a text block's text, an

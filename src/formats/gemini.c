@@ -693,9 +693,9 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
          * (in the trust envelope when untrusted) */
         scratch->len = 0;
         int rc = tg__format_payload_text(r, scratch);
-        return rc != 0 ? rc
-                       : tg__format_json_string(out, tg__buf_cstr(scratch),
-                                                scratch->len);
+        return rc != 0
+                   ? rc
+                   : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
     }
     if (r->untrusted &&
         (r->payload_json_cache == NULL || r->payload_json_cache[0] == '"')) {
@@ -708,8 +708,8 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
             scratch->len = 0;
             int rc = tg__format_payload_text(r, scratch);
             return rc != 0 ? rc
-                           : tg__format_json_string(out, tg__buf_cstr(scratch),
-                                                    scratch->len);
+                           : tg__json_string(out, tg__buf_cstr(scratch),
+                                             scratch->len);
         }
     }
     if (r->payload_json_cache != NULL)
@@ -718,9 +718,9 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
     if (p == NULL)
         return TG_ENOMEM;
     if (json_is_string(p))
-        return tg__format_json_string(out, json_string_value(p),
-                                      json_string_length(p));
-    return tg__format_dump(p, out);
+        return tg__json_string(out, json_string_value(p),
+                               json_string_length(p));
+    return tg__json_dump(p, out);
 }
 
 /* One functionResponse part: {"output":PAYLOAD} on success, else
@@ -735,11 +735,11 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
     const char *name = call->tool ? call->tool : "";
     int rc;
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
-        (rc = tg__format_json_string(out, name, strlen(name))) != 0)
+        (rc = tg__json_string(out, name, strlen(name))) != 0)
         return rc;
     if (!id_generated(call) &&
         ((rc = tg__buf_puts(out, ",\"id\":")) != 0 ||
-         (rc = tg__format_json_string(out, call->id, strlen(call->id))) != 0))
+         (rc = tg__json_string(out, call->id, strlen(call->id))) != 0))
         return rc;
     if ((rc = tg__buf_puts(out, r->outcome == TG_OUTCOME_SUCCESS
                                     ? ",\"response\":{\"output\":"
@@ -750,8 +750,8 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
         scratch->len = 0;
         if ((rc = tg__format_content_text(r->content, scratch)) != 0 ||
             (rc = tg__buf_puts(out, ",\"content\":")) != 0 ||
-            (rc = tg__format_json_string(out, tg__buf_cstr(scratch),
-                                         scratch->len)) != 0)
+            (rc = tg__json_string(out, tg__buf_cstr(scratch), scratch->len)) !=
+                0)
             return rc;
     }
     return tg__buf_puts(out, "}}}");

@@ -543,27 +543,11 @@ static int put_int(tg_buf *out, json_int_t v)
 static int put_value(tg_buf *out, const json_t *v)
 {
     if (json_is_string(v))
-        return tg__format_json_string(out, json_string_value(v),
-                                      json_string_length(v));
+        return tg__json_string(out, json_string_value(v),
+                               json_string_length(v));
     if (json_is_integer(v))
         return put_int(out, json_integer_value(v));
-    return tg__format_dump(v, out);
-}
-
-/* Whether s[0..n) is valid UTF-8. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t seq = tg__utf8_seq(s + i, n - i);
-        if (seq == 0)
-            return 0;
-        i += seq;
-    }
-    return 1;
+    return tg__json_dump(v, out);
 }
 
 /* Appends the text s[0..n) as one JSON string. A tool's text may hold
@@ -572,8 +556,8 @@ static int utf8_valid(const unsigned char *s, size_t n)
 static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
 {
     const unsigned char *u = (const unsigned char *)s;
-    if (utf8_valid(u, n))
-        return tg__format_json_string(out, s, n);
+    if (tg__utf8_valid(u, n))
+        return tg__json_string(out, s, n);
     scratch->len = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n;) {
@@ -583,8 +567,7 @@ static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
         i += seq > 0 ? seq : 1;
     }
     return rc != 0 ? rc
-                   : tg__format_json_string(out, tg__buf_cstr(scratch),
-                                            scratch->len);
+                   : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
 }
 
 /* The "content" of a CallToolResult: the result's blocks, else one text
@@ -597,7 +580,7 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
     const json_t *p; /* borrowed */
     int rc;
     if (json_is_array(r->content))
-        return tg__format_dump(r->content, out);
+        return tg__json_dump(r->content, out);
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
         return rc;
     if (r->untrusted || tg__result_output_part(r) != NULL) {
@@ -657,7 +640,7 @@ static int put_call_tool_result(tg_buf *out, const tg_result *r, tg_buf *text,
         } else if (known == NULL && json_is_object(p = tg__result_payload(r)) &&
                    (rc = tg__buf_append(out, structured,
                                         sizeof structured - 1)) == 0)
-            rc = tg__format_dump(p, out);
+            rc = tg__json_dump(p, out);
     }
     return rc != 0 ? rc : tg__buf_append(out, "}", 1);
 }
@@ -677,15 +660,15 @@ static int put_rpc_error(tg_buf *out, const tg_result *r, int code,
         scratch->len = 0;
         if ((rc = tg__buf_puts(scratch, "Unknown tool: ")) != 0 ||
             (rc = tg__buf_puts(scratch, r->tool)) != 0 ||
-            (rc = tg__format_json_string(out, tg__buf_cstr(scratch),
-                                         scratch->len)) != 0)
+            (rc = tg__json_string(out, tg__buf_cstr(scratch), scratch->len)) !=
+                0)
             return rc;
     } else {
         const char *msg = json_string_value(json_object_get(
             json_object_get(tg__result_payload(r), "error"), "message"));
         if (msg == NULL)
             msg = "Invalid Request";
-        if ((rc = tg__format_json_string(out, msg, strlen(msg))) != 0)
+        if ((rc = tg__json_string(out, msg, strlen(msg))) != 0)
             return rc;
     }
     return tg__buf_append(out, "}", 1);
@@ -714,9 +697,9 @@ static int put_response(tg_buf *out, const tg_turn *turn, size_t i,
     if (mv.id != NULL || !from_mcp) {
         /* A call from another format answers with its id as a string. */
         if ((rc = tg__buf_append(out, id_key, sizeof id_key - 1)) != 0 ||
-            (rc = mv.id != NULL ? put_value(out, mv.id)
-                                : tg__format_json_string(
-                                      out, call->id, strlen(call->id))) != 0)
+            (rc = mv.id != NULL
+                      ? put_value(out, mv.id)
+                      : tg__json_string(out, call->id, strlen(call->id))) != 0)
             return rc;
     }
     int code = rpc_error_code(r);

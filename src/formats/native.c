@@ -10,16 +10,11 @@
  */
 #include "format.h"
 
-#include <inttypes.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 #include "json_fast.h"
-#include "timeutil.h"
-#include "utf8.h"
 
 #define FORMAT_NAME "toolgate"
 
@@ -249,128 +244,15 @@ static int parse_text(tg_turn *turn, const char *text, size_t len,
 }
 
 /* ------------------------------------------------------------ rendering
- * Result records are written directly, byte for byte what dumping
- * tg__result_to_json with JSON_COMPACT gives (the same members in the same
- * order, strings escaped and numbers written as jansson writes them),
- * without building a jansson object per result. */
-
-/* Whether s is valid UTF-8, as json_string requires. */
-static int utf8_ok(const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str), i = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k = tg__utf8_seq(s + i, n - i);
-        if (k == 0)
-            return 0;
-        i += k;
-    }
-    return 1;
-}
-
-#define PUT(out, lit) tg__buf_append((out), (lit), sizeof(lit) - 1)
-
-/* A real as jansson writes it. Whole numbers below 2^53 (durations mostly
- * are) print as their digits and ".0" under "%.17g"; others go through
- * jansson itself, which also owns the exponent's form and the locale. */
-static int write_real(tg_buf *out, double v)
-{
-    char num[32];
-    if (v > -9007199254740992.0 && v < 9007199254740992.0 &&
-        v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
-        int k = snprintf(num, sizeof num, "%" PRId64 ".0", (int64_t)v);
-        return tg__buf_append(out, num, (size_t)k);
-    }
-    /* NULL for NaN and the infinities, which the record's json_pack
-     * refuses too: the same failure. */
-    json_t *x = json_real(v); /* new ref */
-    int rc = x ? tg__format_dump(x, out) : TG_ENOMEM;
-    json_decref(x);
-    return rc;
-}
-
-static int write_payload(const tg_result *r, tg_buf *out)
-{
-    const json_t *p = r->payload_dom; /* borrowed */
-    if (p == NULL) {
-        /* A result made from its payload's text, which is the compact form
-         * (tg__result_success_text). */
-        const char *known = r->payload_json_cache;
-        return known ? tg__buf_append(out, known, strlen(known)) : TG_ENOMEM;
-    }
-    if (json_is_string(p)) /* the tool's text, escaped once, no copy */
-        return tg__format_json_string(out, json_string_value(p),
-                                      json_string_length(p));
-    return tg__format_dump(p, out);
-}
-
-static int write_nullable(tg_buf *out, const json_t *v)
-{
-    return v ? tg__format_dump(v, out) : PUT(out, "null");
-}
-
-static int write_result(const tg_result *r, tg_buf *out)
-{
-    /* jansson refuses an id or tool that is not UTF-8 (a record built in
-     * code from bytes no parser checked): fail as tg__result_to_json does
-     * rather than write what it would not. */
-    if (!utf8_ok(r->id) || !utf8_ok(r->tool))
-        return TG_ENOMEM;
-    const char *outcome = tg_outcome_name(r->outcome);
-    const char *execution = tg_execution_name(r->execution);
-    char when[TG_TIME_MAX], num[16];
-    int wn = tg__time_format(r->completed_at, when);
-    int rc;
-    if ((rc = PUT(out, "{\"id\":")) != 0 ||
-        (rc = tg__format_json_string(out, r->id, strlen(r->id))) != 0 ||
-        (rc = PUT(out, ",\"tool\":")) != 0 ||
-        (rc = tg__format_json_string(out, r->tool, strlen(r->tool))) != 0 ||
-        (rc = PUT(out, ",\"outcome\":")) != 0 ||
-        (rc = tg__format_json_string(out, outcome, strlen(outcome))) != 0 ||
-        (rc = PUT(out, ",\"execution\":")) != 0 ||
-        (rc = tg__format_json_string(out, execution, strlen(execution))) != 0 ||
-        (rc = PUT(out, ",\"payload\":")) != 0 ||
-        (rc = write_payload(r, out)) != 0 ||
-        (rc = PUT(out, ",\"content\":")) != 0 ||
-        (rc = write_nullable(out, r->content)) != 0 ||
-        (rc = PUT(out, ",\"artifact\":")) != 0 ||
-        (rc = write_nullable(out, r->artifact)) != 0 ||
-        (rc = PUT(out, ",\"duration_ms\":")) != 0 ||
-        (rc = write_real(out, r->duration_ms)) != 0 ||
-        (rc = PUT(out, ",\"exit_status\":")) != 0)
-        return rc;
-    if (r->exit_status >= 0) {
-        int k = snprintf(num, sizeof num, "%d", r->exit_status);
-        rc = tg__buf_append(out, num, (size_t)k);
-    } else
-        rc = PUT(out, "null");
-    if (rc != 0 || (rc = PUT(out, ",\"completed_at\":")) != 0 ||
-        (rc = tg__format_json_string(out, when, (size_t)wn)) != 0)
-        return rc;
-    /* Last, as tg__result_to_json adds it after the others. */
-    if (r->replayed && (rc = PUT(out, ",\"replayed\":true")) != 0)
-        return rc;
-    if (r->repaired != 0) {
-        json_t *list = tg__repaired_to_json(r->repaired); /* new ref */
-        rc = list == NULL ? TG_ENOMEM : PUT(out, ",\"repaired\":");
-        if (rc == 0)
-            rc = tg__format_dump(list, out);
-        json_decref(list);
-        if (rc != 0)
-            return rc;
-    }
-    return PUT(out, "}");
-}
+ * Result records are written directly by tg__result_write (the record's
+ * one writer), without building a jansson object per result; the gate's
+ * decisions stay in the journal. */
 
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
-        rc = write_result(turn->results[i], out);
+        rc = tg__result_write(turn->results[i], 0, NULL, out);
         if (rc == 0)
             rc = tg__buf_append(out, "\n", 1);
     }
@@ -387,7 +269,7 @@ static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
     for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
         json_t *line = tg__format_tool_object(json_array_get(tools, i), NULL,
                                               "input_schema"); /* new ref */
-        rc = line ? tg__format_dump(line, out) : TG_EINVAL;
+        rc = line ? tg__json_dump(line, out) : TG_EINVAL;
         if (rc == 0)
             rc = tg__buf_puts(out, "\n");
         json_decref(line);

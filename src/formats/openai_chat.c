@@ -426,7 +426,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
         const char *id = turn->calls[i]->id;
         if ((i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0) ||
             (rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
-            (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
+            (rc = tg__json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, content, sizeof content - 1)) != 0)
             break;
         rc = tg__format_payload_json_string(r, out, &text);

@@ -355,8 +355,7 @@ static int fast_add_call(fast_item *it, tg_turn *turn)
         tg__buf_init(&meta, 0);
         int mrc = tg__buf_append(&meta, "{\"item_id\":", 11);
         if (mrc == 0)
-            mrc = tg__format_json_string(&meta, it->id.n ? it->id.s : "",
-                                         it->id.n);
+            mrc = tg__json_string(&meta, it->id.n ? it->id.s : "", it->id.n);
         if (mrc == 0)
             mrc = tg__buf_append(&meta, "}", 1);
         if (mrc != 0 || (call->meta_text = tg__buf_take(&meta)) == NULL) {
@@ -474,7 +473,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
         const char *id = turn->calls[i]->id;
         if ((i > 0 && (rc = tg__buf_append(out, ",", 1)) != 0) ||
             (rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
-            (rc = tg__format_json_string(out, id, strlen(id))) != 0 ||
+            (rc = tg__json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, output, sizeof output - 1)) != 0)
             break;
         if (json_array_size(r->content) == 0) {
@@ -485,7 +484,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
              * line). */
             text.len = 0;
             if ((rc = tg__format_content_text(r->content, &text)) == 0)
-                rc = tg__format_json_string(out, tg__buf_cstr(&text), text.len);
+                rc = tg__json_string(out, tg__buf_cstr(&text), text.len);
         }
         if (rc == 0)
             rc = tg__buf_append(out, "}", 1);

@@ -7,6 +7,10 @@
  * joined with LF), event (the type) or id (kept across events, ignored when
  * it holds a NUL); other fields, retry included, do not matter here.
  *
+ * Once discarding (tg__sse_discard), data past the kept bytes and line bytes
+ * past the kept line are dropped instead of failing, at the same points
+ * whatever the chunking.
+ *
  * Chunking never changes what comes out: a line inside one chunk is read in
  * place, a line split across chunks is gathered in r->line first, a CR at a
  * chunk's end remembers to swallow an LF that starts the next one, and a
@@ -45,8 +49,8 @@ void tg__sse_cleanup(tg_sse *r)
 
 static size_t line_max(const tg_sse *r)
 {
-    return r->max_data > SIZE_MAX - LINE_SLACK ? SIZE_MAX
-                                               : r->max_data + LINE_SLACK;
+    size_t max = r->discarding ? r->keep : r->max_data;
+    return max > SIZE_MAX - LINE_SLACK ? SIZE_MAX : max + LINE_SLACK;
 }
 
 /* Records a failure so later calls repeat it; returns code. */
@@ -85,13 +89,16 @@ static int set_buf(tg_buf *b, const char *p, size_t n)
 
 static int dispatch(tg_sse *r, int at_end, tg_sse_fn fn, void *ud)
 {
-    if (r->data.len == 0) {
+    if (r->data_lines == 0) {
         r->type.len = 0;
         return 0;
     }
-    /* The data buffer ends with the LF its last line added. */
-    r->data.len--;
-    r->data.data[r->data.len] = '\0';
+    /* The data buffer ends with the LF its last line added (the
+     * discarding reader adds none). */
+    if (!r->discarding) {
+        r->data.len--;
+        r->data.data[r->data.len] = '\0';
+    }
     tg_sse_event ev;
     ev.type = r->type.len ? tg__buf_cstr(&r->type) : "message";
     ev.type_len = r->type.len ? r->type.len : 7;
@@ -101,10 +108,16 @@ static int dispatch(tg_sse *r, int at_end, tg_sse_fn fn, void *ud)
     ev.id_len = r->id.len;
     ev.number = ++r->events;
     ev.line = r->lines;
+    ev.data_lines = r->data_lines;
+    ev.data_first_line = r->data_first_line;
+    ev.data_last_line = r->data_last_line;
     ev.at_end = at_end;
+    ev.clipped = r->clipped;
     int rc = fn(ud, &ev, &r->error);
     r->data.len = 0;
     r->type.len = 0;
+    r->data_lines = 0;
+    r->clipped = 0;
     if (rc != 0) {
         if (r->error.code == 0)
             tg__error_set(&r->error, rc,
@@ -121,12 +134,46 @@ static int field_is(const char *name, size_t n, const char *want, size_t wn)
     return n == wn && memcmp(name, want, n) == 0;
 }
 
+/* Adds a data line's value to the event, the discarding reader's way:
+ * the LF that joins it to the line before goes first (so the data has no
+ * LF of its own to drop), and what passes r->keep is dropped, noted in
+ * r->clipped. Out of line: the reader's hot path stays as small. */
+static int __attribute__((noinline))
+add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
+{
+    size_t room = r->keep > r->data.len ? r->keep - r->data.len : 0;
+    int rc = 0;
+    if (r->data_lines > 1) {
+        if (room == 0)
+            clipped = 1;
+        else {
+            rc = tg__buf_append(&r->data, "\n", 1);
+            room--;
+        }
+    }
+    size_t take = vlen < room ? vlen : room;
+    if (rc == 0)
+        rc = tg__buf_append(&r->data, v, take);
+    if (clipped || take < vlen)
+        r->clipped = 1;
+    return rc;
+}
+
 /* Interprets one line (without its line end). */
 static int process_line(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
                         void *ud)
 {
-    if (n > line_max(r))
-        return limit_error(r);
+    int clipped = 0;
+    if (n > line_max(r)) {
+        if (!r->discarding)
+            return limit_error(r);
+        n = line_max(r);
+        clipped = 1;
+    }
+    if (r->line_clipped) { /* gathered and cut (discarding) */
+        clipped = 1;
+        r->line_clipped = 0;
+    }
     r->lines++;
     if (n == 0)
         return dispatch(r, 0, fn, ud);
@@ -142,11 +189,16 @@ static int process_line(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
     }
     int rc = 0;
     if (field_is(p, nlen, "data", 4)) {
-        if (vlen > r->max_data - r->data.len || r->data.len > r->max_data) {
+        if (r->data_lines++ == 0)
+            r->data_first_line = r->lines;
+        r->data_last_line = r->lines;
+        if (r->discarding)
+            rc = add_data_clipped(r, v, vlen, clipped);
+        else if (vlen > r->max_data - r->data.len ||
+                 r->data.len > r->max_data) {
             r->lines--; /* the message names this line */
             return limit_error(r);
-        }
-        if ((rc = tg__buf_reserve(&r->data, vlen + 1)) == 0) {
+        } else if ((rc = tg__buf_reserve(&r->data, vlen + 1)) == 0) {
             memcpy(r->data.data + r->data.len, v, vlen);
             r->data.len += vlen;
             r->data.data[r->data.len++] = '\n';
@@ -180,6 +232,21 @@ static const char *find_eol(const char *p, const char *end, const char **lf,
     return cr ? cr : *lf;
 }
 
+/* Adds n bytes to the line gathered across chunks: past the line cap a
+ * failure (TG_ELIMIT), or, discarding, the bytes dropped. Returns 0 or the
+ * failure's code (recorded). */
+static int gather(tg_sse *r, const char *p, size_t n)
+{
+    size_t max = line_max(r);
+    if (n > max - r->line.len || r->line.len > max) {
+        if (!r->discarding)
+            return limit_error(r);
+        n = r->line.len < max ? max - r->line.len : 0;
+        r->line_clipped = 1;
+    }
+    return tg__buf_append(&r->line, p, n) == 0 ? 0 : oom(r);
+}
+
 static int feed_bytes(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
                       void *ud)
 {
@@ -196,20 +263,15 @@ static int feed_bytes(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
         const char *eol = find_eol(p, end, &lf, &lf_known);
         if (eol == NULL) {
             /* An unfinished line: keep it for the next chunk. */
-            size_t more = (size_t)(end - p);
-            if (more > line_max(r) - r->line.len || r->line.len > line_max(r))
-                return limit_error(r);
-            if (tg__buf_append(&r->line, p, more) != 0)
-                return oom(r);
+            if (gather(r, p, (size_t)(end - p)) != 0)
+                return r->failed;
             return 0;
         }
         size_t len = (size_t)(eol - p);
         if (r->line.len == 0)
             rc = process_line(r, p, len, fn, ud);
-        else if (len > line_max(r) - r->line.len)
-            rc = limit_error(r);
-        else if (tg__buf_append(&r->line, p, len) != 0)
-            rc = oom(r);
+        else if (gather(r, p, len) != 0)
+            rc = r->failed;
         else {
             rc = process_line(r, r->line.data, r->line.len, fn, ud);
             r->line.len = 0;
@@ -288,4 +350,10 @@ int tg__sse_finish(tg_sse *r, tg_sse_fn fn, void *ud, tg_error *err)
     if (rc == 0)
         rc = dispatch(r, 1, fn, ud);
     return report(r, rc, err);
+}
+
+void tg__sse_discard(tg_sse *r, size_t keep)
+{
+    r->discarding = 1;
+    r->keep = keep ? keep : 1;
 }

@@ -15,7 +15,10 @@
  * it rejects invalid UTF-8).
  *
  * Memory is bounded: an event's data, and any line, may hold at most
- * max_data bytes (plus the field name); more fails with TG_ELIMIT.
+ * max_data bytes (plus the field name); more fails with TG_ELIMIT. Once the
+ * consumer has read the end of its stream (tg__sse_discard), what follows
+ * is only counted: an event keeps a few bytes of its data, and nothing
+ * fails for its length.
  */
 #ifndef TG_FORMATS_SSE_H
 #define TG_FORMATS_SSE_H
@@ -38,9 +41,13 @@ typedef struct tg_sse_event {
     size_t data_len;
     const char *id; /* the last event id seen so far, "" when none */
     size_t id_len;
-    uint64_t number; /* 1-based count of dispatched events */
-    uint64_t line;   /* 1-based line on which the event ended */
-    int at_end;      /* dispatched at the end of input, no blank line seen */
+    uint64_t number;          /* 1-based count of dispatched events */
+    uint64_t line;            /* 1-based line on which the event ended */
+    uint64_t data_lines;      /* how many data lines were joined */
+    uint64_t data_first_line; /* the line of the first of them */
+    uint64_t data_last_line;  /* the line of the last of them */
+    int at_end;  /* dispatched at the end of input, no blank line seen */
+    int clipped; /* after tg__sse_discard: data past the kept bytes dropped */
 } tg_sse_event;
 
 /* Receives each event. A non-zero return (a TG_E* code, err filled) stops
@@ -58,7 +65,12 @@ typedef struct tg_sse {
     int finished; /* tg__sse_finish ran */
     int failed;   /* the sticky TG_E* code of a failure, 0 while none */
     uint64_t lines, events;
-    tg_error error; /* the failure's report, repeated on later calls */
+    uint64_t data_lines, data_first_line, data_last_line; /* the event's */
+    size_t keep;      /* tg__sse_discard: bytes of data an event keeps */
+    int discarding;   /* tg__sse_discard was called */
+    int clipped;      /* the event being read lost data (discarding) */
+    int line_clipped; /* the line being gathered lost bytes (discarding) */
+    tg_error error;   /* the failure's report, repeated on later calls */
 } tg_sse;
 
 /* Prepares a reader whose events may each carry at most max_data bytes of
@@ -74,5 +86,12 @@ int tg__sse_feed(tg_sse *r, const char *bytes, size_t len, tg_sse_fn fn,
 /* Ends the input: a last line without a line end is read, and an event
  * still pending is dispatched with at_end set. Returns as tg__sse_feed. */
 int tg__sse_finish(tg_sse *r, tg_sse_fn fn, void *ud, tg_error *err);
+/* From the next line on, the events only need counting (their consumer read
+ * the end of its stream): each keeps at most keep bytes of its data (at
+ * least 1; clipped set when it had more) and no line or event fails for
+ * its length, so memory stays bounded by keep whatever follows. Lines,
+ * events and their numbers are counted as before. May be called from the
+ * callback. */
+void tg__sse_discard(tg_sse *r, size_t keep);
 
 #endif

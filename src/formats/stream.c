@@ -19,21 +19,24 @@
  *                     whose candidates[0].content.parts hold whole
  *                     functionCall objects.
  *
- * This file keeps the calls still open, under their keys, completes them
- * by the rule of stream_core.h (calls in any order), hands them out, and at
- * the end puts the turn in the order the model wrote its calls. A complete
- * call is built by the provider's own builder (calls.h), the one its
- * whole-document parser uses, so a stream and the response it adds up to
- * give the same call records.
+ * This file keeps the calls under their keys, completes them by the rule
+ * of stream_core.h (calls in any order), hands them out, ignores what comes
+ * for a complete call or after the end of the stream (and says so in the
+ * turn's warnings), and at the end puts the turn in the order the model
+ * wrote its calls. A complete call is built by the provider's own builder
+ * (calls.h), the one its whole-document parser uses, so a stream and the
+ * response it adds up to give the same call records.
  *
  * The arguments of one call are capped like an event's data (the reader's
  * max_data): memory follows the configuration, not the input. A call over
  * the cap ends with ARGUMENTS_TOO_LARGE; its further pieces are counted,
- * not kept.
+ * not kept. After the end of the stream the SSE reader only counts: an
+ * event keeps a few bytes, so nothing that follows can fail the stream.
  */
 #include "stream_core.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +91,12 @@ int tg__stream_set_once(char **field, const char *str)
     return tg__strset(field, str);
 }
 
-/* ------------------------------------------------------------ open calls
+/* ------------------------------------------------------------ calls by key
  *
- * The open calls are kept sorted by (key, seq): an event finds its call by
- * binary search however many are open and in whatever order they are
- * written, and the calls of a stream that writes one call after another
- * are found at the end, first try. */
+ * The calls are kept sorted by (key, seq), open ones and complete ones: an
+ * event finds its call by binary search however many there are and in
+ * whatever order they are written, and the calls of a stream that writes
+ * one call after another are found at the end, first try. */
 
 static void pending_free(tg__pending *p)
 {
@@ -108,16 +111,16 @@ static void pending_free(tg__pending *p)
     free(p);
 }
 
-/* The position of the first open call whose key is greater than key. */
+/* The position of the first call whose key is greater than key. */
 static size_t upper_bound(const tg_stream *s, long long key)
 {
-    size_t lo = 0, hi = s->nopen;
+    size_t lo = 0, hi = s->nkeyed;
     /* Most events are for the newest call, at the end. */
-    if (hi > 0 && s->open[hi - 1]->key <= key)
+    if (hi > 0 && s->keyed[hi - 1]->key <= key)
         return hi;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->open[mid]->key <= key)
+        if (s->keyed[mid]->key <= key)
             lo = mid + 1;
         else
             hi = mid;
@@ -127,13 +130,13 @@ static size_t upper_bound(const tg_stream *s, long long key)
 
 tg__pending *tg__stream_open(tg_stream *s, long long key)
 {
-    if (s->nopen == s->capopen) {
-        size_t cap = s->capopen ? s->capopen * 2 : 8;
-        tg__pending **o = realloc(s->open, cap * sizeof *o);
+    if (s->nkeyed == s->capkeyed) {
+        size_t cap = s->capkeyed ? s->capkeyed * 2 : 8;
+        tg__pending **o = realloc(s->keyed, cap * sizeof *o);
         if (o == NULL)
             return NULL;
-        s->open = o;
-        s->capopen = cap;
+        s->keyed = o;
+        s->capkeyed = cap;
     }
     tg__pending *p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -142,8 +145,10 @@ tg__pending *tg__stream_open(tg_stream *s, long long key)
     p->seq = s->seq++;
     tg__buf_init(&p->args, s->max);
     size_t at = upper_bound(s, key);
-    memmove(s->open + at + 1, s->open + at, (s->nopen - at) * sizeof *s->open);
-    s->open[at] = p;
+    memmove(s->keyed + at + 1, s->keyed + at,
+            (s->nkeyed - at) * sizeof *s->keyed);
+    s->keyed[at] = p;
+    s->nkeyed++;
     s->nopen++;
     return p;
 }
@@ -151,7 +156,7 @@ tg__pending *tg__stream_open(tg_stream *s, long long key)
 tg__pending *tg__stream_find(tg_stream *s, long long key)
 {
     size_t at = upper_bound(s, key);
-    return at > 0 && s->open[at - 1]->key == key ? s->open[at - 1] : NULL;
+    return at > 0 && s->keyed[at - 1]->key == key ? s->keyed[at - 1] : NULL;
 }
 
 tg__pending *tg__stream_find_item(tg_stream *s, const char *item_id,
@@ -159,14 +164,14 @@ tg__pending *tg__stream_find_item(tg_stream *s, const char *item_id,
 {
     if (key != TG__NO_KEY) {
         for (size_t at = upper_bound(s, key);
-             at > 0 && s->open[at - 1]->key == key; at--)
-            if (str_is(s->open[at - 1]->item_id, item_id))
-                return s->open[at - 1];
+             at > 0 && s->keyed[at - 1]->key == key; at--)
+            if (str_is(s->keyed[at - 1]->item_id, item_id))
+                return s->keyed[at - 1];
     }
     /* The item under another output_index, or the event named none. */
-    for (size_t i = s->nopen; i-- > 0;)
-        if (str_is(s->open[i]->item_id, item_id))
-            return s->open[i];
+    for (size_t i = s->nkeyed; i-- > 0;)
+        if (str_is(s->keyed[i]->item_id, item_id))
+            return s->keyed[i];
     return NULL;
 }
 
@@ -191,59 +196,25 @@ int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 
 /* ------------------------------------------------------------ complete ids */
 
-static size_t hash_str(const char *s)
-{
-    size_t h = (size_t)14695981039346656037ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
-    return h;
-}
-
 /* The turn index of the first complete call with this id, or SIZE_MAX. */
 static size_t first_with_id(const tg_stream *s, const char *id)
 {
-    if (id == NULL || s->idcap == 0)
-        return SIZE_MAX;
-    size_t h = hash_str(id) & (s->idcap - 1);
-    while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0)
-            return s->ids[h] - 1;
-        h = (h + 1) & (s->idcap - 1);
-    }
-    return SIZE_MAX;
+    const tg_hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
+    return e != NULL ? e->val.idx : SIZE_MAX;
 }
 
-/* Records the id of turn call idx unless a call with it completed before.
- * Returns 0 or TG_ENOMEM. */
+/* Records the id of turn call idx (the call's own bytes are the key)
+ * unless a call with it completed before. Returns 0 or TG_ENOMEM. */
 static int remember_id(tg_stream *s, size_t idx)
 {
-    if ((s->turn->n + 1) * 2 > s->idcap) {
-        size_t cap = s->idcap ? s->idcap * 2 : 64;
-        size_t *t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return TG_ENOMEM;
-        for (size_t i = 0; i < s->idcap; i++) {
-            if (s->ids[i] == 0)
-                continue;
-            size_t h = hash_str(s->turn->calls[s->ids[i] - 1]->id) & (cap - 1);
-            while (t[h] != 0)
-                h = (h + 1) & (cap - 1);
-            t[h] = s->ids[i];
-        }
-        free(s->ids);
-        s->ids = t;
-        s->idcap = cap;
-    }
-    const char *id = s->turn->calls[idx]->id;
-    size_t h = hash_str(id) & (s->idcap - 1);
-    while (s->ids[h] != 0) {
-        if (strcmp(s->turn->calls[s->ids[h] - 1]->id, id) == 0) {
-            s->repeated_ids = true;
-            return 0;
-        }
-        h = (h + 1) & (s->idcap - 1);
-    }
-    s->ids[h] = idx + 1;
+    tg_hentry *e;
+    int rc = tg__hmap_put_str(&s->ids, s->turn->calls[idx]->id, &e);
+    if (rc == 1)
+        s->repeated_ids = true;
+    else if (rc == 0)
+        e->val.idx = idx;
+    else
+        return TG_ENOMEM; /* or an id of 4 GiB: its duplicates unseen */
     return 0;
 }
 
@@ -282,6 +253,9 @@ static int add_call(tg_stream *s, tg_call *call, long long key, uint64_t seq)
     if (rc != 0)
         return rc;
     s->placed[idx] = (tg__placed){call, key, seq, false};
+    /* Its names held to their limits, as tg__turn_check_calls does. */
+    if ((rc = tg__call_check_names(call)) != 0)
+        return rc;
     return remember_id(s, idx);
 }
 
@@ -330,37 +304,115 @@ int tg__stream_string_args(tg_call *call, const void *src)
     return tg__args_from_string_value(call, a->p->input);
 }
 
-/* Removes open call i, builds its call and appends it; frees the pending. */
-static int complete_at(tg_stream *s, size_t i, bool complete)
+/* Builds the call of open p through the provider's builder; `complete`
+ * is false when the input ended inside its arguments. */
+static int build_call(tg_stream *s, tg__pending *p, bool complete,
+                      tg_call **out)
 {
-    tg__pending *p = s->open[i];
-    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
-    s->nopen--;
     tg__stream_args a = {s, p, complete};
-    tg_call *call = NULL;
-    int rc = providers[s->provider]->build(&a, &call);
-    if (rc == 0)
-        rc = add_call(s, call, p->key, p->seq);
-    pending_free(p);
-    return rc;
+    *out = NULL;
+    return providers[s->provider]->build(&a, out);
+}
+
+/* Appends p's call and keeps p as complete, without what only an open
+ * call needs. Returns 0 or TG_ENOMEM. */
+static int settle(tg_stream *s, tg__pending *p, tg_call *call)
+{
+    int rc = add_call(s, call, p->key, p->seq);
+    if (rc != 0)
+        return rc;
+    p->done = call;
+    tg__buf_cleanup(&p->args);
+    json_decref(p->input);
+    p->input = NULL;
+    s->nopen--;
+    if (s->last == p)
+        s->last = NULL;
+    return 0;
+}
+
+static int complete_as(tg_stream *s, tg__pending *p, bool complete)
+{
+    tg_call *call;
+    if (p->done != NULL)
+        return 0;
+    int rc = build_call(s, p, complete, &call);
+    return rc != 0 ? rc : settle(s, p, call);
 }
 
 int tg__stream_complete(tg_stream *s, tg__pending *p)
 {
-    for (size_t i = s->nopen; i-- > 0;)
-        if (s->open[i] == p)
-            return complete_at(s, i, true);
-    return 0;
+    return complete_as(s, p, true);
+}
+
+int tg__stream_complete_clean(tg_stream *s, tg__pending *p)
+{
+    tg_call *call;
+    if (p->done != NULL)
+        return 0;
+    int rc = build_call(s, p, true, &call);
+    if (rc != 0)
+        return rc;
+    if (call->pre_error_code != NULL) {
+        tg__call_free(call);
+        p->scan.state = TG__SCAN_NEVER;
+        return 0;
+    }
+    return settle(s, p, call);
 }
 
 int tg__stream_complete_all(tg_stream *s)
 {
-    while (s->nopen > 0) {
-        int rc = complete_at(s, 0, true);
+    for (size_t i = 0; i < s->nkeyed && s->nopen > 0; i++) {
+        int rc = complete_as(s, s->keyed[i], true);
         if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+void tg__stream_late(tg_stream *s, tg__pending *p, const char *piece, size_t n,
+                     bool other)
+{
+    if (!other && tg__stream_blank(piece, n))
+        return; /* white space after a closed value changes nothing */
+    if (p->late_pieces++ == 0) {
+        s->late_calls++;
+        p->late_line = s->ev_first_line;
+    }
+    p->late_bytes += n;
+}
+
+int tg__stream_piece(tg_stream *s, tg__pending *p, const char *piece, size_t n)
+{
+    if (p == NULL)
+        return 0;
+    if (p->done != NULL) {
+        tg__stream_late(s, p, piece, n, false);
+        return 0;
+    }
+    return tg__stream_add_args(p, piece, n);
+}
+
+void tg__stream_end(tg_stream *s, const char *what)
+{
+    if (s->ended)
+        return;
+    s->ended = true;
+    s->stopped = true;
+    s->end_event = what;
+    s->end_line = s->ev_first_line;
+    /* Enough to tell a [DONE] or a keep-alive from an event. */
+    tg__sse_discard(&s->sse, 16);
+}
+
+int tg__stream_bad_event(tg_stream *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->bad, sizeof s->bad, fmt, ap);
+    va_end(ap);
+    return TG_EFORMAT;
 }
 
 /* Whether the input ended after p's arguments closed as one JSON value
@@ -544,9 +596,124 @@ static int fast_event(tg_stream *s, const tg_sse_event *ev)
     return pr->fast(s);
 }
 
+/* Whether the JSON reader's failure on an event's data (jerr) is the input
+ * ending inside it: the data is the start of a JSON text - the reader ran
+ * out of bytes, stopped at the very last one, or the data ends inside a
+ * UTF-8 sequence. Data holding one whole value and more is not. */
+static int cut_short(const tg_sse_event *ev, const json_error_t *jerr)
+{
+    enum json_error_code code = json_error_code(jerr);
+    if (code == json_error_premature_end_of_input)
+        return 1;
+    if (code == json_error_end_of_input_expected)
+        return 0;
+    if (jerr->position >= 0 && (size_t)jerr->position >= ev->data_len)
+        return 1;
+    if (code != json_error_invalid_utf8)
+        return 0;
+    /* A lead byte among the last three whose sequence needs more. */
+    const unsigned char *d = (const unsigned char *)ev->data;
+    for (size_t back = 1; back <= 3 && back <= ev->data_len; back++) {
+        unsigned char c = d[ev->data_len - back];
+        if (c < 0x80)
+            return 0;
+        if (c >= 0xC0) {
+            size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            return need > back;
+        }
+    }
+    return 0;
+}
+
+/* The error for an event whose data is not one JSON object (doc, new ref
+ * or NULL, consumed), unless it is the input's last event cut short: then
+ * the stream was cut, not garbled, and what came before still counts
+ * (when nothing came before, what the cut event began with still tells
+ * whose it is). */
+static int not_an_object(tg_stream *s, const tg_sse_event *ev, json_t *doc,
+                         const json_error_t *jerr, tg_error *err)
+{
+    int is_json = doc != NULL;
+    json_decref(doc);
+    if (!is_json && ev->at_end && cut_short(ev, jerr)) {
+        int kind;
+        if (s->provider == TG__SP_NONE && (kind = sniff(ev)) != TG__SP_NONE) {
+            s->provider = kind;
+            s->turn->format = provider_names[kind];
+        }
+        /* The model was in the middle of saying something. */
+        s->said = s->provider != TG__SP_NONE;
+        return 0;
+    }
+    if (is_json)
+        return tg__error_at(err, TG_EPARSE, (long)ev->line, 0,
+                            "event %llu (ending on line %llu) of the stream: "
+                            "its data is JSON but not an object; expected "
+                            "one JSON object per event",
+                            (unsigned long long)ev->number,
+                            (unsigned long long)ev->line);
+    /* The line of the input the reader stopped on, when the event's data
+     * lines are consecutive (else the line the event ended on). */
+    unsigned long long line = ev->line;
+    if (jerr->line >= 1 && (uint64_t)jerr->line <= ev->data_lines &&
+        ev->data_last_line - ev->data_first_line + 1 == ev->data_lines)
+        line = ev->data_first_line + (uint64_t)jerr->line - 1;
+    int joined = ev->data_lines > 1 &&
+                 json_error_code(jerr) == json_error_end_of_input_expected;
+    return tg__error_at(
+        err, TG_EPARSE, (long)line, jerr->column,
+        "event %llu (ending on line %llu) of the stream: its data is not "
+        "JSON: %s on line %llu, column %d; expected one JSON object per "
+        "event%s",
+        (unsigned long long)ev->number, (unsigned long long)ev->line,
+        jerr->text, line, jerr->column,
+        joined ? "; its data lines were read as one event because no blank "
+                 "line separates them (each event ends with a blank line)"
+               : "");
+}
+
+/* What a provider's reading of an event returned, as the stream's error. */
+static int event_result(tg_stream *s, const tg_sse_event *ev, int rc,
+                        tg_error *err)
+{
+    if (rc == TG_ENOMEM)
+        return nomem(err);
+    if (rc == TG_EFORMAT)
+        return tg__error_at(err, TG_EFORMAT, (long)ev->line, 0,
+                            "event %llu (ending on line %llu) of the %s "
+                            "stream: %s",
+                            (unsigned long long)ev->number,
+                            (unsigned long long)ev->line,
+                            provider_names[s->provider], s->bad);
+    return rc;
+}
+
+static int is_done_marker(const tg_sse_event *ev)
+{
+    return !ev->clipped && ev->data_len == 6 &&
+           memcmp(ev->data, "[DONE]", 6) == 0;
+}
+
+/* An event after the end of the stream: counted, never read. A keep-alive
+ * or a second [DONE] (some proxies add one after another provider's end)
+ * says nothing more. */
+static void after_end(tg_stream *s, const tg_sse_event *ev)
+{
+    if (is_done_marker(ev) ||
+        (!ev->clipped && tg__stream_blank(ev->data, ev->data_len)))
+        return;
+    if (s->ignored_events++ == 0)
+        s->ignored_line = ev->data_first_line;
+}
+
 static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
 {
     tg_stream *s = ud;
+    s->ev_first_line = ev->data_first_line;
+    if (s->ended) {
+        after_end(s, ev);
+        return 0;
+    }
     if (s->provider == TG__SP_NONE || s->provider == TG__SP_GEMINI) {
         SHA256_Update(&s->hash, ev->data, ev->data_len);
         SHA256_Update(&s->hash, "\n\n", 2);
@@ -554,15 +721,17 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     if (tg__stream_blank(ev->data, ev->data_len))
         return 0; /* a keep-alive */
     int rc, kind;
-    if (ev->data_len == 6 && memcmp(ev->data, "[DONE]", 6) == 0) {
-        /* Chat Completions' end: every call is complete. */
+    if (is_done_marker(ev)) {
+        /* The OpenAI end, which proxies send after any provider's stream:
+         * every call is complete, and nothing after it counts. */
         if (s->provider != TG__SP_NONE &&
             (rc = tg__stream_complete_all(s)) != 0)
-            return rc == TG_ENOMEM ? nomem(err) : rc;
+            return nomem(err);
+        tg__stream_end(s, "data: [DONE]");
         return 0;
     }
     if ((rc = fast_event(s, ev)) != TG__FAST_BAIL)
-        return rc == TG_ENOMEM ? nomem(err) : rc;
+        return event_result(s, ev, rc, err);
     json_error_t jerr;
     bool bad; /* strings with bytes no tool gets: only in arguments */
     json_t *doc =
@@ -575,34 +744,8 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
         json_decref(doc);
         return rc;
     }
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        /* The input ended inside its last event: the stream was cut, not
-         * garbled, and what came before still counts. When nothing came
-         * before, what the cut event began with still tells whose it is. */
-        if (ev->at_end) {
-            if (s->provider == TG__SP_NONE &&
-                (kind = sniff(ev)) != TG__SP_NONE) {
-                s->provider = kind;
-                s->turn->format = provider_names[kind];
-            }
-            return 0;
-        }
-        if (doc == NULL)
-            return tg__error_at(err, TG_EPARSE, (long)ev->line, jerr.column,
-                                "event %llu (ending on line %llu) of the "
-                                "stream: its data is not JSON: %s at column "
-                                "%d; expected one JSON object per event",
-                                (unsigned long long)ev->number,
-                                (unsigned long long)ev->line, jerr.text,
-                                jerr.column);
-        return tg__error_at(err, TG_EPARSE, (long)ev->line, 0,
-                            "event %llu (ending on line %llu) of the stream: "
-                            "its data is JSON but not an object; expected "
-                            "one JSON object per event",
-                            (unsigned long long)ev->number,
-                            (unsigned long long)ev->line);
-    }
+    if (!json_is_object(doc))
+        return not_an_object(s, ev, doc, &jerr, err);
     note_api_error(s, doc);
     kind = classify(doc);
     if (s->provider == TG__SP_NONE) {
@@ -625,7 +768,7 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     }
     rc = providers[s->provider]->event(s, doc);
     json_decref(doc);
-    return rc == TG_ENOMEM ? nomem(err) : rc;
+    return event_result(s, ev, rc, err);
 }
 
 /* ------------------------------------------------------------ public API */
@@ -683,6 +826,11 @@ void tg__stream_no_fast_paths(tg_stream *s)
     s->slow = 1;
 }
 
+void tg__stream_no_early(tg_stream *s)
+{
+    s->no_early = 1;
+}
+
 int tg_stream_feed(tg_stream *s, const char *bytes, size_t len, tg_error *err)
 {
     if (s == NULL || (bytes == NULL && len > 0))
@@ -707,9 +855,79 @@ const tg_call *tg_stream_next_call(tg_stream *s)
     return call;
 }
 
+int tg_stream_ended(const tg_stream *s)
+{
+    return s != NULL && s->ended;
+}
+
+size_t tg_stream_ignored_events(const tg_stream *s)
+{
+    return s != NULL ? (size_t)s->ignored_events : 0;
+}
+
 const char *tg_stream_format(const tg_stream *s)
 {
     return s ? provider_names[s->provider] : NULL;
+}
+
+/* A stream that gave no call must be an answer: the model said something
+ * (text, a block, a call's piece, an event cut short) or the stream reached
+ * a stop or its end - and carried no error. Else nothing could be read
+ * from it, and it is not an answer without tool calls either: data that is
+ * not the provider's events, only lifecycle or unknown events, a stream cut
+ * before the model said anything, a failed response. Returns 0 or
+ * TG_EFORMAT. */
+static int check_answer(const tg_stream *s, tg_error *err)
+{
+    if (s->turn->n > 0)
+        return 0;
+    if (s->api_error[0] != '\0')
+        return tg__error_set(err, TG_EFORMAT,
+                             "the %s stream carried an error and no tool "
+                             "call: %s",
+                             provider_names[s->provider], s->api_error);
+    if (s->said || s->stopped)
+        return 0;
+    unsigned long long n = s->sse.events;
+    return tg__error_set(err, TG_EFORMAT,
+                         "the %s stream has no tool call, no text and no "
+                         "stop (%llu event%s, none of them the model's "
+                         "output): it was cut before the model said "
+                         "anything, or it is not a model's stream",
+                         provider_names[s->provider], n, n == 1 ? "" : "s");
+}
+
+/* The turn's warnings: pieces that came for complete calls, by call in the
+ * model's order (the keys'), and events after the end. Returns 0 or
+ * TG_ENOMEM. */
+static int add_warnings(tg_stream *s)
+{
+    int rc = 0;
+    for (size_t i = 0; i < s->nkeyed && s->late_calls > 0 && rc == 0; i++) {
+        const tg__pending *p = s->keyed[i];
+        char id[TG__SHOWN_ID_SIZE];
+        if (p->late_pieces == 0 || p->done == NULL)
+            continue;
+        rc = tg__turn_add_warning(
+            s->turn,
+            "call %s was complete when %zu more piece%s for it arrived (%zu "
+            "byte%s of arguments, the first on line %llu): ignored, the call "
+            "stands as it was complete",
+            tg__text_show(p->done->id, id, sizeof id), p->late_pieces,
+            p->late_pieces == 1 ? "" : "s", p->late_bytes,
+            p->late_bytes == 1 ? "" : "s", (unsigned long long)p->late_line);
+    }
+    if (rc == 0 && s->ignored_events > 0)
+        rc = tg__turn_add_warning(
+            s->turn,
+            "%llu event%s after the end of the stream (%s on line %llu) %s "
+            "ignored, the first on line %llu",
+            (unsigned long long)s->ignored_events,
+            s->ignored_events == 1 ? "" : "s", s->end_event,
+            (unsigned long long)s->end_line,
+            s->ignored_events == 1 ? "was" : "were",
+            (unsigned long long)s->ignored_line);
+    return rc;
 }
 
 int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err)
@@ -734,12 +952,18 @@ int tg_stream_finish(tg_stream *s, tg_turn **out, tg_error *err)
             s->api_error[0] ? "; it carried an error: " : "", s->api_error);
     /* What is still open had no end: the input ended after it, complete
      * when its arguments closed, or inside them. */
-    while (s->nopen > 0) {
-        int closed = closed_at_end(s, s->open[0]);
-        if (closed < 0 || (rc = complete_at(s, 0, closed == 1)) != 0)
+    for (size_t i = 0; i < s->nkeyed && s->nopen > 0; i++) {
+        if (s->keyed[i]->done != NULL)
+            continue;
+        int closed = closed_at_end(s, s->keyed[i]);
+        if (closed < 0 || (rc = complete_as(s, s->keyed[i], closed == 1)) != 0)
             return nomem(err);
     }
+    if ((rc = check_answer(s, err)) != 0)
+        return rc;
     put_in_order(s);
+    if (add_warnings(s) != 0)
+        return nomem(err);
     *out = s->turn;
     s->turn = NULL;
     return 0;
@@ -752,11 +976,11 @@ void tg_stream_free(tg_stream *s)
     tg__sse_cleanup(&s->sse);
     tg__jcur_cleanup(&s->cur);
     tg__buf_cleanup(&s->arena);
-    for (size_t i = 0; i < s->nopen; i++)
-        pending_free(s->open[i]);
-    free(s->open);
+    for (size_t i = 0; i < s->nkeyed; i++)
+        pending_free(s->keyed[i]);
+    free(s->keyed);
     free(s->placed);
-    free(s->ids);
+    tg__hmap_cleanup(&s->ids);
     tg_turn_free(s->turn);
     free(s);
 }

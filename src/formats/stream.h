@@ -26,4 +26,10 @@ int tg__stream_parse_text(const char *text, size_t len, const char *format,
  * For tests, which check that both ways give the same calls. */
 void tg__stream_no_fast_paths(tg_stream *s);
 
+/* Turns Chat's early rule off: a Chat call completes only when the stream
+ * says so (finish_reason, [DONE], its index taken) or at the end. For
+ * tests, which check that the early rule gives the same calls but where
+ * the stream wrote on after a call had closed. */
+void tg__stream_no_early(tg_stream *s);
+
 #endif

@@ -5,7 +5,8 @@
  * index, content_block_delta with an input_json_delta adds its
  * partial_json piece to the block it names, and content_block_stop for
  * that index (or message_stop, for every block) completes it. The deltas
- * of several blocks may come in any order.
+ * of several blocks may come in any order; one for a block already
+ * stopped is ignored and reported. message_stop ends the stream.
  */
 #include "stream_core.h"
 
@@ -67,6 +68,10 @@ static int event(tg_stream *s, const json_t *doc)
     tg__pending *p;
     if (str_is(type, "content_block_start")) {
         const json_t *cb = json_object_get(doc, "content_block"); /* b. */
+        if (!json_is_object(cb))
+            return tg__stream_bad_event(s, "content_block_start without a "
+                                           "content_block object");
+        s->said = true;
         if (!str_is(tg__stream_str(cb, "type"), "tool_use"))
             return 0;
         if ((p = tg__stream_open(s, index)) == NULL)
@@ -82,18 +87,34 @@ static int event(tg_stream *s, const json_t *doc)
     if (str_is(type, "content_block_delta")) {
         const json_t *d = json_object_get(doc, "delta");       /* borrowed */
         const json_t *pj = json_object_get(d, "partial_json"); /* borrowed */
-        if (!str_is(tg__stream_str(d, "type"), "input_json_delta") ||
-            !json_is_string(pj) || (p = tg__stream_find(s, index)) == NULL)
+        if (!json_is_object(d))
+            return tg__stream_bad_event(s, "content_block_delta without a "
+                                           "delta object");
+        s->said = true;
+        if (!str_is(tg__stream_str(d, "type"), "input_json_delta"))
             return 0;
-        return tg__stream_add_args(p, json_string_value(pj),
-                                   json_string_length(pj));
+        if (!json_is_string(pj))
+            return tg__stream_bad_event(s, "an input_json_delta whose "
+                                           "partial_json is not a string");
+        /* A block that is not a tool_use (a server tool's) has no call. */
+        return tg__stream_piece(s, tg__stream_find(s, index),
+                                json_string_value(pj), json_string_length(pj));
     }
     if (str_is(type, "content_block_stop")) {
         p = tg__stream_find(s, index);
         return p == NULL ? 0 : tg__stream_complete(s, p);
     }
-    if (str_is(type, "message_stop"))
+    if (str_is(type, "message_delta")) {
+        const json_t *sr =
+            json_object_get(json_object_get(doc, "delta"), "stop_reason");
+        if (sr != NULL && !json_is_null(sr)) /* borrowed */
+            s->stopped = true;
+        return 0;
+    }
+    if (str_is(type, "message_stop")) {
+        tg__stream_end(s, "message_stop");
         return tg__stream_complete_all(s);
+    }
     return 0;
 }
 
@@ -106,7 +127,7 @@ static int fast(tg_stream *s)
     long long index = TG__NO_KEY;
     const char *k;
     size_t kn;
-    int first = 1, m, rc = 0, seen_index = 0, seen_delta = 0, is_obj;
+    int first = 1, m, rc = 0, seen_index = 0, seen_delta = 0, is_obj = 0;
     if (tg__jcur_take(&s->cur, '{') != 0)
         return TG__FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&s->cur, &first, &k, &kn)) == 1) {
@@ -135,14 +156,18 @@ static int fast(tg_stream *s)
     }
     if (rc != 0)
         return rc;
+    int args = tg__stream_span_is(s, &dtype, "input_json_delta");
+    /* A delta that is not an object, or a partial_json that is not a
+     * string: the document path says so. */
     if (m != 0 || tg__jcur_end(&s->cur) != 0 ||
-        !tg__stream_span_is(s, &type, "content_block_delta"))
+        !tg__stream_span_is(s, &type, "content_block_delta") || !seen_delta ||
+        !is_obj || (args && !pj.set))
         return TG__FAST_BAIL;
-    tg__pending *p;
-    if (!tg__stream_span_is(s, &dtype, "input_json_delta") || !pj.set ||
-        (p = tg__stream_find(s, index)) == NULL)
+    s->said = true;
+    if (!args)
         return 0;
-    return tg__stream_add_args(p, tg__stream_span_str(s, &pj), pj.len);
+    return tg__stream_piece(s, tg__stream_find(s, index),
+                            tg__stream_span_str(s, &pj), pj.len);
 }
 
 const tg__stream_provider tg__stream_anthropic = {

@@ -14,16 +14,23 @@
  * whatever comes between, and
  *
  *   - it completes when the stream says it is done: content_block_stop or
- *     message_stop (Anthropic); response.function_call_arguments.done or
- *     response.output_item.done (Responses); a finish_reason or data:
- *     [DONE], or its index taken by a call with another id (Chat
- *     Completions); on arrival (Gemini, whose calls are whole in their
- *     event). Only then is it handed out by tg_stream_next_call, so a
- *     call is never started while its arguments could still change: Chat
- *     Completions has no event that ends one call, and a call whose
- *     arguments already read as a JSON value may still get bytes for its
- *     index (the model writing on, or white space), so its calls come out
- *     together at the finish_reason;
+ *     message_stop (Anthropic); response.function_call_arguments.done,
+ *     response.output_item.done or response.completed (Responses); a
+ *     finish_reason or data: [DONE], or its index taken by a call with
+ *     another id (Chat Completions); on arrival (Gemini, whose calls are
+ *     whole in their event). Chat Completions has no event that ends one
+ *     call, so there a call also completes early: once its arguments
+ *     close as exactly one JSON object (with an id and a name) and the
+ *     stream has moved on - a piece for another index, or an event with
+ *     no piece. Bytes after a closed object can only be white space or
+ *     make it malformed, never another valid value, so the call is the
+ *     one the model meant;
+ *   - a complete call is handed out by tg_stream_next_call and never
+ *     changes after: pieces for it that come later (a model writing on, a
+ *     server going back to it, a delta after its block stopped) are
+ *     ignored - white space silently, anything else reported in a warning
+ *     of the turn naming the call and the bytes. The complete calls stay
+ *     under their keys to be recognised;
  *   - when the input ends first, a call whose arguments close as one JSON
  *     value is complete (nothing else for its index followed), and one
  *     whose arguments do not was cut: MALFORMED_ARGUMENTS, what arrived
@@ -33,6 +40,13 @@
  *     without a key last), whatever order they completed in, so results
  *     are rendered in that order too. tg_stream_next_call hands them out in
  *     the order they completed, and the pointers stay the turn's.
+ *
+ * The end is the end: after data: [DONE] (any provider), message_stop
+ * (Anthropic) or response.completed / .failed / .incomplete (Responses)
+ * every event is ignored, counted, and reported in a warning of the turn.
+ * And a stream that yields no call must be an answer: it carried text or
+ * reached a stop (finish_reason, stop_reason, finishReason, an end event),
+ * without an error - else tg_stream_finish fails saying why.
  */
 #ifndef TG_FORMATS_STREAM_CORE_H
 #define TG_FORMATS_STREAM_CORE_H
@@ -49,6 +63,7 @@
 
 #include "buf.h"
 #include "calls.h"
+#include "hashmap.h"
 #include "json_fast.h"
 #include "sse.h"
 #include "stream.h"
@@ -66,7 +81,26 @@ enum {
 /* No key: the event named none (or not a non-negative integer). */
 #define TG__NO_KEY (-1LL)
 
-/* A call whose arguments are still arriving. */
+/* What the Chat early rule (stream_openai_chat.c) saw of a call's
+ * arguments so far. */
+enum {
+    TG__SCAN_BEFORE, /* only white space */
+    TG__SCAN_IN,     /* inside the object the first '{' opened */
+    TG__SCAN_CLOSED, /* that object closed, white space after it */
+    TG__SCAN_NEVER   /* they cannot close as exactly one clean object */
+};
+
+/* The Chat early rule's view of a call's arguments: how far it read them,
+ * and what it saw. */
+typedef struct tg__close_scan {
+    size_t at;           /* argument bytes read */
+    size_t depth;        /* open objects and arrays */
+    unsigned char state; /* TG__SCAN_* */
+    bool in_str, esc;    /* inside a string; after its backslash */
+} tg__close_scan;
+
+/* A call under its key: open while its arguments arrive, then complete
+ * (done), kept to recognise pieces that come after. */
 typedef struct tg__pending {
     long long key;   /* tool call index, output_index or block index */
     uint64_t seq;    /* the order in which the calls started */
@@ -79,6 +113,11 @@ typedef struct tg__pending {
     int has_args;    /* an arguments string (or piece) arrived */
     int final_args;  /* args hold the provider's whole string (.done) */
     json_t *input;   /* an arguments value sent whole (new ref) or NULL */
+    tg__close_scan scan;
+    tg_call *done;      /* the call it completed as (the turn's), or NULL */
+    size_t late_pieces; /* pieces ignored because they came after that */
+    size_t late_bytes;  /* ... their argument bytes */
+    uint64_t late_line; /* ... the line the first of them began on */
 } tg__pending;
 
 /* A complete call and its place in the model's order. */
@@ -128,17 +167,30 @@ struct tg_stream {
     int fed;      /* bytes were fed: the cap is fixed */
     int finished;
     int slow;           /* the fast paths are off (tests compare the two) */
+    int no_early;       /* Chat's early rule is off (tests compare) */
     size_t max;         /* cap of one event's data and one call's arguments */
     tg_turn *turn;      /* complete calls, in completion order until finish
                            puts them in the model's; NULL once handed */
     tg__placed *placed; /* per call of turn, in the same order */
     size_t capplaced;
-    size_t next;        /* the next call tg_stream_next_call hands out */
-    tg__pending **open; /* calls still open, by (key, seq) */
-    size_t nopen, capopen;
-    uint64_t seq; /* calls started so far */
-    size_t *ids;  /* hash set of complete ids: turn index + 1, 0 empty */
-    size_t idcap;
+    size_t next;         /* the next call tg_stream_next_call hands out */
+    tg__pending **keyed; /* calls open and complete, by (key, seq) */
+    size_t nkeyed, capkeyed;
+    size_t nopen;           /* how many of them are open */
+    tg__pending *last;      /* Chat: the open call the last piece went to */
+    uint64_t seq;           /* calls started so far */
+    uint64_t ev_first_line; /* the first data line of the event being read */
+    /* What the stream said so far, for a turn without calls (finish). */
+    bool said;    /* text, a call's piece, a block: the model said something */
+    bool stopped; /* a stop reason or an end event arrived */
+    /* The end (tg__stream_end) and what came after it. */
+    bool ended;
+    const char *end_event; /* static: what ended it */
+    uint64_t end_line;
+    uint64_t ignored_events, ignored_line; /* after the end; the first's */
+    size_t late_calls;   /* complete calls that pieces came after */
+    char bad[200];       /* a provider's word on an event of a bad shape */
+    tg_hmap ids;         /* complete calls by id (the first's): turn index */
     bool repeated_ids;   /* two complete calls share an id */
     SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
     char api_error[200]; /* the first error the provider streamed, or "" */
@@ -148,18 +200,24 @@ struct tg_stream {
 
 /* ------------------------------------------------------------ the core */
 
-/* Opens a call under key (TG__NO_KEY allowed) after the calls already open
+/* Opens a call under key (TG__NO_KEY allowed) after the calls already
  * under it. NULL on out of memory. */
 tg__pending *tg__stream_open(tg_stream *s, long long key);
-/* The newest open call under key, or NULL. */
+/* The newest call under key, open or complete (p->done), or NULL. */
 tg__pending *tg__stream_find(tg_stream *s, long long key);
-/* The open Responses call whose item id is item_id (looked for under key
- * first, when it is not TG__NO_KEY), or NULL. */
+/* The Responses call whose item id is item_id, open or complete (looked
+ * for under key first, when it is not TG__NO_KEY), or NULL. */
 tg__pending *tg__stream_find_item(tg_stream *s, const char *item_id,
                                   long long key);
-/* The stream said p is done: its call is built and appended (p is freed).
- * Returns 0 or TG_ENOMEM. */
+/* The stream said p is done: its call is built and appended, and p kept
+ * as complete (nothing when it is complete already). Returns 0 or
+ * TG_ENOMEM. */
 int tg__stream_complete(tg_stream *s, tg__pending *p);
+/* Chat's early rule: p's call is built and appended, as complete, only
+ * when it comes out without an error (a call that would not run is left
+ * open, for the end to decide; the scan remembers). Returns 0 or
+ * TG_ENOMEM. */
+int tg__stream_complete_clean(tg_stream *s, tg__pending *p);
 /* The stream said every open call is done. Returns 0 or TG_ENOMEM. */
 int tg__stream_complete_all(tg_stream *s);
 /* Appends a call that arrived whole (ownership taken, also on failure).
@@ -167,6 +225,25 @@ int tg__stream_complete_all(tg_stream *s);
 int tg__stream_add_whole(tg_stream *s, tg_call *call);
 /* Whether a call with this id has completed. */
 int tg__stream_id_complete(const tg_stream *s, const char *id);
+/* A piece for complete call p arrived: ignored, and, unless it is only
+ * white space and `other` (it carries another name or type than the call
+ * has) is false, counted for the warning finish gives. */
+void tg__stream_late(tg_stream *s, tg__pending *p, const char *piece, size_t n,
+                     bool other);
+/* A piece of arguments for p (NULL: for no call this stream knows,
+ * ignored): added while p is open, late (tg__stream_late) once it is
+ * complete. Returns 0 or TG_ENOMEM. */
+int tg__stream_piece(tg_stream *s, tg__pending *p, const char *piece, size_t n);
+/* The provider's end event arrived (`what`, static, names it): what
+ * follows is ignored. */
+void tg__stream_end(tg_stream *s, const char *what);
+/* An event of the provider's stream has a bad shape: the message (the
+ * event's number and line are added) is kept; returns TG_EFORMAT. */
+int tg__stream_bad_event(tg_stream *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Adds a piece of p's arguments; past the cap the bytes are counted only.
  * Returns 0 or TG_ENOMEM. */

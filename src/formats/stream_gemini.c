@@ -3,7 +3,8 @@
  * stream_gemini.c - the Gemini streamGenerateContent stream (?alt=sse,
  * stream_core.h): each event a GenerateContentResponse whose
  * candidates[0].content.parts hold whole functionCall objects, so a call
- * completes as it arrives, in the order the parts come.
+ * completes as it arrives, in the order the parts come. The stream has no
+ * end event: its end is the end of the input.
  */
 #include "stream_core.h"
 
@@ -30,10 +31,21 @@ static int stream_call_id(void *ud, char *out, size_t size)
 
 static int event(tg_stream *s, const json_t *doc)
 {
-    const json_t *cand =
-        json_array_get(json_object_get(doc, "candidates"), 0); /* borrowed */
+    const json_t *cands = json_object_get(doc, "candidates"); /* borrowed */
+    const json_t *cand = json_array_get(cands, 0);            /* borrowed */
     const json_t *parts =
         json_object_get(json_object_get(cand, "content"), "parts"); /* b. */
+    if (cands != NULL && !json_is_array(cands))
+        return tg__stream_bad_event(s, "candidates is not an array");
+    if (parts != NULL && !json_is_array(parts))
+        return tg__stream_bad_event(s, "candidates[0].content.parts is not "
+                                       "an array");
+    if (json_array_size(parts) > 0)
+        s->said = true;
+    if (json_is_string(json_object_get(cand, "finishReason")) ||
+        json_is_string(json_object_get(json_object_get(doc, "promptFeedback"),
+                                       "blockReason")))
+        s->stopped = true; /* the answer's end, or a refusal to answer */
     for (size_t i = 0; i < json_array_size(parts); i++) {
         const json_t *fc =
             json_object_get(json_array_get(parts, i), "functionCall");

@@ -6,7 +6,11 @@
  * the call it names (item_id, else output_index), and
  * response.function_call_arguments.done (whose whole arguments string
  * wins over the pieces) or response.output_item.done completes it. The
- * events of several items may come in any order.
+ * events of several items may come in any order; a delta for an item
+ * already complete is ignored and reported. response.completed completes
+ * what is still open and ends the stream; response.failed and
+ * response.incomplete end it too, leaving open calls to the end's rule
+ * (cut unless their arguments closed).
  */
 #include "stream_core.h"
 
@@ -63,6 +67,23 @@ static int fill(tg__pending *p, const json_t *item, int whole)
     return 0;
 }
 
+/* What a Responses event of this type tells of the answer: an end, a
+ * stop without one, or the model saying something (anything but the
+ * response's own lifecycle). Returns the end's name or NULL. */
+static const char *note_kind(tg_stream *s, const char *type)
+{
+    static const char *const ends[] = {"response.completed", "response.failed",
+                                       "response.incomplete"};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        if (strcmp(type, ends[i]) == 0)
+            return ends[i];
+    if (strcmp(type, "response.created") != 0 &&
+        strcmp(type, "response.in_progress") != 0 &&
+        strcmp(type, "response.queued") != 0)
+        s->said = true;
+    return NULL;
+}
+
 static int event(tg_stream *s, const json_t *doc)
 {
     const char *type = tg__stream_str(doc, "type");
@@ -71,6 +92,15 @@ static int event(tg_stream *s, const json_t *doc)
     const json_t *item = json_object_get(doc, "item"); /* borrowed */
     tg__pending *p;
     int rc;
+    if (type == NULL || strncmp(type, "response.", 9) != 0)
+        return 0; /* an error event, say */
+    const char *end = note_kind(s, type);
+    if (end != NULL) {
+        tg__stream_end(s, end);
+        return strcmp(end, "response.completed") == 0
+                   ? tg__stream_complete_all(s)
+                   : 0;
+    }
     if (str_is(type, "response.output_item.added")) {
         if (!str_is(tg__stream_str(item, "type"), "function_call"))
             return 0;
@@ -80,14 +110,15 @@ static int event(tg_stream *s, const json_t *doc)
     }
     if (str_is(type, "response.function_call_arguments.delta")) {
         const json_t *d = json_object_get(doc, "delta"); /* borrowed */
-        if ((p = find(s, item_id, oi)) == NULL || !json_is_string(d))
-            return 0;
-        return tg__stream_add_args(p, json_string_value(d),
-                                   json_string_length(d));
+        if (!json_is_string(d))
+            return tg__stream_bad_event(s, "an arguments delta that is not a "
+                                           "string");
+        return tg__stream_piece(s, find(s, item_id, oi), json_string_value(d),
+                                json_string_length(d));
     }
     if (str_is(type, "response.function_call_arguments.done")) {
         const json_t *a = json_object_get(doc, "arguments"); /* borrowed */
-        if ((p = find(s, item_id, oi)) == NULL)
+        if ((p = find(s, item_id, oi)) == NULL || p->done != NULL)
             return 0;
         rc = json_is_string(a)
                  ? tg__stream_set_final_args(p, json_string_value(a),
@@ -99,9 +130,11 @@ static int event(tg_stream *s, const json_t *doc)
         if (!str_is(tg__stream_str(item, "type"), "function_call"))
             return 0;
         p = find(s, tg__stream_str(item, "id"), oi);
+        if (p != NULL && p->done != NULL)
+            return 0; /* its arguments' .done completed it */
         if (p == NULL) {
-            /* Its arguments' .done completed it already; else the item was
-             * never announced and is whole here. */
+            /* Complete already under another entry, else never announced
+             * and whole here. */
             if (tg__stream_id_complete(s, tg__stream_str(item, "call_id")))
                 return 0;
             if ((p = tg__stream_open(s, oi)) == NULL)
@@ -154,15 +187,16 @@ static int fast(tg_stream *s)
         strncmp(t, "response.", 9) != 0 ||
         strcmp(t, "response.output_item.added") == 0 ||
         strcmp(t, "response.output_item.done") == 0 ||
-        strcmp(t, "response.function_call_arguments.done") == 0 ||
-        strcmp(t, "response.failed") == 0)
+        strcmp(t, "response.function_call_arguments.done") == 0)
         return TG__FAST_BAIL;
-    if (strcmp(t, "response.function_call_arguments.delta") != 0 || !delta.set)
+    int is_delta = strcmp(t, "response.function_call_arguments.delta") == 0;
+    /* An end, or a delta that is not a string: the document path. */
+    if ((is_delta && !delta.set) || note_kind(s, t) != NULL)
+        return TG__FAST_BAIL;
+    if (!is_delta)
         return 0;
-    tg__pending *p = find(s, tg__stream_span_str(s, &item_id), oi);
-    return p == NULL ? 0
-                     : tg__stream_add_args(p, tg__stream_span_str(s, &delta),
-                                           delta.len);
+    return tg__stream_piece(s, find(s, tg__stream_span_str(s, &item_id), oi),
+                            tg__stream_span_str(s, &delta), delta.len);
 }
 
 const tg__stream_provider tg__stream_openai_responses = {

@@ -57,7 +57,7 @@ int tg__format_render_tool_list(const json_t *tools,
             rc = TG_ENOMEM;
     }
     if (rc == 0)
-        rc = tg__format_dump(doc, out);
+        rc = tg__json_dump(doc, out);
     if (rc == 0)
         rc = tg__buf_puts(out, "\n");
     json_decref(doc == arr ? arr : doc);

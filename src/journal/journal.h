@@ -31,7 +31,16 @@ typedef struct tg_journal_options {
     int64_t prune_every_ms; /* least time between two prune steps when
                                nothing is over the limits (0: 10 s) */
     int prune_batch;        /* most calls one prune step deletes (0: 500) */
+    /* limits.max_args_bytes (0: none). A call whose arguments pass it never
+     * runs (ARGUMENTS_TOO_LARGE), so its row keeps only the first
+     * TG_JOURNAL_ARGS_PREFIX bytes of their text (args_raw) and their size
+     * (args_bytes), not the arguments, twice over when they came as a
+     * string. */
+    int64_t max_args_bytes;
 } tg_journal_options;
+
+/* What the journal keeps of arguments over max_args_bytes (bytes). */
+#define TG_JOURNAL_ARGS_PREFIX 1024
 
 typedef struct tg_journal_ops {
     const char *name;

@@ -13,6 +13,14 @@
  *
  * Memory of the backend itself (the object, the pointer map) comes from
  * sqlite3_malloc so the failing-allocation tests reach it too.
+ *
+ * The file is toolgate's alone (exec/state.c keeps tools away from it), and
+ * the journal checks that it stays so: a file with a second name (a hard
+ * link, through which something else could write it) is refused at open,
+ * and every transaction first checks that the path still names the file
+ * SQLite has open, with one name. Moved, removed or replaced, it is not
+ * written to any more: results would go to a file nobody reads, or a
+ * replaced one could serve forged answers.
  */
 #include "journal.h"
 
@@ -21,6 +29,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +40,11 @@
 
 #include "buf.h"
 #include "error.h"
+#include "quote.h"
+#include "hashmap.h"
+#include "json_out.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 #define DEFAULT_LIMIT 20
 #define MAX_LIMIT 100000
@@ -199,6 +213,12 @@ static const char *const migrations[] = {
      * spooled results are in it. */
     "CREATE INDEX results_artifact ON results(json_extract(artifact, '$.id'))"
     " WHERE artifact IS NOT NULL;",
+    /* v7: a call whose arguments pass limits.max_args_bytes keeps only the
+     * first TG_JOURNAL_ARGS_PREFIX bytes of their text, in args_raw (args
+     * NULL), and their size here; NULL when the arguments are kept whole.
+     * It used to keep them whole, twice when they came as a string: 200 MB
+     * in one row for a refused 100 MB argument. */
+    "ALTER TABLE call_rows ADD COLUMN args_bytes INTEGER;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -212,7 +232,10 @@ struct slot {
 struct sqlite_journal {
     tg_journal base; /* first: the tg_journal * is this object */
     sqlite3 *db;
-    char *path; /* sqlite3_malloc'd */
+    char *path;   /* sqlite3_malloc'd */
+    bool watched; /* dev and ino are the file's (not ":memory:") */
+    dev_t dev;
+    ino_t ino;
     sqlite3_int64 pid, start;
     char boot[40];
     sqlite3_stmt *st_begin, *st_commit, *st_rollback;
@@ -264,6 +287,17 @@ static int db_fail(struct sqlite_journal *sj, int rc, const char *what,
 static int oom(tg_error *err)
 {
     return tg__error_set(err, TG_ENOMEM, "out of memory");
+}
+
+/* A failure of the JSON text writers (json_out.h, tg__result_write). */
+static int out_fail(int rc, tg_error *err)
+{
+    if (rc == TG_EINVAL)
+        return tg__error_set(err, rc,
+                             "a journaled result has no JSON form: its id or "
+                             "tool is not UTF-8, or its duration is not a "
+                             "number");
+    return oom(err);
 }
 
 /* ------------------------------------------------------------ pointer map */
@@ -500,13 +534,71 @@ static void tx_rollback(struct sqlite_journal *sj)
         sqlite3_exec(sj->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Whether the path still names the file SQLite has open, with no other
+ * name (see the top of the file). Costs one stat(2). */
+static int still_ours(struct sqlite_journal *sj, tg_error *err)
+{
+    struct stat st;
+    if (!sj->watched)
+        return 0;
+    bool gone = stat(sj->path, &st) != 0;
+    if (gone || st.st_dev != sj->dev || st.st_ino != sj->ino)
+        return tg__error_set(
+            err, TG_EJOURNAL,
+            "journal %s was moved, removed or replaced while toolgate had it "
+            "open (%s); nothing more is written to it. Only a tool running "
+            "outside the sandbox could do that: 'toolgate doctor' names them",
+            sj->path,
+            gone ? "the path names nothing now"
+                 : "the path names another file now");
+    if (st.st_nlink != 1)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s got another name (%ju hard links) "
+                             "while toolgate had it open: through it "
+                             "something else could write the journal; "
+                             "nothing more is written to it",
+                             sj->path, (uintmax_t)st.st_nlink);
+    return 0;
+}
+
+/* Records which file the path names as SQLite opens it, refusing one with
+ * more than one name. */
+static int watch_file(struct sqlite_journal *sj, tg_error *err)
+{
+    struct stat st;
+    int moved = 0;
+    if (stat(sj->path, &st) != 0)
+        return tg__error_set(err, TG_EJOURNAL, "journal %s: %s", sj->path,
+                             strerror(errno));
+    if (st.st_nlink != 1)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s has %ju names (hard links): through "
+                             "another name something else could write it; "
+                             "remove the other names",
+                             sj->path, (uintmax_t)st.st_nlink);
+    sj->dev = st.st_dev;
+    sj->ino = st.st_ino;
+    /* The file SQLite opened is the one just looked at, not one swapped in
+     * between. */
+    if (sqlite3_file_control(sj->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) ==
+            SQLITE_OK &&
+        moved)
+        return tg__error_set(err, TG_EJOURNAL,
+                             "journal %s was replaced while it was being "
+                             "opened",
+                             sj->path);
+    sj->watched = true;
+    return 0;
+}
+
 /* IMMEDIATE takes the write lock up front, so two writers wait on the busy
  * timeout instead of failing on a read-to-write upgrade. */
 static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
     tx_rollback(sj); /* a transaction left open by an earlier failure */
     sj->next_known = 0;
-    return run(sj, sj->st_begin, "starting a transaction", err);
+    int rc = still_ours(sj, err);
+    return rc != 0 ? rc : run(sj, sj->st_begin, "starting a transaction", err);
 }
 
 static int tx_commit(struct sqlite_journal *sj, tg_error *err)
@@ -547,7 +639,7 @@ static const int row_sizes[N_ROW_SIZES] = {ROWS_MAX, 16, 4, 1};
  * shared by the rows; then per row its rowid (given, not allocated, so a
  * batch's rowids are known before it goes in) and CALL_PARAMS - 1 more. */
 #define CALL_SHARED 4
-#define CALL_PARAMS 14
+#define CALL_PARAMS 15
 #define RESULT_PARAMS 15
 
 /* Strings bound to a statement that must live until it ran. */
@@ -594,7 +686,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
             : "INSERT OR ROLLBACK INTO call_rows(rowid, id, tool, args, "
               "args_raw,"
               " checksum, caller_id, context, skills, format, idx,"
-              " inline_output, from_artifact_tool, created_at,"
+              " inline_output, from_artifact_tool, created_at, args_bytes,"
               " started_at, v4_state, owner_pid, owner_start,"
               " owner_boot) VALUES ");
     for (int r = 0; r < row_sizes[k]; r++) {
@@ -685,6 +777,23 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     }
     const char *context = dump_owned(call->context, own, &nomem);
     const char *skills = dump_owned(call->skills, own, &nomem);
+    const char *raw = tg_call_args_raw(call);
+    /* Arguments over the limit never run (ARGUMENTS_TOO_LARGE): the row
+     * keeps the start of their text and their size, not all of it. */
+    size_t size = tg__call_args_size(call);
+    bool cut =
+        sj->opts.max_args_bytes > 0 && size > (uint64_t)sj->opts.max_args_bytes;
+    if (cut && !nomem) {
+        const char *text = raw != NULL ? raw : call->args_text;
+        size_t n = tg__utf8_cut(text, strlen(text), TG_JOURNAL_ARGS_PREFIX);
+        char *prefix = strndup(text, n);
+        if (prefix == NULL)
+            nomem = 1;
+        else
+            own->p[own->n++] = prefix;
+        raw = prefix;
+        args = NULL;
+    }
     if (nomem)
         return oom(err);
     int o = CALL_SHARED + r * CALL_PARAMS;
@@ -692,7 +801,7 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     b |= bind_text(st, o + 2, call->id);
     b |= bind_text(st, o + 3, call->tool);
     b |= bind_text(st, o + 4, args);
-    b |= bind_text(st, o + 5, tg_call_args_raw(call));
+    b |= bind_text(st, o + 5, raw);
     b |= bind_text(st, o + 6, sum);
     b |= bind_text(st, o + 7, call->caller_id);
     b |= bind_text(st, o + 8, context);
@@ -703,6 +812,8 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     b |= sqlite3_bind_int(st, o + 13, call->from_artifact_tool ? 1 : 0);
     b |= sqlite3_bind_int64(st, o + 14,
                             call->created_at ? call->created_at : now);
+    b |= cut ? sqlite3_bind_int64(st, o + 15, (sqlite3_int64)size)
+             : sqlite3_bind_null(st, o + 15);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
     return 0;
@@ -1197,7 +1308,7 @@ done:
     " c.from_artifact_tool, c.created_at, c.started_at,"                       \
     " r.call_rowid, r.id, r.tool, r.outcome, r.execution, r.payload,"          \
     " r.content, r.artifact, r.duration_ms, r.exit_status, r.completed_at,"    \
-    " r.replayed, r.repaired, r.decisions"
+    " r.replayed, r.repaired, r.decisions, c.args_bytes"
 enum {
     C_ROWID,
     C_ID,
@@ -1227,7 +1338,8 @@ enum {
     R_COMPLETED,
     R_REPLAYED,
     R_REPAIRED,
-    R_DECISIONS
+    R_DECISIONS,
+    C_ARGS_BYTES
 };
 
 static const char *col_text(sqlite3_stmt *st, int col)
@@ -1314,6 +1426,15 @@ static int row_call(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
         call->updated_at = sqlite3_column_int64(st, C_STARTED);
     }
     *out = tg__call_to_json(call);
+    /* arguments kept only in part: args_raw is their start, this their
+     * size (v7) */
+    if (*out != NULL && sqlite3_column_type(st, C_ARGS_BYTES) != SQLITE_NULL &&
+        json_object_set_new(
+            *out, "args_bytes",
+            json_integer(sqlite3_column_int64(st, C_ARGS_BYTES))) != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
     if (*out == NULL)
         rc = oom(err);
 fail:
@@ -1386,18 +1507,18 @@ fail:
     return rc;
 }
 
-/* The result record of the current row (tg__result_to_json's shape). */
-static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st, json_t **out,
-                      tg_error *err)
+/* Appends the result record of the current row (tg__result_write's text,
+ * with the gate's decisions), with "call": call when call is not NULL. */
+static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st,
+                      const json_t *call, tg_buf *out, tg_error *err)
 {
     tg_result *r = NULL;
-    *out = NULL;
     int rc = row_result_rec(sj, st, &r, err);
     if (rc != 0)
         return rc;
-    *out = tg__result_to_json(r);
+    rc = tg__result_write(r, TG__RECORD_DECISIONS, call, out);
     tg__result_free(r);
-    return *out ? 0 : oom(err);
+    return rc == 0 ? 0 : out_fail(rc, err);
 }
 
 /* ------------------------------------------------------------ re-delivery */
@@ -1421,7 +1542,7 @@ static int dedup_eligible(const tg_call *call)
     " ORDER BY u.first DESC LIMIT 1) >= c.rowid, 0)"
 
 /* The columns of ROW_COLUMNS and then these. */
-enum { L_RUNNING = R_DECISIONS + 1, L_OWNER };
+enum { L_RUNNING = C_ARGS_BYTES + 1, L_OWNER };
 
 /* See tg__journal_begin_dedup. Runs inside begin's write transaction. The
  * oldest matching row answers: later rows of the same id are replays of it
@@ -1638,45 +1759,60 @@ static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
     return 0;
 }
 
-/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. */
+/* Reads --since: RFC 3339, or Unix seconds/milliseconds as digits. Anything
+ * else, a number too large for any timestamp included, is the caller's
+ * mistake (TG_EINVAL), never a failure of the journal. */
 static int parse_since(const char *since, int64_t *ms, tg_error *err)
 {
     json_t *v = NULL; /* new ref */
     const char *s = since;
+    const char *why = "";
     while (*s == ' ')
         s++;
-    char *end = NULL;
     if (*s >= '0' && *s <= '9') {
+        char *end = NULL;
         errno = 0;
         long long n = strtoll(s, &end, 10);
-        if (*end == '\0' && errno == 0) {
+        if (*end == '\0' && errno == ERANGE) {
+            why = ": out of range";
+        } else if (*end == '\0') {
             v = json_integer(n);
         } else if (*end == '.') {
+            errno = 0;
             double d = strtod(s, &end);
-            if (*end == '\0')
+            if (*end == '\0' && errno == ERANGE)
+                why = ": out of range";
+            else if (*end == '\0')
                 v = json_real(d);
+            else
+                v = json_string_nocheck(since);
+        } else {
+            v = json_string_nocheck(since);
         }
-    }
-    if (end == NULL || *end != '\0') {
-        json_decref(v);
+    } else {
         v = json_string_nocheck(since);
     }
-    if (v == NULL)
+    int rc = TG_EINVAL;
+    if (v == NULL && *why == '\0')
         return oom(err);
-    int rc = tg__time_from_json(v, ms);
+    if (v != NULL)
+        rc = tg__time_from_json(v, ms);
     json_decref(v);
-    if (rc != 0)
+    if (rc != 0) {
+        tg_quote q;
         return tg__error_set(err, TG_EINVAL,
-                             "invalid 'since' time '%s': expected RFC 3339 "
+                             "invalid 'since' time '%s'%s: expected RFC 3339 "
                              "(2026-01-02T03:04:05Z) or Unix seconds or "
                              "milliseconds",
-                             since);
+                             tg__quote(&q, since), why);
+    }
     return 0;
 }
 
-static int dump_out(json_t *v, char **out, tg_error *err)
+/* The text of a query's answer: *out takes b's bytes (the caller's). */
+static int text_out(tg_buf *b, char **out, tg_error *err)
 {
-    *out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    *out = tg__buf_take(b);
     return *out ? 0 : oom(err);
 }
 
@@ -1686,12 +1822,12 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    json_t *list = NULL; /* new ref */
-    tg_buf sql;
+    tg_buf sql, text;
     int rc = 0, outcome = -1;
     int64_t since = 0;
     *out = NULL;
     tg__buf_init(&sql, 4096);
+    tg__buf_init(&text, 0);
     if (q == NULL)
         q = &none;
     if (q->limit < 0)
@@ -1746,38 +1882,32 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
         rc = db_fail(sj, b, "binding the query", err);
         goto fail;
     }
-    if ((list = json_array()) == NULL) {
+    /* A JSON array of result records, each with its call. */
+    if (tg__buf_append(&text, "[", 1) != 0) {
         rc = oom(err);
         goto fail;
     }
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *res = NULL, *call = NULL; /* new refs */
-        if ((rc = row_result(sj, st, &res, err)) != 0 ||
-            (rc = row_call(sj, st, &call, err)) != 0) {
-            json_decref(res);
-            goto fail;
-        }
-        /* Both steal the reference, also on failure; res is still ours
-         * when the first fails. */
-        if (json_object_set_new(res, "call", call) != 0) {
-            json_decref(res);
+        json_t *call = NULL; /* new ref */
+        if ((rc = row_call(sj, st, &call, err)) == 0 &&
+            (text.len > 1 && tg__buf_append(&text, ",", 1) != 0))
             rc = oom(err);
+        if (rc == 0)
+            rc = row_result(sj, st, call, &text, err);
+        json_decref(call);
+        if (rc != 0)
             goto fail;
-        }
-        if (json_array_append_new(list, res) != 0) {
-            rc = oom(err);
-            goto fail;
-        }
     }
     if (step != SQLITE_DONE) {
         rc = db_fail(sj, step, "reading the history", err);
         goto fail;
     }
-    rc = dump_out(list, out, err);
+    rc = tg__buf_append(&text, "]", 1) == 0 ? text_out(&text, out, err)
+                                            : oom(err);
 fail:
     sqlite3_finalize(st);
-    json_decref(list);
+    tg__buf_cleanup(&text);
     tg__buf_cleanup(&sql);
     return rc;
 }
@@ -1787,11 +1917,13 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
 {
     struct sqlite_journal *sj = sj_of(j);
     sqlite3_stmt *st = NULL;
-    json_t *obj = NULL, *call = NULL, *res = NULL; /* new refs */
+    json_t *call = NULL; /* new ref */
+    tg_buf text;
     int rc;
     *out = NULL;
     if (call_id == NULL)
         return tg__error_set(err, TG_EINVAL, "show: no call id given");
+    tg__buf_init(&text, 0);
     /* The same wire id recurs across turns: the newest row answers. */
     if ((rc = prepare(sj,
                       "SELECT " ROW_COLUMNS " FROM call_rows c"
@@ -1817,35 +1949,24 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
     }
     if ((rc = row_call(sj, st, &call, err)) != 0)
         goto fail;
-    if (sqlite3_column_type(st, R_ROWID) != SQLITE_NULL) {
-        if ((rc = row_result(sj, st, &res, err)) != 0)
-            goto fail;
-    } else if ((res = json_null()) == NULL) {
-        rc = oom(err);
+    /* {"call":…,"result":…}, the result null while the call has none */
+    if ((rc = tg__buf_puts(&text, "{\"call\":")) != 0 ||
+        (rc = tg__json_dump(call, &text)) != 0 ||
+        (rc = tg__buf_puts(&text, ",\"result\":")) != 0) {
+        rc = out_fail(rc, err);
         goto fail;
     }
-    if ((obj = json_object()) == NULL) {
-        rc = oom(err);
-        goto fail;
-    }
-    int bad = json_object_set_new(obj, "call", call);
-    call = NULL; /* set_new takes it, also on failure */
-    if (bad != 0) {
-        rc = oom(err);
-        goto fail;
-    }
-    if (json_object_set_new(obj, "result", res) != 0) {
-        res = NULL;
-        rc = oom(err);
-        goto fail;
-    }
-    res = NULL;
-    rc = dump_out(obj, out, err);
+    if (sqlite3_column_type(st, R_ROWID) == SQLITE_NULL)
+        rc = tg__buf_puts(&text, "null") != 0 ? oom(err) : 0;
+    else
+        rc = row_result(sj, st, NULL, &text, err);
+    if (rc == 0)
+        rc = tg__buf_append(&text, "}", 1) == 0 ? text_out(&text, out, err)
+                                                : oom(err);
 fail:
     sqlite3_finalize(st);
-    json_decref(obj);
     json_decref(call);
-    json_decref(res);
+    tg__buf_cleanup(&text);
     return rc;
 }
 
@@ -1992,14 +2113,16 @@ static double select_kth(double *v, size_t n, size_t k)
     return v[k];
 }
 
-/* The entry of `tool` in *list, added when new. tools (a JSON object) maps
- * names to indexes. NULL on out of memory. */
+/* The entry of `tool` in *list, added when new. tools maps each entry's
+ * name (its own copy) to its index. NULL on out of memory. */
 static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
-                                 size_t *cap, json_t *tools, const char *tool)
+                                 size_t *cap, tg_hmap *tools, const char *tool)
 {
-    json_t *at = json_object_get(tools, tool); /* borrowed */
-    if (at != NULL)
-        return &(*list)[json_integer_value(at)];
+    size_t len;
+    uint64_t h = tg__hash_str(tool, &len);
+    tg_hentry *e = tg__hmap_find(tools, tool, len, h);
+    if (e != NULL)
+        return &(*list)[e->val.idx];
     if (*n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 16;
         struct tool_stat *grown =
@@ -2013,11 +2136,11 @@ static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
     memset(t, 0, sizeof *t);
     if ((t->tool = sqlite3_mprintf("%s", tool)) == NULL)
         return NULL;
-    if (json_object_set_new(tools, tool, json_integer((json_int_t)*n)) != 0) {
+    if (tg__hmap_put(tools, t->tool, len, h, &e) < 0) {
         sqlite3_free(t->tool);
         return NULL;
     }
-    (*n)++;
+    e->val.idx = (*n)++;
     return t;
 }
 
@@ -2038,28 +2161,39 @@ static int add_ms(struct tool_stat *t, double ms)
     return 0;
 }
 
-static json_t *stat_json(struct tool_stat *t) /* new ref */
+/* Appends the statistics object of one tool: {"tool", "calls", "outcomes":
+ * {"success", "error", "canceled", "timeout", "denied"}, "replayed",
+ * "duration_ms": {"p50", "p95", "max"} or null}, times to the microsecond. */
+static int stat_write(struct tool_stat *t, tg_buf *out)
 {
-    json_t *dur; /* new ref */
-    if (t->n == 0) {
-        dur = json_null();
-    } else {
-        /* Nearest rank: the ceil(p * n)-th smallest value. */
-        size_t k50 = (t->n + 1) / 2 - 1, k95 = (95 * t->n + 99) / 100 - 1;
-        double p50 = select_kth(t->ms, t->n, k50);
-        double p95 = select_kth(t->ms, t->n, k95);
-        dur =
-            json_pack("{s:f, s:f, s:f}", "p50", p50, "p95", p95, "max", t->max);
-    }
-    if (dur == NULL)
-        return NULL;
-    return json_pack(
-        "{s:s, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:I, s:o}", "tool", t->tool,
-        "calls", (json_int_t)t->calls, "outcomes", "success",
-        (json_int_t)t->outcomes[0], "error", (json_int_t)t->outcomes[1],
-        "canceled", (json_int_t)t->outcomes[2], "timeout",
-        (json_int_t)t->outcomes[3], "denied", (json_int_t)t->outcomes[4],
-        "replayed", (json_int_t)t->replayed, "duration_ms", dur);
+    static const char *const names[] = {"success", "error", "canceled",
+                                        "timeout", "denied"};
+    int rc = tg__buf_puts(out, "{\"tool\":");
+    if (rc == 0)
+        rc = tg__json_string(out, t->tool, strlen(t->tool));
+    if (rc == 0)
+        rc = tg__buf_printf(out, ",\"calls\":%lld,\"outcomes\":{",
+                            (long long)t->calls);
+    for (size_t i = 0; rc == 0 && i < 5; i++)
+        rc = tg__buf_printf(out, "%s\"%s\":%lld", i ? "," : "", names[i],
+                            (long long)t->outcomes[i]);
+    if (rc == 0)
+        rc = tg__buf_printf(out, "},\"replayed\":%lld,\"duration_ms\":",
+                            (long long)t->replayed);
+    if (rc != 0 || t->n == 0)
+        return rc != 0 ? rc : tg__buf_puts(out, "null}");
+    /* Nearest rank: the ceil(p * n)-th smallest value. */
+    size_t k50 = (t->n + 1) / 2 - 1, k95 = (95 * t->n + 99) / 100 - 1;
+    double p50 = select_kth(t->ms, t->n, k50);
+    double p95 = select_kth(t->ms, t->n, k95);
+    if ((rc = tg__buf_puts(out, "{\"p50\":")) != 0 ||
+        (rc = tg__json_ms(out, p50)) != 0 ||
+        (rc = tg__buf_puts(out, ",\"p95\":")) != 0 ||
+        (rc = tg__json_ms(out, p95)) != 0 ||
+        (rc = tg__buf_puts(out, ",\"max\":")) != 0 ||
+        (rc = tg__json_ms(out, t->max)) != 0)
+        return rc;
+    return tg__buf_puts(out, "}}");
 }
 
 /* Per tool: the calls, each outcome, the replays, and the nearest-rank
@@ -2074,7 +2208,8 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    json_t *list = NULL, *tools = NULL; /* new refs */
+    tg_hmap tools = {0}; /* tool name -> index in stats */
+    tg_buf text;
     struct tool_stat *stats = NULL;
     size_t n = 0, cap = 0;
     int rc, outcome, step;
@@ -2084,17 +2219,14 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
         q = &none;
     if ((rc = query_filters(q, &outcome, &since, err)) != 0)
         return rc;
-    if ((list = json_array()) == NULL || (tools = json_object()) == NULL) {
-        rc = oom(err);
-        goto fail;
-    }
+    tg__buf_init(&text, 0);
     if ((rc = stats_stmt(sj, "r.tool, r.outcome, r.replayed, r.duration_ms", q,
                          "", outcome, since, &st, err)) != 0)
         goto fail;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *tool = col_text(st, 0);
         struct tool_stat *t =
-            tool ? stat_of(&stats, &n, &cap, tools, tool) : NULL;
+            tool ? stat_of(&stats, &n, &cap, &tools, tool) : NULL;
         if (t == NULL) {
             rc = oom(err);
             goto fail;
@@ -2116,19 +2248,18 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
     }
     if (n > 1)
         qsort(stats, n, sizeof *stats, by_tool);
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = stat_json(&stats[i]); /* new ref */
-        if (o == NULL || json_array_append_new(list, o) != 0) {
-            rc = oom(err);
-            goto fail;
-        }
-    }
-    rc = dump_out(list, out, err);
+    rc = tg__buf_append(&text, "[", 1);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((i == 0 || (rc = tg__buf_append(&text, ",", 1)) == 0))
+            rc = stat_write(&stats[i], &text);
+    if (rc == 0)
+        rc = tg__buf_append(&text, "]", 1);
+    rc = rc == 0 ? text_out(&text, out, err) : out_fail(rc, err);
 fail:
     sqlite3_finalize(st);
     free_stats(stats, n);
-    json_decref(list);
-    json_decref(tools);
+    tg__hmap_cleanup(&tools);
+    tg__buf_cleanup(&text);
     return rc;
 }
 
@@ -2551,6 +2682,8 @@ int tg__journal_open_sqlite_opts(const char *path,
         rc = db_fail(sj, orc, "cannot open", err);
         goto fail;
     }
+    if (!memory && (rc = watch_file(sj, err)) != 0)
+        goto fail;
     /* The busy timeout first: switching to WAL itself may wait on another
      * process opening the same file. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=

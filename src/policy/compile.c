@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "jint.h"
 
 /* Match limits of a `matches` regex: backtracking ends in TG_ELIMIT, never
  * a hang (a catastrophic pattern from a config must not stall decisions). */
@@ -221,9 +222,10 @@ static int compile_op(struct tg__pcond *c, const char *op, const json_t *v,
         return 0;
     } else if (strcmp(op, "max_length") == 0) {
         c->op = TG__OP_MAX_LENGTH;
-        if (!json_is_integer(v) || json_integer_value(v) < 0)
+        int64_t n;
+        if (!tg__json_int(v, &n) || n < 0)
             return bad(err, w, "must be a non-negative integer");
-        c->max_length = (size_t)json_integer_value(v);
+        c->max_length = (size_t)n;
         return 0;
     } else {
         return bad(err, w,

@@ -35,13 +35,13 @@ static int decide_indexed(const tg_policy *p, struct tg__pctx *c,
     struct cursor cur[MAX_CURSORS];
     size_t ncur = 0;
     const char *tool = c->in->tool;
-    uint64_t h = TG__FNV_INIT;
+    uint64_t h = TG__HASH_INIT;
     size_t len = 0;
-    const struct tg__ptab_slot *s;
-    /* One pass over the name: the FNV hash of each prefix is the running
+    const struct tg__plist *s;
+    /* One pass over the name: the FNV-1a hash of each prefix is the running
      * hash, probed only at lengths some glob's prefix has. */
     for (; tool[len] != '\0'; len++) {
-        h = tg__fnv_step(h, (unsigned char)tool[len]);
+        h = tg__hash_step(h, (unsigned char)tool[len]);
         if (len < TG__POLICY_PREFIX_MAX && (p->prefix_lens >> len & 1) != 0 &&
             (s = tg__ptab_get(&p->prefix, tool, len + 1, h)) != NULL)
             cur[ncur++] = (struct cursor){s->idx, s->n, 0, false};
@@ -49,10 +49,10 @@ static int decide_indexed(const tg_policy *p, struct tg__pctx *c,
     if (p->suffix_lens != 0) {
         /* The same from the end, over the name reversed (as the keys). */
         char rev[TG__POLICY_PREFIX_MAX];
-        uint64_t hs = TG__FNV_INIT;
+        uint64_t hs = TG__HASH_INIT;
         for (size_t j = 0; j < len && j < TG__POLICY_PREFIX_MAX; j++) {
             rev[j] = tool[len - 1 - j];
-            hs = tg__fnv_step(hs, (unsigned char)rev[j]);
+            hs = tg__hash_step(hs, (unsigned char)rev[j]);
             if ((p->suffix_lens >> j & 1) != 0 &&
                 (s = tg__ptab_get(&p->suffix, rev, j + 1, hs)) != NULL)
                 cur[ncur++] = (struct cursor){s->idx, s->n, 0, false};

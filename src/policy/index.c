@@ -17,93 +17,45 @@
 
 #include "internal.h"
 
-static uint64_t hash_bytes(const char *s, size_t n)
+int tg__ptab_add(tg_hmap *t, const char *key, size_t keylen, uint32_t rule)
 {
-    uint64_t h = TG__FNV_INIT;
-    for (size_t i = 0; i < n; i++)
-        h = tg__fnv_step(h, (unsigned char)s[i]);
-    return h;
-}
-
-static int grow(struct tg__ptab *t)
-{
-    size_t n = t->slot ? (t->mask + 1) * 2 : 16;
-    struct tg__ptab_slot *s = calloc(n, sizeof *s);
-    if (s == NULL)
-        return TG_ENOMEM;
-    for (size_t i = 0; t->slot && i <= t->mask; i++) {
-        if (t->slot[i].key == NULL)
-            continue;
-        size_t j = (size_t)t->slot[i].hash & (n - 1);
-        while (s[j].key != NULL)
-            j = (j + 1) & (n - 1);
-        s[j] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = s;
-    t->mask = n - 1;
-    return 0;
-}
-
-const struct tg__ptab_slot *tg__ptab_get(const struct tg__ptab *t,
-                                         const char *key, size_t keylen,
-                                         uint64_t hash)
-{
-    if (t->slot == NULL)
-        return NULL;
-    for (size_t j = (size_t)hash & t->mask;; j = (j + 1) & t->mask) {
-        const struct tg__ptab_slot *s = &t->slot[j];
-        if (s->key == NULL)
-            return NULL;
-        if (s->hash == hash && s->keylen == keylen &&
-            memcmp(s->key, key, keylen) == 0)
-            return s;
-    }
-}
-
-int tg__ptab_add(struct tg__ptab *t, const char *key, size_t keylen,
-                 uint32_t rule)
-{
-    /* Load at most 1/2: probes stay short on the hot path. */
-    if ((t->slot == NULL || (t->used + 1) * 2 > t->mask + 1) && grow(t) != 0)
-        return TG_ENOMEM;
-    uint64_t h = hash_bytes(key, keylen);
-    size_t j = (size_t)h & t->mask;
-    while (t->slot[j].key != NULL &&
-           !(t->slot[j].hash == h && t->slot[j].keylen == keylen &&
-             memcmp(t->slot[j].key, key, keylen) == 0))
-        j = (j + 1) & t->mask;
-    struct tg__ptab_slot *s = &t->slot[j];
-    if (s->key == NULL) {
-        if ((s->key = malloc(keylen + 1)) == NULL)
+    uint64_t h = tg__hash_bytes(key, keylen);
+    tg_hentry *e = tg__hmap_find(t, key, keylen, h);
+    struct tg__plist *l = e ? e->val.ptr : NULL;
+    if (l == NULL) {
+        /* The list holds the key's bytes, which the table points at. */
+        if ((l = calloc(1, sizeof *l + keylen + 1)) == NULL)
             return TG_ENOMEM;
-        memcpy(s->key, key, keylen);
-        s->key[keylen] = '\0';
-        s->keylen = keylen;
-        s->hash = h;
-        t->used++;
+        memcpy(l->key, key, keylen);
+        if (tg__hmap_put(t, l->key, keylen, h, &e) < 0) {
+            free(l);
+            return TG_ENOMEM;
+        }
+        e->val.ptr = l;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 4;
-        uint32_t *idx = realloc(s->idx, cap * sizeof *idx);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+        uint32_t *idx = realloc(l->idx, cap * sizeof *idx);
         if (idx == NULL)
             return TG_ENOMEM;
-        s->idx = idx;
-        s->cap = cap;
+        l->idx = idx;
+        l->cap = cap;
     }
     /* Rules are added in file order, so every list stays sorted. */
-    s->idx[s->n++] = rule;
+    l->idx[l->n++] = rule;
     return 0;
 }
 
-void tg__ptab_free(struct tg__ptab *t)
+void tg__ptab_free(tg_hmap *t)
 {
-    for (size_t i = 0; t->slot && i <= t->mask; i++) {
-        free(t->slot[i].key);
-        free(t->slot[i].idx);
+    size_t pos = 0;
+    tg_hentry *e;
+    while ((e = tg__hmap_next(t, &pos)) != NULL) {
+        struct tg__plist *l = e->val.ptr;
+        free(l->idx);
+        free(l);
     }
-    free(t->slot);
-    memset(t, 0, sizeof *t);
+    tg__hmap_cleanup(t);
 }
 
 int tg__policy_index(tg_policy *p)

@@ -14,13 +14,12 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "hashmap.h"
 #include "policy.h"
 
 /* Longest literal glob prefix the index keys on; a longer prefix is cut
  * (still a necessary condition, so still correct). */
 #define TG__POLICY_PREFIX_MAX 64
-/* Longest path `under` resolves (bytes, with the NUL). */
-#define TG__POLICY_PATH_MAX 4096
 
 enum {
     TG__PAT_NONE = 0, /* no condition */
@@ -78,19 +77,13 @@ struct tg__rule {
     char *reason;  /* the rule's reason, or one naming the rule */
 };
 
-/* An open-addressing table from a byte string to a sorted list of rule
- * indices; read-only once built. */
-struct tg__ptab_slot {
-    uint64_t hash;
-    char *key; /* NULL: empty slot */
-    size_t keylen;
+/* The rules one key of the index names, in file order; the index's tables
+ * (core/hashmap.h) map a byte string to one of these, which holds the
+ * key's bytes. Read-only once built. */
+struct tg__plist {
     uint32_t *idx;
     size_t n, cap;
-};
-struct tg__ptab {
-    struct tg__ptab_slot *slot;
-    size_t mask; /* slots - 1; 0 slots: slot == NULL */
-    size_t used;
+    char key[]; /* the table's key, NUL-terminated */
 };
 
 struct tg_policy {
@@ -103,32 +96,31 @@ struct tg_policy {
      * tool, and rules every tool is a candidate for (no tool, or a glob with
      * no literal prefix). prefix_lens has bit L-1 set when some prefix is L
      * bytes long, so a decision probes only lengths that exist. */
-    struct tg__ptab exact, prefix;
+    tg_hmap exact, prefix;
     uint32_t *always;
     size_t nalways;
     uint64_t prefix_lens;
     /* Globs with no literal prefix but a literal suffix ("*_file") sit in a
      * third table under their suffix, stored reversed so a decision hashes
      * the name once from its end; suffix_lens as prefix_lens. */
-    struct tg__ptab suffix;
+    tg_hmap suffix;
     uint64_t suffix_lens;
 };
 
-/* 64-bit FNV-1a, step by step (the prefix probe extends it a byte at a
- * time). */
-#define TG__FNV_INIT UINT64_C(0xcbf29ce484222325)
-static inline uint64_t tg__fnv_step(uint64_t h, unsigned char c)
+/* index.c: appends rule to the list of key (keylen bytes) in table t.
+ * Returns 0 or TG_ENOMEM. */
+int tg__ptab_add(tg_hmap *t, const char *key, size_t keylen, uint32_t rule);
+/* The list of key, whose FNV-1a hash (tg__hash_bytes) is hash; NULL when
+ * no rule has that key. Borrowed from t, which is read-only by then. */
+static inline const struct tg__plist *
+tg__ptab_get(const tg_hmap *t, const char *key, size_t keylen, uint64_t hash)
 {
-    return (h ^ c) * UINT64_C(0x100000001b3);
+    const tg_hentry *e = tg__hmap_find(t, key, keylen, hash);
+    return e ? e->val.ptr : NULL;
 }
-
-/* index.c */
-int tg__ptab_add(struct tg__ptab *t, const char *key, size_t keylen,
-                 uint32_t rule);
-const struct tg__ptab_slot *tg__ptab_get(const struct tg__ptab *t,
-                                         const char *key, size_t keylen,
-                                         uint64_t hash);
-void tg__ptab_free(struct tg__ptab *t);
+/* Frees every list of t and t's slots. */
+void tg__ptab_free(tg_hmap *t);
+/* Builds p's index from its rules. Returns 0 or TG_ENOMEM. */
 int tg__policy_index(tg_policy *p);
 
 /* match.c: per-decision state and the condition tests. */
@@ -149,16 +141,5 @@ int tg__rule_match(struct tg__pctx *c, const struct tg__rule *r,
 bool tg__pjson_equal(const json_t *a, const json_t *b);
 /* Number of code points of a valid UTF-8 string. */
 size_t tg__utf8_count(const char *s, size_t n);
-
-/* path.c: `path` resolved the way the kernel walks it: relative paths from
- * `base` (absolute and already resolved, ignored for absolute paths);
- * ".", "..", "//" folded; each existing component's symlink followed
- * (realpath of the existing prefix), the missing rest appended lexically.
- * out holds TG__POLICY_PATH_MAX bytes. 0 or TG_EINVAL / TG_ELIMIT. */
-int tg__policy_resolve(const char *base, const char *path, char *out,
-                       tg_error *err);
-/* 1 when resolved path `p` is `root` or beneath it ("/srv/ws2" is not
- * beneath "/srv/ws"). */
-bool tg__path_under(const char *p, const char *root);
 
 #endif

@@ -109,4 +109,19 @@ int tg__policy_decide(const tg_policy *policy, const tg_policy_input *in,
 /* "allow", "deny" or "ask" (static). */
 const char *tg__policy_decision_name(tg_policy_decision d);
 
+/* Longest path tg__policy_resolve resolves (bytes, with the NUL). */
+#define TG__POLICY_PATH_MAX 4096
+
+/* path.c (also used by the exec layer to place toolgate's own files):
+ * `path` resolved the way the kernel walks it: relative paths from `base`
+ * (absolute and already resolved, ignored for absolute paths); ".", "..",
+ * "//" folded; each existing component's symlink followed (realpath of the
+ * existing prefix), the missing rest appended lexically. out holds
+ * TG__POLICY_PATH_MAX bytes. 0 or TG_EINVAL / TG_ELIMIT. */
+int tg__policy_resolve(const char *base, const char *path, char *out,
+                       tg_error *err);
+/* 1 when resolved path `p` is `root` or beneath it ("/srv/ws2" is not
+ * beneath "/srv/ws"). */
+bool tg__path_under(const char *p, const char *root);
+
 #endif

@@ -24,6 +24,8 @@
 #include "buf.h"
 #include "builtin.h"
 #include "error.h"
+#include "jint.h"
+#include "schema.h"
 #include "tool.h"
 
 #define JOURNAL_DEFAULT ".toolgate/journal.db"
@@ -94,6 +96,20 @@ static char *real_dir(const char *path)
     return real;
 }
 
+/* `path` made absolute against the current directory (tidied like
+ * path_join), or NULL with errno set. */
+static char *abs_path(const char *path)
+{
+    char *cwd = path[0] == '/' ? NULL : real_dir(".");
+    if (path[0] != '/' && cwd == NULL)
+        return NULL;
+    char *p = path_join(cwd ? cwd : "/", path);
+    free(cwd);
+    if (p == NULL)
+        errno = ENOMEM;
+    return p;
+}
+
 /* True when `path` is the default that follows `workspace`, so it moves with
  * the workspace when that changes. */
 static bool is_derived(const char *path, const char *workspace, const char *rel)
@@ -136,6 +152,19 @@ fail:
 
 /* ---------------------------------------------------------- lifecycle */
 
+/* Every built-in tool, in TG__BUILTIN_MAP's order (new ref; NULL: OOM). */
+static json_t *default_builtins(void)
+{
+    static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
+    json_t *list = json_array(); /* new ref */
+    for (size_t i = 0; list != NULL && i < sizeof names / sizeof names[0]; i++)
+        if (json_array_append_new(list, json_string(names[i])) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    return list;
+}
+
 tg_config *tg_config_new(void)
 {
     tg_config *cfg = calloc(1, sizeof *cfg);
@@ -156,8 +185,8 @@ tg_config *tg_config_new(void)
     cfg->max_args_bytes = 1048576;
     cfg->max_output_bytes = INT64_C(1073741824);
     cfg->kill_grace_ms = 2000;
-    cfg->builtin_tools = json_pack("[sssss]", "read_file", "list_dir", "grep",
-                                   "write_file", "shell");
+    cfg->max_validation_steps = (int64_t)TG_SCHEMA_DEFAULT_STEPS;
+    cfg->builtin_tools = default_builtins();
     /* what a file without "policy" gets too: changes need a person */
     cfg->policy = json_pack(
         "{s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "default", "allow",
@@ -195,6 +224,8 @@ void tg_config_free(tg_config *cfg)
     json_decref(cfg->hooks);
     free(cfg->sandbox_bwrap);
     json_decref(cfg->sandbox_hide);
+    free(cfg->file);
+    free(cfg->hmac_key_file);
     if (cfg->hmac_key) {
         /* the key is a secret: do not leave it in freed memory */
         memset(cfg->hmac_key, 0, cfg->hmac_key_len);
@@ -233,6 +264,7 @@ tg_config *tg__config_copy(const tg_config *cfg)
     c->sandbox_hide = NULL;
     c->hmac_key = NULL;
     c->hmac_key_len = 0;
+    c->file = c->hmac_key_file = NULL;
     if (dup_str(&c->workspace, cfg->workspace) || dup_str(&c->cwd, cfg->cwd) ||
         dup_str(&c->journal, cfg->journal) ||
         dup_str(&c->spool_dir, cfg->spool_dir) ||
@@ -240,7 +272,9 @@ tg_config *tg__config_copy(const tg_config *cfg)
         dup_json(&c->tools, cfg->tools) || dup_json(&c->policy, cfg->policy) ||
         dup_json(&c->hooks, cfg->hooks) ||
         dup_str(&c->sandbox_bwrap, cfg->sandbox_bwrap) ||
-        dup_json(&c->sandbox_hide, cfg->sandbox_hide))
+        dup_json(&c->sandbox_hide, cfg->sandbox_hide) ||
+        dup_str(&c->file, cfg->file) ||
+        dup_str(&c->hmac_key_file, cfg->hmac_key_file))
         goto fail;
     if (cfg->hmac_key) {
         c->hmac_key = malloc(cfg->hmac_key_len);
@@ -334,15 +368,16 @@ static int check_keys(loadctx *lc, const json_t *obj, const char *pointer,
 static int get_int(loadctx *lc, const json_t *v, const char *key,
                    const char *pointer, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi) {
+    /* an integer as JSON Schema counts one: 1e3 is 1000 */
+    int64_t n;
+    if (!tg__json_int(v, &n) || n < lo || n > hi) {
         char d[64];
         return bad(lc, pointer,
                    "%s must be an integer from %" PRId64 " to %" PRId64
                    ", got %s",
                    key, lo, hi, describe(v, d, sizeof d));
     }
-    *out = json_integer_value(v);
+    *out = n;
     return 0;
 }
 
@@ -509,13 +544,10 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
 
 static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"timeout_ms",
-                                       "parallel",
-                                       "max_args_bytes",
-                                       "max_output_bytes",
-                                       "kill_grace_ms",
-                                       "repair",
-                                       NULL};
+    static const char *const keys[] = {
+        "timeout_ms",    "parallel", "max_args_bytes",       "max_output_bytes",
+        "kill_grace_ms", "repair",   "max_validation_steps", NULL,
+    };
     int rc = need_type(lc, v, JSON_OBJECT, "limits", "/limits", "an object");
     if (rc || (rc = check_keys(lc, v, "/limits", "limits.", keys)))
         return rc;
@@ -555,6 +587,15 @@ static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
                           "/limits/kill_grace_ms", 0, 600000, &n)))
             return rc;
         cfg->kill_grace_ms = n;
+    }
+    /* max_validation_steps: the cost of one call's schema check */
+    m = json_object_get(v, "max_validation_steps"); /* borrowed */
+    if (m) {
+        if ((rc =
+                 get_int(lc, m, "limits.max_validation_steps",
+                         "/limits/max_validation_steps", 1000, MAX_NUMBER, &n)))
+            return rc;
+        cfg->max_validation_steps = n;
     }
     /* repair: opt-in fixing of arguments (src/core/repair.c, coerce.c) */
     m = json_object_get(v, "repair"); /* borrowed */
@@ -1091,6 +1132,17 @@ int tg_config_load_file(tg_config *cfg, const char *path, tg_error *err)
         *slash = '\0';
     }
     rc = load(cfg, text, len, dir, path, err);
+    if (rc == 0) {
+        /* kept so that tools can be kept away from it */
+        char *file = abs_path(path);
+        if (file == NULL) {
+            rc = tg__error_set(err, tg__errno_to_tg(errno), "config %s: %s",
+                               path, strerror(errno));
+            goto fail;
+        }
+        free(cfg->file);
+        cfg->file = file;
+    }
 fail:
     free(dir);
     free(text);
@@ -1121,13 +1173,8 @@ int tg_config_set_journal(tg_config *cfg, const char *path)
     if (path != NULL) {
         if (path[0] == '\0')
             return TG_EINVAL;
-        char *cwd = real_dir(".");
-        if (cwd == NULL)
+        if ((p = abs_path(path)) == NULL)
             return tg__errno_to_tg(errno);
-        p = path_join(cwd, path);
-        free(cwd);
-        if (p == NULL)
-            return TG_ENOMEM;
     }
     free(cfg->journal);
     cfg->journal = p;
@@ -1180,6 +1227,15 @@ int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err)
         return tg__error_set(err, TG_ECONFIG, "HMAC key file %s is empty",
                              path);
     }
+    char *file = abs_path(path);
+    if (file == NULL) {
+        memset(key, 0, len);
+        free(key);
+        return tg__error_set(err, tg__errno_to_tg(errno),
+                             "HMAC key file %s: %s", path, strerror(errno));
+    }
+    free(cfg->hmac_key_file);
+    cfg->hmac_key_file = file;
     if (cfg->hmac_key) {
         memset(cfg->hmac_key, 0, cfg->hmac_key_len);
         free(cfg->hmac_key);

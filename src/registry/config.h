@@ -37,6 +37,11 @@ struct tg_config {
                                  {"command","timeout_ms"}, timeout_ms */
     unsigned char *hmac_key;  /* NULL: plain sha256 checksums */
     size_t hmac_key_len;
+    /* where the configuration and the HMAC key were read from (absolute,
+     * as named, symlinks not resolved), NULL: not from a file. toolgate's
+     * own files: tools are kept from them (src/exec/state.c). */
+    char *file;
+    char *hmac_key_file;
 
     /* journal.* of the object form (see tg_journal_options) */
     bool journal_sync_full;    /* sync "full" (else "normal") */
@@ -53,6 +58,10 @@ struct tg_config {
     int64_t rlimit_nofile;
     int64_t rlimit_nproc;
     int64_t rlimit_fsize_mb;
+
+    /* limits.max_validation_steps: what checking one call's arguments
+     * against its tool's schema may cost (src/schema/schema.h) */
+    int64_t max_validation_steps;
 };
 
 /* sandbox.mode */

@@ -14,6 +14,7 @@
 
 #include "context_env.h"
 #include "error.h"
+#include "jint.h"
 #include "schema.h"
 #include "template.h"
 
@@ -360,11 +361,11 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
 
     v = json_object_get(entry, "timeout_ms"); /* borrowed */
     if (v) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-            json_integer_value(v) > MAX_TIMEOUT_MS)
+        int64_t ms;
+        if (!tg__json_int(v, &ms) || ms < 1 || ms > MAX_TIMEOUT_MS)
             return bad(err, key, "timeout_ms",
                        " must be an integer from 1 to 86400000");
-        t->timeout_ms = json_integer_value(v);
+        t->timeout_ms = ms;
     }
     int rc = ok_exit_member(entry, key, t, err);
     if (rc == 0)

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hashmap.h"
 #include "internal.h"
 
 #define MAX_META_DEPTH 8
@@ -48,20 +49,14 @@ typedef struct loc {
     size_t ndyn;
 } loc;
 
-typedef struct sent {
-    char *key;
-    const json_t *json;
-} sent;
-
 typedef struct comp {
     tg_schema *s;
     const tg_schema_options *opt;
     const json_t *bundle;
     tg_error *err;
-    loc **lslot; /* open addressing by json pointer value */
-    size_t lcap, lcount;
-    sent *sslot; /* open addressing by URI */
-    size_t scap, scount;
+    tg_hmap locs;  /* a subschema's json_t (the bytes of the pointer, which
+                      is loc->json) -> its loc (owned) */
+    tg_hmap uris;  /* absolute URI (a copy, owned) -> its json_t (borrowed) */
     json_t **docs; /* documents loaded from remotes (owned) */
     size_t ndocs, capdocs;
     char **docnames;
@@ -81,98 +76,47 @@ static size_t ptr_hash(const void *p)
     return (size_t)h;
 }
 
-static size_t str_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return (size_t)h;
-}
-
 static loc *loc_get(const comp *C, const json_t *j)
 {
-    if (C->lcap == 0)
-        return NULL;
-    for (size_t i = ptr_hash(j) & (C->lcap - 1);; i = (i + 1) & (C->lcap - 1)) {
-        if (C->lslot[i] == NULL)
-            return NULL;
-        if (C->lslot[i]->json == j)
-            return C->lslot[i];
-    }
+    tg_hentry *e = tg__hmap_find(&C->locs, &j, sizeof j, ptr_hash(j));
+    return e ? e->val.ptr : NULL;
 }
 
-static int loc_put(comp *C, loc *l)
+/* Registers l under its json value; when that value has a loc already, the
+ * first stays and *out is it (1). 0 when added, TG_ENOMEM. */
+static int loc_put(comp *C, loc *l, loc **out)
 {
-    if ((C->lcount + 1) * 2 > C->lcap) {
-        size_t cap = C->lcap ? C->lcap * 2 : 64;
-        loc **n = calloc(cap, sizeof *n);
-        if (n == NULL)
-            return TG_ENOMEM;
-        for (size_t k = 0; k < C->lcap; k++) {
-            loc *x = C->lslot[k];
-            if (x == NULL)
-                continue;
-            size_t i = ptr_hash(x->json) & (cap - 1);
-            while (n[i] != NULL)
-                i = (i + 1) & (cap - 1);
-            n[i] = x;
-        }
-        free(C->lslot);
-        C->lslot = n;
-        C->lcap = cap;
-    }
-    size_t i = ptr_hash(l->json) & (C->lcap - 1);
-    while (C->lslot[i] != NULL)
-        i = (i + 1) & (C->lcap - 1);
-    C->lslot[i] = l;
-    C->lcount++;
-    return 0;
+    tg_hentry *e;
+    int rc =
+        tg__hmap_put(&C->locs, &l->json, sizeof l->json, ptr_hash(l->json), &e);
+    if (rc < 0)
+        return TG_ENOMEM;
+    if (rc == 0)
+        e->val.ptr = l;
+    *out = e->val.ptr;
+    return rc;
 }
 
 static const json_t *uri_get(const comp *C, const char *key)
 {
-    if (C->scap == 0)
-        return NULL;
-    for (size_t i = str_hash(key) & (C->scap - 1);;
-         i = (i + 1) & (C->scap - 1)) {
-        if (C->sslot[i].key == NULL)
-            return NULL;
-        if (strcmp(C->sslot[i].key, key) == 0)
-            return C->sslot[i].json;
-    }
+    tg_hentry *e = tg__hmap_find_str(&C->uris, key);
+    return e ? e->val.cptr : NULL;
 }
 
 /* Registers key -> j; the first registration of a URI wins. */
 static int uri_put(comp *C, const char *key, const json_t *j)
 {
-    if (uri_get(C, key) != NULL)
+    size_t len;
+    uint64_t h = tg__hash_str(key, &len);
+    if (tg__hmap_find(&C->uris, key, len, h) != NULL)
         return 0;
-    if ((C->scount + 1) * 2 > C->scap) {
-        size_t cap = C->scap ? C->scap * 2 : 64;
-        sent *n = calloc(cap, sizeof *n);
-        if (n == NULL)
-            return TG_ENOMEM;
-        for (size_t k = 0; k < C->scap; k++) {
-            if (C->sslot[k].key == NULL)
-                continue;
-            size_t i = str_hash(C->sslot[k].key) & (cap - 1);
-            while (n[i].key != NULL)
-                i = (i + 1) & (cap - 1);
-            n[i] = C->sslot[k];
-        }
-        free(C->sslot);
-        C->sslot = n;
-        C->scap = cap;
-    }
     char *dup = strdup(key);
-    if (dup == NULL)
+    tg_hentry *e;
+    if (dup == NULL || tg__hmap_put(&C->uris, dup, len, h, &e) < 0) {
+        free(dup);
         return TG_ENOMEM;
-    size_t i = str_hash(key) & (C->scap - 1);
-    while (C->sslot[i].key != NULL)
-        i = (i + 1) & (C->scap - 1);
-    C->sslot[i].key = dup;
-    C->sslot[i].json = j;
-    C->scount++;
+    }
+    e->val.cptr = j;
     return 0;
 }
 
@@ -443,14 +387,18 @@ static int add_loc(comp *C, const json_t *j, const char *base,
     l->draft = draft;
     l->vocab = vocab;
     l->resource = resource;
-    if (l->base == NULL || l->path == NULL || loc_put(C, l) != 0) {
+    /* A value reached twice keeps its first location (rc 1). */
+    loc *kept = NULL;
+    int rc = l->base && l->path ? loc_put(C, l, &kept) : TG_ENOMEM;
+    if (rc != 0) {
         free(l->base);
         free(l->path);
         free(l);
-        return oom(C);
+        if (rc < 0)
+            return oom(C);
     }
     if (out)
-        *out = l;
+        *out = kept;
     return 0;
 }
 
@@ -1728,10 +1676,10 @@ void tg__schema_destroy(tg_schema *s)
 
 static void comp_cleanup(comp *C)
 {
-    for (size_t k = 0; k < C->lcap; k++) {
-        loc *l = C->lslot[k];
-        if (l == NULL)
-            continue;
+    size_t pos = 0;
+    tg_hentry *e;
+    while ((e = tg__hmap_next(&C->locs, &pos)) != NULL) {
+        loc *l = e->val.ptr;
         free(l->base);
         free(l->path);
         for (size_t d = 0; d < l->ndyn; d++)
@@ -1739,10 +1687,10 @@ static void comp_cleanup(comp *C)
         free(l->dyn);
         free(l);
     }
-    free(C->lslot);
-    for (size_t k = 0; k < C->scap; k++)
-        free(C->sslot[k].key);
-    free(C->sslot);
+    tg__hmap_cleanup(&C->locs);
+    for (pos = 0; (e = tg__hmap_next(&C->uris, &pos)) != NULL;)
+        free((void *)e->key); /* the copy uri_put made */
+    tg__hmap_cleanup(&C->uris);
     for (size_t k = 0; k < C->ndocs; k++) {
         json_decref(C->docs[k]);
         free(C->docnames[k]);
@@ -1789,6 +1737,10 @@ int tg__schema_compile_docs(const json_t *doc, const tg_schema_options *options,
         loc *l = loc_get(&C, j);
         if ((rc = build(&C, l->node, j, l)) != 0)
             goto fail;
+    }
+    if (tg__memo_plan(C.s) != 0) {
+        rc = oom(&C);
+        goto fail;
     }
     comp_cleanup(&C);
     *out = C.s;

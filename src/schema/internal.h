@@ -283,8 +283,16 @@ struct tg__node {
     uint8_t kind;             /* TG__NODE_* */
     uint8_t uneval;           /* 1: unevaluatedProperties, 2: ...Items */
     uint8_t recursive_anchor; /* "$recursiveAnchor": true (2019-09) */
-    tg__node *resource;       /* the schema resource it belongs to */
-    tg__dynanchor *dyn;       /* resources: their $dynamicAnchors */
+    /* memo.c's plan: `memo` when the node can be reached along more than
+     * one path (its verdict at an instance location is remembered for the
+     * call); `dynamic` when a $dynamicRef or $recursiveRef that resolves
+     * through the dynamic scope is reachable from it (the scope is then
+     * part of what is remembered). */
+    uint8_t memo;
+    uint8_t dynamic;
+    uint32_t id;        /* its index in tg_schema.nodes */
+    tg__node *resource; /* the schema resource it belongs to */
+    tg__dynanchor *dyn; /* resources: their $dynamicAnchors */
     uint32_t ndyn;
     unsigned types; /* the "type" keyword's bits, 0 when none */
 };
@@ -293,6 +301,7 @@ struct tg_schema {
     tg__node *root;
     tg__node **nodes; /* every node, for freeing */
     size_t nnodes, capnodes;
+    int dynamic; /* some node is `dynamic`: validation interns scopes */
     /* The one part of a compiled schema that calls change: match data on
      * loan, under atomics (see tg__rx_pool). */
     tg__rx_pool rxpool;
@@ -322,6 +331,77 @@ int tg__schema_read(const char *text, size_t len, json_t **out,
  * returns it as a new string (free()), NULL on out of memory. */
 int tg__schema_show(const char *s, size_t n, tg_buf *out);
 char *tg__schema_show_dup(const char *s, size_t n);
+
+/* ------------------------------------------------------------ memoization */
+
+/* Marks the nodes of a compiled schema `memo` and `dynamic` (see tg__node)
+ * and sets s->dynamic. Called once, at the end of compiling. Returns 0 or
+ * TG_ENOMEM. */
+int tg__memo_plan(tg_schema *s);
+
+/* What a validation call remembers (memo.c): the verdict of a `memo` node
+ * at an instance location (a token index) under a dynamic scope (an id
+ * that tg__memo_scope_id interns; 0 for nodes that are not `dynamic`),
+ * with the annotations the node produced there when they were collected.
+ * Per call, never shared; bounded (TG__MEMO_MAX entries,
+ * TG__MEMO_MAX_WORDS annotation words, TG__MEMO_MAX_SCOPES scopes): past a
+ * bound nothing more is remembered and evaluation goes on without, so only
+ * time grows, under the call's step budget. */
+enum {
+    TG__MEMO_BUSY = 0, /* being evaluated: an in-place cycle meets itself */
+    TG__MEMO_VALID,    /* passed */
+    TG__MEMO_INVALID,  /* failed, evaluated without a report */
+    TG__MEMO_REPORTED  /* failed, its violations are in the report */
+};
+#define TG__MEMO_NO_BITS UINT32_MAX
+#define TG__MEMO_NO_SCOPE UINT32_MAX /* a scope past the bound */
+#define TG__MEMO_INLINE 32
+#define TG__MEMO_MAX (1u << 17)
+#define TG__MEMO_MAX_WORDS (1u << 19)
+#define TG__MEMO_MAX_SCOPES (1u << 16)
+
+typedef struct tg__memo_ent {
+    const tg__node *node; /* NULL: a free slot */
+    uint32_t at;          /* the instance's token index */
+    uint32_t scope;
+    uint32_t bits; /* first annotation word, or TG__MEMO_NO_BITS */
+    uint8_t state; /* TG__MEMO_* */
+} tg__memo_ent;
+
+typedef struct tg__memo_scope {
+    const tg__node *res; /* NULL: a free slot */
+    uint32_t up, id;
+} tg__memo_scope;
+
+typedef struct tg__memo {
+    tg__memo_ent *slot; /* open addressing; NULL until first used */
+    uint32_t cap, n;
+    uint64_t *words; /* annotation bits of the entries that have them */
+    uint32_t nwords, capwords;
+    tg__memo_scope *sslot;
+    uint32_t scap, sn;
+    tg__memo_ent inl[TG__MEMO_INLINE];
+} tg__memo;
+
+/* A memo is ready for use once `slot` and `sslot` are NULL (the rest is
+ * set on first use, so a validation that never needs it pays two
+ * stores); tg__memo_cleanup frees it, and is needed only when one of the
+ * two is not NULL any more. */
+void tg__memo_cleanup(tg__memo *m);
+/* The entry of (node, at, scope): the existing one (*fresh 0), or a new
+ * one in state BUSY (*fresh 1); NULL when the table is full or out of
+ * memory (then evaluate without remembering). The pointer is valid until
+ * the next tg__memo_get. */
+tg__memo_ent *tg__memo_get(tg__memo *m, const tg__node *node, uint32_t at,
+                           uint32_t scope, int *fresh);
+/* The id of the scope `up` (0: none) extended by the resource res; ids
+ * are equal exactly when the chains of resources are.
+ * TG__MEMO_NO_SCOPE past the bound, when up is, or out of memory. */
+uint32_t tg__memo_scope_id(tg__memo *m, uint32_t up, const tg__node *res);
+/* Keeps words[0..n) as e's annotations (e->bits), or leaves e->bits
+ * TG__MEMO_NO_BITS past the bound or out of memory. */
+void tg__memo_keep_bits(tg__memo *m, tg__memo_ent *e, const uint64_t *words,
+                        uint32_t n);
 
 /* Frees a compiled schema's nodes (compile.c). */
 void tg__schema_destroy(tg_schema *s);

@@ -241,6 +241,13 @@ int tg__schema_json_text(const json_t *v, tg_buf *out)
 int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
                              tg_schema_report *report, tg_error *err)
 {
+    return tg__schema_validate_json_in(schema, instance, report, NULL, err);
+}
+
+int tg__schema_validate_json_in(const tg_schema *schema, const json_t *instance,
+                                tg_schema_report *report,
+                                tg_schema_budget *budget, tg_error *err)
+{
     tg_buf b;
     char store[1024];
     tg__buf_init_with(&b, store, sizeof store, 0);
@@ -262,7 +269,7 @@ int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
         return tg__error_set(err, rc, "cannot read the instance: %s",
                              rc == TG_EPARSE ? jerr.text : tg_strerror(rc));
     }
-    rc = tg__schema_validate_tape(schema, &tape, 0, report, err);
+    rc = tg__schema_validate_tape_in(schema, &tape, 0, report, budget, err);
     tg__jtape_free(&tape);
     tg__buf_cleanup(&b);
     return rc;

@@ -14,7 +14,17 @@
  * set of their own that is merged only when they pass.
  *
  * The dynamic scope ($dynamicRef, $recursiveRef) is the chain of schema
- * resources entered on the way to a node, kept as frames on the C stack.
+ * resources entered on the way to a node, kept as frames on the C stack;
+ * for schemas that have such references each frame also carries the
+ * chain's interned id, which memoization keys on (memo.c).
+ *
+ * Cost: nodes with more than one way in remember their verdict per
+ * instance location (memo.c) once a validation has taken its first chunk
+ * of steps, and every evaluation spends from the call's step budget,
+ * checked against it in chunks (the stop flag is read at each chunk), so
+ * no schema and instance can keep a thread busy for longer than the budget
+ * allows. Scopes are interned from the start (a frame pushed before
+ * memoization starts is still on the stack after).
  *
  * Violations go to the report when there is one; subschemas whose failure
  * is not itself an error (the branches of anyOf/oneOf, not, if, contains,
@@ -33,6 +43,10 @@
  * shallow enough for the C stack. */
 #define MAX_DEPTH 4096
 
+/* Steps taken from the budget at a time: the stop flag is read once per
+ * chunk (a few microseconds of work). */
+#define CHUNK 4096
+
 typedef struct ipath {
     const struct ipath *up;
     size_t key; /* token index of the member's key, or SIZE_MAX */
@@ -42,6 +56,7 @@ typedef struct ipath {
 typedef struct scope {
     const struct scope *up;
     const tg__node *res;
+    uint32_t id; /* the chain's id for memoization (0 when not needed) */
 } scope;
 
 typedef struct ann {
@@ -55,6 +70,12 @@ typedef struct vctx {
     tg_schema_report *report;
     tg_error *err;
     unsigned depth;
+    /* the budget: `left` in the current chunk, `rest` beyond it */
+    uint64_t left, rest;
+    tg_schema_budget *budget;
+    int memo_on; /* verdicts are remembered (see tg_schema_budget.memo) */
+    int dyn;     /* scopes are interned (the schema is `dynamic`) */
+    tg__memo memo;
     tg__rx_scratch rx;
     /* Decoded escaped keys: one buffer per call rather than one per stack
      * frame, so deep recursion stays cheap; a key is decoded again after
@@ -312,6 +333,17 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
             r->cap = cap;
         }
     }
+    /* The same violation found along another path through the schema
+     * (before memoization starts, or by subschemas that differ only
+     * elsewhere) is listed once. */
+    for (size_t k = 0; rc == 0 && k < r->n; k++)
+        if (strcmp(r->v[k].keyword, kw) == 0 &&
+            strcmp(r->v[k].message, tg__buf_cstr(&msg)) == 0 &&
+            strcmp(r->v[k].path, tg__buf_cstr(&path)) == 0) {
+            tg__buf_cleanup(&path);
+            tg__buf_cleanup(&msg);
+            return 0;
+        }
     if (rc == 0) {
         ps = tg__buf_take(&path);
         ms = tg__buf_take(&msg);
@@ -494,13 +526,52 @@ static const tg__node *dyn_target(const tg__check *ck, const scope *sc)
 /* The frames on the recursion path (eval, eval_checks and the applicator
  * helpers) keep few locals: anything with a buffer (messages, decoded
  * strings) lives in a leaf function that returns before recursing, so a
- * deep instance or a long $ref chain costs little stack per level. */
+ * deep instance or a long $ref chain costs little stack per level. The
+ * applicator helpers are not inlined into eval_checks, so a level holds
+ * the frame of the one helper on its path, not of all of them (MAX_DEPTH
+ * levels of the worst path fit in 3 MiB of stack in a release build). */
 
 #define NOINLINE __attribute__((noinline))
 
 static int oom_err(vctx *c)
 {
     return tg__error_set(c->err, TG_ENOMEM, "out of memory validating");
+}
+
+/* The budget past the current chunk: the stop flag, then the next chunk,
+ * or the end of the budget. */
+static NOINLINE int refill(vctx *c, uint64_t k)
+{
+    tg_schema_budget *b = c->budget;
+    if (b->stop != NULL &&
+        atomic_load_explicit(b->stop, memory_order_relaxed) != 0)
+        return tg__error_set(c->err, TG_ECANCELED, "validation was canceled");
+    /* Past the first chunk the validation is not a cheap one: from here
+     * on verdicts are remembered. */
+    c->memo_on = b->memo != TG_SCHEMA_MEMO_OFF;
+    uint64_t have = c->left + c->rest;
+    if (have < k) {
+        c->left = c->rest = 0;
+        b->exhausted = 1;
+        return tg__error_set(c->err, TG_ELIMIT,
+                             "validation needs more than %llu steps "
+                             "(keyword evaluations)",
+                             (unsigned long long)b->limit);
+    }
+    have -= k;
+    c->left = have < CHUNK ? have : CHUNK;
+    c->rest = have - c->left;
+    return 0;
+}
+
+/* Spends k steps: 0, or TG_ELIMIT / TG_ECANCELED with c->err filled. */
+static inline int spend(vctx *c, uint64_t k)
+{
+    if (c->left >= k) {
+        c->left -= k;
+        return 0;
+    }
+    return refill(c, k);
 }
 
 /* The decoded bytes of key token k (valid until the next call). */
@@ -520,12 +591,25 @@ static int key_view(vctx *c, size_t k, const char **s, size_t *n)
     return 0;
 }
 
-static NOINLINE int regex_limit(vctx *c, int r, const char *src)
+static int put_path(vctx *c, const ipath *p, tg_buf *b);
+
+/* A regex that failed to give a verdict: its match limits (TG_ELIMIT, with
+ * the pattern and where in the instance) or memory. */
+static NOINLINE int regex_limit(vctx *c, int r, const char *src, const ipath *p)
 {
-    if (r == TG_ELIMIT)
-        return tg__error_set(c->err, TG_ELIMIT,
-                             "the pattern '%s' hit the regex match limit", src);
-    return oom_err(c);
+    if (r != TG_ELIMIT)
+        return oom_err(c);
+    char store[128];
+    tg_buf path;
+    tg__buf_init_with(&path, store, sizeof store, 256);
+    (void)put_path(c, p, &path);
+    tg__error_set(c->err, TG_ELIMIT,
+                  "the pattern '%s' hit the regex match limit on %s%s%s "
+                  "(it backtracks without end on that text)",
+                  src, path.len ? "the value at '" : "the whole value",
+                  tg__buf_cstr(&path), path.len ? "'" : "");
+    tg__buf_cleanup(&path);
+    return TG_ELIMIT;
 }
 
 /* The checks that do not recurse; 1 pass, 0 fail (reported), <0 error. */
@@ -616,6 +700,8 @@ static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
          * length already decides. */
         if (ck->kind == TG__CK_MAXLENGTH && tok->b <= ck->u.count)
             return 1;
+        if ((rc = spend(c, tok->b >> 6)) != 0)
+            return rc;
         size_t len = cp_len(t, i);
         if (ck->kind == TG__CK_MINLENGTH && len < ck->u.count)
             LEAF_FAIL("minLength", SUBJ,
@@ -631,6 +717,8 @@ static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
     case TG__CK_FORMAT: {
         if (kind != TG_JT_STRING)
             return 1;
+        if ((rc = spend(c, tok->b >> 6)) != 0)
+            return rc;
         sview s;
         if ((rc = sview_get(c, i, &s)) != 0)
             return rc;
@@ -639,7 +727,7 @@ static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
                     : tg__regex_match(ck->u.pat.re, s.p, s.n, &c->rx);
         sview_done(&s);
         if (r < 0)
-            return regex_limit(c, r, ck->u.pat.src);
+            return regex_limit(c, r, ck->u.pat.src, p);
         if (r == 1)
             return 1;
         if (ck->kind == TG__CK_FORMAT)
@@ -674,6 +762,8 @@ static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
     case TG__CK_UNIQUE: {
         if (kind != TG_JT_ARRAY)
             return 1;
+        if ((rc = spend(c, tok->b >> 4)) != 0)
+            return rc;
         size_t x = 0, y = 0;
         int r = unique_items(c, i, &x, &y);
         if (r != 0)
@@ -776,8 +866,8 @@ static inline int fold(vctx *c, int r, int *valid, int *rc)
 }
 
 /* Runs n without a report (its failure is summarised by the caller). */
-static int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
-                 const scope *sc, ann *a)
+static inline int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
+                        const scope *sc, ann *a)
 {
     tg_schema_report *saved = c->report;
     c->report = NULL;
@@ -850,20 +940,23 @@ done:
 
 /* Which names and patterns member key k matches: the name index (or -1)
  * and, in *pat_bits, the first 64 patterns that match. */
-static int member_match(vctx *c, const tg__objcheck *o, size_t k, int *idx,
-                        uint64_t *pat_bits)
+static int member_match(vctx *c, const tg__objcheck *o, size_t k,
+                        const ipath *kp, int *idx, uint64_t *pat_bits)
 {
     const char *s = NULL;
     size_t n = 0;
-    int rc = key_view(c, k, &s, &n);
-    if (rc != 0)
+    /* each pattern over a long key: by its length (eval_object paid for
+     * the member and one step per pattern) */
+    int rc =
+        o->npats > 0 ? spend(c, (uint64_t)o->npats * (c->t->tok[k].b >> 6)) : 0;
+    if (rc != 0 || (rc = key_view(c, k, &s, &n)) != 0)
         return rc;
     *idx = o->nnames > 0 ? name_lookup(o, s, n) : -1;
     *pat_bits = 0;
     for (uint32_t q = 0; q < o->npats && q < 64; q++) {
         int r = tg__regex_match(o->pats[q].re, s, n, &c->rx);
         if (r < 0)
-            return regex_limit(c, r, o->pats[q].src);
+            return regex_limit(c, r, o->pats[q].src, kp);
         if (r)
             *pat_bits |= (uint64_t)1 << q;
     }
@@ -871,7 +964,8 @@ static int member_match(vctx *c, const tg__objcheck *o, size_t k, int *idx,
 }
 
 /* Patterns past the 64th: matched one by one (rare). */
-static int pattern_match(vctx *c, const tg__objcheck *o, size_t k, uint32_t q)
+static int pattern_match(vctx *c, const tg__objcheck *o, size_t k,
+                         const ipath *kp, uint32_t q)
 {
     const char *s = NULL;
     size_t n = 0;
@@ -879,15 +973,18 @@ static int pattern_match(vctx *c, const tg__objcheck *o, size_t k, uint32_t q)
     if (rc != 0)
         return rc;
     int r = tg__regex_match(o->pats[q].re, s, n, &c->rx);
-    return r < 0 ? regex_limit(c, r, o->pats[q].src) : r;
+    return r < 0 ? regex_limit(c, r, o->pats[q].src, kp) : r;
 }
 
 /* The member checks of an object: one pass over its members. */
-static int eval_object(vctx *c, const tg__objcheck *o, size_t i, const ipath *p,
-                       const scope *sc, ann *la)
+static NOINLINE int eval_object(vctx *c, const tg__objcheck *o, size_t i,
+                                const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
-    int valid = 1, rc = 0;
+    /* a step per member (a name lookup) and per pattern matched on it */
+    int valid = 1, rc = spend(c, (uint64_t)t->tok[i].b * (1 + o->npats));
+    if (rc != 0)
+        return rc;
     uint64_t small[4] = {0, 0, 0, 0}, *found = small;
     if (o->nnames > 256) {
         found = calloc((o->nnames + 63) / 64, sizeof *found);
@@ -899,7 +996,7 @@ static int eval_object(vctx *c, const tg__objcheck *o, size_t i, const ipath *p,
         ipath kp = {p, k, 0};
         int idx;
         uint64_t pats;
-        if ((rc = member_match(c, o, k, &idx, &pats)) != 0)
+        if ((rc = member_match(c, o, k, &kp, &idx, &pats)) != 0)
             goto done;
         int matched = 0;
         if (idx >= 0) {
@@ -913,7 +1010,8 @@ static int eval_object(vctx *c, const tg__objcheck *o, size_t i, const ipath *p,
             }
         }
         for (uint32_t q = 0; q < o->npats; q++) {
-            int r = q < 64 ? (int)((pats >> q) & 1) : pattern_match(c, o, k, q);
+            int r = q < 64 ? (int)((pats >> q) & 1)
+                           : pattern_match(c, o, k, &kp, q);
             if (r < 0) {
                 rc = r;
                 goto done;
@@ -954,8 +1052,8 @@ done:
 
 #undef FOUND
 
-static int eval_items(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                      const scope *sc, ann *la)
+static NOINLINE int eval_items(vctx *c, const tg__check *ck, size_t i,
+                               const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     int valid = 1, rc = 0;
@@ -973,8 +1071,8 @@ static int eval_items(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return rc < 0 ? rc : valid;
 }
 
-static int eval_contains(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                         const scope *sc, ann *la)
+static NOINLINE int eval_contains(vctx *c, const tg__check *ck, size_t i,
+                                  const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     uint64_t cnt = 0;
@@ -1000,8 +1098,8 @@ static int eval_contains(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return summary(c, p, ck, i, cnt, !need_all);
 }
 
-static int eval_xof(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                    const scope *sc, ann *la)
+static NOINLINE int eval_xof(vctx *c, const tg__check *ck, size_t i,
+                             const ipath *p, const scope *sc, ann *la)
 {
     uint32_t hits = 0;
     int one = ck->kind == TG__CK_ONEOF;
@@ -1030,8 +1128,8 @@ static int eval_xof(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return summary(c, p, ck, i, hits, hits > 1 && la == NULL);
 }
 
-static int eval_if(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                   const scope *sc, ann *la)
+static NOINLINE int eval_if(vctx *c, const tg__check *ck, size_t i,
+                            const ipath *p, const scope *sc, ann *la)
 {
     int r;
     if (la != NULL) {
@@ -1051,8 +1149,8 @@ static int eval_if(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return next != NULL ? eval(c, next, i, p, sc, la) : 1;
 }
 
-static int eval_uneval(vctx *c, const tg__check *ck, size_t i, const ipath *p,
-                       const scope *sc, ann *la)
+static NOINLINE int eval_uneval(vctx *c, const tg__check *ck, size_t i,
+                                const ipath *p, const scope *sc, ann *la)
 {
     const tg_jtape *t = c->t;
     int props = ck->kind == TG__CK_UNEVAL_PROPS;
@@ -1079,8 +1177,8 @@ static int eval_uneval(vctx *c, const tg__check *ck, size_t i, const ipath *p,
     return rc < 0 ? rc : valid;
 }
 
-static int eval_propnames(vctx *c, const tg__check *ck, size_t i,
-                          const ipath *p, const scope *sc)
+static NOINLINE int eval_propnames(vctx *c, const tg__check *ck, size_t i,
+                                   const ipath *p, const scope *sc)
 {
     const tg_jtape *t = c->t;
     int valid = 1, rc = 0;
@@ -1117,7 +1215,11 @@ static int eval_checks(vctx *c, const tg__node *n, size_t i, const ipath *p,
                        const scope *sc, ann *la)
 {
     unsigned kind = kind_of(c->t, i);
-    int valid = 1, rc = 0;
+    int valid = 1;
+    /* the node entered and each of its keywords */
+    int rc = spend(c, 1 + (uint64_t)n->nchecks);
+    if (rc != 0)
+        return rc;
     for (uint32_t q = 0; q < n->nchecks; q++) {
         const tg__check *ck = &n->checks[q];
         int r;
@@ -1224,11 +1326,72 @@ static NOINLINE int too_deep(vctx *c)
                          MAX_DEPTH);
 }
 
+/* A node's own evaluation (memoized or not). */
+static inline int eval_node(vctx *c, const tg__node *n, size_t i,
+                            const ipath *p, const scope *sc, ann *a)
+{
+    unsigned kind = c->t->tok[i].kind;
+    if (n->uneval && (((n->uneval & 1) && kind == TG_JT_OBJECT) ||
+                      ((n->uneval & 2) && kind == TG_JT_ARRAY)))
+        return eval_annotated(c, n, i, p, sc, a);
+    return eval_checks(c, n, i, p, sc, a);
+}
+
+/* A `memo` node: its verdict at i (under the scope when it is `dynamic`)
+ * is computed once and then reused, with the annotations it produced when
+ * the caller collects them (see memo.c for when an entry may stand in). */
+static NOINLINE int eval_memo(vctx *c, const tg__node *n, size_t i,
+                              const ipath *p, const scope *sc, ann *a)
+{
+    uint32_t sid = n->dynamic ? sc->id : 0;
+    int fresh = 0;
+    tg__memo_ent *e = sid == TG__MEMO_NO_SCOPE || i >= UINT32_MAX
+                          ? NULL
+                          : tg__memo_get(&c->memo, n, (uint32_t)i, sid, &fresh);
+    if (e == NULL || (!fresh && e->state == TG__MEMO_BUSY))
+        return eval_node(c, n, i, p, sc, a);
+    if (!fresh && (c->report == NULL || e->state != TG__MEMO_INVALID) &&
+        (a == NULL || e->bits != TG__MEMO_NO_BITS)) {
+        int rc = spend(c, 1);
+        if (rc != 0)
+            return rc;
+        if (a != NULL)
+            for (size_t k = 0; k < (a->n + 63) / 64; k++)
+                a->bits[k] |= c->memo.words[e->bits + k];
+        return e->state == TG__MEMO_VALID;
+    }
+    e->state = TG__MEMO_BUSY;
+    ann local;
+    int rc = a == NULL ? 0 : ann_init(c, &local, a->n);
+    if (rc != 0)
+        return rc;
+    rc = eval_node(c, n, i, p, sc, a == NULL ? NULL : &local);
+    if (rc >= 0) {
+        /* the table may have grown meanwhile: the entry is found again */
+        e = tg__memo_get(&c->memo, n, (uint32_t)i, sid, &fresh);
+        e->state = rc == 1             ? TG__MEMO_VALID
+                   : c->report != NULL ? TG__MEMO_REPORTED
+                                       : TG__MEMO_INVALID;
+        if (a != NULL) {
+            tg__memo_keep_bits(&c->memo, e, local.bits,
+                               (uint32_t)((a->n + 63) / 64));
+            ann_merge(a, &local);
+        }
+    }
+    if (a != NULL)
+        ann_free(&local);
+    return rc;
+}
+
 static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
                 const scope *sc, ann *a)
 {
-    if (n->kind != TG__NODE_OBJECT)
+    int rc;
+    if (n->kind != TG__NODE_OBJECT) {
+        if ((rc = spend(c, 1)) != 0)
+            return rc;
         return n->kind == TG__NODE_TRUE ? 1 : deny(c, p);
+    }
     if (c->depth >= MAX_DEPTH)
         return too_deep(c);
     c->depth++;
@@ -1236,16 +1399,62 @@ static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
     if (sc == NULL || sc->res != n->resource) {
         fr.up = sc;
         fr.res = n->resource;
+        /* read only for `dynamic` nodes, which make c->dyn set */
+        if (c->dyn)
+            fr.id = tg__memo_scope_id(&c->memo, sc ? sc->id : 0, n->resource);
         sc = &fr;
     }
-    int rc;
-    unsigned kind = c->t->tok[i].kind;
-    if (n->uneval && (((n->uneval & 1) && kind == TG_JT_OBJECT) ||
-                      ((n->uneval & 2) && kind == TG_JT_ARRAY)))
-        rc = eval_annotated(c, n, i, p, sc, a);
+    if (c->memo_on && n->memo)
+        rc = eval_memo(c, n, i, p, sc, a);
     else
-        rc = eval_checks(c, n, i, p, sc, a);
+        rc = eval_node(c, n, i, p, sc, a);
     c->depth--;
+    return rc;
+}
+
+void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
+                            const atomic_int *stop)
+{
+    budget->steps = budget->limit = steps ? steps : TG_SCHEMA_DEFAULT_STEPS;
+    budget->exhausted = 0;
+    budget->stop = stop;
+    budget->memo = TG_SCHEMA_MEMO_LAZY;
+}
+
+int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
+                                size_t index, tg_schema_report *report,
+                                tg_schema_budget *budget, tg_error *err)
+{
+    tg_schema_budget fresh;
+    if (budget == NULL) {
+        fresh.steps = fresh.limit = TG_SCHEMA_DEFAULT_STEPS;
+        fresh.exhausted = 0;
+        fresh.memo = TG_SCHEMA_MEMO_LAZY;
+        fresh.stop = NULL;
+        budget = &fresh;
+    }
+    vctx c;
+    c.t = tape;
+    c.report = report;
+    c.err = err;
+    c.depth = 0;
+    c.budget = budget;
+    c.left = budget->steps < CHUNK ? budget->steps : CHUNK;
+    c.rest = budget->steps - c.left;
+    c.memo_on = budget->memo == TG_SCHEMA_MEMO_ALWAYS;
+    c.dyn = budget->memo != TG_SCHEMA_MEMO_OFF && schema->dynamic;
+    c.memo.slot = NULL;
+    c.memo.sslot = NULL;
+    /* The pool is the compiled schema's only mutable part; it is used
+     * through atomics only. */
+    tg__rx_scratch_init(&c.rx, (tg__rx_pool *)&schema->rxpool);
+    tg__buf_init_with(&c.kb, c.kstore, sizeof c.kstore, 0);
+    int rc = eval(&c, schema->root, index, NULL, NULL, NULL);
+    budget->steps = c.left + c.rest;
+    if (c.memo.slot != NULL || c.memo.sslot != NULL)
+        tg__memo_cleanup(&c.memo);
+    tg__rx_scratch_cleanup(&c.rx);
+    tg__buf_cleanup(&c.kb);
     return rc;
 }
 
@@ -1253,17 +1462,5 @@ int tg__schema_validate_tape(const tg_schema *schema, const tg_jtape *tape,
                              size_t index, tg_schema_report *report,
                              tg_error *err)
 {
-    vctx c;
-    c.t = tape;
-    c.report = report;
-    c.err = err;
-    c.depth = 0;
-    /* The pool is the compiled schema's only mutable part; it is used
-     * through atomics only. */
-    tg__rx_scratch_init(&c.rx, (tg__rx_pool *)&schema->rxpool);
-    tg__buf_init_with(&c.kb, c.kstore, sizeof c.kstore, 0);
-    int rc = eval(&c, schema->root, index, NULL, NULL, NULL);
-    tg__rx_scratch_cleanup(&c.rx);
-    tg__buf_cleanup(&c.kb);
-    return rc;
+    return tg__schema_validate_tape_in(schema, tape, index, report, NULL, err);
 }

@@ -59,7 +59,7 @@ int tg__spool_open_artifact(tg_spool *sp, const char *id, spool_meta *m,
 /* Records a committed artifact (under the lock, in one transaction with the
  * rename): called by the writer. `tmpname` is its file in tmp/. */
 int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
-                     bool pin, tg_error *err);
+                     tg_error *err);
 
 /* Builds the records.md artifact object from a row (new ref, NULL: OOM). */
 json_t *tg__spool_meta_json(const spool_meta *m, bool with_times);

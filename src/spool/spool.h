@@ -59,8 +59,6 @@ int tg__spool_open(const char *dir, uint64_t max_bytes, unsigned flags,
 /* Closes the index and frees the spool. NULL: no-op. Writers still open on
  * it must have been finished or aborted. */
 void tg__spool_free(tg_spool *sp);
-/* The spool directory (borrowed, valid while sp lives). */
-const char *tg__spool_dir(const tg_spool *sp);
 
 /* 1 when `id` is exactly "art_" followed by 24 lowercase hex digits. Every
  * operation below checks ids with it before using them. */
@@ -135,8 +133,6 @@ void tg__spool_writer_set_max_bytes(tg_spool_writer *w, uint64_t max_bytes);
 /* force: commit an artifact even when the output fits inline (a call with
  * `inline: false`). */
 void tg__spool_writer_set_force(tg_spool_writer *w, bool force);
-/* pin: the commit adds a pin to the artifact (see tg__spool_pin). */
-void tg__spool_writer_set_pin(tg_spool_writer *w, bool pin);
 /* Appends len bytes. Returns 0; TG_ELIMIT when the bytes go past max_bytes
  * (what fits is kept, the rest dropped, and every later write returns
  * TG_ELIMIT too: the caller stops the tool and reports OUTPUT_LIMIT; the

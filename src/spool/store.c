@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,11 +267,6 @@ void tg__spool_free(tg_spool *sp)
     free(sp);
 }
 
-const char *tg__spool_dir(const tg_spool *sp)
-{
-    return sp->dir;
-}
-
 void tg__spool_meta_cleanup(spool_meta *m)
 {
     free(m->preview);
@@ -439,6 +435,17 @@ int tg__spool_open_artifact(tg_spool *sp, const char *id, spool_meta *m,
                            (unsigned long long)m->bytes);
         goto fail;
     }
+    if (st.st_nlink != 1) {
+        /* Through another name something else could change its bytes
+         * (the sandbox keeps tools away from the spool: exec/state.c). */
+        close(fd);
+        rc = tg__error_set(err, TG_EIO,
+                           "artifact %s has %ju names (hard links): its "
+                           "bytes may have been changed through another; "
+                           "refused",
+                           id, (uintmax_t)st.st_nlink);
+        goto fail;
+    }
     /* Reads count as use for LRU; failing to record it is harmless. */
     sqlite3_stmt *up = NULL;
     if (prepare(sp, "UPDATE artifacts SET last_used = ?2 WHERE id = ?1", &up,
@@ -474,7 +481,7 @@ static int shard_dir(tg_spool *sp, const char *id, tg_error *err)
 }
 
 int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
-                     bool pin, tg_error *err)
+                     tg_error *err)
 {
     int rc, shard = -1;
     bool in_tx = false;
@@ -522,10 +529,9 @@ int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
              sp,
              "INSERT INTO artifacts(id, sha256, bytes, lines, media_type,"
              " preview, checkpoints, created_at, last_used, pins, state)"
-             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, 0)"
+             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, 0, 0)"
              " ON CONFLICT(id) DO UPDATE SET"
-             " pins = CASE WHEN state = 0 THEN pins ELSE 0 END"
-             "  + excluded.pins,"
+             " pins = CASE WHEN state = 0 THEN pins ELSE 0 END,"
              " created_at = CASE WHEN state = 0 THEN created_at"
              "  ELSE excluded.created_at END,"
              " last_used = excluded.last_used, state = 0, gone_at = NULL,"
@@ -547,7 +553,6 @@ int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
     else
         sqlite3_bind_null(st, 7);
     sqlite3_bind_int64(st, 8, tg__now_ms());
-    sqlite3_bind_int(st, 9, pin ? 1 : 0);
     int s = sqlite3_step(st);
     if (s != SQLITE_DONE) {
         rc = db_fail(sp, s, "recording an artifact", err);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "jint.h"
 
 #define TOOL_CAP (64 * 1024) /* bytes of text in one answer */
 #define READ_DEFAULT 16384   /* bytes of artifact_read by default */
@@ -219,14 +220,8 @@ static int get_int(toolrun *t, const char *key, long long min, long long max,
         return 0;
     /* JSON Schema's "integer" is any number with no fraction: 2e3 and
      * 2.0 are integers too, as the tool's schema says */
-    double d = json_is_real(v) ? json_real_value(v) : 0;
-    bool whole =
-        json_is_integer(v) || (json_is_real(v) && d >= -BIG_MAX &&
-                               d <= BIG_MAX && d == (double)(long long)d);
-    long long n = json_is_integer(v) ? json_integer_value(v)
-                  : whole            ? (long long)d
-                                     : 0;
-    if (!whole || n < min || n > max) {
+    int64_t n;
+    if (!tg__json_int(v, &n) || n < min || n > max) {
         *t->code = "INVALID_ARGUMENTS";
         return tg__error_set(t->err, TG_EINVAL,
                              "'%s' must be a whole number from %lld to %lld",

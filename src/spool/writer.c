@@ -73,7 +73,7 @@ struct tg_spool_writer {
     tg_spool *sp;
     size_t inline_max;
     uint64_t max_bytes; /* 0: none */
-    bool force, pin, limited, in_file, failed;
+    bool force, limited, in_file, failed;
     tg_error fail; /* the sticky error once failed */
 
     tg_buf mem; /* the output while it fits inline */
@@ -287,11 +287,6 @@ void tg__spool_writer_set_max_bytes(tg_spool_writer *w, uint64_t max_bytes)
 void tg__spool_writer_set_force(tg_spool_writer *w, bool force)
 {
     w->force = force;
-}
-
-void tg__spool_writer_set_pin(tg_spool_writer *w, bool pin)
-{
-    w->pin = pin;
 }
 
 uint64_t tg__spool_writer_bytes(const tg_spool_writer *w)
@@ -578,7 +573,7 @@ static int commit(tg_spool_writer *w, tg_spool_outcome *o, tg_error *err)
         return fail(w, TG_ENOMEM, err, IO_FMT, "cannot spool", 0);
     /* The file is complete and durable; the name is taken under the
      * index's lock. From here the fd is only for the lock. */
-    rc = tg__spool_commit(w->sp, &m, w->tmpname, w->pin, err);
+    rc = tg__spool_commit(w->sp, &m, w->tmpname, err);
     close(w->out.fd);
     w->out.fd = -1;
     if (rc != 0) {

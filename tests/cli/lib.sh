@@ -1,9 +1,22 @@
 # SPDX-License-Identifier: MIT
 # lib.sh - helpers for the end-to-end tests of the toolgate binary. Each test
 # sources it, works in a fresh temporary directory, and fails loudly.
+#
+# Time bounds (README, "Tests"): a test whose verdict involves time writes
+# every deadline, wait and elapsed-time limit as $(tg_ms N), derives N from
+# what it measured first or keeps N >= 3x what the work takes, and is
+# labelled `timing` in tests/CMakeLists.txt. The work it times (a tool's
+# sleep) stays unscaled.
 set -euo pipefail
 : "${TOOLGATE:?set TOOLGATE to the toolgate binary}"
 : "${TG_FIXTURES:?set TG_FIXTURES to the build tests dir}"
+# The factor every time bound is multiplied by: ctest sets it from the CMake
+# cache variable (1, or 3 in the sanitizer build).
+TG_TEST_TIME_SCALE=${TG_TEST_TIME_SCALE:-1}
+if ! [[ $TG_TEST_TIME_SCALE =~ ^[1-9][0-9]{0,3}$ ]] || [ "$TG_TEST_TIME_SCALE" -gt 1000 ]; then
+  echo "FAIL: TG_TEST_TIME_SCALE must be a whole number from 1 to 1000, not '$TG_TEST_TIME_SCALE'" >&2
+  exit 2
+fi
 TG_SOURCE_DIR=${TG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -21,7 +34,32 @@ eq() { if [ "$2" == "$3" ]; then pass; else fail "$1: got '$2', expected '$3'"; 
 contains() { case "$2" in *"$3"*) pass ;; *) fail "$1: '$3' not in '$2'" ;; esac; }
 # jqr FILE FILTER: raw jq output
 jqr() { jq -r "$2" "$1"; }
-now_ms() { date +%s%3N; }
+# Milliseconds since the epoch (bash's own clock: no process).
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
+# tg_ms N: the time bound N ms times TG_TEST_TIME_SCALE.
+tg_ms() { echo $(($1 * TG_TEST_TIME_SCALE)); }
+# tg_s N: the same in seconds (for timeout(1), read -t).
+tg_s() { echo $(($1 * TG_TEST_TIME_SCALE)); }
+# wait_for MS COMMAND...: polls COMMAND every 20 ms until it succeeds (0)
+# or MS ms have passed (1); callers pass a scaled bound, $(tg_ms N).
+wait_for() {
+  local end=$(($(now_ms) + $1))
+  shift
+  until "$@"; do
+    [ "$(now_ms)" -ge "$end" ] && return 1
+    sleep 0.02
+  done
+}
+# skip_without_bwrap STATUS: unless bubblewrap can make the namespaces the
+# sandbox uses here, says why and exits with STATUS (77: ctest's skip code
+# where the test sets SKIP_RETURN_CODE)
+skip_without_bwrap() {
+  bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev \
+    --proc /proc true >/dev/null 2>&1 && return 0
+  echo "SKIP: $(basename "$0"): bubblewrap cannot make user, PID and network namespaces here" \
+    "($(command -v bwrap || echo 'bwrap not installed'))"
+  exit "$1"
+}
 finish() {
   if [ "$FAILS" -ne 0 ]; then
     echo "$(basename "$0"): $FAILS of $((CHECKS + FAILS)) checks failed" >&2

@@ -2,7 +2,8 @@
 """pty_answer.py - runs a command on a new pseudo-terminal (its controlling
 terminal and its stderr) with stdin and stdout from files, answers each
 prompt that contains PROMPT with the next of ANSWERS, and prints what the
-terminal showed. Exits with the command's status; 124 if it hangs.
+terminal showed. Exits with the command's status; 124 if it hangs (30 s
+times TG_TEST_TIME_SCALE; a run takes well under a second).
 
 usage: pty_answer.py STDIN_FILE STDOUT_FILE PROMPT ANSWERS(comma list) CMD...
 """
@@ -24,7 +25,7 @@ if pid == 0:
     os.execvp(cmd[0], cmd)
 seen = b""
 asked = 0
-deadline = time.monotonic() + 30
+deadline = time.monotonic() + 30 * int(os.environ.get("TG_TEST_TIME_SCALE", "1"))
 while time.monotonic() < deadline:
     r, _, _ = select.select([fd], [], [], 0.5)
     if not r:

@@ -79,7 +79,8 @@ tool() { # NAME COMMAND-JSON
 }
 {
   printf '{"workspace": "ws", "journal": "j.db", "builtin_tools": ["shell"],\n'
-  printf ' "limits": {"timeout_ms": 20000}, "tools": [\n'
+  # a deadline far above the work (a tool starts in well under a second)
+  printf ' "limits": {"timeout_ms": %d}, "tools": [\n' "$(tg_ms 20000)"
   tool preload '["/usr/bin/true"]'
   printf '{"name": "preload_sbx", "command": ["/usr/bin/true"]},\n'
   tool bashenv '["/bin/bash", "-c", "true"]'

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Command tools run as argv (never a shell), concurrently, under deadlines:
-# three 0.8 s sleeps and one 5 s sleep under a 1 s budget end in well under
-# 2.5 s with success x3 + timeout, and no process is left behind.
+# three short sleeps and one of 60 s under a budget end as success x3 +
+# timeout at the budget, the four at once, and no process is left behind.
+# The sleeps and the budget are sized from what one `toolgate run` of a
+# command costs here and now (measured first): sleeps 5x that (at least
+# 200 ms), the budget 3x a sleep and its start (at least a scaled 1 s).
 source "$(dirname "$0")/lib.sh"
 mkdir ws
 cat >toolgate.json <<JSON
@@ -18,16 +21,39 @@ cat >toolgate.json <<JSON
  ]}
 JSON
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
-{ mk s1 sleep '{"ms":801}'; mk s2 sleep '{"ms":802}'; mk s3 sleep '{"ms":803}'; mk s4 sleep '{"ms":5004}'; } >sleeps.jsonl
+# What one run of one command call costs here: the most of three.
+mk c0 sleep '{"ms":0}' >cost.jsonl
+cost=0
+for _ in 1 2 3; do
+  t0=$(now_ms)
+  "$TOOLGATE" run cost.jsonl >/dev/null
+  took=$(($(now_ms) - t0))
+  [ "$took" -gt "$cost" ] && cost=$took
+done
+nap=$((cost * 5 > 200 ? cost * 5 : 200))
+budget=$((3 * (nap + cost)))
+[ "$budget" -lt "$(tg_ms 1000)" ] && budget=$(tg_ms 1000)
+echo "one run costs $cost ms here: sleeps of $nap ms under a budget of $budget ms"
+{ mk s1 sleep "{\"ms\":$((nap + 1))}"; mk s2 sleep "{\"ms\":$((nap + 2))}"
+  mk s3 sleep "{\"ms\":$((nap + 3))}"; mk s4 sleep '{"ms":60004}'; } >sleeps.jsonl
 t0=$(now_ms)
-"$TOOLGATE" run --timeout 1000 sleeps.jsonl >out.jsonl
+"$TOOLGATE" run --timeout "$budget" sleeps.jsonl >out.jsonl
 elapsed=$(( $(now_ms) - t0 ))
 eq "outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success timeout "
-eq "timeout payload: the budget" "$(jq -c 'select(.id=="s4").payload.timeout.durationMs' out.jsonl)" 1000
+eq "timeout payload: the budget" "$(jq -c 'select(.id=="s4").payload.timeout.durationMs' out.jsonl)" "$budget"
 contains "timeout payload: what it printed first" "$(jq -r 'select(.id=="s4").payload.timeout.stderr' out.jsonl)" "pid="
 eq "timeout execution" "$(jq -r 'select(.id=="s4").execution' out.jsonl)" started
-check "wall time ${elapsed} ms < 2500 ms" test "$elapsed" -lt 2500
-check "no sleep fixture left" bash -c "! pgrep -f '$TG_FIXTURES/[s]leep_ms (80[123]|5004)' >/dev/null"
+check "ended at the budget (${elapsed} ms), long before the 60 s sleep" \
+  test "$elapsed" -ge "$budget" -a "$elapsed" -lt $((budget + $(tg_ms 10000)))
+# The four ran at once: each started (its end less its duration, as the
+# results record them) before the first one ended.
+overlap=$(jq -s '
+  def end_ms: .completed_at | capture("^(?<s>.*)\\.(?<f>[0-9]{3})Z$")
+    | ((.s + "Z") | fromdateiso8601) * 1000 + (.f | tonumber);
+  map({end: end_ms, start: (end_ms - .duration_ms)})
+  | (map(.start) | max) < (map(.end) | min)' out.jsonl)
+eq "the four ran at once" "$overlap" true
+check "no sleep fixture left" bash -c "! pgrep -f '$TG_FIXTURES/[s]leep_ms ($((nap + 1))|$((nap + 2))|$((nap + 3))|60004)' >/dev/null"
 
 # Arguments are argv elements, never shell text.
 inj='hi; touch pwned $(touch pwned2) `touch pwned3`'
@@ -52,14 +78,18 @@ eq "missing program" "$(jq -r 'select(.id=="m1").payload.error.code' out.jsonl)"
 eq "unknown tool" "$(jq -r 'select(.id=="u1").payload.error.code' out.jsonl)" UNKNOWN_TOOL
 "$TOOLGATE" run --strict fail.jsonl >/dev/null && fail "--strict exits 0 on failures" || eq "--strict exit" "$?" 1
 
-# A tool that ignores SIGTERM is killed after the grace period.
-mk t1 stubborn '{"ms":20017}' >stub.jsonl
+# A tool that ignores SIGTERM is killed after the grace period (500 ms):
+# it sleeps 60 s, the deadline finds it ignoring TERM (3x a run's cost, at
+# least a scaled 300 ms).
+stub_budget=$((3 * cost > $(tg_ms 300) ? 3 * cost : $(tg_ms 300)))
+mk t1 stubborn '{"ms":60017}' >stub.jsonl
 t0=$(now_ms)
-"$TOOLGATE" run --timeout 300 stub.jsonl >out.jsonl
+"$TOOLGATE" run --timeout "$stub_budget" stub.jsonl >out.jsonl
 elapsed=$(( $(now_ms) - t0 ))
 eq "stubborn outcome" "$(jq -r .outcome out.jsonl)" timeout
-check "stubborn ends after grace (${elapsed} ms < 3000)" test "$elapsed" -lt 3000
-check "stubborn process gone" bash -c "! pgrep -f '$TG_FIXTURES/[i]gnore_term 20017' >/dev/null"
+check "stubborn ends after the grace (${elapsed} ms), long before its 60 s" \
+  test "$elapsed" -ge $((stub_budget + 500)) -a "$elapsed" -lt $((stub_budget + 500 + $(tg_ms 10000)))
+check "stubborn process gone" bash -c "! pgrep -f '$TG_FIXTURES/[i]gnore_term 60017' >/dev/null"
 
 # --parallel 1 serialises.
 { mk p1 sleep '{"ms":200}'; mk p2 sleep '{"ms":200}'; mk p3 sleep '{"ms":200}'; } >par.jsonl

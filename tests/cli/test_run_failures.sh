@@ -12,6 +12,9 @@ source "$(dirname "$0")/lib.sh"
 mkdir ws
 printf 'alpha\nbeta\ngamma\n' >ws/a.txt
 printf 'alpha\nBETA\ngamma\n' >ws/b.txt
+# The hang's deadline: it prints two lines at once (well under 15 ms), then
+# sleeps 60 s; a scaled 1.5 s is >= 100x the first and far below the other.
+hang_ms=$(tg_ms 1500)
 cat >toolgate.json <<'JSON'
 {"workspace": "ws", "journal": "journal.db", "builtin_tools": [], "sandbox": {"mode": "off"},
  "spool": {"dir": "spool"},
@@ -23,6 +26,8 @@ cat >toolgate.json <<'JSON'
   {"name": "hang", "command": ["/bin/sh", "-c", "echo 'test_1 ok'; echo 'test_2 ...'; exec sleep 60"], "timeout_ms": 1500}
  ]}
 JSON
+jq --argjson ms "$hang_ms" '(.tools[] | select(.name == "hang")).timeout_ms = $ms' toolgate.json >scaled.json
+mv scaled.json toolgate.json
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
 { mk p1 pytest '{}'
   mk d1 diff '{}'
@@ -75,7 +80,7 @@ eq "inline:false: an empty stdout is left out" "$(r f2 '.payload.error.details |
 
 # stopped at its deadline: what it printed says where it hung
 eq "hang: timeout" "$(r h1 .outcome)" timeout
-eq "hang: the budget" "$(r h1 .payload.timeout.durationMs)" 1500
+eq "hang: the budget" "$(r h1 .payload.timeout.durationMs)" "$hang_ms"
 eq "hang: what it printed" "$(r h1 .payload.timeout.stdout)" "test_1 ok
 test_2 ..."
 
@@ -96,7 +101,7 @@ contains "rendered: big's handle" "$(c b1)" "command exited with status 2
 [output saved as artifact $ID"
 contains "rendered: big's stderr last" "$(c b1 | body | tail -2)" "[stderr]
 boom"
-eq "rendered: the timeout" "$(c h1 | body)" "timed out after 1500 ms and was stopped
+eq "rendered: the timeout" "$(c h1 | body)" "timed out after $hang_ms ms and was stopped
 test_1 ok
 test_2 ..."
 contains "rendered: the timeout in the envelope" "$(c h1 | head -1)" 'tool="hang" call_id="h1"'

@@ -5,7 +5,8 @@
 # hook that crashes, times out or answers nonsense denies and says which
 # hook and why; after hooks redact a payload, and a failing after hook
 # withholds it (HOOK_FAILED); a bad hooks section stops toolgate (exit 3,
-# naming the key).
+# naming the key). The hook deadline a working hook must beat is sized from
+# what one run through a hook costs here and now (measured first).
 source "$(dirname "$0")/lib.sh"
 mkdir -p ws/hooks
 hook() { printf '#!/bin/sh\n%s\n' "$2" >"ws/hooks/$1"; chmod +x "ws/hooks/$1"; }
@@ -19,7 +20,7 @@ case "$in" in
 esac'
 hook redact 'if grep -q CANARY; then echo "{\"payload\":\"[redacted]\"}"; fi'
 hook crash 'kill -KILL $$'
-hook slow 'sleep 30'
+hook slow 'sleep 90'
 hook prose 'echo "looks good to me"'
 hook broken 'cat >&2; echo "redactor is down" >&2; exit 4'
 cat >toolgate.json <<'JSON'
@@ -68,20 +69,31 @@ contains "a rewrite into asked-about arguments needs its own approval" "$(jq -r 
 "$TOOLGATE" run --config sneak.json --approve <(mk p2 "polite") >out.jsonl
 eq "--approve covers a rewrite" "$(jq -r .payload out.jsonl)" "please confirm"
 
-# Hooks that fail deny, and say which hook and what happened; a 300 ms
-# deadline on `sleep 30` ends fast.
+# Hooks that fail deny, and say which hook and what happened; a short
+# deadline on `sleep 90` ends it long before: 5x what one run through a
+# hook costs here (the most of three), at least a scaled 300 ms.
+jq '.hooks = {"before": [["./hooks/judge"]]}' toolgate.json >cost.json
+cost=0
+for _ in 1 2 3; do
+  t0=$(now_ms)
+  "$TOOLGATE" run --config cost.json <(mk one "hello") >/dev/null
+  took=$(($(now_ms) - t0))
+  [ "$took" -gt "$cost" ] && cost=$took
+done
+hook_ms=$((5 * cost > $(tg_ms 300) ? 5 * cost : $(tg_ms 300)))
+echo "one run through a hook costs $cost ms here: hook deadline $hook_ms ms"
 for h in crash slow prose; do
-  jq --arg h "./hooks/$h" '.hooks = {"timeout_ms": 300, "before": [[$h]]}' toolgate.json >"$h.json"
+  jq --arg h "./hooks/$h" --argjson ms "$hook_ms" '.hooks = {"timeout_ms": $ms, "before": [[$h]]}' toolgate.json >"$h.json"
   t0=$(now_ms)
   "$TOOLGATE" run --config "$h.json" <(mk one "hello") >out.jsonl
   took=$(($(now_ms) - t0))
   eq "$h: denied" "$(jq -r .outcome out.jsonl)" denied
   contains "$h: names the hook" "$(jq -r .payload.denied.reason out.jsonl)" "before hook './hooks/$h'"
-  [ "$took" -lt 3000 ] && pass || fail "$h: took $took ms"
+  [ "$took" -lt $((hook_ms + $(tg_ms 10000))) ] && pass || fail "$h: took $took ms"
 done
 contains "prose: says how" "$(jq -r .payload.denied.reason out.jsonl)" "not JSON"
 "$TOOLGATE" run --config slow.json <(mk one "hello") >out.jsonl
-contains "slow: timed out" "$(jq -r .payload.denied.reason out.jsonl)" "timed out after 300 ms"
+contains "slow: timed out" "$(jq -r .payload.denied.reason out.jsonl)" "timed out after $hook_ms ms"
 "$TOOLGATE" run --config crash.json <(mk one "hello") >out.jsonl
 contains "crash: killed by a signal" "$(jq -r .payload.denied.reason out.jsonl)" "killed by signal 9 (SIGKILL)"
 

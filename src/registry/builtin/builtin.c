@@ -29,10 +29,10 @@ typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg_buf *out,
 
 typedef struct builtin_def {
     const char *name;
-    const char *description;
+    unsigned flags; /* TG__BUILTIN_* */
     const char *schema;
     core_fn core;
-    bool json_out; /* the output is a JSON value, not text */
+    const char *description;
 } builtin_def;
 
 static int ctx_canceled(const void *ud)
@@ -49,7 +49,8 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
     tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
                     .cwd = tg_handler_cwd(ctx),
                     .canceled = ctx_canceled,
-                    .cancel_ud = ctx};
+                    .cancel_ud = ctx,
+                    .state = tg_handler_state_paths(ctx)};
     /* JSON_ALLOW_NUL: a NUL byte in a path is refused by name, not as a
      * parse error */
     json_error_t jerr;
@@ -62,8 +63,10 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
         goto fail;
     }
     if (core(&run, args, &out, &err) != 0) {
-        /* a path that leads out is the confinement refusing the call */
-        if (run.errcode != NULL && strcmp(run.errcode, TG__FS_OUTSIDE) == 0)
+        /* a path that leads out, or into toolgate's own files, is the
+         * confinement refusing the call */
+        if (run.errcode != NULL && (strcmp(run.errcode, TG__FS_OUTSIDE) == 0 ||
+                                    strcmp(run.errcode, TG__FS_STATE) == 0))
             tg_handler_deny(ctx, err.message);
         else
             tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
@@ -88,36 +91,23 @@ static int builtin_handler(tg_handler_ctx *ctx, const char *args_json,
                            size_t args_len, void *user_data)
 {
     const builtin_def *b = user_data;
-    return run_core(ctx, args_json, args_len, b->core, b->json_out);
+    return run_core(ctx, args_json, args_len, b->core,
+                    (b->flags & TG__BUILTIN_JSON_OUT) != 0);
 }
 
-static const builtin_def builtins[] = {
-    {"read_file",
-     "Read a text file in the workspace. Returns its content, or the lines "
-     "from offset_line on (at most max_lines, at most max_bytes bytes).",
-     tg__read_file_schema, tg__read_file_run, false},
-    {"list_dir",
-     "List a directory in the workspace: a JSON array of "
-     "{name, type (file|dir|symlink|other), size} sorted by name.",
-     tg__list_dir_schema, tg__list_dir_run, true},
-    {"grep",
-     "Search files in the workspace for lines matching a regular expression "
-     "(PCRE2). Returns lines as path:LINE:text.",
-     tg__grep_schema, tg__grep_run, false},
-    {"write_file",
-     "Write a file in the workspace (its directory must exist), replacing "
-     "its content atomically. Returns {path, bytes}.",
-     tg__write_file_schema, tg__write_file_run, true},
-};
+#define BUILTIN_DEF(name, flags, schema, core, description)                    \
+    {#name, flags, schema, core, description},
+static const builtin_def builtins[] = {TG__BUILTIN_MAP(BUILTIN_DEF)};
+#undef BUILTIN_DEF
 
 int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
 {
-    if (strcmp(name, "shell") == 0)
-        return tg__shell_add(reg, err); /* a command tool, not a handler */
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
         const builtin_def *b = &builtins[i];
         if (strcmp(b->name, name) != 0)
             continue;
+        if (b->flags & TG__BUILTIN_COMMAND)
+            return tg__shell_add(reg, err); /* the one command built-in */
         tg_tool *tool = NULL;
         /* not TG_TOOL_INLINE: they do file I/O, so they run on workers */
         int rc =
@@ -125,9 +115,7 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
                                  builtin_handler, (void *)b, 0, &tool, err);
         if (rc)
             return rc;
-        /* write_file replaces content: not read-only, destructive,
-         * idempotent (the same content twice leaves the same file). */
-        int writes = strcmp(b->name, "write_file") == 0;
+        int writes = (b->flags & TG__BUILTIN_WRITES) != 0;
         tool->annotations = json_pack(
             "{sbsbsbsb}", "readOnlyHint", !writes, "destructiveHint", writes,
             "idempotentHint", writes, "openWorldHint", 0); /* new ref */

@@ -2,10 +2,10 @@
 /*
  * builtin.h - the built-in file tools (read_file, list_dir, grep, write_file),
  * in-process handlers confined to the workspace: every path is resolved
- * beneath it
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..", absolute paths
- * elsewhere and symlinks that lead outside are refused. And `shell`, the one
- * built-in that is a command tool (bash in the sandbox of src/exec/sandbox.c).
+ * beneath it (openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..",
+ * absolute paths elsewhere, symlinks that lead outside and toolgate's own
+ * files (tg_handler_state_paths) are refused. And `shell`, the one built-in
+ * that is a command tool (bash in the sandbox of src/exec/sandbox.c).
  */
 #ifndef TG_REGISTRY_BUILTIN_H
 #define TG_REGISTRY_BUILTIN_H
@@ -14,16 +14,53 @@
 
 #include "registry.h"
 
-/* The names of the built-in tools, for messages. */
-#define TG__BUILTIN_NAMES "read_file, list_dir, grep, write_file, shell"
+/* Every built-in tool, once, in the order the embedded defaults register
+ * them: X(name, flags, input schema, core, description). The file tools are
+ * in-process handlers over a core of read_file.c, list_dir.c, grep.c or
+ * write_file.c; shell (TG__BUILTIN_COMMAND) is a command tool, defined
+ * whole in shell.c. Only builtin.c expands the schema and core columns, so
+ * this list names them without linking them. */
+#define TG__BUILTIN_MAP(X)                                                     \
+    X(read_file, 0, tg__read_file_schema, tg__read_file_run,                   \
+      "Read a text file in the workspace. Returns its content, or the lines "  \
+      "from offset_line on (at most max_lines, at most max_bytes bytes).")     \
+    X(list_dir, TG__BUILTIN_JSON_OUT, tg__list_dir_schema, tg__list_dir_run,   \
+      "List a directory in the workspace: a JSON array of "                    \
+      "{name, type (file|dir|symlink|other), size} sorted by name.")           \
+    X(grep, 0, tg__grep_schema, tg__grep_run,                                  \
+      "Search files in the workspace for lines matching a regular expression " \
+      "(PCRE2). Returns lines as path:LINE:text.")                             \
+    X(write_file, TG__BUILTIN_JSON_OUT | TG__BUILTIN_WRITES,                   \
+      tg__write_file_schema, tg__write_file_run,                               \
+      "Write a file in the workspace (its directory must exist), replacing "   \
+      "its content atomically. Returns {path, bytes}.")                        \
+    X(shell, TG__BUILTIN_COMMAND, NULL, NULL, NULL)
+
+/* Flags of TG__BUILTIN_MAP. WRITES: it changes files, so it is not
+ * read-only, is destructive, and is idempotent (the same content twice
+ * leaves the same file). */
+#define TG__BUILTIN_JSON_OUT 1u /* the output is a JSON value, not text */
+#define TG__BUILTIN_WRITES 2u
+#define TG__BUILTIN_COMMAND 4u /* a command tool (shell.c), not a handler */
+
+/* The names as a list of C string initializers:
+ * {TG__BUILTIN_MAP(TG__BUILTIN_NAME)}. */
+#define TG__BUILTIN_NAME(name, flags, schema, core, description) #name,
+
+/* The names joined by ", " for messages (a string literal plus 2: the
+ * first name's ", " is skipped). */
+#define TG__BUILTIN_LISTED(name, flags, schema, core, description) ", " #name
+#define TG__BUILTIN_NAMES (TG__BUILTIN_MAP(TG__BUILTIN_LISTED) + 2)
 
 /* 1 when `name` is a built-in tool. Inline so that configuration checks do
  * not link the handlers (which need the exec layer's tg_handler_*). */
 static inline int tg__builtin_known(const char *name)
 {
-    return strcmp(name, "read_file") == 0 || strcmp(name, "list_dir") == 0 ||
-           strcmp(name, "grep") == 0 || strcmp(name, "write_file") == 0 ||
-           strcmp(name, "shell") == 0;
+    static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
 }
 
 /* Adds the built-in tool `name` to reg. TG_ENOTFOUND (with the known names in

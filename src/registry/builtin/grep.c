@@ -242,6 +242,8 @@ static int search_dir(grepctx *g, int dfd, int depth)
             (strcmp(names[i], ".git") == 0 ||
              strcmp(names[i], ".toolgate") == 0 || depth >= MAX_DEPTH))
             continue;
+        if (tg__ws_is_state(g->run, &st))
+            continue; /* toolgate's own, whatever its name */
         g->path.len = base;
         if ((base > 0 && g->path.data[base - 1] != '/' &&
              tg__buf_puts(&g->path, "/") != 0) ||

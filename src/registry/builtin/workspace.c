@@ -10,6 +10,13 @@
  * is missing, a component walk with O_PATH | O_NOFOLLOW does the same
  * checks one directory descriptor at a time, so a path swapped during the
  * walk still cannot lead out.
+ *
+ * toolgate's own files in the workspace (its journal's directory, the
+ * spool, the configuration: tg_fsrun.state) are refused the same way, by
+ * what a path resolves to: the device and inode numbers of what was opened
+ * and of each directory above it up to the root are compared with theirs,
+ * so "x/../.toolgate", an absolute path and a symlink the tool made all
+ * end at the same refusal.
  */
 #include "workspace.h"
 
@@ -28,6 +35,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "jint.h"
 
 #define MAX_LINKS 40 /* the kernel's own limit of symlinks in one lookup */
 
@@ -84,12 +92,13 @@ int tg__fs_int(tg_fsrun *run, const char *tool, const json_t *args,
         *out = def;
         return 0;
     }
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi)
+    /* 1e2 is 100 to the tool's schema, so it is 100 here too */
+    int64_t n;
+    if (!tg__json_int(v, &n) || n < lo || n > hi)
         return tg__fs_fail(run, TG__FS_BADARGS, TG_EINVAL, err,
                            "%s: '%s' must be an integer from %lld to %lld",
                            tool, key, (long long)lo, (long long)hi);
-    *out = json_integer_value(v);
+    *out = n;
     return 0;
 }
 
@@ -366,6 +375,194 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------- toolgate's own files */
+
+/* Reads the device and inode numbers of run->state once. A path that
+ * cannot be stat'ed (gone) is skipped: nothing resolves into it. More than
+ * TG__FS_MAX_STATE paths (never given by the runtime) fail closed. */
+static void state_read(tg_fsrun *run)
+{
+    if (run->ids_read)
+        return;
+    run->ids_read = true;
+    run->nids = 0;
+    for (size_t i = 0; run->state[i] != NULL; i++) {
+        struct stat st;
+        if (run->nids == TG__FS_MAX_STATE) {
+            run->nids = TG__FS_MAX_STATE + 1;
+            return;
+        }
+        if (stat(run->state[i], &st) == 0) {
+            run->ids[run->nids].dev = st.st_dev;
+            run->ids[run->nids].ino = st.st_ino;
+            run->nids++;
+        }
+    }
+}
+
+static bool have_state(const tg_fsrun *run)
+{
+    return run->state != NULL && run->state[0] != NULL;
+}
+
+bool tg__ws_is_state(tg_fsrun *run, const struct stat *st)
+{
+    if (!have_state(run))
+        return false;
+    state_read(run);
+    if (run->nids > TG__FS_MAX_STATE)
+        return true;
+    for (size_t i = 0; i < run->nids; i++)
+        if (run->ids[i].dev == st->st_dev && run->ids[i].ino == st->st_ino)
+            return true;
+    return false;
+}
+
+int tg__ws_dir_in_state(tg_fsrun *run, int root_fd, int dirfd)
+{
+    if (!have_state(run))
+        return 0;
+    struct stat root, st, prev = {0};
+    if (fstat(root_fd, &root) != 0)
+        return -errno;
+    int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cur < 0)
+        return -errno;
+    int rc = -ELOOP;
+    /* Tools cannot move toolgate's directories (the sandbox pins them), so
+     * what lies beneath one stays beneath it while this climbs. */
+    for (int depth = 0; depth < PATH_MAX / 2; depth++) {
+        if (fstat(cur, &st) != 0) {
+            rc = -errno;
+            break;
+        }
+        if (tg__ws_is_state(run, &st)) {
+            rc = 1;
+            break;
+        }
+        if (st.st_dev == root.st_dev && st.st_ino == root.st_ino) {
+            rc = 0;
+            break;
+        }
+        if (depth > 0 && st.st_dev == prev.st_dev && st.st_ino == prev.st_ino) {
+            rc = -EXDEV; /* the file system's root: not beneath the root */
+            break;
+        }
+        prev = st;
+        int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0) {
+            rc = -errno;
+            break;
+        }
+        close(cur);
+        cur = up;
+    }
+    close(cur);
+    return rc;
+}
+
+/* Whether the non-directory st, which rel resolved to beneath root_fd,
+ * lies in toolgate's own directories: the directory holding it is found by
+ * resolving rel's last component again as the kernel did (a final symlink
+ * followed), and must still hold st. 1, 0, or -errno (-EAGAIN: it changed
+ * meanwhile). */
+static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
+                         const struct stat *st)
+{
+    tg_buf cur, next;
+    tg__buf_init(&cur, 0);
+    tg__buf_init(&next, 0);
+    char *target = malloc(PATH_MAX);
+    int rc = target == NULL || tg__buf_puts(&cur, rel) != 0 ? -ENOMEM : 0;
+    bool again = rc == 0; /* a final symlink was replaced by its text */
+    for (int links = 0; again; links++) {
+        again = false;
+        if (links > MAX_LINKS) {
+            rc = -ELOOP;
+            break;
+        }
+        char *c = cur.data;
+        size_t len = cur.len;
+        while (len > 1 && c[len - 1] == '/')
+            c[--len] = '\0';
+        char *slash = strrchr(c, '/');
+        const char *name = slash ? slash + 1 : c;
+        if (slash != NULL)
+            *slash = '\0';
+        const char *dir = slash == NULL ? "." : c[0] ? c : "/";
+        if (name[0] == '\0' || strcmp(name, ".") == 0 ||
+            strcmp(name, "..") == 0) {
+            rc = -EAGAIN; /* a directory after all */
+            break;
+        }
+        int dfd = tg__ws_openat(root_fd, dir, O_PATH | O_DIRECTORY);
+        struct stat lst;
+        if (dfd < 0) {
+            rc = dfd;
+            break;
+        }
+        if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = -errno;
+        } else if (S_ISLNK(lst.st_mode)) {
+            ssize_t n = readlinkat(dfd, name, target, PATH_MAX - 1);
+            if (n <= 0) {
+                rc = n < 0 ? -errno : -ENOENT;
+            } else {
+                target[n] = '\0';
+                /* the link's text, read from the link's directory */
+                next.len = 0;
+                if (target[0] == '/')
+                    rc = -EXDEV; /* as RESOLVE_BENEATH: absolute links leave */
+                else if ((slash != NULL && (tg__buf_puts(&next, dir) != 0 ||
+                                            tg__buf_puts(&next, "/") != 0)) ||
+                         tg__buf_puts(&next, target) != 0)
+                    rc = -ENOMEM;
+                else {
+                    tg_buf t = cur;
+                    cur = next;
+                    next = t;
+                    again = true;
+                }
+            }
+        } else if (lst.st_dev != st->st_dev || lst.st_ino != st->st_ino) {
+            rc = -EAGAIN;
+        } else {
+            rc = tg__ws_dir_in_state(run, root_fd, dfd);
+        }
+        close(dfd);
+    }
+    free(target);
+    tg__buf_cleanup(&cur);
+    tg__buf_cleanup(&next);
+    return rc;
+}
+
+/* Whether what rel resolved to (fd, st) is or lies in toolgate's own
+ * files. */
+static int resolved_in_state(tg_fsrun *run, int root_fd, const char *rel,
+                             int fd, const struct stat *st)
+{
+    if (!have_state(run))
+        return 0;
+    if (tg__ws_is_state(run, st))
+        return 1;
+    return S_ISDIR(st->st_mode) ? tg__ws_dir_in_state(run, root_fd, fd)
+                                : file_in_state(run, root_fd, rel, st);
+}
+
+int tg__ws_state_error(tg_fsrun *run, int e, const char *p, tg_error *err)
+{
+    if (e == 0)
+        return tg__fs_fail(run, TG__FS_STATE, TG_EINVAL, err,
+                           "path '%.200s' is toolgate's own (its journal, "
+                           "artifacts or configuration); refused",
+                           p);
+    return tg__fs_fail(run, TG__FS_STATE, TG_EINVAL, err,
+                       "path '%.200s' could not be checked against "
+                       "toolgate's own files (%s); refused",
+                       p, strerror(e));
+}
+
 /* The tool error for a failed open of user path p. */
 int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err)
 {
@@ -418,21 +615,29 @@ int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
         goto fail;
     }
     int fd = tg__ws_openat(root, tg__buf_cstr(&rel), flags);
-    close(root);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_nlink > 1) {
+    int in = 0;
+    if (fd >= 0 && fstat(fd, &st) != 0) {
+        rc = tg__ws_open_error(run, errno, p, err);
+    } else if (fd >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
         /* A second name of a file may be anywhere on the file system: the
          * path resolving beneath the root proves nothing about the file. */
-        close(fd);
         rc = tg__fs_fail(run, TG__FS_OUTSIDE, TG_EINVAL, err,
                          "path '%.200s' is a hard link (%ju names): it may "
                          "lead outside the workspace; refused",
                          p, (uintmax_t)st.st_nlink);
-    } else if (fd >= 0)
+    } else if (fd >= 0 && (in = resolved_in_state(run, root, tg__buf_cstr(&rel),
+                                                  fd, &st)) != 0) {
+        rc = tg__ws_state_error(run, in < 0 ? -in : 0, p, err);
+    } else if (fd >= 0) {
         *fd_out = fd;
-    else
+        fd = -1;
+    } else {
         rc = tg__ws_open_error(run, -fd, p, err);
+    }
+    if (fd >= 0)
+        close(fd);
+    close(root);
 fail:
     tg__buf_cleanup(&rel);
     return rc;

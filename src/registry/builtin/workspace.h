@@ -18,7 +18,9 @@
 #define TG_REGISTRY_BUILTIN_WORKSPACE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "toolgate.h"
@@ -39,6 +41,11 @@
 #define TG__FS_TOO_MANY "TOO_MANY_ENTRIES"
 #define TG__FS_OFFSET "OFFSET_OUT_OF_RANGE"
 #define TG__FS_CANCELED "CANCELED"
+/* The path resolves into toolgate's own files (the call is denied). */
+#define TG__FS_STATE "TOOLGATE_STATE"
+
+/* Most of toolgate's own paths a run compares against (tg_fsrun.state). */
+#define TG__FS_MAX_STATE 16
 
 /* One run of a built-in file tool. */
 typedef struct tg_fsrun {
@@ -48,6 +55,17 @@ typedef struct tg_fsrun {
     int (*canceled)(const void *ud);
     const void *cancel_ud;
     const char *errcode; /* out: one of TG__FS_* when a run fails */
+    /* toolgate's own directories and files in the workspace (absolute,
+     * NULL-ended; NULL: none, tg_handler_state_paths): a path resolving
+     * into one is refused (TG__FS_STATE). Their device and inode numbers
+     * are read on first use into ids. */
+    const char *const *state;
+    struct tg_fsid {
+        dev_t dev;
+        ino_t ino;
+    } ids[TG__FS_MAX_STATE];
+    size_t nids;
+    bool ids_read; /* ids holds them */
 } tg_fsrun;
 
 /* The path `path` (len bytes, from the arguments) relative to the workspace
@@ -71,13 +89,27 @@ int tg__ws_openat(int root_fd, const char *rel, int flags);
  * absolute ones and ".." above the root, like RESOLVE_BENEATH. */
 int tg__ws_open_walk(int root_fd, const char *rel, int flags);
 
+/* toolgate's own files (run->state). tg__ws_is_state: st (of anything
+ * opened or listed in the workspace) is one of them. tg__ws_dir_in_state:
+ * the directory dirfd is one of them or lies beneath one, walking ".." up to
+ * root_fd, the workspace: 1 yes, 0 no, -errno when the walk failed. Neither
+ * costs anything when run->state is empty. */
+bool tg__ws_is_state(tg_fsrun *run, const struct stat *st);
+int tg__ws_dir_in_state(tg_fsrun *run, int root_fd, int dirfd);
+/* Refuses the user path p, which resolved (or, with e -errno, failed to
+ * be checked) into toolgate's own files: run->errcode TG__FS_STATE and a
+ * message naming the path. Returns the TG_E* code. */
+int tg__ws_state_error(tg_fsrun *run, int e, const char *p, tg_error *err);
+
 /* Records why opening the user path p failed with errno e (EXDEV: outside
  * the workspace, ELOOP, ENOENT, ...): run->errcode and a message naming the
  * path. Returns the TG_E* code. */
 int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err);
 
 /* Resolves the user path `path` and opens it with `flags`: descriptor in
- * *fd_out. On failure sets run->errcode and a message naming the path. */
+ * *fd_out. A file with more than one name, and anything in toolgate's own
+ * files (run->state), is refused. On failure sets run->errcode and a
+ * message naming the path. */
 int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
                 tg_error *err);
 

@@ -108,9 +108,19 @@ int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
         dirfd = -1;
         goto done;
     }
+    /* Nothing is written into toolgate's own directories, and its own files
+     * (the configuration) are not replaced. */
+    struct stat st;
+    int in = tg__ws_dir_in_state(run, root, dirfd);
+    if (in == 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        tg__ws_is_state(run, &st))
+        in = 1;
+    if (in != 0) {
+        rc = tg__ws_state_error(run, in < 0 ? -in : 0, p, err);
+        goto done;
+    }
     /* A directory at the target stays: rename would fail anyway, but the
      * message is clearer from here. Keep an existing file's mode. */
-    struct stat st;
     mode_t mode = 0644;
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {

@@ -4,7 +4,8 @@
  * container (turn.c): payload shapes of spec/records.md for every outcome,
  * JSON round trips, forward-compatible outcome names, argument decoding
  * (MALFORMED_ARGUMENTS, "" as {}, duplicate keys, bytes no tool gets),
- * duplicate call ids, and the public getters.
+ * duplicate call ids, the limits on ids, tool names and caller ids, and the
+ * public getters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,16 +201,20 @@ static void test_result_round_trip(void **state)
     r->content = load("[{\"type\":\"text\",\"text\":\"out\"}]");
     r->artifact = load("{\"id\":\"art_1\",\"bytes\":10}");
 
-    json_t *j = tg__result_to_json(r); /* new ref */
-    assert_non_null(j);
-    assert_json(j, "{\"id\":\"call_9\",\"tool\":\"cmd\",\"outcome\":\"error\","
-                   "\"execution\":\"finished\",\"payload\":{\"error\":{"
-                   "\"message\":\"exited with status 3\",\"code\":"
-                   "\"EXIT_STATUS\"}},\"content\":[{\"type\":\"text\","
-                   "\"text\":\"out\"}],\"artifact\":{\"id\":\"art_1\","
-                   "\"bytes\":10},\"duration_ms\":12.5,\"exit_status\":3,"
-                   "\"completed_at\":\"2026-11-22T04:17:09.123Z\","
-                   "\"replayed\":true}");
+    /* The record's text, byte for byte: members in records.md's order. */
+    char *text = tg_result_to_json(r);
+    assert_non_null(text);
+    assert_string_equal(
+        text, "{\"id\":\"call_9\",\"tool\":\"cmd\",\"outcome\":\"error\","
+              "\"execution\":\"finished\",\"payload\":{\"error\":{"
+              "\"message\":\"exited with status 3\",\"code\":"
+              "\"EXIT_STATUS\"}},\"content\":[{\"type\":\"text\","
+              "\"text\":\"out\"}],\"artifact\":{\"id\":\"art_1\","
+              "\"bytes\":10},\"duration_ms\":12.5,\"exit_status\":3,"
+              "\"completed_at\":\"2026-11-22T04:17:09.123Z\","
+              "\"replayed\":true}");
+    json_t *j = load(text); /* new ref */
+    tg_free(text);
 
     tg_result *back = NULL;
     tg_error err = {0};
@@ -225,15 +230,10 @@ static void test_result_round_trip(void **state)
     assert_int_equal(back->exit_status, 3);
     assert_int_equal(back->completed_at, 1795321029123LL);
     assert_true(back->replayed);
-    json_t *again = tg__result_to_json(back); /* new ref */
+    text = tg_result_to_json(back);
+    json_t *again = load(text); /* new ref */
+    tg_free(text);
     assert_true(json_equal(j, again));
-
-    /* The public text form is the same record. */
-    char *text = tg_result_to_json(r);
-    json_t *parsed = load(text); /* new ref */
-    assert_true(json_equal(parsed, j));
-    free(text);
-    json_decref(parsed);
     json_decref(again);
     json_decref(j);
     tg__result_free(back);
@@ -241,7 +241,9 @@ static void test_result_round_trip(void **state)
 
     /* A success without exit status writes nulls. */
     r = tg__result_success(c, json_integer(5));
-    j = tg__result_to_json(r);
+    text = tg_result_to_json(r);
+    j = load(text);
+    tg_free(text);
     assert_true(json_is_null(json_object_get(j, "exit_status")));
     assert_true(json_is_null(json_object_get(j, "content")));
     assert_true(json_is_null(json_object_get(j, "artifact")));
@@ -798,6 +800,85 @@ static void test_turn_duplicates(void **state)
     tg_turn_free(t);
 }
 
+/* A string of n copies of c (caller frees). */
+static char *repeat(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+static void test_name_limits(void **state)
+{
+    (void)state;
+    char *at_limit = repeat('a', TG_CALL_ID_MAX);
+    char *long_id = repeat('i', TG_CALL_ID_MAX + 1);
+    char *huge_tool = repeat('t', 10u << 20);
+    char *long_caller = repeat('c', TG_CALLER_ID_MAX + 40);
+    tg_turn *t = tg__turn_new("toolgate");
+    assert_int_equal(tg__turn_add_call(t, new_call(at_limit, "ok", "{}")), 0);
+    assert_int_equal(tg__turn_add_call(t, new_call(long_id, "ok", "{}")), 0);
+    assert_int_equal(tg__turn_add_call(t, new_call("c2", huge_tool, "{}")), 0);
+    tg_call *c3 = new_call("c3", "ok", "{}");
+    c3->caller_id = strdup(long_caller);
+    assert_int_equal(tg__turn_add_call(t, c3), 0);
+    /* a multi-byte character across the limit is left out whole */
+    char *utf = repeat('u', TG_TOOL_NAME_MAX - 1);
+    char *utf_long = malloc(TG_TOOL_NAME_MAX + 8);
+    snprintf(utf_long, TG_TOOL_NAME_MAX + 8, "%s\xE6\x97\xA5xx", utf);
+    assert_int_equal(tg__turn_add_call(t, new_call("c4", utf_long, "{}")), 0);
+    tg__turn_check_calls(t);
+
+    /* at the limit: nothing to say */
+    assert_null(t->calls[0]->pre_error_code);
+    assert_string_equal(t->calls[0]->id, at_limit);
+    /* over it: MALFORMED_CALL, the message quoting a bounded prefix with
+     * the size, and the field cut to the limit */
+    static const char *const field[] = {"call id", "tool name", "caller id"};
+    static const size_t size[] = {TG_CALL_ID_MAX + 1, 10u << 20,
+                                  TG_CALLER_ID_MAX + 40};
+    for (size_t i = 1; i <= 3; i++) {
+        const tg_call *c = t->calls[i];
+        assert_non_null(c->pre_error_code);
+        assert_string_equal(c->pre_error_code, "MALFORMED_CALL");
+        assert_non_null(strstr(c->pre_error_message, field[i - 1]));
+        char sz[64];
+        snprintf(sz, sizeof sz, "(%zu bytes)", size[i - 1]);
+        assert_non_null(strstr(c->pre_error_message, sz));
+        assert_true(strlen(c->pre_error_message) < 300);
+    }
+    assert_int_equal(strlen(t->calls[1]->id), TG_CALL_ID_MAX);
+    assert_int_equal(strlen(t->calls[2]->tool), TG_TOOL_NAME_MAX);
+    assert_int_equal(strlen(t->calls[3]->caller_id), TG_CALLER_ID_MAX);
+    assert_string_equal(t->calls[4]->tool, utf);
+    assert_string_equal(t->calls[4]->pre_error_code, "MALFORMED_CALL");
+    /* two ids alike in their first 256 bytes are duplicates once cut: the
+     * first says it was too long, the second is the duplicate */
+    tg_turn_free(t);
+    t = tg__turn_new("toolgate");
+    char *other = repeat('i', TG_CALL_ID_MAX + 9);
+    assert_int_equal(tg__turn_add_call(t, new_call(long_id, "ok", "{}")), 0);
+    assert_int_equal(tg__turn_add_call(t, new_call(other, "ok", "{}")), 0);
+    tg__turn_check_calls(t);
+    assert_string_equal(t->calls[0]->pre_error_code, "MALFORMED_CALL");
+    assert_string_equal(t->calls[1]->pre_error_code, "DUPLICATE_CALL_ID");
+    /* --caller over the limit is refused, not cut */
+    tg_error err = {0};
+    assert_int_equal(tg_turn_set_caller(t, long_caller, &err), TG_EINVAL);
+    assert_non_null(strstr(err.message, "caller id"));
+    assert_null(t->calls[0]->caller_id);
+    tg_turn_free(t);
+    free(other);
+    free(utf);
+    free(utf_long);
+    free(at_limit);
+    free(long_id);
+    free(huge_tool);
+    free(long_caller);
+}
+
 static void test_turn_container(void **state)
 {
     (void)state;
@@ -853,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_bad_bytes_in_args),
         cmocka_unit_test(test_result_with_text),
         cmocka_unit_test(test_turn_duplicates),
+        cmocka_unit_test(test_name_limits),
         cmocka_unit_test(test_turn_container),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,11 +3,17 @@
  * test_hooks.c - before and after hooks (src/exec/hooks.c) with real hook
  * scripts written to a temporary directory and run as real subprocesses:
  * allow, deny, cancel, a valid and an invalid rewrite of the arguments, a
- * chain of hooks, a crash, a non-zero exit, a timeout (sleep 30 under a
- * 200 ms deadline ends fast, its group killed), nonsense answers, a flood
+ * chain of hooks, a crash, a non-zero exit, a timeout (sleep 90 under a
+ * short deadline ends fast, its group killed), nonsense answers, a flood
  * of output, redaction and failure of after hooks, cancellation while a
  * hook runs, and what a hook gets on stdin. Every decision must be in the
  * result's `decisions`.
+ *
+ * Time: bounds are tg_test_ms() (scaled by TG_TEST_TIME_SCALE); a hook
+ * deadline that a working hook must beat is sized from what one call with
+ * a hook costs here and now (hook_cost_ms, measured first); where a test
+ * shows that something ends early, the deadline it would otherwise hit is
+ * 60 s; cancellations wait until the hooks they stop are running.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,8 +155,8 @@ static const char *entry_str(const json_t *e, const char *key)
 }
 
 /* One echo call with `args` in a runtime with the "hooks" object `hooks`;
- * fails unless the turn ends within max_ms. The turn, run; its runtime in
- * *rt. */
+ * fails unless the turn ends within max_ms (callers pass a scaled bound).
+ * The turn, run; its runtime in *rt. */
 static tg_turn *run_echo(const env *e, const char *hooks, const char *args,
                          double max_ms, tg_runtime **rt)
 {
@@ -163,6 +169,26 @@ static tg_turn *run_echo(const env *e, const char *hooks, const char *args,
     if (took >= max_ms)
         fail_msg("the turn took %.0f ms, not under %.0f", took, max_ms);
     return t;
+}
+
+/* What one echo call through a before hook costs here and now, in ms.
+ * Hook deadlines that a working hook must beat are sized from it. */
+static long hook_cost_ms(const env *e)
+{
+    script(e, "cost", "cat >/dev/null; echo '{\"decision\":\"allow\"}'");
+    tg_runtime *rt = make_rt(e, "", "{\"before\": [[\"./cost\"]]}");
+    long cost = tg_test_call_cost_ms(rt, "echo", "{\"text\":\"x\"}",
+                                     "one call through a hook");
+    tg_runtime_free(rt);
+    return cost;
+}
+
+/* A hook deadline a working hook beats with room: 5x a call through a
+ * hook, at least a scaled `floor` ms. */
+static long hook_budget(const env *e, long floor)
+{
+    long b = 5 * hook_cost_ms(e);
+    return b > tg_test_ms(floor) ? b : tg_test_ms(floor);
 }
 
 /* msg names the `stage` hook ./name and says `needle`. */
@@ -460,11 +486,14 @@ static void test_failures_deny(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].body[0] != '\0')
             script(e, cases[i].name, cases[i].body);
+        /* A 60 s deadline: a hook that hung would show in the bound. */
         char hooks[256];
-        snprintf(hooks, sizeof hooks, "{\"before\": [[\"./%s\"]]}",
+        snprintf(hooks, sizeof hooks,
+                 "{\"timeout_ms\": 60000, \"before\": [[\"./%s\"]]}",
                  cases[i].name);
         tg_runtime *rt;
-        tg_turn *t = run_echo(e, hooks, "{\"text\":\"x\"}", 4000, &rt);
+        tg_turn *t = run_echo(e, hooks, "{\"text\":\"x\"}",
+                              (double)tg_test_ms(10000), &rt);
         expect_outcome(t, 0, TG_OUTCOME_DENIED);
         json_t *p = payload(t, 0);
         expect_hook_said(why(p), "before", cases[i].name, cases[i].needle);
@@ -480,24 +509,30 @@ static void test_failures_deny(void **state)
 static void test_timeout_kills_group(void **state)
 {
     env *e = *state;
-    /* The hook's child records its pid and sleeps 30 s. */
-    script(e, "slow", "sleep 30 & echo $! >slow.pid; wait");
+    /* The hook's child records its pid and sleeps 90 s; the hook's own
+     * deadline must find the pid written. */
+    long budget = hook_budget(e, 200);
+    script(e, "slow", "sleep 90 & echo $! >slow.pid; wait");
+    char hooks[256], said[96];
+    snprintf(hooks, sizeof hooks,
+             "{\"timeout_ms\": 60000, \"before\": "
+             "[{\"command\": [\"./slow\"], \"timeout_ms\": %ld}]}",
+             budget);
     tg_runtime *rt;
-    tg_turn *t = run_echo(e,
-                          "{\"timeout_ms\": 5000, \"before\": "
-                          "[{\"command\": [\"./slow\"], \"timeout_ms\": "
-                          "200}]}",
-                          "{\"text\":\"x\"}", 1500, &rt);
+    tg_turn *t = run_echo(e, hooks, "{\"text\":\"x\"}",
+                          (double)(budget + tg_test_ms(5000)), &rt);
     expect_outcome(t, 0, TG_OUTCOME_DENIED);
     json_t *p = payload(t, 0);
-    expect_contains(why(p), "before hook './slow' timed out after 200 ms");
+    snprintf(said, sizeof said, "before hook './slow' timed out after %ld ms",
+             budget);
+    expect_contains(why(p), said);
     json_decref(p);
     char *pidtext = slurp(e, "slow.pid");
     assert_non_null(pidtext);
     long pid = strtol(pidtext, NULL, 10);
     free(pidtext);
     assert_true(pid > 1);
-    assert_true(tg_test_dead_within(pid, 1000));
+    assert_true(tg_test_dead_within(pid, tg_test_ms(1000)));
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -609,24 +644,30 @@ static void test_after_reviews_timeout_output(void **state)
 static void test_after_failure_withholds(void **state)
 {
     env *e = *state;
-    static const struct {
+    /* The failing hooks must fail before the deadline; the slow one is
+     * stopped by it, long before its 90 s. */
+    long budget = hook_budget(e, 300);
+    char timed_out[64];
+    snprintf(timed_out, sizeof timed_out, "timed out after %ld ms", budget);
+    const struct {
         const char *name, *body, *needle;
     } cases[] = {
         /* stderr that echoes the input is not quoted */
         {"afail", "cat >&2; exit 1", "exited with status 1;"},
         /* nor is output around a parse error */
         {"aprose", "cat; echo 'no'", "not JSON (line 1, column"},
-        {"aslow", "sleep 30", "timed out after 300 ms"},
+        {"aslow", "sleep 90", timed_out},
     };
     for (size_t i = 0; i < 3; i++) {
         script(e, cases[i].name, cases[i].body);
         char hooks[256];
         snprintf(hooks, sizeof hooks,
-                 "{\"timeout_ms\": 300, \"after\": [[\"./%s\"], "
+                 "{\"timeout_ms\": %ld, \"after\": [[\"./%s\"], "
                  "[\"./never\"]]}",
-                 cases[i].name);
+                 budget, cases[i].name);
         tg_runtime *rt;
-        tg_turn *t = run_echo(e, hooks, "{\"text\":\"SECRET 42\"}", 3000, &rt);
+        tg_turn *t = run_echo(e, hooks, "{\"text\":\"SECRET 42\"}",
+                              (double)(budget + tg_test_ms(5000)), &rt);
         expect_outcome(t, 0, TG_OUTCOME_ERROR);
         const tg_result *r = tg_test_res(t, 0);
         assert_string_equal(tg_result_error_code(r), "HOOK_FAILED");
@@ -704,43 +745,58 @@ static void test_handlers_and_slots(void **state)
 
 /* ------------------------------------------------------------ cancel */
 
+/* The number of lines in e->dir/name (0 when it is absent). */
+static int count_lines(const env *e, const char *name)
+{
+    char *text = slurp(e, name);
+    int n = 0;
+    for (const char *p = text; p != NULL && *p != '\0'; p++)
+        n += *p == '\n';
+    free(text);
+    return n;
+}
+
+/* Cancels call a, then call b, once both their hooks have written their
+ * pids to `pidfile` (a scaled 30 s at most). */
 typedef struct canceller {
     tg_runtime *rt;
-    int after_ms;
-    const char *id;
+    const env *e;
+    const char *pidfile;
 } canceller;
 
 static void *cancel_main(void *arg)
 {
     canceller *c = arg;
-    tg_test_sleep_ms(c->after_ms);
-    tg_runtime_cancel(c->rt, c->id, "user", "changed my mind");
+    double end = tg_test_now_ms() + (double)tg_test_ms(30000);
+    while (count_lines(c->e, c->pidfile) < 2 && tg_test_now_ms() < end)
+        tg_test_sleep_ms(5);
+    tg_runtime_cancel(c->rt, "a", "user", "changed my mind");
+    tg_runtime_cancel(c->rt, "b", "user", "changed my mind");
     return NULL;
 }
 
 static void test_cancel_while_hook_runs(void **state)
 {
     env *e = *state;
-    script(e, "slow", "sleep 30 & echo $! >$TOOLGATE_HOOK_STAGE.pid; wait");
+    script(e, "slow", "sleep 90 & echo $! >>$TOOLGATE_HOOK_STAGE.pid; wait");
     for (int stage = 0; stage < 2; stage++) {
+        /* Without the cancel the hooks would run out their 60 s. */
         tg_runtime *rt = make_rt(e, "",
-                                 stage == 0 ? "{\"before\": [[\"./slow\"]]}"
-                                            : "{\"after\": [[\"./slow\"]]}");
+                                 stage == 0 ? "{\"timeout_ms\": 60000, "
+                                              "\"before\": [[\"./slow\"]]}"
+                                            : "{\"timeout_ms\": 60000, "
+                                              "\"after\": [[\"./slow\"]]}");
         tg_turn *t = tg__turn_new("toolgate");
         tg_test_add(t, "a", "echo", "{\"text\":\"SECRET\"}");
         tg_test_add(t, "b", "echo", "{\"text\":\"other\"}");
-        canceller c = {rt, 300, "a"};
+        const char *pidfile = stage == 0 ? "before.pid" : "after.pid";
+        canceller c = {rt, e, pidfile};
         pthread_t th;
         assert_int_equal(pthread_create(&th, NULL, cancel_main, &c), 0);
-        /* b's hook runs out its 5 s default: cancel it too, later */
-        canceller c2 = {rt, 600, "b"};
-        pthread_t th2;
-        assert_int_equal(pthread_create(&th2, NULL, cancel_main, &c2), 0);
         double t0 = tg_test_now_ms();
         tg_test_run(rt, t);
         pthread_join(th, NULL);
-        pthread_join(th2, NULL);
-        assert_true(tg_test_now_ms() - t0 < 3000);
+        assert_true(tg_test_now_ms() - t0 < (double)tg_test_ms(10000));
         for (size_t i = 0; i < 2; i++) {
             expect_outcome(t, i, TG_OUTCOME_CANCELED);
             json_t *p = payload(t, i);
@@ -759,11 +815,15 @@ static void test_cancel_while_hook_runs(void **state)
         tg_turn_free(t);
         /* The runtime ends with the hooks it stopped. */
         tg_runtime_free(rt);
-        char *pidtext = slurp(e, stage == 0 ? "before.pid" : "after.pid");
+        char *pidtext = slurp(e, pidfile);
         assert_non_null(pidtext);
-        long pid = strtol(pidtext, NULL, 10);
+        char *at = pidtext;
+        for (int k = 0; k < 2; k++) {
+            long pid = strtol(at, &at, 10);
+            assert_true(pid > 1);
+            assert_true(tg_test_dead_within(pid, tg_test_ms(1000)));
+        }
         free(pidtext);
-        assert_true(tg_test_dead_within(pid, 1000));
     }
 }
 

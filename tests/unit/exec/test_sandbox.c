@@ -8,11 +8,18 @@
  * is writable, /tmp is private, no network (unless the tool asks), no
  * secret from the environment, TERM then KILL at the deadline reaching the
  * command inside, a daemon dying with its call, a fork bomb ending at the
- * process limit, the decisions recorded, and the fallbacks (mode "off", no
- * bubblewrap, mode "bubblewrap" where it cannot run).
+ * process limit, the decisions recorded, toolgate's own files (journal,
+ * spool, configuration) hidden and pinned, the placements refused where
+ * they cannot be, and the fallbacks (mode "off", no bubblewrap, mode
+ * "bubblewrap" where it cannot run).
  *
  * The tests that need bubblewrap skip, saying why, where it cannot make
  * namespaces.
+ *
+ * Time: deadlines that a sandboxed command must beat are sized from what
+ * one sandboxed call costs here and now (sandbox_cost_ms, measured first),
+ * at least a scaled floor (tg_test_ms); waits for processes to go are
+ * scaled bounds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -488,52 +495,89 @@ static void secrets_stay_out(void **state)
     tg_runtime_free(rt);
 }
 
+/* What one sandboxed call (`true` in the shell tool, in bubblewrap) costs
+ * here and now, in ms. */
+static long sandbox_cost_ms(const env *e)
+{
+    tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", "");
+    long cost = tg_test_call_cost_ms(rt, "shell", "{\"command\":\"true\"}",
+                                     "one sandboxed call");
+    tg_runtime_free(rt);
+    return cost;
+}
+
+/* A deadline that a sandboxed command beats with room: k times a sandboxed
+ * call, at least a scaled `floor` ms. */
+static long sandbox_budget(const env *e, long k, long floor)
+{
+    long b = k * sandbox_cost_ms(e);
+    return b > tg_test_ms(floor) ? b : tg_test_ms(floor);
+}
+
+/* Waits until no process has `needle` in its command line, a scaled 5 s
+ * at most; the count left. */
+static int procs_gone(const char *needle)
+{
+    double end = tg_test_now_ms() + (double)tg_test_ms(5000);
+    int n;
+    while ((n = count_procs(needle)) > 0 && tg_test_now_ms() < end)
+        usleep(20000);
+    return n;
+}
+
+/* The deadline must find g1's trap set and d2 done: 5x a sandboxed call.
+ * The grace is 60 s: only TERM reaching the command ends g1 sooner. */
 static void deadline_reaches_inside(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
-    tg_runtime *rt = make_rt(
-        e,
-        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 800, "
-        "\"kill_grace_ms\": 2000}",
-        "");
+    long budget = sandbox_budget(e, 5, 800);
+    char members[160];
+    snprintf(
+        members, sizeof members,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": %ld, "
+        "\"kill_grace_ms\": 60000}",
+        budget);
+    tg_runtime *rt = make_rt(e, members, "");
     tg_turn *t = tg__turn_new("toolgate");
     /* TERM reaches the command: it leaves a note and exits. */
     add_shell(t, "g1",
-              "trap 'echo term > got_term; exit 3' TERM; sleep 30.4711 & wait");
+              "trap 'echo term > got_term; exit 3' TERM; sleep 90.4711 & wait");
     /* A daemon of its own session dies with the call. */
     add_shell(
         t, "d1",
-        "setsid sleep 30.4712 </dev/null >/dev/null 2>&1 & sleep 30.4713");
+        "setsid sleep 90.4712 </dev/null >/dev/null 2>&1 & sleep 90.4713");
     /* Leaving a daemon behind and exiting at once: it dies too. */
     add_shell(t, "d2",
-              "setsid sleep 30.4714 </dev/null >/dev/null 2>&1 & echo left");
+              "setsid sleep 90.4714 </dev/null >/dev/null 2>&1 & echo left");
     double t0 = tg_test_now_ms();
     tg_test_run(rt, t);
     double took = tg_test_now_ms() - t0;
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
     assert_string_equal(out_of(t, 2), "left\n");
-    /* the trap ran well before the 2 s grace ran out */
-    assert_true(took < 2500);
+    /* the trap ran long before the 60 s grace ran out */
+    assert_true(took < (double)(budget + tg_test_ms(10000)));
     char p[PATH_MAX + 16];
     snprintf(p, sizeof p, "%s/got_term", e->ws);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
-    for (int i = 0; i < 100 && count_procs("sleep 30.471") > 0; i++)
-        usleep(20000);
-    assert_int_equal(count_procs("sleep 30.471"), 0);
+    assert_int_equal(procs_gone("sleep 90.471"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
 
+/* The fork loop has a deadline far beyond its work (60 s; it takes a
+ * second or so); the bomb's turn one it cannot outlive, which the other
+ * call of that turn beats with room: 10x a sandboxed call, at least a
+ * scaled 3 s. */
 static void fork_bomb_ends_at_the_limit(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
     tg_runtime *rt = make_rt(
         e,
-        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 3000, "
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": 60000, "
         "\"kill_grace_ms\": 200}, \"sandbox\": {\"rlimits\": {\"nproc\": 40}}",
         "");
     tg_turn *t = tg__turn_new("toolgate");
@@ -541,13 +585,8 @@ static void fork_bomb_ends_at_the_limit(void **state)
      * fails at once where bash's retries). */
     add_shell(t, "f1",
               "perl -e 'for (1..600) { my $p = fork; last unless defined $p; "
-              "if (!$p) { exec \"sleep\", \"20.4715\" } $n++ } print $n+0'");
-    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 20.4716");
-    add_shell(t, "ok", "echo fine");
+              "if (!$p) { exec \"sleep\", \"90.4715\" } $n++ } print $n+0'");
     tg_test_run(rt, t);
-    /* The bomb ends at its deadline, the turn completes. */
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_TIMEOUT);
-    assert_string_equal(out_of(t, 2), "fine\n");
     /* The loop met the limit: at most 300 processes as root (the floor of
      * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
      * bash and bubblewrap's PID 1 included. */
@@ -556,9 +595,27 @@ static void fork_bomb_ends_at_the_limit(void **state)
         assert_true(n >= 200 && n <= 300);
     else
         assert_true(n >= 30 && n <= 40);
-    for (int i = 0; i < 100 && count_procs("sleep 20.471") > 0; i++)
-        usleep(20000);
-    assert_int_equal(count_procs("sleep 20.471"), 0);
+    assert_int_equal(procs_gone("sleep 90.4715"), 0);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+
+    long budget = sandbox_budget(e, 10, 3000);
+    char members[200];
+    snprintf(
+        members, sizeof members,
+        "\"builtin_tools\": [\"shell\"], \"limits\": {\"timeout_ms\": %ld, "
+        "\"kill_grace_ms\": 200}, \"sandbox\": {\"rlimits\": "
+        "{\"nproc\": 40}}",
+        budget);
+    rt = make_rt(e, members, "");
+    t = tg__turn_new("toolgate");
+    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 90.4716");
+    add_shell(t, "ok", "echo fine");
+    tg_test_run(rt, t);
+    /* The bomb ends at its deadline, the turn completes. */
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
+    assert_string_equal(out_of(t, 1), "fine\n");
+    assert_int_equal(procs_gone("sleep 90.471"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -612,35 +669,181 @@ static void exits_and_failures(void **state)
     tg_runtime_free(rt);
 }
 
-static void journal_is_read_only(void **state)
+/* Writes text to e->ws/rel. */
+static void put_ws(const env *e, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", e->ws, rel);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The strings of a JSON array member of the doctor's toolgate_files,
+ * joined by spaces. */
+static const char *own_files(const char *doc, const char *key)
+{
+    static char buf[4096];
+    json_t *d = json_loads(doc, 0, NULL); /* new ref */
+    assert_non_null(d);
+    json_t *a = json_object_get(json_object_get(d, "toolgate_files"),
+                                key); /* borrowed */
+    assert_true(json_is_array(a));
+    size_t i, n = 0;
+    json_t *v; /* borrowed */
+    buf[0] = '\0';
+    json_array_foreach(a, i, v)
+    {
+        const char *s = json_is_string(v)
+                            ? json_string_value(v)
+                            : json_string_value(json_object_get(v, "name"));
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? " " : "", s);
+    }
+    json_decref(d);
+    return buf;
+}
+
+/* toolgate's own files are out of a sandboxed tool's reach: the journal's
+ * directory (nested, so the directory above it is pinned) and the spool are
+ * empty and read-only inside, none of them nor what leads to them can be
+ * renamed or removed, the configuration file (loaded from the workspace)
+ * is masked, and the rest of the workspace stays the tool's. */
+static void own_files_hidden(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
-    /* make_cfg has "journal": null: this configuration is built here */
-    char text[4 * PATH_MAX];
+    char text[4 * PATH_MAX], cfgpath[PATH_MAX];
     snprintf(text, sizeof text,
-             "{\"workspace\": \"%s\", \"journal\": \"%s/.tg/j.db\", "
-             "\"builtin_tools\": [\"shell\"]}",
-             e->ws, e->ws);
-    char jdir[PATH_MAX + 16];
-    snprintf(jdir, sizeof jdir, "%s/.tg", e->ws);
-    assert_int_equal(mkdir(jdir, 0755), 0);
+             "{\"workspace\": \".\", \"journal\": \"a/.tg/j.db\", "
+             "\"spool\": {\"dir\": \"spool\"}, \"builtin_tools\": "
+             "[\"shell\"]}\n");
+    put_ws(e, "toolgate.json", text);
+    snprintf(cfgpath, sizeof cfgpath, "%s/a", e->ws);
+    assert_int_equal(mkdir(cfgpath, 0755), 0);
+    put_ws(e, "a/user.txt", "the user's\n");
+    snprintf(cfgpath, sizeof cfgpath, "%s/toolgate.json", e->ws);
     tg_config *cfg = tg_config_new();
     tg_error err = {0};
-    assert_int_equal(tg_config_load(cfg, text, strlen(text), e->dir, &err), 0);
+    assert_int_equal(tg_config_load_file(cfg, cfgpath, &err), 0);
     tg_runtime *rt = NULL;
     assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
     tg_config_free(cfg);
     tg_runtime_set_approve(rt, 1);
     tg_turn *t = tg__turn_new("toolgate");
     add_shell(t, "j1",
-              "echo junk >> .tg/j.db 2>/dev/null && echo wrote-journal; "
-              "rm -f .tg/j.db 2>/dev/null && echo removed; echo ok > "
-              ".tg/other && echo wrote-beside");
+              "ls -A a/.tg spool | grep -c . ; cat a/.tg/j.db || echo no-j; "
+              "cat toolgate.json || echo no-read-config; "
+              "echo junk >> a/.tg/j.db || echo no-write; "
+              "echo ok > a/.tg/other || echo no-beside; "
+              "echo ok > spool/other || echo no-spool; "
+              "echo x > toolgate.json || echo no-config; "
+              "mv a/.tg a/.tg2 || echo no-move; mv a b || echo no-move-up; "
+              "mv spool s2 || echo no-move-spool; "
+              "rm -rf a/.tg spool toolgate.json 2>/dev/null || echo no-rm; "
+              "echo more >> a/user.txt && echo user-writable");
     tg_test_run(rt, t);
-    assert_string_equal(out_of(t, 0), "wrote-beside\n");
+    /* ls prints the two names of what it lists, nothing in them */
+    assert_string_equal(out_of(t, 0), "2\nno-j\nno-read-config\nno-write\n"
+                                      "no-beside\nno-spool\n"
+                                      "no-config\nno-move\nno-move-up\n"
+                                      "no-move-spool\nno-rm\nuser-writable\n");
     tg_turn_free(t);
+    char jpath[PATH_MAX + 16];
+    struct stat st;
+    snprintf(jpath, sizeof jpath, "%s/a/.tg/j.db", e->ws);
+    assert_int_equal(stat(jpath, &st), 0);
+    assert_true(st.st_size > 0);
+    assert_int_equal(stat(cfgpath, &st), 0);
+    assert_int_equal(st.st_size, (off_t)strlen(text));
+    char *doc = NULL;
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    char want[4 * PATH_MAX];
+    snprintf(want, sizeof want, "%s/a/.tg %s/spool %s/.toolgate", e->ws, e->ws,
+             e->ws);
+    assert_string_equal(own_files(doc, "hidden"), want);
+    snprintf(want, sizeof want, "%s/a", e->ws);
+    assert_string_equal(own_files(doc, "pinned"), want);
+    assert_string_equal(own_files(doc, "masked"), cfgpath);
+    assert_string_equal(own_files(doc, "exposed_to"), "");
+    tg_free(doc);
     tg_runtime_free(rt);
+}
+
+/* Where toolgate's files cannot be kept from tools the runtime does not
+ * start, naming the file: a journal directly in the workspace, a spool that
+ * is the workspace or holds it, a path through a symlink in the workspace.
+ * Tools outside the sandbox are named by the doctor. */
+static void own_files_placement(void **state)
+{
+    env *e = *state;
+    static const struct {
+        const char *members;
+        const char *message;
+    } bad[] = {
+        {"\"journal\": \"ws/j.db\"", "lies directly in the workspace"},
+        {"\"journal\": \"ws/sub/../j.db\"", "lies directly in the workspace"},
+        {"\"spool\": {\"dir\": \"ws\"}", "is the workspace"},
+        {"\"spool\": {\"dir\": \".\"}", "or holds it"},
+        {"\"journal\": \"ws/link/j.db\"", "through the symbolic link"},
+        {"\"spool\": {\"dir\": \"ws/link/x\"}", "through the symbolic link"},
+    };
+    char sub[PATH_MAX], link[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sub", e->ws);
+    snprintf(link, sizeof link, "%s/link", e->ws);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(symlink("sub", link), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"workspace\": \"ws\", \"builtin_tools\": [], %s}",
+                 bad[i].members);
+        tg_config *cfg = tg_test_config(text, e->dir);
+        tg_runtime *rt = NULL;
+        tg_error err = {0};
+        assert_int_equal(tg_runtime_new(cfg, &rt, &err), TG_ECONFIG);
+        assert_null(rt);
+        if (strstr(err.message, bad[i].message) == NULL)
+            fail_msg("%s: '%s' not in '%s'", bad[i].members, bad[i].message,
+                     err.message);
+        tg_config_free(cfg);
+    }
+    /* A symlink outside the workspace is the operator's: followed. */
+    char out[PATH_MAX], text[2048];
+    snprintf(out, sizeof out, "%s/outside", e->dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    snprintf(link, sizeof link, "%s/outlink", e->dir);
+    assert_int_equal(symlink("outside", link), 0);
+    snprintf(text, sizeof text,
+             "{\"workspace\": \"ws\", \"journal\": \"outlink/j.db\", "
+             "\"builtin_tools\": [\"shell\"], \"tools\": [{\"name\": \"raw\", "
+             "\"command\": [\"/bin/true\"], \"sandbox\": false}]}");
+    tg_runtime *rt = tg_test_runtime_of(tg_test_config(text, e->dir));
+    char *doc = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_doctor(rt, 1, &doc, &err), 0);
+    assert_string_equal(own_files(doc, "exposed_to"), "raw");
+    tg_free(doc);
+    assert_int_equal(tg_runtime_doctor(rt, 0, &doc, &err), 0);
+    assert_non_null(strstr(doc, "raw (none): outside the sandbox, each could "
+                                "change, move or remove the journal"));
+    tg_free(doc);
+    tg_runtime_free(rt);
+    snprintf(out, sizeof out, "%s/outside/j.db", e->dir);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    /* With the journal and the spool off the workspace's .toolgate is made
+     * all the same (no tool can prepare one for a later run). */
+    snprintf(out, sizeof out, "%s/ws2", e->dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    rt = tg_test_runtime_of(tg_test_config(
+        "{\"workspace\": \"ws2\", \"journal\": null, \"spool\": null}",
+        e->dir));
+    tg_runtime_free(rt);
+    snprintf(out, sizeof out, "%s/ws2/.toolgate", e->dir);
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
 }
 
 /* ------------------------------------------------------- fallbacks */
@@ -778,7 +981,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fork_bomb_ends_at_the_limit, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(exits_and_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(journal_is_read_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_files_hidden, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_files_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(mode_off_and_no_bwrap, setup, teardown),
         cmocka_unit_test_setup_teardown(doctor_and_shell_tool, setup, teardown),
     };

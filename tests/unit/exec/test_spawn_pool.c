@@ -4,6 +4,10 @@
  * calls run. A spawn still waiting for a pool thread when its deadline
  * passes or it is canceled never runs: it ends timeout / canceled with
  * execution "not_started", and the rest of the turn is unaffected.
+ *
+ * Nothing here waits a fixed time: the handlers hold the pool until the
+ * queued spawns have their results, and the cancel comes once the pool is
+ * full; the deadline (a scaled 1 s) only has to outlast that cancel.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,42 +17,74 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "tg_test.h"
 #include "toolgate.h"
 
-static void nap_ms(long ms)
+/* What the turn's events tell the handlers and the canceler. */
+typedef struct watch {
+    atomic_int hogs_started; /* handlers holding a pool thread */
+    atomic_int queued_done;  /* results of "late" and "gone" */
+} watch;
+
+static void on_started(void *ud, const tg_call *call)
 {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    watch *w = ud;
+    if (strncmp(tg_call_id(call), "h", 1) == 0)
+        atomic_fetch_add(&w->hogs_started, 1);
 }
 
-/* Holds a pool thread until its call is stopped, and 300 ms beyond, so the
- * pool stays full while the command's deadline passes. */
+static void on_finished(void *ud, const tg_call *call, const tg_result *res)
+{
+    (void)res;
+    watch *w = ud;
+    if (strcmp(tg_call_id(call), "late") == 0 ||
+        strcmp(tg_call_id(call), "gone") == 0)
+        atomic_fetch_add(&w->queued_done, 1);
+}
+
+/* Waits until *v reaches n, at most a scaled 30 s; whether it did. */
+static int wait_count(atomic_int *v, int n)
+{
+    double end = tg_test_now_ms() + (double)tg_test_ms(30000);
+    while (atomic_load(v) < n)
+        if (tg_test_now_ms() > end)
+            return 0;
+        else
+            tg_test_sleep_ms(5);
+    return 1;
+}
+
+/* Holds a pool thread until its call is stopped and both queued spawns
+ * have their results, so the pool stays full while their deadline passes
+ * and their cancel comes. */
 static int hog(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
 {
     (void)args;
     (void)len;
-    (void)ud;
+    watch *w = ud;
     while (!tg_handler_canceled(ctx))
-        nap_ms(5);
-    nap_ms(300);
+        tg_test_sleep_ms(5);
+    wait_count(&w->queued_done, 2);
     return 0;
 }
 
 typedef struct canceler {
     tg_runtime *rt;
+    watch *w;
     const char *id;
 } canceler;
 
-static void *cancel_later(void *arg)
+/* Cancels c->id once the four handlers fill the pool. */
+static void *cancel_when_full(void *arg)
 {
     canceler *c = arg;
-    nap_ms(150);
+    wait_count(&c->w->hogs_started, 4);
     tg_runtime_cancel(c->rt, c->id, "user", "changed my mind");
     return NULL;
 }
@@ -56,10 +92,13 @@ static void *cancel_later(void *arg)
 static void queued_spawns_never_run(void **state)
 {
     (void)state;
-    const char *cfgtext =
-        "{\"journal\": null, \"builtin_tools\": [], \"limits\": "
-        "{\"parallel\": 8, \"timeout_ms\": 400}, \"tools\": [{\"name\": "
-        "\"sleep\", \"command\": [\"/bin/sleep\", \"{s}\"]}]}";
+    char cfgtext[512], want[64];
+    long budget = tg_test_ms(1000);
+    snprintf(cfgtext, sizeof cfgtext,
+             "{\"journal\": null, \"builtin_tools\": [], \"limits\": "
+             "{\"parallel\": 8, \"timeout_ms\": %ld}, \"tools\": [{\"name\": "
+             "\"sleep\", \"command\": [\"/bin/sleep\", \"{s}\"]}]}",
+             budget);
     const char *turn_text =
         "{\"id\":\"h1\",\"tool\":\"hog\"}\n{\"id\":\"h2\",\"tool\":\"hog\"}\n"
         "{\"id\":\"h3\",\"tool\":\"hog\"}\n{\"id\":\"h4\",\"tool\":\"hog\"}\n"
@@ -73,15 +112,18 @@ static void queued_spawns_never_run(void **state)
     assert_int_equal(tg_config_load(cfg, cfgtext, strlen(cfgtext), NULL, &err),
                      0);
     assert_int_equal(tg_runtime_new(cfg, &rt, &err), 0);
+    watch w = {0, 0};
+    static const tg_events events = {NULL, on_started, NULL, on_finished};
+    tg_runtime_set_events(rt, &events, &w);
     assert_int_equal(tg_runtime_register(rt, "hog", "holds a pool thread", NULL,
-                                         hog, NULL, 0, &err),
+                                         hog, &w, 0, &err),
                      0);
     assert_int_equal(tg_turn_parse(turn_text, strlen(turn_text), "toolgate",
                                    "test", &turn, &err),
                      0);
-    canceler c = {rt, "gone"};
+    canceler c = {rt, &w, "gone"};
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    assert_int_equal(pthread_create(&th, NULL, cancel_when_full, &c), 0);
     assert_int_equal(tg_runtime_run_turn(rt, turn, &err), 0);
     pthread_join(th, NULL);
 
@@ -94,8 +136,8 @@ static void queued_spawns_never_run(void **state)
     const tg_result *late = tg_turn_result(turn, 4);
     assert_int_equal(tg_result_outcome(late), TG_OUTCOME_TIMEOUT);
     assert_int_equal(tg_result_execution(late), TG_EXECUTION_NOT_STARTED);
-    assert_string_equal(tg_result_payload_json(late),
-                        "{\"timeout\":{\"durationMs\":400}}");
+    snprintf(want, sizeof want, "{\"timeout\":{\"durationMs\":%ld}}", budget);
+    assert_string_equal(tg_result_payload_json(late), want);
     const tg_result *gone = tg_turn_result(turn, 5);
     assert_int_equal(tg_result_outcome(gone), TG_OUTCOME_CANCELED);
     assert_int_equal(tg_result_execution(gone), TG_EXECUTION_NOT_STARTED);

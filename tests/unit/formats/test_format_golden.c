@@ -77,7 +77,7 @@ static char *calls_lines(const tg_turn *turn)
                           c->pre_error_message ? c->pre_error_message : ""));
         if (c->checksum_in != NULL)
             json_object_set_new(o, "checksum_in", json_string(c->checksum_in));
-        assert_int_equal(tg__format_dump(o, &b), 0);
+        assert_int_equal(tg__json_dump(o, &b), 0);
         tg__buf_append(&b, "\n", 1);
         json_decref(o);
     }
@@ -226,7 +226,7 @@ static char *stable_text(const char *text)
     for (size_t i = 0; i < json_array_size(lines); i++) {
         json_t *line = json_array_get(lines, i); /* borrowed */
         drop_volatile_line(line, NULL, 0);
-        tg__format_dump(line, &b);
+        tg__json_dump(line, &b);
         tg__buf_append(&b, "\n", 1);
     }
     json_decref(lines);
@@ -268,7 +268,7 @@ static char *calls_and_meta(const tg_turn *turn)
     tg__buf_append(&b, lines, strlen(lines));
     for (size_t i = 0; i < turn->n; i++) {
         if (tg__call_meta(turn->calls[i]) != NULL)
-            tg__format_dump(tg__call_meta(turn->calls[i]), &b);
+            tg__json_dump(tg__call_meta(turn->calls[i]), &b);
         else
             tg__buf_append(&b, "{}", 2);
         tg__buf_append(&b, "\n", 1);

@@ -3,9 +3,10 @@
  * test_sse.c - the Server-Sent Events reader (sse.c) against the WHATWG
  * event stream rules: fields, comments, the three line ends, id that
  * persists, events without data, the byte order mark, the last event of a
- * transcript without its blank line, the data cap; and that the events are
- * the same whatever the chunking (every two-chunk split, 1-byte and 64-byte
- * chunks).
+ * transcript without its blank line, the data cap, where each event's data
+ * lines were, the discarding reader after the end of a stream; and that the
+ * events are the same whatever the chunking (every two-chunk split, 1-byte
+ * and 64-byte chunks).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,11 +21,21 @@
 #include "sse.h"
 
 /* The events seen, as text: "type|id|data|at_end\n" per event, bytes
- * escaped so CR, LF and NUL show. */
+ * escaped so CR, LF and NUL show; with `positions`, then where the data
+ * lines were and whether data was clipped: "|first-last/count|clipped". */
 typedef struct seen {
     tg_buf log;
     int fail_at; /* make the fail_at-th event's callback fail; 0: never */
 } seen;
+
+/* The reader being run, and what the tests below ask of the callback: log
+ * positions; after an event whose data is "[DONE]", discard keeping
+ * discard_keep bytes (0: never). */
+static struct {
+    tg_sse *reader;
+    int positions;
+    size_t discard_keep;
+} opt;
 
 static void put_escaped(tg_buf *b, const char *s, size_t n)
 {
@@ -51,7 +62,16 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     put_escaped(&s->log, ev->id, ev->id_len);
     tg__buf_puts(&s->log, "|");
     put_escaped(&s->log, ev->data, ev->data_len);
-    tg__buf_printf(&s->log, "|%d\n", ev->at_end);
+    tg__buf_printf(&s->log, "|%d", ev->at_end);
+    if (opt.positions)
+        tg__buf_printf(&s->log, "|%llu-%llu/%llu|%d",
+                       (unsigned long long)ev->data_first_line,
+                       (unsigned long long)ev->data_last_line,
+                       (unsigned long long)ev->data_lines, ev->clipped);
+    tg__buf_puts(&s->log, "\n");
+    if (opt.discard_keep && ev->data_len == 6 &&
+        memcmp(ev->data, "[DONE]", 6) == 0)
+        tg__sse_discard(opt.reader, opt.discard_keep);
     if (s->fail_at != 0 && (int)ev->number == s->fail_at) {
         err->code = TG_EPARSE;
         snprintf(err->message, sizeof err->message, "refused event %d",
@@ -70,6 +90,7 @@ static char *run_chunks(const char *text, size_t len, const size_t *sizes,
     seen s = {{0}, 0};
     tg__buf_init(&s.log, 0);
     tg__sse_init(&r, max);
+    opt.reader = &r;
     int rc = 0;
     size_t off = 0, k = 0;
     while (rc == 0 && off < len) {
@@ -286,6 +307,60 @@ static void test_sticky_errors(void **state)
     tg__buf_cleanup(&s.log);
 }
 
+/* Where an event's data lines were: the first, the last, how many. */
+static void test_data_lines(void **state)
+{
+    (void)state;
+    opt.positions = 1;
+    expect_events("data: a\ndata: b\n\n: c\nevent: t\ndata: c\nid: 1\n"
+                  "data: d\n\ndata: e",
+                  "message||a\\nb|0|1-2/2|0\n"
+                  "t|1|c\\nd|0|6-8/2|0\n"
+                  "message|1|e|1|10-10/1|0\nrc=0\n");
+    static const char text[] = "data: {\"a\":1}\r\ndata: {\"b\":2}\r\n"
+                               "data: {\"c\"\r\n";
+    check_chunkings(text, sizeof text - 1, 0);
+    opt.positions = 0;
+}
+
+/* After tg__sse_discard the events are counted and clipped, never failing
+ * for their length, the same in any chunking. */
+static void test_discard(void **state)
+{
+    (void)state;
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "data: 0123456789\n\ndata: [DONE]\n\n"
+                     "data: abc\n\ndata: abcd\n\ndata: ab\ndata: cd\n\n"
+                     "data:\ndata:\ndata:\n\nevent: e\ndata: %0300d\n"
+                     "data: more\n\n: %0300d\ndata: last",
+                     0, 0);
+    opt.positions = 1;
+    opt.discard_keep = 4;
+    int rc;
+    tg_error err;
+    char *got = run_chunks(text, (size_t)n, NULL, 0, 10, &rc, &err);
+    assert_string_equal(got, "message||0123456789|0|1-1/1|0\n"
+                             "message||[DONE]|0|3-3/1|0\n"
+                             "message||abc|0|5-5/1|0\n"
+                             "message||abcd|0|7-7/1|0\n"
+                             "message||ab\\nc|0|9-10/2|1\n"
+                             "message||\\n\\n|0|12-14/3|0\n"
+                             "e||0000|0|17-18/2|1\n"
+                             "message||last|1|21-21/1|0\n"
+                             "rc=0\n");
+    free(got);
+    /* Without it, the same input fails at the cap. */
+    opt.discard_keep = 0;
+    got = run_chunks(text, (size_t)n, NULL, 0, 10, &rc, &err);
+    assert_int_equal(rc, TG_ELIMIT);
+    free(got);
+    opt.discard_keep = 4;
+    check_chunkings(text, (size_t)n, 10);
+    opt.discard_keep = 0;
+    opt.positions = 0;
+}
+
 static void test_chunkings(void **state)
 {
     (void)state;
@@ -321,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_line_ends),     cmocka_unit_test(test_bom),
         cmocka_unit_test(test_end_of_input),  cmocka_unit_test(test_limit),
         cmocka_unit_test(test_sticky_errors), cmocka_unit_test(test_chunkings),
+        cmocka_unit_test(test_data_lines),    cmocka_unit_test(test_discard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

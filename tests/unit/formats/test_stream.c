@@ -182,7 +182,7 @@ static void call_line_of(const tg_call *c, tg_buf *b, int with_index)
     json_object_set_new(o, "args_raw", raw ? json_string(raw) : json_null());
     const char *aj = tg_call_args_json(c);
     json_object_set_new(o, "args_json", aj ? json_string(aj) : json_null());
-    assert_int_equal(tg__format_dump(o, b), 0);
+    assert_int_equal(tg__json_dump(o, b), 0);
     tg__buf_append(b, "\n", 1);
     json_decref(o);
 }
@@ -201,6 +201,7 @@ static char *call_text(const tg_call *c)
     return tg__buf_take(&b);
 }
 
+/* The calls as lines, then the turn's warnings. */
 static char *turn_lines(const tg_turn *t)
 {
     tg_buf b;
@@ -208,6 +209,8 @@ static char *turn_lines(const tg_turn *t)
     tg__buf_puts(&b, "");
     for (size_t i = 0; i < t->n; i++)
         call_line(t->calls[i], &b);
+    for (size_t i = 0; i < tg_turn_warning_count(t); i++)
+        tg__buf_printf(&b, "warning: %s\n", tg_turn_warning(t, i));
     return tg__buf_take(&b);
 }
 
@@ -227,22 +230,30 @@ static void run_free(run *r)
     free(r->lines);
 }
 
+enum {
+    RUN_QUICK = 1,   /* no snapshot of each call handed out */
+    RUN_NO_EARLY = 2 /* Chat's early rule off */
+};
+
 /* Feeds text in chunks of the given sizes (cycling; nsizes 0: whole). A
  * call handed out is checked unchanged at the end - each written down as it
- * came out unless `quick` (the runs at every byte boundary, thousands per
+ * came out unless RUN_QUICK (the runs at every byte boundary, thousands per
  * transcript, check the rest). */
 static run run_stream_as(const char *text, size_t len, const size_t *sizes,
                          size_t nsizes, const char *format, size_t max,
-                         int quick)
+                         int flags)
 {
     run r;
     memset(&r, 0, sizeof r);
     tg_stream *s = NULL;
     const tg_call *handed[4096];
     char *at_hand_out[4096]; /* each handed call as it was then */
+    int quick = flags & RUN_QUICK;
     assert_int_equal(tg_stream_new(format, &s, &r.err), 0);
     if (max)
         assert_int_equal(tg_stream_set_max_event_bytes(s, max), 0);
+    if (flags & RUN_NO_EARLY)
+        tg__stream_no_early(s);
     size_t off = 0, k = 0;
     while (r.rc == 0 && off < len) {
         size_t n = nsizes ? sizes[k++ % nsizes] : len;
@@ -381,7 +392,7 @@ static void check_chunkings(const char *name, const char *text, size_t len,
 {
     for (size_t cut = 1; cut < len; cut++) {
         size_t sizes[2] = {cut, len};
-        run r = run_stream_as(text, len, sizes, 2, "auto", 0, 1);
+        run r = run_stream_as(text, len, sizes, 2, "auto", 0, RUN_QUICK);
         if (strcmp(r.lines, whole->lines) != 0)
             fail_msg("%s split at byte %zu:\n%s\nwhole:\n%s", name, cut,
                      r.lines, whole->lines);
@@ -534,6 +545,13 @@ static void run_provider(const char *provider)
         assert_string_equal(named.lines, whole.lines);
         run_free(&named);
 
+        /* A well-formed stream gives the same calls whether Chat calls
+         * come out early or only when the stream says so; a transcript
+         * read in one piece hands out as early as one read in many. */
+        run late = run_stream_as(text, len, NULL, 0, "auto", 0, RUN_NO_EARLY);
+        assert_string_equal(late.lines, whole.lines);
+        run_free(&late);
+
         snprintf(path, sizeof path, "%s/%s.sse", dir, cases[i]);
         check_chunkings(path, text, len, &whole);
 
@@ -670,14 +688,16 @@ static void test_calls_come_out_when_their_arguments_close(void **state)
         "\"type\":\"content_block_stop\",\"index\":3}"};
     static const char *const args_done[] = {
         "\"type\":\"response.function_call_arguments.done\"", NULL, NULL};
-    static const char *const finish[] = {"\"finish_reason\":\"tool_calls\"",
-                                         NULL, NULL};
+    static const char finish[] = "\"finish_reason\":\"tool_calls\"";
     expect_out("anthropic", "parallel", stops, NULL, NULL);
     expect_out("openai-responses", "parallel", args_done, first_three, NULL);
-    /* Chat: no event ends one call, and a call whose arguments read as a
-     * JSON value may still get bytes: every call comes out at the
-     * finish_reason, not when the next index starts. */
-    expect_out("openai-chat", "parallel", finish, NULL, NULL);
+    /* Chat: no event ends one call; a call whose arguments closed as one
+     * object comes out when the stream moves on - the next index's first
+     * piece, and for the last call the finish_reason's chunk. */
+    static const char *const chat_next[] = {
+        "\"id\":\"call_0lV2sQ1FgTvxx4TqTUXnEs9u\"",
+        "\"id\":\"call_Ym3iGc7TZS1Kc0cDqnRpY4dq\"", finish};
+    expect_out("openai-chat", "parallel", chat_next, NULL, NULL);
     /* Gemini: calls are whole in their event. */
     static const char *const gem[] = {"fc-7f3a1c20", "fc-7f3a1c20",
                                       "fc-0c55a9e1"};
@@ -696,7 +716,14 @@ static void test_calls_come_out_when_their_arguments_close(void **state)
                                            "call_AAzqFTgf1C2rzMJJsTGdmbqc"};
     expect_out("openai-responses", "interleaved", args_done, first_three,
                resp_ids);
-    expect_out("openai-chat", "interleaved", finish, NULL, NULL);
+    /* Chat, written at once: each call when the stream moves on from the
+     * piece that closed it - the last written first again. */
+    static const char *const chat_moved[] = {"\"arguments\":\"ue}\"",
+                                             "\"arguments\":\"ine\"", finish};
+    static const char *const chat_ids[] = {"call_Ym3iGc7TZS1Kc0cDqnRpY4dq",
+                                           "call_0lV2sQ1FgTvxx4TqTUXnEs9u",
+                                           "call_KxS0sXcrS0ZWpGxTHqNkTbdU"};
+    expect_out("openai-chat", "interleaved", chat_moved, NULL, chat_ids);
 }
 
 /* ------------------------------------------------------------ edges */
@@ -831,37 +858,8 @@ static void test_chat_ids(void **state)
 static void test_calls_in_any_order(void **state)
 {
     (void)state;
-    /* A model writing on to a call whose arguments already read as a JSON
-     * value: nothing came out before the finish_reason, and the call is
-     * what the whole response would make of it. */
-    static const char *const pieces[] = {
-        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{}"),
-        CHAT_CALL("1", "\"id\":\"c1\",", "\"name\":\"cat\",", "{\\\"a\\\":"),
-        CHAT_CALL("0", "", "", " x"),
-        CHAT_CALL("1", "", "", "1}"),
-        CHAT_END,
-    };
-    tg_stream *s = NULL;
     tg_turn *t = NULL;
     tg_error err;
-    assert_int_equal(tg_stream_new("auto", &s, &err), 0);
-    for (size_t i = 0; i < 4; i++) {
-        assert_int_equal(tg_stream_feed(s, pieces[i], strlen(pieces[i]), &err),
-                         0);
-        assert_null(tg_stream_next_call(s));
-    }
-    assert_int_equal(tg_stream_feed(s, pieces[4], strlen(pieces[4]), &err), 0);
-    assert_non_null(tg_stream_next_call(s));
-    assert_non_null(tg_stream_next_call(s));
-    assert_int_equal(tg_stream_finish(s, &t, &err), 0);
-    assert_int_equal(t->n, 2);
-    assert_string_equal(t->calls[0]->pre_error_code, "MALFORMED_ARGUMENTS");
-    assert_string_equal(tg_call_args_raw(t->calls[0]), "{} x");
-    assert_null(t->calls[1]->pre_error_code);
-    assert_string_equal(tg_call_args_json(t->calls[1]), "{\"a\":1}");
-    tg_turn_free(t);
-    tg_stream_free(s);
-
     /* One id on two blocks that stop in the other order. Taken as they
      * come, the first to stop runs (it may be running already) and the
      * other is the duplicate; read whole, the first written runs, as in
@@ -902,6 +900,532 @@ static void test_calls_in_any_order(void **state)
 }
 
 #define RESP(json) "event: x\ndata: {\"type\":\"response." json "}\n\n"
+
+/* A run's warnings (the turn's), each on a line. */
+static const char *warnings_of(const run *r)
+{
+    const char *w = strstr(r->lines, "warning: ");
+    return w != NULL ? w : "";
+}
+
+/* Feeds pieces one by one; out[i] = calls next_call handed out after piece
+ * i. Returns the finished turn (caller frees). */
+static tg_turn *feed_pieces(const char *const *pieces, size_t n, int *out)
+{
+    tg_stream *s = NULL;
+    tg_turn *t = NULL;
+    tg_error err;
+    assert_int_equal(tg_stream_new("auto", &s, &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(tg_stream_feed(s, pieces[i], strlen(pieces[i]), &err),
+                         0);
+        out[i] = 0;
+        while (tg_stream_next_call(s) != NULL)
+            out[i]++;
+    }
+    assert_int_equal(tg_stream_finish(s, &t, &err), 0);
+    tg_stream_free(s);
+    return t;
+}
+
+/* Chat calls come out once their arguments close and the stream moves on;
+ * what comes for them after is ignored, and said. */
+static void test_chat_early_and_late(void **state)
+{
+    (void)state;
+    /* A model writing on to a call whose arguments closed, after another
+     * index began: the call came out when the stream moved on, and stays
+     * as it came out; the turn says what was ignored. */
+    static const char *const pieces[] = {
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{}"),
+        CHAT_CALL("1", "\"id\":\"c1\",", "\"name\":\"cat\",", "{\\\"a\\\":"),
+        CHAT_CALL("0", "", "", " x"),
+        CHAT_CALL("1", "", "", "1}"),
+        CHAT_END,
+    };
+    int out[5];
+    tg_turn *t = feed_pieces(pieces, 5, out);
+    assert_int_equal(out[0], 0); /* the stream has not moved on yet */
+    assert_int_equal(out[1], 1); /* it has: c0 */
+    assert_int_equal(out[2] + out[3], 0);
+    assert_int_equal(out[4], 1); /* c1 at the finish_reason */
+    assert_int_equal(t->n, 2);
+    assert_null(t->calls[0]->pre_error_code);
+    assert_string_equal(tg_call_args_json(t->calls[0]), "{}");
+    assert_string_equal(tg_call_args_json(t->calls[1]), "{\"a\":1}");
+    assert_int_equal(tg_turn_warning_count(t), 1);
+    assert_string_equal(tg_turn_warning(t, 0),
+                        "call c0 was complete when 1 more piece for it "
+                        "arrived (2 bytes of arguments, the first on line "
+                        "5): ignored, the call stands as it was complete");
+    assert_null(tg_turn_warning(t, 1));
+    tg_turn_free(t);
+    /* Read whole, the same (the rule does not depend on the chunks, nor on
+     * taking the calls); with the rule off, what the whole response would
+     * make of it: c0 malformed. */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    for (size_t i = 0; i < 5; i++)
+        tg__buf_puts(&b, pieces[i]);
+    run r = run_whole(tg__buf_cstr(&b), "auto");
+    run late = run_stream_as(b.data, b.len, NULL, 0, "auto", 0, RUN_NO_EARLY);
+    assert_int_equal(r.early, 2);
+    assert_non_null(strstr(warnings_of(&r), "call c0 was complete"));
+    assert_string_equal(only_call(&late, 0)->pre_error_code,
+                        "MALFORMED_ARGUMENTS");
+    assert_string_equal(tg_call_args_raw(only_call(&late, 0)), "{} x");
+    assert_string_equal(warnings_of(&late), "");
+    tg_error err;
+    assert_int_equal(tg_turn_parse(b.data, b.len, "auto", "t.sse", &t, &err),
+                     0);
+    char *lines = turn_lines(t);
+    assert_string_equal(lines, r.lines);
+    free(lines);
+    tg_turn_free(t);
+    run_free(&r);
+    run_free(&late);
+    tg__buf_cleanup(&b);
+
+    /* White space after the object is dropped, silently: the call came out
+     * without it (the whole response would keep it in the raw text). */
+    r = run_whole(
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{\\\"k\\\":1}")
+            CHAT_CALL("1", "\"id\":\"c1\",", "\"name\":\"x\",", "{}")
+                CHAT_CALL("0", "", "", " \\n\\t") CHAT_END,
+        "auto");
+    assert_string_equal(tg_call_args_raw(only_call(&r, 0)), "{\"k\":1}");
+    assert_string_equal(warnings_of(&r), "");
+    run_free(&r);
+
+    /* Not early: no name yet, another type, arguments that close but are
+     * not valid JSON or not an object, or more than one value. Each stays
+     * open and the end decides, as without the rule. */
+    static const char *const not_early[] = {
+        "\"id\":\"c0\",\"function\":{\"arguments\":\"{}\"}",
+        "\"id\":\"c0\",\"type\":\"custom\",\"function\":{\"name\":\"x\","
+        "\"arguments\":\"{}\"}",
+        "\"id\":\"c0\",\"function\":{\"name\":\"x\",\"arguments\":"
+        "\"{\\\"a\\\":tru}\"}",
+        "\"id\":\"c0\",\"function\":{\"name\":\"x\",\"arguments\":\"[1]\"}",
+        "\"id\":\"c0\",\"function\":{\"name\":\"x\",\"arguments\":\"{}{}\"}",
+        "\"id\":\"c0\",\"function\":{\"name\":\"x\",\"arguments\":"
+        "\"{\\\"a\\\":\\\"}\\\"\"}",
+        "\"function\":{\"name\":\"x\",\"arguments\":\"{}\"}",
+    };
+    for (size_t i = 0; i < sizeof not_early / sizeof not_early[0]; i++) {
+        char text[1024];
+        /* Then events with no piece (the stream moves on), and a name for
+         * the first case's call; no finish_reason, so nothing but the early
+         * rule could hand a call out before the end. */
+        snprintf(text, sizeof text,
+                 "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":"
+                 "0,%s}]}}]}\n\n"
+                 "data: {\"choices\":[{\"delta\":{\"content\":\"...\"}}]}\n\n"
+                 "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":"
+                 "0,\"function\":{\"name\":\"late\"}}]}}]}\n\n"
+                 "data: {\"choices\":[{\"delta\":{\"content\":\"...\"}}]}\n\n",
+                 not_early[i]);
+        r = run_whole(text, "auto");
+        late =
+            run_stream_as(text, strlen(text), NULL, 0, "auto", 0, RUN_NO_EARLY);
+        if (strcmp(r.lines, late.lines) != 0)
+            fail_msg("case %zu:\n%s\nwithout the rule:\n%s", i, r.lines,
+                     late.lines);
+        /* The first comes out once its name arrived and the stream moved
+         * on again: with its name. */
+        if (r.early != (i == 0))
+            fail_msg("case %zu came out early:\n%s", i, r.lines);
+        run_free(&r);
+        run_free(&late);
+    }
+
+    /* After the finish_reason every call is complete: a piece for one is
+     * late (it does not start a call with a made-up id). */
+    r = run_whole(
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{\\\"a\\\":")
+            CHAT_CALL(
+                "0", "", "",
+                "1}") "data: {\"choices\":[{\"delta\":{},\"finish_reason\":"
+                      "\"tool_calls\"}]}\n\n" CHAT_CALL("0", "", "", ",2]")
+                          CHAT_CALL("0", "", "\"name\":\"rm\",", ""),
+        "auto");
+    assert_int_equal(r.turn->n, 1);
+    assert_string_equal(tg_call_args_json(only_call(&r, 0)), "{\"a\":1}");
+    assert_non_null(strstr(warnings_of(&r), "call c0 was complete when 2 more "
+                                            "pieces for it arrived (3 bytes"));
+    run_free(&r);
+
+    /* Servers that number every call 0: another id is another call, not a
+     * late piece, whether the first came out early or not. */
+    r = run_whole(CHAT_CALL("0", "\"id\":\"a\",", "\"name\":\"ls\",",
+                            "{}") "data: "
+                                  "{\"choices\":[{\"delta\":{\"content\":\"\"}}"
+                                  "]}\n\n" CHAT_CALL("0", "\"id\":\"b\",",
+                                                     "\"name\":\"ls\",", "{}")
+                                      CHAT_END,
+                  "auto");
+    assert_int_equal(r.turn->n, 2);
+    assert_int_equal(r.early, 2);
+    assert_string_equal(warnings_of(&r), "");
+    run_free(&r);
+}
+
+/* Anthropic and Responses: a piece for a call after its end is ignored and
+ * said, the call unchanged. */
+static void test_late_pieces(void **state)
+{
+    (void)state;
+    run r = run_whole(
+        ANTH("content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+             "\"tool_use\",\"id\":\"t1\",\"name\":\"a\",\"input\":{}}")
+            ANTH("content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                 "\"input_json_delta\",\"partial_json\":\"{}\"}")
+                ANTH("content_block_stop\",\"index\":0")
+                    ANTH("content_block_delta\",\"index\":0,\"delta\":{"
+                         "\"type\":\"input_json_delta\",\"partial_json\":"
+                         "\"{\\\"x\\\":1}\"}") ANTH("message_stop\""),
+        "auto");
+    assert_int_equal(r.turn->n, 1);
+    assert_string_equal(tg_call_args_json(only_call(&r, 0)), "{}");
+    assert_string_equal(warnings_of(&r),
+                        "warning: call t1 was complete when 1 more piece for "
+                        "it arrived (7 bytes of arguments, the first on line "
+                        "11): ignored, the call stands as it was complete\n");
+    run_free(&r);
+
+    r = run_whole(
+        RESP("output_item.added\",\"output_index\":0,\"item\":{\"type\":"
+             "\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\","
+             "\"name\":\"ls\",\"arguments\":\"\"}")
+            RESP("function_call_arguments.done\",\"item_id\":\"fc_1\","
+                 "\"output_index\":0,\"arguments\":\"{}\"")
+                RESP("function_call_arguments.delta\",\"item_id\":\"fc_1\","
+                     "\"output_index\":0,\"delta\":\"oops\"")
+                    RESP("completed\",\"response\":{}"),
+        "auto");
+    assert_int_equal(r.turn->n, 1);
+    assert_string_equal(tg_call_args_json(only_call(&r, 0)), "{}");
+    assert_non_null(strstr(warnings_of(&r), "call call_1 was complete when 1 "
+                                            "more piece for it arrived (4 "
+                                            "bytes"));
+    run_free(&r);
+
+    /* An id a terminal must not see raw is shown printable, and bounded. */
+    char id[300];
+    snprintf(id, sizeof id, "\\u001b[31m%0250d", 0);
+    char text[2048];
+    snprintf(text, sizeof text,
+             ANTH("content_block_start\",\"index\":0,\"content_block\":{"
+                  "\"type\":\"tool_use\",\"id\":\"%s\",\"name\":\"a\","
+                  "\"input\":{}}") ANTH("content_block_stop\",\"index\":0")
+                 ANTH("content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                      "\"input_json_delta\",\"partial_json\":\"x\"}"),
+             id);
+    r = run_whole(text, "auto");
+    const char *w = warnings_of(&r);
+    assert_int_equal(strncmp(w, "warning: call ?[31m0000", 23), 0);
+    assert_non_null(strstr(w, "000... was complete"));
+    run_free(&r);
+}
+
+/* The end of the stream is the end: what follows is counted, ignored and
+ * said, whatever it is. */
+static void test_end_of_stream(void **state)
+{
+    (void)state;
+    /* Chat: a call after [DONE] does not run. */
+    static const char chat[] =
+        CHAT_CALL("0", "\"id\":\"c0\",", "\"name\":\"ls\",", "{}")
+            CHAT_END CHAT_CALL("1", "\"id\":\"evil\",", "\"name\":\"rm\",",
+                               "{}") CHAT_END "data: not json\n\n";
+    run r = run_whole(chat, "auto");
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.turn->n, 1);
+    assert_string_equal(tg_call_id(only_call(&r, 0)), "c0");
+    assert_string_equal(warnings_of(&r),
+                        "warning: 3 events after the end of the stream (data: "
+                        "[DONE] on line 5) were ignored, the first on line "
+                        "7\n");
+    /* The same whatever the chunking; and what the API says as it goes. */
+    check_chunkings("chat after [DONE]", chat, sizeof chat - 1, &r);
+    run_free(&r);
+    tg_stream *s = NULL;
+    tg_error err;
+    assert_int_equal(tg_stream_new("auto", &s, &err), 0);
+    size_t done = strstr(chat, "[DONE]") - chat + 8;
+    assert_int_equal(tg_stream_feed(s, chat, done - 1, &err), 0);
+    assert_false(tg_stream_ended(s));
+    assert_int_equal(tg_stream_feed(s, chat + done - 1, 1, &err), 0);
+    assert_true(tg_stream_ended(s));
+    assert_int_equal(tg_stream_ignored_events(s), 0);
+    assert_int_equal(
+        tg_stream_feed(s, chat + done, sizeof chat - 1 - done, &err), 0);
+    assert_int_equal(tg_stream_ignored_events(s), 3);
+    tg_stream_free(s);
+    assert_false(tg_stream_ended(NULL));
+    assert_int_equal(tg_stream_ignored_events(NULL), 0);
+
+    /* Anthropic: a block after message_stop; Responses: an item after
+     * response.completed (and .failed, .incomplete). */
+    r = run_whole(
+        ANTH("content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+             "\"tool_use\",\"id\":\"t1\",\"name\":\"a\",\"input\":{}}")
+            ANTH("message_stop\"")
+                ANTH("content_block_start\",\"index\":1,\"content_block\":{"
+                     "\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"rm\","
+                     "\"input\":{}}") ANTH("content_block_stop\",\"index\":1"),
+        "auto");
+    assert_int_equal(r.turn->n, 1);
+    assert_non_null(strstr(warnings_of(&r), "2 events after the end of the "
+                                            "stream (message_stop on line 5)"));
+    run_free(&r);
+    static const char *const ends[] = {"completed", "failed", "incomplete"};
+    for (size_t i = 0; i < 3; i++) {
+        char text[1024], what[64];
+        snprintf(text, sizeof text,
+                 RESP("output_item.done\",\"output_index\":0,\"item\":{"
+                      "\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":"
+                      "\"call_1\",\"name\":\"ls\",\"arguments\":\"{}\"}")
+                     RESP("%s\",\"response\":{}")
+                         RESP("output_item.done\",\"output_index\":1,"
+                              "\"item\":{\"type\":\"function_call\",\"id\":"
+                              "\"fc_2\",\"call_id\":\"call_2\",\"name\":"
+                              "\"rm\",\"arguments\":\"{}\"}"),
+                 ends[i]);
+        r = run_whole(text, "auto");
+        assert_int_equal(r.turn->n, 1);
+        snprintf(what, sizeof what, "(response.%s on line 5)", ends[i]);
+        assert_non_null(strstr(warnings_of(&r), what));
+        run_free(&r);
+    }
+    /* A [DONE] after another provider's end, keep-alives and comments:
+     * nothing to say. */
+    r = run_whole(
+        ANTH("message_delta\",\"delta\":{\"stop_reason\":"
+             "\"end_turn\"}")
+            ANTH("message_stop\"") "data: [DONE]\n\n: bye\n\ndata: \n\n",
+        "auto");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.lines, "");
+    run_free(&r);
+    /* Events after the end cannot fail the stream: over the cap, not JSON,
+     * another provider's. */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    tg__buf_puts(&b, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},"
+                     "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+                     "data: {\"type\":\"message_start\"}\n\ndata: ");
+    for (int i = 0; i < 300; i++)
+        tg__buf_puts(&b, "x");
+    tg__buf_puts(&b, "\n\n");
+    r = run_stream(b.data, b.len, NULL, 0, "auto", 100);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.turn->n, 0);
+    assert_non_null(strstr(warnings_of(&r), "2 events after the end"));
+    run_free(&r);
+    tg__buf_cleanup(&b);
+    /* Gemini's stream has no end event: the end of the input is its end. */
+    r = run_whole("data: {\"candidates\":[{\"content\":{\"parts\":[{"
+                  "\"functionCall\":{\"name\":\"ls\",\"args\":{}}}]},"
+                  "\"finishReason\":\"STOP\"}]}\n\n"
+                  "data: {\"candidates\":[{\"content\":{\"parts\":[{"
+                  "\"functionCall\":{\"name\":\"cat\",\"args\":{}}}]}}]}\n\n",
+                  "auto");
+    assert_int_equal(r.turn->n, 2);
+    run_free(&r);
+}
+
+/* A stream from which nothing can be read is an error, not a turn without
+ * calls; an answer without calls is a turn without calls. */
+static void test_nothing_read(void **state)
+{
+    (void)state;
+    static const char *const answers[] = {
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+        "\"content\":\"Hello\"}}]}\n\ndata: {\"choices\":[{\"index\":0,"
+        "\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+        /* cut, but it had begun to answer */
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}"
+        "\n\n",
+        /* stopped without a word (a length limit of 0, say) */
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+        ANTH("message_start\",\"message\":{}")
+            ANTH("content_block_start\",\"index\":0,\"content_block\":{"
+                 "\"type\":\"text\",\"text\":\"\"}")
+                ANTH("content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                     "\"text_delta\",\"text\":\"Hi\"}"),
+        RESP("created\",\"response\":{}")
+            RESP("output_text.delta\",\"output_index\":0,\"delta\":\"Hi\"")
+                RESP("completed\",\"response\":{}"),
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]},"
+        "\"finishReason\":\"STOP\"}]}\n\n",
+        "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n",
+        /* the first event cut: what it began with tells whose it is */
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"I'll",
+    };
+    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++) {
+        run r = run_whole(answers[i], "auto");
+        if (r.rc != 0)
+            fail_msg("answer %zu: %s", i, r.err.message);
+        assert_int_equal(r.turn->n, 0);
+        run_free(&r);
+    }
+
+    static const struct {
+        const char *text, *format, *says;
+    } bad[] = {
+        /* only the response's lifecycle, then nothing */
+        {RESP("created\",\"response\":{}") RESP("in_progress\",\"response\":"
+                                                "{}"),
+         "auto",
+         "the openai-responses stream has no tool call, no text and "
+         "no stop (2 events, none of them the model's output)"},
+        /* only a role, then nothing */
+        {"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":"
+         "\"\"}}]}\n\n",
+         "auto", "the openai-chat stream has no tool call"},
+        /* named, but nothing of that provider's kind */
+        {"data: {\"hello\":1}\n\n", "anthropic",
+         "the anthropic stream has no tool call"},
+        {": only a comment\n\n", "gemini", "(0 events"},
+        {ANTH("message_start\",\"message\":{}") ANTH("ping\""), "auto",
+         "the anthropic stream has no tool call"},
+        /* an error instead of an answer */
+        {ANTH("message_start\",\"message\":{}")
+             ANTH("error\",\"error\":{\"type\":\"overloaded_error\","
+                  "\"message\":\"Overloaded\"}"),
+         "auto",
+         "the anthropic stream carried an error and no tool call: "
+         "Overloaded"},
+        {RESP("created\",\"response\":{}")
+             RESP("failed\",\"response\":{\"error\":{\"message\":\"boom\"}}"),
+         "auto", "carried an error and no tool call: boom"},
+        /* the wrong shape for the provider */
+        {"data: {\"object\":\"chat.completion.chunk\",\"choices\":{}}\n\n",
+         "auto",
+         "event 1 (ending on line 2) of the openai-chat stream: "
+         "choices is not an array"},
+        {"data: {\"choices\":[{\"delta\":{\"tool_calls\":{\"index\":0}}}]}\n\n",
+         "auto", "choices[0].delta.tool_calls is not an array"},
+        {"data: {\"choices\":[{\"delta\":{\"tool_calls\":[\"x\"]}}]}\n\n",
+         "auto", "choices[0].delta.tool_calls[0] is not an object"},
+        {"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":1}]}}"
+         "]}\n\n",
+         "auto", "choices[0].delta.tool_calls[0].function is not an object"},
+        {"data: {\"choices\":[{\"delta\":[]}]}\n\n", "auto",
+         "choices[0].delta is not an object"},
+        {"data: {\"choices\":[1]}\n\n", "auto", "choices[0] is not an object"},
+        {ANTH("content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+              "\"tool_use\",\"id\":\"t\",\"name\":\"a\",\"input\":{}}")
+             ANTH("content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                  "\"input_json_delta\",\"partial_json\":{}}"),
+         "auto", "partial_json is not a string"},
+        {ANTH("content_block_delta\",\"index\":0,\"delta\":\"x\""), "auto",
+         "content_block_delta without a delta object"},
+        {ANTH("content_block_start\",\"index\":0"), "auto",
+         "without a content_block object"},
+        {RESP("function_call_arguments.delta\",\"output_index\":0,\"delta\":"
+              "7"),
+         "auto", "an arguments delta that is not a string"},
+        {"data: {\"candidates\":{}}\n\n", "auto", "candidates is not an array"},
+        {"data: {\"candidates\":[{\"content\":{\"parts\":{}}}]}\n\n", "auto",
+         "parts is not an array"},
+        /* JSON, but not an object, even at the very end */
+        {"data: {\"choices\":[]}\n\ndata: 42", "auto",
+         "its data is JSON but not an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run r = run_whole(bad[i].text, bad[i].format);
+        if (r.rc == 0)
+            fail_msg("bad %zu read as a turn of %zu calls", i, r.turn->n);
+        if (strstr(r.err.message, bad[i].says) == NULL)
+            fail_msg("bad %zu: %s", i, r.err.message);
+        /* Fast paths or documents, in pieces or whole: the same. */
+        if (strcmp(bad[i].format, "auto") == 0)
+            check_chunkings("bad stream", bad[i].text, strlen(bad[i].text), &r);
+        tg_stream *s = NULL;
+        tg_turn *t = NULL;
+        tg_error err;
+        assert_int_equal(tg_stream_new(bad[i].format, &s, &err), 0);
+        tg__stream_no_fast_paths(s);
+        int rc = tg_stream_feed(s, bad[i].text, strlen(bad[i].text), &err);
+        if (rc == 0)
+            rc = tg_stream_finish(s, &t, &err);
+        assert_int_equal(rc, r.rc);
+        assert_string_equal(err.message, r.err.message);
+        tg_stream_free(s);
+        run_free(&r);
+    }
+}
+
+/* The events of a transcript written without the blank lines between them
+ * are one event: its data is not JSON, and the message says why and where. */
+static void test_missing_blank_lines(void **state)
+{
+    (void)state;
+    static const char *const examples[] = {
+        "openai-chat-stream.sse", "openai-responses-stream.sse",
+        "anthropic-stream.sse", "anthropic-stream-interleaved.sse",
+        "gemini-stream.sse"};
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        char root[4096], path[8192];
+        tg_test_source_path(root, sizeof root, "examples/turns");
+        snprintf(path, sizeof path, "%s/%s", root, examples[i]);
+        size_t len;
+        char *text = tg_test_read_file(path, &len);
+        assert_non_null(text);
+        /* What grep '^data:' keeps. */
+        tg_buf b;
+        tg__buf_init(&b, 0);
+        for (const char *p = text; *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            if (strncmp(p, "data:", 5) == 0)
+                tg__buf_append(&b, p, n);
+            p += n;
+        }
+        run r = run_stream(b.data, b.len, NULL, 0, "auto", 0);
+        if (r.rc != TG_EPARSE)
+            fail_msg("%s without blank lines: %s", examples[i], r.lines);
+        assert_non_null(strstr(r.err.message, "event 1 (ending on line "));
+        assert_non_null(strstr(r.err.message, "its data is not JSON: end of "
+                                              "file expected"));
+        assert_non_null(strstr(r.err.message, "on line 2, column 1"));
+        assert_non_null(strstr(r.err.message, "no blank line separates them"));
+        assert_int_equal(r.err.line, 2);
+        /* Through tg_turn_parse too. */
+        tg_turn *t = NULL;
+        tg_error err;
+        assert_int_equal(
+            tg_turn_parse(b.data, b.len, "auto", "x.sse", &t, &err), TG_EPARSE);
+        assert_int_equal(strncmp(err.message, "x.sse: event 1", 14), 0);
+        run_free(&r);
+        tg__buf_cleanup(&b);
+        free(text);
+    }
+    /* Another field between the data lines: the event's last line is
+     * named. */
+    run r = run_whole("data: {\"choices\":[]}\nevent: x\ndata: {\"choices\":"
+                      "[]}\n\n",
+                      "auto");
+    assert_int_equal(r.rc, TG_EPARSE);
+    assert_int_equal(r.err.line, 4);
+    run_free(&r);
+    /* The last event cut inside a token or a UTF-8 sequence is a cut. */
+    static const char *const cuts[] = {"tru",     "-",      "1.",
+                                       "\"\\u12", "\"\xc3", "\"\xe2\x82"};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n"
+                 "data: {\"a\":[%s",
+                 cuts[i]);
+        r = run_whole(text, "auto");
+        if (r.rc != 0)
+            fail_msg("cut %zu: %s", i, r.err.message);
+        run_free(&r);
+    }
+}
 
 static void test_responses_details(void **state)
 {
@@ -1084,7 +1608,8 @@ static void test_errors(void **state)
     static const char bad[] = "data: {\"choices\":[]}\n\ndata: {nope\n\n";
     assert_int_equal(tg_stream_feed(s, bad, sizeof bad - 1, &err), TG_EPARSE);
     assert_non_null(strstr(err.message, "event 2 (ending on line 4)"));
-    assert_int_equal(err.line, 4);
+    assert_non_null(strstr(err.message, "on line 3, column"));
+    assert_int_equal(err.line, 3); /* the data's line */
     memset(&err, 0, sizeof err);
     assert_int_equal(tg_stream_feed(s, "\n", 1, &err), TG_EPARSE);
     assert_non_null(strstr(err.message, "event 2"));
@@ -1135,11 +1660,12 @@ static void test_errors(void **state)
                         "bytes received); the stream carried an error: "
                         "Overloaded");
     run_free(&r);
-    /* Named, an empty stream is a turn without calls. */
+    /* Named, an empty stream is not an answer either. */
     r = run_whole(": hi\n\n", "anthropic");
-    assert_int_equal(r.rc, 0);
-    assert_int_equal(r.turn->n, 0);
-    assert_string_equal(tg_turn_format(r.turn), "anthropic");
+    assert_int_equal(r.rc, TG_EFORMAT);
+    assert_non_null(strstr(r.err.message, "the anthropic stream has no tool "
+                                          "call, no text and no stop (0 "
+                                          "events"));
     run_free(&r);
 
     /* Misuse. */
@@ -1177,7 +1703,8 @@ static void test_turn_parse_routing(void **state)
         TG_EFORMAT);
     /* A byte order mark before the stream. */
     static const char bom[] = "\xEF\xBB\xBF"
-                              "data: {\"choices\":[]}\n\n";
+                              "data: {\"choices\":[{\"delta\":{},"
+                              "\"finish_reason\":\"stop\"}]}\n\n";
     assert_int_equal(
         tg_turn_parse(bom, sizeof bom - 1, "auto", "in.sse", &t, &err), 0);
     assert_string_equal(tg_turn_format(t), "openai-chat");
@@ -1344,6 +1871,11 @@ int main(void)
         cmocka_unit_test(test_truncated_arguments_message),
         cmocka_unit_test(test_chat_ids),
         cmocka_unit_test(test_calls_in_any_order),
+        cmocka_unit_test(test_chat_early_and_late),
+        cmocka_unit_test(test_late_pieces),
+        cmocka_unit_test(test_end_of_stream),
+        cmocka_unit_test(test_nothing_read),
+        cmocka_unit_test(test_missing_blank_lines),
         cmocka_unit_test(test_responses_details),
         cmocka_unit_test(test_anthropic_details),
         cmocka_unit_test(test_gemini_ids),

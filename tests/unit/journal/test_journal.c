@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "buf.h"
 #include "jtest.h"
 #include "journal.h"
 #include "record.h"
@@ -334,15 +335,31 @@ static int rm_entry(const char *p, const struct stat *sb, int type,
     return remove(p);
 }
 
-static int setup(void **state)
+/* A fixture whose directory is made under `base`. */
+static int setup_in(void **state, const char *base)
 {
     struct fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/tg-journal-XXXXXX");
+    snprintf(f->dir, sizeof f->dir, "%s/tg-journal-XXXXXX", base);
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->path, sizeof f->path, "%s/.toolgate/journal.db", f->dir);
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_in(state, "/tmp");
+}
+
+/* For the failing-allocation loops, which create a journal file per
+ * allocation: in memory (/dev/shm, where an fsync costs nothing) when the
+ * machine has it. What they test is allocation failure, not durability, and
+ * on a busy disk the fsyncs of thousands of fresh files took minutes. */
+static int setup_mem(void **state)
+{
+    return setup_in(state,
+                    access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp");
 }
 
 static int teardown(void **state)
@@ -510,6 +527,7 @@ static void test_round_trip(void **state)
     results[1] = tg__result_error(calls[1], TG_EXECUTION_FINISHED,
                                   "EXIT_STATUS", NULL, "exited with %d", 2);
     results[1]->exit_status = 2;
+    results[1]->duration_ms = 33.560282000000001;
     results[1]->completed_at = 1700000001000;
     results[1]->content = json_pack("[{s:s,s:s}]", "type", "text", "text", "x");
     results[2] = tg__result_error(calls[2], TG_EXECUTION_NOT_STARTED,
@@ -553,6 +571,21 @@ static void test_round_trip(void **state)
                         "2023-11-14T22:13:20.000Z");
     assert_string_equal(jstr(r2, "decisions.policy.decision"), "allow");
     json_decref(h);
+    /* Times leave the journal in milliseconds to the microsecond, and the
+     * row keeps the clock's exact value. */
+    char *text = NULL;
+    assert_int_equal(tg__journal_history(j, NULL, &text, &err), 0);
+    assert_non_null(strstr(text, "\"duration_ms\":33.56,\"exit_status\":2"));
+    assert_non_null(strstr(text, "\"duration_ms\":12.5,"));
+    assert_non_null(strstr(text, "\"duration_ms\":0.0,"));
+    free(text);
+    assert_int_equal(tg__journal_show(j, "call_b", &text, &err), 0);
+    assert_non_null(strstr(text, "\"duration_ms\":33.56,"));
+    free(text);
+    assert_int_equal(jt_count(f->path,
+                              "SELECT count(*) FROM results"
+                              " WHERE duration_ms = 33.560282000000001"),
+                     1);
 
     s = show(j, "call_a");
     assert_string_equal(jstr(s, "result.outcome"), "success");
@@ -1109,6 +1142,71 @@ static void make_old_journal(const char *path, int version)
     raw_exec(path, sql);
 }
 
+/* A call over limits.max_args_bytes never runs: its row keeps the first
+ * TG_JOURNAL_ARGS_PREFIX bytes of the arguments' text (never a UTF-8
+ * character cut in two) and their size, not the arguments, once or twice;
+ * calls within the limit keep theirs whole. */
+static void test_args_over_the_limit(void **state)
+{
+    struct fixture *f = *state;
+    tg_journal_options o = {.max_args_bytes = 4096};
+    tg_journal *j = jt_open(f->path, &o);
+    size_t big = 3u << 20;
+    tg_buf text;
+    tg__buf_init(&text, 0);
+    /* "\u00e9" written as UTF-8 so the cut meets a two-byte character */
+    assert_int_equal(tg__buf_puts(&text, "{\"path\": \"a"), 0);
+    for (size_t i = 0; i < big / 2; i++)
+        assert_int_equal(tg__buf_append(&text, "\xC3\xA9", 2), 0);
+    assert_int_equal(tg__buf_puts(&text, "\"}"), 0);
+    tg_call *calls[3] = {
+        mkcall("over_string", "read_file", tg__buf_cstr(&text), NULL),
+        mkcall("at_limit", "read_file", "{\"path\": \"x\"}", NULL), NULL};
+    /* arguments sent as an object (no raw string): the compact text */
+    calls[2] = tg__call_new("over_object", "read_file", "anthropic");
+    assert_non_null(calls[2]);
+    json_t *obj = json_pack("{s:s}", "path", tg__buf_cstr(&text) + 10);
+    assert_int_equal(tg__call_set_args(calls[2], obj), 0);
+    json_decref(obj);
+    tg_result *replies[3] = {NULL, NULL, NULL};
+    jt_turn(j, calls, 3, "done", replies);
+    tg__journal_close(j);
+
+    assert_int_equal(
+        jt_count(f->path, "SELECT count(*) FROM call_rows WHERE args IS NULL"
+                          " AND length(CAST(args_raw AS BLOB)) <= 1024"
+                          " AND args_bytes > 3000000"),
+        2);
+    assert_int_equal(jt_count(f->path,
+                              "SELECT max(length(CAST(args_raw AS BLOB)))"
+                              " FROM call_rows WHERE id = 'over_string'"),
+                     1023); /* 1024 would cut the last 'é' in two */
+    assert_int_equal(jt_count(f->path, "SELECT args_bytes FROM call_rows"
+                                       " WHERE id = 'over_string'"),
+                     (long long)text.len);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM call_rows WHERE"
+                                       " id = 'at_limit' AND args IS NOT NULL"
+                                       " AND args_bytes IS NULL"),
+                     1);
+    /* what show gives: args null, args_raw the start, args_bytes the size */
+    j = open_ok(f->path);
+    json_t *rec = show(j, "over_string");
+    json_t *call = json_object_get(rec, "call");
+    assert_true(json_is_null(json_object_get(call, "args")));
+    assert_int_equal(json_integer_value(json_object_get(call, "args_bytes")),
+                     text.len);
+    assert_memory_equal(json_string_value(json_object_get(call, "args_raw")),
+                        "{\"path\": \"a\xC3\xA9", 13);
+    json_decref(rec);
+    rec = show(j, "at_limit");
+    assert_null(json_object_get(json_object_get(rec, "call"), "args_bytes"));
+    json_decref(rec);
+    tg__journal_close(j);
+    for (size_t i = 0; i < 3; i++)
+        tg__call_free(calls[i]);
+    tg__buf_cleanup(&text);
+}
+
 static void test_migrations(void **state)
 {
     struct fixture *f = *state;
@@ -1119,14 +1217,14 @@ static void test_migrations(void **state)
     assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
     tg__journal_close(j);
     long long objects = jt_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 6);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 7);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 6);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 7);
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 1);
     tg__call_free(c);
     tg__result_free(r);
@@ -1138,7 +1236,7 @@ static void test_migrations(void **state)
         snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
         make_old_journal(path, version);
         j = open_ok(path);
-        assert_int_equal(jt_count(path, "PRAGMA user_version"), 6);
+        assert_int_equal(jt_count(path, "PRAGMA user_version"), 7);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM sqlite_schema"),
                          objects);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM call_rows"), 3);
@@ -1248,6 +1346,63 @@ static void test_unwritable(void **state)
     assert_non_null(strstr(err.message, path));
 
     assert_int_equal(tg__journal_open_sqlite("", &j, &err), TG_EINVAL);
+}
+
+/* The journal notices when its file is moved, replaced, removed or given a
+ * second name, and writes nothing more; a file with two names is not
+ * opened. */
+static void test_watched_file(void **state)
+{
+    struct fixture *f = *state;
+    tg_error err = {0};
+    char dir[160], away[176], awayfile[200], link_path[192];
+    snprintf(dir, sizeof dir, "%s/.toolgate", f->dir);
+    snprintf(away, sizeof away, "%s/away", f->dir);
+    snprintf(awayfile, sizeof awayfile, "%s/journal.db", away);
+    snprintf(link_path, sizeof link_path, "%s/second-name.db", f->dir);
+
+    /* Its directory swapped for a copy: the copy is not written. */
+    tg_journal *j = open_ok(f->path);
+    tg_call *c = mkcall("call_w", "echo", "{}", NULL);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
+    assert_int_equal(rename(dir, away), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    copy_file(awayfile, f->path);
+    tg_result *r = ok_result(c, "done");
+    assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "was moved, removed or replaced"));
+    assert_non_null(strstr(err.message, "names another file now"));
+    tg__journal_close(j);
+    tg__result_free(r);
+    /* the file moved away holds the call and no result */
+    assert_int_equal(jt_count(awayfile, "SELECT count(*) FROM call_rows"), 1);
+    assert_int_equal(jt_count(awayfile, "SELECT count(*) FROM results"), 0);
+
+    /* Removed while open. */
+    j = open_ok(f->path);
+    assert_int_equal(unlink(f->path), 0);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "names nothing now"));
+    tg__journal_close(j);
+    copy_file(awayfile, f->path);
+
+    /* A second name made while open, then at open. */
+    j = open_ok(f->path);
+    assert_int_equal(link(f->path, link_path), 0);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_begin(j, &c, 1, &err), TG_EJOURNAL);
+    assert_non_null(strstr(err.message, "got another name (2 hard links)"));
+    tg__journal_close(j);
+    j = NULL;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tg__journal_open_sqlite(f->path, &j, &err), TG_EJOURNAL);
+    assert_null(j);
+    assert_non_null(strstr(err.message, "has 2 names (hard links)"));
+    assert_int_equal(unlink(link_path), 0);
+    j = open_ok(f->path);
+    tg__journal_close(j);
+    tg__call_free(c);
 }
 
 static void test_public_api(void **state)
@@ -1711,15 +1866,18 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_running_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_args_over_the_limit, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watched_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failing_allocations, setup,
+        cmocka_unit_test_setup_teardown(test_failing_allocations, setup_mem,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_failing_allocations_replay, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failing_allocations_replay,
+                                        setup_mem, teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sqlite3_shutdown();

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "jtest.h"
+#include "tg_test.h"
 #include "timeutil.h"
 
 #define DAY INT64_C(86400000)
@@ -162,18 +163,19 @@ static void test_automatic(void **state)
     tg__journal_close(j);
 
     /* keep_days by the timer: a short period, old rows go at the next
-     * commit once it has passed. */
-    tg_journal_options t = {.keep_days = 1, .prune_every_ms = 50};
+     * commit once it has passed. The period (a scaled 500 ms) outlasts the
+     * two commits between steps (a few ms) with room. */
+    long period = tg_test_ms(500);
+    tg_journal_options t = {.keep_days = 1, .prune_every_ms = period};
     j = jt_open(f->path, &t);
     int64_t old = tg__now_ms() - 2 * DAY;
     jt_exec(f->path, "UPDATE results SET completed_at = 0");
     add(j, "fresh1", tg__now_ms());
     assert_int_equal(calls(f->path), 1);
     add(j, "stale", old);
-    add(j, "fresh2", tg__now_ms()); /* within 50 ms of the last step */
+    add(j, "fresh2", tg__now_ms()); /* within the period of the last step */
     assert_int_equal(calls(f->path), 3);
-    struct timespec ts = {0, 80 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    tg_test_sleep_ms(period + 30);
     add(j, "fresh3", tg__now_ms());
     assert_int_equal(calls(f->path), 3);
     assert_int_equal(

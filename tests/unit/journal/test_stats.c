@@ -225,10 +225,38 @@ static void test_public_api(void **state)
     assert_int_equal(tg_journal_stats(f->path, NULL, NULL, &err), TG_EINVAL);
 }
 
+/* The durations of the statistics leave in milliseconds to the
+ * microsecond (the journal keeps the clock's values). */
+static void test_times_to_the_microsecond(void **state)
+{
+    struct jt_fixture *f = *state;
+    tg_journal *j = jt_open(f->path, NULL);
+    add(j, "d1", "delta", NULL, TG_OUTCOME_SUCCESS, 41.142023, 1, 0);
+    add(j, "d2", "delta", NULL, TG_OUTCOME_SUCCESS, 151.96020899999999, 2, 0);
+    add(j, "d3", "delta", NULL, TG_OUTCOME_SUCCESS, 9.3319150000000004, 3, 0);
+    add(j, "e1", "\"q\"\x01", NULL, TG_OUTCOME_SUCCESS, 7, 4, 0);
+    char *out = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg__journal_stats(j, NULL, &out, &err), 0);
+    assert_string_equal(
+        out, "[{\"tool\":\"\\\"q\\\"\\u0001\",\"calls\":1,\"outcomes\":{"
+             "\"success\":1,\"error\":0,\"canceled\":0,\"timeout\":0,"
+             "\"denied\":0},\"replayed\":0,\"duration_ms\":{\"p50\":7.0,"
+             "\"p95\":7.0,\"max\":7.0}},"
+             "{\"tool\":\"delta\",\"calls\":3,\"outcomes\":{\"success\":3,"
+             "\"error\":0,\"canceled\":0,\"timeout\":0,\"denied\":0},"
+             "\"replayed\":0,\"duration_ms\":{\"p50\":41.142,\"p95\":151.96,"
+             "\"max\":151.96}}]");
+    free(out);
+    tg__journal_close(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_counts_and_percentiles, jt_setup,
+                                        jt_teardown),
+        cmocka_unit_test_setup_teardown(test_times_to_the_microsecond, jt_setup,
                                         jt_teardown),
         cmocka_unit_test_setup_teardown(test_percentiles_against_sort, jt_setup,
                                         jt_teardown),

@@ -4,7 +4,8 @@
  * confinement to the workspace (.., absolute paths, a sibling directory
  * sharing the prefix, symlinks out and in, NUL bytes) through openat2 and
  * through the fallback walk, then read_file, list_dir and grep, including an
- * invalid pattern and a catastrophic one that must end at the match limit.
+ * invalid pattern and a catastrophic one that must end at the match limit,
+ * write_file, and every route into toolgate's own files refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "tg_test.h"
 #include "workspace.h"
 #include "tg_json_test.h"
 
@@ -529,7 +531,11 @@ static void grep_catastrophic(void **state)
     expect_fail(t, tg__grep_run,
                 "{\"pattern\":\"^(a|aa)+$\",\"path\":\"evil.txt\"}",
                 TG__FS_MATCH_LIMIT, "match limit");
-    assert_true(now_s() - start < 10.0);
+    /* The match limit ends both (in well under a second, sanitized); a
+     * scaled 10 s tells a limit from a hang. */
+    double took = now_s() - start;
+    fprintf(stderr, "    two catastrophic patterns: %.3f s\n", took);
+    assert_true(took < 10.0 * (double)tg_test_time_scale());
 
     /* a long matching line is shown cut, with a marker */
     char *big = malloc(3000);
@@ -597,6 +603,20 @@ static void schemas(void **state)
     assert_true(tg__builtin_known("write_file"));
     assert_true(tg__builtin_known("shell"));
     assert_false(tg__builtin_known("bash"));
+    assert_false(tg__builtin_known(""));
+    /* One list (TG__BUILTIN_MAP) gives the message's names and the
+     * embedded defaults' builtin_tools, in its order. */
+    assert_string_equal(TG__BUILTIN_NAMES,
+                        "read_file, list_dir, grep, write_file, shell");
+    tg_config *cfg = tg_config_new();
+    assert_non_null(cfg);
+    static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
+    assert_int_equal(json_array_size(cfg->builtin_tools),
+                     sizeof names / sizeof names[0]);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_string_equal(
+            json_string_value(json_array_get(cfg->builtin_tools, i)), names[i]);
+    tg_config_free(cfg);
 }
 
 /* --------------------------------------------------------- write_file */
@@ -704,6 +724,108 @@ static void write_file(void **state)
     }
 }
 
+/* toolgate's own files (tg_fsrun.state): every route into them is refused
+ * by identity, for reading, listing, searching and writing; grep over the
+ * workspace passes them by, whatever their names. Runs on a tree of its
+ * own. */
+static void own_files(void **state)
+{
+    tree *t = *state;
+    char tg[PBUF], st_dir[PBUF], conf[PBUF], path[PBUF];
+    snprintf(tg, sizeof tg, "%s/.toolgate", t->ws);
+    snprintf(st_dir, sizeof st_dir, "%s/state", t->ws);
+    snprintf(conf, sizeof conf, "%s/conf.json", t->ws);
+    const char *const own[] = {tg, st_dir, conf, NULL};
+    dir(t, "ws/state");
+    PUT(t, "ws/state/art.txt", "TODO artifact\n");
+    PUT(t, "ws/conf.json", "{\"TODO\": 1}\n");
+    link_at(t, ".toolgate", "ws/link_tg");
+    link_at(t, ".toolgate/x", "ws/link_tgx");
+    link_at(t, "../state/art.txt", "ws/sub/link_up");
+    link_at(t, "conf.json", "ws/link_conf");
+    static const struct {
+        core_fn core;
+        const char *args;
+    } refused[] = {
+        {tg__read_file_run, "{\"path\":\".toolgate/x\"}"},
+        {tg__read_file_run, "{\"path\":\"./sub/../.toolgate/x\"}"},
+        {tg__read_file_run, "{\"path\":\"sub/deep/../../.toolgate//x\"}"},
+        {tg__read_file_run, "{\"path\":\"link_tg/x\"}"},
+        {tg__read_file_run, "{\"path\":\"link_tgx\"}"},
+        {tg__read_file_run, "{\"path\":\"sub/link_up\"}"},
+        {tg__read_file_run, "{\"path\":\"state/art.txt\"}"},
+        {tg__read_file_run, "{\"path\":\"conf.json\"}"},
+        {tg__read_file_run, "{\"path\":\"link_conf\"}"},
+        {tg__list_dir_run, "{\"path\":\".toolgate\"}"},
+        {tg__list_dir_run, "{\"path\":\"link_tg/\"}"},
+        {tg__list_dir_run, "{\"path\":\"state\"}"},
+        {tg__grep_run, "{\"pattern\":\"TODO\",\"path\":\"state\"}"},
+        {tg__grep_run, "{\"pattern\":\"TODO\",\"path\":\"link_tg\"}"},
+        {tg__grep_run, "{\"pattern\":\"TODO\",\"path\":\"conf.json\"}"},
+        {tg__write_file_run,
+         "{\"path\":\".toolgate/journal.db\",\"content\":\"x\"}"},
+        {tg__write_file_run, "{\"path\":\"state/art.txt\",\"content\":\"x\"}"},
+        {tg__write_file_run, "{\"path\":\"state/new\",\"content\":\"x\"}"},
+        {tg__write_file_run, "{\"path\":\"link_tg/new\",\"content\":\"x\"}"},
+        {tg__write_file_run,
+         "{\"path\":\"sub/../state/new\",\"content\":\"x\"}"},
+        {tg__write_file_run, "{\"path\":\"conf.json\",\"content\":\"x\"}"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        tg_fsrun run = {.workspace = t->ws, .state = own};
+        tg_buf out;
+        tg_error err;
+        int rc = run_tool(&run, refused[i].core, refused[i].args, &out, &err);
+        if (rc >= 0 || run.errcode == NULL ||
+            strcmp(run.errcode, TG__FS_STATE) != 0 ||
+            strstr(err.message, "is toolgate's own") == NULL)
+            fail_msg("%s: rc %d code %s message '%s' output '%s'",
+                     refused[i].args, rc, run.errcode ? run.errcode : "(none)",
+                     err.message, tg__buf_cstr(&out));
+        tg__buf_cleanup(&out);
+    }
+    /* From a cwd inside them, a relative path is refused too. */
+    tg_fsrun run = {.workspace = t->ws, .cwd = tg, .state = own};
+    tg_buf out;
+    tg_error err;
+    assert_true(
+        run_tool(&run, tg__read_file_run, "{\"path\":\"x\"}", &out, &err) < 0);
+    assert_string_equal(run.errcode, TG__FS_STATE);
+    tg__buf_cleanup(&out);
+    /* Nothing was written; grep over the workspace passes them by. */
+    expect_file(t, "ws/state/art.txt", "TODO artifact\n");
+    expect_file(t, "ws/conf.json", "{\"TODO\": 1}\n");
+    snprintf(path, sizeof path, "%s/state/new", t->ws);
+    assert_int_not_equal(access(path, F_OK), 0);
+    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    assert_int_equal(
+        run_tool(&run, tg__grep_run, "{\"pattern\":\"TODO\"}", &out, &err), 0);
+    assert_string_equal(tg__buf_cstr(&out),
+                        "sub/b.c:3:    return 0; /* TODO */\n"
+                        "sub/deep/c.txt:1:TODO deep\n");
+    tg__buf_cleanup(&out);
+    /* (without the state, the same grep finds them) */
+    expect_ok(t, tg__grep_run, "{\"pattern\":\"TODO\",\"path\":\"state\"}",
+              "state/art.txt:1:TODO artifact\n");
+    expect_ok(t, tg__grep_run, "{\"pattern\":\"TODO\",\"glob\":\"*.json\"}",
+              "conf.json:1:{\"TODO\": 1}\n");
+    /* The rest of the workspace stays the tool's: a symlink named like
+     * their file is replaced, never written through. */
+    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    assert_int_equal(run_tool(&run, tg__write_file_run,
+                              "{\"path\":\"link_conf\",\"content\":\"mine\"}",
+                              &out, &err),
+                     0);
+    tg__buf_cleanup(&out);
+    expect_file(t, "ws/conf.json", "{\"TODO\": 1}\n");
+    expect_file(t, "ws/link_conf", "mine");
+    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    assert_int_equal(
+        run_tool(&run, tg__read_file_run, "{\"path\":\"a.txt\"}", &out, &err),
+        0);
+    tg__buf_cleanup(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,6 +840,7 @@ int main(void)
         cmocka_unit_test(canceled),
         cmocka_unit_test(schemas),
         cmocka_unit_test_setup_teardown(write_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_files, setup, teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

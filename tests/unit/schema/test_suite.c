@@ -12,11 +12,12 @@
  * written), with and without a report (a report has violations exactly
  * when the instance is invalid), and the jansson one over the loaded value.
  *
- * Environment: TG_SHARED_DIR (set by ctest) locates the suite under
- * data/json-schema-test-suite; TG_METASCHEMA_DIR the metaschemas (default
- * /usr/lib/python3/dist-packages/jsonschema/schemas). Prints, per draft,
- * "draft2020-12: P/T required tests pass" and, with formats asserted,
- * "format (asserted): P/T".
+ * Environment: TG_TEST_DATA_DIR (set by ctest) locates the suite under
+ * json-schema-test-suite/ (tg_test_data_path; without it the test reports
+ * itself skipped, and fails under CI=true); TG_METASCHEMA_DIR the
+ * metaschemas (default /usr/lib/python3/dist-packages/jsonschema/schemas).
+ * Prints, per draft, "draft2020-12: P/T required tests pass" and, with
+ * formats asserted, "format (asserted): P/T".
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -31,6 +32,7 @@
 
 #include "internal.h"
 #include "schema.h"
+#include "tg_test.h"
 
 typedef struct env {
     char suite[1024];
@@ -81,11 +83,7 @@ static int setup_env(void **state)
 {
     env *e = calloc(1, sizeof *e);
     assert_non_null(e);
-    const char *shared = getenv("TG_SHARED_DIR");
-    if (shared == NULL)
-        shared = "/work/shared";
-    snprintf(e->suite, sizeof e->suite, "%s/data/json-schema-test-suite",
-             shared);
+    tg_test_data_path(e->suite, sizeof e->suite, "json-schema-test-suite");
     snprintf(e->remotes_dir, sizeof e->remotes_dir, "%s/remotes", e->suite);
     e->remote.prefix = "http://localhost:1234/";
     e->remote.dir = e->remotes_dir;
@@ -179,20 +177,32 @@ static int check_one(const tg_schema *s, const json_t *data, const tg_jtape *ft,
     tg_schema_report rep2;
     memset(&rep2, 0, sizeof rep2);
     int viaj = tg__schema_validate_json(s, data, &rep2, &err);
+    /* Memoized from the first step on, as a costly validation is after its
+     * first few thousand steps: the same verdict and violations. */
+    tg_schema_budget memo;
+    tg__schema_budget_init(&memo, 0, NULL);
+    memo.memo = TG_SCHEMA_MEMO_ALWAYS;
+    tg_schema_report rep3;
+    memset(&rep3, 0, sizeof rep3);
+    int memo_q = tg__schema_validate_tape_in(s, tape, at, NULL, &memo, &err);
+    int memo_r = tg__schema_validate_tape_in(s, tape, at, &rep3, &memo, &err);
     int ok = quiet == expect && loud == expect && viaj == expect &&
-             (expect ? rep.n == 0 : rep.n > 0) && rep.n == rep2.n;
+             memo_q == expect && memo_r == expect &&
+             (expect ? rep.n == 0 : rep.n > 0) && rep.n == rep2.n &&
+             rep3.n == rep.n;
     if (!ok) {
         char *msg = tg__schema_report_message(&rep);
         snprintf(why, cap,
                  "expected %s; tape %d, tape+report %d (%zu violations), "
-                 "jansson %d (%zu)%s%s%s%s",
+                 "jansson %d (%zu), memoized %d/%d (%zu)%s%s%s%s",
                  expect ? "valid" : "invalid", quiet, loud, rep.n, viaj, rep2.n,
-                 msg ? ": " : "", msg ? msg : "", err.code ? " / error: " : "",
-                 err.code ? err.message : "");
+                 memo_q, memo_r, rep3.n, msg ? ": " : "", msg ? msg : "",
+                 err.code ? " / error: " : "", err.code ? err.message : "");
         free(msg);
     }
     tg__schema_report_cleanup(&rep);
     tg__schema_report_cleanup(&rep2);
+    tg__schema_report_cleanup(&rep3);
     tg__jtape_free(&own);
     return ok;
 }
@@ -353,10 +363,14 @@ static void test_draft7(void **state)
 
 int main(void)
 {
+    char suite[1024];
+    tg_test_data_path(suite, sizeof suite, "json-schema-test-suite/tests");
+    if (!tg_test_have_data(suite, "the JSON Schema Test Suite"))
+        return tg_test_exit(0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_draft2020_12),
         cmocka_unit_test(test_draft2019_09),
         cmocka_unit_test(test_draft7),
     };
-    return cmocka_run_group_tests(tests, setup_env, teardown_env);
+    return tg_test_exit(cmocka_run_group_tests(tests, setup_env, teardown_env));
 }

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tg_test.h - what the unit tests (and the benchmarks and fuzz targets that
- * include it) share: where the source tree's test data is, reading a whole
- * file, a temporary directory per test, a monotonic clock, whether a
- * process is still alive, writing a script. Header-only (each test is one
- * program), plain POSIX: no cmocka here, so failures are return values.
+ * include it) share: where the source tree's test data is, where the shared
+ * test data is (and skipping, in ctest's terms, when it is absent), reading
+ * a whole file, a temporary directory per test, a monotonic clock, the time
+ * scale every time bound is multiplied by, whether a process is still
+ * alive, writing a script. Header-only (each test is one program), plain
+ * POSIX: no cmocka here, so failures are return values.
+ *
+ * Time bounds (README, "Tests"): a test whose verdict involves time writes
+ * every deadline, wait and elapsed-time limit as tg_test_ms(N), derives N
+ * from what it measured first or keeps N >= 3x what the work takes, and is
+ * labelled `timing` in tests/CMakeLists.txt.
  */
 #ifndef TG_TEST_H
 #define TG_TEST_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
@@ -22,20 +30,24 @@
 #include <unistd.h>
 #include <time.h>
 
+/* The length of the source tree's prefix ("/work/toolgate/") of this
+ * header's path as compiled, __FILE__. */
+static inline int tg_test_tree_len(void)
+{
+    const char *tail = strstr(__FILE__, "tests/unit/support/");
+    return tail ? (int)(tail - __FILE__) : 0;
+}
+
 /* out = the source tree's path `rel` ("tests/data/formats"): under
  * $TG_SOURCE_DIR (ctest sets it), else under the tree this header was
  * compiled from. */
 static inline void tg_test_source_path(char *out, size_t size, const char *rel)
 {
     const char *env = getenv("TG_SOURCE_DIR");
-    if (env != NULL && *env != '\0') {
+    if (env != NULL && *env != '\0')
         snprintf(out, size, "%s/%s", env, rel);
-        return;
-    }
-    const char *me = __FILE__;
-    const char *tail = strstr(me, "tests/unit/support/");
-    int n = tail ? (int)(tail - me) : 0;
-    snprintf(out, size, "%.*s%s", n, me, rel);
+    else
+        snprintf(out, size, "%.*s%s", tg_test_tree_len(), __FILE__, rel);
 }
 
 /* The whole file, NUL-terminated (its length in *len when len is not
@@ -64,6 +76,73 @@ static inline char *tg_test_read_file(const char *path, size_t *len)
     if (buf != NULL && len != NULL)
         *len = n;
     return buf;
+}
+
+/* ctest's skip status: tests/CMakeLists.txt gives every test
+ * SKIP_RETURN_CODE 77, and a test exits with it when something it needs is
+ * not on this machine (saying what). */
+#define TG_TEST_SKIP 77
+
+/* Whether CI=true (or 1) is in the environment: CI runs must not skip for
+ * want of data. */
+static inline int tg_test_in_ci(void)
+{
+    const char *ci = getenv("CI");
+    return ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);
+}
+
+/* The count of shared-data items found missing by tg_test_have_data in this
+ * program (one program per test, so one count). */
+static inline int *tg_test_data_missing(void)
+{
+    static int missing;
+    return &missing;
+}
+
+/* out = `rel` ("mcp/schema-2025-11-25.json") under the shared test data:
+ * $TG_TEST_DATA_DIR (ctest sets it from the CMake cache variable of that
+ * name, default ../shared/data beside the source tree), else
+ * ../shared/data beside the tree this header was compiled from. */
+static inline void tg_test_data_path(char *out, size_t size, const char *rel)
+{
+    const char *env = getenv("TG_TEST_DATA_DIR");
+    if (env != NULL && *env != '\0') {
+        snprintf(out, size, "%s/%s", env, rel);
+        return;
+    }
+    snprintf(out, size, "%.*s../shared/data/%s", tg_test_tree_len(), __FILE__,
+             rel);
+}
+
+/* Whether `path` (made by tg_test_data_path), the data that `what` needs,
+ * exists. When it does not, says so on stderr, naming TG_TEST_DATA_DIR, and
+ * counts it for tg_test_exit: the caller skips what needs it. */
+static inline int tg_test_have_data(const char *path, const char *what)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return 1;
+    int e = errno;
+    fprintf(stderr,
+            "%s: %s: cannot open %s: %s; point TG_TEST_DATA_DIR at the "
+            "shared test data (README, \"Tests\")\n",
+            tg_test_in_ci() ? "FAIL (CI=true, data missing)" : "SKIP", what,
+            path, strerror(e));
+    (*tg_test_data_missing())++;
+    return 0;
+}
+
+/* main's exit status, given how many tests failed: 1 when any failed, or
+ * when shared data was missing under CI=true; TG_TEST_SKIP when it was
+ * missing elsewhere (ctest then reports the test skipped, with the reason
+ * printed above); else 0. */
+static inline int tg_test_exit(int failed)
+{
+    if (failed != 0)
+        return 1;
+    if (*tg_test_data_missing() == 0)
+        return 0;
+    return tg_test_in_ci() ? 1 : TG_TEST_SKIP;
 }
 
 static inline int tg_test_cmp_names(const void *a, const void *b)
@@ -159,6 +238,36 @@ static inline double tg_test_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The factor every time bound of a test is multiplied by: the whole number
+ * in $TG_TEST_TIME_SCALE (ctest sets it from the CMake cache variable of
+ * that name: 1, or 3 in the sanitizer build), 1 when unset. Anything else
+ * than a whole number from 1 to 1000 ends the program, saying so. */
+static inline long tg_test_time_scale(void)
+{
+    const char *s = getenv("TG_TEST_TIME_SCALE");
+    if (s == NULL || *s == '\0')
+        return 1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 1 || v > 1000) {
+        fprintf(stderr,
+                "TG_TEST_TIME_SCALE must be a whole number from 1 to 1000, "
+                "not '%s'\n",
+                s);
+        exit(2);
+    }
+    return v;
+}
+
+/* A time bound of ms milliseconds (a deadline, a wait, a limit on elapsed
+ * time) times tg_test_time_scale(). The work a test times (a tool's sleep)
+ * stays unscaled; only the room given to it grows. */
+static inline long tg_test_ms(long ms)
+{
+    return ms * tg_test_time_scale();
+}
+
 /* Sleeps ms milliseconds, through signals. */
 static inline void tg_test_sleep_ms(long ms)
 {
@@ -186,16 +295,17 @@ static inline int tg_test_alive(long pid)
     return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
-/* Whether process pid is gone within about ms milliseconds (polled every
- * 10 ms). */
-static inline int tg_test_dead_within(long pid, int ms)
+/* Whether process pid is gone within ms milliseconds on the monotonic
+ * clock (polled every 10 ms); callers pass a scaled bound, tg_test_ms(N). */
+static inline int tg_test_dead_within(long pid, long ms)
 {
-    for (int i = 0; i < ms / 10; i++) {
-        if (!tg_test_alive(pid))
-            return 1;
+    double end = tg_test_now_ms() + (double)ms;
+    while (tg_test_alive(pid)) {
+        if (tg_test_now_ms() >= end)
+            return 0;
         tg_test_sleep_ms(10);
     }
-    return !tg_test_alive(pid);
+    return 1;
 }
 
 /* Writes an executable shell script dir/name: "#!/bin/sh", then body. 0,

@@ -2,8 +2,9 @@
 /*
  * tg_test_exec.h - what the runtime's unit tests (tests/unit/exec) share on
  * top of tg_test.h: a configuration and a runtime from JSON text, adding
- * calls to a turn, running it. Header-only; it needs cmocka and the exec
- * layer's internal headers, so only tests that link tg_exec include it.
+ * calls to a turn, running it, what one call costs here and now.
+ * Header-only; it needs cmocka and the exec layer's internal headers, so
+ * only tests that link tg_exec include it.
  * A failure here fails the test, saying what the library said.
  */
 #ifndef TG_TEST_EXEC_H
@@ -92,6 +93,32 @@ static inline const char *tg_test_printed(const tg_result *r,
 {
     return json_string_value(
         json_object_get(tg__result_output_part(r), stream));
+}
+
+/* What one call of `tool` with JSON `args` costs on rt here and now, in ms
+ * (rounded up): the most of three turns of it, each of which must succeed;
+ * said on stderr as "<what> costs N ms here". Tests size the deadlines a
+ * tool must beat from it, so a slow or busy machine gets room in
+ * proportion (README, "Tests"). */
+static inline long tg_test_call_cost_ms(tg_runtime *rt, const char *tool,
+                                        const char *args, const char *what)
+{
+    double most = 0;
+    for (int i = 0; i < 3; i++) {
+        tg_turn *t = tg__turn_new("toolgate");
+        tg_test_add(t, "cost", tool, args);
+        double t0 = tg_test_now_ms();
+        tg_test_run(rt, t);
+        double took = tg_test_now_ms() - t0;
+        const tg_result *r = tg_test_res(t, 0);
+        if (tg_result_outcome(r) != TG_OUTCOME_SUCCESS)
+            fail_msg("%s: %s", what, tg_result_payload_json(r));
+        if (took > most)
+            most = took;
+        tg_turn_free(t);
+    }
+    fprintf(stderr, "    %s costs %.1f ms here\n", what, most);
+    return (long)most + 1;
 }
 
 #endif

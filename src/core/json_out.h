@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_out.h - writing JSON text into a tg_buf the same way everywhere:
+ * jansson values compact, strings escaped as jansson escapes them, and
+ * durations in milliseconds to the microsecond (json_out.c says why).
+ */
+#ifndef TG_CORE_JSON_OUT_H
+#define TG_CORE_JSON_OUT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+/* Appends `value` (borrowed) as compact JSON (any value, not only objects
+ * and arrays), as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it.
+ * Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__json_dump(const json_t *value, tg_buf *out);
+
+/* Appends the len bytes of s as one JSON string literal (quotes included),
+ * escaped as jansson's compact output does; bytes that are not valid UTF-8
+ * become U+FFFD so the output is always valid JSON. Returns 0, TG_ENOMEM
+ * or TG_ELIMIT. */
+int tg__json_string(tg_buf *out, const char *s, size_t len);
+
+/* Appends a duration or another time span of `ms` milliseconds as a JSON
+ * number rounded to the microsecond (at most 3 decimals), in its shortest
+ * form with ".0" kept on whole numbers: 41.142, 0.5, 1000.0. -0 is 0.0.
+ * Returns 0, TG_EINVAL for NaN and infinities (JSON has no such number),
+ * TG_ENOMEM or TG_ELIMIT. The value itself is never changed: round only
+ * what is written. */
+int tg__json_ms(tg_buf *out, double ms);
+
+#endif

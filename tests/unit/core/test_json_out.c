@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_json_out.c - the JSON text writers of core/json_out.h: times in
+ * milliseconds to the microsecond (known values; for a million random
+ * durations, at most 3 decimals and a text that reads back as the value
+ * rounded to the microsecond; what JSON has no number for; a full
+ * buffer), and strings and values as jansson's compact dump writes them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "json_out.h"
+#include "toolgate.h"
+
+static const char *ms_text(tg_buf *b, double ms)
+{
+    b->len = 0;
+    assert_int_equal(tg__json_ms(b, ms), 0);
+    return tg__buf_cstr(b);
+}
+
+static void test_ms_known(void **state)
+{
+    (void)state;
+    static const struct {
+        double ms;
+        const char *text;
+    } known[] = {
+        {33.560282000000001, "33.56"}, /* jansson: 33.560282000000001 */
+        {41.142023, "41.142"},
+        {0, "0.0"},
+        {-0.0, "0.0"},
+        {7, "7.0"},
+        {1000.4, "1000.4"},
+        {0.0004999, "0.0"},
+        {0.0005, "0.001"},
+        {-2.0005, "-2.001"},
+        {999.9995, "1000.0"},
+        {0.1, "0.1"},
+        {1e-300, "0.0"},
+        {1e12, "1000000000000.0"}, /* from 10^12 on, not rounded */
+        {1e12 + 0.25, "1000000000000.25"},
+        {1e21, "1e+21"},
+        {-1e300, "-1e+300"},
+    };
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        assert_string_equal(ms_text(&b, known[i].ms), known[i].text);
+    /* JSON has no NaN or infinity: nothing is written. */
+    b.len = 0;
+    assert_int_equal(tg__json_ms(&b, NAN), TG_EINVAL);
+    assert_int_equal(tg__json_ms(&b, INFINITY), TG_EINVAL);
+    assert_int_equal(tg__json_ms(&b, -INFINITY), TG_EINVAL);
+    assert_int_equal(b.len, 0);
+    tg__buf_cleanup(&b);
+
+    /* A buffer without room says so. */
+    tg_buf small;
+    tg__buf_init(&small, 4);
+    assert_int_equal(tg__json_ms(&small, 41.142023), TG_ELIMIT);
+    tg__buf_cleanup(&small);
+}
+
+static void test_ms_random(void **state)
+{
+    (void)state;
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 1000000; i++) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        /* durations from nanoseconds to days, as the clock gives them */
+        uint64_t ns = rng % (UINT64_C(1) << (i % 47));
+        double ms = (double)ns / 1e6;
+        const char *t = ms_text(&b, ms);
+        const char *dot = strchr(t, '.');
+        assert_non_null(dot);
+        assert_null(strchr(t, 'e'));
+        size_t decimals = strlen(dot + 1);
+        if (decimals < 1 || decimals > 3)
+            fail_msg("%.17g printed as %s", ms, t);
+        /* It reads back as the value rounded to the microsecond. */
+        double want = (double)(int64_t)(ms * 1000 + 0.5) / 1000;
+        if (strtod(t, NULL) != want)
+            fail_msg("%.17g printed as %s, not %.17g", ms, t, want);
+    }
+    tg__buf_cleanup(&b);
+}
+
+static void test_string_and_dump(void **state)
+{
+    (void)state;
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    static const char s[] = "a\"b\\c\x01\n\xc3\xa9\xff/";
+    assert_int_equal(tg__json_string(&b, s, sizeof s - 1), 0);
+    assert_string_equal(tg__buf_cstr(&b),
+                        "\"a\\\"b\\\\c\\u0001\\n\xc3\xa9\\uFFFD/\"");
+    b.len = 0;
+    json_t *v = json_pack("{s:[i,f,n],s:s}", "a", 1, 0.5, "b", "x"); /* new */
+    assert_int_equal(tg__json_dump(v, &b), 0);
+    assert_string_equal(tg__buf_cstr(&b), "{\"a\":[1,0.5,null],\"b\":\"x\"}");
+    json_decref(v);
+    tg__buf_cleanup(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ms_known),
+        cmocka_unit_test(test_ms_random),
+        cmocka_unit_test(test_string_and_dump),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
