@@ -827,23 +827,29 @@ static void test_random_documents(void **state)
 
 #define LENIENT (TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS)
 
+/* Whether s[0..n) holds a NUL or bytes that are not UTF-8 (jansson's
+ * checked constructor refuses them). */
+static int bad_bytes(const char *s, size_t n)
+{
+    json_t *t = json_stringn(s, n); /* new ref */
+    int refused = t == NULL;
+    json_decref(t);
+    return memchr(s, 0, n) != NULL || refused;
+}
+
 /* Whether a value holds a string or key with a NUL or bytes that are not
  * UTF-8 (what a TG_JT_BAD token decodes to). */
 static int holds_bad(const json_t *v)
 {
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        return memchr(s, 0, n) != NULL || json_stringn(s, n) == NULL;
-    }
+    if (json_is_string(v))
+        return bad_bytes(json_string_value(v), json_string_length(v));
     const char *k;
     size_t kl;
     json_t *m; /* borrowed */
     if (json_is_object(v))
         json_object_keylen_foreach((json_t *)v, k, kl, m)
         {
-            if (memchr(k, 0, kl) != NULL || json_stringn(k, kl) == NULL ||
-                holds_bad(m))
+            if (bad_bytes(k, kl) || holds_bad(m))
                 return 1;
         }
     size_t i;
