@@ -65,9 +65,12 @@ typedef struct parser {
                      s[start..pos), jansson's saved_text */
     int token;
     bool allow_nul; /* TG_JTAPE_ALLOW_NUL */
+    bool bad_ok;    /* TG_JTAPE_BAD_STRINGS */
+    bool dup_ok;    /* TG_JTAPE_DUPLICATE_KEYS */
     /* the current string token */
     size_t str_off, str_len;
-    bool str_esc, str_nul;
+    unsigned str_flags; /* TG_JT_ESCAPED; TG_JT_BAD (bad_ok only) */
+    bool str_nul;
     /* tokens */
     tg_jtok *tok;
     size_t n, cap;
@@ -186,7 +189,7 @@ static int bad_utf8(parser *p)
 
 /* Reads one character's first byte as jansson's stream_get does: the byte,
  * -1 at the end, or FETCH_ERROR with the error set. */
-static int fetch(parser *p)
+static inline int fetch(parser *p)
 {
     if (p->pos >= p->len)
         return -1;
@@ -258,7 +261,9 @@ static inline uint64_t stops8(const unsigned char *q)
 }
 
 /* The second pass jansson makes over a string with escapes, once it was
- * lexed whole: surrogate pairs, and "\u0000" (remembered in str_nul). */
+ * lexed whole: surrogate pairs, and "\u0000" (remembered in str_nul). An
+ * unpaired surrogate is an error, or with bad_ok marks the string bad (the
+ * escape after a high one is then looked at on its own). */
 static int check_escapes(parser *p)
 {
     const unsigned char *q = p->s + p->str_off;
@@ -277,14 +282,21 @@ static int check_escapes(parser *p)
         if (v >= 0xD800 && v <= 0xDBFF) {
             if (end - q >= 6 && q[0] == '\\' && q[1] == 'u') {
                 long v2 = hex4(q + 2);
-                q += 6;
-                if (v2 < 0xDC00 || v2 > 0xDFFF)
+                if (v2 >= 0xDC00 && v2 <= 0xDFFF)
+                    q += 6;
+                else if (!p->bad_ok)
                     return fail(p, "invalid Unicode '\\u%04lX\\u%04lX'", v, v2);
-            } else
+                else
+                    p->str_flags |= TG_JT_BAD;
+            } else if (!p->bad_ok)
                 return fail(p, "invalid Unicode '\\u%04lX'", v);
-        } else if (v >= 0xDC00 && v <= 0xDFFF)
-            return fail(p, "invalid Unicode '\\u%04lX'", v);
-        else if (v == 0)
+            else
+                p->str_flags |= TG_JT_BAD;
+        } else if (v >= 0xDC00 && v <= 0xDFFF) {
+            if (!p->bad_ok)
+                return fail(p, "invalid Unicode '\\u%04lX'", v);
+            p->str_flags |= TG_JT_BAD;
+        } else if (v == 0)
             p->str_nul = true;
     }
     return 0;
@@ -296,7 +308,7 @@ static int lex_string(parser *p)
     const unsigned char *s = p->s;
     size_t len = p->len;
     p->str_off = p->pos;
-    p->str_esc = false;
+    p->str_flags = 0;
     p->str_nul = false;
     for (;;) {
         while (len - p->pos >= 8) {
@@ -325,14 +337,18 @@ static int lex_string(parser *p)
         }
         if (c >= 0x80) {
             size_t k = tg__utf8_seq(s + p->pos, len - p->pos);
-            if (k == 0)
-                return bad_utf8(p);
+            if (k == 0) {
+                if (!p->bad_ok)
+                    return bad_utf8(p);
+                p->str_flags |= TG_JT_BAD; /* a byte at a time */
+                k = 1;
+            }
             p->pos += k;
             continue;
         }
         /* a backslash */
         p->pos++;
-        p->str_esc = true;
+        p->str_flags |= TG_JT_ESCAPED;
         int e = fetch(p);
         if (e == FETCH_ERROR)
             return TG_EPARSE;
@@ -350,7 +366,7 @@ static int lex_string(parser *p)
     p->str_len = p->pos - p->str_off;
     p->pos++; /* the closing quote */
     p->token = T_STRING;
-    return p->str_esc ? check_escapes(p) : 0;
+    return p->str_flags & TG_JT_ESCAPED ? check_escapes(p) : 0;
 }
 
 /* ------------------------------------------------------------ numbers */
@@ -675,10 +691,15 @@ int tg__jstr_iter_next(tg_jstr_iter *it)
     }
     long cp = hex4(it->p);
     it->p += 4;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
+    /* A high surrogate pairs with a low one after it; one left unpaired
+     * (a TG_JT_BAD string) is written as its own three bytes. */
+    if (cp >= 0xD800 && cp <= 0xDBFF && it->end - it->p >= 6 &&
+        it->p[0] == '\\' && it->p[1] == 'u') {
         long lo = hex4(it->p + 2);
-        it->p += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            it->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
     }
     it->npend = utf8_put(cp, it->pend);
     it->ipend = 1;
@@ -831,11 +852,13 @@ static int parse(parser *p)
             return fail(p, "maximum parsing depth reached");
         switch (p->token) {
         case T_STRING:
-            if (p->str_nul && !p->allow_nul)
-                return fail(p, "\\u0000 is not allowed without "
-                               "JSON_ALLOW_NUL");
-            rc = emit(p, TG_JT_STRING, p->str_esc ? TG_JT_ESCAPED : 0,
-                      p->str_off, p->str_len);
+            if (p->str_nul && !p->allow_nul) {
+                if (!p->bad_ok)
+                    return fail(p, "\\u0000 is not allowed without "
+                                   "JSON_ALLOW_NUL");
+                p->str_flags |= TG_JT_BAD;
+            }
+            rc = emit(p, TG_JT_STRING, p->str_flags, p->str_off, p->str_len);
             break;
         case T_INTEGER:
         case T_REAL:
@@ -911,17 +934,22 @@ static int parse(parser *p)
         /* the current token should be a member's key */
         if (p->token != T_STRING)
             return fail(p, "string or '}' expected");
-        if (p->str_nul && !p->allow_nul)
-            return fail(p, "NUL byte in object key not supported");
+        if (p->str_nul && !p->allow_nul) {
+            if (!p->bad_ok)
+                return fail(p, "NUL byte in object key not supported");
+            p->str_flags |= TG_JT_BAD;
+        }
         {
             uint32_t obj = open[nopen - 1];
-            if ((rc = emit(p, TG_JT_KEY, p->str_esc ? TG_JT_ESCAPED : 0,
-                           p->str_off, p->str_len)) != 0)
+            if ((rc = emit(p, TG_JT_KEY, p->str_flags, p->str_off,
+                           p->str_len)) != 0)
                 return rc;
-            if ((rc = duplicate(p, obj, p->tok[obj].b)) < 0)
-                return oom(p);
-            if (rc == 1)
-                return fail(p, "duplicate object key");
+            if (!p->dup_ok) {
+                if ((rc = duplicate(p, obj, p->tok[obj].b)) < 0)
+                    return oom(p);
+                if (rc == 1)
+                    return fail(p, "duplicate object key");
+            }
         }
         if ((rc = lex(p)) != 0)
             return rc;
@@ -952,6 +980,8 @@ static int parse_text(parser *p, const char *text, size_t len, unsigned flags,
     p->pos = p->start = 0;
     p->token = T_INVALID;
     p->allow_nul = (flags & TG_JTAPE_ALLOW_NUL) != 0;
+    p->bad_ok = (flags & TG_JTAPE_BAD_STRINGS) != 0;
+    p->dup_ok = (flags & TG_JTAPE_DUPLICATE_KEYS) != 0;
     p->tok = storage;
     p->tok_heap = false;
     p->n = 0;

@@ -40,6 +40,10 @@ typedef enum tg_jkind {
 /* Token flags. */
 #define TG_JT_ESCAPED 1u /* key or string: has backslash escapes */
 #define TG_JT_REAL 2u    /* number: has a fraction or an exponent */
+/* key or string: holds what no JSON string carries to a tool - "\u0000",
+ * an unpaired surrogate escape, bytes that are not UTF-8 - taken only with
+ * TG_JTAPE_BAD_STRINGS */
+#define TG_JT_BAD 4u
 
 typedef struct tg_jtok {
     uint8_t kind;  /* tg_jkind */
@@ -82,6 +86,22 @@ typedef struct tg_jtape_error {
  * tg__jstr_iter), such as JSON Schema documents and instances; a call's
  * arguments keep the default. Everything else is checked as without it. */
 #define TG_JTAPE_ALLOW_NUL 2u
+
+/* Accept strings and keys that hold "\u0000", an unpaired surrogate escape
+ * ("\uD800" alone, "\uDC00" alone, a low one before a high one) or bytes
+ * that are not UTF-8, flagging their tokens TG_JT_BAD: for reading a whole
+ * model turn in which one call's arguments hold them, so that the call
+ * alone fails. Decoded, such a string holds U+0000 as a 0 byte, an
+ * unpaired surrogate as its three bytes (ED A0 80 for \uD800) and other
+ * bytes as they are: never valid UTF-8 without NUL, so the strings stay
+ * recognisable in a jansson value too (tg__bad_bytes). Everything else is
+ * checked as without it; the error of a text refused anyway is jansson's
+ * for the text with those strings made good. */
+#define TG_JTAPE_BAD_STRINGS 4u
+/* Accept duplicate keys, as json_loadb without JSON_REJECT_DUPLICATES: the
+ * tape keeps every member, and tg__jtape_to_json gives the last value of a
+ * key in the place of its first, as jansson does. */
+#define TG_JTAPE_DUPLICATE_KEYS 8u
 
 /* Parses text[0..len) (one JSON value of any kind, white space around it).
  * Fills *out (free with tg__jtape_free) and returns 0; on bad JSON returns

@@ -4,6 +4,7 @@
  * result records of record.h.
  */
 #include "record.h"
+#include "bad_bytes.h"
 #include "repair.h"
 
 #include <stdarg.h>
@@ -186,7 +187,7 @@ int tg__call_new_args_object(const char *id, const char *tool,
 
 /* Forgets the arguments (text, tape, object, raw string) and the checksum
  * computed from them. */
-static void args_clear(tg_call *call)
+static inline void args_clear(tg_call *call)
 {
     json_decref(call->args_dom);
     call->args_dom = NULL;
@@ -197,6 +198,9 @@ static void args_clear(tg_call *call)
     call->args_raw_own = NULL;
     call->args_raw_is_text = false;
     call->checksum[0] = '\0';
+    call->args_unrepairable = false;
+    json_decref(call->bad_args_src);
+    call->bad_args_src = NULL;
 }
 
 void tg__call_free(tg_call *call)
@@ -338,6 +342,86 @@ static int dump_cb(const char *buffer, size_t size, void *data)
     return tg__buf_append(data, buffer, size) == 0 ? 0 : -1;
 }
 
+/* Keeps text as the call's raw string, with bytes no tool gets replaced
+ * (bad_bytes.h): the raw string is text, in the journal too. */
+static int raw_copy_bad(tg_call *call, const char *text, size_t len)
+{
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    int rc = tg__bad_bytes_replace(text, len, &b);
+    char *raw = rc == 0 ? tg__buf_take(&b) : NULL;
+    tg__buf_cleanup(&b);
+    if (raw == NULL)
+        return TG_ENOMEM;
+    free(call->args_raw_own);
+    call->args_raw_own = raw;
+    call->args_raw_is_text = false;
+    return 0;
+}
+
+static int raw_copy(tg_call *call, const char *text, size_t len)
+{
+    char *raw = malloc(len + 1);
+    if (raw == NULL)
+        return TG_ENOMEM;
+    memcpy(raw, text, len);
+    raw[len] = '\0';
+    free(call->args_raw_own);
+    call->args_raw_own = raw;
+    call->args_raw_is_text = false;
+    return 0;
+}
+
+/* MALFORMED_ARGUMENTS, final, for argument text[0..len), which holds bytes
+ * no tool gets; the raw string keeps the text with U+FFFD in their
+ * place. Returns 0 or TG_ENOMEM. */
+static int bad_text(tg_call *call, const char *text, size_t len)
+{
+    char what[TG_BAD_WHAT_MAX];
+    size_t at = 0;
+    tg__bad_bytes(text, len, &at, what);
+    if (raw_copy_bad(call, text, len) != 0)
+        return TG_ENOMEM;
+    call->args_unrepairable = true;
+    return tg__call_set_pre_error(call, "MALFORMED_ARGUMENTS",
+                                  "arguments of call '%s' hold %s at byte "
+                                  "%zu of the arguments string; no tool gets "
+                                  "such bytes",
+                                  call->id, what, at);
+}
+
+/* Whether arguments (an object or a string, borrowed) that did not decode
+ * hold bytes no tool gets: then the call's MALFORMED_ARGUMENTS says what
+ * and where (a string's, tg__call_set_args_text said already), is final,
+ * and the value is kept for the document's check (record.h, bad_args_src).
+ * Returns 1 when they do, 0 when they do not, TG_ENOMEM. */
+static int bad_args(tg_call *call, json_t *args)
+{
+    if (json_is_string(args)) {
+        if (!call->args_unrepairable) /* set by bad_text */
+            return 0;
+    } else {
+        char what[TG_BAD_WHAT_MAX];
+        tg_buf where;
+        tg__buf_init(&where, 0);
+        int rc = tg__bad_bytes_find(args, NULL, NULL, &where, what);
+        if (rc == 1)
+            rc = tg__call_set_pre_error(call, "MALFORMED_ARGUMENTS",
+                                        "arguments of call '%s' hold %s in "
+                                        "%s; no tool gets such bytes",
+                                        call->id, what, tg__buf_cstr(&where))
+                     ? TG_ENOMEM
+                     : 1;
+        tg__buf_cleanup(&where);
+        if (rc != 1)
+            return rc;
+        call->args_unrepairable = true;
+    }
+    json_decref(call->bad_args_src);
+    call->bad_args_src = json_incref(args);
+    return 1;
+}
+
 int tg__call_set_args(tg_call *call, json_t *args)
 {
     args_clear(call);
@@ -345,20 +429,27 @@ int tg__call_set_args(tg_call *call, json_t *args)
         return not_an_object(call, args ? json_kind(args) : "nothing");
     char stack[1024];
     tg_buf text;
-    tg_jtape_error e;
+    tg_jtape_error e = {0};
     tg__buf_init_with(&text, stack, sizeof stack, 0);
-    if (json_dump_callback(args, dump_cb, &text, JSON_COMPACT) != 0) {
-        tg__buf_cleanup(&text);
-        return TG_ENOMEM;
-    }
-    int rc = tg__jtape_parse(text.data, text.len, TG_JTAPE_COPY,
-                             &call->args_tape, &e);
+    /* jansson refuses to write a string that is not UTF-8 (but passes
+     * over such a key: looked for first); it writes U+0000, which the tape
+     * then refuses. */
+    int rc = tg__bad_bytes_in_keys(args) ? TG_EPARSE
+             : json_dump_callback(args, dump_cb, &text, JSON_COMPACT) != 0
+                 ? TG_ENOMEM
+                 : tg__jtape_parse(text.data, text.len, TG_JTAPE_COPY,
+                                   &call->args_tape, &e);
     tg__buf_cleanup(&text);
+    if (rc != 0) {
+        int bad = bad_args(call, args);
+        if (bad != 0)
+            return bad < 0 ? bad : 0;
+    }
     if (rc == TG_ENOMEM)
         return rc;
     if (rc != 0)
         /* An object made in code can hold what JSON text may not carry
-         * through a parser (a "\u0000", nesting beyond 2048). */
+         * through a parser (nesting beyond 2048). */
         return tg__call_set_pre_error(
             call, "MALFORMED_ARGUMENTS",
             "arguments of call '%s' cannot be represented: %s", call->id,
@@ -375,19 +466,6 @@ static int only_space(const char *s, size_t len)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
             return 0;
     return 1;
-}
-
-static int raw_copy(tg_call *call, const char *text, size_t len)
-{
-    char *raw = malloc(len + 1);
-    if (raw == NULL)
-        return TG_ENOMEM;
-    memcpy(raw, text, len);
-    raw[len] = '\0';
-    free(call->args_raw_own);
-    call->args_raw_own = raw;
-    call->args_raw_is_text = false;
-    return 0;
 }
 
 int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
@@ -407,11 +485,17 @@ int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
         call->args_len = 2;
         return 0;
     }
+    /* A NUL byte would end the text as a C string, for the tool too: even
+     * where jansson (and so the tape) lets it pass, after a number. */
+    if (memchr(text, '\0', len) != NULL)
+        return bad_text(call, text, len);
     /* The tape's allocation keeps the text: it is both the raw string and
      * the arguments text. */
     rc = tg__jtape_parse(text, len, TG_JTAPE_COPY, &call->args_tape, &e);
     if (rc == TG_ENOMEM)
         return rc;
+    if (rc != 0 && tg__bad_bytes(text, len, NULL, NULL))
+        return bad_text(call, text, len); /* rather than "unable to decode" */
     if (rc != 0) {
         if (raw_copy(call, text, len) != 0)
             return TG_ENOMEM;
@@ -427,17 +511,6 @@ int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
         if (raw_copy(call, text, len) != 0)
             return TG_ENOMEM;
         return not_an_object(call, kind);
-    }
-    if (memchr(text, '\0', len) != NULL) {
-        /* jansson (and so the tape) lets a NUL byte right after a number
-         * or a word pass unseen; the text as a C string would end there.
-         * The arguments text is then the object's compact form. */
-        json_t *obj = tg__jtape_to_json(&call->args_tape, 0); /* new ref */
-        rc = obj ? tg__call_set_args(call, obj) : TG_ENOMEM;
-        json_decref(obj);
-        if (rc == 0)
-            rc = raw_copy(call, text, len);
-        return rc;
     }
     call->args_text = call->args_tape.text;
     call->args_len = len;
@@ -482,9 +555,15 @@ json_t *tg__call_args(const tg_call *call)
 
 int tg__call_set_args_value(tg_call *call, const json_t *args)
 {
-    if (json_is_string(args))
-        return tg__call_set_args_text(call, json_string_value(args),
-                                      json_string_length(args));
+    if (json_is_string(args)) {
+        int rc = tg__call_set_args_text(call, json_string_value(args),
+                                        json_string_length(args));
+        /* Text that did not decode: its bytes may be why. */
+        if (rc == 0 && call->args_text == NULL &&
+            (rc = bad_args(call, (json_t *)args)) == 1)
+            rc = 0;
+        return rc;
+    }
     if (args == NULL || json_is_null(args)) {
         json_t *empty = json_object(); /* new ref */
         int rc = empty ? tg__call_set_args(call, empty) : TG_ENOMEM;
@@ -686,10 +765,7 @@ int tg__call_from_json(const json_t *obj, const char *format, tg_call **out,
         return field_error(err, "args_raw", "a string or null");
     }
     rc = 0;
-    if (json_is_string(args))
-        rc = tg__call_set_args_text(call, json_string_value(args),
-                                    json_string_length(args));
-    else if ((args == NULL || json_is_null(args)) && json_is_string(raw))
+    if ((args == NULL || json_is_null(args)) && json_is_string(raw))
         /* The record of a call whose string did not decode (tg__call_to_json
          * writes args null): decoding the raw text again restores the same
          * MALFORMED_ARGUMENTS error instead of a misleading "got null". */

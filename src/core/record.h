@@ -59,6 +59,19 @@ struct tg_call {
      * running. code is static ("MALFORMED_ARGUMENTS"), message owned. */
     const char *pre_error_code;
     char *pre_error_message;
+    /* The arguments' MALFORMED_ARGUMENTS is final: limits.repair leaves
+     * them alone. Set when the stream ended inside them (the stream's
+     * word on a cut wins) and when they hold bytes no tool gets. */
+    bool args_unrepairable;
+    /* The arguments value a setter was given when it held bad strings
+     * (U+0000, an unpaired surrogate, invalid UTF-8; only a document read
+     * with tg__format_load has them, or an object made in code), new ref,
+     * or NULL: the document's parser checks with it that every bad string
+     * of the document was in some call's arguments, then drops it
+     * (format.h); other readers (a stream, whose events are checked
+     * against where arguments go; the fenced format) leave it to the
+     * call. */
+    json_t *bad_args_src;
     /* Set by tg_turn_cancel_all: the call ends canceled without running.
      * by is static ("user", "policy", "system"), reason owned. */
     const char *pre_cancel_by;
@@ -123,13 +136,16 @@ int tg__call_new_args_object(const char *id, const char *tool,
                              tg_call **out);
 /* Sets the arguments from an object (borrowed, a reference is taken; the
  * text becomes its compact JSON). A non-object sets the MALFORMED_ARGUMENTS
- * pre-error. Returns 0 or TG_ENOMEM. */
+ * pre-error, and so does an object holding bytes no tool gets, as
+ * bad_bytes.h says: it is kept in bad_args_src. Returns 0 or TG_ENOMEM. */
 int tg__call_set_args(tg_call *call, json_t *args);
 /* Sets the arguments from the wire's string form (copied; it is then both
  * the raw string and, when it decodes to an object, the arguments text).
  * A blank string stands for {}. Text that does not decode to an object sets
  * MALFORMED_ARGUMENTS with the parser's message, line and column (jansson's
- * for the same text). No jansson value is built. Returns 0 or TG_ENOMEM. */
+ * for the same text); so does text holding a NUL byte anywhere (where the
+ * parser lets it pass too: after a number), and that error is final
+ * (args_unrepairable). No jansson value is built. Returns 0 or TG_ENOMEM. */
 int tg__call_set_args_text(tg_call *call, const char *text, size_t len);
 /* Records the wire's string form (copied; NULL allowed) without decoding it:
  * for loaders that restore a stored call whose arguments are set apart.
@@ -146,7 +162,9 @@ json_t *tg__call_args(const tg_call *call);
 /* Sets the arguments from the wire's JSON value (borrowed) as the OpenAI
  * formats send them: a string is decoded (tg__call_set_args_text), absent
  * or null means {} (a function without parameters), anything else is set as
- * is (an object, or MALFORMED_ARGUMENTS). Returns 0 or TG_ENOMEM. */
+ * is (an object, or MALFORMED_ARGUMENTS). A string holding bytes no tool
+ * gets is kept in bad_args_src, as tg__call_set_args keeps an object.
+ * Returns 0 or TG_ENOMEM. */
 int tg__call_set_args_value(tg_call *call, const json_t *args);
 /* The call's meta object (borrowed; NULL when it has none, or when
  * building it from meta_text ran out of memory). */

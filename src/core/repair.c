@@ -2,49 +2,152 @@
 /*
  * repair.c - opt-in repair of argument text a model got slightly wrong
  * (limits.repair; repair.h). Only text that does not parse as a JSON object
- * is touched, and only by the three mechanical fixes models most often
- * need: a Markdown code fence around the JSON, trailing commas, and an
- * object cut short (a stream or a token limit ended it). Anything still not
- * an object afterwards stays MALFORMED_ARGUMENTS.
+ * is touched, and only by the two mechanical fixes models most often need:
+ * a Markdown code fence around the JSON, and trailing commas. Anything
+ * still not an object afterwards stays MALFORMED_ARGUMENTS.
+ *
+ * Text that ends before its value closes was cut (a stream or a token
+ * limit ended it) and is never completed: a string, a number or a literal
+ * cut mid-way has no honest ending, and a closed-up object would run a tool
+ * with arguments the model never finished writing (half a file's content,
+ * 12 for 1234). Such text is reported as cut, with where it ends, and stays
+ * MALFORMED_ARGUMENTS. The repairs only ever drop bytes (a fence, commas),
+ * never add any, so no prefix of a document that does not close by itself
+ * becomes one.
  */
 #include "repair.h"
 
-#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jtape.h"
 
-#define MAX_NEST 512 /* deeper text is not repaired */
-
-static int is_space(char c)
+static bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* The body of the first ``` fence in text (language tag skipped), or
- * NULL. An unclosed fence runs to the end of the text. */
-static const char *fence_body(const char *text, size_t len, size_t *blen)
+static size_t skip_space(const char *t, size_t len, size_t i)
 {
-    const char *open = NULL;
-    for (size_t i = 0; i + 3 <= len; i++)
-        if (memcmp(text + i, "```", 3) == 0) {
-            open = text + i;
-            break;
-        }
-    if (open == NULL)
-        return NULL;
-    const char *end = text + len;
-    const char *p = open + 3;
-    while (p < end && *p != '\n' && *p != '{' && *p != '[')
+    while (i < len && is_space(t[i]))
+        i++;
+    return i;
+}
+
+/* A byte of a bare token: a number or a literal (true, false, null). */
+static bool is_bare(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || c == '-' || c == '+' || c == '.';
+}
+
+/* Where the JSON starts: after the opening line of a Markdown code fence
+ * when the text is fenced (``` first, or after prose), else at the first
+ * byte that is not white space. Text that starts as JSON does (an object,
+ * an array, a string) is not fenced: a ``` in it is inside one of its
+ * strings. */
+static size_t json_start(const char *t, size_t len, bool *fenced)
+{
+    size_t i = skip_space(t, len, 0);
+    *fenced = false;
+    if (i < len && (t[i] == '{' || t[i] == '[' || t[i] == '"'))
+        return i;
+    const char *f = len - i >= 3 ? memmem(t + i, len - i, "```", 3) : NULL;
+    if (f == NULL)
+        return i;
+    size_t p = (size_t)(f - t) + 3;
+    while (p < len && t[p] != '\n' && t[p] != '{' && t[p] != '[')
         p++; /* the info string: json, JSON, javascript ... */
-    const char *close = NULL;
-    for (const char *q = p; q + 3 <= end; q++)
-        if (memcmp(q, "```", 3) == 0) {
-            close = q;
-            break;
+    *fenced = true;
+    return skip_space(t, len, p);
+}
+
+enum { SCAN_CLOSED, SCAN_CUT, SCAN_NOT_JSON };
+
+/* Follows the object or array at t[i] (strings, escapes and brackets; what
+ * is between them is left to the parser) to where it closes: SCAN_CLOSED
+ * with *end after its last byte, SCAN_CUT when the text ends first (*inside
+ * names what was open at the end), SCAN_NOT_JSON when a bracket does not
+ * match or nesting passes the parser's limit. */
+static int scan_value(const char *t, size_t len, size_t i, size_t *end,
+                      const char **inside)
+{
+    uint8_t is_obj[TG_JTAPE_MAX_DEPTH / 8] = {0}; /* a bit per open level */
+    size_t depth = 0;
+    bool in_str = false, esc = false, key = false;
+    char prev = 0; /* the last byte outside strings that is not space */
+    for (; i < len; i++) {
+        char c = t[i];
+        if (in_str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"') {
+                in_str = false;
+                prev = '"';
+            }
+            continue;
         }
-    *blen = (size_t)((close ? close : end) - p);
-    return p;
+        if (is_space(c))
+            continue;
+        if (c == '"') {
+            in_str = true;
+            key = depth > 0 &&
+                  (is_obj[(depth - 1) / 8] >> ((depth - 1) % 8) & 1) &&
+                  (prev == '{' || prev == ',');
+        } else if (c == '{' || c == '[') {
+            if (depth == TG_JTAPE_MAX_DEPTH)
+                return SCAN_NOT_JSON;
+            uint8_t bit = (uint8_t)(1u << (depth % 8));
+            if (c == '{')
+                is_obj[depth / 8] |= bit;
+            else
+                is_obj[depth / 8] &= (uint8_t)~bit;
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return SCAN_NOT_JSON;
+            bool obj = is_obj[(depth - 1) / 8] >> ((depth - 1) % 8) & 1;
+            if (obj != (c == '}'))
+                return SCAN_NOT_JSON;
+            if (--depth == 0) {
+                *end = i + 1;
+                return SCAN_CLOSED;
+            }
+        }
+        prev = c;
+    }
+    if (in_str)
+        *inside = key ? "a key" : "a string";
+    else if (len > 0 && is_bare(t[len - 1]) && is_bare(prev)) {
+        /* the text ends on a bare token: find where it starts */
+        size_t s = len;
+        while (s > 0 && is_bare(t[s - 1]))
+            s--;
+        *inside = (t[s] >= '0' && t[s] <= '9') || t[s] == '-' ? "a number"
+                                                              : "a literal";
+    } else
+        *inside = is_obj[(depth - 1) / 8] >> ((depth - 1) % 8) & 1 ? "an object"
+                                                                   : "an array";
+    return SCAN_CUT;
+}
+
+/* Line and column (1-based, columns in characters) of the end of text. */
+static void end_position(const char *t, size_t len, tg_repair_cut *cut)
+{
+    int line = 1, col = 1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c == '\n') {
+            line++;
+            col = 1;
+        } else if ((c & 0xC0) != 0x80)
+            col++;
+    }
+    cut->line = line;
+    cut->column = col;
 }
 
 /* Copies text to out without commas that only precede a closing bracket
@@ -65,9 +168,7 @@ static int drop_trailing_commas(const char *text, size_t len, tg_buf *out,
         } else if (c == '"') {
             in_str = 1;
         } else if (c == ',') {
-            size_t j = i + 1;
-            while (j < len && is_space(text[j]))
-                j++;
+            size_t j = skip_space(text, len, i + 1);
             if (j < len && (text[j] == '}' || text[j] == ']')) {
                 *changed = 1;
                 continue;
@@ -78,80 +179,6 @@ static int drop_trailing_commas(const char *text, size_t len, tg_buf *out,
             return rc;
     }
     return 0;
-}
-
-/* Appends what closes a truncated object: the open string, a value for a
- * dangling key, and the brackets still open. Sets *changed when anything
- * was added or cut. Returns 0, 1 when it cannot tell how (deep nesting, not
- * an object), or TG_ENOMEM. */
-static int close_truncated(tg_buf *b, int *changed)
-{
-    char stack[MAX_NEST];
-    size_t depth = 0;
-    int in_str = 0, esc = 0, key = 0; /* key: the last string is a key */
-    char prev = 0; /* the last significant byte outside strings */
-    size_t start = 0;
-    while (start < b->len && is_space(b->data[start]))
-        start++;
-    if (start == b->len || b->data[start] != '{')
-        return 1;
-    for (size_t i = start; i < b->len; i++) {
-        char c = b->data[i];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"') {
-                in_str = 0;
-                prev = '"';
-            }
-            continue;
-        }
-        if (is_space(c))
-            continue;
-        if (c == '"') {
-            in_str = 1;
-            key = depth > 0 && stack[depth - 1] == '}' &&
-                  (prev == '{' || prev == ',');
-        } else if (c == '{' || c == '[') {
-            if (depth == MAX_NEST)
-                return 1;
-            stack[depth++] = c == '{' ? '}' : ']';
-        } else if (c == '}' || c == ']') {
-            if (depth == 0 || stack[depth - 1] != c)
-                return 1; /* not a prefix of a document */
-            depth--;
-        }
-        if (c != '"')
-            prev = c;
-    }
-    if (depth == 0 && !in_str)
-        return 1; /* not truncated: something else is wrong */
-    int rc = 0;
-    if (in_str) {
-        if (esc)
-            b->len--; /* a lone backslash cannot end the string */
-        rc = tg__buf_append(b, "\"", 1);
-        prev = '"';
-    }
-    /* What the text ends with decides what is missing before the closers:
-     * a value after a key or ':', nothing after ',' (the comma goes). */
-    while (rc == 0 && b->len > 0 && is_space(b->data[b->len - 1]))
-        b->len--;
-    if (rc == 0 && prev == '"' && key)
-        rc = tg__buf_append(b, ":null", 5);
-    else if (rc == 0 && prev == ':')
-        rc = tg__buf_append(b, "null", 4);
-    else if (rc == 0 && prev == ',')
-        b->len--;
-    else if (prev == '-' || prev == '.' || prev == 'e' || prev == 'E' ||
-             prev == '+')
-        return 1; /* a number cut mid-way: no honest completion */
-    while (rc == 0 && depth > 0)
-        rc = tg__buf_append(b, &stack[--depth], 1);
-    *changed = 1;
-    return rc;
 }
 
 static int is_object_text(const char *text, size_t len)
@@ -165,32 +192,44 @@ static int is_object_text(const char *text, size_t len)
 }
 
 int tg__repair_args_text(const char *text, size_t len, tg_buf *out,
-                         unsigned *done)
+                         unsigned *done, tg_repair_cut *cut)
 {
     *done = 0;
     out->len = 0;
+    if (cut != NULL)
+        memset(cut, 0, sizeof *cut);
     if (text == NULL)
         return 0;
-    size_t blen = len;
-    const char *body = fence_body(text, len, &blen);
-    if (body != NULL)
-        *done |= TG_REPAIR_FENCE;
-    else
-        body = text;
+    bool fenced;
+    size_t start = json_start(text, len, &fenced), end = 0;
+    const char *inside = NULL;
+    if (start >= len || (text[start] != '{' && text[start] != '['))
+        return 0;
+    int scan = scan_value(text, len, start, &end, &inside);
+    if (scan == SCAN_NOT_JSON)
+        return 0;
+    size_t after = scan == SCAN_CLOSED ? skip_space(text, len, end) : len;
+    if (scan == SCAN_CLOSED && fenced && len - after < 3 &&
+        memcmp(text + after, "```", len - after) == 0)
+        inside = "a Markdown code fence"; /* it never closed */
+    if (inside != NULL) {
+        if (cut != NULL) {
+            cut->inside = inside;
+            end_position(text, len, cut);
+        }
+        return 0;
+    }
+    /* After the value: the closing fence (and whatever prose follows it),
+     * or nothing but white space. */
+    if (fenced ? len - after < 3 || memcmp(text + after, "```", 3) != 0
+               : after != len)
+        return 0;
     int changed = 0;
-    int rc = drop_trailing_commas(body, blen, out, &changed);
+    int rc = drop_trailing_commas(text + start, end - start, out, &changed);
     if (rc != 0)
         return rc;
-    if (changed)
-        *done |= TG_REPAIR_TRAILING_COMMAS;
-    if (*done != 0 && is_object_text(out->data, out->len))
-        return 1;
-    changed = 0;
-    rc = close_truncated(out, &changed);
-    if (rc < 0)
-        return rc;
-    if (rc == 0 && changed)
-        *done |= TG_REPAIR_CLOSED;
+    *done = (fenced ? TG_REPAIR_FENCE : 0u) |
+            (changed ? TG_REPAIR_TRAILING_COMMAS : 0u);
     if (*done != 0 && is_object_text(out->data, out->len))
         return 1;
     *done = 0;

@@ -15,16 +15,29 @@
 
 #define TG_REPAIR_FENCE 1u           /* a Markdown ``` fence was stripped */
 #define TG_REPAIR_TRAILING_COMMAS 2u /* commas before } or ] were dropped */
-#define TG_REPAIR_CLOSED 4u          /* a truncated object was closed */
-#define TG_REPAIR_COERCED 8u         /* strings were coerced (src/exec) */
+/* Bit 4 (TG_REPAIR_CLOSED) was "closed a truncated object": no longer done
+ * (cut arguments are never completed), kept so that results journaled
+ * before still read back with their name. */
+#define TG_REPAIR_CLOSED 4u
+#define TG_REPAIR_COERCED 8u /* strings were coerced (src/exec) */
+
+/* Where text that was cut ends: it ended before its value closed. */
+typedef struct tg_repair_cut {
+    const char *inside; /* static: "a string", "a key", "a number", "a
+                           literal", "an object", "an array", "a Markdown
+                           code fence"; NULL when the text was not cut */
+    int line, column;   /* of the end (1-based; columns in characters) */
+} tg_repair_cut;
 
 /* Tries the text repairs on text[0..len) (arguments that did not parse as
  * a JSON object). Returns 1 with out (a buffer of the caller's, replaced)
  * holding text that parses as a JSON object and *done the TG_REPAIR_* bits
- * of what was done; 0 when no repair gives an object (*done 0); TG_ENOMEM
- * or TG_ELIMIT from the buffer. */
+ * of what was done; 0 when no repair gives an object (*done 0), and then,
+ * when cut is not NULL, cut->inside says whether the text was cut and
+ * where (cut text is never completed); TG_ENOMEM or TG_ELIMIT from the
+ * buffer. */
 int tg__repair_args_text(const char *text, size_t len, tg_buf *out,
-                         unsigned *done);
+                         unsigned *done, tg_repair_cut *cut);
 
 /* A short description of one TG_REPAIR_* bit, for the result's `repaired`
  * list ("dropped trailing commas"). Static. */

@@ -148,18 +148,28 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
 
 /* limits.repair on arguments that did not parse: the text repairs
  * (repair.c) on the wire's string. When one gives an object, the call
- * takes it (the wire's string stays its args_raw) and its pre-error goes.
- * Returns 0 or TG_ENOMEM. */
+ * takes it (the wire's string stays its args_raw) and its pre-error goes;
+ * text that was cut keeps MALFORMED_ARGUMENTS, with a message saying where
+ * it ends. Arguments the stream cut, or that hold bytes no tool gets, are
+ * not touched. Returns 0 or TG_ENOMEM. */
 static int repair_text(tg_call *call)
 {
     const char *raw = tg_call_args_raw(call);
-    if (raw == NULL)
+    if (raw == NULL || call->args_unrepairable)
         return 0;
     tg_buf fixed;
     unsigned done = 0;
+    tg_repair_cut cut;
     tg__buf_init(&fixed, 0);
-    int rc = tg__repair_args_text(raw, strlen(raw), &fixed, &done);
-    if (rc == 1) {
+    int rc = tg__repair_args_text(raw, strlen(raw), &fixed, &done, &cut);
+    if (rc == 0 && cut.inside != NULL)
+        rc = tg__call_set_pre_error(
+            call, "MALFORMED_ARGUMENTS",
+            "arguments of call '%s' were cut short: they end inside %s at "
+            "line %d, column %d, and limits.repair never completes cut "
+            "arguments",
+            call->id, cut.inside, cut.line, cut.column);
+    else if (rc == 1) {
         char *wire = strdup(raw); /* the call's own copy goes below */
         rc = wire == NULL ? TG_ENOMEM
                           : tg__call_set_args_text(call, fixed.data, fixed.len);

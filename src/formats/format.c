@@ -263,10 +263,9 @@ static int looks_like_json_lines(const char *text, size_t len)
         size_t end = nl ? (size_t)(nl - text) : len;
         if (!only_space(text + i, end - i)) {
             json_error_t jerr;
+            bool bad;
             json_t *first =
-                tg__json_fast_load(text + i, end - i, 0); /* new ref */
-            if (first == NULL)
-                first = json_loadb(text + i, end - i, JSON_DECODE_ANY, &jerr);
+                tg__format_load(text + i, end - i, &jerr, &bad); /* new ref */
             if (first == NULL && tg__format_json_oom(&jerr))
                 return TG_ENOMEM;
             int yes =
@@ -289,6 +288,24 @@ static int prefix_error(tg_error *err, int rc, const char *source_name)
     memcpy(msg, err->message, sizeof msg);
     msg[sizeof msg - 1] = '\0';
     return tg__error_set(err, rc, "%s: %s", source_name, msg);
+}
+
+/* A document read with bad strings: refused when one is outside the
+ * arguments of the calls parsed from it. */
+static int bad_strings_placed(const json_t *doc, tg_turn *turn,
+                              const char *source_name, tg_error *err)
+{
+    char what[TG_BAD_WHAT_MAX];
+    tg_buf where;
+    tg__buf_init(&where, 0);
+    int rc = tg__format_bad_strings_placed(doc, turn, 0, &where, what);
+    if (rc == 1)
+        rc = tg__format_bad_strings_error(err, source_name,
+                                          tg__buf_cstr(&where), what);
+    else if (rc != 0)
+        rc = tg__error_set(err, rc, "%s: out of memory", source_name);
+    tg__buf_cleanup(&where);
+    return rc;
 }
 
 static int parse_doc(const tg_format *fmt, tg_turn *turn, const json_t *doc,
@@ -363,9 +380,8 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     }
 
     json_error_t jerr;
-    doc = tg__json_fast_load(text, len, 0);
-    if (doc == NULL)
-        doc = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    bool bad;
+    doc = tg__format_load(text, len, &jerr, &bad);
     if (doc == NULL) {
         if (tg__format_json_oom(&jerr))
             goto oom;
@@ -402,7 +418,8 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     }
     if ((turn = tg__turn_new(fmt->name)) == NULL)
         goto oom;
-    if ((rc = parse_doc(fmt, turn, doc, source_name, err)) != 0)
+    if ((rc = parse_doc(fmt, turn, doc, source_name, err)) != 0 ||
+        (bad && (rc = bad_strings_placed(doc, turn, source_name, err)) != 0))
         goto fail;
     /* Neither renderer of this table reads the source document, so it is
      * released here rather than kept in turn->source. */

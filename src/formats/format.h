@@ -9,7 +9,9 @@
 #define TG_FORMATS_FORMAT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
+#include "bad_bytes.h"
 #include "buf.h"
 #include "json_out.h"
 #include "turn.h"
@@ -112,6 +114,35 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
  * allocation failures with json_error_out_of_memory and others by leaving
  * the error unset (empty text). */
 int tg__format_json_oom(const json_error_t *jerr);
+
+/* Model turns whose calls' arguments hold bytes no tool gets: bad_strings.c,
+ * core/bad_bytes.h). tg__format_load reads text[0..len) as json_loadb(
+ * JSON_DECODE_ANY) does (new ref, or NULL with jerr filled; out of memory as
+ * tg__format_json_oom says), and, when jansson refuses it only for strings
+ * holding U+0000, an unpaired surrogate or bytes that are not UTF-8, reads
+ * it anyway with those strings as their bytes and sets *bad.
+ * A parser given such a document (*bad) calls tg__format_bad_strings_placed
+ * once it added the document's calls, turn->calls[from..]: 0 when every bad
+ * string lies in the arguments of one of them (each of those ends
+ * MALFORMED_ARGUMENTS), 1 when one lies elsewhere - `where` (a buffer of the
+ * caller's, replaced) says where and what[TG_BAD_WHAT_MAX] what it holds,
+ * and the document is to be refused - or TG_ENOMEM. It drops the calls'
+ * bad_args_src. tg__format_stream_bad_strings does the same for event
+ * `number` (borrowed) of a stream, ending on `line`, against where the
+ * providers' events carry arguments: 0, or TG_EPARSE or TG_ENOMEM with err
+ * filled. */
+json_t *tg__format_load(const char *text, size_t len, json_error_t *jerr,
+                        bool *bad);
+int tg__format_bad_strings_placed(const json_t *doc, tg_turn *turn, size_t from,
+                                  tg_buf *where, char *what);
+int tg__format_stream_bad_strings(const json_t *event,
+                                  unsigned long long number,
+                                  unsigned long long line, tg_error *err);
+/* The message of a document refused for a bad string outside arguments:
+ * TG_EPARSE, "PREFIX: WHERE holds WHAT, outside any call's arguments ..."
+ * (prefix may be NULL). */
+int tg__format_bad_strings_error(tg_error *err, const char *prefix,
+                                 const char *where, const char *what);
 
 /* For targets without a kind of content block (content.c): appends a text
  * description of one MCP content block (borrowed): a text block's text, an

@@ -33,8 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bad_bytes.h"
 #include "calls.h"
 #include "error.h"
+#include "jcs.h"
 #include "json_fast.h"
 
 #define FORMAT_NAME "gemini"
@@ -94,6 +96,27 @@ static int hash_cb(const char *buffer, size_t size, void *data)
     return SHA256_Update(data, buffer, size) == 1 ? 0 : -1;
 }
 
+/* The SHA-256 of the JCS form of doc, for a document jansson cannot write
+ * because a string value is not UTF-8 - format.h, tg__format_load - which
+ * JCS writes as it is; TG_ENOMEM for one it can (it ran out of memory).
+ * U+0000 and keys that are not UTF-8 do not make it fail (bad_bytes.h): it
+ * writes the same text every time, and that text is hashed. */
+static int jcs_hash(const json_t *doc, unsigned char md[SHA256_DIGEST_LENGTH])
+{
+    if (!tg__bad_bytes_unwritable(doc))
+        return TG_ENOMEM;
+    tg_buf b;
+    SHA256_CTX ctx;
+    tg__buf_init(&b, 0);
+    int rc = tg__jcs_write(doc, &b);
+    if (rc == 0 &&
+        (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, b.data, b.len) != 1 ||
+         SHA256_Final(md, &ctx) != 1))
+        rc = TG_ENOMEM;
+    tg__buf_cleanup(&b);
+    return rc;
+}
+
 /* The first 8 hex digits of the SHA-256 of doc's compact JSON, streamed
  * into the digest (a large turn is not written out a second time). Returns
  * 0 or TG_ENOMEM (jansson's dump allocates for its loop check). */
@@ -102,10 +125,14 @@ static int doc_hash(const json_t *doc, char out[9])
     static const char hex[] = "0123456789abcdef";
     unsigned char md[SHA256_DIGEST_LENGTH];
     SHA256_CTX ctx;
-    if (SHA256_Init(&ctx) != 1 ||
-        json_dump_callback(doc, hash_cb, &ctx,
-                           JSON_COMPACT | JSON_ENCODE_ANY) != 0 ||
-        SHA256_Final(md, &ctx) != 1)
+    if (SHA256_Init(&ctx) != 1)
+        return TG_ENOMEM;
+    if (json_dump_callback(doc, hash_cb, &ctx,
+                           JSON_COMPACT | JSON_ENCODE_ANY) != 0) {
+        int rc = jcs_hash(doc, md);
+        if (rc != 0)
+            return rc;
+    } else if (SHA256_Final(md, &ctx) != 1)
         return TG_ENOMEM;
     for (size_t i = 0; i < 4; i++) {
         out[2 * i] = hex[md[i] >> 4];

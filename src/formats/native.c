@@ -166,9 +166,8 @@ static int slow_line(tg_turn *turn, const char *s, size_t n,
                      const char *source_name, long line, tg_error *err)
 {
     json_error_t jerr;
-    json_t *obj = tg__json_fast_load(s, n, 0); /* new ref */
-    if (obj == NULL)
-        obj = json_loadb(s, n, JSON_DECODE_ANY, &jerr);
+    bool bad;
+    json_t *obj = tg__format_load(s, n, &jerr, &bad); /* new ref */
     if (obj == NULL) {
         if (tg__format_json_oom(&jerr))
             return tg__error_set(err, TG_ENOMEM, "%s:%ld: out of memory",
@@ -179,7 +178,20 @@ static int slow_line(tg_turn *turn, const char *s, size_t n,
                             source_name, line, jerr.column, jerr.text);
     }
     tg_error e = {0};
+    size_t from = turn->n;
     int rc = add_record(turn, obj, &e);
+    if (rc == 0 && bad) {
+        /* Bytes no tool gets: the call's own failure when they are in its
+         * arguments, the line's when they are anywhere else. */
+        char what[TG_BAD_WHAT_MAX];
+        tg_buf where;
+        tg__buf_init(&where, 0);
+        rc = tg__format_bad_strings_placed(obj, turn, from, &where, what);
+        if (rc == 1)
+            rc = tg__format_bad_strings_error(&e, NULL, tg__buf_cstr(&where),
+                                              what);
+        tg__buf_cleanup(&where);
+    }
     json_decref(obj);
     if (rc == TG_ENOMEM)
         return tg__error_set(err, rc, "%s:%ld: out of memory", source_name,

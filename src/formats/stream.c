@@ -274,9 +274,11 @@ int tg__stream_args_unusable(tg_call *call, const tg__stream_args *a)
                                     "limit of %zu bytes (%zu bytes received)",
                                     call->id, a->s->max, p->received);
     else if (!a->complete) {
-        /* Keep what arrived for diagnostics; the error is the stream's. */
+        /* Keep what arrived for diagnostics; the error is the stream's,
+         * and limits.repair does not second-guess it. */
         rc = tg__call_set_args_text(call, p->args.data ? p->args.data : "",
                                     p->args.len);
+        call->args_unrepairable = true;
         if (rc == 0)
             rc = tg__call_set_pre_error(
                 call, "MALFORMED_ARGUMENTS",
@@ -731,11 +733,16 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
     if ((rc = fast_event(s, ev)) != TG__FAST_BAIL)
         return event_result(s, ev, rc, err);
     json_error_t jerr;
-    json_t *doc = tg__json_fast_load(ev->data, ev->data_len, 0); /* new ref */
-    if (doc == NULL) {
-        doc = json_loadb(ev->data, ev->data_len, JSON_DECODE_ANY, &jerr);
-        if (doc == NULL && tg__format_json_oom(&jerr))
-            return nomem(err);
+    bool bad; /* strings with bytes no tool gets: only in arguments */
+    json_t *doc =
+        tg__format_load(ev->data, ev->data_len, &jerr, &bad); /* new ref */
+    if (doc == NULL && tg__format_json_oom(&jerr))
+        return nomem(err);
+    if (bad && (rc = tg__format_stream_bad_strings(
+                    doc, (unsigned long long)ev->number,
+                    (unsigned long long)ev->line, err)) != 0) {
+        json_decref(doc);
+        return rc;
     }
     if (!json_is_object(doc))
         return not_an_object(s, ev, doc, &jerr, err);

@@ -3,8 +3,9 @@
 # Arguments are checked against each tool's JSON Schema before anything
 # runs: INVALID_ARGUMENTS lists every violation with its JSON pointer and the
 # tool never starts; limits.repair (off by default) fixes a code fence,
-# trailing commas, a truncated object and quoted numbers and booleans, and
-# the result says what it did; a bad schema keeps toolgate from starting.
+# trailing commas and quoted numbers and booleans, and the result says what
+# it did, but never completes arguments that were cut; a bad schema keeps
+# toolgate from starting.
 source "$(dirname "$0")/lib.sh"
 mkdir ws
 config() { # config REPAIR
@@ -46,15 +47,18 @@ check "no repaired field when off" bash -c "! grep -q repaired out.jsonl"
 rm ws/ran.txt
 config true
 "$TOOLGATE" run calls.jsonl >out.jsonl
-eq "outcomes with repair" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success error success success error success "
+eq "outcomes with repair" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success error success success error error "
 eq "quoted scalars unquoted" "$(jq -c 'select(.id=="quoted").repaired' out.jsonl)" '["coerced strings to the types the schema wants"]'
 eq "quoted ran with the number" "$(jq -r 'select(.id=="quoted").payload' out.jsonl)" "hi 7"
 eq "fence and commas" "$(jq -c 'select(.id=="fenced").repaired' out.jsonl)" '["stripped a Markdown code fence","dropped trailing commas"]'
-eq "truncated string closed" "$(jq -c 'select(.id=="cut2").repaired' out.jsonl)" '["closed a truncated object"]'
+eq "a cut string is not closed" "$(jq -r 'select(.id=="cut2").payload.error.code' out.jsonl)" MALFORMED_ARGUMENTS
+contains "it says where it was cut" "$(jq -r 'select(.id=="cut2").payload.error.message' out.jsonl)" \
+  "were cut short: they end inside a string at line 1, column 19"
 eq "a cut literal is not guessed" "$(jq -r 'select(.id=="cut").payload.error.code' out.jsonl)" MALFORMED_ARGUMENTS
+contains "cut inside a literal" "$(jq -r 'select(.id=="cut").payload.error.message' out.jsonl)" "inside a literal"
 eq "a wrong value is not repaired" "$(jq -r 'select(.id=="bad").payload.error.code' out.jsonl)" INVALID_ARGUMENTS
 eq "no repair on a valid call" "$(jq -r 'select(.id=="ok") | has("repaired")' out.jsonl)" false
-eq "repaired calls ran" "$(wc -l < ws/ran.txt)" 4
+eq "repaired calls ran" "$(wc -l < ws/ran.txt)" 3
 
 # A schema that is not a schema: exit 3, naming the keyword.
 cat >toolgate.json <<'JSON'

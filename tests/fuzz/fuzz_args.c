@@ -18,13 +18,24 @@
  *     and reads what it accepts to the same value;
  *   - the repair of limits.repair (repair.c), on arguments that do not
  *     decode, either gives text jansson reads as an object, with the
- *     repairs named, or gives up with none named.
+ *     repairs named, or gives up with none named;
+ *   - read with TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS, the tape
+ *     takes whatever json_loadb(JSON_DECODE_ANY) takes, to the same value
+ *     and with no bad token, and what it takes beyond holds a bad token;
+ *     an object read so sets a call's arguments only when it has none,
+ *     else fails the call for good (MALFORMED_ARGUMENTS, final, kept);
+ *   - repair never completes cut text: of an input that is a JSON object,
+ *     no proper prefix that is not itself a JSON value is repaired into
+ *     arguments - nor is it once wrapped in a Markdown code fence - and
+ *     every such prefix past the opening brace is reported as cut; the
+ *     whole object, fenced, repairs to itself.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bad_bytes.h"
 #include "jcs.h"
 #include "format.h"
 #include "json_fast.h"
@@ -99,6 +110,54 @@ static void check_tape(const char *text, size_t size)
     tg__jtape_free(&tape);
 }
 
+/* The tape taking bad strings and duplicate keys, against jansson reading a
+ * document; an object it reads, as a call's arguments. */
+static void check_lenient(const char *text, size_t size)
+{
+    json_error_t jerr;
+    tg_jtape tape;
+    json_t *ref = json_loadb(text, size, JSON_DECODE_ANY, &jerr); /* new ref */
+    int rc = tg__jtape_parse(text, size,
+                             TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS,
+                             &tape, NULL);
+    if (rc == TG_ENOMEM || (ref == NULL && tg__format_json_oom(&jerr)))
+        goto done;
+    if (ref != NULL && rc != 0)
+        die("the lenient tape refuses what jansson reads");
+    if (rc != 0)
+        goto done;
+    size_t nbad = 0;
+    for (size_t i = 0; i < tape.n; i++)
+        nbad += (tape.tok[i].flags & TG_JT_BAD) != 0;
+    if (ref == NULL && nbad == 0)
+        die("the lenient tape takes what jansson refuses, without a bad "
+            "string");
+    json_t *v = tg__jtape_to_json(&tape, 0); /* new ref */
+    if (v == NULL)
+        goto done;
+    if (ref != NULL && (nbad != 0 || !json_equal(v, ref)))
+        die("the lenient tape reads a document differently");
+    if (json_is_object(v)) {
+        tg_call *call = tg__call_new("call_fuzz", "fuzz_tool", "anthropic");
+        if (call != NULL && tg__call_set_args(call, v) == 0) {
+            int found = tg__bad_bytes_find(v, NULL, NULL, NULL, NULL);
+            if (found == 1 &&
+                (call->args_text != NULL || !call->args_unrepairable ||
+                 call->bad_args_src != v || call->pre_error_code == NULL ||
+                 strcmp(call->pre_error_code, "MALFORMED_ARGUMENTS") != 0))
+                die("arguments with bad strings did not fail for good");
+            if (found == 0 && call->args_text != NULL &&
+                tg__bad_bytes(call->args_text, call->args_len, NULL, NULL))
+                die("arguments hold bytes no tool gets");
+        }
+        tg__call_free(call);
+    }
+    json_decref(v);
+done:
+    json_decref(ref);
+    tg__jtape_free(&tape);
+}
+
 /* The fast reader of the formats: never more lenient than jansson. */
 static void check_fast(const char *text, size_t size, const tg_call *call)
 {
@@ -127,7 +186,7 @@ static void check_repair(const char *text, size_t size)
     tg_buf out;
     unsigned done = 0;
     tg__buf_init(&out, 0);
-    int rc = tg__repair_args_text(text, size, &out, &done);
+    int rc = tg__repair_args_text(text, size, &out, &done, NULL);
     if (rc == 1) {
         json_error_t jerr;
         json_t *v = json_loadb(out.data, out.len, JSON_REJECT_DUPLICATES,
@@ -141,10 +200,88 @@ static void check_repair(const char *text, size_t size)
     tg__buf_cleanup(&out);
 }
 
+/* Whether text[0..n) is one JSON value by itself. */
+static int is_value(const char *text, size_t n)
+{
+    tg_jtape tape;
+    int rc = tg__jtape_parse(text, n, 0, &tape, NULL);
+    tg__jtape_free(&tape);
+    return rc == 0;
+}
+
+/* Repair of text[0..n), which was cut: never arguments, reported as cut
+ * once the opening brace is in. */
+static void check_cut_prefix(const char *text, size_t n, size_t brace,
+                             tg_buf *out)
+{
+    unsigned done = 0;
+    tg_repair_cut cut;
+    int rc = tg__repair_args_text(text, n, out, &done, &cut);
+    if (rc == 1) {
+        fprintf(stderr, "cut at %zu of '%.*s' repaired into '%s'\n", n, (int)n,
+                text, tg__buf_cstr(out));
+        die("repair completed cut text");
+    }
+    if (rc == 0 && n > brace && cut.inside == NULL) {
+        fprintf(stderr, "cut at %zu: '%.*s'\n", n, (int)n, text);
+        die("cut text not reported as cut");
+    }
+}
+
+/* The prefixes of an input that is a JSON object (all of them when it is
+ * short, else a spread), bare and fenced. */
+static void check_prefixes(const char *text, size_t size)
+{
+    static const char open[] = "```json\n", close[] = "\n```";
+    if (size > 1 << 16 || !is_value(text, size))
+        return;
+    size_t brace = 0;
+    while (brace < size && strchr(" \t\r\n", text[brace]) != NULL &&
+           text[brace] != '\0')
+        brace++;
+    if (brace == size || text[brace] != '{')
+        return; /* not an object */
+    size_t step = size <= 512 ? 1 : size / 256;
+    tg_buf out, fenced;
+    tg__buf_init(&out, 0);
+    tg__buf_init(&fenced, 0);
+    if (tg__buf_append(&fenced, open, sizeof open - 1) != 0 ||
+        tg__buf_append(&fenced, text, size) != 0 ||
+        tg__buf_append(&fenced, close, sizeof close - 1) != 0)
+        goto done;
+    for (size_t n = 0; n < size; n += step) {
+        if (is_value(text, n))
+            continue; /* {} followed by white space, say */
+        check_cut_prefix(text, n, brace, &out);
+        check_cut_prefix(fenced.data, sizeof open - 1 + n,
+                         sizeof open - 1 + brace, &out);
+    }
+    /* The fenced whole, cut inside its closing fence, is cut too. */
+    for (size_t k = 0; k < sizeof close - 1; k++)
+        check_cut_prefix(fenced.data, sizeof open - 1 + size + k,
+                         sizeof open - 1 + brace, &out);
+    /* The whole object, fenced, repairs to itself (without the white
+     * space around it). */
+    size_t end = size;
+    while (text[end - 1] != '}')
+        end--;
+    unsigned done = 0;
+    int rc = tg__repair_args_text(fenced.data, fenced.len, &out, &done, NULL);
+    if (rc == 0 ||
+        (rc == 1 && (done != TG_REPAIR_FENCE || out.len != end - brace ||
+                     memcmp(out.data, text + brace, out.len) != 0)))
+        die("a fenced object does not repair to itself");
+done:
+    tg__buf_cleanup(&out);
+    tg__buf_cleanup(&fenced);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
     check_tape(text, size);
+    check_lenient(text, size);
+    check_prefixes(text, size);
     tg_call *call = tg__call_new("call_fuzz", "fuzz_tool", "toolgate");
     tg_call *again = NULL;
     if (call == NULL)

@@ -9,15 +9,26 @@
  * rendering is not valid JSON, or a fast path disagrees with the slow one:
  * the fast JSON reader with jansson, each format's fast path with detection
  * plus that format's document parser.
+ *
+ * Bytes no tool gets - "\u0000", unpaired surrogates, bytes that are not
+ * UTF-8; core/bad_bytes.h - fail only the call whose arguments hold them:
+ * it aborts when a call that may run holds them in its arguments, id or
+ * tool, when a call that held them did not fail for good, and when
+ * making those strings good (each such escape or byte replaced by "A")
+ * changes anything but the failing calls: a turn read with them reads
+ * again with the same number of calls, the same ids and tools, and the
+ * same arguments and errors for every other call.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bad_bytes.h"
 #include "format.h"
 #include "json_fast.h"
 #include "record.h"
 #include "turn.h"
+#include "utf8.h"
 
 static const char *const renderers[] = {"openai-chat",      "toolgate",
                                         "anthropic",        "gemini",
@@ -42,6 +53,12 @@ static void check_json_lines(const char *text, size_t len)
     }
 }
 
+static int same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
 static void run(const uint8_t *data, size_t size, const char *format)
 {
     tg_turn *turn = NULL;
@@ -57,6 +74,17 @@ static void run(const uint8_t *data, size_t size, const char *format)
     for (size_t i = 0; i < tg_turn_call_count(turn); i++) {
         const tg_call *call = tg_turn_call(turn, i);
         if (tg_call_index(call) != i)
+            abort();
+        /* Nothing a tool would get holds bytes no tool gets. */
+        if ((call->args_text != NULL &&
+             tg__bad_bytes(call->args_text, call->args_len, NULL, NULL)) ||
+            tg__bad_bytes(call->id, strlen(call->id), NULL, NULL) ||
+            tg__bad_bytes(call->tool, strlen(call->tool), NULL, NULL))
+            abort();
+        /* What held them fails, whatever else the parser says of it. */
+        if (call->bad_args_src != NULL &&
+            (call->pre_error_code == NULL || call->args_text != NULL ||
+             !call->args_unrepairable))
             abort();
         /* The record and checksum of every parsed call are computable. */
         char *rec = tg_call_to_json(call);
@@ -103,12 +131,6 @@ static void check_fast_reader(const uint8_t *data, size_t size, int rejdup)
     free(b);
     json_decref(fast);
     json_decref(slow);
-}
-
-static int same_str(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) ||
-           (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 static const char *const parsers[] = {
@@ -162,6 +184,96 @@ done:
     tg_turn_free(slow);
 }
 
+/* data with every "\u0000", unpaired surrogate escape and byte that is
+ * not UTF-8 replaced by "A" (in or out of strings: a byte outside one makes
+ * jansson refuse both). Returns NULL when there was none. */
+static char *made_good(const uint8_t *data, size_t size)
+{
+    char *out = malloc(size + 1);
+    int changed = 0;
+    if (out == NULL)
+        return NULL;
+    memcpy(out, data, size);
+    out[size] = '\0';
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = (unsigned char)out[i];
+        if (c >= 0x80) {
+            size_t k = 0;
+            if (tg__bad_bytes(out + i, size - i, &k, NULL) && k == 0) {
+                out[i] = 'A';
+                changed = 1;
+            } else
+                i += tg__utf8_seq((const unsigned char *)out + i, size - i) - 1;
+            continue;
+        }
+        if (c != '\\' || i + 1 >= size)
+            continue;
+        if (out[i + 1] != 'u' || i + 6 > size) {
+            i++; /* the escaped byte, a backslash maybe */
+            continue;
+        }
+        char hex[5] = {out[i + 2], out[i + 3], out[i + 4], out[i + 5], 0};
+        char *end;
+        long v = strtol(hex, &end, 16);
+        if (*end != '\0' || hex[0] == '-' || hex[0] == '+' || hex[0] == ' ')
+            continue;
+        int paired = 0;
+        if (v >= 0xD800 && v <= 0xDBFF && i + 12 <= size &&
+            out[i + 6] == '\\' && out[i + 7] == 'u') {
+            char lo[5] = {out[i + 8], out[i + 9], out[i + 10], out[i + 11], 0};
+            long w = strtol(lo, &end, 16);
+            paired = *end == '\0' && w >= 0xDC00 && w <= 0xDFFF;
+        }
+        if (paired) {
+            i += 11;
+        } else if (v == 0 || (v >= 0xD800 && v <= 0xDFFF)) {
+            memcpy(out + i + 2, "0041", 4);
+            changed = 1;
+            i += 5;
+        } else
+            i += 5;
+    }
+    if (!changed) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* A turn read with bad strings against the same text made good. */
+static void check_made_good(const uint8_t *data, size_t size)
+{
+    char *good = made_good(data, size);
+    if (good == NULL)
+        return;
+    tg_turn *a = NULL, *b = NULL;
+    tg_error err;
+    if (tg_turn_parse((const char *)data, size, "auto", "fuzz", &a, &err) !=
+            0 ||
+        tg_turn_parse(good, size, "auto", "fuzz", &b, &err) != 0)
+        goto done;
+    if (a->n != b->n || strcmp(a->format, b->format) != 0)
+        abort();
+    for (size_t i = 0; i < a->n; i++) {
+        const tg_call *x = a->calls[i], *y = b->calls[i];
+        const json_t *meta = tg__call_meta(x); /* borrowed */
+        if (!json_is_true(json_object_get(meta, "id_generated")) &&
+            strcmp(x->id, y->id) != 0)
+            abort();
+        if (strcmp(x->tool, y->tool) != 0)
+            abort();
+        if (x->args_unrepairable)
+            continue; /* it held them */
+        if (!same_str(x->pre_error_code, y->pre_error_code) ||
+            !same_str(tg_call_args_json(x), tg_call_args_json(y)))
+            abort();
+    }
+done:
+    tg_turn_free(a);
+    tg_turn_free(b);
+    free(good);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_fast_reader(data, size, 0);
@@ -174,5 +286,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(data, size, "auto");
     for (size_t k = 0; k < NPARSERS; k++)
         run(data, size, parsers[k]);
+    check_made_good(data, size);
     return 0;
 }

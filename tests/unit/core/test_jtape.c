@@ -4,7 +4,8 @@
  * follows: the tokens of valid documents; refusals with jansson's message,
  * line and column (syntax, duplicate keys in small and hashed objects,
  * depth, UTF-8, "\u0000", surrogate escapes, number ranges); "\u0000"
- * accepted on request (TG_JTAPE_ALLOW_NUL); the jansson
+ * accepted on request (TG_JTAPE_ALLOW_NUL), and strings no tool gets and
+ * duplicate keys (TG_JTAPE_BAD_STRINGS, TG_JTAPE_DUPLICATE_KEYS); the jansson
  * value built from a tape; the canonical form written from a tape, byte for
  * byte the one written from jansson's value, over the fuzz corpus and over
  * 20,000 generated documents in several spellings; the dump-form check;
@@ -824,6 +825,154 @@ static void test_random_documents(void **state)
     assert_int_equal(accepted, 20000);
 }
 
+#define LENIENT (TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS)
+
+/* Whether s[0..n) holds a NUL or bytes that are not UTF-8 (jansson's
+ * checked constructor refuses them). */
+static int bad_bytes(const char *s, size_t n)
+{
+    json_t *t = json_stringn(s, n); /* new ref */
+    int refused = t == NULL;
+    json_decref(t);
+    return memchr(s, 0, n) != NULL || refused;
+}
+
+/* Whether a value holds a string or key with a NUL or bytes that are not
+ * UTF-8 (what a TG_JT_BAD token decodes to). */
+static int holds_bad(const json_t *v)
+{
+    if (json_is_string(v))
+        return bad_bytes(json_string_value(v), json_string_length(v));
+    const char *k;
+    size_t kl;
+    json_t *m; /* borrowed */
+    if (json_is_object(v))
+        json_object_keylen_foreach((json_t *)v, k, kl, m)
+        {
+            if (bad_bytes(k, kl) || holds_bad(m))
+                return 1;
+        }
+    size_t i;
+    json_array_foreach((json_t *)v, i, m) if (holds_bad(m)) return 1;
+    return 0;
+}
+
+/* The lenient reading of text against jansson's reading of a document
+ * (JSON_DECODE_ANY, duplicates allowed): it accepts whatever jansson does,
+ * to the same value and with no bad token, and what it accepts beyond has
+ * a bad token that decodes to bytes no string jansson reads holds. */
+static void lenient_agrees(const char *text, size_t len)
+{
+    json_error_t jerr;
+    tg_jtape t;
+    json_t *ref = json_loadb(text, len, JSON_DECODE_ANY, &jerr); /* new ref */
+    int rc = tg__jtape_parse(text, len, LENIENT, &t, NULL);
+    if (ref != NULL && rc != 0)
+        fail_msg("lenient tape refuses '%.*s', which jansson reads", (int)len,
+                 text);
+    if (rc != 0) {
+        json_decref(ref);
+        return;
+    }
+    size_t nbad = 0;
+    for (size_t i = 0; i < t.n; i++)
+        nbad += (t.tok[i].flags & TG_JT_BAD) != 0;
+    json_t *built = tg__jtape_to_json(&t, 0); /* new ref */
+    assert_non_null(built);
+    if (ref != NULL && (nbad != 0 || !json_equal(built, ref)))
+        fail_msg("lenient tape reads '%.*s' differently", (int)len, text);
+    if (ref == NULL && (nbad == 0 || !holds_bad(built)))
+        fail_msg("lenient tape takes '%.*s' without a bad string", (int)len,
+                 text);
+    json_decref(built);
+    json_decref(ref);
+    tg__jtape_free(&t);
+}
+
+/* TG_JTAPE_BAD_STRINGS and TG_JTAPE_DUPLICATE_KEYS: strings holding
+ * "\u0000", unpaired surrogates (high, low, reversed, before another
+ * escape) or bytes that are not UTF-8 are taken, flagged and decoded to
+ * their bytes; duplicate keys as jansson reads them without
+ * JSON_REJECT_DUPLICATES; every other refusal stands. */
+static void test_bad_strings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *decoded; /* of the one string or key */
+        size_t n;
+    } bad[] = {
+        {"\"a\\u0000b\"", "a\0b", 3},
+        {"\"\\ud800\"", "\xED\xA0\x80", 3},
+        {"\"\\udc00\"", "\xED\xB0\x80", 3},
+        {"\"\\udc00\\ud800\"", "\xED\xB0\x80\xED\xA0\x80", 6},
+        {"\"\\ud800\\u0041\"",
+         "\xED\xA0\x80"
+         "A",
+         4},
+        {"\"\\ud800\\ud83d\\ude00\"", "\xED\xA0\x80\xF0\x9F\x98\x80", 7},
+        {"\"\\ud800\\n\"", "\xED\xA0\x80\n", 4},
+        {"\"caf\xc3\"", "caf\xc3", 4},
+        {"\"\xff\xfe\"", "\xff\xfe", 2},
+        {"{\"k\\u0000\":1}", "k\0", 2},
+        {"{\"\\udbff\":1}", "\xED\xAF\xBF", 3},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *text = bad[i].text;
+        tg_jtape t;
+        assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL),
+                         TG_EPARSE);
+        assert_int_equal(tg__jtape_parse(text, strlen(text), LENIENT, &t, NULL),
+                         0);
+        const tg_jtok *k = &t.tok[t.tok[0].kind == TG_JT_OBJECT ? 1 : 0];
+        assert_true(k->flags & TG_JT_BAD);
+        tg_buf b;
+        tg__buf_init(&b, 0);
+        assert_int_equal(tg__jtape_decode(&t, k, &b), 0);
+        if (b.len != bad[i].n || memcmp(b.data, bad[i].decoded, b.len) != 0)
+            fail_msg("'%s' decodes to %zu bytes, not the %zu expected", text,
+                     b.len, bad[i].n);
+        json_t *v = tg__jtape_to_json(&t, 0); /* new ref */
+        assert_non_null(v);
+        assert_true(holds_bad(v));
+        json_decref(v);
+        tg__buf_cleanup(&b);
+        tg__jtape_free(&t);
+        lenient_agrees(text, strlen(text));
+    }
+    /* Good strings beside bad ones stay good. */
+    tg_jtape t;
+    const char *mixed = "[\"\\ud83d\\ude00\",\"\\u0000\",\"\\u0001\"]";
+    assert_int_equal(tg__jtape_parse(mixed, strlen(mixed), LENIENT, &t, NULL),
+                     0);
+    assert_int_equal(t.tok[1].flags & TG_JT_BAD, 0);
+    assert_true(t.tok[2].flags & TG_JT_BAD);
+    assert_int_equal(t.tok[3].flags & TG_JT_BAD, 0);
+    tg__jtape_free(&t);
+    /* Duplicate keys: jansson's value without JSON_REJECT_DUPLICATES. */
+    static const char *dups[] = {
+        "{\"a\":1,\"b\":2,\"a\":3}",
+        "{\"a\":{\"x\":1},\"a\":[1],\"c\":null,\"a\":\"s\"}",
+        "{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,"
+        "\"k7\":7,\"k8\":8,\"k9\":9,\"ka\":10,\"kb\":11,\"kc\":12,\"kd\":13,"
+        "\"ke\":14,\"kf\":15,\"kg\":16,\"k0\":17,\"\\u006b1\":18}",
+    };
+    for (size_t i = 0; i < sizeof dups / sizeof dups[0]; i++) {
+        assert_int_equal(tg__jtape_parse(dups[i], strlen(dups[i]), 0, &t, NULL),
+                         TG_EPARSE);
+        lenient_agrees(dups[i], strlen(dups[i]));
+    }
+    /* Everything else is refused as before. */
+    static const char *still_bad[] = {
+        "[\"\\ud800\" 1]", "\"\\x\"",    "\"a\x01\"", "\"\\u12\"",
+        "[\xff]",          "\"\\\xff\"", "\"\\ud800", "{\"a\":1,}",
+    };
+    for (size_t i = 0; i < sizeof still_bad / sizeof still_bad[0]; i++)
+        if (tg__jtape_parse(still_bad[i], strlen(still_bad[i]), LENIENT, &t,
+                            NULL) != TG_EPARSE)
+            fail_msg("lenient tape takes '%s'", still_bad[i]);
+}
+
 static void test_random_mutations(void **state)
 {
     (void)state;
@@ -863,6 +1012,7 @@ static void test_random_mutations(void **state)
             }
         }
         refused += !agree_n(m, len);
+        lenient_agrees(m, len);
         free(m);
         free(text);
     }
@@ -938,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_dump_form),
         cmocka_unit_test(test_fuzz_corpus),
         cmocka_unit_test(test_random_documents),
+        cmocka_unit_test(test_bad_strings),
         cmocka_unit_test(test_random_mutations),
         cmocka_unit_test(test_string_iterator),
         cmocka_unit_test(test_buf_storage),

@@ -3,8 +3,9 @@
  * test_record.c - the call and result records (record.c) and the turn
  * container (turn.c): payload shapes of spec/records.md for every outcome,
  * JSON round trips, forward-compatible outcome names, argument decoding
- * (MALFORMED_ARGUMENTS, "" as {}, duplicate keys), duplicate call ids, the
- * limits on ids, tool names and caller ids, and the public getters.
+ * (MALFORMED_ARGUMENTS, "" as {}, duplicate keys, bytes no tool gets),
+ * duplicate call ids, the limits on ids, tool names and caller ids, and the
+ * public getters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "jtape.h"
 #include "record.h"
 #include "toolgate.h"
 #include "turn.h"
@@ -580,14 +582,17 @@ static void test_args_text_and_tape(void **state)
         assert_null(x);
     }
 
-    /* A NUL byte jansson lets pass (after a number) would end the text as a
-     * C string: the arguments text is then the compact form. */
+    /* A NUL byte would end the text as a C string, for a tool too: even
+     * where jansson lets it pass (after a number) it is MALFORMED_ARGUMENTS,
+     * final, and the raw string keeps U+FFFD in its place. */
     const char nul[] = "{\"a\":1\0}";
     tg_call *z = tg__call_new_args("z", "t", "toolgate", nul, sizeof nul - 1);
     assert_non_null(z);
-    assert_null(z->pre_error_code);
-    assert_string_equal(tg_call_args_json(z), "{\"a\":1}");
-    assert_int_equal(z->args_len, 7);
+    assert_string_equal(z->pre_error_code, "MALFORMED_ARGUMENTS");
+    assert_non_null(strstr(z->pre_error_message, "U+0000 (NUL) at byte 6"));
+    assert_true(z->args_unrepairable);
+    assert_null(tg_call_args_json(z));
+    assert_string_equal(tg_call_args_raw(z), "{\"a\":1\xEF\xBF\xBD}");
     tg__call_free(z);
 
     /* From an object: the text is its compact form, the object is kept. */
@@ -605,6 +610,109 @@ static void test_args_text_and_tape(void **state)
     assert_null(tg_call_args_json(w));
     json_decref(bad);
     tg__call_free(w);
+}
+
+/* An object read with TG_JTAPE_BAD_STRINGS (new ref). */
+static json_t *load_bad(const char *text)
+{
+    tg_jtape t;
+    assert_int_equal(
+        tg__jtape_parse(text, strlen(text), TG_JTAPE_BAD_STRINGS, &t, NULL), 0);
+    json_t *v = tg__jtape_to_json(&t, 0); /* new ref */
+    tg__jtape_free(&t);
+    assert_non_null(v);
+    return v;
+}
+
+/* Arguments holding bytes no tool gets - U+0000, unpaired surrogates
+ * (high, low, reversed), bytes that are not UTF-8 - in keys and values,
+ * nested deep, as an object or as the string form: MALFORMED_ARGUMENTS
+ * naming what and where, final (limits.repair leaves them), the value kept
+ * for the document's check, and text in the raw string. */
+static void test_bad_bytes_in_args(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *what, *where;
+    } objects[] = {
+        {"{\"a\":\"x\\u0000y\"}", "U+0000 (NUL)", "the string at /a"},
+        {"{\"ok\":\"\\ud83d\\ude00\",\"a\":{\"b\":[\"ok\",\"\\ud800\"]}}",
+         "an unpaired surrogate \\uD800", "the string at /a/b/1"},
+        {"{\"k\\udc00\":1}", "an unpaired surrogate \\uDC00",
+         "the key at /k\\uDC00"},
+        {"{\"a\":\"\\udc00\\ud800\"}", "an unpaired surrogate \\uDC00",
+         "the string at /a"},
+        {"{\"a\":\"\\ud800x\"}", "an unpaired surrogate \\uD800",
+         "the string at /a"},
+        {"{\"a/b~\":{\"\\u0000\":true}}", "U+0000 (NUL)",
+         "the key at /a~1b~0/\\u0000"},
+        {"{\"a\":\"caf\xff\"}", "the byte 0xFF, which is not UTF-8",
+         "the string at /a"},
+        /* jansson's dump passes over this key and writes {"a":1,":2,":3},
+         * which parses: the keys are looked at first */
+        {"{\"a\":1,\"\xb2\":2,\"\":3}", "the byte 0xB2, which is not UTF-8",
+         "the key at /\\xB2"},
+        {"{\"d\":[[[[[[[[[[{\"e\":[\"\\ud800\\u0041\"]}]]]]]]]]]]}",
+         "an unpaired surrogate \\uD800",
+         "the string at /d/0/0/0/0/0/0/0/0/0/0/e/0"},
+    };
+    for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
+        json_t *v = load_bad(objects[i].json); /* new ref */
+        tg_call *c = tg__call_new("c", "t", "anthropic");
+        assert_int_equal(tg__call_set_args(c, v), 0);
+        assert_string_equal(c->pre_error_code, "MALFORMED_ARGUMENTS");
+        char want[256];
+        snprintf(want, sizeof want, "hold %s in %s;", objects[i].what,
+                 objects[i].where);
+        if (strstr(c->pre_error_message, want) == NULL)
+            fail_msg("'%s': message '%s' lacks '%s'", objects[i].json,
+                     c->pre_error_message, want);
+        assert_true(c->args_unrepairable);
+        assert_ptr_equal(c->bad_args_src, v);
+        assert_null(tg_call_args_json(c));
+        assert_null(tg_call_checksum(c));
+        tg__call_free(c);
+        json_decref(v);
+    }
+    /* The string form: a JSON string whose text holds them. */
+    static const struct {
+        const char *json, *what, *raw;
+    } strings[] = {
+        {"\"{\\\"a\\\":\\\"x\\u0000y\\\"}\"", "U+0000 (NUL) at byte 7",
+         "{\"a\":\"x\xEF\xBF\xBDy\"}"},
+        {"\"{\\\"a\\\":1\\u0000}\"", "U+0000 (NUL) at byte 6",
+         "{\"a\":1\xEF\xBF\xBD}"},
+        {"\"{\\\"a\\\":\\\"\\udfff\\\"}\"",
+         "an unpaired surrogate \\uDFFF at byte 6", "{\"a\":\"\xEF\xBF\xBD\"}"},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        json_t *v = load_bad(strings[i].json); /* new ref */
+        tg_call *c = tg__call_new("c", "t", "openai-chat");
+        assert_int_equal(tg__call_set_args_value(c, v), 0);
+        assert_string_equal(c->pre_error_code, "MALFORMED_ARGUMENTS");
+        if (strstr(c->pre_error_message, strings[i].what) == NULL)
+            fail_msg("message '%s' lacks '%s'", c->pre_error_message,
+                     strings[i].what);
+        assert_true(c->args_unrepairable);
+        assert_ptr_equal(c->bad_args_src, v);
+        assert_string_equal(tg_call_args_raw(c), strings[i].raw);
+        tg__call_free(c);
+        json_decref(v);
+    }
+    /* A surrogate pair is a character; setting good arguments again
+     * forgets the bad ones. */
+    json_t *good = load_bad("{\"e\":\"\\ud83d\\ude00\"}"); /* new ref */
+    json_t *bad = load_bad("{\"e\":\"\\ud83d\"}");         /* new ref */
+    tg_call *c = tg__call_new("c", "t", "gemini");
+    assert_int_equal(tg__call_set_args(c, bad), 0);
+    assert_non_null(c->bad_args_src);
+    assert_int_equal(tg__call_set_args(c, good), 0);
+    assert_null(c->bad_args_src);
+    assert_false(c->args_unrepairable);
+    assert_string_equal(tg_call_args_json(c), "{\"e\":\"\xF0\x9F\x98\x80\"}");
+    tg__call_free(c);
+    json_decref(good);
+    json_decref(bad);
 }
 
 /* A result made from its payload's text: the text in its own allocation,
@@ -823,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_call_round_trip),
         cmocka_unit_test(test_call_from_json_inputs),
         cmocka_unit_test(test_args_text_and_tape),
+        cmocka_unit_test(test_bad_bytes_in_args),
         cmocka_unit_test(test_result_with_text),
         cmocka_unit_test(test_turn_duplicates),
         cmocka_unit_test(test_name_limits),

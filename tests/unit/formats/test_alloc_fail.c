@@ -227,6 +227,24 @@ static const char *const fenced_text =
     "```json\n{}\n```\n"
     "```python\nprint(1)\n";
 
+/* Arguments holding bytes no tool gets, bad_strings.c: calls without ids
+ * (hashed from a document jansson cannot write), a bad key, a bad value
+ * deep inside, an unpaired surrogate and a NUL. */
+static const char *const gemini_bad_strings =
+    "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+    "{\"functionCall\":{\"name\":\"a\",\"args\":{\"p\":\"ok\"}}},"
+    "{\"functionCall\":{\"name\":\"b\",\"args\":{\"k\\udc00\":1}}},"
+    "{\"functionCall\":{\"id\":\"f3\",\"name\":\"c\",\"args\":{\"d\":"
+    "[{\"e\":\"x\\u0000\"}]}}},"
+    "{\"functionCall\":{\"name\":\"d\",\"args\":{}}}]}}]}";
+
+/* The same in JSON Lines, object and string arguments, a line with a bad
+ * tool name (the input is refused). */
+static const char *const lines_bad_strings =
+    "{\"id\":\"c1\",\"tool\":\"a\",\"args\":{\"p\":\"\\ud800\"}}\n"
+    "{\"id\":\"c2\",\"tool\":\"b\",\"args\":\"{\\\"p\\\":\\\"\\u0000\\\"}\"}\n"
+    "{\"id\":\"c3\",\"tool\":\"c\",\"args\":{\"p\":1}}\n";
+
 /* Parse, give every call a result, render to both formats, free. Returns 0
  * or the first error; *out (when not NULL) receives the openai-chat text. */
 static int operation(const char *text, const char *format, char **out)
@@ -443,6 +461,13 @@ static void test_fenced_text(void **state)
     failing_loop(fenced_text, "fenced");
 }
 
+static void test_bad_strings(void **state)
+{
+    (void)state;
+    failing_loop(gemini_bad_strings, "auto");
+    failing_loop(lines_bad_strings, "auto");
+}
+
 static const char *const anthropic_fast =
     "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\","
     "\"content\":[{\"type\":\"text\",\"text\":\"x\"},"
@@ -502,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_responses_items),
         cmocka_unit_test(test_mcp_batch),
         cmocka_unit_test(test_fenced_text),
+        cmocka_unit_test(test_bad_strings),
     };
 #ifdef TG_TEST_INTERPOSE
     print_message(
