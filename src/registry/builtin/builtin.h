@@ -50,7 +50,7 @@
 /* The names joined by ", " for messages (a string literal plus 2: the
  * first name's ", " is skipped). */
 #define TG__BUILTIN_LISTED(name, flags, schema, core, description) ", " #name
-#define TG__BUILTIN_NAMES (TG__BUILTIN_MAP(TG__BUILTIN_LISTED) + 2)
+#define TG__BUILTIN_NAMES (&(TG__BUILTIN_MAP(TG__BUILTIN_LISTED))[2])
 
 /* 1 when `name` is a built-in tool. Inline so that configuration checks do
  * not link the handlers (which need the exec layer's tg_handler_*). */
