@@ -59,34 +59,14 @@ int tg__spool_id_valid(const char *id)
     return id[TG_SPOOL_ID_LEN] == '\0';
 }
 
-/* A printable, bounded rendering of an id from outside, for messages. */
-static void id_show(const char *id, char out[48])
-{
-    size_t n = 0;
-    if (id == NULL) {
-        snprintf(out, 48, "(null)");
-        return;
-    }
-    for (; id[n] != '\0' && n < 40; n++) {
-        unsigned char c = (unsigned char)id[n];
-        out[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-    }
-    if (id[n] != '\0' && n >= 40) {
-        out[n++] = '.';
-        out[n++] = '.';
-        out[n++] = '.';
-    }
-    out[n] = '\0';
-}
-
+/* The error for an id that is not an artifact id, quoting it bounded. */
 static int bad_id(const char *id, tg_error *err)
 {
-    char shown[48];
-    id_show(id, shown);
+    char shown[TG__SHOWN_ID_SIZE];
     return tg__error_set(err, TG_EINVAL,
                          "malformed artifact id '%s': expected art_ followed "
                          "by 24 lowercase hex digits",
-                         shown);
+                         tg__text_show(id, shown, sizeof shown));
 }
 
 /* "ab/art_ab..." for a validated id. */
