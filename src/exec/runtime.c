@@ -514,26 +514,6 @@ static void finish_checks(tg_runtime *rt, tg__run *run)
     }
 }
 
-/* Starts a checked job, or queues it behind the parallel limit. */
-static void submit(tg_runtime *rt, tg__run *run, tg__job *job)
-{
-    if (run->failed) {
-        tg__job_complete(job, tg__result_canceled(job->call,
-                                                  TG_EXECUTION_NOT_STARTED,
-                                                  "system", "the turn failed"));
-        return;
-    }
-    bool inline_fn = job->tool->kind == TG_TOOL_KIND_HANDLER &&
-                     (job->tool->flags & TG_TOOL_INLINE);
-    /* Inline handlers take no slot and run now; the others start in call
-     * order while slots are free. */
-    if (inline_fn ||
-        (rt->queue_head == NULL && rt->running < (size_t)rt->parallel))
-        tg__job_start(rt, job);
-    else
-        tg__queue_push(rt, job);
-}
-
 int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
 {
     if (rt == NULL || turn == NULL)
@@ -620,7 +600,7 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
         finish_checks(rt, &run);
     for (size_t i = 0; i < run.n; i++)
         if (run.jobs[i].state == TG__JOB_NEW)
-            submit(rt, &run, &run.jobs[i]);
+            tg__job_ready(rt, &run.jobs[i]);
     bool cancel_sent = false;
     while (run.remaining > 0) {
         if (run.failed && !cancel_sent) {

@@ -220,6 +220,9 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
 /* The group commit: journals the waiting results, stores them in their turns
  * and emits `finished`. Called from the check handle. */
 void tg__commit(tg_runtime *rt);
+/* Starts a checked job (state TG__JOB_NEW) now, or queues it behind the
+ * parallel limit; a job of a failed run ends canceled instead. */
+void tg__job_ready(tg_runtime *rt, tg__job *job);
 /* Starts queued jobs up to the parallel limit. */
 void tg__dispatch(tg_runtime *rt);
 /* Starts one job now (events, executor). */

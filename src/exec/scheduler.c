@@ -201,6 +201,26 @@ void tg__job_start(tg_runtime *rt, tg__job *job)
         tg__handler_start_pool(rt, job);
 }
 
+void tg__job_ready(tg_runtime *rt, tg__job *job)
+{
+    tg__run *run = job->run;
+    if (run->failed) {
+        tg__job_complete(job, tg__result_canceled(job->call,
+                                                  TG_EXECUTION_NOT_STARTED,
+                                                  "system", "the turn failed"));
+        return;
+    }
+    bool inline_fn = job->tool->kind == TG_TOOL_KIND_HANDLER &&
+                     (job->tool->flags & TG_TOOL_INLINE);
+    /* Inline handlers take no slot and run now; the others start in call
+     * order while slots are free. */
+    if (inline_fn ||
+        (rt->queue_head == NULL && rt->running < (size_t)rt->parallel))
+        tg__job_start(rt, job);
+    else
+        tg__queue_push(rt, job);
+}
+
 /* hooks.c: a job waiting for a hook holds a slot and can be canceled. */
 void tg__job_hold(tg_runtime *rt, tg__job *job)
 {
