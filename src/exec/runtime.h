@@ -103,6 +103,15 @@ struct tg__run {
     size_t checking;
     bool in_checks;
     bool defer_rest;
+    /* a turn of tg_runtime_submit: its own jobs (owned), callbacks, and
+     * its place in the runtime's list of live runs (admitted or waiting
+     * for admission at the next step) */
+    bool submitted;
+    bool admitted;    /* journaled and checked */
+    bool cancel_sent; /* its failure canceled its remaining jobs */
+    tg_turn_ops ops;
+    void *ud;
+    tg__run *rprev, *rnext;
 };
 
 /* A cancel request queued from any thread; strings live after the struct. */
@@ -149,6 +158,13 @@ struct tg_runtime {
     char **pass_env;
     tg__sandbox sandbox;
     int devnull; /* stdin of commands without a stdin template */
+    /* submitted turns (tg_runtime_submit): live runs in submission order,
+     * how many, and the first not yet admitted (all after it are not) */
+    tg__run *runs_head, *runs_tail;
+    size_t nruns;
+    tg__run *admit;
+    int broken; /* 0, or the failure (TG_EJOURNAL) that stops submits */
+    tg_error broken_err;
     /* cancel-on-signal */
     struct {
         int signum;
@@ -442,8 +458,17 @@ const char *tg__call_args_text(const tg_call *call, size_t *len);
  * Returns 0 or TG_ENOMEM. */
 int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
                  char **owned);
-/* Emits an output event. */
-void tg__emit_output(tg_runtime *rt, const tg_call *call, int stream,
+/* Emits an output event of job's call (the runtime's and its run's). */
+void tg__emit_output(tg_runtime *rt, const tg__job *job, int stream,
                      const char *data, size_t len);
+
+/* runtime.c, for the scheduler: a submitted run's last result was
+ * committed, or it failed: reports `done` and frees it. */
+void tg__run_end(tg__run *run);
+/* schema_work.c: the last schema check of a submitted run ended: finishes
+ * the checks that waited for it and readies its jobs. */
+void tg__run_checks_done(tg__run *run);
+/* Cancels every live job of one run (scheduler.c). */
+void tg__run_cancel(tg__run *run, const char *by, const char *reason);
 
 #endif
