@@ -17,7 +17,8 @@
  *     lifetime is stated on each function.
  *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
  *   - Unless a function says otherwise, a handle is used by one thread at a
- *     time. tg_runtime_cancel() may be called from any thread.
+ *     time. tg_runtime_cancel() and tg_ask_answer() may be called from any
+ *     thread.
  */
 #ifndef TOOLGATE_H
 #define TOOLGATE_H
@@ -532,11 +533,12 @@ void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud);
 /* Answers `ask`, from any thread (the answer is queued to the loop, like
  * tg_runtime_cancel): YES runs the call and approves the same tool with the
  * same arguments (same checksum) for the runtime's life, ALWAYS every call
- * of the tool, NO ends it `denied` with a reason saying the operator said
- * no (and `detail`). `detail` (copied, may be NULL; cut at 1,024 bytes,
- * invalid UTF-8 replaced) says who answered and how ("approved by the MCP
- * client's user") and goes into the result's decisions.policy.detail (and
- * for NO into the denial's reason). The checks after the policy (command
+ * of the tool, NO ends it `denied` ("approval needed (<reason>) and the
+ * answer was no: <detail>", or without a detail "... and the operator said
+ * no"). `detail` (copied, may be NULL; cut at 1,024 bytes, invalid UTF-8
+ * replaced) names who answered and how ("approved by the MCP client's
+ * user", "the MCP client cannot ask its user") and goes into the result's
+ * decisions.policy.detail. The checks after the policy (command
  * templates) run once the answer is in; then the call starts or queues.
  * Returns 0: the ask is freed (never touch it again). When the call ended
  * before the answer arrived, or the runtime was freed, the answer is

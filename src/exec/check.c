@@ -562,8 +562,7 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
     tg_result *r = NULL;
     if ((detail != NULL
              ? tg__buf_printf(&why,
-                              "approval needed (%s) and the operator said no "
-                              "(%s)",
+                              "approval needed (%s) and the answer was no: %s",
                               v->reason, detail)
              : tg__buf_printf(&why,
                               "approval needed (%s) and the operator said no",
