@@ -82,7 +82,8 @@ static tg_runtime *make_rt(const env *e, int parallel)
 typedef struct asker {
     tg_runtime *rt;
     atomic_int asked;
-    _Atomic(tg_ask *) ask; /* the latest ask, until a thread answers it */
+    _Atomic(tg_ask *) ask;    /* the latest ask, until a thread answers it */
+    _Atomic(tg_ask *) all[8]; /* every ask not answered in the callback */
     char id[64], tool[64], reason[128], ask_id[64];
     /* answer in the callback itself (answer_now) or leave it to a thread */
     int answer_now;
@@ -101,11 +102,15 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     snprintf(a->tool, sizeof a->tool, "%s", tg_call_tool(call));
     snprintf(a->reason, sizeof a->reason, "%s", reason);
     snprintf(a->ask_id, sizeof a->ask_id, "%s", tg_ask_call_id(ask));
-    atomic_fetch_add(&a->asked, 1);
-    if (a->answer_now)
+    int n = atomic_load(&a->asked);
+    if (a->answer_now) {
         assert_int_equal(tg_ask_answer(ask, a->answer, a->detail), 0);
-    else
+    } else {
+        if (n < 8)
+            atomic_store(&a->all[n], ask);
         atomic_store(&a->ask, ask);
+    }
+    atomic_fetch_add(&a->asked, 1);
 }
 
 static void on_started(void *ud, const tg_call *call)
@@ -555,6 +560,51 @@ static void test_bad_answer_keeps_the_ask(void **state)
     tg_runtime_free(rt);
 }
 
+/* Answers two asks in the reverse order of the calls: YES to the second,
+ * then NO to the first. */
+static void *answer_two_backwards(void *p)
+{
+    asker *a = p;
+    double end = tg_test_now_ms() + (double)tg_test_ms(30000);
+    while (atomic_load(&a->asked) < 2) {
+        if (tg_test_now_ms() > end)
+            fail_msg("two asks did not arrive within %ld ms",
+                     tg_test_ms(30000));
+        tg_test_sleep_ms(2);
+    }
+    assert_string_equal(tg_ask_call_id(atomic_load(&a->all[1])), "y");
+    assert_int_equal(
+        tg_ask_answer(atomic_load(&a->all[1]), TG_APPROVAL_YES, "second first"),
+        0);
+    assert_int_equal(
+        tg_ask_answer(atomic_load(&a->all[0]), TG_APPROVAL_NO, "first last"),
+        0);
+    return NULL;
+}
+
+/* Two calls wait at once, each for its own answer, in whatever order the
+ * answers come. */
+static void test_two_asks_answered_out_of_order(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, 4);
+    asker a = {.rt = rt};
+    tg_runtime_set_ask(rt, on_ask, &a);
+    tg_turn *t = turn_of("x", "danger", "{\"ms\": 0}", "y", "danger",
+                         "{\"ms\": 1}", NULL);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, answer_two_backwards, &a), 0);
+    tg_test_run(rt, t);
+    pthread_join(th, NULL);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_DENIED);
+    expect_part(tg_test_res(t, 0), "decisions/policy/detail", "\"first last\"");
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_SUCCESS);
+    expect_part(tg_test_res(t, 1), "decisions/policy/detail",
+                "\"second first\"");
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +626,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_answer_keeps_the_ask, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_two_asks_answered_out_of_order,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
