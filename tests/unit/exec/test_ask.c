@@ -36,22 +36,11 @@
 
 /* ------------------------------------------------------------ harness */
 
-typedef struct env {
-    char dir[PATH_MAX]; /* first: tg_test_dir_setup makes it */
-    const char *fx;
-} env;
+typedef tg_test_fx_env env;
 
 static int setup(void **state)
 {
-    const char *fx = getenv("TG_FIXTURES");
-    if (fx == NULL) {
-        fprintf(stderr, "TG_FIXTURES is not set (run under ctest)\n");
-        return -1;
-    }
-    if (tg_test_dir_setup(state, sizeof(env), "tg_ask_") != 0)
-        return -1;
-    ((env *)*state)->fx = fx;
-    return 0;
+    return tg_test_fx_setup(state, "tg_ask_");
 }
 
 static int teardown(void **state)
@@ -300,28 +289,54 @@ static void test_no_denies_naming_who(void **state)
     tg_runtime_free(rt);
 }
 
+/* Sets a as rt's asker and runs a turn of one call, "a" of danger
+ * {"ms": 0}, while thread(arg) runs beside it; returns the turn. */
+static tg_turn *run_with(tg_runtime *rt, asker *a, void *(*thread)(void *),
+                         void *arg)
+{
+    tg_runtime_set_ask(rt, on_ask, a);
+    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, thread, arg), 0);
+    tg_test_run(rt, t);
+    pthread_join(th, NULL);
+    return t;
+}
+
+/* run_with, the call answered with a->answer from another thread: it
+ * succeeds, approved_by `approved_by` (JSON text). */
+static void run_answered(tg_runtime *rt, asker *a, const char *approved_by)
+{
+    tg_turn *t = run_with(rt, a, answer_when_asked, a);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
+    expect_part(tg_test_res(t, 0), "decisions/policy/approved_by", approved_by);
+    tg_turn_free(t);
+}
+
+/* Runs call `id` of danger with args: it succeeds without asking anyone,
+ * approved_by `approved_by` (JSON text). */
+static void run_not_asked(tg_runtime *rt, asker *a, const char *id,
+                          const char *args, const char *approved_by)
+{
+    int asked = atomic_load(&a->asked);
+    tg_turn *t = turn_of(id, "danger", args, NULL);
+    tg_test_run(rt, t);
+    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
+    expect_part(tg_test_res(t, 0), "decisions/policy/approved_by", approved_by);
+    assert_int_equal(atomic_load(&a->asked), asked);
+    tg_turn_free(t);
+}
+
 /* ALWAYS (from another thread) covers every later call of the tool. */
 static void test_always_covers_the_tool(void **state)
 {
     env *e = *state;
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt, .answer = TG_APPROVAL_ALWAYS};
-    tg_runtime_set_ask(rt, on_ask, &a);
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, answer_when_asked, &a), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
-    expect_part(tg_test_res(t, 0), "decisions/policy/approved_by",
-                "\"operator (always, this session)\"");
-    tg_turn_free(t);
+    run_answered(rt, &a, "\"operator (always, this session)\"");
     /* other arguments: not asked */
-    t = turn_of("a2", "danger", "{\"ms\": 1}", NULL);
-    tg_test_run(rt, t);
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
-    assert_int_equal(atomic_load(&a.asked), 1);
-    tg_turn_free(t);
+    run_not_asked(rt, &a, "a2", "{\"ms\": 1}",
+                  "\"operator (always, this session)\"");
     tg_runtime_free(rt);
 }
 
@@ -331,26 +346,14 @@ static void test_yes_is_bound_to_checksum(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt, .answer = TG_APPROVAL_YES};
-    tg_runtime_set_ask(rt, on_ask, &a);
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, answer_when_asked, &a), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
-    tg_turn_free(t);
+    run_answered(rt, &a, "\"operator\"");
     /* the same arguments (another id): not asked again */
-    t = turn_of("a2", "danger", "{\"ms\": 0}", NULL);
-    tg_test_run(rt, t);
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
-    expect_part(tg_test_res(t, 0), "decisions/policy/approved_by",
-                "\"operator (these arguments, earlier)\"");
-    assert_int_equal(atomic_load(&a.asked), 1);
-    tg_turn_free(t);
+    run_not_asked(rt, &a, "a2", "{\"ms\": 0}",
+                  "\"operator (these arguments, earlier)\"");
     /* other arguments: asked, and this time the answer is no */
     a.answer_now = 1;
     a.answer = TG_APPROVAL_NO;
-    t = turn_of("b2", "danger", "{\"ms\": 1}", NULL);
+    tg_turn *t = turn_of("b2", "danger", "{\"ms\": 1}", NULL);
     tg_test_run(rt, t);
     assert_int_equal(atomic_load(&a.asked), 2);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_DENIED);
@@ -437,13 +440,8 @@ static void test_signal_cancels_and_answer_after_free(void **state)
     tg_error err = {0};
     assert_int_equal(tg_runtime_cancel_on_signal(rt, SIGUSR1, &err), 0);
     asker a = {.rt = rt};
-    tg_runtime_set_ask(rt, on_ask, &a);
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
     canceller c = {.a = &a, .signum = SIGUSR1};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, cancel_when_asked, &c), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
+    tg_turn *t = run_with(rt, &a, cancel_when_asked, &c);
     expect_canceled(tg_test_res(t, 0), "user", "interrupted by SIGUSR1");
     tg_turn_free(t);
     tg_runtime_free(rt);
@@ -468,12 +466,7 @@ static void test_cancel_all_while_waiting(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt};
-    tg_runtime_set_ask(rt, on_ask, &a);
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, cancel_all_when_asked, &a), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
+    tg_turn *t = run_with(rt, &a, cancel_all_when_asked, &a);
     const tg_result *r = tg_test_res(t, 0);
     /* the cancel is queued before the answer: it wins */
     expect_canceled(r, "system", "shutting down");
@@ -500,20 +493,13 @@ static void test_precedence_and_bad_answers(void **state)
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt, .answer = TG_APPROVAL_YES};
     tg_runtime_set_approver(rt, approver, NULL);
-    tg_runtime_set_ask(rt, on_ask, &a);
     assert_int_equal(tg_ask_answer(NULL, TG_APPROVAL_YES, NULL), TG_EINVAL);
     assert_null(tg_ask_call_id(NULL));
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, answer_when_asked, &a), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
+    run_answered(rt, &a, "\"operator\"");
     assert_int_equal(approver_calls, 0);
-    assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
-    tg_turn_free(t);
     /* without the asker, the approver again */
     tg_runtime_set_ask(rt, NULL, NULL);
-    t = turn_of("b", "danger", "{\"ms\": 1}", NULL);
+    tg_turn *t = turn_of("b", "danger", "{\"ms\": 1}", NULL);
     tg_test_run(rt, t);
     assert_int_equal(approver_calls, 1);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
@@ -521,12 +507,7 @@ static void test_precedence_and_bad_answers(void **state)
     /* --approve: nobody is asked */
     tg_runtime_set_ask(rt, on_ask, &a);
     tg_runtime_set_approve(rt, 1);
-    t = turn_of("c", "danger", "{\"ms\": 2}", NULL);
-    tg_test_run(rt, t);
-    assert_int_equal(atomic_load(&a.asked), 1);
-    expect_part(tg_test_res(t, 0), "decisions/policy/approved_by",
-                "\"--approve\"");
-    tg_turn_free(t);
+    run_not_asked(rt, &a, "c", "{\"ms\": 2}", "\"--approve\"");
     tg_runtime_free(rt);
 }
 
@@ -547,12 +528,7 @@ static void test_bad_answer_keeps_the_ask(void **state)
     env *e = *state;
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt};
-    tg_runtime_set_ask(rt, on_ask, &a);
-    tg_turn *t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, answer_badly_then_well, &a), 0);
-    tg_test_run(rt, t);
-    pthread_join(th, NULL);
+    tg_turn *t = run_with(rt, &a, answer_badly_then_well, &a);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_SUCCESS);
     expect_part(tg_test_res(t, 0), "decisions/policy/approved_by",
                 "\"operator\"");
