@@ -4,7 +4,8 @@
  * (bound to its checksum: the same tool with the same arguments is not asked
  * again during this runtime, changed arguments are) or every call of a tool
  * for the rest of the session. --approve answers yes to everything; without
- * an approver the call is denied by the caller (check.c).
+ * an approver the call is denied by the caller (check.c). The answers of the
+ * synchronous approver and of an asynchronous ask (ask.c) are kept alike.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,13 +93,25 @@ int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
     if (!prompt || rt->approver == NULL)
         return 0;
     tg_approval a = rt->approver(rt->approver_ud, call, reason);
-    if (a == TG_APPROVAL_ALWAYS) {
+    if (tg__approval_keep(rt, call, a, approved_by) != 0)
+        return TG_ENOMEM;
+    return *approved_by != NULL;
+}
+
+int tg__approval_keep(tg_runtime *rt, const tg_call *call, tg_approval answer,
+                      const char **approved_by)
+{
+    *approved_by = NULL;
+    if (answer == TG_APPROVAL_ALWAYS) {
         *approved_by = "operator (always, this session)";
-        return remember(rt, call->tool, "*") == 0 ? 1 : TG_ENOMEM;
+        return remember(rt, call->tool, "*");
     }
-    if (a == TG_APPROVAL_YES) {
+    if (answer == TG_APPROVAL_YES) {
+        const char *sum = tg_call_checksum((tg_call *)call);
+        if (sum == NULL)
+            return TG_ENOMEM;
         *approved_by = "operator";
-        return remember(rt, call->tool, sum) == 0 ? 1 : TG_ENOMEM;
+        return remember(rt, call->tool, sum);
     }
     return 0;
 }
