@@ -54,11 +54,13 @@ static bool key_is(const tg_jtape *t, const tg_jtok *k, const char *want)
     return tg__jstr_iter_next(&it) == -1;
 }
 
-/* Where each container of the text starts and ends: the k-th opening
- * bracket outside strings is the k-th container token (the tape holds them
- * in document order), and its closer the bracket that matches it. One pass
- * over the text, which the tape has already validated. Fills b->span for
- * every container token (indexed by token). Returns 0 or TG_ENOMEM. */
+/* Where each container of the text starts and ends, from the tape: the
+ * tokens are in document order and only white space and punctuation lie
+ * between two of them, so a container opens at the first bracket after the
+ * token before it, and closes at the first closing bracket after the last
+ * token inside it (or after the containers inside it that close there).
+ * Fills b->span for every container token (indexed by token). Returns 0 or
+ * TG_ENOMEM. */
 static int find_spans(tg_rpc_batch *b)
 {
     const tg_jtape *t = &b->tape;
@@ -67,24 +69,28 @@ static int find_spans(tg_rpc_batch *b)
     else if ((b->span = malloc(t->n * sizeof *b->span)) == NULL)
         return TG_ENOMEM;
     uint32_t open[TG_JTAPE_MAX_DEPTH];
-    size_t nopen = 0, k = 0;
+    size_t nopen = 0, pos = 0;
     const char *s = t->text;
-    for (size_t i = 0; i < t->len; i++) {
-        char c = s[i];
-        if (c == '"') {
-            for (i++; i < t->len && s[i] != '"'; i++)
-                if (s[i] == '\\')
-                    i++;
-        } else if (c == '{' || c == '[') {
-            while (k < t->n && t->tok[k].kind != TG_JT_OBJECT &&
-                   t->tok[k].kind != TG_JT_ARRAY)
-                k++;
-            if (k == t->n || nopen == TG_JTAPE_MAX_DEPTH)
-                return 0; /* cannot happen with a validated tape */
-            b->span[k].start = (uint32_t)i;
-            open[nopen++] = (uint32_t)k++;
-        } else if ((c == '}' || c == ']') && nopen > 0)
-            b->span[open[--nopen]].end = (uint32_t)i + 1;
+    for (size_t k = 0; k <= t->n; k++) {
+        /* close the containers that end before token k */
+        while (nopen > 0 && (k == t->n || t->tok[open[nopen - 1]].a <= k)) {
+            while (pos < t->len && s[pos] != '}' && s[pos] != ']')
+                pos++;
+            b->span[open[--nopen]].end = (uint32_t)++pos;
+        }
+        if (k == t->n)
+            break;
+        const tg_jtok *v = &t->tok[k];
+        if (v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY) {
+            while (pos < t->len && s[pos] != '{' && s[pos] != '[')
+                pos++;
+            b->span[k].start = (uint32_t)pos++;
+            if (nopen == TG_JTAPE_MAX_DEPTH)
+                return 0; /* cannot happen: the tape's depth is bounded */
+            open[nopen++] = (uint32_t)k;
+        } else
+            pos = (size_t)v->a + v->b +
+                  (v->kind == TG_JT_STRING || v->kind == TG_JT_KEY);
     }
     return 0;
 }
