@@ -3,9 +3,10 @@
  * approval.c - answering a policy's `ask`. An operator approves one call
  * (bound to its checksum: the same tool with the same arguments is not asked
  * again during this runtime, changed arguments are) or every call of a tool
- * for the rest of the session; either for the call's caller only. --approve answers yes to everything; without
- * an approver the call is denied by the caller (check.c). The answers of the
- * synchronous approver and of an asynchronous ask (ask.c) are kept alike.
+ * for the rest of the session; either for the call's caller only. --approve
+ * answers yes to everything; without an approver the call is denied by the
+ * caller (check.c). The answers of the synchronous approver and of an
+ * asynchronous ask (ask.c) are kept alike.
  */
 #include <stdlib.h>
 #include <string.h>
