@@ -15,7 +15,7 @@
 // directly (no Express), one McpServer and transport per session, as the
 // SDK's own examples do; that is the SDK's fastest plain setup. It writes
 // nothing but errors, on stderr.
-// Needs Node >= 18 (stdio) / >= 20 (HTTP: the SDK's @hono/node-server).
+// Runs on Node >= 18 (on 18 with the global Web Crypto filled in below).
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -68,6 +68,10 @@ if (port === null) {
         console.error(`sdk_echo_server: bad port ${argv[argv.indexOf('--http') + 1]}`);
         process.exit(2);
     }
+    // Node 18 (Debian 12's) has Web Crypto only as node:crypto's webcrypto;
+    // the SDK's HTTP transport looks for the global that Node 20 has.
+    if (globalThis.crypto === undefined)
+        globalThis.crypto = (await import('node:crypto')).webcrypto;
     const { StreamableHTTPServerTransport } =
         require('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const sessions = new Map(); // session id -> transport
