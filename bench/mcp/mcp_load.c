@@ -47,7 +47,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -311,29 +310,17 @@ static int span_has(const char *span, size_t n, const char *needle)
 
 /* ---- the server process ---- */
 
-static int pin_cpu(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-}
-
 /* --pin: the first one or two CPUs this process may use. */
 static void choose_cpus(struct opts *o)
 {
-    cpu_set_t set;
-    int found = 0;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
+    int found = bench_two_cpus(o->cpu);
+    if (found == 0)
         die("sched_getaffinity: %s", strerror(errno));
-    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-        if (CPU_ISSET(c, &set))
-            o->cpu[found++] = c;
     if (o->pin == 2 && found < 2)
         die("--pin two: this process may run on one CPU only");
     if (o->pin == 1)
         o->cpu[1] = o->cpu[0];
-    if (pin_cpu(o->cpu[0]) != 0)
+    if (bench_pin_cpu(o->cpu[0]) != 0)
         die("sched_setaffinity: %s", strerror(errno));
 }
 
@@ -354,7 +341,7 @@ static void start_server(struct run *r, int *to_server, int *from_server)
         if (getppid() != parent)
             _exit(127);
         signal(SIGPIPE, SIG_DFL);
-        if (r->o.pin && pin_cpu(r->o.cpu[1]) != 0)
+        if (r->o.pin && bench_pin_cpu(r->o.cpu[1]) != 0)
             _exit(126);
         if (stdio) {
             dup2(in[0], 0);
@@ -1152,19 +1139,6 @@ static struct figures summarize(long n, double secs, double *lat)
     return f;
 }
 
-static long parse_count(const char *opt, const char *v, long lo, long hi)
-{
-    char *e;
-    errno = 0;
-    long n = v ? strtol(v, &e, 10) : 0;
-    if (v == NULL || *v == '\0' || *e != '\0' || errno || n < lo || n > hi) {
-        fprintf(stderr, "mcp_load: %s wants a whole number from %ld to %ld\n",
-                opt, lo, hi);
-        exit(2);
-    }
-    return n;
-}
-
 static void usage(void)
 {
     fputs("usage: mcp_load [--calls N] [--inflight K] [--warmup N]\n"
@@ -1199,19 +1173,19 @@ static void parse_args(struct opts *o, int argc, char **argv)
         } else if (v == NULL) {
             usage();
         } else if (strcmp(a, "--calls") == 0) {
-            o->calls = parse_count(a, v, 1, 100000000);
+            o->calls = bench_arg_long("mcp_load", a, v, 1, 100000000);
         } else if (strcmp(a, "--inflight") == 0) {
-            o->inflight = parse_count(a, v, 1, MAX_INFLIGHT / 2);
+            o->inflight = bench_arg_long("mcp_load", a, v, 1, MAX_INFLIGHT / 2);
         } else if (strcmp(a, "--warmup") == 0) {
-            o->warmup = parse_count(a, v, 0, 100000000);
+            o->warmup = bench_arg_long("mcp_load", a, v, 0, 100000000);
         } else if (strcmp(a, "--size") == 0) {
-            o->size = parse_count(a, v, 1, 16 << 20);
+            o->size = bench_arg_long("mcp_load", a, v, 1, 16 << 20);
         } else if (strcmp(a, "--timeout") == 0) {
-            o->timeout_ms = parse_count(a, v, 1, 3600000);
+            o->timeout_ms = bench_arg_long("mcp_load", a, v, 1, 3600000);
         } else if (strcmp(a, "--start-timeout") == 0) {
-            o->start_timeout_ms = parse_count(a, v, 1, 3600000);
+            o->start_timeout_ms = bench_arg_long("mcp_load", a, v, 1, 3600000);
         } else if (strcmp(a, "--pid") == 0) {
-            o->pid = parse_count(a, v, 1, 1L << 30);
+            o->pid = bench_arg_long("mcp_load", a, v, 1, 1L << 30);
         } else if (strcmp(a, "--protocol-version") == 0) {
             o->version = v;
         } else if (strcmp(a, "--pin") == 0) {

@@ -18,7 +18,6 @@
  *   nothing waits longer than 30 s.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,14 +68,6 @@ static int write_full(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-}
-
 /* One round: a child on cpu_b echoing what arrives, this process on cpu_a
  * sending n messages of size bytes one after another; the microseconds per
  * round trip, or -1 after saying why on stderr. */
@@ -105,7 +96,7 @@ static double round_trip_us(int cpu_a, int cpu_b, long n, size_t size)
             _exit(1);
         close(ping[1]);
         close(pong[0]);
-        if (pin(cpu_b) != 0)
+        if (bench_pin_cpu(cpu_b) != 0)
             _exit(3);
         /* echo until the parent closes its end */
         while (read_full(ping[0], msg, size) == 0)
@@ -116,7 +107,7 @@ static double round_trip_us(int cpu_a, int cpu_b, long n, size_t size)
     close(ping[0]);
     close(pong[1]);
     double us = -1;
-    if (pin(cpu_a) != 0) {
+    if (bench_pin_cpu(cpu_a) != 0) {
         perror("pingpong: sched_setaffinity");
         goto done;
     }
@@ -162,19 +153,6 @@ static double median_us(int a, int b, long n, int rounds, size_t size)
     return bench_median(v, rounds);
 }
 
-static long arg_count(const char *opt, const char *v, long lo, long hi)
-{
-    char *e;
-    errno = 0;
-    long n = v ? strtol(v, &e, 10) : 0;
-    if (v == NULL || *v == '\0' || *e != '\0' || errno || n < lo || n > hi) {
-        fprintf(stderr, "pingpong: %s wants a whole number from %ld to %ld\n",
-                opt, lo, hi);
-        exit(2);
-    }
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     long n = 100000, rounds = 5, size = 100;
@@ -183,11 +161,14 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--round-trips") == 0)
-            n = arg_count(argv[i], argv[i + 1], 1, 1000000000), i++;
+            n = bench_arg_long("pingpong", argv[i], argv[i + 1], 1, 1000000000),
+            i++;
         else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = arg_count(argv[i], argv[i + 1], 1, 64), i++;
+            rounds = bench_arg_long("pingpong", argv[i], argv[i + 1], 1, 64),
+            i++;
         else if (strcmp(argv[i], "--size") == 0)
-            size = arg_count(argv[i], argv[i + 1], 2, 65536), i++;
+            size = bench_arg_long("pingpong", argv[i], argv[i + 1], 2, 65536),
+            i++;
         else {
             fputs("usage: pingpong [--round-trips N] [--rounds R] "
                   "[--size BYTES] [--json]\n",
@@ -196,15 +177,12 @@ int main(int argc, char **argv)
         }
     }
     signal(SIGALRM, on_alarm);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    int cpu[2];
+    int found = bench_two_cpus(cpu);
+    if (found == 0) {
         perror("pingpong: sched_getaffinity");
         return 1;
     }
-    int cpu[2] = {-1, -1}, found = 0;
-    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-        if (CPU_ISSET(c, &set))
-            cpu[found++] = c;
     double same = median_us(cpu[0], cpu[0], n, (int)rounds, (size_t)size);
     if (same < 0)
         return 1;
