@@ -217,7 +217,7 @@ async function main() {
         const content = {};
         const props = (req.params.requestedSchema && req.params.requestedSchema.properties) || {};
         for (const [k, s] of Object.entries(props)) {
-            if (s.type === 'boolean') content[k] = true;
+            if (s.type === 'boolean') content[k] = s.default ?? false; // yes to this call only
             else if (Array.isArray(s.enum))
                 content[k] = s.enum.find((e) => /yes|allow|approve|accept|once/i.test(e)) ?? s.enum[0];
             else if (s.type === 'number' || s.type === 'integer') content[k] = s.minimum ?? 1;
@@ -265,7 +265,7 @@ async function main() {
         const id = (whole.match(/art_[0-9a-f]{24}/) || [])[0];
         if (!id) return `no artifact id in a 108 KB result: ${whole.slice(0, 300)}`;
         const head = await client.callTool({ name: 'artifact_head', arguments: { artifact: id, lines: 3 } });
-        return (!head.isError && /1\n2\n3/.test(textOf(head))) || `artifact_head: ${JSON.stringify(head)}`;
+        return (!head.isError && /1(\n|\\n)2(\n|\\n)3/.test(textOf(head))) || `artifact_head: ${JSON.stringify(head)}`;
     });
 
     await check('isError result', async () => {
