@@ -154,4 +154,19 @@ int tg__format_bad_strings_error(tg_error *err, const char *prefix,
 int tg__format_block_text(const json_t *block, tg_buf *out);
 int tg__format_content_text(const json_t *content, tg_buf *out);
 
+/* content_check.c: a tool's `"output": "mcp-content"` read as MCP content
+ * blocks. tg__content_parse parses text[0..len) as JSON (duplicate keys,
+ * NUL and bad UTF-8 refused) and checks it with tg__content_check: an array
+ * of text, image, audio, resource_link and resource blocks, every required
+ * member there with its type, base64 that decodes, annotations and _meta of
+ * their shapes. Returns 0 with *out the array (new ref); TG_EPARSE with e's
+ * message naming the block index and what is wrong and e->pointer the JSON
+ * pointer of it ("/2/data"); or TG_ENOMEM. tg__content_check does the same
+ * on a value (borrowed). tg__content_base64_check: 1 when s[0..len) is
+ * standard base64 with canonical padding, else 0 with *bad_at the offset of
+ * the first bad character (len when the length is not a multiple of 4). */
+int tg__content_parse(const char *text, size_t len, json_t **out, tg_error *e);
+int tg__content_check(const json_t *content, tg_error *e);
+int tg__content_base64_check(const char *s, size_t len, size_t *bad_at);
+
 #endif
