@@ -972,9 +972,9 @@ const json_t *tg__result_output_part(const tg_result *r)
     const char *code = tg__result_code(r);
     /* a command that failed, or whose output failed its declaration
      * (src/exec/shape.c): what it printed is shown with the message */
-    static const char *const shown[] = {
-        "EXIT_STATUS",      "KILLED_BY_SIGNAL", "OUTPUT_LIMIT",
-        "MALFORMED_OUTPUT", "BAD_CONTENT",      "INVALID_OUTPUT"};
+    static const char *const shown[] = {"EXIT_STATUS",  "KILLED_BY_SIGNAL",
+                                        "OUTPUT_LIMIT", "MALFORMED_OUTPUT",
+                                        "BAD_CONTENT",  "INVALID_OUTPUT"};
     bool any = false;
     for (size_t i = 0; code != NULL && !any && i < sizeof shown / sizeof *shown;
          i++)

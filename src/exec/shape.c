@@ -95,10 +95,11 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
                                json_string_length(text), &blocks, &e);
     if (rc == TG_EPARSE) {
         char msg[1024];
-        snprintf(msg, sizeof msg,
-                 "the output of tool '%.128s' is not MCP content (its \"output\" "
-                 "is \"mcp-content\": a JSON array of content blocks): %s",
-                 call->tool, e.message);
+        snprintf(
+            msg, sizeof msg,
+            "the output of tool '%.128s' is not MCP content (its \"output\" "
+            "is \"mcp-content\": a JSON array of content blocks): %s",
+            call->tool, e.message);
         return output_failed(call, r, NULL, "BAD_CONTENT",
                              json_pack("{s:s}", "path", e.pointer), msg);
     }
@@ -106,8 +107,7 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
         tg__result_free(r);
         return NULL;
     }
-    tg_result *n =
-        success_with(call, r, json_pack("{s:O}", "content", blocks));
+    tg_result *n = success_with(call, r, json_pack("{s:O}", "content", blocks));
     if (n != NULL)
         n->content = json_incref(blocks);
     json_decref(blocks);
@@ -119,7 +119,7 @@ typedef struct shape_work {
     uv_work_t req;
     tg_runtime *rt;
     tg__job *job;
-    tg_result *r;  /* the success, its payload the value checked */
+    tg_result *r;    /* the success, its payload the value checked */
     json_t *value;   /* borrowed from r */
     json_t *printed; /* the text it was parsed from (new ref) */
     tg_schema_budget budget;
@@ -148,12 +148,13 @@ static tg_result *verdict(const tg_call *call, tg_result *r,
     const char *code = "INVALID_OUTPUT";
     if (rc == 0) {
         char *v = tg__schema_report_message(rep);
-        details = json_pack("{s:o}", "violations",
-                            tg__schema_report_details(rep));
-        snprintf(msg, sizeof msg,
-                 "the output of tool '%.128s' does not match its output_schema: "
-                 "%s",
-                 call->tool, v ? v : "(no message)");
+        details =
+            json_pack("{s:o}", "violations", tg__schema_report_details(rep));
+        snprintf(
+            msg, sizeof msg,
+            "the output of tool '%.128s' does not match its output_schema: "
+            "%s",
+            call->tool, v ? v : "(no message)");
         free(v);
         if (details == NULL) {
             tg__result_free(r);
@@ -162,16 +163,18 @@ static tg_result *verdict(const tg_call *call, tg_result *r,
     } else if (rc == TG_ELIMIT) {
         code = "SCHEMA_TOO_COSTLY";
         if (b->exhausted)
-            snprintf(msg, sizeof msg,
-                     "the output of tool '%.128s' is too costly to check against "
-                     "its output_schema: checking it needs more than %llu "
-                     "validation steps (limits.max_validation_steps)",
-                     call->tool, (unsigned long long)b->limit);
+            snprintf(
+                msg, sizeof msg,
+                "the output of tool '%.128s' is too costly to check against "
+                "its output_schema: checking it needs more than %llu "
+                "validation steps (limits.max_validation_steps)",
+                call->tool, (unsigned long long)b->limit);
         else
-            snprintf(msg, sizeof msg,
-                     "the output of tool '%.128s' is too costly to check against "
-                     "its output_schema: %s",
-                     call->tool, e->message);
+            snprintf(
+                msg, sizeof msg,
+                "the output of tool '%.128s' is too costly to check against "
+                "its output_schema: %s",
+                call->tool, e->message);
     } else {
         code = "INTERNAL";
         snprintf(msg, sizeof msg,
@@ -206,8 +209,8 @@ static void on_work_done(uv_work_t *req, int status)
     shape_work *w = req->data;
     w->rt->pending_work--;
     tg__job *job = w->job;
-    tg_result *r = verdict(job->call, w->r, w->printed, w->rc, &w->rep,
-                           &w->budget, &w->e);
+    tg_result *r =
+        verdict(job->call, w->r, w->printed, w->rc, &w->rep, &w->budget, &w->e);
     tg__schema_report_cleanup(&w->rep);
     json_decref(w->printed);
     free(w);
@@ -216,8 +219,8 @@ static void on_work_done(uv_work_t *req, int status)
 
 /* Starts the whole check of r's value on the pool; 0, or a libuv code
  * (nothing started). */
-static int start_work(tg_runtime *rt, tg__job *job, tg_result *r,
-                      json_t *value, json_t *printed)
+static int start_work(tg_runtime *rt, tg__job *job, tg_result *r, json_t *value,
+                      json_t *printed)
 {
     shape_work *w = calloc(1, sizeof *w);
     if (w == NULL)
@@ -275,10 +278,11 @@ static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
             tg__result_free(r);
             return NULL;
         }
-        snprintf(msg, sizeof msg,
-                 "the output of tool '%.128s' is not JSON (its output is declared "
-                 "JSON): %s at line %d, column %d",
-                 call->tool, jerr.text, jerr.line, jerr.column);
+        snprintf(
+            msg, sizeof msg,
+            "the output of tool '%.128s' is not JSON (its output is declared "
+            "JSON): %s at line %d, column %d",
+            call->tool, jerr.text, jerr.line, jerr.column);
         return output_failed(call, r, NULL, "MALFORMED_OUTPUT", NULL, msg);
     }
     json_t *printed = json_incref((json_t *)text); /* new ref */

@@ -164,9 +164,8 @@ static int common_members(const json_t *b, const char *at, tg_error *e)
                          at);
     }
     const json_t *pri = json_object_get(a, "priority"); /* borrowed */
-    if (pri != NULL &&
-        (!json_is_number(pri) || json_number_value(pri) < 0 ||
-         json_number_value(pri) > 1))
+    if (pri != NULL && (!json_is_number(pri) || json_number_value(pri) < 0 ||
+                        json_number_value(pri) > 1))
         return wrong(e, ptr,
                      "%s: \"annotations\".\"priority\" must be a number from "
                      "0 to 1",
@@ -310,9 +309,8 @@ int tg__content_parse(const char *text, size_t len, json_t **out, tg_error *e)
     if (v == NULL) {
         if (json_error_code(&jerr) == json_error_out_of_memory)
             return tg__error_set(e, TG_ENOMEM, "out of memory");
-        return wrong(e, "",
-                     "the output is not JSON: %s at line %d, column %d", jerr.text,
-                     jerr.line, jerr.column);
+        return wrong(e, "", "the output is not JSON: %s at line %d, column %d",
+                     jerr.text, jerr.line, jerr.column);
     }
     int rc = tg__content_check(v, e);
     if (rc != 0) {

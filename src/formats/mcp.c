@@ -570,6 +570,22 @@ static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
                    : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
 }
 
+/* For tg__format_put_blocks: a block as it is; a text as a text block. */
+static int put_mcp_block(tg_buf *out, const json_t *b, tg_buf *scratch)
+{
+    (void)scratch;
+    return tg__json_dump(b, out);
+}
+
+static int put_mcp_text(tg_buf *out, const char *text, size_t len)
+{
+    static const char open[] = "{\"type\":\"text\",\"text\":";
+    int rc = tg__buf_append(out, open, sizeof open - 1);
+    if (rc == 0)
+        rc = tg__json_string(out, text, len);
+    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
+}
+
 /* The "content" of a CallToolResult: the result's blocks, else one text
  * block holding the payload's text. */
 static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
@@ -579,8 +595,15 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
     const char *known = r->payload_json_cache;
     const json_t *p; /* borrowed */
     int rc;
-    if (json_is_array(r->content))
-        return tg__json_dump(r->content, out);
+    if (json_is_array(r->content)) {
+        /* the blocks as they are; around them the trust envelope's tags
+         * as text blocks when untrusted (tg__format_put_blocks) */
+        rc = r->untrusted ? tg__format_put_blocks(out, r, put_mcp_block,
+                                                  put_mcp_text, scratch)
+                          : tg__json_dump(r->content, out);
+        if (rc != 1)
+            return rc;
+    }
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
         return rc;
     if (r->untrusted || tg__result_output_part(r) != NULL) {
@@ -631,8 +654,9 @@ static int put_call_tool_result(tg_buf *out, const tg_result *r, tg_buf *text,
     if (rc != 0 || (rc = put_int(out, (json_int_t)ms)) != 0 ||
         (rc = tg__buf_append(out, "}", 1)) != 0)
         return rc;
-    if (r->outcome == TG_OUTCOME_SUCCESS) {
-        /* An object payload is also the structured content. */
+    if (r->outcome == TG_OUTCOME_SUCCESS && !tg__result_content_payload(r)) {
+        /* An object payload is also the structured content (not the
+         * {"content"} of content blocks: they are the content). */
         if (known != NULL && known[0] == '{') {
             if ((rc = tg__buf_append(out, structured, sizeof structured - 1)) ==
                 0)

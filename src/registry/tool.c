@@ -463,9 +463,9 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
     static const char *const keys[] = {
-        "name",    "description", "input_schema", "annotations", "command",
-        "stdin",   "env",         "timeout_ms",   "mcp",         "output",
-        "network", "sandbox",     "env_pass",     "option_args", "context_env",
+        "name",    "description", "input_schema",  "annotations", "command",
+        "stdin",   "env",         "timeout_ms",    "mcp",         "output",
+        "network", "sandbox",     "env_pass",      "option_args", "context_env",
         "ok_exit", "title",       "output_schema", NULL};
     int rc;
     tg_tool *t = NULL;
