@@ -30,12 +30,10 @@
  * arguments, check.c). */
 #define INLINE_STEPS 32768
 
-/* The result replacing r (taken) with `payload_take`: r's exit status,
- * duration and artifact carried over. NULL on out of memory. */
-static tg_result *success_with(const tg_call *call, tg_result *r,
-                               json_t *payload_take)
+/* n (may be NULL) takes r's place: r's exit status, duration and artifact
+ * carried over, r freed. Returns n. */
+static tg_result *replace(tg_result *r, tg_result *n)
 {
-    tg_result *n = payload_take ? tg__result_success(call, payload_take) : NULL;
     if (n != NULL) {
         n->exit_status = r->exit_status;
         n->duration_ms = r->duration_ms;
@@ -44,6 +42,15 @@ static tg_result *success_with(const tg_call *call, tg_result *r,
     }
     tg__result_free(r);
     return n;
+}
+
+/* The success replacing r (taken) with `payload_take` (NULL: out of
+ * memory). NULL on out of memory. */
+static tg_result *success_with(const tg_call *call, tg_result *r,
+                               json_t *payload_take)
+{
+    return replace(r, payload_take ? tg__result_success(call, payload_take)
+                                   : NULL);
 }
 
 /* A failure of the output (taken: r) with `details_take` (an object, or
@@ -63,14 +70,7 @@ static tg_result *output_failed(const tg_call *call, tg_result *r,
         d = NULL;
     }
     json_decref(d);
-    if (n != NULL) {
-        n->exit_status = r->exit_status;
-        n->duration_ms = r->duration_ms;
-        n->artifact = r->artifact;
-        r->artifact = NULL;
-    }
-    tg__result_free(r);
-    return n;
+    return replace(r, n);
 }
 
 /* `"output": "mcp-content"`: the blocks checked and made the payload. A

@@ -544,15 +544,6 @@ static int put_string(tg_buf *out, const json_t *s)
     return tg__json_string(out, json_string_value(s), json_string_length(s));
 }
 
-static int put_text_block(tg_buf *out, const char *text, size_t len)
-{
-    static const char open[] = "{\"type\":\"text\",\"text\":";
-    int rc = tg__buf_append(out, open, sizeof open - 1);
-    if (rc == 0)
-        rc = tg__json_string(out, text, len);
-    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
-}
-
 /* One MCP content block (borrowed) as an Anthropic block: text and image
  * pass through, everything else becomes a text block describing it. */
 static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
@@ -572,7 +563,8 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
     }
     scratch->len = 0;
     int rc = tg__format_block_text(b, scratch);
-    return rc == 0 ? put_text_block(out, tg__buf_cstr(scratch), scratch->len)
+    return rc == 0 ? tg__format_put_text_block(out, tg__buf_cstr(scratch),
+                                               scratch->len)
                    : rc;
 }
 
@@ -582,7 +574,8 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
  * the payload's text. */
 static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
 {
-    int rc = tg__format_put_blocks(out, r, put_block, put_text_block, scratch);
+    int rc = tg__format_put_blocks(out, r, put_block, tg__format_put_text_block,
+                                   scratch);
     return rc == 1 ? tg__format_payload_json_string(r, out, scratch) : rc;
 }
 

@@ -141,6 +141,24 @@ int tg__format_content_text(const json_t *content, tg_buf *out)
     return rc;
 }
 
+int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
+                              size_t len)
+{
+    int rc = tg__buf_puts(out, "{\"type\":");
+    if (rc == 0)
+        rc = tg__json_string(out, type, strlen(type));
+    if (rc == 0)
+        rc = tg__buf_puts(out, ",\"text\":");
+    if (rc == 0)
+        rc = tg__json_string(out, text, len);
+    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
+}
+
+int tg__format_put_text_block(tg_buf *out, const char *text, size_t len)
+{
+    return tg__format_put_typed_text(out, "text", text, len);
+}
+
 int tg__format_put_blocks(tg_buf *out, const tg_result *r,
                           tg__format_block_fn block, tg__format_text_fn text,
                           tg_buf *scratch)

@@ -178,6 +178,11 @@ int tg__format_is_empty_text(const json_t *b);
  * (tg__envelope_blocks). Returns 0; 1 with nothing written when no block
  * would be shown (the caller renders the payload's text instead);
  * TG_ENOMEM or TG_ELIMIT. scratch is the caller's. */
+/* {"type":TYPE,"text":TEXT} appended to out (TYPE "text" for the second:
+ * MCP's and Anthropic's text block); 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
+                              size_t len);
+int tg__format_put_text_block(tg_buf *out, const char *text, size_t len);
 typedef int (*tg__format_block_fn)(tg_buf *out, const json_t *block,
                                    tg_buf *scratch);
 typedef int (*tg__format_text_fn)(tg_buf *out, const char *text, size_t len);

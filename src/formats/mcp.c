@@ -570,20 +570,11 @@ static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
                    : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
 }
 
-/* For tg__format_put_blocks: a block as it is; a text as a text block. */
+/* For tg__format_put_blocks: a block as it is. */
 static int put_mcp_block(tg_buf *out, const json_t *b, tg_buf *scratch)
 {
     (void)scratch;
     return tg__json_dump(b, out);
-}
-
-static int put_mcp_text(tg_buf *out, const char *text, size_t len)
-{
-    static const char open[] = "{\"type\":\"text\",\"text\":";
-    int rc = tg__buf_append(out, open, sizeof open - 1);
-    if (rc == 0)
-        rc = tg__json_string(out, text, len);
-    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
 }
 
 /* The "content" of a CallToolResult: the result's blocks, else one text
@@ -598,9 +589,10 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
     if (json_is_array(r->content)) {
         /* the blocks as they are; around them the trust envelope's tags
          * as text blocks when untrusted (tg__format_put_blocks) */
-        rc = r->untrusted ? tg__format_put_blocks(out, r, put_mcp_block,
-                                                  put_mcp_text, scratch)
-                          : tg__json_dump(r->content, out);
+        rc = r->untrusted
+                 ? tg__format_put_blocks(out, r, put_mcp_block,
+                                         tg__format_put_text_block, scratch)
+                 : tg__json_dump(r->content, out);
         if (rc != 1)
             return rc;
     }

@@ -462,11 +462,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 static int put_input_text(tg_buf *out, const char *text, size_t len)
 {
-    static const char open[] = "{\"type\":\"input_text\",\"text\":";
-    int rc = tg__buf_append(out, open, sizeof open - 1);
-    if (rc == 0)
-        rc = tg__json_string(out, text, len);
-    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
+    return tg__format_put_typed_text(out, "input_text", text, len);
 }
 
 /* One MCP content block (borrowed) as a function_call_output item: an
