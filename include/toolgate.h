@@ -17,7 +17,8 @@
  *     lifetime is stated on each function.
  *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
  *   - Unless a function says otherwise, a handle is used by one thread at a
- *     time. tg_runtime_cancel() may be called from any thread.
+ *     time. tg_runtime_cancel() and tg_ask_answer() may be called from any
+ *     thread.
  */
 #ifndef TOOLGATE_H
 #define TOOLGATE_H
@@ -491,7 +492,9 @@ typedef struct tg_events {
 /* A runtime built from `cfg` (copied; cfg may be freed afterwards): its tools,
  * limits, journal (opened and recovered here) and event loop. */
 int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err);
-/* Cancels what still runs, waits for it, closes the journal, frees. */
+/* Cancels what still runs (submitted turns too: their calls end canceled
+ * by "system" and every `done` fires before it returns), waits for it,
+ * closes the journal, frees. */
 void tg_runtime_free(tg_runtime *rt);
 /* Registers an in-process tool. `schema_json` is its input JSON Schema (NULL:
  * any object). Fails with TG_EEXIST when the name is taken. */
@@ -521,6 +524,45 @@ typedef tg_approval (*tg_approve_fn)(void *ud, const tg_call *call,
  * --approve or an earlier approval); NULL removes it. Without one, such a
  * call ends `denied` with a reason saying how to grant it. */
 void tg_runtime_set_approver(tg_runtime *rt, tg_approve_fn fn, void *ud);
+/* A policy `ask` put to a person asynchronously (an MCP client's user,
+ * a chat, a web page): made by the runtime, handed to the asker, freed by
+ * tg_ask_answer. */
+typedef struct tg_ask tg_ask;
+/* Called on the loop thread (the thread of tg_runtime_run_turn) for each
+ * `ask` not already answered (by tg_runtime_set_approve, by an earlier YES
+ * for the same tool and arguments, or by an ALWAYS for the tool). `call`
+ * (valid during the callback; its id stays in tg_ask_call_id) is what is
+ * asked about, `reason` the deciding rule's (borrowed for the callback).
+ * The callback must not block: it sends the question and returns. The call
+ * then waits for tg_ask_answer holding no parallel slot, while the other
+ * calls of the turn are checked, started and finished. The asker owns
+ * `ask` from now on and must answer it exactly once, also when the call
+ * ended meanwhile (canceled: by id, by cancel-all, by a cancel signal, by
+ * the turn failing) or the runtime was freed: the answer is what frees it. */
+typedef void (*tg_ask_fn)(void *ud, tg_ask *ask, const tg_call *call,
+                          const char *reason);
+/* Sets the asynchronous asker; NULL removes it. While one is set it is asked
+ * instead of the synchronous approver (tg_runtime_set_approver). Loop
+ * thread only, between turns. */
+void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud);
+/* Answers `ask`, from any thread (the answer is queued to the loop, like
+ * tg_runtime_cancel): YES runs the call and approves the same tool with the
+ * same arguments (same checksum) for the runtime's life, ALWAYS every call
+ * of the tool, NO ends it `denied` ("approval needed (<reason>) and the
+ * answer was no: <detail>", or without a detail "... and the operator said
+ * no"). `detail` (copied, may be NULL; cut at 1,024 bytes, invalid UTF-8
+ * replaced) names who answered and how ("approved by the MCP client's
+ * user", "the MCP client cannot ask its user") and goes into the result's
+ * decisions.policy.detail. The checks after the policy (command
+ * templates) run once the answer is in; then the call starts or queues.
+ * Returns 0: the ask is freed (never touch it again). When the call ended
+ * before the answer arrived, or the runtime was freed, the answer is
+ * accepted and ignored. TG_EINVAL (answer not a tg_approval, ask NULL) and
+ * TG_ENOMEM (copying `detail`) leave the ask unanswered and the caller's. */
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail);
+/* The id of the call `ask` is about: the ask's own copy, valid until
+ * tg_ask_answer, from any thread. */
+const char *tg_ask_call_id(const tg_ask *ask);
 /* Runs every call of `turn` (concurrently, up to the parallel limit) until
  * each has a result; returns 0 then, whatever the outcomes. Fails only when
  * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result
@@ -537,6 +579,75 @@ int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
  * of its default action; the turn still ends with one result per call. A
  * second delivery during the same turn skips the kill grace period. */
 int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err);
+/* ------------------------------------------------- a long-lived runtime */
+
+/* A runtime that serves: turns submitted one after another (an MCP
+ * server's tools/call requests, each a turn of one call, from many
+ * clients) run side by side, each reporting to callbacks of its own, while
+ * the caller's event loop drives the runtime's (tg_runtime_fd,
+ * tg_runtime_timeout, tg_runtime_step). Everything below is called on one
+ * thread, the loop thread, except tg_runtime_cancel (any thread). */
+
+/* What one submitted turn reports, each on the loop thread, from inside
+ * tg_runtime_step (or tg_runtime_free); any may be NULL. The call and
+ * result pointers are borrowed for the callback; the turn's results stay
+ * in the turn. `finished` comes once the result is durable (journaled).
+ * `done` comes exactly once, last: status 0 when every call of the turn
+ * has its result, else the failure that ended it (TG_EJOURNAL, TG_ENOMEM:
+ * calls without a result then have none). After `done` the runtime no
+ * longer touches the turn: the callback may free it. The runtime-wide
+ * events (tg_runtime_set_events) fire as well. */
+typedef struct tg_turn_ops {
+    void (*started)(void *ud, const tg_call *call);
+    /* stream: 1 stdout, 2 stderr. */
+    void (*output)(void *ud, const tg_call *call, int stream, const char *data,
+                   size_t len);
+    void (*finished)(void *ud, const tg_call *call, const tg_result *result);
+    void (*done)(void *ud, tg_turn *turn, int status, const tg_error *err);
+} tg_turn_ops;
+
+/* A turn of one call made from its parts, for a caller that receives calls
+ * one at a time: `id` (copied; the journal keys calls by it, and a call
+ * whose id and checksum it already holds is answered from it, so make it
+ * unique per call), the tool's name, the arguments as JSON text (NULL or
+ * empty: {}) and the wire format the call came in (a format name, for the
+ * record: "mcp", "openai-chat", ...). Arguments that are not one JSON
+ * object, an id or a name over its limit, do not fail: the call carries a
+ * pre-run error and ends with an error result, as tg_turn_parse would
+ * make it. *out is the caller's (tg_turn_free). TG_EINVAL for a NULL id or
+ * tool or an unknown format, TG_ENOMEM. */
+int tg_turn_new_call(const char *format, const char *id, const char *tool,
+                     const char *args_json, size_t args_len, tg_turn **out,
+                     tg_error *err);
+
+/* Submits `turn` (borrowed until ops->done) to run beside the turns
+ * already submitted: its calls are journaled, checked and started, up to
+ * the runtime's parallel limit shared by every turn, during the next
+ * tg_runtime_step (calls submitted before one step are journaled in one
+ * transaction). `ops` is copied. Returns 0, TG_EINVAL while
+ * tg_runtime_run_turn runs on this runtime or for a turn already
+ * submitted, or the failure that broke the runtime (TG_EJOURNAL once the
+ * journal failed). Loop thread only. */
+int tg_runtime_submit(tg_runtime *rt, tg_turn *turn, const tg_turn_ops *ops,
+                      void *ud, tg_error *err);
+/* The number of submitted turns that have not reported `done`. */
+size_t tg_runtime_pending(const tg_runtime *rt);
+/* A descriptor that becomes readable when the runtime has work (a tool's
+ * output, a process that exited, a thread-pool job that ended, a cancel):
+ * poll it for reading with the caller's own loop, and call tg_runtime_step
+ * when it is ready or when tg_runtime_timeout has passed. Owned by the
+ * runtime; valid until tg_runtime_free. */
+int tg_runtime_fd(const tg_runtime *rt);
+/* How long the caller's loop may wait before the next tg_runtime_step, in
+ * milliseconds: 0 to step now, -1 for as long as tg_runtime_fd stays
+ * quiet. */
+int tg_runtime_timeout(const tg_runtime *rt);
+/* Does whatever the runtime can do now without blocking: journals and
+ * checks the turns submitted since the last step, starts calls, reads
+ * output, ends what ended, and commits results; the callbacks fire from
+ * here. Returns the number of submitted turns still pending. */
+size_t tg_runtime_step(tg_runtime *rt);
+
 /* Which rule of the runtime's policy decides `call`, and why: one JSON
  * object {"id","tool","decision","rule" (-1: the default),"reason",
  * "explanation" (each rule's conditions as checked, top to bottom),

@@ -417,7 +417,7 @@ static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     tg__proc *p = s->data;
     if (n > 0) {
         if (p->job != NULL)
-            tg__emit_output(p->rt, p->job->call, 1, b->base, (size_t)n);
+            tg__emit_output(p->rt, p->job, 1, b->base, (size_t)n);
         int rc = tg__output_write(&p->output, b->base, (size_t)n);
         if (rc == 0)
             return;
@@ -445,7 +445,7 @@ static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     tg__proc *p = s->data;
     if (n > 0) {
         if (p->job != NULL)
-            tg__emit_output(p->rt, p->job->call, 2, b->base, (size_t)n);
+            tg__emit_output(p->rt, p->job, 2, b->base, (size_t)n);
         if (p->err_bytes < ERR_HEAD) {
             size_t k = ERR_HEAD - (size_t)p->err_bytes;
             memcpy(p->err_head + p->err_bytes, b->base,

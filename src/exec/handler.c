@@ -230,7 +230,7 @@ void tg__handler_run_inline(tg_runtime *rt, tg__job *job)
     ctx_init(&ctx, rt, job->call, cwd);
     int rc = job->tool->fn(&ctx, args, alen, job->tool->user_data);
     if (ctx.out.len > 0)
-        tg__emit_output(rt, job->call, 1, ctx.out.data, ctx.out.len);
+        tg__emit_output(rt, job, 1, ctx.out.data, ctx.out.len);
     tg_result *r = handler_result(rt, job->call, &ctx, rc);
     if (r != NULL)
         r->duration_ms = elapsed_ms(job->start_ns);
@@ -326,8 +326,7 @@ static void on_after_work(uv_work_t *w, int status)
         tg__job *job = p->job;
         uv_timer_stop(&p->timer);
         if (p->ctx.out.len > 0)
-            tg__emit_output(p->rt, job->call, 1, p->ctx.out.data,
-                            p->ctx.out.len);
+            tg__emit_output(p->rt, job, 1, p->ctx.out.data, p->ctx.out.len);
         tg_result *r = handler_result(p->rt, job->call, &p->ctx, p->rc);
         p->job = NULL;
         job->pool = NULL;

@@ -116,6 +116,7 @@ static void on_async(uv_async_t *h)
         free(r);
         r = next;
     }
+    tg__asks_drain(rt); /* answers to asks (ask.c) come the same way */
 }
 
 static void on_check(uv_check_t *h)
@@ -290,12 +291,35 @@ static void sigpipe_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+static void admit_pending(tg_runtime *rt);
+
+/* Ends every submitted turn before the runtime goes: the calls not yet
+ * admitted end canceled without running, the others are canceled, and the
+ * loop runs until each turn reported `done`. */
+static void end_submitted(tg_runtime *rt)
+{
+    static const char why[] = "the runtime is shutting down";
+    if (rt->nruns == 0)
+        return;
+    for (tg__run *r = rt->admit; r != NULL; r = r->rnext)
+        (void)tg_turn_cancel_all(r->turn, "system", why, NULL);
+    tg__cancel_apply(rt, NULL, "system", why, false);
+    while (rt->nruns > 0) {
+        admit_pending(rt);
+        if (rt->nruns > 0)
+            uv_run(&rt->loop, UV_RUN_ONCE);
+    }
+}
+
 void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)
         return;
+    /* First: no answer to an ask may wake the loop once it closes. */
+    tg__asks_detach(rt);
     sigset_t old;
     sigpipe_block(&old);
+    end_submitted(rt);
     uv_close((uv_handle_t *)&rt->async, on_handle_closed);
     uv_close((uv_handle_t *)&rt->check, on_handle_closed);
     uv_close((uv_handle_t *)&rt->idle, on_handle_closed);
@@ -433,22 +457,15 @@ int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err)
     return 0;
 }
 
-/* Commits the running rows of the turn's calls. A re-delivered call gets no
- * running row but replies[i]: its recorded result (replayed) or a refusal,
- * with which it ends without running; it is journaled at the commit like
- * every result, as a row of its own. */
-static int journal_begin(tg_runtime *rt, tg__run *run, tg_result **replies,
-                         tg_error *err)
+/* Commits the running rows of calls[0..n) in one transaction. A
+ * re-delivered call gets no running row but replies[i]: its recorded
+ * result (replayed) or a refusal, with which it ends without running; it
+ * is journaled at the commit like every result, as a row of its own. */
+static int journal_begin(tg_runtime *rt, tg_call **calls, size_t n,
+                         tg_result **replies, tg_error *err)
 {
-    tg_call **calls = malloc(run->n * sizeof *calls);
-    if (calls == NULL)
-        return tg__error_set(err, TG_ENOMEM, "out of memory");
-    for (size_t i = 0; i < run->n; i++)
-        calls[i] = run->jobs[i].call;
     tg_error e = {0};
-    int rc = tg__journal_begin_dedup(rt->journal, calls, run->n, replies, &e);
-    free(calls);
-    if (rc != 0) {
+    if (tg__journal_begin_dedup(rt->journal, calls, n, replies, &e) != 0) {
         if (err != NULL) {
             *err = e;
             err->code = TG_EJOURNAL;
@@ -456,6 +473,20 @@ static int journal_begin(tg_runtime *rt, tg__run *run, tg_result **replies,
         return TG_EJOURNAL;
     }
     return 0;
+}
+
+/* journal_begin for the calls of one run. */
+static int journal_begin_run(tg_runtime *rt, tg__run *run, tg_result **replies,
+                             tg_error *err)
+{
+    tg_call **calls = malloc(run->n * sizeof *calls);
+    if (calls == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < run->n; i++)
+        calls[i] = run->jobs[i].call;
+    int rc = journal_begin(rt, calls, run->n, replies, err);
+    free(calls);
+    return rc;
 }
 
 /* Checks job; a refusal completes it at once. Returns true when it may run.
@@ -478,25 +509,10 @@ static bool check(tg_runtime *rt, tg__run *run, tg__job *job)
     return true;
 }
 
-/* Some calls' schema checks went to the thread pool: waits for them with
- * the loop running, so signals and cancels (by id too: the unstarted calls
- * join the cancel table) are answered meanwhile, then finishes the checks
- * of the calls that deferred the rest of theirs, in call order. */
-static void finish_checks(tg_runtime *rt, tg__run *run)
+/* The checks that deferred the rest of theirs until every schema check of
+ * the run on the pool had ended, in call order. */
+static void finish_deferred(tg_runtime *rt, tg__run *run)
 {
-    run->in_checks = true;
-    for (size_t i = 0; i < run->n; i++)
-        if (run->jobs[i].state == TG__JOB_NEW ||
-            run->jobs[i].state == TG__JOB_CHECKING)
-            tg__hash_add(rt, &run->jobs[i]);
-    bool cancel_sent = false;
-    while (run->checking > 0) {
-        if (run->failed && !cancel_sent) {
-            cancel_sent = true;
-            tg__cancel_apply(rt, NULL, "system", "the turn failed", false);
-        }
-        uv_run(&rt->loop, UV_RUN_ONCE);
-    }
     run->in_checks = false;
     for (size_t i = 0; i < run->n; i++) {
         tg__job *job = &run->jobs[i];
@@ -514,38 +530,56 @@ static void finish_checks(tg_runtime *rt, tg__run *run)
     }
 }
 
-int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
+/* Starts (or queues) every checked job of the run, in call order. */
+static void ready_all(tg_runtime *rt, tg__run *run)
 {
-    if (rt == NULL || turn == NULL)
-        return tg__error_set(err, TG_EINVAL,
-                             "tg_runtime_run_turn needs a runtime and a turn");
-    if (rt->current != NULL)
-        return tg__error_set(err, TG_EINVAL,
-                             "a turn is already running on this runtime");
-    tg__run run;
-    memset(&run, 0, sizeof run);
-    run.rt = rt;
-    run.turn = turn;
-    for (size_t i = 0; i < turn->n; i++)
-        if (turn->results[i] == NULL)
-            run.n++;
-    if (run.n == 0)
-        return 0;
-    if (run.n > rt->jobs_cap && run.n <= SIZE_MAX / sizeof(tg__job)) {
-        tg__job *j = malloc(run.n * sizeof *j);
-        if (j != NULL) {
-            free(rt->jobs);
-            rt->jobs = j;
-            rt->jobs_cap = run.n;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->jobs[i].state == TG__JOB_NEW)
+            tg__job_ready(rt, &run->jobs[i]);
+}
+
+/* The run waits for schema checks on the pool: its unstarted calls join the
+ * cancel table, so cancels by id reach them meanwhile. */
+static void wait_checks(tg_runtime *rt, tg__run *run)
+{
+    run->in_checks = true;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->jobs[i].state == TG__JOB_NEW ||
+            run->jobs[i].state == TG__JOB_CHECKING)
+            tg__hash_add(rt, &run->jobs[i]);
+}
+
+/* Some calls' schema checks went to the thread pool: waits for them with
+ * the loop running, so signals and cancels are answered meanwhile, then
+ * finishes the checks of the calls that deferred the rest of theirs. */
+static void finish_checks(tg_runtime *rt, tg__run *run)
+{
+    wait_checks(rt, run);
+    bool cancel_sent = false;
+    while (run->checking > 0) {
+        if (run->failed && !cancel_sent) {
+            cancel_sent = true;
+            tg__cancel_apply(rt, NULL, "system", "the turn failed", false);
         }
+        uv_run(&rt->loop, UV_RUN_ONCE);
     }
-    run.jobs = run.n <= rt->jobs_cap ? rt->jobs : NULL;
-    if (run.jobs != NULL)
-        memset(run.jobs, 0, run.n * sizeof *run.jobs);
-    if (run.jobs == NULL)
-        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    finish_deferred(rt, run);
+}
+
+void tg__run_checks_done(tg__run *run)
+{
+    finish_deferred(run->rt, run);
+    ready_all(run->rt, run);
+}
+
+/* Gives the run one job per call of the turn that has no result yet, the
+ * HMAC key of the runtime set on each. */
+static void fill_jobs(tg_runtime *rt, tg__run *run)
+{
+    tg_turn *turn = run->turn;
     const unsigned char *key = rt->cfg->hmac_key;
     size_t keylen = key ? rt->cfg->hmac_key_len : 0;
+    memset(run->jobs, 0, run->n * sizeof *run->jobs);
     for (size_t i = 0, k = 0; i < turn->n; i++) {
         if (turn->results[i] != NULL)
             continue;
@@ -559,11 +593,65 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
             if (key != NULL)
                 (void)tg_call_checksum(call);
         }
-        run.jobs[k].run = &run;
-        run.jobs[k].call = call;
-        run.jobs[k].index = i;
+        run->jobs[k].run = run;
+        run->jobs[k].call = call;
+        run->jobs[k].index = i;
         k++;
     }
+}
+
+/* How many calls of the turn have no result yet. */
+static size_t unanswered(const tg_turn *turn)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < turn->n; i++)
+        if (turn->results[i] == NULL)
+            n++;
+    return n;
+}
+
+/* Checks every job of a journaled run (replies[i], when not NULL, ends job
+ * i with its recorded result instead). */
+static void check_all(tg_runtime *rt, tg__run *run, tg_result **replies)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        if (replies != NULL && replies[i] != NULL)
+            tg__job_complete(&run->jobs[i], replies[i]);
+        else
+            (void)check(rt, run, &run->jobs[i]);
+    }
+}
+
+int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
+{
+    if (rt == NULL || turn == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_run_turn needs a runtime and a turn");
+    if (rt->current != NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "a turn is already running on this runtime");
+    if (rt->nruns > 0)
+        return tg__error_set(err, TG_EINVAL,
+                             "submitted turns are running on this runtime");
+    tg__run run;
+    memset(&run, 0, sizeof run);
+    run.rt = rt;
+    run.turn = turn;
+    run.n = unanswered(turn);
+    if (run.n == 0)
+        return 0;
+    if (run.n > rt->jobs_cap && run.n <= SIZE_MAX / sizeof(tg__job)) {
+        tg__job *j = malloc(run.n * sizeof *j);
+        if (j != NULL) {
+            free(rt->jobs);
+            rt->jobs = j;
+            rt->jobs_cap = run.n;
+        }
+    }
+    run.jobs = run.n <= rt->jobs_cap ? rt->jobs : NULL;
+    if (run.jobs == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    fill_jobs(rt, &run);
     if (rt->ev.accepted)
         for (size_t i = 0; i < run.n; i++)
             rt->ev.accepted(rt->ev_ud, run.jobs[i].call);
@@ -571,7 +659,7 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     if (rt->journal != NULL) {
         if ((replies = calloc(run.n, sizeof *replies)) == NULL)
             return tg__error_set(err, TG_ENOMEM, "out of memory");
-        int rc = journal_begin(rt, &run, replies, err);
+        int rc = journal_begin_run(rt, &run, replies, err);
         if (rc != 0) {
             free(replies);
             return rc;
@@ -589,18 +677,11 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     for (int i = 0; i < rt->nsigs; i++)
         uv_signal_start(&rt->sigs[i].h, on_signal, rt->sigs[i].signum);
 
-    for (size_t i = 0; i < run.n; i++) {
-        if (replies != NULL && replies[i] != NULL)
-            tg__job_complete(&run.jobs[i], replies[i]);
-        else
-            (void)check(rt, &run, &run.jobs[i]);
-    }
+    check_all(rt, &run, replies);
     free(replies);
     if (run.defer_rest)
         finish_checks(rt, &run);
-    for (size_t i = 0; i < run.n; i++)
-        if (run.jobs[i].state == TG__JOB_NEW)
-            tg__job_ready(rt, &run.jobs[i]);
+    ready_all(rt, &run);
     bool cancel_sent = false;
     while (run.remaining > 0) {
         if (run.failed && !cancel_sent) {
@@ -635,4 +716,191 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
         return run.failed;
     }
     return 0;
+}
+
+/* ------------------------------------------------------ submitted turns */
+
+static void accepting_set(tg_runtime *rt, bool on)
+{
+    pthread_mutex_lock(&rt->mu);
+    rt->accepting = on;
+    pthread_mutex_unlock(&rt->mu);
+}
+
+int tg_runtime_submit(tg_runtime *rt, tg_turn *turn, const tg_turn_ops *ops,
+                      void *ud, tg_error *err)
+{
+    if (rt == NULL || turn == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_submit needs a runtime and a turn");
+    if (rt->current != NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_run_turn is running on this runtime");
+    if (rt->broken != 0) {
+        if (err != NULL)
+            *err = rt->broken_err;
+        return rt->broken;
+    }
+    for (tg__run *r = rt->runs_head; r != NULL; r = r->rnext)
+        if (r->turn == turn)
+            return tg__error_set(err, TG_EINVAL,
+                                 "this turn is submitted already");
+    tg__run *run = calloc(1, sizeof *run);
+    if (run == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    run->rt = rt;
+    run->turn = turn;
+    run->submitted = true;
+    run->n = unanswered(turn);
+    if (ops != NULL)
+        run->ops = *ops;
+    run->ud = ud;
+    if (run->n > 0 && (run->jobs = calloc(run->n, sizeof *run->jobs)) == NULL) {
+        free(run);
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    }
+    if (run->n > 0)
+        fill_jobs(rt, run);
+    run->remaining = run->n;
+    run->rprev = rt->runs_tail;
+    if (rt->runs_tail != NULL)
+        rt->runs_tail->rnext = run;
+    else
+        rt->runs_head = run;
+    rt->runs_tail = run;
+    if (rt->admit == NULL)
+        rt->admit = run;
+    if (rt->nruns++ == 0)
+        accepting_set(rt, true);
+    return 0;
+}
+
+void tg__run_end(tg__run *run)
+{
+    tg_runtime *rt = run->rt;
+    if (run->rprev != NULL)
+        run->rprev->rnext = run->rnext;
+    else
+        rt->runs_head = run->rnext;
+    if (run->rnext != NULL)
+        run->rnext->rprev = run->rprev;
+    else
+        rt->runs_tail = run->rprev;
+    if (rt->admit == run)
+        rt->admit = run->rnext;
+    if (--rt->nruns == 0)
+        accepting_set(rt, false);
+    for (size_t i = 0; i < run->n; i++)
+        tg__job_release(&run->jobs[i]);
+    if (run->ops.done != NULL)
+        run->ops.done(run->ud, run->turn, run->failed,
+                      run->failed ? &run->err : NULL);
+    free(run->jobs);
+    free(run);
+}
+
+/* Starts a journaled run: accepted, checked, started or queued, or waiting
+ * for its schema checks on the pool. */
+static void run_begin(tg_runtime *rt, tg__run *run, tg_result **replies)
+{
+    run->admitted = true;
+    check_all(rt, run, replies);
+    if (run->defer_rest && run->checking > 0)
+        wait_checks(rt, run); /* tg__run_checks_done goes on */
+    else
+        tg__run_checks_done(run);
+}
+
+/* Admits every run submitted since the last step: one journal transaction
+ * for all their calls, then each run's checks. A run without calls ends at
+ * once; when the journal fails every run admitted with it fails. */
+static void admit_pending(tg_runtime *rt)
+{
+    tg__run *first = rt->admit;
+    if (first == NULL)
+        return;
+    size_t total = 0;
+    for (tg__run *r = first; r != NULL; r = r->rnext)
+        total += r->n;
+    tg__run *last = rt->runs_tail;
+    rt->admit = NULL; /* runs submitted from a callback wait for the next */
+    tg_call **calls = NULL;
+    tg_result **replies = NULL;
+    tg_error e = {0};
+    int rc = 0;
+    if (rt->journal != NULL && total > 0) {
+        calls = malloc(total * sizeof *calls);
+        replies = calloc(total, sizeof *replies);
+        if (calls == NULL || replies == NULL)
+            rc = tg__error_set(&e, TG_ENOMEM, "out of memory");
+    }
+    for (tg__run *r = first; rc == 0; r = r->rnext) {
+        if (rt->ev.accepted)
+            for (size_t i = 0; i < r->n; i++)
+                rt->ev.accepted(rt->ev_ud, r->jobs[i].call);
+        if (r == last)
+            break;
+    }
+    if (rc == 0 && calls != NULL) {
+        size_t k = 0;
+        for (tg__run *r = first;; r = r->rnext) {
+            for (size_t i = 0; i < r->n; i++)
+                calls[k++] = r->jobs[i].call;
+            if (r == last)
+                break;
+        }
+        rc = journal_begin(rt, calls, total, replies, &e);
+    }
+    size_t off = 0;
+    for (tg__run *r = first, *next;; r = next) {
+        bool at_last = r == last;
+        next = r->rnext;
+        size_t n = r->n;
+        if (rc != 0) {
+            r->failed = rc;
+            r->err = e;
+            r->remaining = 0;
+            tg__run_end(r);
+        } else if (n == 0) {
+            tg__run_end(r);
+        } else {
+            run_begin(rt, r, replies ? replies + off : NULL);
+        }
+        off += n;
+        if (at_last)
+            break;
+    }
+    free(calls);
+    free(replies);
+}
+
+size_t tg_runtime_pending(const tg_runtime *rt)
+{
+    return rt != NULL ? rt->nruns : 0;
+}
+
+int tg_runtime_fd(const tg_runtime *rt)
+{
+    return rt != NULL ? uv_backend_fd(&rt->loop) : -1;
+}
+
+int tg_runtime_timeout(const tg_runtime *rt)
+{
+    if (rt == NULL)
+        return -1;
+    if (rt->admit != NULL)
+        return 0;
+    return uv_backend_timeout(&rt->loop);
+}
+
+size_t tg_runtime_step(tg_runtime *rt)
+{
+    if (rt == NULL)
+        return 0;
+    sigset_t old;
+    sigpipe_block(&old);
+    admit_pending(rt);
+    uv_run(&rt->loop, UV_RUN_NOWAIT);
+    sigpipe_restore(&old);
+    return rt->nruns;
 }

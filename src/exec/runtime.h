@@ -8,7 +8,8 @@
  *
  * Threading: everything here is touched only on the loop thread (the thread
  * that calls tg_runtime_run_turn / tg_runtime_free), except the cancel queue
- * (under `mu`) and the handler context's `canceled` flag (atomic).
+ * and the queue of answered asks (under `mu`) and the handler context's
+ * `canceled` flag (atomic).
  */
 #ifndef TG_EXEC_RUNTIME_H
 #define TG_EXEC_RUNTIME_H
@@ -48,6 +49,7 @@ typedef enum tg__job_state {
     TG__JOB_RUNNING,
     TG__JOB_HOOK,     /* a before or after hook runs for it (hooks.c) */
     TG__JOB_CHECKING, /* its schema check runs on the pool (schema_work.c) */
+    TG__JOB_ASKING,   /* waits for the answer to a policy `ask` (ask.c) */
     TG__JOB_DONE
 } tg__job_state;
 
@@ -85,6 +87,8 @@ struct tg__job {
      * the schema (tg__check_call_rest) are still to run */
     tg__schema_work *sw;
     bool defer_rest;
+    /* the ask it waits for in TG__JOB_ASKING (ask.c), else NULL */
+    tg_ask *ask;
 };
 
 /* One tg_runtime_run_turn in progress. */
@@ -103,6 +107,15 @@ struct tg__run {
     size_t checking;
     bool in_checks;
     bool defer_rest;
+    /* a turn of tg_runtime_submit: its own jobs (owned), callbacks, and
+     * its place in the runtime's list of live runs (admitted or waiting
+     * for admission at the next step) */
+    bool submitted;
+    bool admitted;    /* journaled and checked */
+    bool cancel_sent; /* its failure canceled its remaining jobs */
+    tg_turn_ops ops;
+    void *ud;
+    tg__run *rprev, *rnext;
 };
 
 /* A cancel request queued from any thread; strings live after the struct. */
@@ -124,7 +137,13 @@ struct tg_runtime {
     tg_approve_fn approver; /* asks an operator, or NULL */
     void *approver_ud;
     tg__approvals *approvals; /* what operators approved (approval.c) */
-    int watch_fd;             /* the watchdog's socket (watchdog.c), -1: none */
+    /* asynchronous asks (ask.c): the asker; the asks not yet answered on
+     * the loop (loop thread only); answers from any thread (under mu) */
+    tg_ask_fn ask_fn;
+    void *ask_ud;
+    tg_ask *asks;
+    tg_ask *answered_head, *answered_tail;
+    int watch_fd; /* the watchdog's socket (watchdog.c), -1: none */
     pid_t watch_pid;
     int32_t *watch_slots; /* running tool groups, shared with the watchdog */
     tg_journal *journal;  /* NULL when off */
@@ -149,6 +168,13 @@ struct tg_runtime {
     char **pass_env;
     tg__sandbox sandbox;
     int devnull; /* stdin of commands without a stdin template */
+    /* submitted turns (tg_runtime_submit): live runs in submission order,
+     * how many, and the first not yet admitted (all after it are not) */
+    tg__run *runs_head, *runs_tail;
+    size_t nruns;
+    tg__run *admit;
+    int broken; /* 0, or the failure (TG_EJOURNAL) that stops submits */
+    tg_error broken_err;
     /* cancel-on-signal */
     struct {
         int signum;
@@ -277,7 +303,47 @@ void tg__schema_work_cancel(tg__job *job, const char *by, const char *reason);
  * *approved_by (a static text) when it may run, 0 when not, TG_ENOMEM. */
 int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
                      bool prompt, const char **approved_by);
+/* Keeps an operator's YES (bound to call's checksum) or ALWAYS (the tool)
+ * for the rest of the runtime's life; NO keeps nothing. Returns 0 with
+ * *approved_by (a static text for the decisions; NULL for NO), or
+ * TG_ENOMEM. */
+int tg__approval_keep(tg_runtime *rt, const tg_call *call, tg_approval answer,
+                      const char **approved_by);
 void tg__approvals_free(tg__approvals *a);
+
+/* ---------------------------------------------------------------- asks */
+/* ask.c: a policy `ask` put to rt->ask_fn, answered later from any thread
+ * (tg_ask_answer). A tg_ask is held by the runtime until its answer was
+ * taken on the loop (or the runtime is freed) and by the asker until it
+ * answers; whichever lets go last frees it. */
+
+/* Puts the ask about job's call to rt->ask_fn: the job becomes
+ * TG__JOB_ASKING, holds no slot, and is cancellable by id and with
+ * everything (tg__asks_cancel_all). `v` is the policy's verdict (copied).
+ * Returns 0, or TG_ENOMEM (the job is untouched). */
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v);
+/* Ends a TG__JOB_ASKING job `canceled` (not_started, by and reason); its ask
+ * stays the asker's to answer. */
+void tg__ask_cancel(tg__job *job, const char *by, const char *reason);
+/* tg__ask_cancel on every job waiting for an answer. */
+void tg__asks_cancel_all(tg_runtime *rt, const char *by, const char *reason);
+/* Takes the answers queued by tg_ask_answer (loop thread; the async handle
+ * calls it): a job still waiting goes on through tg__check_answered and
+ * tg__job_ready, or ends with its refusal. */
+void tg__asks_drain(tg_runtime *rt);
+/* Lets go of every ask not yet answered, before the runtime is freed: an
+ * answer after this is accepted and ignored. A job still waiting ends
+ * `canceled` by "system". */
+void tg__asks_detach(tg_runtime *rt);
+
+/* check.c: a job's ask was answered (ask.c): the answer is kept
+ * (tg__approval_keep) and recorded in decisions.policy with `detail`
+ * (may be NULL), and on YES or ALWAYS the checks after the policy run.
+ * NULL when the call may run, else its refusal (denied on NO); sets *oom
+ * on allocation failure. */
+tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
+                              const tg_policy_verdict *v, tg_approval answer,
+                              const char *detail, bool *oom);
 
 /* ------------------------------------------------------------ hooks */
 /* hooks.c: the before and after hooks of cfg->hooks (spec/cli.md). Each
@@ -449,8 +515,17 @@ const char *tg__call_args_text(const tg_call *call, size_t *len);
  * Returns 0 or TG_ENOMEM. */
 int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
                  char **owned);
-/* Emits an output event. */
-void tg__emit_output(tg_runtime *rt, const tg_call *call, int stream,
+/* Emits an output event of job's call (the runtime's and its run's). */
+void tg__emit_output(tg_runtime *rt, const tg__job *job, int stream,
                      const char *data, size_t len);
+
+/* runtime.c, for the scheduler: a submitted run's last result was
+ * committed, or it failed: reports `done` and frees it. */
+void tg__run_end(tg__run *run);
+/* schema_work.c: the last schema check of a submitted run ended: finishes
+ * the checks that waited for it and readies its jobs. */
+void tg__run_checks_done(tg__run *run);
+/* Cancels every live job of one run (scheduler.c). */
+void tg__run_cancel(tg__run *run, const char *by, const char *reason);
 
 #endif

@@ -185,6 +185,8 @@ void tg__job_start(tg_runtime *rt, tg__job *job)
     job->state = TG__JOB_RUNNING;
     if (rt->ev.started)
         rt->ev.started(rt->ev_ud, job->call);
+    if (job->run->ops.started)
+        job->run->ops.started(job->run->ud, job->call);
     job->start_ns = tg__mono_ns();
     if (job->tool->kind == TG_TOOL_KIND_HANDLER &&
         (job->tool->flags & TG_TOOL_INLINE)) {
@@ -280,9 +282,23 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
     case TG__JOB_CHECKING:
         tg__schema_work_cancel(job, by, reason);
         break;
+    case TG__JOB_ASKING:
+        tg__ask_cancel(job, by, reason);
+        break;
     default:
         break;
     }
+}
+
+/* The jobs of run that wait for its schema checks (nothing when it does
+ * not wait). */
+static void cancel_checking(tg_runtime *rt, tg__run *run, const char *by,
+                            const char *reason, bool hard)
+{
+    for (size_t k = 0; run != NULL && run->in_checks && k < run->n; k++)
+        if (run->jobs[k].state == TG__JOB_NEW ||
+            run->jobs[k].state == TG__JOB_CHECKING)
+            cancel_job(rt, &run->jobs[k], by, reason, hard);
 }
 
 void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
@@ -316,13 +332,28 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
         cancel_job(rt, j, by, reason, hard);
         j = next;
     }
-    /* While the run waits for schema checks on the pool, its calls are
+    /* Calls waiting for the answer to an ask are neither queued nor
+     * running (ask.c). */
+    tg__asks_cancel_all(rt, by, reason);
+    /* While a run waits for schema checks on the pool, its calls are
      * neither queued nor running yet. */
-    tg__run *run = rt->current;
-    for (size_t k = 0; run != NULL && run->in_checks && k < run->n; k++)
-        if (run->jobs[k].state == TG__JOB_NEW ||
-            run->jobs[k].state == TG__JOB_CHECKING)
-            cancel_job(rt, &run->jobs[k], by, reason, hard);
+    cancel_checking(rt, rt->current, by, reason, hard);
+    for (tg__run *r = rt->runs_head; r != NULL && r != rt->admit;) {
+        tg__run *next = r->rnext; /* canceling may end r */
+        cancel_checking(rt, r, by, reason, hard);
+        r = next;
+    }
+}
+
+void tg__run_cancel(tg__run *run, const char *by, const char *reason)
+{
+    tg_runtime *rt = run->rt;
+    bool held = rt->in_dispatch;
+    rt->in_dispatch = true; /* no freed slot starts one of its queued jobs */
+    for (size_t k = 0; k < run->n; k++)
+        if (run->jobs[k].state != TG__JOB_DONE)
+            cancel_job(rt, &run->jobs[k], by, reason, false);
+    rt->in_dispatch = held;
 }
 
 /* ------------------------------------------------------------ commit */
@@ -354,6 +385,34 @@ static void journal_failed(tg_runtime *rt, tg__run *run, const tg_error *e)
     run->err = *e;
     run->err.code = run->failed;
     rt->stopping = true;
+    if (run->submitted && rt->broken == 0) {
+        /* A serving runtime whose journal failed takes no more turns:
+         * nothing it ran could be made durable. */
+        rt->broken = run->failed;
+        rt->broken_err = run->err;
+    }
+}
+
+/* Submitted runs that failed (the journal, out of memory) end their other
+ * jobs now; the last to end reports `done`. Once the journal failed, every
+ * live run fails with it. */
+static void end_failed_runs(tg_runtime *rt)
+{
+    for (tg__run *r = rt->runs_head; r != NULL && r != rt->admit;) {
+        tg__run *next = r->rnext;
+        if (rt->broken != 0 && r->failed == 0) {
+            r->failed = rt->broken;
+            r->err = rt->broken_err;
+        }
+        if (r->failed != 0 && !r->cancel_sent) {
+            r->cancel_sent = true;
+            if (r->remaining == 0)
+                tg__run_end(r);
+            else
+                tg__run_cancel(r, "system", "the turn failed");
+        }
+        r = next;
+    }
 }
 
 void tg__commit(tg_runtime *rt)
@@ -398,6 +457,8 @@ void tg__commit(tg_runtime *rt)
             /* A result that is not durable is never shown (DESIGN.md). */
             if (r == NULL || run->failed) {
                 tg__result_free(r);
+                if (run->submitted && run->remaining == 0 && run->cancel_sent)
+                    tg__run_end(run);
                 continue;
             }
             if (rt->journal == NULL)
@@ -405,7 +466,12 @@ void tg__commit(tg_runtime *rt)
             tg__turn_set_result(run->turn, j->index, r);
             if (rt->ev.finished)
                 rt->ev.finished(rt->ev_ud, j->call, r);
+            if (run->ops.finished)
+                run->ops.finished(run->ud, j->call, r);
+            if (run->submitted && run->remaining == 0)
+                tg__run_end(run);
         }
+        end_failed_runs(rt);
     }
     if (rt->idle_on) {
         uv_idle_stop(&rt->idle);

@@ -59,9 +59,14 @@ static void on_work_done(uv_work_t *req, int status)
         job->state = TG__JOB_NEW;
         job->defer_rest = true;
     }
+    tg__run *run = job->run;
     free(w->by);
     free(w->reason);
     free(w);
+    /* A submitted run does not wait in a loop of its own: its last check
+     * going back to the loop is what lets its calls start. */
+    if (run->submitted && run->checking == 0 && run->in_checks)
+        tg__run_checks_done(run);
 }
 
 tg_result *tg__schema_work_start(tg_runtime *rt, tg__job *job, bool *oom)

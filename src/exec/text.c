@@ -173,9 +173,13 @@ int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
     return 0;
 }
 
-void tg__emit_output(tg_runtime *rt, const tg_call *call, int stream,
+void tg__emit_output(tg_runtime *rt, const tg__job *job, int stream,
                      const char *data, size_t len)
 {
-    if (rt->ev.output != NULL && len > 0)
-        rt->ev.output(rt->ev_ud, call, stream, data, len);
+    if (len == 0)
+        return;
+    if (rt->ev.output != NULL)
+        rt->ev.output(rt->ev_ud, job->call, stream, data, len);
+    if (job->run->ops.output != NULL)
+        job->run->ops.output(job->run->ud, job->call, stream, data, len);
 }

@@ -510,3 +510,66 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
         *out_len = n;
     return 0;
 }
+
+int tg_turn_new_call(const char *format, const char *id, const char *tool,
+                     const char *args_json, size_t args_len, tg_turn **out,
+                     tg_error *err)
+{
+    if (out == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_turn_new_call: out is NULL");
+    *out = NULL;
+    if (id == NULL || tool == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_turn_new_call needs an id and a tool name");
+    const tg_format *fmt = format != NULL ? tg__format_find(format) : NULL;
+    if (fmt == NULL)
+        return tg__error_set(err, TG_EINVAL, "unknown format '%s'",
+                             format != NULL ? format : "(null)");
+    if (args_json == NULL || args_len == 0) {
+        args_json = "{}";
+        args_len = 2;
+    }
+    tg_turn *turn = tg__turn_new(fmt->name);
+    tg_call *call = NULL;
+    if (turn == NULL)
+        goto oom;
+    /* The arguments came as an object: the fast path keeps its text when
+     * it is in compact form, the general one decodes it. Neither records a
+     * string form, as there was none. */
+    int rc = tg__call_new_args_object(id, tool, fmt->name, args_json, args_len,
+                                      &call);
+    if (rc < 0)
+        goto oom;
+    if (rc == 1) {
+        if ((call = tg__call_new(id, tool, fmt->name)) == NULL)
+            goto oom;
+        json_error_t jerr;
+        json_t *v = json_loadb(args_json, args_len,
+                               JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+                               &jerr); /* new ref */
+        if (json_is_object(v))
+            rc = tg__call_set_args(call, v);
+        else if (v == NULL && tg__format_json_oom(&jerr))
+            rc = TG_ENOMEM;
+        else
+            rc = tg__call_set_pre_error(
+                call, "MALFORMED_ARGUMENTS",
+                v != NULL ? "arguments of call '%s' are not a JSON object"
+                          : "arguments of call '%s' are not valid JSON: %s",
+                id, v != NULL ? "" : jerr.text);
+        json_decref(v);
+        if (rc != 0)
+            goto oom;
+    }
+    rc = tg__turn_add_call(turn, call);
+    call = NULL; /* the turn took it, also on failure */
+    if (rc != 0)
+        goto oom;
+    tg__turn_check_calls(turn);
+    *out = turn;
+    return 0;
+oom:
+    tg__call_free(call);
+    tg_turn_free(turn);
+    return tg__error_set(err, TG_ENOMEM, "out of memory");
+}
