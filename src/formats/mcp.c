@@ -669,8 +669,11 @@ static json_t *tool_def(const json_t *t)
     json_t *o = tg__format_tool_object(t, NULL, "inputSchema"); /* new ref */
     const json_t *osch = json_object_get(t, "output_schema");   /* borrowed */
     const json_t *ann = json_object_get(t, "annotations");      /* borrowed */
+    const json_t *title = json_object_get(t, "title");          /* borrowed */
     if (o != NULL &&
-        ((json_is_object(osch) &&
+        ((json_is_string(title) &&
+          json_object_set(o, "title", (json_t *)title) != 0) ||
+         (json_is_object(osch) &&
           json_object_set(o, "outputSchema", (json_t *)osch) != 0) ||
          (json_is_object(ann) &&
           json_object_set(o, "annotations", (json_t *)ann) != 0))) {

@@ -47,6 +47,13 @@ static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
                    : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
 }
 
+/* For tg__format_put_blocks: a block as it is. */
+static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
+{
+    (void)scratch;
+    return tg__json_dump(b, out);
+}
+
 /* The "content" of a CallToolResult: the result's blocks, else one text
  * block holding the payload's text. */
 static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
@@ -56,8 +63,16 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
     const char *known = r->payload_json_cache;
     const json_t *p; /* borrowed */
     int rc;
-    if (json_is_array(r->content))
-        return tg__json_dump(r->content, out);
+    if (json_is_array(r->content)) {
+        /* the blocks as they are; around them the trust envelope's tags
+         * as text blocks when untrusted (tg__format_put_blocks) */
+        rc = r->untrusted
+                 ? tg__format_put_blocks(out, r, put_block,
+                                         tg__format_put_text_block, scratch)
+                 : tg__json_dump(r->content, out);
+        if (rc != 1)
+            return rc;
+    }
     if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
         return rc;
     if (r->untrusted || tg__result_output_part(r) != NULL) {
@@ -93,6 +108,8 @@ static int put_structured(tg_buf *out, const tg_result *r, unsigned flags)
     int want;
     if (r->outcome != TG_OUTCOME_SUCCESS)
         want = 1;
+    else if (tg__result_content_payload(r))
+        want = 0; /* {"content":[…]} of content blocks: they are the content */
     else if (flags & TG_MCP_CTR_STRUCTURED_ANY)
         want = 1;
     else if (flags & TG_MCP_CTR_STRUCTURED)
