@@ -54,8 +54,38 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
     return tg__json_dump(b, out);
 }
 
+/* ,{"type":"resource_link",...} naming the artifact a spooled result's
+ * output went to (toolgate://artifacts/<id>, the server's resources/read
+ * returns it), so clients that show resources can open it; nothing for a
+ * result without one. */
+static int put_artifact_link(tg_buf *out, const tg_result *r)
+{
+    /* the id is the spool's own (art_ and hex digits): no escaping */
+    const char *id =
+        json_string_value(json_object_get(r->artifact, "id")); /* borrowed */
+    if (id == NULL)
+        return 0;
+    const char *mt =
+        json_string_value(json_object_get(r->artifact, "media_type"));
+    json_t *bytes = json_object_get(r->artifact, "bytes"); /* borrowed */
+    int rc = tg__buf_printf(out,
+                            ",{\"type\":\"resource_link\",\"uri\":"
+                            "\"toolgate://artifacts/%s\",\"name\":\"%s\"",
+                            id, id);
+    if (rc == 0 && mt != NULL) {
+        rc = tg__buf_puts(out, ",\"mimeType\":");
+        if (rc == 0)
+            rc = tg__json_dump(json_object_get(r->artifact, "media_type"), out);
+    }
+    if (rc == 0 && json_is_integer(bytes))
+        rc = tg__buf_printf(out, ",\"size\":%" JSON_INTEGER_FORMAT,
+                            json_integer_value(bytes));
+    return rc != 0 ? rc : tg__buf_append(out, "}", 1);
+}
+
 /* The "content" of a CallToolResult: the result's blocks, else one text
- * block holding the payload's text. */
+ * block holding the payload's text (and a link to its artifact when the
+ * output was spooled). */
 static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
                        tg_buf *scratch)
 {
@@ -94,7 +124,11 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
         if ((rc = tg__format_payload_text(r, text)) == 0)
             rc = put_text(out, tg__buf_cstr(text), text->len, scratch);
     }
-    return rc != 0 ? rc : tg__buf_append(out, "}]", 2);
+    if (rc == 0)
+        rc = tg__buf_append(out, "}", 1);
+    if (rc == 0)
+        rc = put_artifact_link(out, r);
+    return rc != 0 ? rc : tg__buf_append(out, "]", 1);
 }
 
 /* ,"structuredContent":PAYLOAD when the result carries one: the payload of

@@ -216,8 +216,10 @@ static void answer(srv_req *r, int status, const tg_error *err)
         srv_send_error(srv, r->out, r->version, "tools/call", r->id,
                        tg__mcp_result_rpc_error(tr), m, NULL);
     } else if (tr != NULL &&
-               tg__mcp_call_tool_result(&b, tr, r->version, 0,
-                                        srv_meta_members(r->version)) == 0) {
+               tg__mcp_call_tool_result(
+                   &b, tr, r->version,
+                   tg_result_structured(tr) ? TG_MCP_RESULT_OUTPUT_SCHEMA : 0,
+                   srv_meta_members(r->version)) == 0) {
         srv_send_result_text(srv, r->out, r->version, "tools/call", r->id,
                              b.data, b.len);
     } else {
