@@ -444,7 +444,7 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
     if (!sse)
         st->retain = false; /* a JSON answer has no event ids */
     if (sse) {
-        stream_attach(st, r, 0);
+        stream_attach(st, r, false, 0);
         return queue_sse(r, minted);
     }
     if (ans.pending == 0) {
@@ -455,7 +455,7 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
             ans.http_status != 0 ? (unsigned)ans.http_status : MHD_HTTP_OK;
         return queue_json(r, status, body, len, minted);
     }
-    stream_attach(st, r, 0);
+    stream_attach(st, r, false, 0);
     r->phase = PHASE_WAIT;
     r->wait_status = ans.http_status != 0 ? ans.http_status : MHD_HTTP_OK;
     http_req_suspend(r);
@@ -498,7 +498,7 @@ static enum MHD_Result get_final(srv_http *h, http_req *r)
         /* A resume: only the stream the id names, never another's. */
         for (http_stream *st = hs->streams; st != NULL; st = st->next)
             if (st->num == num && st->retain && st->mode == MODE_SSE) {
-                stream_attach(st, r, seq);
+                stream_attach(st, r, true, seq);
                 return queue_sse(r, NULL);
             }
     }
@@ -514,7 +514,7 @@ static enum MHD_Result get_final(srv_http *h, http_req *r)
     st->priming = version_priming(v);
     hs->notify = st;
     stream_decide(st, true, 0);
-    stream_attach(st, r, 0);
+    stream_attach(st, r, false, 0);
     srv_session_set_notify(hs->s, &st->out);
     return queue_sse(r, NULL);
 }

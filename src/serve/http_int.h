@@ -193,10 +193,10 @@ bool stream_has_non_response(const http_stream *st);
 /* The JSON body of a JSON-mode stream (malloc'd, *len its length; NULL on
  * OOM; "" when it holds no response). */
 char *stream_json_body(http_stream *st, size_t *len);
-/* Attaches r as the stream's reader from the event after sequence
- * number `after` (0: from the start), detaching a previous reader (its
- * connection is closed). Takes a stream reference for r. */
-void stream_attach(http_stream *st, http_req *r, uint64_t after);
+/* Attaches r as the stream's reader: from the start, or for a resume from
+ * the first message after sequence number `after`. A previous reader is
+ * detached (its connection closed). Takes a stream reference for r. */
+void stream_attach(http_stream *st, http_req *r, bool resume, uint64_t after);
 /* Detaches r (its request ended): `delivered` when it wrote the end of
  * the stream. A stream whose client left before its last response is
  * reported (srv_out_closed) and, when resumable, kept; else it ends. */

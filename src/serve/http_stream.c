@@ -249,7 +249,7 @@ char *stream_json_body(http_stream *st, size_t *len)
 
 /* ------------------------------------------------------------ readers */
 
-void stream_attach(http_stream *st, http_req *r, uint64_t after)
+void stream_attach(http_stream *st, http_req *r, bool resume, uint64_t after)
 {
     http_req *old = st->reader;
     if (old != NULL && old != r) {
@@ -265,7 +265,7 @@ void stream_attach(http_stream *st, http_req *r, uint64_t after)
     st->reader = r;
     r->off = 0;
     r->cur = st->head;
-    if (after > 0 || (r->last_event_id != NULL && st->ids)) {
+    if (resume) {
         /* A resume: from the first message after the client's id. */
         while (r->cur != NULL && (r->cur->comment || r->cur->seq <= after))
             r->cur = r->cur->next;
