@@ -76,7 +76,8 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events)
 
 void http_kick(srv_http *h)
 {
-    if (!h->torn_down)
+    h->kicked = true;
+    if (!h->torn_down && !h->in_run)
         uv_timer_start(&h->mhd_timer, on_mhd_timer, 0, 0);
 }
 
@@ -108,10 +109,13 @@ static void run_mhd(srv_http *h)
     if (h->torn_down || h->in_run)
         return;
     h->in_run = true;
+    h->kicked = false;
     MHD_run(h->mhd);
     h->in_run = false;
     MHD_UNSIGNED_LONG_LONG ms = 0;
-    if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+    if (h->kicked) /* a connection was resumed meanwhile */
+        uv_timer_start(&h->mhd_timer, on_mhd_timer, 0, 0);
+    else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
         uv_timer_start(&h->mhd_timer, on_mhd_timer, ms > 60000 ? 60000 : ms, 0);
     else
         uv_timer_stop(&h->mhd_timer);
@@ -914,11 +918,18 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
     return 0;
 }
 
-/* Fills the defaults of every zero option. */
+/* Fills the defaults of every zero option. The process's open files
+ * limit is raised towards its hard limit so the connection limit, not the
+ * descriptors, decides (a soft limit of 1024 is common). */
 static void defaults(srv_http_options *o)
 {
     struct rlimit rl;
     unsigned files = 4096;
+    rlim_t want = (o->max_connections ? o->max_connections : 4096) + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur < 4096 + 64)
         files = rl.rlim_cur > 128 ? (unsigned)rl.rlim_cur - 64 : 64;

@@ -41,6 +41,7 @@ struct srv_http {
     uv_timer_t sweep;     /* deadlines, keep-alives, idle sessions */
     int handles;          /* loop handles not closed yet */
     bool in_run;          /* inside MHD_run */
+    bool kicked;          /* a connection was resumed: MHD_run again */
     bool quiescing;       /* srv_http_quiesce was called */
     bool torn_down;       /* the daemon is stopped, handles closing */
     bool freed;           /* srv_http_free was called */
