@@ -17,7 +17,8 @@
  *     lifetime is stated on each function.
  *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
  *   - Unless a function says otherwise, a handle is used by one thread at a
- *     time. tg_runtime_cancel() may be called from any thread.
+ *     time. tg_runtime_cancel() and tg_ask_answer() may be called from any
+ *     thread.
  */
 #ifndef TOOLGATE_H
 #define TOOLGATE_H
@@ -510,6 +511,45 @@ typedef tg_approval (*tg_approve_fn)(void *ud, const tg_call *call,
  * --approve or an earlier approval); NULL removes it. Without one, such a
  * call ends `denied` with a reason saying how to grant it. */
 void tg_runtime_set_approver(tg_runtime *rt, tg_approve_fn fn, void *ud);
+/* A policy `ask` put to a person asynchronously (an MCP client's user,
+ * a chat, a web page): made by the runtime, handed to the asker, freed by
+ * tg_ask_answer. */
+typedef struct tg_ask tg_ask;
+/* Called on the loop thread (the thread of tg_runtime_run_turn) for each
+ * `ask` not already answered (by tg_runtime_set_approve, by an earlier YES
+ * for the same tool and arguments, or by an ALWAYS for the tool). `call`
+ * (valid during the callback; its id stays in tg_ask_call_id) is what is
+ * asked about, `reason` the deciding rule's (borrowed for the callback).
+ * The callback must not block: it sends the question and returns. The call
+ * then waits for tg_ask_answer holding no parallel slot, while the other
+ * calls of the turn are checked, started and finished. The asker owns
+ * `ask` from now on and must answer it exactly once, also when the call
+ * ended meanwhile (canceled: by id, by cancel-all, by a cancel signal, by
+ * the turn failing) or the runtime was freed: the answer is what frees it. */
+typedef void (*tg_ask_fn)(void *ud, tg_ask *ask, const tg_call *call,
+                          const char *reason);
+/* Sets the asynchronous asker; NULL removes it. While one is set it is asked
+ * instead of the synchronous approver (tg_runtime_set_approver). Loop
+ * thread only, between turns. */
+void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud);
+/* Answers `ask`, from any thread (the answer is queued to the loop, like
+ * tg_runtime_cancel): YES runs the call and approves the same tool with the
+ * same arguments (same checksum) for the runtime's life, ALWAYS every call
+ * of the tool, NO ends it `denied` ("approval needed (<reason>) and the
+ * answer was no: <detail>", or without a detail "... and the operator said
+ * no"). `detail` (copied, may be NULL; cut at 1,024 bytes, invalid UTF-8
+ * replaced) names who answered and how ("approved by the MCP client's
+ * user", "the MCP client cannot ask its user") and goes into the result's
+ * decisions.policy.detail. The checks after the policy (command
+ * templates) run once the answer is in; then the call starts or queues.
+ * Returns 0: the ask is freed (never touch it again). When the call ended
+ * before the answer arrived, or the runtime was freed, the answer is
+ * accepted and ignored. TG_EINVAL (answer not a tg_approval, ask NULL) and
+ * TG_ENOMEM (copying `detail`) leave the ask unanswered and the caller's. */
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail);
+/* The id of the call `ask` is about: the ask's own copy, valid until
+ * tg_ask_answer, from any thread. */
+const char *tg_ask_call_id(const tg_ask *ask);
 /* Runs every call of `turn` (concurrently, up to the parallel limit) until
  * each has a result; returns 0 then, whatever the outcomes. Fails only when
  * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result

@@ -100,6 +100,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_artifact(int argc, char **argv);
 
 #endif

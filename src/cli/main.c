@@ -54,7 +54,7 @@ int main(int argc, char **argv)
                     {"history", cmd_history}, {"show", cmd_show},
                     {"stats", cmd_stats},     {"validate", cmd_validate},
                     {"policy", cmd_policy},   {"artifact", cmd_artifact},
-                    {"doctor", cmd_doctor}};
+                    {"doctor", cmd_doctor},   {"serve", cmd_serve}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

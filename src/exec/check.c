@@ -290,9 +290,11 @@ static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
 }
 
 /* The verdict as it goes into the result's `decisions`: {"decision",
- * "rule" (index, or null for the default), "reason", "approved_by"}. */
+ * "rule" (index, or null for the default), "reason", "approved_by", and
+ * "detail" (what an asynchronous answer said, tg_ask_answer)}. */
 static int record_verdict(tg__job *job, const char *key,
-                          const tg_policy_verdict *v, const char *approved_by)
+                          const tg_policy_verdict *v, const char *approved_by,
+                          const char *detail)
 {
     static const char *const names[] = {"allow", "deny", "ask"};
     json_t *p = json_pack(
@@ -302,6 +304,12 @@ static int record_verdict(tg__job *job, const char *key,
         v->reason ? v->reason : "", "approved_by", approved_by); /* new ref */
     if (p == NULL)
         return TG_ENOMEM;
+    if (detail != NULL &&
+        json_object_set_new(p, "detail",
+                            tg__json_text(detail, strlen(detail))) != 0) {
+        json_decref(p);
+        return TG_ENOMEM;
+    }
     if (job->decisions == NULL && (job->decisions = json_object()) == NULL) {
         json_decref(p);
         return TG_ENOMEM;
@@ -309,15 +317,37 @@ static int record_verdict(tg__job *job, const char *key,
     return json_object_set_new(job->decisions, key, p) == 0 ? 0 : TG_ENOMEM;
 }
 
+/* The denial of an `ask` that was not approved: why, and how to grant it. */
+static tg_result *ask_denied(tg_runtime *rt, const tg_call *call,
+                             const char *reason, bool prompt, bool *oom)
+{
+    tg_buf why;
+    tg__buf_init(&why, 0);
+    tg_result *r = NULL;
+    if (tg__buf_printf(&why,
+                       !prompt ? "approval needed (%s) for these arguments "
+                                 "and none was given before the turn began"
+                       : rt->approver != NULL
+                           ? "approval needed (%s) and the operator said no"
+                           : "approval needed (%s) and there is no operator "
+                             "to ask; run with --approve to answer yes, or "
+                             "add a policy rule that allows it",
+                       reason) == 0)
+        r = tg__result_denied(call, tg__buf_cstr(&why));
+    tg__buf_cleanup(&why);
+    return refuse(oom, r);
+}
+
 /* The permission policy (src/policy): allow runs on, deny ends `denied`
  * with the rule's reason, ask runs only when approved (--approve, an
- * operator through the runtime's approver, or an earlier approval of the
- * same arguments) and is denied otherwise, saying how to grant it. A call
- * the policy cannot judge (an unresolvable path, a regex limit) is denied,
- * never let through. The verdict is kept for the result's `decisions`
- * under `key`. `prompt`: the operator may be asked now (not for arguments
- * a hook rewrote while other tools run: those need an approval given
- * before, or --approve). */
+ * earlier approval of the same arguments or of the tool, or an operator:
+ * asynchronously through the runtime's asker (ask.c: the job then waits in
+ * TG__JOB_ASKING and NULL is returned), else through its approver now) and
+ * is denied otherwise, saying how to grant it. A call the policy cannot
+ * judge (an unresolvable path, a regex limit) is denied, never let through.
+ * The verdict is kept for the result's `decisions` under `key`. `prompt`:
+ * the operator may be asked now (not for arguments a hook rewrote while
+ * other tools run: those need an approval given before, or --approve). */
 static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
                                bool prompt, bool *oom)
 {
@@ -343,9 +373,9 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
         return NULL;
     }
     tg_result *r = NULL;
-    tg_buf why;
-    tg__buf_init(&why, 0);
     if (rc != 0) {
+        tg_buf why;
+        tg__buf_init(&why, 0);
         if (tg__buf_printf(&why, "the policy could not judge this call: %s",
                            e.message) == 0)
             r = tg__result_denied(call, tg__buf_cstr(&why));
@@ -353,8 +383,11 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
         return refuse(oom, r);
     }
     const char *approved_by = NULL;
+    /* An asker set is asked instead of the approver, later. */
+    bool later = prompt && rt->ask_fn != NULL;
     if (v.decision == TG_POLICY_ASK) {
-        rc = tg__approval_ask(rt, call, v.reason, prompt, &approved_by);
+        rc = tg__approval_ask(rt, call, v.reason, prompt && !later,
+                              &approved_by);
         if (rc < 0) {
             *oom = true;
             return NULL;
@@ -363,7 +396,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
     /* A call no rule spoke about, let through by an "allow" default, has
      * nothing worth keeping. */
     bool noteworthy = v.rule >= 0 || v.decision != TG_POLICY_ALLOW;
-    if (noteworthy && record_verdict(job, key, &v, approved_by) != 0) {
+    if (noteworthy && record_verdict(job, key, &v, approved_by, NULL) != 0) {
         *oom = true;
         return NULL;
     }
@@ -371,18 +404,12 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
         return NULL;
     if (v.decision == TG_POLICY_DENY)
         return refuse(oom, tg__result_denied(call, v.reason));
-    if (tg__buf_printf(&why,
-                       !prompt ? "approval needed (%s) for these arguments "
-                                 "and none was given before the turn began"
-                       : rt->approver != NULL
-                           ? "approval needed (%s) and the operator said no"
-                           : "approval needed (%s) and there is no operator "
-                             "to ask; run with --approve to answer yes, or "
-                             "add a policy rule that allows it",
-                       v.reason) == 0)
-        r = tg__result_denied(call, tg__buf_cstr(&why));
-    tg__buf_cleanup(&why);
-    return refuse(oom, r);
+    if (later) {
+        if (tg__ask_start(rt, job, &v) != 0)
+            *oom = true;
+        return NULL;
+    }
+    return ask_denied(rt, call, v.reason, prompt, oom);
 }
 
 /* No rules and "allow": nothing to judge (and no arguments object to
@@ -485,6 +512,19 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     return tg__check_call_rest(rt, job, oom);
 }
 
+/* The checks after the policy: a command tool's templates, or that a
+ * handler is there. */
+static tg_result *check_after_policy(tg_runtime *rt, tg__job *job, bool *oom)
+{
+    if (job->tool->kind == TG_TOOL_KIND_COMMAND)
+        return prepare_command(rt, job, oom);
+    if (job->tool->fn == NULL)
+        return refuse(
+            oom, tg__fail(job->call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
+                          "tool '%s' has no handler", job->call->tool));
+    return NULL;
+}
+
 tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
 {
     tg_call *call = job->call;
@@ -497,16 +537,39 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
     }
     if (policy_judges(rt)) {
         tg_result *r = check_policy(rt, job, "policy", true, oom);
-        if (r != NULL || *oom)
+        if (r != NULL || *oom || job->state == TG__JOB_ASKING)
             return r;
     }
-    if (tool->kind == TG_TOOL_KIND_COMMAND)
-        return prepare_command(rt, job, oom);
-    if (tool->fn == NULL)
-        return refuse(oom,
-                      tg__fail(call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,
-                               "tool '%s' has no handler", call->tool));
-    return NULL;
+    return check_after_policy(rt, job, oom);
+}
+
+tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
+                              const tg_policy_verdict *v, tg_approval answer,
+                              const char *detail, bool *oom)
+{
+    const tg_call *call = job->call;
+    const char *approved_by = NULL;
+    *oom = false;
+    if (tg__approval_keep(rt, call, answer, &approved_by) != 0 ||
+        record_verdict(job, "policy", v, approved_by, detail) != 0) {
+        *oom = true;
+        return NULL;
+    }
+    if (approved_by != NULL)
+        return check_after_policy(rt, job, oom);
+    tg_buf why;
+    tg__buf_init(&why, 0);
+    tg_result *r = NULL;
+    if ((detail != NULL
+             ? tg__buf_printf(&why,
+                              "approval needed (%s) and the answer was no: %s",
+                              v->reason, detail)
+             : tg__buf_printf(&why,
+                              "approval needed (%s) and the operator said no",
+                              v->reason)) == 0)
+        r = tg__result_denied(call, tg__buf_cstr(&why));
+    tg__buf_cleanup(&why);
+    return refuse(oom, r);
 }
 
 /* For hooks.c: a rewrite of the arguments by a before hook prepares the

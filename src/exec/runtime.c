@@ -116,6 +116,7 @@ static void on_async(uv_async_t *h)
         free(r);
         r = next;
     }
+    tg__asks_drain(rt); /* answers to asks (ask.c) come the same way */
 }
 
 static void on_check(uv_check_t *h)
@@ -314,6 +315,8 @@ void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)
         return;
+    /* First: no answer to an ask may wake the loop once it closes. */
+    tg__asks_detach(rt);
     sigset_t old;
     sigpipe_block(&old);
     end_submitted(rt);

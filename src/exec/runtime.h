@@ -8,7 +8,8 @@
  *
  * Threading: everything here is touched only on the loop thread (the thread
  * that calls tg_runtime_run_turn / tg_runtime_free), except the cancel queue
- * (under `mu`) and the handler context's `canceled` flag (atomic).
+ * and the queue of answered asks (under `mu`) and the handler context's
+ * `canceled` flag (atomic).
  */
 #ifndef TG_EXEC_RUNTIME_H
 #define TG_EXEC_RUNTIME_H
@@ -48,6 +49,7 @@ typedef enum tg__job_state {
     TG__JOB_RUNNING,
     TG__JOB_HOOK,     /* a before or after hook runs for it (hooks.c) */
     TG__JOB_CHECKING, /* its schema check runs on the pool (schema_work.c) */
+    TG__JOB_ASKING,   /* waits for the answer to a policy `ask` (ask.c) */
     TG__JOB_DONE
 } tg__job_state;
 
@@ -85,6 +87,8 @@ struct tg__job {
      * the schema (tg__check_call_rest) are still to run */
     tg__schema_work *sw;
     bool defer_rest;
+    /* the ask it waits for in TG__JOB_ASKING (ask.c), else NULL */
+    tg_ask *ask;
 };
 
 /* One tg_runtime_run_turn in progress. */
@@ -133,7 +137,13 @@ struct tg_runtime {
     tg_approve_fn approver; /* asks an operator, or NULL */
     void *approver_ud;
     tg__approvals *approvals; /* what operators approved (approval.c) */
-    int watch_fd;             /* the watchdog's socket (watchdog.c), -1: none */
+    /* asynchronous asks (ask.c): the asker; the asks not yet answered on
+     * the loop (loop thread only); answers from any thread (under mu) */
+    tg_ask_fn ask_fn;
+    void *ask_ud;
+    tg_ask *asks;
+    tg_ask *answered_head, *answered_tail;
+    int watch_fd; /* the watchdog's socket (watchdog.c), -1: none */
     pid_t watch_pid;
     int32_t *watch_slots; /* running tool groups, shared with the watchdog */
     tg_journal *journal;  /* NULL when off */
@@ -293,7 +303,47 @@ void tg__schema_work_cancel(tg__job *job, const char *by, const char *reason);
  * *approved_by (a static text) when it may run, 0 when not, TG_ENOMEM. */
 int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
                      bool prompt, const char **approved_by);
+/* Keeps an operator's YES (bound to call's checksum) or ALWAYS (the tool)
+ * for the rest of the runtime's life; NO keeps nothing. Returns 0 with
+ * *approved_by (a static text for the decisions; NULL for NO), or
+ * TG_ENOMEM. */
+int tg__approval_keep(tg_runtime *rt, const tg_call *call, tg_approval answer,
+                      const char **approved_by);
 void tg__approvals_free(tg__approvals *a);
+
+/* ---------------------------------------------------------------- asks */
+/* ask.c: a policy `ask` put to rt->ask_fn, answered later from any thread
+ * (tg_ask_answer). A tg_ask is held by the runtime until its answer was
+ * taken on the loop (or the runtime is freed) and by the asker until it
+ * answers; whichever lets go last frees it. */
+
+/* Puts the ask about job's call to rt->ask_fn: the job becomes
+ * TG__JOB_ASKING, holds no slot, and is cancellable by id and with
+ * everything (tg__asks_cancel_all). `v` is the policy's verdict (copied).
+ * Returns 0, or TG_ENOMEM (the job is untouched). */
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v);
+/* Ends a TG__JOB_ASKING job `canceled` (not_started, by and reason); its ask
+ * stays the asker's to answer. */
+void tg__ask_cancel(tg__job *job, const char *by, const char *reason);
+/* tg__ask_cancel on every job waiting for an answer. */
+void tg__asks_cancel_all(tg_runtime *rt, const char *by, const char *reason);
+/* Takes the answers queued by tg_ask_answer (loop thread; the async handle
+ * calls it): a job still waiting goes on through tg__check_answered and
+ * tg__job_ready, or ends with its refusal. */
+void tg__asks_drain(tg_runtime *rt);
+/* Lets go of every ask not yet answered, before the runtime is freed: an
+ * answer after this is accepted and ignored. A job still waiting ends
+ * `canceled` by "system". */
+void tg__asks_detach(tg_runtime *rt);
+
+/* check.c: a job's ask was answered (ask.c): the answer is kept
+ * (tg__approval_keep) and recorded in decisions.policy with `detail`
+ * (may be NULL), and on YES or ALWAYS the checks after the policy run.
+ * NULL when the call may run, else its refusal (denied on NO); sets *oom
+ * on allocation failure. */
+tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
+                              const tg_policy_verdict *v, tg_approval answer,
+                              const char *detail, bool *oom);
 
 /* ------------------------------------------------------------ hooks */
 /* hooks.c: the before and after hooks of cfg->hooks (spec/cli.md). Each

@@ -282,6 +282,9 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
     case TG__JOB_CHECKING:
         tg__schema_work_cancel(job, by, reason);
         break;
+    case TG__JOB_ASKING:
+        tg__ask_cancel(job, by, reason);
+        break;
     default:
         break;
     }
@@ -329,6 +332,9 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
         cancel_job(rt, j, by, reason, hard);
         j = next;
     }
+    /* Calls waiting for the answer to an ask are neither queued nor
+     * running (ask.c). */
+    tg__asks_cancel_all(rt, by, reason);
     /* While a run waits for schema checks on the pool, its calls are
      * neither queued nor running yet. */
     cancel_checking(rt, rt->current, by, reason, hard);

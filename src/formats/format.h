@@ -154,4 +154,19 @@ int tg__format_bad_strings_error(tg_error *err, const char *prefix,
 int tg__format_block_text(const json_t *block, tg_buf *out);
 int tg__format_content_text(const json_t *content, tg_buf *out);
 
+/* The MCP CallToolResult of result r (mcp_result.c says what it holds), as
+ * one compact JSON object appended to out. flags: TG_MCP_CTR_STRUCTURED
+ * puts a success's payload in structuredContent too when it is an object,
+ * TG_MCP_CTR_STRUCTURED_ANY whatever JSON value it is (2026-07-28 allows
+ * any), TG_MCP_CTR_RESULT_TYPE adds "resultType":"complete" (2026-07-28).
+ * meta_members (may be NULL) is JSON text of members ("k":v,...) placed
+ * first in _meta. text and scratch are the caller's buffers, reused.
+ * Returns 0, TG_ENOMEM or TG_ELIMIT. */
+#define TG_MCP_CTR_STRUCTURED 1u
+#define TG_MCP_CTR_STRUCTURED_ANY 2u
+#define TG_MCP_CTR_RESULT_TYPE 4u
+int tg__format_mcp_call_tool_result(tg_buf *out, const tg_result *r,
+                                    unsigned flags, const char *meta_members,
+                                    tg_buf *text, tg_buf *scratch);
+
 #endif

@@ -23,9 +23,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "error.h"
 #include "http_int.h"
 
 #define SWEEP_MS 250     /* deadlines, keep-alives and idle sessions */
@@ -46,6 +47,21 @@
 
 static void run_mhd(srv_http *h);
 static void teardown(srv_http *h);
+
+/* Fills err (may be NULL) with code and a message. */
+static void fail(tg_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(tg_error *err, int code, const char *fmt, ...)
+{
+    if (err == NULL)
+        return;
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
 
 /* ------------------------------------------------------------ versions */
 
@@ -86,17 +102,16 @@ void http_kick(srv_http *h)
  * daemon down. */
 static void drain(srv_http *h)
 {
-    if (!h->quiescing || h->torn_down || h->busy > 0 || !srv_stopping(h->srv))
+    if (h->torn_down || h->busy > 0 ||
+        !(h->closing || (h->quiescing && srv_stopping(h->srv))))
         return;
-    size_t pos = 0;
-    for (tg_hentry *e; (e = tg__hmap_next(&h->sessions, &pos)) != NULL;) {
-        http_session *hs = e->val.ptr;
-        if (hs->notify != NULL && !hs->notify->finish) {
-            hs->notify->finish = true;
-            if (hs->notify->reader != NULL)
-                http_req_wake(hs->notify->reader);
-        }
-    }
+    for (size_t b = 0; b < h->n_buckets; b++)
+        for (http_session *hs = h->buckets[b]; hs != NULL; hs = hs->hnext)
+            if (hs->notify != NULL && !hs->notify->finish) {
+                hs->notify->finish = true;
+                if (hs->notify->reader != NULL)
+                    http_req_wake(hs->notify->reader);
+            }
     for (http_conn *hc = h->conns; hc != NULL; hc = hc->next)
         if (hc->req == NULL)
             shutdown(hc->fd, SHUT_RDWR);
@@ -124,13 +139,78 @@ static void run_mhd(srv_http *h)
 
 /* ------------------------------------------------------------ sessions */
 
+/* The bucket of an id: its first 16 hex digits are random already. */
+static size_t bucket_of(const srv_http *h, const char *id)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 16; i++)
+        v = v << 4 | (uint64_t)(id[i] <= '9' ? id[i] - '0' : id[i] - 'a' + 10);
+    return (size_t)(v & (h->n_buckets - 1));
+}
+
 static http_session *session_find(srv_http *h, const char *id)
 {
-    if (!http_session_id_valid(id))
+    if (h->n_buckets == 0 || !http_session_id_valid(id))
         return NULL;
-    tg_hentry *e = tg__hmap_find(&h->sessions, id, HTTP_SESSION_ID_LEN,
-                                 tg__hash_bytes(id, HTTP_SESSION_ID_LEN));
-    return e != NULL ? e->val.ptr : NULL;
+    for (http_session *hs = h->buckets[bucket_of(h, id)]; hs != NULL;
+         hs = hs->hnext)
+        if (memcmp(hs->id, id, HTTP_SESSION_ID_LEN) == 0)
+            return hs;
+    return NULL;
+}
+
+/* Puts hs in the table, growing it to keep chains short; -1 on OOM. */
+static int session_insert(srv_http *h, http_session *hs)
+{
+    if (h->n_sessions >= h->n_buckets) {
+        size_t n = h->n_buckets ? h->n_buckets * 2 : 64;
+        http_session **grown = calloc(n, sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        http_session **old = h->buckets;
+        size_t old_n = h->n_buckets;
+        h->buckets = grown;
+        h->n_buckets = n;
+        for (size_t b = 0; b < old_n; b++)
+            for (http_session *e = old[b], *next; e != NULL; e = next) {
+                next = e->hnext;
+                size_t at = bucket_of(h, e->id);
+                e->hnext = grown[at];
+                grown[at] = e;
+            }
+        free(old);
+    }
+    size_t at = bucket_of(h, hs->id);
+    hs->hnext = h->buckets[at];
+    h->buckets[at] = hs;
+    h->n_sessions++;
+    return 0;
+}
+
+static void session_remove(srv_http *h, http_session *hs)
+{
+    for (http_session **p = &h->buckets[bucket_of(h, hs->id)]; *p != NULL;
+         p = &(*p)->hnext)
+        if (*p == hs) {
+            *p = hs->hnext;
+            h->n_sessions--;
+            return;
+        }
+}
+
+/* Up to max sessions into out (for ending them: that changes the table);
+ * with `idle`, only those unused since before it with nothing open. */
+static size_t session_collect(srv_http *h, http_session **out, size_t max,
+                              bool expired, uint64_t before)
+{
+    size_t n = 0;
+    for (size_t b = 0; b < h->n_buckets && n < max; b++)
+        for (http_session *hs = h->buckets[b]; hs != NULL && n < max;
+             hs = hs->hnext)
+            if (!expired || (hs->streams == NULL && hs->notify == NULL &&
+                             hs->last_used <= before))
+                out[n++] = hs;
+    return n;
 }
 
 /* A new session entry for s (taken on success) under a fresh id. */
@@ -139,24 +219,18 @@ static http_session *session_add(srv_http *h, srv_session *s)
     http_session *hs = calloc(1, sizeof *hs);
     if (hs == NULL)
         return NULL;
-    tg_hentry *e = NULL;
-    int rc;
-    do {
+    do { /* a repeat has odds of 2^-128, but costs nothing to rule out */
         if (http_session_id_new(hs->id) != 0) {
             free(hs);
             return NULL;
         }
-        rc = tg__hmap_put(&h->sessions, hs->id, HTTP_SESSION_ID_LEN,
-                          tg__hash_bytes(hs->id, HTTP_SESSION_ID_LEN), &e);
-    } while (rc == 1); /* 2^-128: mint another */
-    if (rc < 0) {
+    } while (session_find(h, hs->id) != NULL);
+    if (session_insert(h, hs) != 0) {
         free(hs);
         return NULL;
     }
-    e->val.ptr = hs;
     hs->s = s;
     hs->last_used = uv_now(h->loop);
-    h->n_sessions++;
     return hs;
 }
 
@@ -164,11 +238,7 @@ static http_session *session_add(srv_http *h, srv_session *s)
  * calls; its streams end, their clients' connections close. */
 static void session_end(srv_http *h, http_session *hs)
 {
-    tg_hentry *e = tg__hmap_find(&h->sessions, hs->id, HTTP_SESSION_ID_LEN,
-                                 tg__hash_bytes(hs->id, HTTP_SESSION_ID_LEN));
-    if (e != NULL)
-        tg__hmap_remove(&h->sessions, e);
-    h->n_sessions--;
+    session_remove(h, hs);
     srv_session_end(hs->s);
     while (hs->streams != NULL) {
         http_stream *st = hs->streams;
@@ -397,7 +467,7 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
         if (!modern && h->n_sessions >= h->o.max_sessions)
             return queue_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
                                "Too many sessions");
-        own = srv_session_new(h->srv, SRV_VIA_HTTP, NULL);
+        own = srv_session_new(h->srv, SRV_VIA_HTTP, h->caller);
         if (own == NULL)
             return queue_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
                                "Out of memory");
@@ -794,17 +864,16 @@ static void on_sweep(uv_timer_t *t)
             stream_keepalive(r->st, now - h->o.keepalive_ms);
     }
     http_session *expired[EXPIRE_BATCH];
-    size_t n = 0, pos = 0;
     uint64_t idle = (uint64_t)h->o.session_idle_s * 1000;
-    for (tg_hentry *e;
-         n < EXPIRE_BATCH && (e = tg__hmap_next(&h->sessions, &pos)) != NULL;) {
-        http_session *hs = e->val.ptr;
-        if (hs->streams == NULL && hs->notify == NULL &&
-            now - hs->last_used >= idle)
-            expired[n++] = hs;
-    }
+    size_t n = now >= idle
+                   ? session_collect(h, expired, EXPIRE_BATCH, true, now - idle)
+                   : 0;
     for (size_t i = 0; i < n; i++)
         session_end(h, expired[i]);
+    if (h->closing && now >= h->close_by) {
+        teardown(h); /* the last responses had their time */
+        return;
+    }
     run_mhd(h);
 }
 
@@ -818,7 +887,8 @@ static void on_handle_closed(uv_handle_t *handle)
             free(h->origins[i]);
         free(h->origins);
         free(h->endpoint);
-        tg__hmap_cleanup(&h->sessions);
+        free(h->caller);
+        free(h->buckets);
         free(h);
     }
 }
@@ -832,10 +902,8 @@ static void teardown(srv_http *h)
     if (h->mhd != NULL) {
         /* Collected first: ending one moves the table's entries. */
         http_session **all = calloc(h->n_sessions + 1, sizeof *all);
-        size_t n = 0, pos = 0;
-        for (tg_hentry *e;
-             all != NULL && (e = tg__hmap_next(&h->sessions, &pos)) != NULL;)
-            all[n++] = e->val.ptr;
+        size_t n =
+            all != NULL ? session_collect(h, all, h->n_sessions, false, 0) : 0;
         for (size_t i = 0; i < n; i++)
             session_end(h, all[i]);
         free(all);
@@ -868,9 +936,11 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(host, service, &hints, &res);
-    if (gai != 0)
-        return tg__error_set(err, TG_EINVAL, "--http: cannot resolve '%s': %s",
-                             host, gai_strerror(gai));
+    if (gai != 0) {
+        fail(err, TG_EINVAL, "--http: cannot resolve '%s': %s", host,
+             gai_strerror(gai));
+        return TG_EINVAL;
+    }
     int fd = -1, last = 0;
     for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
@@ -890,10 +960,11 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
         }
     }
     freeaddrinfo(res);
-    if (fd < 0)
-        return tg__error_set(err, tg__errno_to_tg(last),
-                             "--http: cannot listen on %s:%d: %s", host, port,
-                             strerror(last));
+    if (fd < 0) {
+        fail(err, last == EADDRINUSE ? TG_EEXIST : TG_EIO,
+             "--http: cannot listen on %s:%d: %s", host, port, strerror(last));
+        return last == EADDRINUSE ? TG_EEXIST : TG_EIO;
+    }
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     char addr[INET6_ADDRSTRLEN] = "";
@@ -957,52 +1028,131 @@ static void defaults(srv_http_options *o)
         o->retry_ms = 1000;
 }
 
-srv_http *srv_http_start(tg_srv *srv, const srv_http_options *opt,
-                         tg_error *err)
+/* Splits "HOST:PORT" or "[V6]:PORT" into host (size bytes) and *port. */
+static int parse_listen(const char *listen, char *host, size_t size, int *port,
+                        tg_error *err)
 {
-    srv_http *h = calloc(1, sizeof *h);
-    if (h == NULL) {
-        tg__error_set(err, TG_ENOMEM, "out of memory");
+    const char *colon, *h0 = listen, *h1;
+    if (listen[0] == '[') {
+        h0 = listen + 1;
+        h1 = strchr(h0, ']');
+        colon = h1 != NULL && h1[1] == ':' ? h1 + 1 : NULL;
+    } else {
+        colon = strrchr(listen, ':');
+        h1 = colon;
+    }
+    char *end = NULL;
+    long p = -1;
+    if (colon != NULL && colon[1] >= '0' && colon[1] <= '9') {
+        errno = 0;
+        p = strtol(colon + 1, &end, 10);
+        if (errno != 0 || *end != '\0')
+            p = -1;
+    }
+    size_t n = colon != NULL ? (size_t)(h1 - h0) : 0;
+    if (colon == NULL || p < 0 || p > 65535 || n == 0 || n >= size) {
+        fail(err, TG_EINVAL,
+             "--http wants HOST:PORT (127.0.0.1:8080, [::1]:0), not '%.64s'",
+             listen);
+        return TG_EINVAL;
+    }
+    memcpy(host, h0, n);
+    host[n] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+/* The token: the first line of path, without its line end. */
+static char *read_token(const char *path, tg_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fail(err, TG_EINVAL, "--token-file %s: %s", path, strerror(errno));
         return NULL;
     }
+    char line[4096];
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    size_t n = got != NULL ? strcspn(line, "\r\n") : 0;
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        n--;
+    char *token = n > 0 ? strndup(line, n) : NULL;
+    OPENSSL_cleanse(line, sizeof line);
+    if (n == 0)
+        fail(err, TG_EINVAL, "--token-file %s: no token on its first line",
+             path);
+    else if (token == NULL)
+        fail(err, TG_ENOMEM, "out of memory");
+    return token;
+}
+
+static void free_token(char *token)
+{
+    if (token != NULL) {
+        OPENSSL_cleanse(token, strlen(token));
+        free(token);
+    }
+}
+
+int srv_http_start(tg_srv *srv, const srv_http_options *opt, srv_http **out,
+                   tg_error *err)
+{
+    *out = NULL;
+    char host[256] = "127.0.0.1";
+    int port = 0, rc = TG_ENOMEM;
+    char *token = NULL;
+    srv_http *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        goto oom;
     h->srv = srv;
     h->loop = srv_loop(srv);
     h->listen_fd = -1;
     h->o = *opt;
-    h->o.host = h->o.endpoint = h->o.token = NULL;
-    h->o.allow_origins = NULL;
+    h->o.listen = h->o.endpoint = h->o.token = h->o.token_file = NULL;
+    h->o.origins = NULL;
+    h->o.caller = NULL;
     defaults(&h->o);
+    rc = TG_EINVAL;
+    if (opt->listen != NULL &&
+        parse_listen(opt->listen, host, sizeof host, &port, err) != 0)
+        goto fail;
     const char *endpoint = opt->endpoint != NULL ? opt->endpoint : "/mcp";
     if (endpoint[0] != '/' || strlen(endpoint) > 64) {
-        tg__error_set(err, TG_EINVAL,
-                      "the HTTP endpoint must be a path starting with '/' "
-                      "(at most 64 bytes)");
+        fail(err, rc,
+             "the HTTP endpoint must be a path starting with '/' (at most 64 "
+             "bytes)");
         goto fail;
     }
-    h->endpoint = strdup(endpoint);
-    if (h->endpoint == NULL)
-        goto oom;
-    if (opt->token != NULL) {
-        if (opt->token[0] == '\0') {
-            tg__error_set(err, TG_EINVAL, "the bearer token is empty");
+    if (opt->token_file != NULL && opt->token == NULL &&
+        (token = read_token(opt->token_file, err)) == NULL) {
+        rc = err != NULL && err->code == TG_ENOMEM ? TG_ENOMEM : TG_EINVAL;
+        goto fail;
+    }
+    const char *tok = opt->token != NULL ? opt->token : token;
+    if (tok != NULL) {
+        if (tok[0] == '\0') {
+            fail(err, rc, "the bearer token is empty");
             goto fail;
         }
         h->has_token = true;
-        http_token_digest(opt->token, strlen(opt->token), h->token_digest);
+        http_token_digest(tok, strlen(tok), h->token_digest);
     }
-    if (opt->n_allow_origins > 0) {
-        h->origins = calloc(opt->n_allow_origins, sizeof *h->origins);
+    h->endpoint = strdup(endpoint);
+    if (h->endpoint == NULL ||
+        (opt->caller != NULL && (h->caller = strdup(opt->caller)) == NULL))
+        goto oom;
+    if (opt->norigins > 0) {
+        h->origins = calloc((size_t)opt->norigins, sizeof *h->origins);
         if (h->origins == NULL)
             goto oom;
-        for (size_t i = 0; i < opt->n_allow_origins; i++) {
-            h->origins[i] = strdup(opt->allow_origins[i]);
+        for (int i = 0; i < opt->norigins; i++) {
+            h->origins[i] = strdup(opt->origins[i]);
             if (h->origins[i] == NULL)
                 goto oom;
             h->n_origins++;
         }
     }
-    if (bind_listen(h, opt->host != NULL ? opt->host : "127.0.0.1", opt->port,
-                    err) != 0)
+    if ((rc = bind_listen(h, host, port, err)) != 0)
         goto fail;
     size_t pool =
         h->o.max_header * 2 > (32u << 10) ? h->o.max_header * 2 : (32u << 10);
@@ -1014,15 +1164,15 @@ srv_http *srv_http_start(tg_srv *srv, const srv_http_options *opt,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_END);
+    rc = TG_EINTERNAL;
     if (h->mhd == NULL) {
-        tg__error_set(err, TG_EINTERNAL,
-                      "cannot start the HTTP server (libmicrohttpd)");
+        fail(err, rc, "cannot start the HTTP server (libmicrohttpd)");
         goto fail;
     }
     const union MHD_DaemonInfo *di =
         MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
     if (di == NULL || uv_poll_init(h->loop, &h->mhd_poll, di->epoll_fd) != 0) {
-        tg__error_set(err, TG_EINTERNAL, "cannot watch the HTTP server");
+        fail(err, rc, "cannot watch the HTTP server");
         MHD_stop_daemon(h->mhd);
         goto fail;
     }
@@ -1036,18 +1186,25 @@ srv_http *srv_http_start(tg_srv *srv, const srv_http_options *opt,
     http_kick(h);
     if (!opt->quiet)
         fprintf(stderr, "toolgate: serving MCP on %s\n", h->url);
-    return h;
+    free_token(token);
+    *out = h;
+    return 0;
 oom:
-    tg__error_set(err, TG_ENOMEM, "out of memory");
+    rc = TG_ENOMEM;
+    fail(err, rc, "out of memory");
 fail:
-    if (h->listen_fd >= 0)
-        close(h->listen_fd);
-    for (size_t i = 0; i < h->n_origins; i++)
-        free(h->origins[i]);
-    free(h->origins);
-    free(h->endpoint);
-    free(h);
-    return NULL;
+    free_token(token);
+    if (h != NULL) {
+        if (h->listen_fd >= 0)
+            close(h->listen_fd);
+        for (size_t i = 0; i < h->n_origins; i++)
+            free(h->origins[i]);
+        free(h->origins);
+        free(h->endpoint);
+        free(h->caller);
+        free(h);
+    }
+    return rc;
 }
 
 const char *srv_http_url(const srv_http *h)
@@ -1055,7 +1212,7 @@ const char *srv_http_url(const srv_http *h)
     return h->url;
 }
 
-void srv_http_quiesce(srv_http *h)
+void srv_http_stop_accepting(srv_http *h)
 {
     if (h == NULL || h->quiescing || h->torn_down)
         return;
@@ -1068,6 +1225,17 @@ void srv_http_quiesce(srv_http *h)
         if (hc->req == NULL)
             shutdown(hc->fd, SHUT_RDWR);
     http_kick(h);
+}
+
+void srv_http_close(srv_http *h)
+{
+    if (h == NULL || h->closing || h->torn_down)
+        return;
+    srv_http_stop_accepting(h);
+    h->closing = true;
+    h->close_by = uv_now(h->loop) + 2000;
+    uv_ref((uv_handle_t *)&h->sweep);
+    drain(h);
 }
 
 void srv_http_free(srv_http *h)

@@ -21,8 +21,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "hashmap.h"
-#include "http.h"
+#include "http_transport.h"
 #include "http_check.h"
 
 typedef struct http_conn http_conn;
@@ -45,10 +44,13 @@ struct srv_http {
     bool quiescing;       /* srv_http_quiesce was called */
     bool torn_down;       /* the daemon is stopped, handles closing */
     bool freed;           /* srv_http_free was called */
+    bool closing;         /* srv_http_close was called */
+    uint64_t close_by;    /* uv_now when closing stops waiting */
     bool loopback;        /* bound to a loopback address */
 
     /* options, copied */
     char *endpoint;
+    char *caller;
     bool has_token;
     unsigned char token_digest[32];
     char **origins;
@@ -56,7 +58,8 @@ struct srv_http {
     srv_http_options o; /* numbers only; strings above */
     char url[128];
 
-    tg_hmap sessions; /* id -> http_session */
+    http_session **buckets; /* sessions by id: chained, a power of two */
+    size_t n_buckets;
     size_t n_sessions;
     http_conn *conns; /* every open connection */
     size_t busy;      /* streams with responses still to come */
@@ -159,6 +162,7 @@ struct http_stream {
 
 struct http_session {
     char id[HTTP_SESSION_ID_LEN + 1];
+    http_session *hnext; /* in its bucket */
     srv_session *s;
     http_stream *streams; /* POST streams not ended */
     http_stream *notify;  /* the GET stream while open */

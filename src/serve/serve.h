@@ -137,12 +137,14 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
 /* ------------------------------------------------------------ server */
 
 typedef struct srv_options {
-    const char *caller;  /* default caller id ("mcp-client" when NULL) */
-    size_t max_message;  /* bytes of one message (0: 4 MiB) */
-    int max_depth;       /* nesting of one message (0: 64) */
-    const char *trace;   /* file to append every sent message to, JSON
-                            Lines {"version","answers","message"}, or NULL
-                            (tests validate them against the schemas) */
+    const char *caller;    /* default caller id ("mcp-client" when NULL) */
+    size_t max_message;    /* bytes of one message (0: 4 MiB) */
+    int max_depth;         /* nesting of one message (0: 64) */
+    const char *trace;     /* file to append every sent message to, JSON
+                              Lines {"version","answers","message"}, or NULL
+                              (tests validate them against the schemas) */
+    const char *spool_dir; /* the artifacts offered as resources (borrowed,
+                              must outlive the server); NULL: none */
 } srv_options;
 
 /* A server over `rt` (borrowed; it must outlive the server) with its own
@@ -158,5 +160,8 @@ int srv_run(tg_srv *srv);
 void srv_stop(tg_srv *srv, int64_t grace_ms);
 /* 1 once srv_stop was called. */
 int srv_stopping(const tg_srv *srv);
+/* fn(srv, ud) is called once the stopped server answered everything (the
+ * transports then close their handles so the loop can end); up to four. */
+void srv_on_stopped(tg_srv *srv, void (*fn)(tg_srv *srv, void *ud), void *ud);
 
 #endif

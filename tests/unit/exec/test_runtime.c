@@ -43,22 +43,11 @@
 
 /* ------------------------------------------------------------ harness */
 
-typedef struct env {
-    char dir[PATH_MAX]; /* first: tg_test_dir_setup makes it */
-    const char *fx;
-} env;
+typedef tg_test_fx_env env;
 
 static int setup(void **state)
 {
-    const char *fx = getenv("TG_FIXTURES");
-    if (fx == NULL) {
-        fprintf(stderr, "TG_FIXTURES is not set (run under ctest)\n");
-        return -1;
-    }
-    if (tg_test_dir_setup(state, sizeof(env), "tg_rt_") != 0)
-        return -1;
-    ((env *)*state)->fx = fx;
-    return 0;
+    return tg_test_fx_setup(state, "tg_rt_");
 }
 
 static int teardown(void **state)

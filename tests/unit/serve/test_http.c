@@ -33,7 +33,7 @@
 #include <cmocka.h>
 
 #include "core_double.h"
-#include "http.h"
+#include "http_transport.h"
 #include "tg_test.h"
 
 /* ------------------------------------------------------------ the server */
@@ -96,24 +96,22 @@ static int setup(void **state)
         return -1;
     static const char *const origins[] = {"https://app.example"};
     srv_http_options o = {0};
-    o.allow_origins = origins;
-    o.n_allow_origins = 1;
+    o.origins = origins;
+    o.norigins = 1;
     o.max_body = 64 << 10;
     o.request_timeout_ms = (unsigned)tg_test_ms(1500);
     o.max_stream_queue = 256 << 10;
     o.keepalive_ms = 200;
     o.quiet = true;
     tg_error err = {0};
-    plain = srv_http_start(srv, &o, &err);
-    if (plain == NULL) {
+    if (srv_http_start(srv, &o, &plain, &err) != 0) {
         fprintf(stderr, "start: %s\n", err.message);
         return -1;
     }
     srv_http_options t = {0};
     t.token = "s3cret";
     t.quiet = true;
-    locked = srv_http_start(srv, &t, &err);
-    if (locked == NULL)
+    if (srv_http_start(srv, &t, &locked, &err) != 0)
         return -1;
     port_plain = port_of(plain);
     port_locked = port_of(locked);
@@ -791,7 +789,7 @@ static void test_slowloris(void **state)
 static void quiesce(void *arg)
 {
     (void)arg;
-    srv_http_quiesce(plain);
+    srv_http_stop_accepting(plain);
     dbl_srv_stop(srv);
 }
 

@@ -2,7 +2,8 @@
 /*
  * tg_test_exec.h - what the runtime's unit tests (tests/unit/exec) share on
  * top of tg_test.h: a configuration and a runtime from JSON text, adding
- * calls to a turn, running it, what one call costs here and now.
+ * calls to a turn, running it, what one call costs here and now, the
+ * per-test state of tests that run the fixture programs.
  * Header-only; it needs cmocka and the exec layer's internal headers, so
  * only tests that link tg_exec include it.
  * A failure here fails the test, saying what the library said.
@@ -17,6 +18,9 @@
 
 #include <cmocka.h>
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -25,6 +29,29 @@
 #include "tg_test.h"
 #include "toolgate.h"
 #include "turn.h"
+
+/* What the tests that run the fixture programs (tests/fixtures) keep per
+ * test: a temporary directory and where the fixtures were built. */
+typedef struct tg_test_fx_env {
+    char dir[PATH_MAX]; /* first: tg_test_dir_setup makes it */
+    const char *fx;     /* $TG_FIXTURES */
+} tg_test_fx_env;
+
+/* A cmocka setup: a tg_test_fx_env in *state with a fresh directory named
+ * after prefix; -1 when $TG_FIXTURES is not set (outside ctest), saying so.
+ * tg_test_dir_teardown undoes it. */
+static inline int tg_test_fx_setup(void **state, const char *prefix)
+{
+    const char *fx = getenv("TG_FIXTURES");
+    if (fx == NULL) {
+        fprintf(stderr, "TG_FIXTURES is not set (run under ctest)\n");
+        return -1;
+    }
+    if (tg_test_dir_setup(state, sizeof(tg_test_fx_env), prefix) != 0)
+        return -1;
+    ((tg_test_fx_env *)*state)->fx = fx;
+    return 0;
+}
 
 /* A configuration loaded from JSON text (relative paths against dir, which
  * may be NULL); fails the test when it does not load. */

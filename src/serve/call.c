@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call.c - tools/call: each request becomes a one-call turn with an id of
+ * the server's own (the journal's key: JSON-RPC ids repeat across clients
+ * and sessions), submitted to the runtime under the session's caller. While
+ * it runs, its output becomes notifications/progress (bytes so far and the
+ * last line, for a request with a progressToken) and each line the tool
+ * writes to stderr a notifications/message log message at the level the
+ * line starts with (info otherwise), both on the request's own stream; a
+ * notifications/cancelled, or under 2026-07-28 the request's stream
+ * closing, cancels it and nothing more is sent for it. Its result is
+ * answered as a CallToolResult with toolgate's outcome in _meta; an
+ * unknown tool is JSON-RPC -32602.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "server.h"
+
+#define RESULT_META "io.toolgate/result"
+#define PROGRESS_EVERY_MS 50
+
+enum { RPC_INVALID_PARAMS = -32602, RPC_INTERNAL = -32603 };
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ------------------------------------------------------------ lists */
+
+static void link_req(srv_req *r)
+{
+    r->snext = r->s->reqs;
+    if (r->snext != NULL)
+        r->snext->sprev = r;
+    r->s->reqs = r;
+    r->onext = r->out->reqs;
+    if (r->onext != NULL)
+        r->onext->oprev = r;
+    r->out->reqs = r;
+}
+
+static void unlink_req(srv_req *r)
+{
+    if (r->sprev != NULL)
+        r->sprev->snext = r->snext;
+    else
+        r->s->reqs = r->snext;
+    if (r->snext != NULL)
+        r->snext->sprev = r->sprev;
+    if (r->oprev != NULL)
+        r->oprev->onext = r->onext;
+    else
+        r->out->reqs = r->onext;
+    if (r->onext != NULL)
+        r->onext->oprev = r->oprev;
+}
+
+srv_req *srv_req_find(srv_session *s, const json_t *id)
+{
+    for (srv_req *r = s->reqs; r != NULL; r = r->snext)
+        if (json_equal(r->id, id))
+            return r;
+    return NULL;
+}
+
+void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
+{
+    if (r->silent)
+        return;
+    r->silent = true;
+    (void)tg_runtime_cancel(srv->rt, r->call_id, "user", reason);
+}
+
+/* ------------------------------------------------------------ progress */
+
+static void send_note(srv_req *r, json_t *msg_take)
+{
+    if (r->silent || r->answered)
+        return;
+    (void)srv_send_json(r->srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
+                        msg_take);
+}
+
+static void progress(srv_req *r, bool force)
+{
+    uint64_t t = now_ms();
+    if (r->progress_token == NULL ||
+        (!force && t - r->last_progress_ms < PROGRESS_EVERY_MS))
+        return;
+    r->last_progress_ms = t;
+    if ((double)r->out_bytes <= r->progress_sent)
+        return;
+    r->progress_sent = (double)r->out_bytes;
+    json_t *p = json_pack("{s:O,s:I}", "progressToken", r->progress_token,
+                          "progress", (json_int_t)r->out_bytes);
+    if (r->last_line[0] != '\0')
+        json_object_set_new(p, "message", json_string(r->last_line));
+    send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+                           "notifications/progress", "params", p));
+}
+
+/* The level a log line starts with ("ERROR: x", "[warn] y"), else info. */
+static int line_level(const char *line)
+{
+    while (*line == '[' || *line == ' ')
+        line++;
+    char word[16];
+    size_t n = 0;
+    while (n + 1 < sizeof word && isalpha((unsigned char)line[n])) {
+        word[n] = (char)tolower((unsigned char)line[n]);
+        n++;
+    }
+    word[n] = '\0';
+    if (n == 0 || (line[n] != ':' && line[n] != ']' && line[n] != ' '))
+        return 1;
+    if (strcmp(word, "warn") == 0)
+        return 3;
+    if (strcmp(word, "fatal") == 0)
+        return 5;
+    if (strcmp(word, "err") == 0)
+        return 4;
+    int l = srv_log_level_parse(word);
+    return l >= 0 ? l : 1;
+}
+
+static void log_line(srv_req *r, const char *line, size_t len)
+{
+    if (r->log_level < 0 || len == 0)
+        return;
+    json_t *text = json_stringn(line, len);
+    if (text == NULL)
+        return; /* not UTF-8: a log message carries text */
+    int lvl = line_level(json_string_value(text));
+    if (lvl < r->log_level) {
+        json_decref(text);
+        return;
+    }
+    send_note(r,
+              json_pack("{s:s,s:s,s:{s:s,s:s,s:o}}", "jsonrpc", "2.0", "method",
+                        "notifications/message", "params", "level",
+                        srv_log_level_name(lvl), "logger",
+                        tg_call_tool(tg_turn_call(r->turn, 0)), "data", text));
+}
+
+/* Feeds output to a line reader: complete lines go to `emit` (cut at the
+ * buffer's size), the rest waits. */
+static void lines(srv_req *r, char *buf, size_t cap, size_t *len,
+                  const char *data, size_t n,
+                  void (*emit)(srv_req *, const char *, size_t))
+{
+    for (size_t i = 0; i < n; i++) {
+        if (data[i] == '\n') {
+            emit(r, buf, *len);
+            *len = 0;
+        } else if (*len < cap) {
+            buf[(*len)++] = data[i];
+        }
+    }
+}
+
+static void keep_last(srv_req *r, const char *line, size_t len)
+{
+    if (len == 0)
+        return;
+    if (len >= sizeof r->last_line)
+        len = sizeof r->last_line - 1;
+    memcpy(r->last_line, line, len);
+    r->last_line[len] = '\0';
+    /* a cut in the middle of a character is no text: drop that tail */
+    while (len > 0 && ((unsigned char)r->last_line[len - 1] & 0x80)) {
+        json_t *t = json_string(r->last_line);
+        if (t != NULL) {
+            json_decref(t);
+            break;
+        }
+        r->last_line[--len] = '\0';
+    }
+}
+
+static void on_output(void *ud, const tg_call *call, int stream,
+                      const char *data, size_t len)
+{
+    (void)call;
+    srv_req *r = ud;
+    r->out_bytes += len;
+    if (stream == 2)
+        lines(r, r->eline, sizeof r->eline, &r->eline_len, data, len, log_line);
+    else
+        lines(r, r->line, sizeof r->line, &r->line_len, data, len, keep_last);
+    progress(r, false);
+}
+
+/* ------------------------------------------------------------ result */
+
+/* The CallToolResult of the request's call (new ref), or its JSON-RPC
+ * error in *error (new ref). */
+static json_t *call_result(srv_req *r, json_t **error)
+{
+    *error = NULL;
+    char *text = NULL;
+    size_t n = 0;
+    if (tg_turn_render(r->turn, "mcp", &text, &n, NULL) != 0)
+        return NULL;
+    json_t *doc = json_loadb(text, n, 0, NULL); /* new ref */
+    tg_free(text);
+    if (json_is_array(doc)) {
+        json_t *one = json_incref(json_array_get(doc, 0));
+        json_decref(doc);
+        doc = one;
+    }
+    json_t *res = json_incref(json_object_get(doc, "result"));
+    *error = json_incref(json_object_get(doc, "error"));
+    json_decref(doc);
+    const tg_result *tr = tg_turn_result(r->turn, 0);
+    if (res != NULL && tr != NULL) {
+        json_t *meta = json_object_get(res, "_meta"); /* borrowed */
+        if (meta == NULL) {
+            meta = json_object();
+            json_object_set_new(res, "_meta", meta);
+        }
+        json_object_set_new(
+            meta, RESULT_META,
+            json_pack("{s:s,s:s,s:s,s:f}", "callId", r->call_id, "outcome",
+                      tg_outcome_name(tg_result_outcome(tr)), "execution",
+                      tg_execution_name(tg_result_execution(tr)), "durationMs",
+                      tg_result_duration_ms(tr)));
+    }
+    return res;
+}
+
+static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
+{
+    srv_req *r = ud;
+    tg_srv *srv = r->srv;
+    (void)turn;
+    if (r->eline_len > 0)
+        log_line(r, r->eline, r->eline_len);
+    progress(r, true);
+    if (!r->silent) {
+        json_t *error = NULL, *res = NULL;
+        if (status == 0)
+            res = call_result(r, &error);
+        if (res != NULL)
+            srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
+        else if (error != NULL)
+            srv_send_json(srv, r->out, r->version, "tools/call",
+                          SRV_MSG_RESPONSE,
+                          json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
+                                    r->id, "error", error));
+        else
+            srv_send_error(srv, r->out, r->version, "tools/call", r->id,
+                           RPC_INTERNAL,
+                           status != 0 && err != NULL
+                               ? err->message
+                               : "Internal error: the result could not be "
+                                 "rendered",
+                           NULL);
+        r->answered = true;
+    }
+    unlink_req(r);
+    tg_turn_free(r->turn);
+    json_decref(r->id);
+    json_decref(r->progress_token);
+    srv_out_unref(r->out);
+    srv_session_release(r->s);
+    free(r);
+    srv->live--;
+    srv_check_stopped(srv);
+}
+
+static const tg_turn_ops call_ops = {NULL, on_output, NULL, on_done};
+
+/* ------------------------------------------------------------ start */
+
+int srv_call_start(srv_ctx *c)
+{
+    tg_srv *srv = c->srv;
+    const char *name = json_string_value(json_object_get(c->params, "name"));
+    const json_t *args = json_object_get(c->params, "arguments");
+    if (name == NULL || (args != NULL && !json_is_object(args))) {
+        srv_send_error(srv, c->out, c->version, c->method, c->id,
+                       RPC_INVALID_PARAMS,
+                       name == NULL ? "Invalid params: params.name (the tool) "
+                                      "is missing"
+                                    : "Invalid params: params.arguments must "
+                                      "be an object",
+                       NULL);
+        return 0;
+    }
+    if (srv->stopping) {
+        srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
+                       "the server is shutting down", NULL);
+        return 0;
+    }
+    if (srv_req_find(c->s, c->id) != NULL) {
+        srv_send_error(srv, c->out, c->version, c->method, c->id, -32600,
+                       "Invalid Request: a request with this id is still "
+                       "running",
+                       NULL);
+        return 0;
+    }
+    srv_req *r = calloc(1, sizeof *r);
+    char *text = args != NULL ? json_dumps(args, JSON_COMPACT) : NULL;
+    if (r == NULL || (args != NULL && text == NULL))
+        goto oom;
+    r->srv = srv;
+    r->version = c->version;
+    r->log_level = c->log_level;
+    if (r->log_level < 0 && c->version != SRV_V2026)
+        r->log_level = 1; /* info until the client sets a level */
+    snprintf(r->call_id, sizeof r->call_id, "mcp-%s-%llu", srv->boot,
+             (unsigned long long)++srv->ncalls);
+    tg_error err = {0};
+    if (tg_turn_new_call("mcp", r->call_id, name, text,
+                         text != NULL ? strlen(text) : 0, &r->turn,
+                         &err) != 0 ||
+        tg_turn_set_caller(r->turn, srv_session_caller(c->s), &err) != 0)
+        goto oom;
+    free(text);
+    text = NULL;
+    r->id = json_incref((json_t *)c->id);
+    const json_t *tok =
+        json_object_get(json_object_get(c->params, "_meta"), "progressToken");
+    if (json_is_string(tok) || json_is_integer(tok))
+        r->progress_token = json_incref((json_t *)tok);
+    r->s = c->s;
+    srv_session_hold(c->s);
+    r->out = c->out;
+    srv_out_ref(c->out);
+    link_req(r);
+    srv->live++;
+    if (tg_runtime_submit(srv->rt, r->turn, &call_ops, r, &err) != 0) {
+        srv->live--;
+        unlink_req(r);
+        srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
+                       err.message, NULL);
+        tg_turn_free(r->turn);
+        json_decref(r->id);
+        json_decref(r->progress_token);
+        srv_out_unref(r->out);
+        srv_session_release(r->s);
+        free(r);
+        return 0;
+    }
+    c->ans->streams = true;
+    srv_kick(srv);
+    return 1;
+oom:
+    free(text);
+    if (r != NULL)
+        tg_turn_free(r->turn);
+    free(r);
+    srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
+                   "Internal error: out of memory", NULL);
+    return 0;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * methods.c - the MCP requests a tools server answers at once: initialize
+ * (version negotiation), ping, logging/setLevel, server/discover
+ * (2026-07-28), tools/list (deterministic order, pages of 100 or more),
+ * resources/list and resources/read (the caller's spooled artifacts as
+ * toolgate://artifacts/<id>), and empty prompt and template lists so that
+ * clients that list everything get an answer. tools/call goes to call.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+#define PAGE 100
+#define TTL_MS 60000
+#define ARTIFACT_URI "toolgate://artifacts/"
+#define SERVER_NAME "toolgate"
+
+enum {
+    RPC_METHOD_NOT_FOUND = -32601,
+    RPC_INVALID_PARAMS = -32602,
+    RPC_INTERNAL = -32603,
+    MCP_RESOURCE_NOT_FOUND = -32002
+};
+
+static const char *const levels[] = {"debug",   "info",     "notice",
+                                     "warning", "error",    "critical",
+                                     "alert",   "emergency"};
+
+int srv_log_level_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < 8; i++)
+        if (strcmp(name, levels[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *srv_log_level_name(int level)
+{
+    return level >= 0 && level < 8 ? levels[level] : "info";
+}
+
+static void reply(srv_ctx *c, json_t *result_take)
+{
+    if (c->version == SRV_V2026 && result_take != NULL) {
+        json_t *meta = json_object_get(result_take, "_meta"); /* borrowed */
+        if (meta == NULL) {
+            meta = json_object();
+            json_object_set_new(result_take, "_meta", meta);
+        }
+        json_object_set_new(meta, "io.modelcontextprotocol/serverInfo",
+                            json_pack("{s:s,s:s}", "name", SERVER_NAME,
+                                      "version", TOOLGATE_VERSION_STRING));
+    }
+    srv_send_result(c->srv, c->out, c->version, c->method, c->id, result_take);
+}
+
+static void fail(srv_ctx *c, int code, const char *fmt, const char *arg)
+{
+    char m[512];
+    snprintf(m, sizeof m, fmt, arg != NULL ? arg : "");
+    if (c->version == SRV_V2026 && code == RPC_METHOD_NOT_FOUND)
+        c->ans->http_status = 404;
+    srv_send_error(c->srv, c->out, c->version, c->method, c->id, code, m, NULL);
+}
+
+/* Cache hints of a 2026-07-28 list or read result. */
+static void cache_hints(srv_ctx *c, json_t *result, const char *scope)
+{
+    if (c->version != SRV_V2026)
+        return;
+    json_object_set_new(result, "ttlMs", json_integer(TTL_MS));
+    json_object_set_new(result, "cacheScope", json_string(scope));
+}
+
+static json_t *capabilities(const srv_ctx *c)
+{
+    json_t *caps =
+        json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+    if (c->srv->spool_dir != NULL)
+        json_object_set_new(caps, "resources", json_object());
+    if (c->version == SRV_V2026)
+        json_object_del(caps, "logging"); /* per request there */
+    return caps;
+}
+
+static void m_initialize(srv_ctx *c)
+{
+    const char *want =
+        json_string_value(json_object_get(c->params, "protocolVersion"));
+    int v = srv_version_parse(want);
+    /* A version this server speaks through initialize is answered as
+     * asked; any other gets the newest one (the client decides). */
+    if (v < 0 || v == SRV_V2026)
+        v = SRV_V_INIT_LATEST;
+    srv_session *s = c->s;
+    s->version = (srv_version)v;
+    s->initialized = true;
+    json_decref(s->client_caps);
+    json_decref(s->client_info);
+    s->client_caps = json_incref(json_object_get(c->params, "capabilities"));
+    s->client_info = json_incref(json_object_get(c->params, "clientInfo"));
+    c->version = s->version;
+    c->ans->initialized = true;
+    json_t *r = json_pack(
+        "{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion",
+        srv_version_name(s->version), "capabilities", capabilities(c),
+        "serverInfo", "name", SERVER_NAME, "title",
+        "toolgate - every tool call through the gate", "version",
+        TOOLGATE_VERSION_STRING, "instructions",
+        "Tools run through toolgate: arguments are checked against each "
+        "tool's schema and a permission policy, every call is journaled, "
+        "and large output is returned as an artifact handle that the "
+        "artifact_* tools read.");
+    reply(c, r);
+}
+
+static void m_discover(srv_ctx *c)
+{
+    json_t *r =
+        json_pack("{s:o,s:o}", "supportedVersions",
+                  json_pack("[sss]", "2026-07-28", "2025-11-25", "2025-06-18"),
+                  "capabilities", capabilities(c));
+    cache_hints(c, r, "public");
+    reply(c, r);
+}
+
+static void m_set_level(srv_ctx *c)
+{
+    int lvl = srv_log_level_parse(
+        json_string_value(json_object_get(c->params, "level")));
+    if (lvl < 0) {
+        fail(c, RPC_INVALID_PARAMS,
+             "Invalid params: level must be one of debug, info, notice, "
+             "warning, error, critical, alert, emergency%s",
+             NULL);
+        return;
+    }
+    c->s->log_level = lvl;
+    reply(c, json_object());
+}
+
+const json_t *srv_tools(tg_srv *srv)
+{
+    if (srv->tools != NULL)
+        return srv->tools;
+    char *text = NULL;
+    if (tg_runtime_tools(srv->rt, "mcp", &text, NULL) != 0)
+        return NULL;
+    json_t *doc = json_loads(text, 0, NULL); /* new ref */
+    tg_free(text);
+    json_t *tools = json_object_get(doc, "tools"); /* borrowed */
+    if (json_is_array(doc))
+        tools = doc;
+    srv->tools = json_incref(tools);
+    json_decref(doc);
+    return srv->tools;
+}
+
+/* A page of `list` from the cursor (the index of its first item, as
+ * text), `key` the member to put it in. */
+static void page(srv_ctx *c, const json_t *list, const char *key,
+                 const char *scope)
+{
+    size_t from = 0, n = json_array_size(list);
+    const json_t *cur = json_object_get(c->params, "cursor");
+    if (cur != NULL) {
+        const char *t = json_string_value(cur);
+        char *end = NULL;
+        unsigned long long v = t != NULL ? strtoull(t, &end, 10) : 0;
+        if (t == NULL || end == t || *end != '\0' || v > n) {
+            fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s",
+                 NULL);
+            return;
+        }
+        from = (size_t)v;
+    }
+    json_t *items = json_array();
+    for (size_t i = from; i < n && i < from + PAGE; i++)
+        json_array_append(items, json_array_get(list, i));
+    json_t *r = json_pack("{s:o}", key, items);
+    if (from + PAGE < n) {
+        char next[32];
+        snprintf(next, sizeof next, "%zu", from + PAGE);
+        json_object_set_new(r, "nextCursor", json_string(next));
+    }
+    cache_hints(c, r, scope);
+    reply(c, r);
+}
+
+static void m_tools_list(srv_ctx *c)
+{
+    const json_t *tools = srv_tools(c->srv);
+    if (tools == NULL) {
+        fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
+        return;
+    }
+    page(c, tools, "tools", "public");
+}
+
+static void m_empty_list(srv_ctx *c, const char *key)
+{
+    json_t *empty = json_array();
+    page(c, empty, key, "public");
+    json_decref(empty);
+}
+
+/* ------------------------------------------------------------ artifacts */
+
+static tg_spool *open_spool(srv_ctx *c)
+{
+    tg_spool *sp = NULL;
+    if (c->srv->spool_dir == NULL ||
+        tg_spool_open(c->srv->spool_dir, TG_SPOOL_NO_CREATE, &sp, NULL) != 0)
+        return NULL;
+    return sp;
+}
+
+static void m_resources_list(srv_ctx *c)
+{
+    tg_spool *sp = open_spool(c);
+    char *text = NULL;
+    json_t *list = json_array(), *arts = NULL;
+    if (sp != NULL && tg_artifact_list(sp, &text, NULL) == 0)
+        arts = json_loads(text, 0, NULL);
+    tg_free(text);
+    tg_spool_free(sp);
+    size_t i;
+    json_t *a;
+    json_array_foreach(arts, i, a)
+    {
+        const char *id = json_string_value(json_object_get(a, "id"));
+        const char *state = json_string_value(json_object_get(a, "state"));
+        if (id == NULL || (state != NULL && strcmp(state, "stored") != 0))
+            continue;
+        char uri[128];
+        snprintf(uri, sizeof uri, ARTIFACT_URI "%s", id);
+        json_array_append_new(
+            list,
+            json_pack("{s:s,s:s,s:s,s:O?}", "uri", uri, "name", id, "mimeType",
+                      json_string_value(json_object_get(a, "media_type"))
+                          ? json_string_value(json_object_get(a, "media_type"))
+                          : "application/octet-stream",
+                      "size", json_object_get(a, "bytes")));
+    }
+    json_decref(arts);
+    page(c, list, "resources", "private");
+    json_decref(list);
+}
+
+static void m_resources_read(srv_ctx *c)
+{
+    const char *uri = json_string_value(json_object_get(c->params, "uri"));
+    int nf =
+        c->version == SRV_V2026 ? RPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND;
+    if (uri == NULL || strncmp(uri, ARTIFACT_URI, strlen(ARTIFACT_URI)) != 0) {
+        fail(c, nf, "Resource not found: %s", uri ? uri : "(no uri)");
+        return;
+    }
+    const char *id = uri + strlen(ARTIFACT_URI);
+    tg_spool *sp = open_spool(c);
+    char *stat = NULL, *data = NULL;
+    size_t n = 0;
+    if (sp == NULL || tg_artifact_stat(sp, id, &stat, NULL) != 0 ||
+        tg_artifact_read(sp, id, 0, (size_t)16 << 20, &data, &n, NULL) != 0) {
+        tg_spool_free(sp);
+        tg_free(stat);
+        fail(c, nf, "Resource not found: %s", uri);
+        return;
+    }
+    tg_spool_free(sp);
+    json_t *st = json_loads(stat, 0, NULL);
+    tg_free(stat);
+    const char *mt = json_string_value(json_object_get(st, "media_type"));
+    json_t *text = json_stringn(data, n); /* NULL when not UTF-8 */
+    tg_free(data);
+    json_t *content =
+        json_pack("{s:s,s:s}", "uri", uri, "mimeType", mt ? mt : "text/plain");
+    json_decref(st);
+    if (text == NULL) {
+        json_decref(content);
+        fail(c, RPC_INTERNAL,
+             "artifact %s is binary: read it with the artifact_read tool", id);
+        return;
+    }
+    json_object_set_new(content, "text", text);
+    json_t *r = json_pack("{s:[o]}", "contents", content);
+    cache_hints(c, r, "private");
+    reply(c, r);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+int srv_method(srv_ctx *c)
+{
+    const char *m = c->method;
+    bool modern = c->version == SRV_V2026;
+    if (strcmp(m, "tools/call") == 0)
+        return srv_call_start(c);
+    if (strcmp(m, "tools/list") == 0)
+        m_tools_list(c);
+    else if (!modern && strcmp(m, "initialize") == 0)
+        m_initialize(c);
+    else if (!modern && strcmp(m, "ping") == 0)
+        reply(c, json_object());
+    else if (!modern && strcmp(m, "logging/setLevel") == 0)
+        m_set_level(c);
+    else if (modern && strcmp(m, "server/discover") == 0)
+        m_discover(c);
+    else if (strcmp(m, "resources/list") == 0)
+        m_resources_list(c);
+    else if (strcmp(m, "resources/read") == 0)
+        m_resources_read(c);
+    else if (strcmp(m, "resources/templates/list") == 0)
+        m_empty_list(c, "resourceTemplates");
+    else if (strcmp(m, "prompts/list") == 0)
+        m_empty_list(c, "prompts");
+    else
+        fail(c, RPC_METHOD_NOT_FOUND, "Method not found: %s", m);
+    return 0;
+}

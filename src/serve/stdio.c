@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stdio.c - the stdio transport: newline-delimited JSON-RPC on stdin and
+ * stdout, one session for the process, any number of requests in flight.
+ * stdout carries MCP messages and nothing else. A client that stops
+ * reading its responses is not let grow the server's memory: past a bound
+ * of queued output the server stops reading stdin until the client
+ * catches up. A line longer than the message limit is answered with an
+ * error and skipped. EOF on stdin is a clean shutdown: calls still running
+ * get the grace period to end (then they are canceled), every request is
+ * answered, and the server stops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "stdio_transport.h"
+
+#define QUEUE_MAX ((size_t)16 << 20) /* queued stdout bytes before pausing */
+
+typedef struct stdio_tr {
+    srv_out out; /* first: the session's out is this */
+    tg_srv *srv;
+    srv_session *s;
+    uv_stream_t *in; /* stdin as a stream, or NULL (a regular file) */
+    uv_stream_t *o;  /* stdout as a stream, or NULL (blocking writes) */
+    union {
+        uv_pipe_t pipe;
+        uv_tty_t tty;
+    } in_h, out_h;
+    uv_fs_t fs; /* reading a regular file on stdin */
+    char fbuf[65536];
+    char *line; /* the line being read */
+    size_t len, cap;
+    bool skipping; /* the rest of a line over the limit */
+    size_t queued; /* bytes of stdout waiting */
+    bool paused, eof, dead;
+    int64_t grace_ms;
+} stdio_tr;
+
+typedef struct wreq {
+    uv_write_t req;
+    stdio_tr *t;
+    size_t len;
+    char data[];
+} wreq;
+
+static void start_reading(stdio_tr *t);
+
+static void on_written(uv_write_t *req, int status)
+{
+    wreq *w = (wreq *)req;
+    stdio_tr *t = w->t;
+    t->queued -= w->len;
+    if (status < 0)
+        t->dead = true; /* the client closed stdout: nothing more goes */
+    free(w);
+    if (t->paused && t->queued < QUEUE_MAX / 2 && !t->eof) {
+        t->paused = false;
+        start_reading(t);
+    }
+}
+
+static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
+{
+    (void)kind;
+    stdio_tr *t = (stdio_tr *)o;
+    if (t->dead)
+        return -1;
+    if (t->o == NULL) {
+        /* stdout is a file: plain blocking writes */
+        if (fwrite(msg, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
+            fflush(stdout) != 0) {
+            t->dead = true;
+            return -1;
+        }
+        return 0;
+    }
+    wreq *w = malloc(sizeof *w + len + 1);
+    if (w == NULL)
+        return -1;
+    memcpy(w->data, msg, len);
+    w->data[len] = '\n';
+    w->len = len + 1;
+    w->t = t;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
+    if (t->queued == 0) {
+        int n = uv_try_write(t->o, &b, 1);
+        if (n == (int)w->len) {
+            free(w);
+            return 0;
+        }
+        if (n > 0) {
+            memmove(w->data, w->data + n, w->len - (size_t)n);
+            w->len -= (size_t)n;
+            b = uv_buf_init(w->data, (unsigned)w->len);
+        } else if (n != UV_EAGAIN) {
+            free(w);
+            t->dead = true;
+            return -1;
+        }
+    }
+    if (uv_write(&w->req, t->o, &b, 1, on_written) != 0) {
+        free(w);
+        t->dead = true;
+        return -1;
+    }
+    t->queued += w->len;
+    if (t->queued > QUEUE_MAX && t->in != NULL && !t->paused) {
+        t->paused = true;
+        uv_read_stop(t->in);
+    }
+    return 0;
+}
+
+static void out_free(srv_out *o)
+{
+    (void)o; /* lives in the transport */
+}
+
+static const srv_out_ops stdio_ops = {out_send, out_free};
+
+/* One complete line: a message. */
+static void message(stdio_tr *t, const char *p, size_t n)
+{
+    while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' '))
+        n--;
+    if (n == 0)
+        return;
+    srv_answer ans;
+    srv_handle(t->srv, t->s, p, n, &t->out, NULL, &ans);
+}
+
+static void feed(stdio_tr *t, const char *data, size_t n)
+{
+    size_t limit = t->srv->max_message;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(data + i, '\n', n - i);
+        size_t take = nl ? (size_t)(nl - (data + i)) : n - i;
+        if (!t->skipping && t->len + take > limit) {
+            /* over the limit: answered now, the rest of it skipped */
+            srv_answer ans;
+            srv_handle(t->srv, t->s, data + i, limit + 1, &t->out, NULL, &ans);
+            t->skipping = true;
+            t->len = 0;
+        }
+        if (!t->skipping) {
+            if (t->len + take > t->cap) {
+                size_t cap = t->cap ? t->cap : 4096;
+                while (cap < t->len + take)
+                    cap *= 2;
+                char *l = realloc(t->line, cap);
+                if (l == NULL) {
+                    t->skipping = true; /* no memory: the line is lost */
+                } else {
+                    t->line = l;
+                    t->cap = cap;
+                }
+            }
+            if (!t->skipping) {
+                memcpy(t->line + t->len, data + i, take);
+                t->len += take;
+            }
+        }
+        i += take;
+        if (nl != NULL) {
+            i++;
+            if (!t->skipping && t->len > 0)
+                message(t, t->line, t->len); /* the line is complete */
+            t->len = 0;
+            t->skipping = false;
+        }
+    }
+}
+
+static void on_eof(stdio_tr *t)
+{
+    if (t->eof)
+        return;
+    t->eof = true;
+    if (t->len > 0 && !t->skipping)
+        message(t, t->line, t->len); /* the last line may lack its \n */
+    t->len = 0;
+    /* A clean shutdown: what runs gets the grace period and is answered
+     * (stdout may still be read). */
+    srv_stop(t->srv, t->grace_ms);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    (void)hint;
+    stdio_tr *t = h->data;
+    *buf = uv_buf_init(t->fbuf, sizeof t->fbuf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    stdio_tr *t = s->data;
+    if (n > 0)
+        feed(t, buf->base, (size_t)n);
+    else if (n < 0) {
+        uv_read_stop(s);
+        on_eof(t);
+    }
+}
+
+static void on_fs_read(uv_fs_t *req)
+{
+    stdio_tr *t = req->data;
+    ssize_t n = req->result;
+    uv_fs_req_cleanup(req);
+    if (n <= 0) {
+        on_eof(t);
+        return;
+    }
+    feed(t, t->fbuf, (size_t)n);
+    if (!t->eof)
+        start_reading(t);
+}
+
+static void start_reading(stdio_tr *t)
+{
+    if (t->in != NULL) {
+        uv_read_start(t->in, on_alloc, on_read);
+        return;
+    }
+    uv_buf_t b = uv_buf_init(t->fbuf, sizeof t->fbuf);
+    t->fs.data = t;
+    if (uv_fs_read(srv_loop(t->srv), &t->fs, 0, &b, 1, -1, on_fs_read) != 0)
+        on_eof(t);
+}
+
+/* stdin or stdout as a libuv stream (pipe, socket or terminal), or NULL
+ * for a regular file. */
+static uv_stream_t *open_stream(uv_loop_t *loop, int fd, void *h, void *data)
+{
+    uv_handle_type ty = uv_guess_handle(fd);
+    int rc = -1;
+    if (ty == UV_NAMED_PIPE || ty == UV_TCP) {
+        if ((rc = uv_pipe_init(loop, h, 0)) == 0)
+            rc = uv_pipe_open(h, fd);
+    } else if (ty == UV_TTY) {
+        rc = uv_tty_init(loop, h, fd, 0);
+    }
+    if (rc != 0)
+        return NULL;
+    ((uv_handle_t *)h)->data = data;
+    return h;
+}
+
+static void on_stopped(tg_srv *srv, void *ud)
+{
+    (void)srv;
+    stdio_tr *t = ud;
+    if (t->in != NULL && !uv_is_closing((uv_handle_t *)t->in))
+        uv_close((uv_handle_t *)t->in, NULL);
+    if (t->o != NULL && !uv_is_closing((uv_handle_t *)t->o))
+        uv_close((uv_handle_t *)t->o, NULL);
+}
+
+srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
+                           tg_error *err)
+{
+    stdio_tr *t = calloc(1, sizeof *t);
+    if (t == NULL ||
+        (t->s = srv_session_new(srv, SRV_VIA_STDIO, caller)) == NULL) {
+        free(t);
+        if (err != NULL) {
+            err->code = TG_ENOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+        }
+        return NULL;
+    }
+    srv_out_init(&t->out, &stdio_ops);
+    t->srv = srv;
+    t->grace_ms = grace_ms;
+    srv_session_set_notify(t->s, &t->out);
+    t->in = open_stream(srv_loop(srv), 0, &t->in_h, t);
+    t->o = open_stream(srv_loop(srv), 1, &t->out_h, t);
+    srv_on_stopped(srv, on_stopped, t);
+    start_reading(t);
+    return (srv_stdio *)t;
+}
+
+void srv_stdio_free(srv_stdio *st)
+{
+    stdio_tr *t = (stdio_tr *)st;
+    if (t == NULL)
+        return;
+    srv_session_release(t->s);
+    free(t->line);
+    free(t);
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_serve_stdio.sh - `toolgate serve --stdio` as an MCP client drives
+# it, one conversation on a coprocess: initialize and version negotiation,
+# tools/list, calls that succeed, fail, are refused and are unknown, many
+# calls in flight at once answered by id, progress and log notifications
+# of a running command, logging/setLevel, notifications/cancelled killing
+# the tool's process (no response after it), a 2026-07-28 request carrying
+# its version in _meta, protocol errors (batch, bad JSON, wrong id, unknown
+# method, a request before initialize), the journal holding every call,
+# and EOF on stdin as a clean shutdown that still answers a running call.
+source "$(dirname "$0")/lib.sh"
+
+FX=$TG_FIXTURES
+mkdir -p ws
+cat > toolgate.json <<EOF
+{"workspace": "ws", "journal": ".toolgate/journal.db",
+ "builtin_tools": ["list_dir"], "sandbox": {"mode": "off"},
+ "tools": [
+  {"name": "say", "input_schema": {"type": "object",
+     "properties": {"text": {"type": "string"}}, "required": ["text"]},
+   "command": ["/bin/echo", "{text}"]},
+  {"name": "fail", "command": ["$FX/exit_code", "{code}"]},
+  {"name": "pidsleep", "command": ["$FX/write_pid", "{file}", "{ms}"]},
+  {"name": "chatty", "command": ["/bin/sh", "-c",
+     "echo start; echo 'warning: careful' >&2; echo 'plain note' >&2; sleep 0.2; echo end"]}
+ ],
+ "policy": {"default": "allow", "rules": [{"tool": "fail", "args": {"code": {"equals": "99"}}, "decision": "deny", "reason": "99 is not allowed"}]}}
+EOF
+
+coproc SRV { exec "$TOOLGATE" serve --stdio --trace trace.jsonl 2>server.err; }
+SRVPID=$SRV_PID
+IN=${SRV[1]}
+OUT=${SRV[0]}
+send() { printf '%s\n' "$1" >&"$IN"; }
+# read_id ID: reads messages until the response with id ID; other
+# messages read meanwhile are appended to notes.jsonl (a response found
+# there first is taken from it). Prints the response.
+: >notes.jsonl
+read_id() {
+  local line
+  line=$(jq -c --argjson id "$1" 'select(has("method") | not) | select(.id == $id)' notes.jsonl | head -1)
+  if [ -n "$line" ]; then
+    printf '%s\n' "$line"
+    return 0
+  fi
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    if [ "$(jq -c '.id' <<<"$line")" == "$1" ]; then
+      printf '%s\n' "$line"
+      return 0
+    fi
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  echo "no response with id $1" >&2
+  return 1
+}
+
+send '{"jsonrpc":"2.0","id":"early","method":"tools/list"}'
+r=$(read_id '"early"')
+eq "a request before initialize" "$(jq -c '.error.code' <<<"$r")" "-32600"
+
+send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+r=$(read_id 1)
+eq "negotiated version" "$(jq -r '.result.protocolVersion' <<<"$r")" "2025-06-18"
+eq "server name" "$(jq -r '.result.serverInfo.name' <<<"$r")" "toolgate"
+send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+r=$(read_id 2)
+eq "tools listed in order" "$(jq -c '[.result.tools[].name][0:5]' <<<"$r")" '["say","fail","pidsleep","chatty","list_dir"]'
+eq "schema kept" "$(jq -c '.result.tools[0].inputSchema.required' <<<"$r")" '["text"]'
+
+send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"say","arguments":{"text":"hello"}}}'
+r=$(read_id 3)
+eq "success is not an error" "$(jq -c '.result.isError' <<<"$r")" "false"
+contains "the tool's output" "$(jq -r '.result.content[0].text' <<<"$r")" "hello"
+eq "outcome in _meta" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "success"
+
+send '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fail","arguments":{"code":"3"}}}'
+r=$(read_id 4)
+eq "exit 3 is an error result" "$(jq -c '.result.isError' <<<"$r")" "true"
+contains "the error says the status" "$(jq -r '.result.content[0].text' <<<"$r")" "exited with status 3"
+
+send '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fail","arguments":{"code":"99"}}}'
+r=$(read_id 5)
+eq "denied by the policy" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"
+contains "the reason" "$(jq -r '.result.content[0].text' <<<"$r")" "99 is not allowed"
+
+send '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"send_email","arguments":{}}}'
+r=$(read_id 6)
+eq "unknown tool" "$(jq -c '.error.code' <<<"$r")" "-32602"
+
+send '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"say","arguments":{"text":7}}}'
+r=$(read_id 7)
+contains "bad arguments" "$(jq -r '.result.content[0].text' <<<"$r")" "INVALID_ARGUMENTS"
+
+# many in flight: sent together, each answered by its id
+for i in $(seq 10 29); do
+  send "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"say\",\"arguments\":{\"text\":\"n$i\"}}}"
+done
+for i in $(seq 10 29); do
+  r=$(read_id "$i")
+  contains "call $i answered with its own output" "$(jq -r '.result.content[0].text' <<<"$r")" "n$i"
+done
+
+# progress and log lines while a command runs
+: >notes.jsonl
+send '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"chatty","_meta":{"progressToken":"tok"}}}'
+r=$(read_id 40)
+contains "chatty's output" "$(jq -r '.result.content[0].text' <<<"$r")" "end"
+eq "progress notifications" "$(jq -s -c '[.[] | select(.method=="notifications/progress") | .params.progressToken] | unique' notes.jsonl)" '["tok"]'
+eq "progress increases" "$(jq -s -c '[.[] | select(.method=="notifications/progress") | .params.progress] | (. == (sort | unique))' notes.jsonl)" "true"
+eq "log levels of the lines" "$(jq -s -c '[.[] | select(.method=="notifications/message") | .params.level]' notes.jsonl)" '["warning","info"]'
+
+send '{"jsonrpc":"2.0","id":41,"method":"logging/setLevel","params":{"level":"warning"}}'
+r=$(read_id 41)
+eq "setLevel answers {}" "$(jq -c '.result' <<<"$r")" "{}"
+: >notes.jsonl
+send '{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"chatty"}}'
+read_id 42 >/dev/null
+eq "only warning and above now" "$(jq -s -c '[.[] | select(.method=="notifications/message") | .params.level]' notes.jsonl)" '["warning"]'
+
+# notifications/cancelled kills the tool's process group; no response
+send '{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"pidsleep","arguments":{"file":"'"$WORK"'/pid","ms":"600000"}}}'
+check "the tool started" wait_for "$(tg_ms 10000)" test -s "$WORK/pid"
+pid=$(cat "$WORK/pid")
+send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":50,"reason":"user pressed stop"}}'
+check "the tool's process is gone" wait_for "$(tg_ms 10000)" bash -c "! kill -0 $pid 2>/dev/null"
+send '{"jsonrpc":"2.0","id":51,"method":"ping"}'
+: >notes.jsonl
+r=$(read_id 51)
+eq "ping" "$(jq -c '.result' <<<"$r")" "{}"
+eq "nothing was sent for the canceled request" "$(grep -c '"id":50' notes.jsonl || true)" "0"
+
+# 2026-07-28: the version in _meta, no initialize needed
+META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+send '{"jsonrpc":"2.0","id":60,"method":"server/discover","params":{'"$META"'}}'
+r=$(read_id 60)
+eq "discover" "$(jq -c '.result.supportedVersions' <<<"$r")" '["2026-07-28","2025-11-25","2025-06-18"]'
+eq "resultType" "$(jq -r '.result.resultType' <<<"$r")" "complete"
+send '{"jsonrpc":"2.0","id":61,"method":"tools/call","params":{"name":"say","arguments":{"text":"modern"},'"$META"'}}'
+r=$(read_id 61)
+eq "2026 call" "$(jq -r '.result.resultType' <<<"$r")" "complete"
+send '{"jsonrpc":"2.0","id":62,"method":"ping","params":{'"$META"'}}'
+r=$(read_id 62)
+eq "no ping in 2026-07-28" "$(jq -c '.error.code' <<<"$r")" "-32601"
+send '{"jsonrpc":"2.0","id":63,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}'
+r=$(read_id 63)
+eq "unsupported version" "$(jq -c '[.error.code, .error.data.requested]' <<<"$r")" '[-32022,"1900-01-01"]'
+
+# protocol errors
+send '[{"jsonrpc":"2.0","id":70,"method":"ping"}]'
+r=$(read_id null)
+eq "batch refused" "$(jq -c '.error.code' <<<"$r")" "-32600"
+send '{"jsonrpc":"2.0","id":71,"method":"nope/nope"}'
+r=$(read_id 71)
+eq "unknown method" "$(jq -c '.error.code' <<<"$r")" "-32601"
+send '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'
+r=$(read_id null)
+eq "id of a wrong type" "$(jq -c '.error.code' <<<"$r")" "-32600"
+send '{"jsonrpc":"2.0","id":72,"method":'
+r=$(read_id null)
+eq "not JSON" "$(jq -c '.error.code' <<<"$r")" "-32700"
+deep=$(printf '[%.0s' $(seq 200))
+send "{\"jsonrpc\":\"2.0\",\"id\":73,\"method\":\"ping\",\"params\":{\"x\":$deep}}"
+r=$(read_id null)
+eq "nested too deep" "$(jq -c '.error.code' <<<"$r")" "-32700"
+
+# EOF with a call running: it is still answered (after it ends)
+send '{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"chatty"}}'
+exec {IN}>&-
+r=$(read_id 80)
+contains "answered after EOF" "$(jq -r '.result.content[0].text' <<<"$r")" "end"
+status=0
+wait "$SRVPID" || status=$?
+eq "clean exit" "$status" "0"
+
+n=$("$TOOLGATE" history --json --limit 100 | jq -s 'length')
+check "every call is journaled ($n)" test "$n" -ge 30
+
+finish
