@@ -6,7 +6,7 @@
 # Streamable HTTP, N calls one at a time and N with K in flight, calls/s,
 # p50/p99 and the server's peak RSS; then the ratios against the issue's
 # goals. Before them, the pipe ping-pong limit (pingpong) on one CPU and
-# across two.
+# across two; last, 1,000 HTTP sessions held at once (sessions.mjs).
 #
 #   bench/mcp/run.sh [TOOLGATE] [--calls N] [--inflight K] [--size BYTES]
 #                    [--protocol-version V]
