@@ -34,7 +34,7 @@ static uint64_t now_ms(void)
 
 /* ------------------------------------------------------------ lists */
 
-static void link_req(srv_req *r)
+void srv_req_link(srv_req *r)
 {
     r->snext = r->s->reqs;
     if (r->snext != NULL)
@@ -72,6 +72,10 @@ srv_req *srv_req_find(srv_session *s, const json_t *id)
 
 void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
 {
+    if (r->listen) {
+        srv_listen_end(r, false); /* the client ended it: nothing is sent */
+        return;
+    }
     if (r->silent)
         return;
     r->silent = true;
@@ -234,8 +238,7 @@ static void answer(srv_req *r, int status, const tg_error *err)
     tg__buf_cleanup(&b);
 }
 
-/* Lets go of a linked request and what it holds. */
-static void req_free(srv_req *r)
+void srv_req_free(srv_req *r)
 {
     unlink_req(r);
     json_decref(r->caps);
@@ -262,7 +265,7 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
         answer(r, status, err);
         r->answered = true;
     }
-    req_free(r);
+    srv_req_free(r);
     srv_check_stopped(srv);
 }
 
@@ -333,12 +336,12 @@ int srv_call_start(srv_ctx *c)
     srv_session_hold(c->s);
     r->out = c->out;
     srv_out_ref(c->out);
-    link_req(r);
+    srv_req_link(r);
     srv->live++;
     if (tg_runtime_submit(srv->rt, r->turn, &call_ops, r, &err) != 0) {
         srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                        err.message, NULL);
-        req_free(r);
+        srv_req_free(r);
         return 0;
     }
     c->ans->streams = true;
