@@ -34,7 +34,7 @@ static uint64_t now_ms(void)
 
 /* ------------------------------------------------------------ lists */
 
-static void link_req(srv_req *r)
+void srv_req_link(srv_req *r)
 {
     r->snext = r->s->reqs;
     if (r->snext != NULL)
@@ -72,6 +72,10 @@ srv_req *srv_req_find(srv_session *s, const json_t *id)
 
 void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
 {
+    if (r->listen) {
+        srv_listen_end(r, false); /* the client ended it: nothing is sent */
+        return;
+    }
     if (r->silent)
         return;
     r->silent = true;
@@ -234,6 +238,20 @@ static void answer(srv_req *r, int status, const tg_error *err)
     tg__buf_cleanup(&b);
 }
 
+void srv_req_free(srv_req *r)
+{
+    unlink_req(r);
+    json_decref(r->caps);
+    json_decref(r->input);
+    tg_turn_free(r->turn);
+    json_decref(r->id);
+    json_decref(r->progress_token);
+    srv_out_unref(r->out);
+    srv_session_release(r->s);
+    r->srv->live--;
+    free(r);
+}
+
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 {
     srv_req *r = ud;
@@ -247,16 +265,7 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
         answer(r, status, err);
         r->answered = true;
     }
-    unlink_req(r);
-    json_decref(r->caps);
-    json_decref(r->input);
-    tg_turn_free(r->turn);
-    json_decref(r->id);
-    json_decref(r->progress_token);
-    srv_out_unref(r->out);
-    srv_session_release(r->s);
-    free(r);
-    srv->live--;
+    srv_req_free(r);
     srv_check_stopped(srv);
 }
 
@@ -301,6 +310,7 @@ int srv_call_start(srv_ctx *c)
     r->caps = json_incref((json_t *)c->caps);
     if (c->version == TG_MCP_V2026_07_28 && srv_approval_retry(c, r) != 0) {
         free(text);
+        json_decref(r->caps);
         free(r);
         return 0; /* refused: the error was sent */
     }
@@ -326,19 +336,12 @@ int srv_call_start(srv_ctx *c)
     srv_session_hold(c->s);
     r->out = c->out;
     srv_out_ref(c->out);
-    link_req(r);
+    srv_req_link(r);
     srv->live++;
     if (tg_runtime_submit(srv->rt, r->turn, &call_ops, r, &err) != 0) {
-        srv->live--;
-        unlink_req(r);
         srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                        err.message, NULL);
-        tg_turn_free(r->turn);
-        json_decref(r->id);
-        json_decref(r->progress_token);
-        srv_out_unref(r->out);
-        srv_session_release(r->s);
-        free(r);
+        srv_req_free(r);
         return 0;
     }
     c->ans->streams = true;
@@ -346,8 +349,10 @@ int srv_call_start(srv_ctx *c)
     return 1;
 oom:
     free(text);
-    if (r != NULL)
+    if (r != NULL) {
         tg_turn_free(r->turn);
+        json_decref(r->caps);
+    }
     free(r);
     srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                    "Internal error: out of memory", NULL);

@@ -117,8 +117,10 @@ static int check_modern(srv_ctx *c, const json_t *meta,
 /* A notification of the client. */
 static void notification(srv_ctx *c)
 {
-    if (strcmp(c->method, "notifications/initialized") == 0)
+    if (strcmp(c->method, "notifications/initialized") == 0) {
+        srv_warn_session(c->srv, c->s);
         return;
+    }
     if (strcmp(c->method, "notifications/cancelled") == 0) {
         const json_t *rid = json_object_get(c->params, "requestId");
         srv_req *r = rid != NULL ? srv_req_find(c->s, rid) : NULL;

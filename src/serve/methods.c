@@ -343,6 +343,8 @@ int srv_method(srv_ctx *c)
         reply(c, json_object());
     else if (!modern && strcmp(m, "logging/setLevel") == 0)
         m_set_level(c);
+    else if (modern && strcmp(m, "subscriptions/listen") == 0)
+        return srv_listen_start(c);
     else if (modern && strcmp(m, "server/discover") == 0)
         m_discover(c);
     else if (strcmp(m, "resources/list") == 0)

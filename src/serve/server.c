@@ -67,6 +67,15 @@ void srv_kick(tg_srv *srv)
     schedule_step(srv);
 }
 
+void srv_step_now(tg_srv *srv)
+{
+    if (!srv->kicked)
+        return;
+    uv_idle_stop(&srv->kick);
+    srv->kicked = false;
+    step(srv);
+}
+
 /* ------------------------------------------------------------ outs */
 
 void srv_out_init(srv_out *o, const srv_out_ops *ops)
@@ -375,6 +384,7 @@ void srv_stop(tg_srv *srv, int64_t grace_ms)
     if (srv->stopping)
         return;
     srv->stopping = true;
+    srv_listen_end_all(srv);
     if (tg_runtime_pending(srv->rt) > 0)
         uv_timer_start(&srv->grace, on_grace,
                        (uint64_t)(grace_ms > 0 ? grace_ms : 0), 0);
@@ -450,4 +460,17 @@ void srv_random_hex(char *out, size_t n)
         out[2 * i + 1] = hex[b[i] & 15];
     }
     out[2 * n] = '\0';
+}
+
+void srv_warn_session(tg_srv *srv, srv_session *s)
+{
+    const char *w = tg_runtime_warning(srv->rt);
+    int level = s->log_level >= 0 ? s->log_level : 1; /* info by default */
+    if (w == NULL || level > 3 /* warning */ || s->notify == NULL)
+        return;
+    srv_send_json(srv, s->notify, s->version, NULL, SRV_MSG_NOTIFICATION,
+                  json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "jsonrpc", "2.0",
+                            "method", "notifications/message", "params",
+                            "level", "warning", "logger", "toolgate", "data",
+                            w));
 }

@@ -84,6 +84,7 @@ struct srv_req {
     json_t *input;  /* the InputRequiredResult to send (new ref) */
     bool input_required;
     int retry_answer; /* -1: none; else a tg_approval */
+    bool listen;      /* a subscriptions/listen (listen.c), not a call */
     bool silent;      /* canceled by the client: nothing more is sent */
     bool answered;    /* its response was sent */
     /* progress and log lines */
@@ -101,7 +102,15 @@ struct srv_req {
 void srv_on_rt_timer(uv_timer_t *h);
 /* Runs a runtime step soon (after calls were submitted). */
 void srv_kick(tg_srv *srv);
+/* Runs the step srv_kick asked for now: a transport calls it once it has
+ * handled all the input it read, so the calls of one read are journaled
+ * together and no loop iteration is spent waiting for the step. */
+void srv_step_now(tg_srv *srv);
 void srv_check_stopped(tg_srv *srv);
+/* toolgate's own warning (tg_runtime_warning: the sandbox is not in
+ * force, ...) to a session that just initialized, as a log message on its
+ * own stream, when its log level lets warnings through. */
+void srv_warn_session(tg_srv *srv, srv_session *s);
 void srv_session_hold(srv_session *s);
 const char *srv_session_caller(const srv_session *s);
 /* The version named (NULL: none), TG_MCP_VERSION_UNKNOWN for others. */
@@ -171,7 +180,20 @@ int srv_approval_retry(srv_ctx *c, srv_req *r);
 /* Sends r's InputRequiredResult as its response. */
 void srv_approval_input_required(srv_req *r);
 
+/* listen.c: subscriptions/listen (2026-07-28), a request answered only
+ * when it ends. */
+int srv_listen_start(srv_ctx *c);
+/* Ends a listen: by the server (`by_server`: notifications/cancelled for
+ * it and its final result are sent first) or by its client. */
+void srv_listen_end(srv_req *r, bool by_server);
+/* Ends every listen of the server (it stops). */
+void srv_listen_end_all(tg_srv *srv);
+
 /* call.c */
+/* Puts r (s and out set) in its session's and its out's lists. */
+void srv_req_link(srv_req *r);
+/* Unlinks r and lets go of what it holds (its turn, ids, references). */
+void srv_req_free(srv_req *r);
 int srv_call_start(srv_ctx *c);
 /* Cancels a request's call (its client canceled: nothing more is sent). */
 void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason);

@@ -148,6 +148,19 @@ r=$(read_id 51)
 eq "ping" "$(jq -c '.result' <<<"$r")" "{}"
 eq "nothing was sent for the canceled request" "$(grep -c '"id":50' notes.jsonl || true)" "0"
 
+# read_request_or_note METHOD: the next message whose method is METHOD
+read_request_or_note() {
+  local line
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    if [ "$(jq -r '.method // empty' <<<"$line")" == "$1" ]; then
+      printf '%s\n' "$line"
+      return 0
+    fi
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  return 1
+}
+
 # a policy ask goes to the client's user as elicitation/create
 read_request() {
   local line
@@ -222,6 +235,16 @@ send '{"jsonrpc":"2.0","id":67,"method":"tools/call","params":{"name":"guarded",
 r=$(read_id 67)
 eq "no elicitation capability: denied" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"
 
+# 2026-07-28: subscriptions/listen is acknowledged at once and stays open
+# (the server ends it at shutdown, below)
+send '{"jsonrpc":"2.0","id":68,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},'"$META"'}}'
+ack=$(read_request_or_note "notifications/subscriptions/acknowledged")
+eq "listen acknowledged with its id" "$(jq -c '.params._meta["io.modelcontextprotocol/subscriptionId"]' <<<"$ack")" "68"
+eq "only what is honoured" "$(jq -c '.params.notifications' <<<"$ack")" '{"toolsListChanged":true}'
+send '{"jsonrpc":"2.0","id":69,"method":"subscriptions/listen","params":{'"$META"'}}'
+read_request_or_note "notifications/subscriptions/acknowledged" >/dev/null
+send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":69}}'
+
 # protocol errors
 send '[{"jsonrpc":"2.0","id":70,"method":"ping"}]'
 r=$(read_noid)
@@ -245,6 +268,9 @@ send '{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"chatty"}}
 exec {IN}>&-
 r=$(read_id 80)
 contains "answered after EOF" "$(jq -r '.result.content[0].text' <<<"$r")" "end"
+r=$(read_id 68)
+eq "the server ended the open listen with its result" "$(jq -c '.result._meta["io.modelcontextprotocol/subscriptionId"]' <<<"$r")" "68"
+eq "the canceled listen got no result" "$(jq -s -c '[.[] | select(.id == 69)] | length' notes.jsonl)" "0"
 status=0
 wait "$SRVPID" || status=$?
 eq "clean exit" "$status" "0"

@@ -13,7 +13,8 @@
  *   wait {ms}                      does not stream: the response after ms
  *   flood {size}                   streams notifications of `size` bytes
  *                                  every millisecond until the out refuses
- *                                  one, then the response
+ *                                  one, then the response; its out and
+ *                                  session are counted while they live
  *   notify {text}                  a notification on the session's notify
  *                                  out, then the response
  * A request whose params._meta names protocol version 2026-07-28 is served
@@ -21,17 +22,21 @@
  * Everything runs on the loop thread; the counters are atomics.
  */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core_double.h"
 
-atomic_int dbl_closed;   /* srv_out_closed calls */
-atomic_int dbl_canceled; /* requests cancelled by a closed out */
-atomic_int dbl_refused;  /* sends that returned -1 */
-atomic_int dbl_outs;     /* outs alive */
-atomic_int dbl_sessions; /* sessions alive */
-atomic_int dbl_ended;    /* srv_session_end calls */
+atomic_int dbl_closed;         /* srv_out_closed calls */
+atomic_int dbl_canceled;       /* requests cancelled by a closed out */
+atomic_int dbl_refused;        /* sends that returned -1 */
+atomic_int dbl_outs;           /* outs alive */
+atomic_int dbl_sessions;       /* sessions alive */
+atomic_int dbl_ended;          /* srv_session_end calls */
+atomic_int dbl_floods;         /* flood requests started */
+atomic_int dbl_flood_outs;     /* outs that carried a flood, alive */
+atomic_int dbl_flood_sessions; /* sessions that carried a flood, alive */
 
 struct tg_srv {
     uv_loop_t loop;
@@ -43,6 +48,7 @@ struct srv_session {
     const char *version;
     int initialized;
     int ended;
+    int flood; /* carried a flood request: counted in dbl_flood_sessions */
     srv_out *notify;
 };
 
@@ -60,6 +66,11 @@ typedef struct job {
 } job;
 
 static job *jobs; /* every job running */
+
+/* The outs that carried a flood request and are alive (a few at most: the
+ * transport owns the out, so the double keeps its own list). */
+enum { FLOOD_OUTS = 16 };
+static srv_out *flood_outs[FLOOD_OUTS];
 
 /* ------------------------------------------------------------ outs */
 
@@ -81,6 +92,11 @@ void srv_out_unref(srv_out *o)
 {
     if (--o->refs == 0) {
         atomic_fetch_sub(&dbl_outs, 1);
+        for (int i = 0; i < FLOOD_OUTS; i++)
+            if (flood_outs[i] == o) {
+                flood_outs[i] = NULL;
+                atomic_fetch_sub(&dbl_flood_outs, 1);
+            }
         o->ops->free(o);
     }
 }
@@ -188,6 +204,8 @@ void srv_session_release(srv_session *s)
         return;
     if (s->notify != NULL)
         srv_out_unref(s->notify);
+    if (s->flood)
+        atomic_fetch_sub(&dbl_flood_sessions, 1);
     atomic_fetch_sub(&dbl_sessions, 1);
     free(s);
 }
@@ -203,6 +221,30 @@ int srv_session_initialized(const srv_session *s)
 }
 
 /* ------------------------------------------------------------ requests */
+
+/* Counts a flood request and marks its out and session as carrying one. */
+static void flood_mark(srv_session *s, srv_out *out)
+{
+    atomic_fetch_add(&dbl_floods, 1);
+    if (!s->flood) {
+        s->flood = 1;
+        atomic_fetch_add(&dbl_flood_sessions, 1);
+    }
+    int free_at = -1;
+    for (int i = 0; i < FLOOD_OUTS; i++) {
+        if (flood_outs[i] == out)
+            return;
+        if (flood_outs[i] == NULL && free_at < 0)
+            free_at = i;
+    }
+    if (free_at < 0) { /* never silently untracked: a test would pass */
+        fprintf(stderr, "core_double: more than %d flood outs alive\n",
+                FLOOD_OUTS);
+        abort();
+    }
+    flood_outs[free_at] = out;
+    atomic_fetch_add(&dbl_flood_outs, 1);
+}
 
 static void on_job(uv_timer_t *t)
 {
@@ -296,6 +338,8 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
     } else if (strcmp(method, "slow") == 0 || strcmp(method, "wait") == 0 ||
                strcmp(method, "flood") == 0) {
         int kind = method[0] == 's' ? 0 : method[0] == 'w' ? 1 : 2;
+        if (kind == 2)
+            flood_mark(s, out);
         long ms = (long)json_integer_value(json_object_get(params, "ms"));
         int notes = (int)json_integer_value(json_object_get(params, "notes"));
         long size = (long)json_integer_value(json_object_get(params, "size"));

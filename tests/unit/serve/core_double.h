@@ -18,6 +18,13 @@ extern atomic_int dbl_refused;  /* sends the transport refused (-1) */
 extern atomic_int dbl_outs;     /* outs alive */
 extern atomic_int dbl_sessions; /* sessions alive */
 extern atomic_int dbl_ended;    /* srv_session_end calls */
+/* flood requests: how many were started, and the outs and sessions that
+ * carried one still alive (counted apart from the others, so a test can
+ * tell that nothing of its flood is left while outs of earlier tests,
+ * whose clients just left, are still going away) */
+extern atomic_int dbl_floods;
+extern atomic_int dbl_flood_outs;
+extern atomic_int dbl_flood_sessions;
 
 /* A server with its own loop (not running); NULL on failure. */
 tg_srv *dbl_srv_new(void);
