@@ -10,8 +10,9 @@
 # and 2026-07-28: the version's frozen requirement set, which also runs its
 # unscored scenarios), stops the server, and then judges every scenario
 # with conformance/judge.mjs against conformance/scope.json: passed, failed
-# or out of scope (and why). Exit 0 when every in-scope scenario passed, 1
-# when one failed, 77 (skip) when the suite's Node 22 is not installed
+# or out of scope (and why). A server that does not exit 0 on SIGTERM (a
+# sanitizer's report, say) fails the run. Exit 0 when every in-scope
+# scenario passed, 1 when one failed, 77 (skip) when the suite's Node 22 is not installed
 # (`make interop-deps`) and CI is not set; under CI its absence fails.
 #
 # usage: tests/interop/conformance.sh [--toolgate PATH] [--version V]...
