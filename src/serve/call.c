@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "server.h"
+#include "tasks.h"
 
 #define RESULT_META "io.toolgate/result"
 #define PROGRESS_EVERY_MS 50
@@ -49,6 +50,8 @@ static void link_req(srv_req *r)
 
 static void unlink_req(srv_req *r)
 {
+    if (r->detached)
+        return;
     if (r->sprev != NULL)
         r->sprev->snext = r->snext;
     else
@@ -61,6 +64,12 @@ static void unlink_req(srv_req *r)
         r->out->reqs = r->onext;
     if (r->onext != NULL)
         r->onext->oprev = r->oprev;
+}
+
+void srv_req_detach(srv_req *r)
+{
+    unlink_req(r);
+    r->detached = true;
 }
 
 srv_req *srv_req_find(srv_session *s, const json_t *id)
@@ -200,14 +209,13 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-/* The CallToolResult of the request's call (new ref), or its JSON-RPC
- * error in *error (new ref). */
-static json_t *call_result(srv_req *r, json_t **error)
+json_t *srv_call_answer(const tg_turn *turn, const char *call_id,
+                        json_t **error)
 {
     *error = NULL;
     char *text = NULL;
     size_t n = 0;
-    if (tg_turn_render(r->turn, "mcp", &text, &n, NULL) != 0)
+    if (tg_turn_render(turn, "mcp", &text, &n, NULL) != 0)
         return NULL;
     json_t *doc = json_loadb(text, n, 0, NULL); /* new ref */
     tg_free(text);
@@ -219,7 +227,7 @@ static json_t *call_result(srv_req *r, json_t **error)
     json_t *res = json_incref(json_object_get(doc, "result"));
     *error = json_incref(json_object_get(doc, "error"));
     json_decref(doc);
-    const tg_result *tr = tg_turn_result(r->turn, 0);
+    const tg_result *tr = tg_turn_result(turn, 0);
     if (res != NULL && tr != NULL) {
         json_t *meta = json_object_get(res, "_meta"); /* borrowed */
         if (meta == NULL) {
@@ -228,7 +236,7 @@ static json_t *call_result(srv_req *r, json_t **error)
         }
         json_object_set_new(
             meta, RESULT_META,
-            json_pack("{s:s,s:s,s:s,s:f}", "callId", r->call_id, "outcome",
+            json_pack("{s:s,s:s,s:s,s:f}", "callId", call_id, "outcome",
                       tg_outcome_name(tg_result_outcome(tr)), "execution",
                       tg_execution_name(tg_result_execution(tr)), "durationMs",
                       tg_result_duration_ms(tr)));
@@ -244,10 +252,12 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
     if (r->eline_len > 0)
         log_line(r, r->eline, r->eline_len);
     progress(r, true);
-    if (!r->silent) {
+    if (r->task != NULL && srv_task_done(r, status, err)) {
+        /* the task took the answer */
+    } else if (!r->silent) {
         json_t *error = NULL, *res = NULL;
         if (status == 0)
-            res = call_result(r, &error);
+            res = srv_call_answer(r->turn, r->call_id, &error);
         if (res != NULL)
             srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
         else if (error != NULL)
@@ -350,8 +360,10 @@ int srv_call_start(srv_ctx *c)
         free(r);
         return 0;
     }
-    c->ans->streams = true;
     srv_kick(srv);
+    if (srv_task_start(c, r))
+        return 0; /* answered: a CreateTaskResult */
+    c->ans->streams = true;
     return 1;
 oom:
     free(text);

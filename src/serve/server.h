@@ -38,7 +38,9 @@ struct tg_srv {
     char *caller;     /* the default caller id */
     size_t max_message;
     int max_depth;
-    const char *spool_dir; /* borrowed from the config; NULL: no spool */
+    const char *spool_dir;   /* borrowed from the config; NULL: no spool */
+    const char *journal;     /* borrowed from the config; NULL: none */
+    struct srv_tasks *tasks; /* tasks.c's, NULL until used */
     FILE *trace;
     char boot[17]; /* random hex naming this server's calls */
     uint64_t ncalls;
@@ -80,8 +82,10 @@ struct srv_req {
     int log_level;          /* what log messages it gets, -1: none */
     tg_turn *turn;
     char call_id[64];
-    bool silent;   /* canceled by the client: nothing more is sent */
-    bool answered; /* its response was sent */
+    struct srv_task *task; /* tasks.c: the task it is, or NULL */
+    bool detached;         /* a task's: out of its session's and out's lists */
+    bool silent;           /* canceled by the client: nothing more is sent */
+    bool answered;         /* its response was sent */
     /* progress and log lines */
     uint64_t out_bytes;
     double progress_sent;
@@ -133,6 +137,9 @@ typedef struct srv_ctx {
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
+/* Answers c's request with a result (resultType and serverInfo added
+ * under 2026-07-28). */
+void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tools in MCP shape (borrowed; built on first use), or NULL. */
 const json_t *srv_tools(tg_srv *srv);
 
@@ -140,6 +147,15 @@ const json_t *srv_tools(tg_srv *srv);
 int srv_call_start(srv_ctx *c);
 /* Cancels a request's call (its client canceled: nothing more is sent). */
 void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason);
+/* Takes r out of its session's and out's lists (a task outlives both:
+ * neither a closed stream nor an ended session cancels it, and its
+ * JSON-RPC id, answered, may be used again). */
+void srv_req_detach(srv_req *r);
+/* The answer of a finished one-call turn: its CallToolResult with
+ * toolgate's outcome in _meta (new ref), or its JSON-RPC error in *error
+ * (new ref); NULL and no error when it cannot be rendered. */
+json_t *srv_call_answer(const tg_turn *turn, const char *call_id,
+                        json_t **error);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);
 
