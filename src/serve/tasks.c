@@ -315,6 +315,18 @@ static void load_error(srv_ctx *c, int code, const tg_error *err,
     rpc_error(c, code, m, NULL);
 }
 
+/* Task `id` of c's caller (new ref), or NULL once c was answered with
+ * the error. */
+static json_t *load_for(srv_ctx *c, srv_tasks *ts, const char *id)
+{
+    tg_error err = {0};
+    int code = 0;
+    json_t *row = load(ts, id, srv_session_caller(c->s), &code, &err);
+    if (row == NULL)
+        load_error(c, code, &err, id);
+    return row;
+}
+
 /* What a finished task's tasks/result answers: the tools/call's answer,
  * marked with its task. */
 static void send_answer(srv_ctx *c, const json_t *row)
@@ -473,13 +485,9 @@ const json_t *srv_tasks_tools(srv_ctx *c, const json_t *tools)
 
 static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
 {
-    tg_error err = {0};
-    int code = 0;
-    json_t *row = load(ts, id, srv_session_caller(c->s), &code, &err);
-    if (row == NULL) {
-        load_error(c, code, &err, id);
+    json_t *row = load_for(c, ts, id);
+    if (row == NULL)
         return;
-    }
     srv_task *live = find_live(ts, id);
     json_t *t = task_json(row, c->version, live && live->cancel_requested);
     if (c->version == SRV_V2026) {
@@ -499,13 +507,9 @@ static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
 
 static void m_result(srv_ctx *c, srv_tasks *ts, const char *id)
 {
-    tg_error err = {0};
-    int code = 0;
-    json_t *row = load(ts, id, srv_session_caller(c->s), &code, &err);
-    if (row == NULL) {
-        load_error(c, code, &err, id);
+    json_t *row = load_for(c, ts, id);
+    if (row == NULL)
         return;
-    }
     const char *st = json_string_value(json_object_get(row, "status"));
     if (strcmp(st, "working") != 0) {
         send_answer(c, row);
@@ -584,13 +588,9 @@ static void m_list(srv_ctx *c, srv_tasks *ts)
 
 static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
 {
-    tg_error err = {0};
-    int code = 0;
-    json_t *row = load(ts, id, srv_session_caller(c->s), &code, &err);
-    if (row == NULL) {
-        load_error(c, code, &err, id);
+    json_t *row = load_for(c, ts, id);
+    if (row == NULL)
         return;
-    }
     const char *st = json_string_value(json_object_get(row, "status"));
     srv_task *live = find_live(ts, id);
     if (strcmp(st, "working") != 0 || (live && live->cancel_requested)) {
@@ -667,12 +667,8 @@ int srv_tasks_method(srv_ctx *c)
     } else {
         /* tasks/update: nothing of a toolgate task waits for input; the
          * answers are acknowledged once the task is known. */
-        tg_error err = {0};
-        int code = 0;
-        json_t *row = load(ts, id, srv_session_caller(c->s), &code, &err);
-        if (row == NULL)
-            load_error(c, code, &err, id);
-        else
+        json_t *row = load_for(c, ts, id);
+        if (row != NULL)
             srv_reply(c, json_object());
         json_decref(row);
     }
