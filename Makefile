@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # A thin front end over CMake. `make` builds build/toolgate; `make test`
-# installs what is missing, builds, runs every test under ctest, then again
-# under AddressSanitizer + UndefinedBehaviorSanitizer; `make demo` runs a real
-# model turn from examples/ on the embedded defaults.
+# installs what is missing (Debian packages, then the interop tests' npm
+# packages from tests/interop/package-lock.json), builds, runs every test
+# under ctest, then again under AddressSanitizer + UndefinedBehaviorSanitizer;
+# `make demo` runs a real model turn from examples/ on the embedded defaults.
 #
 # The tests' time bounds are multiplied by TIME_SCALE (from the environment's
 # TG_TEST_TIME_SCALE, default 1) in the plain stage and by SAN_TIME_SCALE
@@ -23,12 +24,19 @@ ifneq ($(TG_TEST_DATA_DIR),)
 CMAKE_ARGS += -DTG_TEST_DATA_DIR=$(TG_TEST_DATA_DIR)
 endif
 
-.PHONY: all build deps test test-plain test-sanitize demo bench fuzz install clean format checksrc
+.PHONY: all build deps interop-deps test test-plain test-sanitize demo bench fuzz install clean format checksrc
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# The MCP TypeScript SDK, the conformance suite and a Node 22 binary, pinned
+# in tests/interop/package-lock.json; `npm ci` only when node_modules does
+# not hold that lockfile's install (scripts/npm-deps.sh). Installed before
+# any test runs, so no test's time includes it.
+interop-deps: deps
+	@scripts/npm-deps.sh tests/interop
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
@@ -36,7 +44,7 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: deps
+test: deps interop-deps
 	@$(MAKE) --no-print-directory test-plain
 	@$(MAKE) --no-print-directory test-sanitize
 
@@ -57,7 +65,7 @@ demo: deps build
 	@scripts/demo.sh $(BUILD)/toolgate
 
 bench: build
-	@scripts/deps.sh --bench
+	@scripts/deps.sh
 	@scripts/bench.sh $(BUILD)
 
 fuzz:

@@ -3,11 +3,14 @@
  * bench_util.h - small helpers shared by the benchmarks: a monotonic clock,
  * medians, running a peer command and reading one number from its JSON line,
  * and the spawn benchmarks' limit (a posix_spawn + waitpid loop), their
- * turn of /bin/true calls through the runtime and their Node peer.
+ * turn of /bin/true calls through the runtime and their Node peer; for
+ * bench/mcp, a count option's value and pinning to CPUs.
  */
 #ifndef TG_BENCH_UTIL_H
 #define TG_BENCH_UTIL_H
 
+#include <errno.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +135,48 @@ static inline double bench_peer_spawn_rate(const char *peer_dir, int n)
     snprintf(cmd, sizeof cmd, "node %s/peer_spawn.mjs /bin/true %d", peer_dir,
              n);
     return bench_peer_number(cmd, "per_second");
+}
+
+/* The value v of option opt as a whole number from lo to hi; anything else
+ * (or no value) is said on stderr, prefixed with prog, and exits 2. */
+static inline long bench_arg_long(const char *prog, const char *opt,
+                                  const char *v, long lo, long hi)
+{
+    char *e;
+    errno = 0;
+    long n = v ? strtol(v, &e, 10) : 0;
+    if (v == NULL || *v == '\0' || *e != '\0' || errno || n < lo || n > hi) {
+        fprintf(stderr, "%s: %s wants a whole number from %ld to %ld\n", prog,
+                opt, lo, hi);
+        exit(2);
+    }
+    return n;
+}
+
+/* Pins the calling thread (and what it forks and execs afterwards) to cpu:
+ * 0, or -1 with errno set. */
+static inline int bench_pin_cpu(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* The first two CPUs this process may run on, in cpu[0] and cpu[1] (-1
+ * where there is none); how many were found (0 when the affinity mask
+ * cannot be read). */
+static inline int bench_two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int found = 0;
+    cpu[0] = cpu[1] = -1;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[found++] = c;
+    return found;
 }
 
 #endif

@@ -184,6 +184,19 @@ int tg_result_replayed(const tg_result *result);
  * id or tool that is not UTF-8, a duration that is not a number). */
 char *tg_result_to_json(const tg_result *result);
 
+/* ------------------------------------------- structured and media results */
+
+/* 1 when the result is a success whose payload is the JSON its tool
+ * declared with an output_schema, checked against that schema (the payload
+ * is then an object: MCP's structuredContent); else 0. A result read back
+ * from the journal (replayed) says 0. */
+int tg_result_structured(const tg_result *result);
+/* The MCP content blocks of the result as compact JSON text (an array),
+ * borrowed until the result is freed; NULL when it has none. A tool with
+ * "output": "mcp-content" has them on success (the payload is then
+ * {"content": the same array}). Not thread-safe on first use (a cache). */
+const char *tg_result_content_json(const tg_result *result);
+
 /* ----------------------------------------------------------------- formats */
 
 /* Wire format names: "openai-chat", "toolgate", later "openai-responses",

@@ -189,6 +189,21 @@ int tg__json_string(tg_buf *out, const char *str, size_t len)
  * value's digits. Larger values are written in their shortest form. */
 #define MS_ROUNDED_BELOW 1e12
 
+int tg__json_integer(tg_buf *out, long long v)
+{
+    char num[24], *w = num + sizeof num;
+    /* Negated as unsigned: the most negative value has no positive twin. */
+    unsigned long long u =
+        v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--w = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        *--w = '-';
+    return tg__buf_append(out, w, (size_t)(num + sizeof num - w));
+}
+
 int tg__json_ms(tg_buf *out, double ms)
 {
     char num[48];

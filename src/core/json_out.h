@@ -23,6 +23,11 @@ int tg__json_dump(const json_t *value, tg_buf *out);
  * or TG_ELIMIT. */
 int tg__json_string(tg_buf *out, const char *s, size_t len);
 
+/* Appends the integer v in decimal, as "%" JSON_INTEGER_FORMAT writes it
+ * (without snprintf: a renderer of large batches writes many). Returns 0,
+ * TG_ENOMEM or TG_ELIMIT. */
+int tg__json_integer(tg_buf *out, long long v);
+
 /* Appends a duration or another time span of `ms` milliseconds as a JSON
  * number rounded to the microsecond (at most 3 decimals), in its shortest
  * form with ".0" kept on whole numbers: 41.142, 0.5, 1000.0. -0 is 0.0.

@@ -946,6 +946,7 @@ void tg__result_free(tg_result *r)
     if (!r->payload_json_inline)
         free(r->payload_json_cache);
     free(r->data_json_cache);
+    free(r->content_json_cache);
     free(r->message_cache);
     free(r);
 }
@@ -969,9 +970,16 @@ const json_t *tg__result_output_part(const tg_result *r)
                    : NULL;
     }
     const char *code = tg__result_code(r);
-    if (code == NULL || (strcmp(code, "EXIT_STATUS") != 0 &&
-                         strcmp(code, "KILLED_BY_SIGNAL") != 0 &&
-                         strcmp(code, "OUTPUT_LIMIT") != 0))
+    /* a command that failed, or whose output failed its declaration
+     * (src/exec/shape.c): what it printed is shown with the message */
+    static const char *const shown[] = {"EXIT_STATUS",  "KILLED_BY_SIGNAL",
+                                        "OUTPUT_LIMIT", "MALFORMED_OUTPUT",
+                                        "BAD_CONTENT",  "INVALID_OUTPUT"};
+    bool any = false;
+    for (size_t i = 0; code != NULL && !any && i < sizeof shown / sizeof *shown;
+         i++)
+        any = strcmp(code, shown[i]) == 0;
+    if (!any)
         return NULL;
     inner = json_object_get(json_object_get(tg__result_payload(r), "error"),
                             "details");
@@ -1013,6 +1021,19 @@ int tg_result_exit_status(const tg_result *r)
 int tg_result_replayed(const tg_result *r)
 {
     return r->replayed;
+}
+int tg_result_structured(const tg_result *r)
+{
+    return r != NULL && r->outcome == TG_OUTCOME_SUCCESS && r->structured;
+}
+const char *tg_result_content_json(const tg_result *r)
+{
+    if (r == NULL || !json_is_array(r->content))
+        return NULL;
+    if (r->content_json_cache == NULL)
+        ((tg_result *)r)->content_json_cache =
+            json_dumps(r->content, JSON_COMPACT | JSON_ENCODE_ANY);
+    return r->content_json_cache;
 }
 const char *tg_result_error_code(const tg_result *r)
 {

@@ -107,11 +107,15 @@ struct tg_result {
      * envelope is on): renderers for models wrap its text in the envelope
      * (src/formats/envelope.c). Not part of the record. */
     bool untrusted;
+    /* The payload is the tool's JSON, checked against its output_schema
+     * (src/exec/shape.c): tg_result_structured. Not part of the record. */
+    bool structured;
     unsigned repaired; /* TG_REPAIR_*: taken from the call when made */
     /* caches for the borrowed-string getters */
     char *payload_json_cache;
     bool payload_json_inline; /* the cache is in the record's allocation */
     char *data_json_cache;
+    char *content_json_cache;
     char *message_cache;
 };
 

@@ -3,9 +3,10 @@
  * approval.c - answering a policy's `ask`. An operator approves one call
  * (bound to its checksum: the same tool with the same arguments is not asked
  * again during this runtime, changed arguments are) or every call of a tool
- * for the rest of the session. --approve answers yes to everything; without
- * an approver the call is denied by the caller (check.c). The answers of the
- * synchronous approver and of an asynchronous ask (ask.c) are kept alike.
+ * for the rest of the session; either for the call's caller only. --approve
+ * answers yes to everything; without an approver the call is denied by the
+ * caller (check.c). The answers of the synchronous approver and of an
+ * asynchronous ask (ask.c) are kept alike.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #include "runtime.h"
 
 struct tg__approvals {
-    char **keys; /* "tool\n<checksum>" (once) or "tool\n*" (always) */
+    char **keys; /* "caller\ntool\n<checksum>" (once) or "caller\ntool\n*"
+                    (always) */
     size_t n, cap;
 };
 
@@ -28,30 +30,36 @@ void tg__approvals_free(tg__approvals *a)
     free(a);
 }
 
-/* "tool\nrest" in a new string, NULL on out of memory. */
-static char *make_key(const char *tool, const char *rest)
+/* "caller\ntool\nrest" in a new string, NULL on out of memory: an
+ * approval holds for the caller it was given to (one MCP client's user
+ * approves for that client, not for every client of the server). */
+static char *make_key(const tg_call *call, const char *rest)
 {
-    size_t tl = strlen(tool), rl = strlen(rest);
-    char *k = malloc(tl + rl + 2);
+    const char *who = call->caller_id != NULL ? call->caller_id : "";
+    size_t wl = strlen(who), tl = strlen(call->tool), rl = strlen(rest);
+    char *k = malloc(wl + tl + rl + 3);
     if (k == NULL)
         return NULL;
-    memcpy(k, tool, tl);
-    k[tl] = '\n';
-    memcpy(k + tl + 1, rest, rl + 1);
+    memcpy(k, who, wl);
+    k[wl] = '\n';
+    memcpy(k + wl + 1, call->tool, tl);
+    k[wl + 1 + tl] = '\n';
+    memcpy(k + wl + tl + 2, rest, rl + 1);
     return k;
 }
 
-static bool has_key(const tg__approvals *a, const char *tool, const char *rest)
+static bool has_key(const tg__approvals *a, const tg_call *call,
+                    const char *rest)
 {
-    size_t tl = strlen(tool);
-    for (size_t i = 0; a != NULL && i < a->n; i++)
-        if (strncmp(a->keys[i], tool, tl) == 0 && a->keys[i][tl] == '\n' &&
-            strcmp(a->keys[i] + tl + 1, rest) == 0)
-            return true;
-    return false;
+    char *k = a != NULL ? make_key(call, rest) : NULL;
+    bool found = false;
+    for (size_t i = 0; k != NULL && i < a->n && !found; i++)
+        found = strcmp(a->keys[i], k) == 0;
+    free(k); /* out of memory: not found, so asked again */
+    return found;
 }
 
-static int remember(tg_runtime *rt, const char *tool, const char *rest)
+static int remember(tg_runtime *rt, const tg_call *call, const char *rest)
 {
     if (rt->approvals == NULL &&
         (rt->approvals = calloc(1, sizeof *rt->approvals)) == NULL)
@@ -65,7 +73,7 @@ static int remember(tg_runtime *rt, const char *tool, const char *rest)
         a->keys = k;
         a->cap = cap;
     }
-    if ((a->keys[a->n] = make_key(tool, rest)) == NULL)
+    if ((a->keys[a->n] = make_key(call, rest)) == NULL)
         return TG_ENOMEM;
     a->n++;
     return 0;
@@ -82,11 +90,11 @@ int tg__approval_ask(tg_runtime *rt, const tg_call *call, const char *reason,
     const char *sum = tg_call_checksum((tg_call *)call);
     if (sum == NULL)
         return TG_ENOMEM;
-    if (has_key(rt->approvals, call->tool, "*")) {
+    if (has_key(rt->approvals, call, "*")) {
         *approved_by = "operator (always, this session)";
         return 1;
     }
-    if (has_key(rt->approvals, call->tool, sum)) {
+    if (has_key(rt->approvals, call, sum)) {
         *approved_by = "operator (these arguments, earlier)";
         return 1;
     }
@@ -104,14 +112,14 @@ int tg__approval_keep(tg_runtime *rt, const tg_call *call, tg_approval answer,
     *approved_by = NULL;
     if (answer == TG_APPROVAL_ALWAYS) {
         *approved_by = "operator (always, this session)";
-        return remember(rt, call->tool, "*");
+        return remember(rt, call, "*");
     }
     if (answer == TG_APPROVAL_YES) {
         const char *sum = tg_call_checksum((tg_call *)call);
         if (sum == NULL)
             return TG_ENOMEM;
         *approved_by = "operator";
-        return remember(rt, call->tool, sum);
+        return remember(rt, call, sum);
     }
     return 0;
 }

@@ -258,7 +258,8 @@ static void maybe_finish(tg__proc *p)
         r->duration_ms = (double)(tg__mono_ns() - job->start_ns) / 1e6;
     p->job = NULL;
     job->proc = NULL;
-    tg__job_complete(job, r);
+    /* a success becomes what the tool's "output" declares (shape.c) */
+    tg__shape_complete(p->rt, job, r);
     close_all(p);
 }
 

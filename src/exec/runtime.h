@@ -493,6 +493,13 @@ void tg__watchdog_stop(tg_runtime *rt);
 int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
                     const json_t *args, json_t **out);
 
+/* shape.c: completes the job with r (taken; NULL: out of memory), a
+ * success first made what the tool's "output" and "output_schema" declare:
+ * stdout parsed as JSON and checked against the schema, or read as MCP
+ * content blocks. A costly schema check goes to the thread pool, which
+ * completes the job later. */
+void tg__shape_complete(tg_runtime *rt, tg__job *job, tg_result *r);
+
 tg_result *tg__fail(const tg_call *call, tg_execution execution,
                     const char *code, json_t *details_take, const char *fmt,
                     ...)

@@ -21,8 +21,13 @@ static json_t *neutral(const tg_tool *t)
         t->description ? t->description : "", "input_schema",
         t->input_schema ? json_incref(t->input_schema)
                         : json_pack("{s:s}", "type", "object")); /* new ref */
-    if (o != NULL && t->annotations != NULL &&
-        json_object_set(o, "annotations", t->annotations) != 0) {
+    if (o != NULL &&
+        ((t->annotations != NULL &&
+          json_object_set(o, "annotations", t->annotations) != 0) ||
+         (t->title != NULL &&
+          json_object_set_new(o, "title", json_string(t->title)) != 0) ||
+         (t->output_schema != NULL &&
+          json_object_set(o, "output_schema", t->output_schema) != 0))) {
         json_decref(o);
         return NULL;
     }

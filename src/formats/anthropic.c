@@ -539,52 +539,16 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
-/* Image types the Messages API accepts in an image block; others are
- * described in text rather than sent to be rejected. */
-static int image_type_ok(const char *mime)
-{
-    static const char *const ok[] = {"image/jpeg", "image/png", "image/gif",
-                                     "image/webp"};
-    for (size_t i = 0; mime != NULL && i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(mime, ok[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int is_image_block(const json_t *b)
-{
-    return str_is(json_object_get(b, "type"), "image") &&
-           json_is_string(json_object_get(b, "data")) &&
-           image_type_ok(json_string_value(json_object_get(b, "mimeType")));
-}
-
-/* The API refuses empty text blocks, so they are left out. */
-static int is_empty_text(const json_t *b)
-{
-    const json_t *t = json_object_get(b, "text"); /* borrowed */
-    return str_is(json_object_get(b, "type"), "text") && json_is_string(t) &&
-           json_string_length(t) == 0;
-}
-
 static int put_string(tg_buf *out, const json_t *s)
 {
     return tg__json_string(out, json_string_value(s), json_string_length(s));
-}
-
-static int put_text_block(tg_buf *out, const char *text, size_t len)
-{
-    static const char open[] = "{\"type\":\"text\",\"text\":";
-    int rc = tg__buf_append(out, open, sizeof open - 1);
-    if (rc == 0)
-        rc = tg__json_string(out, text, len);
-    return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
 }
 
 /* One MCP content block (borrowed) as an Anthropic block: text and image
  * pass through, everything else becomes a text block describing it. */
 static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
 {
-    if (is_image_block(b)) {
+    if (tg__format_is_image_block(b)) {
         static const char open[] =
             "{\"type\":\"image\",\"source\":{\"type\":\"base64\","
             "\"media_type\":";
@@ -599,43 +563,20 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
     }
     scratch->len = 0;
     int rc = tg__format_block_text(b, scratch);
-    return rc == 0 ? put_text_block(out, tg__buf_cstr(scratch), scratch->len)
+    return rc == 0 ? tg__format_put_text_block(out, tg__buf_cstr(scratch),
+                                               scratch->len)
                    : rc;
 }
 
 /* The tool_result's content: an array of blocks when the result has
- * content blocks (on failure the payload's text comes first, so the model
- * learns why), else the payload's text. */
+ * content blocks (tg__format_put_blocks: on failure the payload's text comes
+ * first, so the model learns why; an untrusted success is enveloped), else
+ * the payload's text. */
 static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
 {
-    size_t n = json_array_size(r->content), shown = 0;
-    for (size_t i = 0; i < n; i++)
-        shown += !is_empty_text(json_array_get(r->content, i));
-    int failed = r->outcome != TG_OUTCOME_SUCCESS;
-    int rc;
-    if (shown == 0)
-        return tg__format_payload_json_string(r, out, scratch);
-    if ((rc = tg__buf_append(out, "[", 1)) != 0)
-        return rc;
-    int first = 1;
-    if (failed) {
-        scratch->len = 0;
-        if ((rc = tg__format_payload_text(r, scratch)) != 0 ||
-            (rc = put_text_block(out, tg__buf_cstr(scratch), scratch->len)) !=
-                0)
-            return rc;
-        first = 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const json_t *b = json_array_get(r->content, i); /* borrowed */
-        if (is_empty_text(b))
-            continue;
-        if ((!first && (rc = tg__buf_append(out, ",", 1)) != 0) ||
-            (rc = put_block(out, b, scratch)) != 0)
-            return rc;
-        first = 0;
-    }
-    return tg__buf_append(out, "]", 1);
+    int rc = tg__format_put_blocks(out, r, put_block, tg__format_put_text_block,
+                                   scratch);
+    return rc == 1 ? tg__format_payload_json_string(r, out, scratch) : rc;
 }
 
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)

@@ -100,9 +100,22 @@ static int output_text(const tg_result *result, const json_t *part, tg_buf *out)
     return rc;
 }
 
+bool tg__result_content_payload(const tg_result *r)
+{
+    if (r->outcome != TG_OUTCOME_SUCCESS || !json_is_array(r->content))
+        return false;
+    const json_t *p = tg__result_payload(r); /* borrowed */
+    const json_t *c = json_object_get(p, "content");
+    return json_object_size(p) == 1 &&
+           (c == r->content || json_equal(c, r->content));
+}
+
 /* The payload's text as it is, without the envelope. */
 static int payload_text(const tg_result *result, tg_buf *out)
 {
+    /* content blocks: their text, and what cannot be shown described */
+    if (tg__result_content_payload(result))
+        return tg__format_content_text(result->content, out);
     /* a command that failed: what happened, then what it printed */
     const json_t *part = tg__result_output_part(result); /* borrowed */
     if (part != NULL)
@@ -124,7 +137,8 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
 {
     if (!result->untrusted)
         return payload_text(result, out);
-    if (tg__result_output_part(result) == NULL) {
+    if (tg__result_output_part(result) == NULL &&
+        !tg__result_content_payload(result)) {
         /* known compact text, or a string payload, is enveloped as it is */
         const char *known = result->payload_json_cache;
         if (known != NULL && known[0] != '"')
@@ -157,7 +171,8 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
                    ? rc
                    : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
     }
-    if (tg__result_output_part(result) == NULL) {
+    if (tg__result_output_part(result) == NULL &&
+        !tg__result_content_payload(result)) {
         if (known != NULL && known[0] != '"') /* compact text, known already */
             return tg__json_string(out, known, strlen(known));
         const json_t *p = tg__result_payload(result); /* borrowed */

@@ -102,6 +102,17 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out);
  * Returns 0, TG_ENOMEM, TG_ELIMIT or TG_EINTERNAL. */
 int tg__envelope_put(const tg_result *r, const char *text, size_t len,
                      tg_buf *out);
+/* The trust envelope of content blocks (borrowed array) of r: the opening
+ * tag (no newline) appended to head, the closing tag to tail, the nonce
+ * over the blocks' compact JSON; each goes in a text block of its own
+ * before and after the blocks. Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__envelope_blocks(const tg_result *r, const json_t *content, tg_buf *head,
+                        tg_buf *tail);
+/* Whether r's payload is the content convention of a tool with "output":
+ * "mcp-content": a success whose payload is {"content": BLOCKS} and whose
+ * content is those BLOCKS. Renderers then draw from the blocks (described
+ * as text where the format has no such block), never from the payload. */
+bool tg__result_content_payload(const tg_result *r);
 /* The same text (enveloped when the result is untrusted) appended as one
  * JSON string literal: a payload's known
  * compact text or a string payload is escaped straight into out; anything
@@ -153,5 +164,60 @@ int tg__format_bad_strings_error(tg_error *err, const char *prefix,
  * TG_ELIMIT. */
 int tg__format_block_text(const json_t *block, tg_buf *out);
 int tg__format_content_text(const json_t *content, tg_buf *out);
+/* Image media types model APIs take in an image block (JPEG, PNG, GIF,
+ * WebP): 1 or 0. tg__format_is_image_block: an image block with base64
+ * data of such a type. tg__format_is_empty_text: a text block with "" (the
+ * APIs refuse empty text blocks, so they are left out). */
+int tg__format_image_type_ok(const char *mime);
+int tg__format_is_image_block(const json_t *b);
+int tg__format_is_empty_text(const json_t *b);
+/* The result's content blocks as a JSON array in a format's shape: each
+ * block (borrowed) written by `block`, empty text blocks left out; before
+ * them a text (written by `text`) saying why a failure failed, or, for an
+ * untrusted success, the trust envelope's tags as texts around them
+ * (tg__envelope_blocks). Returns 0; 1 with nothing written when no block
+ * would be shown (the caller renders the payload's text instead);
+ * TG_ENOMEM or TG_ELIMIT. scratch is the caller's. */
+/* {"type":TYPE,"text":TEXT} appended to out (TYPE "text" for the second:
+ * MCP's and Anthropic's text block); 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
+                              size_t len);
+int tg__format_put_text_block(tg_buf *out, const char *text, size_t len);
+typedef int (*tg__format_block_fn)(tg_buf *out, const json_t *block,
+                                   tg_buf *scratch);
+typedef int (*tg__format_text_fn)(tg_buf *out, const char *text, size_t len);
+int tg__format_put_blocks(tg_buf *out, const tg_result *r,
+                          tg__format_block_fn block, tg__format_text_fn text,
+                          tg_buf *scratch);
+
+/* content_check.c: a tool's `"output": "mcp-content"` read as MCP content
+ * blocks. tg__content_parse parses text[0..len) as JSON (duplicate keys,
+ * NUL and bad UTF-8 refused) and checks it with tg__content_check: an array
+ * of text, image, audio, resource_link and resource blocks, every required
+ * member there with its type, base64 that decodes, annotations and _meta of
+ * their shapes. Returns 0 with *out the array (new ref); TG_EPARSE with e's
+ * message naming the block index and what is wrong and e->pointer the JSON
+ * pointer of it ("/2/data"); or TG_ENOMEM. tg__content_check does the same
+ * on a value (borrowed). tg__content_base64_check: 1 when s[0..len) is
+ * standard base64 with canonical padding, else 0 with *bad_at the offset of
+ * the first bad character (len when the length is not a multiple of 4). */
+int tg__content_parse(const char *text, size_t len, json_t **out, tg_error *e);
+int tg__content_check(const json_t *content, tg_error *e);
+int tg__content_base64_check(const char *s, size_t len, size_t *bad_at);
+
+/* The MCP CallToolResult of result r (mcp_result.c says what it holds), as
+ * one compact JSON object appended to out. flags: TG_MCP_CTR_STRUCTURED
+ * puts a success's payload in structuredContent too when it is an object,
+ * TG_MCP_CTR_STRUCTURED_ANY whatever JSON value it is (2026-07-28 allows
+ * any), TG_MCP_CTR_RESULT_TYPE adds "resultType":"complete" (2026-07-28).
+ * meta_members (may be NULL) is JSON text of members ("k":v,...) placed
+ * first in _meta. text and scratch are the caller's buffers, reused.
+ * Returns 0, TG_ENOMEM or TG_ELIMIT. */
+#define TG_MCP_CTR_STRUCTURED 1u
+#define TG_MCP_CTR_STRUCTURED_ANY 2u
+#define TG_MCP_CTR_RESULT_TYPE 4u
+int tg__format_mcp_call_tool_result(tg_buf *out, const tg_result *r,
+                                    unsigned flags, const char *meta_members,
+                                    tg_buf *text, tg_buf *scratch);
 
 #endif

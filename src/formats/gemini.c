@@ -743,8 +743,15 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
         return rc;
     if ((rc = tg__buf_puts(out, r->outcome == TG_OUTCOME_SUCCESS
                                     ? ",\"response\":{\"output\":"
-                                    : ",\"response\":{\"error\":")) != 0 ||
-        (rc = put_payload(out, r, scratch)) != 0)
+                                    : ",\"response\":{\"error\":")) != 0)
+        return rc;
+    /* a tool's content blocks ("output": "mcp-content") are its output:
+     * their text, and what Gemini cannot carry described */
+    if (tg__result_content_payload(r))
+        return (rc = tg__format_payload_json_string(r, out, scratch)) != 0
+                   ? rc
+                   : tg__buf_puts(out, "}}}");
+    if ((rc = put_payload(out, r, scratch)) != 0)
         return rc;
     if (json_array_size(r->content) > 0) {
         scratch->len = 0;

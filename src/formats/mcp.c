@@ -2,7 +2,8 @@
 /*
  * mcp.c - the Model Context Protocol wire format (spec/formats.md, "mcp";
  * JSON-RPC 2.0): reads a `tools/call` request or a batch array of them and
- * renders JSON-RPC responses whose result is a CallToolResult.
+ * renders JSON-RPC responses whose result is a CallToolResult (written by
+ * mcp_result.c, which the MCP server's answers share).
  *
  * JSON-RPC ids are strings or integers; the call record's id is the id as a
  * string ("7" for 7), and the original value is kept in call->meta as
@@ -23,7 +24,6 @@
  * response optional and does not allow null).
  */
 #include "format.h"
-#include "utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,23 +521,6 @@ static int rpc_error_code(const tg_result *r)
  * "_meta","structuredContent"?}}. Building those objects and dumping them
  * cost more than the parse of a large batch. */
 
-/* Appends v in decimal, as "%" JSON_INTEGER_FORMAT writes it (snprintf
- * was a noticeable share of rendering a large batch). */
-static int put_int(tg_buf *out, json_int_t v)
-{
-    char num[24], *w = num + sizeof num;
-    /* Negated as unsigned: the most negative value has no positive twin. */
-    unsigned long long u =
-        v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--w = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        *--w = '-';
-    return tg__buf_append(out, w, (size_t)(num + sizeof num - w));
-}
-
 /* Appends a value the call's meta holds (borrowed) as compact JSON; the
  * JSON-RPC id's kinds, strings and integers, without a dump. */
 static int put_value(tg_buf *out, const json_t *v)
@@ -546,103 +529,8 @@ static int put_value(tg_buf *out, const json_t *v)
         return tg__json_string(out, json_string_value(v),
                                json_string_length(v));
     if (json_is_integer(v))
-        return put_int(out, json_integer_value(v));
+        return tg__json_integer(out, json_integer_value(v));
     return tg__json_dump(v, out);
-}
-
-/* Appends the text s[0..n) as one JSON string. A tool's text may hold
- * bytes that are not UTF-8 (after a lossy conversion); each becomes U+FFFD
- * itself, not its escape, as when the text went through a jansson string. */
-static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    if (tg__utf8_valid(u, n))
-        return tg__json_string(out, s, n);
-    scratch->len = 0;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n;) {
-        size_t seq = u[i] < 0x80 ? 1 : tg__utf8_seq(u + i, n - i);
-        rc = seq > 0 ? tg__buf_append(scratch, s + i, seq)
-                     : tg__buf_append(scratch, "\xEF\xBF\xBD", 3);
-        i += seq > 0 ? seq : 1;
-    }
-    return rc != 0 ? rc
-                   : tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
-}
-
-/* The "content" of a CallToolResult: the result's blocks, else one text
- * block holding the payload's text. */
-static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
-                       tg_buf *scratch)
-{
-    static const char open[] = "[{\"type\":\"text\",\"text\":";
-    const char *known = r->payload_json_cache;
-    const json_t *p; /* borrowed */
-    int rc;
-    if (json_is_array(r->content))
-        return tg__json_dump(r->content, out);
-    if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0)
-        return rc;
-    if (r->untrusted || tg__result_output_part(r) != NULL) {
-        /* a tool's output (in the trust envelope when untrusted), or what
-         * a failed command printed, as text */
-        text->len = 0;
-        if ((rc = tg__format_payload_text(r, text)) == 0)
-            rc = put_text(out, tg__buf_cstr(text), text->len, scratch);
-    } else if (known != NULL && known[0] != '"') {
-        /* The payload's compact text is the text the model reads. */
-        rc = put_text(out, known, strlen(known), scratch);
-    } else if ((p = tg__result_payload(r)) == NULL)
-        rc = TG_ENOMEM;
-    else if (json_is_string(p))
-        rc =
-            put_text(out, json_string_value(p), json_string_length(p), scratch);
-    else {
-        text->len = 0;
-        if ((rc = tg__format_payload_text(r, text)) == 0)
-            rc = put_text(out, tg__buf_cstr(text), text->len, scratch);
-    }
-    return rc != 0 ? rc : tg__buf_append(out, "}]", 2);
-}
-
-/* The CallToolResult of r: content, isError, _meta, structuredContent. */
-static int put_call_tool_result(tg_buf *out, const tg_result *r, tg_buf *text,
-                                tg_buf *scratch)
-{
-    static const char open[] = "{\"content\":";
-    static const char structured[] = ",\"structuredContent\":";
-    const char *known = r->payload_json_cache;
-    const json_t *p; /* borrowed */
-    int rc;
-    if ((rc = tg__buf_append(out, open, sizeof open - 1)) != 0 ||
-        (rc = put_content(out, r, text, scratch)) != 0)
-        return rc;
-    static const char ok[] = ",\"isError\":false,\"_meta\":{\"toolgate/"
-                             "outcome\":\"success\",\"toolgate/durationMs\":";
-    static const char failed[] = ",\"isError\":true,\"_meta\":{\"toolgate/"
-                                 "outcome\":\"";
-    static const char dur[] = "\",\"toolgate/durationMs\":";
-    double ms = r->duration_ms > 0 ? r->duration_ms + 0.5 : 0;
-    if (r->outcome == TG_OUTCOME_SUCCESS)
-        rc = tg__buf_append(out, ok, sizeof ok - 1);
-    else if ((rc = tg__buf_append(out, failed, sizeof failed - 1)) == 0 &&
-             (rc = tg__buf_puts(out, tg_outcome_name(r->outcome))) == 0)
-        rc = tg__buf_append(out, dur, sizeof dur - 1);
-    if (rc != 0 || (rc = put_int(out, (json_int_t)ms)) != 0 ||
-        (rc = tg__buf_append(out, "}", 1)) != 0)
-        return rc;
-    if (r->outcome == TG_OUTCOME_SUCCESS) {
-        /* An object payload is also the structured content. */
-        if (known != NULL && known[0] == '{') {
-            if ((rc = tg__buf_append(out, structured, sizeof structured - 1)) ==
-                0)
-                rc = tg__buf_puts(out, known);
-        } else if (known == NULL && json_is_object(p = tg__result_payload(r)) &&
-                   (rc = tg__buf_append(out, structured,
-                                        sizeof structured - 1)) == 0)
-            rc = tg__json_dump(p, out);
-    }
-    return rc != 0 ? rc : tg__buf_append(out, "}", 1);
 }
 
 /* The JSON-RPC error object of a result answered with `code`. */
@@ -706,7 +594,8 @@ static int put_response(tg_buf *out, const tg_turn *turn, size_t i,
     if (code != 0)
         rc = put_rpc_error(out, r, code, scratch);
     else if ((rc = tg__buf_puts(out, ",\"result\":")) == 0)
-        rc = put_call_tool_result(out, r, text, scratch);
+        rc = tg__format_mcp_call_tool_result(out, r, TG_MCP_CTR_STRUCTURED,
+                                             NULL, text, scratch);
     return rc != 0 ? rc : tg__buf_append(out, "}", 1);
 }
 
@@ -780,8 +669,11 @@ static json_t *tool_def(const json_t *t)
     json_t *o = tg__format_tool_object(t, NULL, "inputSchema"); /* new ref */
     const json_t *osch = json_object_get(t, "output_schema");   /* borrowed */
     const json_t *ann = json_object_get(t, "annotations");      /* borrowed */
+    const json_t *title = json_object_get(t, "title");          /* borrowed */
     if (o != NULL &&
-        ((json_is_object(osch) &&
+        ((json_is_string(title) &&
+          json_object_set(o, "title", (json_t *)title) != 0) ||
+         (json_is_object(osch) &&
           json_object_set(o, "outputSchema", (json_t *)osch) != 0) ||
          (json_is_object(ann) &&
           json_object_set(o, "annotations", (json_t *)ann) != 0))) {

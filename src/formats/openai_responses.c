@@ -460,6 +460,42 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
+static int put_input_text(tg_buf *out, const char *text, size_t len)
+{
+    return tg__format_put_typed_text(out, "input_text", text, len);
+}
+
+/* One MCP content block (borrowed) as a function_call_output item: an
+ * image of a type the API takes as input_image with a data URL, every
+ * other block as input_text (its text, or its description). */
+static int put_item(tg_buf *out, const json_t *b, tg_buf *scratch)
+{
+    if (tg__format_is_image_block(b)) {
+        static const char open[] =
+            "{\"type\":\"input_image\",\"detail\":\"auto\",\"image_url\":";
+        const json_t *mime = json_object_get(b, "mimeType"); /* borrowed */
+        const json_t *data = json_object_get(b, "data");     /* borrowed */
+        scratch->len = 0;
+        int rc = tg__buf_puts(scratch, "data:");
+        if (rc == 0)
+            rc = tg__buf_puts(scratch, json_string_value(mime));
+        if (rc == 0)
+            rc = tg__buf_puts(scratch, ";base64,");
+        if (rc == 0)
+            rc = tg__buf_append(scratch, json_string_value(data),
+                                json_string_length(data));
+        if (rc == 0)
+            rc = tg__buf_append(out, open, sizeof open - 1);
+        if (rc == 0)
+            rc = tg__json_string(out, tg__buf_cstr(scratch), scratch->len);
+        return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
+    }
+    scratch->len = 0;
+    int rc = tg__format_block_text(b, scratch);
+    return rc == 0 ? put_input_text(out, tg__buf_cstr(scratch), scratch->len)
+                   : rc;
+}
+
 static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 {
     static const char open[] =
@@ -476,16 +512,10 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             (rc = tg__json_string(out, id, strlen(id))) != 0 ||
             (rc = tg__buf_append(out, output, sizeof output - 1)) != 0)
             break;
-        if (json_array_size(r->content) == 0) {
+        /* content blocks: an array of input items, else the text */
+        rc = tg__format_put_blocks(out, r, put_item, put_input_text, &text);
+        if (rc == 1)
             rc = tg__format_payload_json_string(r, out, &text);
-        } else {
-            /* The output is a string: content blocks are described in
-             * text (their text as is, images and files as a bracketed
-             * line). */
-            text.len = 0;
-            if ((rc = tg__format_content_text(r->content, &text)) == 0)
-                rc = tg__json_string(out, tg__buf_cstr(&text), text.len);
-        }
         if (rc == 0)
             rc = tg__buf_append(out, "}", 1);
     }

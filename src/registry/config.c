@@ -152,13 +152,18 @@ fail:
 
 /* ---------------------------------------------------------- lifecycle */
 
-/* Every built-in tool, in TG__BUILTIN_MAP's order (new ref; NULL: OOM). */
+/* Every built-in tool but those a configuration must name
+ * (TG__BUILTIN_OPT_IN), in TG__BUILTIN_MAP's order (new ref; NULL: OOM). */
 static json_t *default_builtins(void)
 {
+#define BUILTIN_FLAGS(name, flags, schema, core, description) flags,
     static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
+    static const unsigned flags[] = {TG__BUILTIN_MAP(BUILTIN_FLAGS)};
+#undef BUILTIN_FLAGS
     json_t *list = json_array(); /* new ref */
     for (size_t i = 0; list != NULL && i < sizeof names / sizeof names[0]; i++)
-        if (json_array_append_new(list, json_string(names[i])) != 0) {
+        if (!(flags[i] & TG__BUILTIN_OPT_IN) &&
+            json_array_append_new(list, json_string(names[i])) != 0) {
             json_decref(list);
             list = NULL;
         }

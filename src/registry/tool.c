@@ -26,7 +26,10 @@ void tg__tool_free(tg_tool *tool)
     if (tool == NULL)
         return;
     free(tool->name);
+    free(tool->title);
     free(tool->description);
+    json_decref(tool->output_schema);
+    tg_schema_free(tool->out_schema);
     json_decref(tool->input_schema);
     tg_schema_free(tool->schema);
     json_decref(tool->annotations);
@@ -385,14 +388,85 @@ static int compile_schema(tg_tool *t, tg_error *e)
     return tg__schema_compile(t->input_schema, NULL, &t->schema, e);
 }
 
+/* A schema member ("input_schema", "output_schema") of a tool entry that
+ * did not compile: the TG_ECONFIG error naming it, its pointer going on to
+ * the bad keyword within the schema; out of memory as itself. */
+static int schema_error(tg_error *err, const char *key, const char *member,
+                        int rc, const tg_error *se)
+{
+    if (rc == TG_ENOMEM)
+        return tg__error_set(err, rc, "out of memory");
+    rc = bad(err, key, member, " is not a valid JSON Schema%s%s: %s",
+             se->pointer[0] ? " at " : "", se->pointer, se->message);
+    if (err != NULL) {
+        size_t pl = strlen(err->pointer);
+        snprintf(err->pointer + pl, sizeof err->pointer - pl, "%s",
+                 se->pointer);
+    }
+    return rc;
+}
+
+/* A schema whose "type", when given, must be "object". */
+static bool object_typed(const json_t *schema)
+{
+    const json_t *type = json_object_get(schema, "type"); /* borrowed */
+    return json_is_object(schema) &&
+           (type == NULL || (json_is_string(type) &&
+                             strcmp(json_string_value(type), "object") == 0));
+}
+
+/* "title", "output" and "output_schema": how the tool is shown and what
+ * its output is. An output schema makes the output JSON (stdout parsed as
+ * one JSON value) and must describe an object, as MCP's structuredContent
+ * is one. */
+static int output_members(const json_t *entry, const char *key, tg_tool *t,
+                          tg_error *err)
+{
+    const json_t *v = json_object_get(entry, "title"); /* borrowed */
+    if (v != NULL && !json_is_string(v))
+        return bad(err, key, "title", " must be a string");
+    if (v != NULL && set_str(&t->title, json_string_value(v), err) != 0)
+        return TG_ENOMEM;
+    v = json_object_get(entry, "output"); /* borrowed */
+    const char *o = json_string_value(v);
+    if (v == NULL || (o != NULL && strcmp(o, "text") == 0))
+        t->output = TG_TOOL_OUTPUT_TEXT;
+    else if (o != NULL && strcmp(o, "json") == 0)
+        t->output = TG_TOOL_OUTPUT_JSON;
+    else if (o != NULL && strcmp(o, "mcp-content") == 0)
+        t->output = TG_TOOL_OUTPUT_CONTENT;
+    else
+        return bad(err, key, "output",
+                   " must be \"text\" (the default: stdout is the result), "
+                   "\"json\" (stdout is one JSON value) or \"mcp-content\" "
+                   "(stdout is a JSON array of MCP content blocks)");
+    v = json_object_get(entry, "output_schema"); /* borrowed */
+    if (v == NULL)
+        return 0;
+    if (!object_typed(v))
+        return bad(err, key, "output_schema",
+                   " must be a JSON Schema object whose \"type\" is "
+                   "\"object\" (a structured result is an object)");
+    if (t->output != TG_TOOL_OUTPUT_JSON && json_object_get(entry, "output"))
+        return bad(err, key, "output",
+                   " must be \"json\" (or left out) when the tool has an "
+                   "output_schema: its stdout is the JSON the schema checks");
+    t->output = TG_TOOL_OUTPUT_JSON;
+    if ((t->output_schema = json_deep_copy(v)) == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    tg_error se = {0};
+    int rc = tg__schema_compile(t->output_schema, NULL, &t->out_schema, &se);
+    return rc != 0 ? schema_error(err, key, "output_schema", rc, &se) : 0;
+}
+
 int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
     static const char *const keys[] = {
-        "name",    "description", "input_schema", "annotations", "command",
-        "stdin",   "env",         "timeout_ms",   "mcp",         "output",
-        "network", "sandbox",     "env_pass",     "option_args", "context_env",
-        "ok_exit", NULL};
+        "name",    "description", "input_schema",  "annotations", "command",
+        "stdin",   "env",         "timeout_ms",    "mcp",         "output",
+        "network", "sandbox",     "env_pass",      "option_args", "context_env",
+        "ok_exit", "title",       "output_schema", NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;
@@ -439,10 +513,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
 
     v = json_object_get(entry, "input_schema"); /* borrowed */
     if (v) {
-        json_t *type = json_object_get(v, "type"); /* borrowed */
-        if (!json_is_object(v) ||
-            (type && !(json_is_string(type) &&
-                       strcmp(json_string_value(type), "object") == 0))) {
+        if (!object_typed(v)) {
             rc = bad(err, key, "input_schema",
                      " must be a JSON Schema object whose \"type\" is "
                      "\"object\" (arguments are always an object)");
@@ -458,21 +529,11 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     }
     tg_error se;
     if ((rc = compile_schema(t, &se)) != 0) {
-        if (rc == TG_ENOMEM) {
-            rc = tg__error_set(err, rc, "out of memory");
-            goto fail;
-        }
-        rc =
-            bad(err, key, "input_schema", " is not a valid JSON Schema%s%s: %s",
-                se.pointer[0] ? " at " : "", se.pointer, se.message);
-        /* The pointer goes on into the schema, to the bad keyword. */
-        if (err != NULL) {
-            size_t pl = strlen(err->pointer);
-            snprintf(err->pointer + pl, sizeof err->pointer - pl, "%s",
-                     se.pointer);
-        }
+        rc = schema_error(err, key, "input_schema", rc, &se);
         goto fail;
     }
+    if ((rc = output_members(entry, key, t, err)) != 0)
+        goto fail;
 
     v = json_object_get(entry, "annotations"); /* borrowed */
     if (v) {

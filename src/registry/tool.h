@@ -18,12 +18,27 @@ typedef enum tg_tool_kind {
     TG_TOOL_KIND_COMMAND = 1  /* subprocess from an argv template */
 } tg_tool_kind;
 
+/* What a tool's output is ("output" in toolgate.json): text (the default),
+ * one JSON value, or a JSON array of MCP content blocks. */
+typedef enum tg_tool_output {
+    TG_TOOL_OUTPUT_TEXT = 0,
+    TG_TOOL_OUTPUT_JSON = 1,
+    TG_TOOL_OUTPUT_CONTENT = 2 /* "mcp-content" */
+} tg_tool_output;
+
 typedef struct tg_tool {
     char *name;
+    char *title;          /* human-readable name, or NULL */
     char *description;    /* "" when none */
     json_t *input_schema; /* object (new ref); {"type":"object"} by default */
     tg_schema *schema;    /* input_schema compiled at registration (owned) */
     json_t *annotations;  /* object (new ref) or NULL */
+    tg_tool_output output;
+    /* "output_schema": what a success's JSON must be (new ref), compiled
+     * at registration like the input schema (owned); NULL when none. A
+     * tool with one has TG_TOOL_OUTPUT_JSON. */
+    json_t *output_schema;
+    tg_schema *out_schema;
     tg_tool_kind kind;
     /* handler tools */
     tg_handler_fn fn;

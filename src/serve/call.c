@@ -22,7 +22,6 @@
 #include "server.h"
 #include "tasks.h"
 
-#define RESULT_META "io.toolgate/result"
 #define PROGRESS_EVERY_MS 50
 
 enum { RPC_INVALID_PARAMS = -32602, RPC_INTERNAL = -32603 };
@@ -209,39 +208,49 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-json_t *srv_call_answer(const tg_turn *turn, const char *call_id,
-                        json_t **error)
+int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
+                    int status, const tg_error *err, char *msg, size_t msg_size)
 {
-    *error = NULL;
-    char *text = NULL;
-    size_t n = 0;
-    if (tg_turn_render(turn, "mcp", &text, &n, NULL) != 0)
-        return NULL;
-    json_t *doc = json_loadb(text, n, 0, NULL); /* new ref */
-    tg_free(text);
-    if (json_is_array(doc)) {
-        json_t *one = json_incref(json_array_get(doc, 0));
-        json_decref(doc);
-        doc = one;
+    const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
+    int code = tr != NULL ? tg__mcp_result_rpc_error(tr) : 0;
+    if (code != 0) {
+        snprintf(msg, msg_size, "Unknown tool: %s", tg_result_tool(tr));
+        return code;
     }
-    json_t *res = json_incref(json_object_get(doc, "result"));
-    *error = json_incref(json_object_get(doc, "error"));
-    json_decref(doc);
-    const tg_result *tr = tg_turn_result(turn, 0);
-    if (res != NULL && tr != NULL) {
-        json_t *meta = json_object_get(res, "_meta"); /* borrowed */
-        if (meta == NULL) {
-            meta = json_object();
-            json_object_set_new(res, "_meta", meta);
-        }
-        json_object_set_new(
-            meta, RESULT_META,
-            json_pack("{s:s,s:s,s:s,s:f}", "callId", call_id, "outcome",
-                      tg_outcome_name(tg_result_outcome(tr)), "execution",
-                      tg_execution_name(tg_result_execution(tr)), "durationMs",
-                      tg_result_duration_ms(tr)));
+    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v,
+                                               tg_result_structured(tr)
+                                                   ? TG_MCP_RESULT_OUTPUT_SCHEMA
+                                                   : 0,
+                                               srv_meta_members(v)) == 0)
+        return 0;
+    snprintf(msg, msg_size, "%s",
+             status != 0 && err != NULL
+                 ? err->message
+                 : "Internal error: the result could not be rendered");
+    return RPC_INTERNAL;
+}
+
+/* Answers the request with its call's result: a CallToolResult, the
+ * JSON-RPC error of an unknown tool, or (2026-07-28, a policy ask) an
+ * InputRequiredResult. */
+static void answer(srv_req *r, int status, const tg_error *err)
+{
+    if (status == 0 && r->input_required && tg_turn_result(r->turn, 0)) {
+        srv_approval_input_required(r);
+        return;
     }
-    return res;
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    char m[512];
+    int code =
+        srv_call_answer(&b, r->turn, r->version, status, err, m, sizeof m);
+    if (code == 0)
+        srv_send_result_text(r->srv, r->out, r->version, "tools/call", r->id,
+                             b.data, b.len);
+    else
+        srv_send_error(r->srv, r->out, r->version, "tools/call", r->id, code, m,
+                       NULL);
+    tg__buf_cleanup(&b);
 }
 
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
@@ -252,30 +261,16 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
     if (r->eline_len > 0)
         log_line(r, r->eline, r->eline_len);
     progress(r, true);
+    srv_approval_drop(r);
     if (r->task != NULL && srv_task_done(r, status, err)) {
         /* the task took the answer */
     } else if (!r->silent) {
-        json_t *error = NULL, *res = NULL;
-        if (status == 0)
-            res = srv_call_answer(r->turn, r->call_id, &error);
-        if (res != NULL)
-            srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
-        else if (error != NULL)
-            srv_send_json(srv, r->out, r->version, "tools/call",
-                          SRV_MSG_RESPONSE,
-                          json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
-                                    r->id, "error", error));
-        else
-            srv_send_error(srv, r->out, r->version, "tools/call", r->id,
-                           RPC_INTERNAL,
-                           status != 0 && err != NULL
-                               ? err->message
-                               : "Internal error: the result could not be "
-                                 "rendered",
-                           NULL);
+        answer(r, status, err);
         r->answered = true;
     }
     unlink_req(r);
+    json_decref(r->caps);
+    json_decref(r->input);
     tg_turn_free(r->turn);
     json_decref(r->id);
     json_decref(r->progress_token);
@@ -323,8 +318,15 @@ int srv_call_start(srv_ctx *c)
         goto oom;
     r->srv = srv;
     r->version = c->version;
+    r->retry_answer = -1;
+    r->caps = json_incref((json_t *)c->caps);
+    if (c->version == TG_MCP_V2026_07_28 && srv_approval_retry(c, r) != 0) {
+        free(text);
+        free(r);
+        return 0; /* refused: the error was sent */
+    }
     r->log_level = c->log_level;
-    if (r->log_level < 0 && c->version != SRV_V2026)
+    if (r->log_level < 0 && c->version != TG_MCP_V2026_07_28)
         r->log_level = 1; /* info until the client sets a level */
     snprintf(r->call_id, sizeof r->call_id, "mcp-%s-%llu", srv->boot,
              (unsigned long long)++srv->ncalls);

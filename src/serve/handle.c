@@ -16,39 +16,8 @@
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
 
-/* JSON-RPC and MCP error codes (notes: spec "3.2 Error codes"). */
-enum {
-    RPC_PARSE = -32700,
-    RPC_INVALID_REQUEST = -32600,
-    RPC_METHOD_NOT_FOUND = -32601,
-    RPC_INVALID_PARAMS = -32602,
-    MCP_HEADER_MISMATCH = -32020,
-    MCP_UNSUPPORTED_VERSION = -32022
-};
-
-/* How deep text nests ([ and { outside strings), stopping past `max`. */
-static int nesting(const char *p, size_t len, int max)
-{
-    int depth = 0, deepest = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = p[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_str = false;
-        } else if (ch == '"') {
-            in_str = true;
-        } else if (ch == '[' || ch == '{') {
-            if (++depth > deepest && (deepest = depth) > max)
-                return deepest;
-        } else if (ch == ']' || ch == '}') {
-            depth--;
-        }
-    }
-    return deepest;
-}
+/* 2026-07-28's own error codes (src/mcp/version.c has them all). */
+enum { MCP_HEADER_MISMATCH = -32020, MCP_UNSUPPORTED_VERSION = -32022 };
 
 static const char *str_member(const json_t *o, const char *k)
 {
@@ -65,12 +34,6 @@ static void reject(srv_ctx *c, int status, int code, const char *msg,
     c->ans->http_status = status;
 }
 
-/* The supported versions as a JSON array (new ref). */
-static json_t *supported(void)
-{
-    return json_pack("[sss]", "2026-07-28", "2025-11-25", "2025-06-18");
-}
-
 /* 2026-07-28's checks of a request whose _meta names a version: the
  * headers against the body (HTTP), the required _meta members, the
  * version. Returns 0 when the request may go on. */
@@ -85,7 +48,7 @@ static int check_modern(srv_ctx *c, const json_t *meta,
         return -1;
     }
     if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS))) {
-        reject(c, 400, RPC_INVALID_PARAMS,
+        reject(c, 400, TG_RPC_INVALID_PARAMS,
                "Invalid params: _meta needs "
                "\"" META_VERSION "\" (a string) and "
                "\"" META_CAPS "\" (an object)",
@@ -99,9 +62,10 @@ static int check_modern(srv_ctx *c, const json_t *meta,
                NULL);
         return -1;
     }
-    if (srv_version_parse(v) != SRV_V2026) {
-        json_t *data =
-            json_pack("{s:o,s:s}", "supported", supported(), "requested", v);
+    if (srv_version_parse(v) != TG_MCP_V2026_07_28) {
+        json_t *data = json_pack("{s:o,s:s}", "supported",
+                                 json_loads(tg__mcp_supported_json(), 0, NULL),
+                                 "requested", v);
         reject(c, 400, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version",
                data);
         return -1;
@@ -131,7 +95,7 @@ static int check_modern(srv_ctx *c, const json_t *meta,
     }
     const char *lvl = str_member(meta, META_LOG);
     if (lvl != NULL && (c->log_level = srv_log_level_parse(lvl)) < 0) {
-        reject(c, 400, RPC_INVALID_PARAMS,
+        reject(c, 400, TG_RPC_INVALID_PARAMS,
                "Invalid params: unknown log level in _meta", NULL);
         return -1;
     }
@@ -156,100 +120,90 @@ static void notification(srv_ctx *c)
     /* Others (progress of the client, roots changes) need nothing. */
 }
 
+/* The id of a message as a JSON value (new ref), NULL when it has none. */
+static json_t *id_value(const tg_rpc_msg *m)
+{
+    if (m->id.kind == TG_RPC_ID_NONE)
+        return NULL;
+    return json_loadb(m->id.json, m->id.json_len, JSON_DECODE_ANY, NULL);
+}
+
 void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans)
 {
     memset(ans, 0, sizeof *ans);
     ans->http_status = 202;
     srv_ctx c = {.srv = srv, .s = s, .out = out, .ans = ans, .log_level = -1};
-    c.version = s->initialized ? s->version : SRV_V_INIT_LATEST;
-    json_t *msg = NULL; /* new ref */
-    if (len > srv->max_message) {
-        reject(&c, 413, RPC_INVALID_REQUEST,
-               "Invalid Request: the message is larger than the limit", NULL);
-        return;
-    }
-    if (nesting(body, len, srv->max_depth) > srv->max_depth) {
-        reject(&c, 400, RPC_PARSE, "Parse error: the message nests too deep",
-               NULL);
-        return;
-    }
-    json_error_t jerr;
-    msg = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (msg == NULL) {
-        char m[256];
-        snprintf(m, sizeof m, "Parse error: %s", jerr.text);
-        reject(&c, 400, RPC_PARSE, m, NULL);
-        return;
-    }
-    if (json_is_array(msg)) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
-               "Invalid Request: JSON-RPC batches are not supported by the "
-               "MCP versions served (2025-06-18 and later)",
+    c.version = s->initialized ? s->version : TG_MCP_VERSION_LATEST_INITIALIZE;
+    tg_rpc_limits lim = {.max_bytes = srv->max_message,
+                         .max_depth = (unsigned)srv->max_depth,
+                         .batches = false};
+    tg_rpc_batch b;
+    json_t *params = NULL, *id = NULL; /* new refs */
+    int rc = tg__rpc_read(&b, body, len, &lim);
+    if (rc != 0 || b.fail_code != 0) {
+        reject(&c, len > srv->max_message ? 413 : 400,
+               rc != 0 ? TG_RPC_INTERNAL_ERROR : b.fail_code,
+               rc != 0 ? "Internal error: out of memory" : b.fail_message,
                NULL);
         goto done;
     }
-    const json_t *idv = json_object_get(msg, "id");
-    if (json_is_string(idv) || json_is_integer(idv))
-        c.id = idv;
-    const char *jv = str_member(msg, "jsonrpc");
-    const json_t *mv = json_object_get(msg, "method");
-    if (!json_is_object(msg) || jv == NULL || strcmp(jv, "2.0") != 0) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
-               "Invalid Request: not a JSON-RPC 2.0 message "
-               "(\"jsonrpc\":\"2.0\" missing)",
-               NULL);
+    const tg_rpc_msg *m = &b.msgs[0];
+    c.id = id = id_value(m);
+    if (m->kind == TG_RPC_INVALID) {
+        reject(&c, 400, m->fail_code, m->fail_message, NULL);
         goto done;
     }
-    if (mv == NULL) {
+    if (m->kind == TG_RPC_RESULT || m->kind == TG_RPC_ERROR) {
         /* A response of the client: to a request this server sent. */
+        json_t *result =
+            m->kind == TG_RPC_RESULT
+                ? json_loadb(m->result, m->result_len, JSON_DECODE_ANY, NULL)
+                : NULL;
+        srv_client_response(srv, s, id, result, m->kind == TG_RPC_ERROR);
+        json_decref(result);
         goto done;
     }
-    if (!json_is_string(mv)) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
-               "Invalid Request: method must be a string", NULL);
-        goto done;
-    }
-    c.method = json_string_value(mv);
-    c.params = json_object_get(msg, "params");
-    if (c.params != NULL && !json_is_object(c.params)) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
-               "Invalid Request: params must be an object", NULL);
-        goto done;
-    }
-    if (idv != NULL && c.id == NULL) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
-               "Invalid Request: the id must be a string or an integer", NULL);
+    c.method = m->method;
+    c.params = params = tg__rpc_params_json(&b, m);
+    if (m->params != NULL && params == NULL) {
+        reject(&c, 500, TG_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+               NULL);
         goto done;
     }
     const json_t *meta = json_object_get(c.params, "_meta");
-    bool modern = json_object_get(meta, META_VERSION) != NULL ||
-                  (http != NULL && http->protocol_version != NULL &&
-                   srv_version_parse(http->protocol_version) == SRV_V2026);
+    bool modern =
+        json_object_get(meta, META_VERSION) != NULL ||
+        (http != NULL && http->protocol_version != NULL &&
+         srv_version_parse(http->protocol_version) == TG_MCP_V2026_07_28);
     if (modern) {
-        c.version = SRV_V2026;
+        c.version = TG_MCP_V2026_07_28;
         if (c.id == NULL) {
             notification(&c);
             goto done;
         }
         if (check_modern(&c, meta, http) != 0)
             goto done;
+        c.caps = json_object_get(meta, META_CAPS);
     } else if (c.id == NULL) {
         notification(&c);
         goto done;
     } else if (!s->initialized && strcmp(c.method, "initialize") != 0 &&
                strcmp(c.method, "ping") != 0) {
-        reject(&c, 400, RPC_INVALID_REQUEST,
+        reject(&c, 400, TG_RPC_INVALID_REQUEST,
                "Invalid Request: the session is not initialized (send "
                "initialize first, or name the protocol version in _meta)",
                NULL);
         goto done;
     } else {
         c.log_level = s->log_level;
+        c.caps = s->client_caps;
     }
     ans->http_status = 200;
     if (srv_method(&c) == 1)
         ans->pending++;
 done:
-    json_decref(msg);
+    json_decref(params);
+    json_decref(id);
+    tg__rpc_batch_cleanup(&b);
 }

@@ -45,7 +45,7 @@ const char *srv_log_level_name(int level)
 
 static void reply(srv_ctx *c, json_t *result_take)
 {
-    if (c->version == SRV_V2026 && result_take != NULL) {
+    if (c->version == TG_MCP_V2026_07_28 && result_take != NULL) {
         json_t *meta = json_object_get(result_take, "_meta"); /* borrowed */
         if (meta == NULL) {
             meta = json_object();
@@ -67,7 +67,7 @@ static void fail(srv_ctx *c, int code, const char *fmt, const char *arg)
 {
     char m[512];
     snprintf(m, sizeof m, fmt, arg != NULL ? arg : "");
-    if (c->version == SRV_V2026 && code == RPC_METHOD_NOT_FOUND)
+    if (c->version == TG_MCP_V2026_07_28 && code == RPC_METHOD_NOT_FOUND)
         c->ans->http_status = 404;
     srv_send_error(c->srv, c->out, c->version, c->method, c->id, code, m, NULL);
 }
@@ -75,7 +75,7 @@ static void fail(srv_ctx *c, int code, const char *fmt, const char *arg)
 /* Cache hints of a 2026-07-28 list or read result. */
 static void cache_hints(srv_ctx *c, json_t *result, const char *scope)
 {
-    if (c->version != SRV_V2026)
+    if (c->version != TG_MCP_V2026_07_28)
         return;
     json_object_set_new(result, "ttlMs", json_integer(TTL_MS));
     json_object_set_new(result, "cacheScope", json_string(scope));
@@ -87,7 +87,7 @@ static json_t *capabilities(const srv_ctx *c)
         json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
     if (c->srv->spool_dir != NULL)
         json_object_set_new(caps, "resources", json_object());
-    if (c->version == SRV_V2026)
+    if (c->version == TG_MCP_V2026_07_28)
         json_object_del(caps, "logging"); /* per request there */
     srv_tasks_capabilities(c, caps);
     return caps;
@@ -100,10 +100,10 @@ static void m_initialize(srv_ctx *c)
     int v = srv_version_parse(want);
     /* A version this server speaks through initialize is answered as
      * asked; any other gets the newest one (the client decides). */
-    if (v < 0 || v == SRV_V2026)
-        v = SRV_V_INIT_LATEST;
+    if (v < 0 || v == TG_MCP_V2026_07_28)
+        v = TG_MCP_VERSION_LATEST_INITIALIZE;
     srv_session *s = c->s;
-    s->version = (srv_version)v;
+    s->version = (tg_mcp_version)v;
     s->initialized = true;
     json_decref(s->client_caps);
     json_decref(s->client_info);
@@ -113,7 +113,7 @@ static void m_initialize(srv_ctx *c)
     c->ans->initialized = true;
     json_t *r = json_pack(
         "{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion",
-        srv_version_name(s->version), "capabilities", capabilities(c),
+        tg__mcp_version_name(s->version), "capabilities", capabilities(c),
         "serverInfo", "name", SERVER_NAME, "title",
         "toolgate - every tool call through the gate", "version",
         TOOLGATE_VERSION_STRING, "instructions",
@@ -149,20 +149,15 @@ static void m_set_level(srv_ctx *c)
     reply(c, json_object());
 }
 
-const json_t *srv_tools(tg_srv *srv)
+const tg_mcp_tools *srv_tools(tg_srv *srv)
 {
     if (srv->tools != NULL)
         return srv->tools;
     char *text = NULL;
     if (tg_runtime_tools(srv->rt, "mcp", &text, NULL) != 0)
         return NULL;
-    json_t *doc = json_loads(text, 0, NULL); /* new ref */
+    (void)tg__mcp_tools_new(text, strlen(text), &srv->tools, NULL);
     tg_free(text);
-    json_t *tools = json_object_get(doc, "tools"); /* borrowed */
-    if (json_is_array(doc))
-        tools = doc;
-    srv->tools = json_incref(tools);
-    json_decref(doc);
     return srv->tools;
 }
 
@@ -197,14 +192,45 @@ static void page(srv_ctx *c, const json_t *list, const char *key,
     reply(c, r);
 }
 
+/* The _meta members of every 2026-07-28 result: who answers. */
+static const char server_info_member[] =
+    "\"io.modelcontextprotocol/serverInfo\":{\"name\":\"" SERVER_NAME
+    "\",\"version\":\"" TOOLGATE_VERSION_STRING "\"}";
+
+const char *srv_meta_members(tg_mcp_version v)
+{
+    return v == TG_MCP_V2026_07_28 ? server_info_member : NULL;
+}
+
 static void m_tools_list(srv_ctx *c)
 {
-    const json_t *tools = srv_tools(c->srv);
+    const tg_mcp_tools *tools = srv_tools(c->srv);
     if (tools == NULL) {
         fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
         return;
     }
-    page(c, srv_tasks_tools(c, tools), "tools", "public");
+    const char *cur = json_string_value(json_object_get(c->params, "cursor"));
+    if (json_object_get(c->params, "cursor") != NULL && cur == NULL) {
+        fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
+        return;
+    }
+    tg_buf page;
+    tg__buf_init(&page, 0);
+    /* Every tool on one page unless there are very many: clients that read
+     * one page see them all. */
+    tg_mcp_page_opts opts = {
+        .page_size = 0, .ttl_ms = TTL_MS, .task_support = SRV_TASK_SUPPORT};
+    int rc = tg__mcp_tools_page(&page, tools, c->version, cur,
+                                cur != NULL ? strlen(cur) : 0, &opts,
+                                srv_meta_members(c->version));
+    if (rc == TG_EINVAL)
+        fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
+    else if (rc != 0)
+        fail(c, RPC_INTERNAL, "Internal error: out of memory%s", NULL);
+    else
+        srv_send_result_text(c->srv, c->out, c->version, c->method, c->id,
+                             page.data, page.len);
+    tg__buf_cleanup(&page);
 }
 
 static void m_empty_list(srv_ctx *c, const char *key)
@@ -260,8 +286,8 @@ static void m_resources_list(srv_ctx *c)
 static void m_resources_read(srv_ctx *c)
 {
     const char *uri = json_string_value(json_object_get(c->params, "uri"));
-    int nf =
-        c->version == SRV_V2026 ? RPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND;
+    int nf = c->version == TG_MCP_V2026_07_28 ? RPC_INVALID_PARAMS
+                                              : MCP_RESOURCE_NOT_FOUND;
     if (uri == NULL || strncmp(uri, ARTIFACT_URI, strlen(ARTIFACT_URI)) != 0) {
         fail(c, nf, "Resource not found: %s", uri ? uri : "(no uri)");
         return;
@@ -303,7 +329,7 @@ static void m_resources_read(srv_ctx *c)
 int srv_method(srv_ctx *c)
 {
     const char *m = c->method;
-    bool modern = c->version == SRV_V2026;
+    bool modern = c->version == TG_MCP_V2026_07_28;
     if (strcmp(m, "tools/call") == 0)
         return srv_call_start(c);
     if (srv_tasks_method(c))

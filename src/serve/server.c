@@ -98,7 +98,7 @@ void srv_out_closed(tg_srv *srv, srv_out *o)
      * 2025 versions keep the call running for a resume. */
     for (srv_req *r = o->reqs, *next; r != NULL; r = next) {
         next = r->onext;
-        if (r->version == SRV_V2026)
+        if (r->version == TG_MCP_V2026_07_28)
             srv_req_cancel(srv, r, "the client closed the request's stream");
     }
 }
@@ -173,7 +173,7 @@ void srv_session_release(srv_session *s)
 
 const char *srv_session_version(const srv_session *s)
 {
-    return s->initialized ? srv_version_name(s->version) : NULL;
+    return s->initialized ? tg__mcp_version_name(s->version) : NULL;
 }
 
 int srv_session_initialized(const srv_session *s)
@@ -188,38 +188,28 @@ const char *srv_session_caller(const srv_session *s)
 
 /* ------------------------------------------------------------ versions */
 
-static const char *const version_names[] = {"2025-06-18", "2025-11-25",
-                                            "2026-07-28"};
-
-const char *srv_version_name(srv_version v)
+tg_mcp_version srv_version_parse(const char *name)
 {
-    return v >= SRV_V2025_06 && v <= SRV_V2026 ? version_names[v] : NULL;
-}
-
-int srv_version_parse(const char *name)
-{
-    for (int i = 0; name != NULL && i < 3; i++)
-        if (strcmp(name, version_names[i]) == 0)
-            return i;
-    return -1;
+    return name != NULL ? tg__mcp_version_from_name(name, strlen(name))
+                        : TG_MCP_VERSION_UNKNOWN;
 }
 
 /* ------------------------------------------------------------ sending */
 
 /* Appends {"version","answers","message"} to the trace file. */
-static void trace(tg_srv *srv, srv_version v, const char *answers,
+static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
                   const char *msg, size_t len)
 {
     if (srv->trace == NULL)
         return;
-    fprintf(srv->trace, "{\"version\":\"%s\"", srv_version_name(v));
+    fprintf(srv->trace, "{\"version\":\"%s\"", tg__mcp_version_name(v));
     if (answers != NULL)
         fprintf(srv->trace, ",\"answers\":\"%s\"", answers);
     fprintf(srv->trace, ",\"message\":%.*s}\n", (int)len, msg);
     fflush(srv->trace);
 }
 
-int srv_send(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
+int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len)
 {
     if (out == NULL || out->closed)
@@ -230,8 +220,8 @@ int srv_send(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
     return rc;
 }
 
-int srv_send_json(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
-                  srv_msg_kind kind, json_t *msg_take)
+int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+                  const char *answers, srv_msg_kind kind, json_t *msg_take)
 {
     if (msg_take == NULL)
         return -1;
@@ -244,19 +234,37 @@ int srv_send_json(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
     return rc;
 }
 
-int srv_send_result(tg_srv *srv, srv_out *out, srv_version v,
+int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take)
 {
     if (result_take == NULL)
         return -1;
-    if (v == SRV_V2026 && json_object_get(result_take, "resultType") == NULL)
+    if (v == TG_MCP_V2026_07_28 &&
+        json_object_get(result_take, "resultType") == NULL)
         json_object_set_new(result_take, "resultType", json_string("complete"));
     return srv_send_json(srv, out, v, answers, SRV_MSG_RESPONSE,
                          json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id,
                                    "result", result_take));
 }
 
-int srv_send_error(tg_srv *srv, srv_out *out, srv_version v,
+int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+                         const char *answers, const json_t *id,
+                         const char *result, size_t len)
+{
+    char *idt = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    int rc = -1;
+    if (idt != NULL && tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":") == 0 &&
+        tg__buf_puts(&b, idt) == 0 && tg__buf_puts(&b, ",\"result\":") == 0 &&
+        tg__buf_append(&b, result, len) == 0 && tg__buf_puts(&b, "}") == 0)
+        rc = srv_send(srv, out, v, answers, SRV_MSG_RESPONSE, b.data, b.len);
+    free(idt);
+    tg__buf_cleanup(&b);
+    return rc;
+}
+
+int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take)
 {
@@ -266,12 +274,11 @@ int srv_send_error(tg_srv *srv, srv_out *out, srv_version v,
     else
         json_decref(data_take);
     json_t *msg = json_pack("{s:s,s:o}", "jsonrpc", "2.0", "error", err);
-    /* An id that could not be read is left out (2025-11-25 and later);
-     * 2025-06-18's schema requires one, and null is what JSON-RPC says. */
+    /* An id that could not be read is left out: no MCP schema allows
+     * null there (JSON-RPC's answer), and the TypeScript SDK's client
+     * drops a message with one. */
     if (msg != NULL && id != NULL)
         json_object_set(msg, "id", (json_t *)id);
-    else if (msg != NULL && v == SRV_V2025_06)
-        json_object_set_new(msg, "id", json_null());
     return srv_send_json(srv, out, v, answers, SRV_MSG_RESPONSE, msg);
 }
 
@@ -328,6 +335,7 @@ tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
     uv_timer_init(&srv->loop, &srv->grace);
     srv->grace.data = srv;
     srv_random_hex(srv->boot, 8);
+    srv_approvals_init(srv);
     return srv;
 }
 
@@ -409,7 +417,7 @@ void srv_free(tg_srv *srv)
         free(s->caller);
         free(s);
     }
-    json_decref(srv->tools);
+    tg__mcp_tools_free(srv->tools);
     if (srv->trace != NULL)
         fclose(srv->trace);
     free(srv->caller);
@@ -425,14 +433,19 @@ void srv_on_stopped(tg_srv *srv, void (*fn)(tg_srv *srv, void *ud), void *ud)
     }
 }
 
+void srv_random_bytes(unsigned char *out, size_t n)
+{
+    if (RAND_bytes(out, (int)n) != 1)
+        abort(); /* no randomness: no id or key can be trusted */
+}
+
 void srv_random_hex(char *out, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char b[64];
     if (n > sizeof b)
         n = sizeof b;
-    if (RAND_bytes(b, (int)n) != 1)
-        abort(); /* no randomness: no id can be trusted */
+    srv_random_bytes(b, n);
     for (size_t i = 0; i < n; i++) {
         out[2 * i] = hex[b[i] >> 4];
         out[2 * i + 1] = hex[b[i] & 15];

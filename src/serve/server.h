@@ -9,17 +9,10 @@
 
 #include <stdio.h>
 
+#include "jsonrpc.h"
+#include "result.h"
 #include "serve.h"
-
-/* The protocol versions served (their names: srv_version_name). */
-typedef enum srv_version {
-    SRV_V2025_06 = 0,
-    SRV_V2025_11 = 1,
-    SRV_V2026 = 2
-} srv_version;
-
-/* The newest version a client gets with initialize, and the newest. */
-#define SRV_V_INIT_LATEST SRV_V2025_11
+#include "version.h"
 
 /* The syslog levels of MCP logging, lowest first; -1: none asked. */
 int srv_log_level_parse(const char *name);
@@ -42,9 +35,11 @@ struct tg_srv {
     const char *journal;     /* borrowed from the config; NULL: none */
     struct srv_tasks *tasks; /* tasks.c's, NULL until used */
     FILE *trace;
-    char boot[17]; /* random hex naming this server's calls */
+    char boot[17];               /* random hex naming this server's calls */
+    unsigned char state_key[32]; /* signs 2026-07-28 requestStates */
+    uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
-    json_t *tools; /* the MCP tool definitions, built on first use */
+    tg_mcp_tools *tools; /* the tool list, built on first use */
     srv_session *sessions;
     size_t live; /* requests not yet answered */
     bool stopping, closed;
@@ -61,7 +56,7 @@ struct srv_session {
     srv_via via;
     int refs;
     bool initialized, ended;
-    srv_version version;
+    tg_mcp_version version;
     json_t *client_caps; /* new ref, or NULL */
     json_t *client_info; /* new ref, or NULL */
     int log_level;       /* logging/setLevel, -1 before */
@@ -76,16 +71,27 @@ struct srv_req {
     srv_session *s; /* a reference */
     srv_out *out;   /* a reference */
     srv_req *snext, *sprev, *onext, *oprev;
-    srv_version version;
+    tg_mcp_version version;
     json_t *id;             /* the JSON-RPC id (new ref) */
     json_t *progress_token; /* new ref, or NULL */
     int log_level;          /* what log messages it gets, -1: none */
     tg_turn *turn;
     char call_id[64];
-    struct srv_task *task; /* tasks.c: the task it is, or NULL */
-    bool detached;         /* a task's: out of its session's and out's lists */
-    bool silent;           /* canceled by the client: nothing more is sent */
-    bool answered;         /* its response was sent */
+    json_t *caps; /* the client's capabilities (new ref) or NULL */
+    /* approvals (approve.c): the ask waiting for the client's user, the
+     * server request that asks, and under 2026-07-28 whether the answer
+     * is an InputRequiredResult, or the retry's verified answer */
+    tg_ask *ask;
+    json_t *ask_id; /* the elicitation/create request's id (new ref) */
+    json_t *input;  /* the InputRequiredResult to send (new ref) */
+    bool input_required;
+    int retry_answer; /* -1: none; else a tg_approval */
+    /* tasks (tasks.c): the task it is, and whether it left its session's
+     * and out's lists (a task outlives both) */
+    struct srv_task *task;
+    bool detached;
+    bool silent;   /* canceled by the client: nothing more is sent */
+    bool answered; /* its response was sent */
     /* progress and log lines */
     uint64_t out_bytes;
     double progress_sent;
@@ -104,22 +110,27 @@ void srv_kick(tg_srv *srv);
 void srv_check_stopped(tg_srv *srv);
 void srv_session_hold(srv_session *s);
 const char *srv_session_caller(const srv_session *s);
-const char *srv_version_name(srv_version v);
-/* The version named, or -1. */
-int srv_version_parse(const char *name);
+/* The version named (NULL: none), TG_MCP_VERSION_UNKNOWN for others. */
+tg_mcp_version srv_version_parse(const char *name);
 /* n bytes of the CSPRNG as 2n lowercase hex digits and a NUL in out. */
 void srv_random_hex(char *out, size_t n);
+/* n bytes of the CSPRNG. */
+void srv_random_bytes(unsigned char *out, size_t n);
 
 /* Sending: msg on out (nothing when out is closed), traced with the
  * version and the method a response answers. Return 0 or -1. */
-int srv_send(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
+int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len);
-int srv_send_json(tg_srv *srv, srv_out *out, srv_version v, const char *answers,
-                  srv_msg_kind kind, json_t *msg_take);
+int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+                  const char *answers, srv_msg_kind kind, json_t *msg_take);
 /* A result response (resultType "complete" added under 2026-07-28). */
-int srv_send_result(tg_srv *srv, srv_out *out, srv_version v,
+int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take);
-int srv_send_error(tg_srv *srv, srv_out *out, srv_version v,
+/* A result response whose result is JSON text already (an object). */
+int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+                         const char *answers, const json_t *id,
+                         const char *result, size_t len);
+int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take);
 
@@ -129,19 +140,44 @@ typedef struct srv_ctx {
     tg_srv *srv;
     srv_session *s;
     srv_out *out;
-    srv_version version;
+    tg_mcp_version version;
     const json_t *id;     /* borrowed */
     const char *method;   /* borrowed */
     const json_t *params; /* borrowed; may be NULL */
     int log_level;        /* 2026-07-28: from _meta; else the session's */
+    const json_t *caps;   /* the client's capabilities (borrowed) or NULL */
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
 /* Answers c's request with a result (resultType and serverInfo added
  * under 2026-07-28). */
 void srv_reply(srv_ctx *c, json_t *result_take);
-/* The tools in MCP shape (borrowed; built on first use), or NULL. */
-const json_t *srv_tools(tg_srv *srv);
+/* The tool list (borrowed; built on first use), or NULL. */
+const tg_mcp_tools *srv_tools(tg_srv *srv);
+/* The _meta members every result of version v carries (JSON text of
+ * members: serverInfo under 2026-07-28), or NULL. */
+const char *srv_meta_members(tg_mcp_version v);
+
+/* approve.c: a policy `ask` put to the client's user (elicitation, or
+ * under 2026-07-28 an InputRequiredResult and the retry's answer). */
+void srv_approvals_init(tg_srv *srv);
+/* A response of the client (result or error) to a request of the server:
+ * the answer to an elicitation. */
+void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
+                         const json_t *result, bool is_error);
+/* The request of srv whose call has id call_id, or NULL. */
+srv_req *srv_req_by_call(tg_srv *srv, const char *call_id);
+/* Forgets the elicitation a request waits for (it ended): its ask is
+ * answered no. */
+void srv_approval_drop(srv_req *r);
+/* 2026-07-28: a tools/call that carries inputResponses and requestState
+ * (a retry): checks the state (made by this server for this caller, tool
+ * and arguments, not expired) and takes the answer into r. Returns 0 (a
+ * first try, or a retry whose state holds), or -1 after answering the
+ * request with an error. */
+int srv_approval_retry(srv_ctx *c, srv_req *r);
+/* Sends r's InputRequiredResult as its response. */
+void srv_approval_input_required(srv_req *r);
 
 /* call.c */
 int srv_call_start(srv_ctx *c);
@@ -151,11 +187,16 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason);
  * neither a closed stream nor an ended session cancels it, and its
  * JSON-RPC id, answered, may be used again). */
 void srv_req_detach(srv_req *r);
-/* The answer of a finished one-call turn: its CallToolResult with
- * toolgate's outcome in _meta (new ref), or its JSON-RPC error in *error
- * (new ref); NULL and no error when it cannot be rendered. */
-json_t *srv_call_answer(const tg_turn *turn, const char *call_id,
-                        json_t **error);
+/* The answer of a finished one-call turn under version v, status and err
+ * as its done callback had them; the one place a call's answer is made,
+ * for a tools/call and for a task's result alike. Returns 0 with the
+ * CallToolResult appended to `result` (a JSON object, toolgate's outcome
+ * in its _meta), or the JSON-RPC error code the call is answered with
+ * instead - -32602 for an unknown tool, -32603 when the call failed or its
+ * result cannot be rendered - with the error's message in msg[msg_size]. */
+int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
+                    int status, const tg_error *err, char *msg,
+                    size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);
 

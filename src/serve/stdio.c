@@ -35,7 +35,11 @@ typedef struct stdio_tr {
     char fbuf[65536];
     char *line; /* the line being read */
     size_t len, cap;
-    bool skipping; /* the rest of a line over the limit */
+    bool skipping;    /* the rest of a line over the limit */
+    tg_buf pend;      /* messages of this loop iteration, not written yet */
+    uv_check_t check; /* writes them */
+    uv_idle_t idle;   /* while they wait, the poll does not block */
+    uv_shutdown_t shut;
     size_t queued; /* bytes of stdout waiting */
     bool paused, eof, dead;
     int64_t grace_ms;
@@ -64,6 +68,68 @@ static void on_written(uv_write_t *req, int status)
     }
 }
 
+/* Writes what the loop iteration gathered in t->pend: one write for every
+ * message answered in it (the check phase, after the poll's callbacks). */
+static void flush(stdio_tr *t)
+{
+    if (t->pend.len == 0 || t->dead)
+        return;
+    size_t len = t->pend.len;
+    char *data = t->pend.data;
+    uv_buf_t b = uv_buf_init(data, (unsigned)len);
+    if (t->queued == 0) {
+        int n = uv_try_write(t->o, &b, 1);
+        if (n == (int)len) {
+            t->pend.len = 0;
+            return;
+        }
+        if (n < 0 && n != UV_EAGAIN) {
+            t->dead = true;
+            t->pend.len = 0;
+            return;
+        }
+        if (n > 0) {
+            data += n;
+            len -= (size_t)n;
+        }
+    }
+    wreq *w = malloc(sizeof *w + len);
+    if (w == NULL) {
+        t->dead = true; /* the messages cannot be kept: the client lost */
+        t->pend.len = 0;
+        return;
+    }
+    memcpy(w->data, data, len);
+    w->len = len;
+    w->t = t;
+    t->pend.len = 0;
+    b = uv_buf_init(w->data, (unsigned)w->len);
+    if (uv_write(&w->req, t->o, &b, 1, on_written) != 0) {
+        free(w);
+        t->dead = true;
+        return;
+    }
+    t->queued += w->len;
+    if (t->queued > QUEUE_MAX && t->in != NULL && !t->paused) {
+        t->paused = true;
+        uv_read_stop(t->in);
+    }
+}
+
+static void on_check(uv_check_t *h)
+{
+    flush(h->data);
+}
+
+/* Keeps the loop from blocking in its poll while messages wait: they are
+ * written in that iteration's check phase. */
+static void on_idle(uv_idle_t *h)
+{
+    stdio_tr *t = h->data;
+    flush(t);
+    uv_idle_stop(h);
+}
+
 static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
 {
     (void)kind;
@@ -79,40 +145,13 @@ static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
         }
         return 0;
     }
-    wreq *w = malloc(sizeof *w + len + 1);
-    if (w == NULL)
+    if (t->pend.len == 0)
+        uv_idle_start(&t->idle, on_idle);
+    if (tg__buf_append(&t->pend, msg, len) != 0 ||
+        tg__buf_append(&t->pend, "\n", 1) != 0)
         return -1;
-    memcpy(w->data, msg, len);
-    w->data[len] = '\n';
-    w->len = len + 1;
-    w->t = t;
-    uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
-    if (t->queued == 0) {
-        int n = uv_try_write(t->o, &b, 1);
-        if (n == (int)w->len) {
-            free(w);
-            return 0;
-        }
-        if (n > 0) {
-            memmove(w->data, w->data + n, w->len - (size_t)n);
-            w->len -= (size_t)n;
-            b = uv_buf_init(w->data, (unsigned)w->len);
-        } else if (n != UV_EAGAIN) {
-            free(w);
-            t->dead = true;
-            return -1;
-        }
-    }
-    if (uv_write(&w->req, t->o, &b, 1, on_written) != 0) {
-        free(w);
-        t->dead = true;
-        return -1;
-    }
-    t->queued += w->len;
-    if (t->queued > QUEUE_MAX && t->in != NULL && !t->paused) {
-        t->paused = true;
-        uv_read_stop(t->in);
-    }
+    if (t->pend.len > QUEUE_MAX / 4)
+        flush(t);
     return 0;
 }
 
@@ -251,14 +290,29 @@ static uv_stream_t *open_stream(uv_loop_t *loop, int fd, void *h, void *data)
     return h;
 }
 
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    (void)status;
+    if (!uv_is_closing((uv_handle_t *)req->handle))
+        uv_close((uv_handle_t *)req->handle, NULL);
+}
+
 static void on_stopped(tg_srv *srv, void *ud)
 {
     (void)srv;
     stdio_tr *t = ud;
     if (t->in != NULL && !uv_is_closing((uv_handle_t *)t->in))
         uv_close((uv_handle_t *)t->in, NULL);
-    if (t->o != NULL && !uv_is_closing((uv_handle_t *)t->o))
+    flush(t);
+    /* stdout closes once what is queued was written */
+    if (t->o != NULL && !uv_is_closing((uv_handle_t *)t->o) &&
+        (t->queued == 0 || t->dead ||
+         uv_shutdown(&t->shut, t->o, on_shutdown) != 0))
         uv_close((uv_handle_t *)t->o, NULL);
+    if (!uv_is_closing((uv_handle_t *)&t->check))
+        uv_close((uv_handle_t *)&t->check, NULL);
+    if (!uv_is_closing((uv_handle_t *)&t->idle))
+        uv_close((uv_handle_t *)&t->idle, NULL);
 }
 
 srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
@@ -280,6 +334,13 @@ srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
     srv_session_set_notify(t->s, &t->out);
     t->in = open_stream(srv_loop(srv), 0, &t->in_h, t);
     t->o = open_stream(srv_loop(srv), 1, &t->out_h, t);
+    tg__buf_init(&t->pend, 0);
+    uv_check_init(srv_loop(srv), &t->check);
+    t->check.data = t;
+    uv_check_start(&t->check, on_check);
+    uv_unref((uv_handle_t *)&t->check);
+    uv_idle_init(srv_loop(srv), &t->idle);
+    t->idle.data = t;
     srv_on_stopped(srv, on_stopped, t);
     start_reading(t);
     return (srv_stdio *)t;
@@ -291,6 +352,7 @@ void srv_stdio_free(srv_stdio *st)
     if (t == NULL)
         return;
     srv_session_release(t->s);
+    tg__buf_cleanup(&t->pend);
     free(t->line);
     free(t);
 }

@@ -32,7 +32,6 @@
 
 #define EXT_TASKS "io.modelcontextprotocol/tasks"
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define DEFAULT_TTL_MS INT64_C(3600000)
 #define MIN_TTL_MS INT64_C(100)
 #define MAX_TTL_MS INT64_C(604800000) /* a week */
@@ -64,18 +63,24 @@ typedef struct waiter {
     srv_session *s; /* a reference */
     srv_out *out;   /* a reference */
     json_t *id;     /* new ref */
-    srv_version version;
+    tg_mcp_version version;
     char task_id[129];
 } waiter;
 
 struct srv_tasks {
     tg_srv *srv;
     tg_task_store *store;
-    json_t *tools_2025; /* the tool list with execution.taskSupport */
     srv_task *live;
     waiter *waiters;
     uv_timer_t *poll; /* while waiters wait on tasks run elsewhere */
 };
+
+/* How version v does tasks (none for an unknown one). */
+static tg_mcp_tasks kind(tg_mcp_version v)
+{
+    const tg_mcp_traits *t = tg__mcp_traits(v);
+    return t != NULL ? t->tasks : TG_MCP_TASKS_NONE;
+}
 
 static srv_tasks *tasks_of(tg_srv *srv)
 {
@@ -139,25 +144,25 @@ static json_t *iso_time(json_int_t ms)
 
 /* The status a task shows under `v`: 2025-11-25 calls an isError result
  * failed; 2026-07-28 keeps failed for protocol errors. */
-static const char *status_for(const json_t *row, srv_version v, bool cancel)
+static const char *status_for(const json_t *row, tg_mcp_version v, bool cancel)
 {
     const char *st = json_string_value(json_object_get(row, "status"));
     if (st == NULL)
         return "failed";
     if (strcmp(st, "working") == 0 && cancel)
         return "cancelled";
-    if (v == SRV_V2026 && strcmp(st, "failed") == 0 &&
+    if (kind(v) == TG_MCP_TASKS_EXTENSION && strcmp(st, "failed") == 0 &&
         json_object_get(json_object_get(row, "answer"), "result") != NULL)
         return "completed";
     return st;
 }
 
 /* The Task object of a task row (tg_task_get's) under `v` (new ref). */
-static json_t *task_json(const json_t *row, srv_version v, bool cancel)
+static json_t *task_json(const json_t *row, tg_mcp_version v, bool cancel)
 {
     const json_t *ttl = json_object_get(row, "ttlMs");
     const char *msg = json_string_value(json_object_get(row, "statusMessage"));
-    bool v26 = v == SRV_V2026;
+    bool v26 = kind(v) == TG_MCP_TASKS_EXTENSION;
     json_t *t = json_pack(
         "{s:O,s:s,s:o,s:o,s:O,s:i}", "taskId", json_object_get(row, "taskId"),
         "status", status_for(row, v, cancel), "createdAt",
@@ -173,44 +178,51 @@ static json_t *task_json(const json_t *row, srv_version v, bool cancel)
 
 /* ------------------------------------------------------------ settling */
 
-/* Ends task `id` with the answer of its finished call's turn (status 0)
- * or the failure that ended it. */
+/* Ends task `id` with the answer of its finished call's turn under v
+ * (srv_call_answer's, status and err as the call's done callback had
+ * them), stored as {"result":CallToolResult} or {"error":{code,message}}. */
 static void finish(srv_tasks *ts, const char *id, const tg_turn *turn,
-                   const char *call_id, int status, const char *why,
+                   tg_mcp_version v, int status, const tg_error *why,
                    bool cancelled)
 {
-    json_t *error = NULL, *res = NULL, *answer;
-    if (status == 0)
-        res = srv_call_answer(turn, call_id, &error);
-    if (res != NULL)
-        answer = json_pack("{s:o}", "result", res);
-    else if (error != NULL)
-        answer = json_pack("{s:o}", "error", error);
-    else
-        answer =
-            json_pack("{s:{s:i,s:s}}", "error", "code", RPC_INTERNAL, "message",
-                      why != NULL ? why
-                                  : "Internal error: the result could "
-                                    "not be rendered");
-    const json_t *r = json_object_get(answer, "result"); /* borrowed */
-    const char *outcome = json_string_value(json_object_get(
-        json_object_get(json_object_get(r, "_meta"), "io.toolgate/result"),
-        "outcome"));
-    const char *st = cancelled ? "cancelled"
-                     : r == NULL || json_is_true(json_object_get(r, "isError"))
-                         ? "failed"
-                         : "completed";
+    tg_buf answer, res;
+    tg__buf_init(&answer, 0);
+    tg__buf_init(&res, 0);
+    char m[512];
+    int code = srv_call_answer(&res, turn, v, status, why, m, sizeof m);
+    const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
+    int rc = 0;
+    if (code == 0) {
+        rc = tg__buf_puts(&answer, "{\"result\":");
+        if (rc == 0)
+            rc = tg__buf_append(&answer, res.data, res.len);
+        if (rc == 0)
+            rc = tg__buf_append(&answer, "}", 1);
+    } else {
+        json_t *error = json_pack("{s:{s:i,s:s}}", "error", "code", code,
+                                  "message", m); /* new ref */
+        char *text = error != NULL ? json_dumps(error, JSON_COMPACT) : NULL;
+        rc = text != NULL ? tg__buf_puts(&answer, text) : TG_ENOMEM;
+        free(text);
+        json_decref(error);
+    }
+    const char *st =
+        cancelled ? "cancelled"
+        : code != 0 || tr == NULL || tg_result_outcome(tr) != TG_OUTCOME_SUCCESS
+            ? "failed"
+            : "completed";
     char msg[128];
     snprintf(msg, sizeof msg, "the call ended: %s",
-             outcome != NULL ? outcome : "protocol error");
-    char *text = answer != NULL ? json_dumps(answer, JSON_COMPACT) : NULL;
-    json_decref(answer);
+             tr != NULL ? tg_outcome_name(tg_result_outcome(tr))
+                        : "protocol error");
     tg_error err = {0};
     tg_task_store *store = store_of(ts, &err);
     /* A task that expired meanwhile is gone: nothing to end. */
     if (store != NULL)
-        (void)tg_task_finish(store, id, st, msg, text, &err);
-    free(text);
+        (void)tg_task_finish(store, id, st, msg,
+                             rc == 0 ? tg__buf_cstr(&answer) : NULL, &err);
+    tg__buf_cleanup(&res);
+    tg__buf_cleanup(&answer);
 }
 
 /* Settles a working task no call of this server runs, from the journal
@@ -247,9 +259,14 @@ static int settle(srv_tasks *ts, const json_t *row)
     char *text = json_dumps(rec, JSON_COMPACT);
     tg_turn *turn = NULL;
     int rc = -1;
+    /* answered in the version of the request that made the task */
+    const char *vname = json_string_value(
+        json_object_get(json_object_get(row, "meta"), "version"));
+    tg_mcp_version v = tg__mcp_version_from_name(
+        vname != NULL ? vname : "", vname != NULL ? strlen(vname) : 0);
     if (text != NULL &&
         tg_turn_from_record("mcp", text, strlen(text), &turn, NULL) == 0) {
-        finish(ts, id, turn, call_id, 0, NULL, false);
+        finish(ts, id, turn, v, 0, NULL, false);
         rc = 1;
     }
     tg_turn_free(turn);
@@ -440,21 +457,21 @@ static void on_poll(uv_timer_t *h)
 
 /* ------------------------------------------------------------ methods */
 
+/* Whether the request's client capabilities (2026-07-28: its _meta's)
+ * declare the tasks extension. */
 static bool declares_ext(const srv_ctx *c)
 {
-    const json_t *caps = json_object_get(json_object_get(c->params, "_meta"),
-                                         META_CAPS); /* borrowed */
-    return json_object_get(json_object_get(caps, "extensions"), EXT_TASKS) !=
+    return json_object_get(json_object_get(c->caps, "extensions"), EXT_TASKS) !=
            NULL;
 }
 
 void srv_tasks_capabilities(const srv_ctx *c, json_t *caps)
 {
-    if (c->version == SRV_V2025_11) {
+    if (kind(c->version) == TG_MCP_TASKS_CORE) {
         json_object_set_new(caps, "tasks",
                             json_pack("{s:{},s:{},s:{s:{s:{}}}}", "list",
                                       "cancel", "requests", "tools", "call"));
-    } else if (c->version == SRV_V2026 && declares_ext(c)) {
+    } else if (kind(c->version) == TG_MCP_TASKS_EXTENSION && declares_ext(c)) {
         json_t *ext = json_object_get(caps, "extensions"); /* borrowed */
         if (ext == NULL) {
             ext = json_object();
@@ -464,25 +481,6 @@ void srv_tasks_capabilities(const srv_ctx *c, json_t *caps)
     }
 }
 
-const json_t *srv_tasks_tools(srv_ctx *c, const json_t *tools)
-{
-    srv_tasks *ts;
-    if (c->version != SRV_V2025_11 || (ts = tasks_of(c->srv)) == NULL)
-        return tools;
-    if (ts->tools_2025 == NULL) {
-        json_t *copy = json_deep_copy(tools); /* new ref */
-        size_t i;
-        json_t *t;
-        json_array_foreach(copy, i, t)
-        {
-            json_object_set_new(t, "execution",
-                                json_pack("{s:s}", "taskSupport", "optional"));
-        }
-        ts->tools_2025 = copy;
-    }
-    return ts->tools_2025 != NULL ? ts->tools_2025 : tools;
-}
-
 static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
 {
     json_t *row = load_for(c, ts, id);
@@ -490,7 +488,7 @@ static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
         return;
     srv_task *live = find_live(ts, id);
     json_t *t = task_json(row, c->version, live && live->cancel_requested);
-    if (c->version == SRV_V2026) {
+    if (kind(c->version) == TG_MCP_TASKS_EXTENSION) {
         /* DetailedTask: the answer inside once it ended. */
         const char *st = json_string_value(json_object_get(t, "status"));
         const json_t *answer = json_object_get(row, "answer");
@@ -615,7 +613,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
     (void)tg_runtime_cancel(c->srv->rt, live->r->call_id, "user",
                             "the client cancelled the task");
     srv_kick(c->srv);
-    if (c->version == SRV_V2026)
+    if (kind(c->version) == TG_MCP_TASKS_EXTENSION)
         srv_reply(c, json_object());
     else
         srv_reply(c, task_json(row, c->version, true));
@@ -625,9 +623,9 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
 int srv_tasks_method(srv_ctx *c)
 {
     const char *m = c->method;
-    if (strncmp(m, "tasks/", 6) != 0 || c->version == SRV_V2025_06)
+    if (strncmp(m, "tasks/", 6) != 0 || kind(c->version) == TG_MCP_TASKS_NONE)
         return 0;
-    bool v26 = c->version == SRV_V2026;
+    bool v26 = kind(c->version) == TG_MCP_TASKS_EXTENSION;
     m += 6;
     if (v26 ? strcmp(m, "get") != 0 && strcmp(m, "update") != 0 &&
                   strcmp(m, "cancel") != 0
@@ -677,20 +675,6 @@ int srv_tasks_method(srv_ctx *c)
 
 /* ------------------------------------------------------------ the calls */
 
-static bool tool_known(tg_srv *srv, const char *name)
-{
-    const json_t *tools = srv_tools(srv);
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tools, i, t)
-    {
-        const char *n = json_string_value(json_object_get(t, "name"));
-        if (n != NULL && name != NULL && strcmp(n, name) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* Records task t in the store and answers its request with the
  * CreateTaskResult. Returns 0, or -1 (the request goes on as a plain
  * call). */
@@ -700,7 +684,7 @@ static int record(srv_task *t, srv_ctx *c)
     srv_req *r = t->r;
     const char *tool = tg_call_tool(tg_turn_call(r->turn, 0));
     json_t *meta = json_pack("{s:s,s:s}", "tool", tool ? tool : "?", "version",
-                             srv_version_name(c->version));
+                             tg__mcp_version_name(c->version));
     char *meta_text = meta != NULL ? json_dumps(meta, JSON_COMPACT) : NULL;
     json_decref(meta);
     tg_error err = {0};
@@ -728,7 +712,7 @@ static int record(srv_task *t, srv_ctx *c)
     json_t *task = task_json(row, c->version, false); /* new ref */
     json_decref(row);
     json_t *res = task;
-    if (c->version == SRV_V2026)
+    if (kind(c->version) == TG_MCP_TASKS_EXTENSION)
         json_object_set_new(task, "resultType", json_string("task"));
     else
         res = json_pack("{s:o}", "task", task);
@@ -766,11 +750,12 @@ static void on_task_after(uv_timer_t *h)
 int srv_task_start(srv_ctx *c, srv_req *r)
 {
     const json_t *want = json_object_get(c->params, "task"); /* borrowed */
-    bool now = c->version == SRV_V2025_11 && json_is_object(want);
-    bool later = c->version == SRV_V2026 && declares_ext(c);
+    bool now = kind(c->version) == TG_MCP_TASKS_CORE && json_is_object(want);
+    bool later = kind(c->version) == TG_MCP_TASKS_EXTENSION && declares_ext(c);
     srv_tasks *ts;
     if ((!now && !later) ||
-        !tool_known(c->srv, tg_call_tool(tg_turn_call(r->turn, 0))) ||
+        !tg__mcp_tools_has(srv_tools(c->srv),
+                           tg_call_tool(tg_turn_call(r->turn, 0))) ||
         (ts = tasks_of(c->srv)) == NULL)
         return 0;
     srv_task *t = calloc(1, sizeof *t);
@@ -819,10 +804,8 @@ int srv_task_done(srv_req *r, int status, const tg_error *err)
     srv_tasks *ts = t->all;
     char id[sizeof t->id];
     memcpy(id, t->id, sizeof id);
-    finish(ts, id, r->turn, r->call_id, status,
-           status != 0 && err != NULL ? err->message : NULL,
-           t->cancel_requested);
-    bool v2025 = r->version == SRV_V2025_11;
+    finish(ts, id, r->turn, r->version, status, err, t->cancel_requested);
+    bool v2025 = kind(r->version) == TG_MCP_TASKS_CORE;
     task_free(t);
     if (v2025 && !r->s->ended && r->s->notify != NULL) {
         /* notifications/tasks/status: the whole Task, as it ended */
@@ -859,7 +842,6 @@ void srv_tasks_free(tg_srv *srv)
     if (ts->poll != NULL)
         uv_close((uv_handle_t *)ts->poll, close_free);
     tg_task_store_free(ts->store);
-    json_decref(ts->tools_2025);
     free(ts);
     srv->tasks = NULL;
 }

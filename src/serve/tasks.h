@@ -20,9 +20,9 @@ typedef struct srv_task srv_task;
  * it, 2026-07-28's extension under `extensions` when the request's
  * clientCapabilities declare it. */
 void srv_tasks_capabilities(const srv_ctx *c, json_t *caps);
-/* methods.c: the tool list for a request (borrowed): under 2025-11-25
- * each tool says `execution.taskSupport: "optional"`, else `tools`. */
-const json_t *srv_tasks_tools(srv_ctx *c, const json_t *tools);
+/* methods.c: what every tool says of tasks in a tools/list page under
+ * 2025-11-25 (execution.taskSupport): any call may run as a task. */
+#define SRV_TASK_SUPPORT "optional"
 /* methods.c: 1 when c->method is a tasks/ method, which this answered
  * (now or later), else 0. */
 int srv_tasks_method(srv_ctx *c);

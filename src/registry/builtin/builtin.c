@@ -109,16 +109,21 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
         if (b->flags & TG__BUILTIN_COMMAND)
             return tg__shell_add(reg, err); /* the one command built-in */
         tg_tool *tool = NULL;
-        /* not TG_TOOL_INLINE: they do file I/O, so they run on workers */
-        int rc =
-            tg__tool_new_handler(b->name, b->description, b->schema,
-                                 builtin_handler, (void *)b, 0, &tool, err);
+        /* The file tools are not TG_TOOL_INLINE: they do file I/O, so they
+         * run on workers. echo, the one inline built-in, has its own
+         * handler (echo.c). */
+        bool inl = (b->flags & TG__BUILTIN_INLINE) != 0;
+        int rc = tg__tool_new_handler(b->name, b->description, b->schema,
+                                      inl ? tg__echo_handler : builtin_handler,
+                                      inl ? NULL : (void *)b,
+                                      inl ? TG_TOOL_INLINE : 0, &tool, err);
         if (rc)
             return rc;
         int writes = (b->flags & TG__BUILTIN_WRITES) != 0;
+        /* echo has no effect at all: the same call twice is the same */
         tool->annotations = json_pack(
             "{sbsbsbsb}", "readOnlyHint", !writes, "destructiveHint", writes,
-            "idempotentHint", writes, "openWorldHint", 0); /* new ref */
+            "idempotentHint", writes || inl, "openWorldHint", 0); /* new ref */
         if (tool->annotations == NULL) {
             tg__tool_free(tool);
             return tg__error_set(err, TG_ENOMEM, "out of memory");

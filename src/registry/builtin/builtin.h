@@ -18,8 +18,10 @@
  * them: X(name, flags, input schema, core, description). The file tools are
  * in-process handlers over a core of read_file.c, list_dir.c, grep.c or
  * write_file.c; shell (TG__BUILTIN_COMMAND) is a command tool, defined
- * whole in shell.c. Only builtin.c expands the schema and core columns, so
- * this list names them without linking them. */
+ * whole in shell.c; echo (TG__BUILTIN_INLINE) is a handler of its own on the
+ * loop thread (echo.c), and only a configuration that names it gets it
+ * (TG__BUILTIN_OPT_IN). Only builtin.c expands the schema and core columns,
+ * so this list names them without linking them. */
 #define TG__BUILTIN_MAP(X)                                                     \
     X(read_file, 0, tg__read_file_schema, tg__read_file_run,                   \
       "Read a text file in the workspace. Returns its content, or the lines "  \
@@ -34,7 +36,9 @@
       tg__write_file_schema, tg__write_file_run,                               \
       "Write a file in the workspace (its directory must exist), replacing "   \
       "its content atomically. Returns {path, bytes}.")                        \
-    X(shell, TG__BUILTIN_COMMAND, NULL, NULL, NULL)
+    X(shell, TG__BUILTIN_COMMAND, NULL, NULL, NULL)                            \
+    X(echo, TG__BUILTIN_INLINE | TG__BUILTIN_OPT_IN, tg__echo_schema, NULL,    \
+      "Return the given text unchanged.")
 
 /* Flags of TG__BUILTIN_MAP. WRITES: it changes files, so it is not
  * read-only, is destructive, and is idempotent (the same content twice
@@ -42,6 +46,10 @@
 #define TG__BUILTIN_JSON_OUT 1u /* the output is a JSON value, not text */
 #define TG__BUILTIN_WRITES 2u
 #define TG__BUILTIN_COMMAND 4u /* a command tool (shell.c), not a handler */
+/* an in-process handler that never blocks (echo.c): TG_TOOL_INLINE */
+#define TG__BUILTIN_INLINE 8u
+/* not among the embedded defaults' builtin_tools: only when named */
+#define TG__BUILTIN_OPT_IN 16u
 
 /* The names as a list of C string initializers:
  * {TG__BUILTIN_MAP(TG__BUILTIN_NAME)}. */
@@ -66,6 +74,12 @@ static inline int tg__builtin_known(const char *name)
 /* Adds the built-in tool `name` to reg. TG_ENOTFOUND (with the known names in
  * the message) when there is no such built-in. */
 int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err);
+
+/* echo.c: the `echo` built-in's input schema and its handler, which
+ * returns the argument `text` as the result's text. */
+extern const char tg__echo_schema[];
+int tg__echo_handler(tg_handler_ctx *ctx, const char *args_json,
+                     size_t args_len, void *user_data);
 
 /* shell.c: adds the `shell` built-in, a command tool running
  * `/bin/bash -c -- {command}` (sandboxed like every command tool). */

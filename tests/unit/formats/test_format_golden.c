@@ -607,7 +607,8 @@ static void test_openai_chat_golden(void **state)
                                         "empty_string_args",
                                         "malformed_args",
                                         "no_tool_calls",
-                                        "duplicate_ids"};
+                                        "duplicate_ids",
+                                        "mcp_content"};
     run_format("openai-chat", cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -624,7 +625,8 @@ static void test_anthropic_golden(void **state)
     (void)state;
     static const char *const cases[] = {
         "response",       "message",        "messages_array_partially_answered",
-        "error_outcomes", "content_blocks", "duplicate_ids"};
+        "error_outcomes", "content_blocks", "duplicate_ids",
+        "mcp_content"};
     run_format("anthropic", cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -633,7 +635,8 @@ static void test_gemini_golden(void **state)
     (void)state;
     static const char *const cases[] = {
         "response",       "content", "messages_array_partially_answered",
-        "error_outcomes", "no_id",   "duplicate_ids"};
+        "error_outcomes", "no_id",   "duplicate_ids",
+        "mcp_content"};
     run_format("gemini", cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -646,7 +649,8 @@ static void test_openai_responses_golden(void **state)
                                         "malformed_calls",
                                         "no_function_calls",
                                         "error_outcomes",
-                                        "duplicate_ids"};
+                                        "duplicate_ids",
+                                        "mcp_content"};
     run_format("openai-responses", cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -654,10 +658,10 @@ static void test_mcp_golden(void **state)
 {
     (void)state;
     static const char *const cases[] = {
-        "request",           "numeric_id",       "batch",
-        "error_outcomes",    "notification",     "batch_with_notifications",
-        "all_notifications", "invalid_requests", "method_not_found",
-        "unknown_tool",      "no_jsonrpc_member"};
+        "request",           "numeric_id",        "batch",
+        "error_outcomes",    "notification",      "batch_with_notifications",
+        "all_notifications", "invalid_requests",  "method_not_found",
+        "unknown_tool",      "no_jsonrpc_member", "mcp_content"};
     run_format("mcp", cases, sizeof cases / sizeof cases[0]);
 }
 

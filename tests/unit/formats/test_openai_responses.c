@@ -289,9 +289,14 @@ static void test_render(void **state)
     assert_string_equal(json_string_value(json_object_get(o0, "output")),
                         "{\"n\":[1,2]}");
     json_t *o1 = json_array_get(arr, 1); /* borrowed */
-    /* the image cannot be carried in a string: it is described */
-    assert_string_equal(json_string_value(json_object_get(o1, "output")),
-                        "see the picture\n[image: image/png, 3 bytes]");
+    /* content blocks are an array of input items: text as input_text,
+     * the image as input_image with a data URL */
+    char *items = json_dumps(json_object_get(o1, "output"), JSON_COMPACT);
+    assert_string_equal(
+        items, "[{\"type\":\"input_text\",\"text\":\"see the picture\"},"
+               "{\"type\":\"input_image\",\"detail\":\"auto\",\"image_url\":"
+               "\"data:image/png;base64,AAAA\"}]");
+    free(items);
     assert_int_equal(json_object_size(o1), 3);
     json_decref(arr);
     tg_free(out);

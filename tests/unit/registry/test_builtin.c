@@ -602,18 +602,21 @@ static void schemas(void **state)
     assert_true(tg__builtin_known("grep"));
     assert_true(tg__builtin_known("write_file"));
     assert_true(tg__builtin_known("shell"));
+    assert_true(tg__builtin_known("echo"));
     assert_false(tg__builtin_known("bash"));
     assert_false(tg__builtin_known(""));
     /* One list (TG__BUILTIN_MAP) gives the message's names and the
-     * embedded defaults' builtin_tools, in its order. */
+     * embedded defaults' builtin_tools, in its order, without the opt-in
+     * echo (a configuration names it). */
     assert_string_equal(TG__BUILTIN_NAMES,
-                        "read_file, list_dir, grep, write_file, shell");
+                        "read_file, list_dir, grep, write_file, shell, echo");
     tg_config *cfg = tg_config_new();
     assert_non_null(cfg);
     static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
-    assert_int_equal(json_array_size(cfg->builtin_tools),
-                     sizeof names / sizeof names[0]);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    size_t n = sizeof names / sizeof names[0];
+    assert_string_equal(names[n - 1], "echo");
+    assert_int_equal(json_array_size(cfg->builtin_tools), n - 1);
+    for (size_t i = 0; i < n - 1; i++)
         assert_string_equal(
             json_string_value(json_array_get(cfg->builtin_tools, i)), names[i]);
     tg_config_free(cfg);

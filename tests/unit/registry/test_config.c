@@ -246,7 +246,7 @@ static const bad_case bad_cases[] = {
      "/builtin_tools/0"},
     {"{\"builtin_tools\":[\"grep\",\"bash\"]}",
      "builtin_tools[1]: unknown built-in tool 'bash' (known: read_file, "
-     "list_dir, grep, write_file, shell)",
+     "list_dir, grep, write_file, shell, echo)",
      "/builtin_tools/1"},
     {"{\"builtin_tools\":[\"grep\",\"grep\"]}",
      "builtin_tools[1]: 'grep' is listed twice", "/builtin_tools/1"},

@@ -338,11 +338,13 @@ static inline char *tg_test_fill(const char *head, int c, size_t n,
     return s;
 }
 
-/* A "Name:  N kB" field of /proc/self/status ("VmRSS", "VmHWM") in KiB, or
- * -1. */
-static inline long tg_test_status_kib(const char *name)
+/* A "Name:  N kB" field of /proc/PID/status ("VmRSS", "VmHWM") in KiB, or
+ * -1 (no such process, or a process without memory: a zombie). */
+static inline long tg_test_pid_status_kib(long pid, const char *name)
 {
-    FILE *f = fopen("/proc/self/status", "r");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
     char line[256];
     size_t nl = strlen(name);
     long kib = -1;
@@ -353,6 +355,12 @@ static inline long tg_test_status_kib(const char *name)
     if (f)
         fclose(f);
     return kib;
+}
+
+/* The same field of this process's /proc/self/status. */
+static inline long tg_test_status_kib(const char *name)
+{
+    return tg_test_pid_status_kib((long)getpid(), name);
 }
 
 /* Runs fn(arg) in a child process (for tests that mount a file system in

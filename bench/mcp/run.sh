@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/mcp: `toolgate serve` against an McpServer of the MCP TypeScript SDK
+# (bench/mcp/sdk_echo_server.mjs), the same `echo {text}` tool, driven by
+# the one C load client (mcp_load) in the same run: over stdio and over
+# Streamable HTTP, N calls one at a time and N with K in flight, calls/s,
+# p50/p99 and the server's peak RSS; then the ratios against the issue's
+# goals. Before them, the pipe ping-pong limit (pingpong) on one CPU and
+# across two.
+#
+#   bench/mcp/run.sh [TOOLGATE] [--calls N] [--inflight K] [--size BYTES]
+#                    [--protocol-version V]
+#
+# TOOLGATE (default build/toolgate) is run as
+#   toolgate serve --stdio --config bench/mcp/echo.json
+#   toolgate serve --http 127.0.0.1:PORT --config bench/mcp/echo.json
+# and again with echo-journal.json (the journal on at its defaults, in a
+# fresh temporary directory). echo.json enables the built-in echo with
+# "builtin_tools": ["echo"], the journal off, and the trust envelope off so
+# both servers return the same text. When `toolgate serve` is not there
+# (yet), toolgate is skipped with a message and the SDK and the limit are
+# still measured. mcp_load and pingpong come from TOOLGATE's build
+# directory (bench/). The SDK comes from tests/interop/node_modules (make
+# interop-deps).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tg=build/toolgate
+calls=20000
+inflight=64
+size=
+version=2025-06-18
+while [ $# -gt 0 ]; do
+  case $1 in
+    --calls) calls=$2; shift 2 ;;
+    --inflight) inflight=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --protocol-version) version=$2; shift 2 ;;
+    -*) echo "usage: bench/mcp/run.sh [TOOLGATE] [--calls N] [--inflight K] [--size BYTES] [--protocol-version V]" >&2; exit 2 ;;
+    *) tg=$1; shift ;;
+  esac
+done
+bindir=$(dirname "$tg")/bench
+load=$bindir/mcp_load
+for p in "$load" "$bindir/pingpong"; do
+  [ -x "$p" ] || { echo "bench/mcp: $p is not built (cmake --build $(dirname "$tg"))" >&2; exit 1; }
+done
+[ -d tests/interop/node_modules/@modelcontextprotocol/sdk ] ||
+  scripts/npm-deps.sh tests/interop
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+opts=(--calls "$calls" --inflight "$inflight" --protocol-version "$version" --json)
+[ -n "$size" ] && opts+=(--size "$size")
+
+# [--pin one|two] label transport command...: one mcp_load run, its JSON
+# line appended to $tmp/results (a failed run is said and left out); pinned
+# runs measure the sequential figure only (--inflight 1).
+measure() {
+  local pin=()
+  if [ "$1" = --pin ]; then pin=(--pin "$2" --inflight 1); shift 2; fi
+  local label=$1 transport=$2
+  shift 2
+  local port out
+  if [ "$transport" = http ]; then
+    port=$(free_port)
+    local cmd=()
+    for a in "$@"; do cmd+=("${a//@PORT@/$port}"); done
+    out=$("$load" "${opts[@]}" "${pin[@]}" --label "$label" --http "127.0.0.1:$port/mcp" -- "${cmd[@]}") || out=
+  else
+    out=$("$load" "${opts[@]}" "${pin[@]}" --label "$label" -- "$@") || out=
+  fi
+  if [ -z "$out" ]; then
+    echo "bench/mcp: $label over $transport failed (above)" >&2
+    return 0
+  fi
+  echo "$out" >> "$tmp/results"
+  echo "$out" | jq -r 'if .pin != "none" then "  \(.label) \(.transport), pinned to \(if .pin == "one" then "one CPU" else "two CPUs" end): sequential \(.seq_per_s|floor)/s p50 \(.seq_p50_us) us p99 \(.seq_p99_us) us" else "  \(.label) \(.transport) (\(.protocol), \(.size) B): sequential \(.seq_per_s|floor)/s p50 \(.seq_p50_us) us p99 \(.seq_p99_us) us; \(.inflight) in flight \(.par_per_s|floor)/s p50 \(.par_p50_us) us p99 \(.par_p99_us) us; RSS \(.rss_kib/1024*10|floor/10) MiB" end'
+}
+
+echo "== the limit: a pipe ping-pong between two processes"
+pp=$("$bindir/pingpong" --round-trips 100000 --rounds 5 --json)
+limit_one=$(echo "$pp" | jq .pinned_one_cpu_us)
+limit_two=$(echo "$pp" | jq .across_cpus_us)
+echo "  both processes pinned to one CPU: $limit_one us a round trip; pinned to two CPUs: $limit_two us (median of 5 rounds of 100,000)"
+
+sdk=(node bench/mcp/sdk_echo_server.mjs)
+echo "== the TypeScript SDK's McpServer (node $(node --version))"
+measure sdk stdio "${sdk[@]}"
+measure sdk http "${sdk[@]}" --http @PORT@
+measure sdk-json http "${sdk[@]}" --http @PORT@ --json
+measure --pin one sdk stdio "${sdk[@]}"
+measure --pin two sdk stdio "${sdk[@]}"
+
+echo "== toolgate serve ($tg)"
+have_tg=
+if [ ! -x "$tg" ]; then
+  echo "  skipped: $tg is not built"
+else
+  cp bench/mcp/echo.json bench/mcp/echo-journal.json "$tmp/"
+  probe=0
+  timeout 10 "$tg" serve --stdio --config "$tmp/echo.json" </dev/null >/dev/null 2>"$tmp/probe" || probe=$?
+  if [ "$probe" -ne 0 ]; then
+    echo "  skipped: 'toolgate serve' is not there yet (toolgate serve --stdio exited $probe: $(head -c 200 "$tmp/probe" | head -1))"
+  else
+    have_tg=1
+    measure toolgate stdio "$tg" serve --stdio --config "$tmp/echo.json"
+    rm -rf "$tmp/.toolgate"
+    measure toolgate-journal stdio "$tg" serve --stdio --config "$tmp/echo-journal.json"
+    measure toolgate http "$tg" serve --http 127.0.0.1:@PORT@ --config "$tmp/echo.json"
+    rm -rf "$tmp/.toolgate"
+    measure toolgate-journal http "$tg" serve --http 127.0.0.1:@PORT@ --config "$tmp/echo-journal.json"
+    measure --pin one toolgate stdio "$tg" serve --stdio --config "$tmp/echo.json"
+    measure --pin two toolgate stdio "$tg" serve --stdio --config "$tmp/echo.json"
+  fi
+fi
+
+[ -n "$have_tg" ] || exit 0
+echo "== ratios (toolgate / SDK in this run; goals from issue 15)"
+jq -rs --argjson one "$limit_one" --argjson two "$limit_two" --arg inflight "$inflight" '
+  def find(l; t; p): map(select(.label == l and .transport == t and .pin == p)) | first;
+  def find(l; t): find(l; t; "none");
+  def r(a; b): if a == null or b == null or b == 0 then "n/a" else "\(a / b * 100 | floor / 100)x" end;
+  . as $all
+  | ["stdio", "http"][] as $t
+  | ($all | find("sdk"; $t)) as $s
+  | ["toolgate", "toolgate-journal"][] as $l
+  | ($all | find($l; $t)) as $g
+  | select($g != null and $s != null)
+  | "  \($l) \($t): \($inflight) in flight \(r($g.par_per_s; $s.par_per_s)) the SDK (goal >= \(if $t == "http" then 10 elif $l == "toolgate" then 10 else 3 end)x)"
+    + "; sequential \(r($g.seq_per_s; $s.seq_per_s)) the SDK"
+    + (if $t == "stdio" and $l == "toolgate" then ", pinned to one CPU \(r(($all | find($l; $t; "one")).seq_per_s; 1e6 / $one)) the ping-pong limit, to two \(r(($all | find($l; $t; "two")).seq_per_s; 1e6 / $two)) (goal >= 0.7x)" else "" end)
+    + "; p99 \(r($s.par_p99_us; $g.par_p99_us)) lower (goal >= 10x)"
+    + "; RSS \(r($s.rss_kib; $g.rss_kib)) smaller (goal >= 8x)"
+' "$tmp/results"
