@@ -12,6 +12,7 @@
 # the server was SIGKILLed is INTERRUPTED after the restart, and another
 # caller sees none of them.
 source "$(dirname "$0")/lib.sh"
+source "$TG_SOURCE_DIR/tests/cli/serve_lib.sh"
 
 mkdir -p ws
 cat > toolgate.json <<EOF
@@ -26,9 +27,8 @@ EOF
 
 # A tool that sleeps well past the checks made while it works.
 SECS=$(($(tg_ms 3000) / 1000))
-: >notes.jsonl
 start_server() { # start_server [serve options]: a fresh coproc
-  coproc SRV { exec "$TOOLGATE" serve --stdio "$@" 2>>server.err; }
+  coproc SRV { exec "$TOOLGATE" serve --stdio --trace trace.jsonl "$@" 2>>server.err; }
   SRVPID=$SRV_PID
   IN=${SRV[1]}
   OUT=${SRV[0]}
@@ -39,25 +39,6 @@ stop_server() { # EOF: a clean shutdown
   local status=0
   wait "$SRVPID" || status=$?
   eq "clean exit" "$status" "0"
-}
-send() { printf '%s\n' "$1" >&"$IN"; }
-# read_id ID: the response with id ID (other messages go to notes.jsonl)
-read_id() {
-  local line
-  line=$(jq -c --argjson id "$1" 'select(has("method") | not) | select(.id == $id)' notes.jsonl | head -1)
-  if [ -n "$line" ]; then
-    printf '%s\n' "$line"
-    return 0
-  fi
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    if [ "$(jq -c '.id' <<<"$line")" == "$1" ]; then
-      printf '%s\n' "$line"
-      return 0
-    fi
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  echo "no response with id $1" >&2
-  return 1
 }
 init_2025() {
   send '{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
@@ -231,5 +212,8 @@ eq "no tasks methods in 2025-06-18" "$(jq -c '.error.code' <<<"$r")" "-32601"
 r=$(rpc 111 tools/call '{"name":"say","arguments":{"text":"x"},"task":{}}')
 eq "task param ignored in 2025-06-18" "$(jq -c '.result.content[0].text' <<<"$r" | grep -c x)" "1"
 stop_server
+
+# every message the servers sent validates against its version's schema
+check "the messages validate ($(wc -l <trace.jsonl) of them)" "$TG_FIXTURES/mcp_check" trace.jsonl
 
 finish
