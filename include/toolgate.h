@@ -645,7 +645,10 @@ int tg_runtime_timeout(const tg_runtime *rt);
 /* Does whatever the runtime can do now without blocking: journals and
  * checks the turns submitted since the last step, starts calls, reads
  * output, ends what ended, and commits results; the callbacks fire from
- * here. Returns the number of submitted turns still pending. */
+ * here. Returns the number of submitted turns still pending. The caller
+ * ignores or blocks SIGPIPE (writing a tool's stdin after the tool exited
+ * raises it; tg_runtime_run_turn blocks it itself, a step does not, to
+ * stay cheap). */
 size_t tg_runtime_step(tg_runtime *rt);
 
 /* Which rule of the runtime's policy decides `call`, and why: one JSON

@@ -6,7 +6,7 @@
 # Streamable HTTP, N calls one at a time and N with K in flight, calls/s,
 # p50/p99 and the server's peak RSS; then the ratios against the issue's
 # goals. Before them, the pipe ping-pong limit (pingpong) on one CPU and
-# across two.
+# across two; last, 1,000 HTTP sessions held at once (sessions.mjs).
 #
 #   bench/mcp/run.sh [TOOLGATE] [--calls N] [--inflight K] [--size BYTES]
 #                    [--protocol-version V]
@@ -135,3 +135,13 @@ jq -rs --argjson one "$limit_one" --argjson two "$limit_two" --arg inflight "$in
     + "; p99 \(r($s.par_p99_us; $g.par_p99_us)) lower (goal >= 10x)"
     + "; RSS \(r($s.rss_kib; $g.rss_kib)) smaller (goal >= 8x)"
 ' "$tmp/results"
+
+echo "== 1,000 HTTP sessions at once (goal: none dropped)"
+"$tg" serve --http 127.0.0.1:0 --config "$tmp/echo.json" 2>"$tmp/sessions.err" &
+spid=$!
+for _ in $(seq 100); do grep -q 'http://' "$tmp/sessions.err" 2>/dev/null && break; sleep 0.05; done
+surl=$(grep -o 'http://[^ ]*' "$tmp/sessions.err" | head -1)
+node bench/mcp/sessions.mjs "$surl" 1000 | sed 's/^/  /' || echo "  bench/mcp: sessions were dropped (above)"
+echo "  server peak RSS with them: $(awk '/VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$spid/status")"
+kill -TERM "$spid" 2>/dev/null || true
+wait "$spid" 2>/dev/null || true

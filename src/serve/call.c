@@ -253,6 +253,21 @@ static void answer(srv_req *r, int status, const tg_error *err)
     tg__buf_cleanup(&b);
 }
 
+/* Lets go of a linked request and what it holds. */
+static void req_free(srv_req *r)
+{
+    unlink_req(r);
+    json_decref(r->caps);
+    json_decref(r->input);
+    tg_turn_free(r->turn);
+    json_decref(r->id);
+    json_decref(r->progress_token);
+    srv_out_unref(r->out);
+    srv_session_release(r->s);
+    r->srv->live--;
+    free(r);
+}
+
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 {
     srv_req *r = ud;
@@ -268,16 +283,7 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
         answer(r, status, err);
         r->answered = true;
     }
-    unlink_req(r);
-    json_decref(r->caps);
-    json_decref(r->input);
-    tg_turn_free(r->turn);
-    json_decref(r->id);
-    json_decref(r->progress_token);
-    srv_out_unref(r->out);
-    srv_session_release(r->s);
-    free(r);
-    srv->live--;
+    req_free(r);
     srv_check_stopped(srv);
 }
 
@@ -322,6 +328,7 @@ int srv_call_start(srv_ctx *c)
     r->caps = json_incref((json_t *)c->caps);
     if (c->version == TG_MCP_V2026_07_28 && srv_approval_retry(c, r) != 0) {
         free(text);
+        json_decref(r->caps);
         free(r);
         return 0; /* refused: the error was sent */
     }
@@ -350,16 +357,9 @@ int srv_call_start(srv_ctx *c)
     link_req(r);
     srv->live++;
     if (tg_runtime_submit(srv->rt, r->turn, &call_ops, r, &err) != 0) {
-        srv->live--;
-        unlink_req(r);
         srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                        err.message, NULL);
-        tg_turn_free(r->turn);
-        json_decref(r->id);
-        json_decref(r->progress_token);
-        srv_out_unref(r->out);
-        srv_session_release(r->s);
-        free(r);
+        req_free(r);
         return 0;
     }
     srv_kick(srv);
@@ -369,8 +369,10 @@ int srv_call_start(srv_ctx *c)
     return 1;
 oom:
     free(text);
-    if (r != NULL)
+    if (r != NULL) {
         tg_turn_free(r->turn);
+        json_decref(r->caps);
+    }
     free(r);
     srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                    "Internal error: out of memory", NULL);

@@ -68,6 +68,15 @@ void srv_kick(tg_srv *srv)
     schedule_step(srv);
 }
 
+void srv_step_now(tg_srv *srv)
+{
+    if (!srv->kicked)
+        return;
+    uv_idle_stop(&srv->kick);
+    srv->kicked = false;
+    step(srv);
+}
+
 /* ------------------------------------------------------------ outs */
 
 void srv_out_init(srv_out *o, const srv_out_ops *ops)

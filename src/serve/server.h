@@ -107,6 +107,10 @@ struct srv_req {
 void srv_on_rt_timer(uv_timer_t *h);
 /* Runs a runtime step soon (after calls were submitted). */
 void srv_kick(tg_srv *srv);
+/* Runs the step srv_kick asked for now: a transport calls it once it has
+ * handled all the input it read, so the calls of one read are journaled
+ * together and no loop iteration is spent waiting for the step. */
+void srv_step_now(tg_srv *srv);
 void srv_check_stopped(tg_srv *srv);
 void srv_session_hold(srv_session *s);
 const char *srv_session_caller(const srv_session *s);

@@ -72,6 +72,8 @@ static void on_written(uv_write_t *req, int status)
  * message answered in it (the check phase, after the poll's callbacks). */
 static void flush(stdio_tr *t)
 {
+    /* what waits is written now: the next poll may block again */
+    uv_idle_stop(&t->idle);
     if (t->pend.len == 0 || t->dead)
         return;
     size_t len = t->pend.len;
@@ -125,9 +127,7 @@ static void on_check(uv_check_t *h)
  * written in that iteration's check phase. */
 static void on_idle(uv_idle_t *h)
 {
-    stdio_tr *t = h->data;
-    flush(t);
-    uv_idle_stop(h);
+    flush(h->data);
 }
 
 static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
@@ -238,9 +238,10 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     stdio_tr *t = s->data;
-    if (n > 0)
+    if (n > 0) {
         feed(t, buf->base, (size_t)n);
-    else if (n < 0) {
+        srv_step_now(t->srv);
+    } else if (n < 0) {
         uv_read_stop(s);
         on_eof(t);
     }
