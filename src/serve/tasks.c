@@ -374,19 +374,30 @@ static void send_answer(srv_ctx *c, const json_t *row)
 
 /* ------------------------------------------------------------ waiters */
 
+/* The context of an answer sent later, outside srv_method: to request
+ * `id` of session s on out, under v. */
+static srv_ctx later_ctx(tg_srv *srv, srv_session *s, srv_out *out,
+                         tg_mcp_version v, const json_t *id, const char *method,
+                         srv_answer *ans)
+{
+    memset(ans, 0, sizeof *ans);
+    srv_ctx c = {.srv = srv,
+                 .s = s,
+                 .out = out,
+                 .version = v,
+                 .id = id,
+                 .method = method,
+                 .log_level = -1,
+                 .ans = ans};
+    return c;
+}
+
 static void waiter_answer(srv_tasks *ts, waiter *w, const json_t *row, int code,
                           const char *why)
 {
     srv_answer ans;
-    memset(&ans, 0, sizeof ans);
-    srv_ctx c = {.srv = ts->srv,
-                 .s = w->s,
-                 .out = w->out,
-                 .version = w->version,
-                 .id = w->id,
-                 .method = "tasks/result",
-                 .log_level = -1,
-                 .ans = &ans};
+    srv_ctx c = later_ctx(ts->srv, w->s, w->out, w->version, w->id,
+                          "tasks/result", &ans);
     if (row != NULL)
         send_answer(&c, row);
     else
@@ -734,15 +745,8 @@ static void on_task_after(uv_timer_t *h)
     uv_close((uv_handle_t *)t->timer, close_free);
     t->timer = NULL;
     srv_answer ans;
-    memset(&ans, 0, sizeof ans);
-    srv_ctx c = {.srv = r->srv,
-                 .s = r->s,
-                 .out = r->out,
-                 .version = r->version,
-                 .id = r->id,
-                 .method = "tools/call",
-                 .log_level = -1,
-                 .ans = &ans};
+    srv_ctx c =
+        later_ctx(r->srv, r->s, r->out, r->version, r->id, "tools/call", &ans);
     if (r->silent || r->out->closed || record(t, &c) != 0)
         task_free(t); /* answered as a plain call */
 }
