@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "tasks.h"
 
 #define PAGE 100
 #define TTL_MS 60000
@@ -57,6 +58,11 @@ static void reply(srv_ctx *c, json_t *result_take)
     srv_send_result(c->srv, c->out, c->version, c->method, c->id, result_take);
 }
 
+void srv_reply(srv_ctx *c, json_t *result_take)
+{
+    reply(c, result_take);
+}
+
 static void fail(srv_ctx *c, int code, const char *fmt, const char *arg)
 {
     char m[512];
@@ -83,6 +89,7 @@ static json_t *capabilities(const srv_ctx *c)
         json_object_set_new(caps, "resources", json_object());
     if (c->version == TG_MCP_V2026_07_28)
         json_object_del(caps, "logging"); /* per request there */
+    srv_tasks_capabilities(c, caps);
     return caps;
 }
 
@@ -211,7 +218,8 @@ static void m_tools_list(srv_ctx *c)
     tg__buf_init(&page, 0);
     /* Every tool on one page unless there are very many: clients that read
      * one page see them all. */
-    tg_mcp_page_opts opts = {.page_size = 0, .ttl_ms = TTL_MS};
+    tg_mcp_page_opts opts = {
+        .page_size = 0, .ttl_ms = TTL_MS, .task_support = SRV_TASK_SUPPORT};
     int rc = tg__mcp_tools_page(&page, tools, c->version, cur,
                                 cur != NULL ? strlen(cur) : 0, &opts,
                                 srv_meta_members(c->version));
@@ -324,6 +332,8 @@ int srv_method(srv_ctx *c)
     bool modern = c->version == TG_MCP_V2026_07_28;
     if (strcmp(m, "tools/call") == 0)
         return srv_call_start(c);
+    if (srv_tasks_method(c))
+        return 0;
     if (strcmp(m, "tools/list") == 0)
         m_tools_list(c);
     else if (!modern && strcmp(m, "initialize") == 0)
