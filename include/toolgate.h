@@ -690,6 +690,70 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
 
+/* A turn of one call and its result made again from their journal record
+ * (`record`: len bytes of JSON {"call": …, "result": …}, what
+ * tg_journal_show gives; "result" null: the call has none yet), in wire
+ * format `format`, so that a journaled result renders again as the live
+ * one did (an MCP task's answer after a restart). *out is the caller's
+ * (tg_turn_free). TG_EINVAL for an unknown format, TG_EPARSE naming the
+ * bad member, TG_ENOMEM. */
+int tg_turn_from_record(const char *format, const char *record, size_t len,
+                        tg_turn **out, tg_error *err);
+
+/* ------------------------------------------------------------------- tasks */
+
+/* Durable tasks: a call a client started and comes back for by an id it
+ * was given (an MCP server's long calls), kept in a table of the journal's
+ * file beside the calls, so that a task and its answer outlive the process
+ * that ran it. The store does not run anything: the caller submits the
+ * call, records the task, and ends it with its answer. A store is one
+ * connection of its own to the file; one thread at a time. */
+typedef struct tg_task_store tg_task_store;
+
+/* Opens the task store of the journal at `journal_path` (created when
+ * absent, and recovered like the runtime's journal: calls left running by
+ * a dead process get their INTERRUPTED result); NULL: a store in memory
+ * that lasts as long as the handle. *out is the caller's
+ * (tg_task_store_free). TG_EJOURNAL naming the file. */
+int tg_task_store_open(const char *journal_path, tg_task_store **out,
+                       tg_error *err);
+/* Closes and frees the store. NULL is a no-op. */
+void tg_task_store_free(tg_task_store *ts);
+/* Records task `task_id` (1 to 128 bytes; make it unguessable: it is the
+ * only key a client holds) of `caller` on the call with id `call_id`:
+ * status "working", owned by this process, expiring `ttl_ms` after now
+ * (negative: never); `meta_json` (NULL, or a JSON object) is kept with it
+ * for the caller. Committed when it returns. TG_EEXIST for an id taken,
+ * TG_EINVAL for a missing or bad argument. */
+int tg_task_create(tg_task_store *ts, const char *task_id, const char *caller,
+                   const char *call_id, int64_t ttl_ms, const char *meta_json,
+                   tg_error *err);
+/* Ends task `task_id` while it is working, once: its `status` (any name
+ * but "working"; the caller's vocabulary), a status message (may be NULL)
+ * and its answer (JSON text, may be NULL). Committed when it returns.
+ * TG_EEXIST when it is not working (ended before - the first end wins -
+ * expired or unknown). */
+int tg_task_finish(tg_task_store *ts, const char *task_id, const char *status,
+                   const char *message, const char *answer_json, tg_error *err);
+/* Task `task_id` of `caller` as one JSON object {"taskId", "callId",
+ * "caller", "status", "statusMessage", "createdAt", "updatedAt" (epoch
+ * ms), "ttlMs" (null: none), "meta", "answer" (null until ended),
+ * "ownerAlive" (while working: whether the process that recorded it still
+ * runs), "call" (while working: the call's journal record as
+ * tg_journal_show gives it, null when the journal has no row for it yet;
+ * else null)} in *out, the caller's (tg_free). Expired tasks are deleted
+ * first. TG_ENOTFOUND when there is no such task of that caller (another
+ * caller's task is as unknown as one that never was). */
+int tg_task_get(tg_task_store *ts, const char *task_id, const char *caller,
+                char **out, tg_error *err);
+/* The tasks of `caller` in the order they were recorded, after task
+ * `after` (NULL: from the first), at most `limit` (0: 100; at most 1,000)
+ * as a JSON array of the objects tg_task_get gives, without "call", in
+ * *out, the caller's. TG_ENOTFOUND when `after` is not a task of the
+ * caller (any more). */
+int tg_task_list(tg_task_store *ts, const char *caller, const char *after,
+                 size_t limit, char **out, tg_error *err);
+
 /* --------------------------------------------------------------- artifacts */
 
 /* The spool: the store of artifacts, tool outputs too large to paste into a

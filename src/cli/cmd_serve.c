@@ -228,7 +228,8 @@ int cmd_serve(int argc, char **argv)
     tg_error err = {0};
     srv_options so = {.caller = o.caller,
                       .trace = o.trace,
-                      .spool_dir = tg_config_spool_dir(cfg)};
+                      .spool_dir = tg_config_spool_dir(cfg),
+                      .journal = tg_config_journal(cfg)};
     serve_state st = {.grace = o.grace};
     srv_stdio *sio = NULL;
     st.srv = srv_new(rt, &so, &err);

@@ -87,6 +87,19 @@ int tg__journal_open_sqlite_opts(const char *path,
  * code: lets tests see the setting took. */
 int tg__journal_sqlite_synchronous(tg_journal *j);
 
+/* The SQLite connection of a journal opened by tg__journal_open_sqlite
+ * (borrowed, valid until close), NULL for another backend: for the
+ * tables kept beside the calls (tasks.c). Same thread as the journal. */
+struct sqlite3 *tg__journal_sqlite_db(tg_journal *j);
+/* The identity a SQLite journal writes as the owner of what it begins
+ * (this process: pid, start time, kernel boot id; boot borrowed, valid
+ * until close), and whether the owner a row names still runs (pids are
+ * recycled, so the start time must match; no owner outlives a reboot). */
+void tg__journal_owner(tg_journal *j, int64_t *pid, int64_t *start,
+                       const char **boot);
+int tg__journal_owner_alive(tg_journal *j, int64_t pid, int64_t start,
+                            const char *boot);
+
 /* Thin dispatchers over j->ops. close(NULL) is a no-op. */
 int tg__journal_begin(tg_journal *j, tg_call *const *calls, size_t n,
                       tg_error *err);

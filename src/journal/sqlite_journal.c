@@ -2468,6 +2468,26 @@ static int sj_prune(tg_journal *j, size_t *pruned, tg_error *err)
     return prune_step(sj_of(j), tg__now_ms(), pruned, err);
 }
 
+sqlite3 *tg__journal_sqlite_db(tg_journal *j)
+{
+    return j != NULL && j->ops == &sqlite_ops ? sj_of(j)->db : NULL;
+}
+
+void tg__journal_owner(tg_journal *j, int64_t *pid, int64_t *start,
+                       const char **boot)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    *pid = sj->pid;
+    *start = sj->start;
+    *boot = sj->boot;
+}
+
+int tg__journal_owner_alive(tg_journal *j, int64_t pid, int64_t start,
+                            const char *boot)
+{
+    return owner_alive(sj_of(j), pid, start, boot);
+}
+
 int tg__journal_sqlite_synchronous(tg_journal *j)
 {
     struct sqlite_journal *sj = sj_of(j);

@@ -70,6 +70,7 @@ typedef struct tool_entry {
     size_t name_len;
     char *json; /* the definition, compact */
     size_t len;
+    bool has_execution; /* the definition says how it executes */
 } tool_entry;
 
 struct tg_mcp_tools {
@@ -146,6 +147,7 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
         tg_buf b;
         tg__buf_init(&b, 0);
         e->name_len = json_string_length(name);
+        e->has_execution = json_object_get(def, "execution") != NULL;
         e->name = malloc(e->name_len + 1);
         if (e->name != NULL)
             memcpy(e->name, json_string_value(name), e->name_len + 1);
@@ -176,6 +178,48 @@ fail:
     json_decref(doc);
     tg__mcp_tools_free(tools);
     return rc;
+}
+
+/* The index of the first tool whose name sorts after `name` (nlen
+ * bytes). */
+static size_t first_after(const tg_mcp_tools *tools, const char *name,
+                          size_t nlen)
+{
+    size_t lo = 0, hi = tools->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_names(tools->t[mid].name, tools->t[mid].name_len, name, nlen) <=
+            0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name)
+{
+    if (tools == NULL || name == NULL)
+        return false;
+    size_t nlen = strlen(name), i = first_after(tools, name, nlen);
+    return i > 0 && cmp_names(tools->t[i - 1].name, tools->t[i - 1].name_len,
+                              name, nlen) == 0;
+}
+
+/* Appends tool e's definition, with execution.taskSupport when `support`
+ * is not NULL and it has no execution of its own. */
+static int put_tool(tg_buf *out, const tool_entry *e, const char *support)
+{
+    if (support == NULL || e->has_execution)
+        return tg__buf_append(out, e->json, e->len);
+    /* a definition is an object: its closing brace is its last byte */
+    int rc = tg__buf_append(out, e->json, e->len - 1);
+    if (rc == 0)
+        rc = tg__buf_puts(out, e->len > 2 ? ",\"execution\":{\"taskSupport\":"
+                                          : "\"execution\":{\"taskSupport\":");
+    if (rc == 0)
+        rc = tg__json_string(out, support, strlen(support));
+    return rc != 0 ? rc : tg__buf_puts(out, "}}");
 }
 
 /* Cursors: "t1." and the hex of the name of the last tool of the page
@@ -212,17 +256,7 @@ static long long cursor_start(const tg_mcp_tools *tools, const char *cursor,
             return -1;
         name[i] = (char)(hi << 4 | lo);
     }
-    /* the first tool whose name sorts after it */
-    size_t lo = 0, hi = tools->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp_names(tools->t[mid].name, tools->t[mid].name_len, name, nlen) <=
-            0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (long long)lo;
+    return (long long)first_after(tools, name, nlen);
 }
 
 int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
@@ -232,7 +266,7 @@ int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
     const tg_mcp_traits *t = tg__mcp_traits(v);
     if (t == NULL || !t->spoken)
         return TG_EINVAL;
-    tg_mcp_page_opts o = {0, 0, false};
+    tg_mcp_page_opts o = {0, 0, false, NULL};
     if (opts != NULL)
         o = *opts;
     if (o.page_size == 0)
@@ -246,12 +280,13 @@ int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
     }
     size_t end =
         tools->n - start > o.page_size ? start + o.page_size : tools->n;
+    const char *support = t->tasks == TG_MCP_TASKS_CORE ? o.task_support : NULL;
     int rc = tg__buf_puts(out, "{\"tools\":[");
     for (size_t i = start; rc == 0 && i < end; i++) {
         if (i > start)
             rc = tg__buf_append(out, ",", 1);
         if (rc == 0)
-            rc = tg__buf_append(out, tools->t[i].json, tools->t[i].len);
+            rc = put_tool(out, &tools->t[i], support);
     }
     if (rc == 0)
         rc = tg__buf_append(out, "]", 1);

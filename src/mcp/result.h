@@ -76,6 +76,9 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
 void tg__mcp_tools_free(tg_mcp_tools *tools);
 /* The number of tools. */
 size_t tg__mcp_tools_count(const tg_mcp_tools *tools);
+/* Whether the list has a tool named `name` (NUL-terminated; NULL: no).
+ * tools may be NULL (an empty list). */
+bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name);
 
 #define TG_MCP_TOOLS_PAGE_DEFAULT 500
 
@@ -88,11 +91,17 @@ typedef struct tg_mcp_page_opts {
      * artifact tools' definitions name the caller's artifacts). */
     int64_t ttl_ms;
     bool cache_public;
+    /* Versions whose tasks are core (2025-11-25): what each tool says in
+     * execution.taskSupport ("optional", "required"), a definition that
+     * has an execution member of its own keeping it; NULL: nothing (the
+     * tools cannot run as tasks). */
+    const char *task_support;
 } tg_mcp_page_opts;
 
 /* Appends the ListToolsResult page that `cursor` (cursor_len bytes; NULL
- * for the first page) asks for under version v: {"tools":[...],
- * "nextCursor"?, then "ttlMs","cacheScope","resultType" where v has them,
+ * for the first page) asks for under version v: {"tools":[...] (with
+ * execution.taskSupport as opts say, see above), "nextCursor"?, then
+ * "ttlMs","cacheScope","resultType" where v has them,
  * "_meta":{meta_members} when meta_members is not NULL}. The cursor is
  * opaque to clients: it names the last tool of the page before, so paging
  * stays in order when the list changes between pages. Returns 0,

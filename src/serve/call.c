@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "server.h"
+#include "tasks.h"
 
 #define PROGRESS_EVERY_MS 50
 
@@ -48,6 +49,8 @@ void srv_req_link(srv_req *r)
 
 static void unlink_req(srv_req *r)
 {
+    if (r->detached)
+        return;
     if (r->sprev != NULL)
         r->sprev->snext = r->snext;
     else
@@ -60,6 +63,12 @@ static void unlink_req(srv_req *r)
         r->out->reqs = r->onext;
     if (r->onext != NULL)
         r->onext->oprev = r->oprev;
+}
+
+void srv_req_detach(srv_req *r)
+{
+    unlink_req(r);
+    r->detached = true;
 }
 
 srv_req *srv_req_find(srv_session *s, const json_t *id)
@@ -203,38 +212,48 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
+int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
+                    int status, const tg_error *err, char *msg, size_t msg_size)
+{
+    const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
+    int code = tr != NULL ? tg__mcp_result_rpc_error(tr) : 0;
+    if (code != 0) {
+        snprintf(msg, msg_size, "Unknown tool: %s", tg_result_tool(tr));
+        return code;
+    }
+    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v,
+                                               tg_result_structured(tr)
+                                                   ? TG_MCP_RESULT_OUTPUT_SCHEMA
+                                                   : 0,
+                                               srv_meta_members(v)) == 0)
+        return 0;
+    snprintf(msg, msg_size, "%s",
+             status != 0 && err != NULL
+                 ? err->message
+                 : "Internal error: the result could not be rendered");
+    return RPC_INTERNAL;
+}
+
 /* Answers the request with its call's result: a CallToolResult, the
  * JSON-RPC error of an unknown tool, or (2026-07-28, a policy ask) an
  * InputRequiredResult. */
 static void answer(srv_req *r, int status, const tg_error *err)
 {
-    tg_srv *srv = r->srv;
-    const tg_result *tr = status == 0 ? tg_turn_result(r->turn, 0) : NULL;
+    if (status == 0 && r->input_required && tg_turn_result(r->turn, 0)) {
+        srv_approval_input_required(r);
+        return;
+    }
     tg_buf b;
     tg__buf_init(&b, 0);
-    if (tr != NULL && r->input_required) {
-        srv_approval_input_required(r);
-    } else if (tr != NULL && tg__mcp_result_rpc_error(tr) != 0) {
-        char m[512];
-        snprintf(m, sizeof m, "Unknown tool: %s", tg_result_tool(tr));
-        srv_send_error(srv, r->out, r->version, "tools/call", r->id,
-                       tg__mcp_result_rpc_error(tr), m, NULL);
-    } else if (tr != NULL &&
-               tg__mcp_call_tool_result(
-                   &b, tr, r->version,
-                   tg_result_structured(tr) ? TG_MCP_RESULT_OUTPUT_SCHEMA : 0,
-                   srv_meta_members(r->version)) == 0) {
-        srv_send_result_text(srv, r->out, r->version, "tools/call", r->id,
+    char m[512];
+    int code =
+        srv_call_answer(&b, r->turn, r->version, status, err, m, sizeof m);
+    if (code == 0)
+        srv_send_result_text(r->srv, r->out, r->version, "tools/call", r->id,
                              b.data, b.len);
-    } else {
-        srv_send_error(srv, r->out, r->version, "tools/call", r->id,
-                       RPC_INTERNAL,
-                       status != 0 && err != NULL
-                           ? err->message
-                           : "Internal error: the result could not be "
-                             "rendered",
+    else
+        srv_send_error(r->srv, r->out, r->version, "tools/call", r->id, code, m,
                        NULL);
-    }
     tg__buf_cleanup(&b);
 }
 
@@ -261,7 +280,9 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
         log_line(r, r->eline, r->eline_len);
     progress(r, true);
     srv_approval_drop(r);
-    if (!r->silent) {
+    if (r->task != NULL && srv_task_done(r, status, err)) {
+        /* the task took the answer */
+    } else if (!r->silent) {
         answer(r, status, err);
         r->answered = true;
     }
@@ -344,8 +365,10 @@ int srv_call_start(srv_ctx *c)
         srv_req_free(r);
         return 0;
     }
-    c->ans->streams = true;
     srv_kick(srv);
+    if (srv_task_start(c, r))
+        return 0; /* answered: a CreateTaskResult */
+    c->ans->streams = true;
     return 1;
 oom:
     free(text);

@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "server.h"
+#include "tasks.h"
 
 #define PAGE 100
 #define TTL_MS 60000
+#define RESOURCES_SCAN 10000 /* the caller's results resources/list reads */
 #define ARTIFACT_URI "toolgate://artifacts/"
 #define SERVER_NAME "toolgate"
 
@@ -57,6 +59,11 @@ static void reply(srv_ctx *c, json_t *result_take)
     srv_send_result(c->srv, c->out, c->version, c->method, c->id, result_take);
 }
 
+void srv_reply(srv_ctx *c, json_t *result_take)
+{
+    reply(c, result_take);
+}
+
 static void fail(srv_ctx *c, int code, const char *fmt, const char *arg)
 {
     char m[512];
@@ -84,6 +91,7 @@ static json_t *capabilities(const srv_ctx *c)
         json_object_set_new(caps, "resources", json_object());
     if (c->version == TG_MCP_V2026_07_28)
         json_object_del(caps, "logging"); /* per request there */
+    srv_tasks_capabilities(c, caps);
     return caps;
 }
 
@@ -212,7 +220,8 @@ static void m_tools_list(srv_ctx *c)
     tg__buf_init(&page, 0);
     /* Every tool on one page unless there are very many: clients that read
      * one page see them all. */
-    tg_mcp_page_opts opts = {.page_size = 0, .ttl_ms = TTL_MS};
+    tg_mcp_page_opts opts = {
+        .page_size = 0, .ttl_ms = TTL_MS, .task_support = SRV_TASK_SUPPORT};
     int rc = tg__mcp_tools_page(&page, tools, c->version, cur,
                                 cur != NULL ? strlen(cur) : 0, &opts,
                                 srv_meta_members(c->version));
@@ -244,8 +253,38 @@ static tg_spool *open_spool(srv_ctx *c)
     return sp;
 }
 
+/* The artifacts the caller's calls produced, as an object whose keys are
+ * their ids (new ref), from the caller's most recent results in the
+ * journal; NULL when there is no journal to tell (every artifact is then
+ * the one caller's). */
+static json_t *caller_artifacts(srv_ctx *c)
+{
+    if (c->srv->journal == NULL)
+        return NULL;
+    tg_history_query q = {.caller = srv_session_caller(c->s),
+                          .limit = RESOURCES_SCAN};
+    char *text = NULL;
+    json_t *ids = json_object();
+    if (tg_journal_history(c->srv->journal, &q, &text, NULL) == 0) {
+        json_t *rows = json_loads(text, 0, NULL); /* new ref */
+        size_t i;
+        json_t *row; /* borrowed */
+        json_array_foreach(rows, i, row)
+        {
+            const char *id = json_string_value(
+                json_object_get(json_object_get(row, "artifact"), "id"));
+            if (id != NULL)
+                json_object_set_new(ids, id, json_true());
+        }
+        json_decref(rows);
+    }
+    tg_free(text);
+    return ids;
+}
+
 static void m_resources_list(srv_ctx *c)
 {
+    json_t *mine = caller_artifacts(c); /* new ref, or NULL: all */
     tg_spool *sp = open_spool(c);
     char *text = NULL;
     json_t *list = json_array(), *arts = NULL;
@@ -259,7 +298,8 @@ static void m_resources_list(srv_ctx *c)
     {
         const char *id = json_string_value(json_object_get(a, "id"));
         const char *state = json_string_value(json_object_get(a, "state"));
-        if (id == NULL || (state != NULL && strcmp(state, "stored") != 0))
+        if (id == NULL || (state != NULL && strcmp(state, "stored") != 0) ||
+            (mine != NULL && json_object_get(mine, id) == NULL))
             continue;
         char uri[128];
         snprintf(uri, sizeof uri, ARTIFACT_URI "%s", id);
@@ -272,6 +312,7 @@ static void m_resources_list(srv_ctx *c)
                       "size", json_object_get(a, "bytes")));
     }
     json_decref(arts);
+    json_decref(mine);
     page(c, list, "resources", "private");
     json_decref(list);
 }
@@ -296,6 +337,14 @@ static void m_resources_read(srv_ctx *c)
         return;
     }
     const char *id = uri + strlen(ARTIFACT_URI);
+    json_t *mine = caller_artifacts(c); /* new ref, or NULL: all */
+    bool theirs = mine != NULL && json_object_get(mine, id) == NULL;
+    json_decref(mine);
+    if (theirs) {
+        /* another caller's output: not even its existence is told */
+        fail(c, nf, "Resource not found: %s", uri);
+        return;
+    }
     tg_spool *sp = open_spool(c);
     char *stat = NULL, *data = NULL;
     size_t n = 0;
@@ -335,6 +384,8 @@ int srv_method(srv_ctx *c)
     bool modern = c->version == TG_MCP_V2026_07_28;
     if (strcmp(m, "tools/call") == 0)
         return srv_call_start(c);
+    if (srv_tasks_method(c))
+        return 0;
     if (strcmp(m, "tools/list") == 0)
         m_tools_list(c);
     else if (!modern && strcmp(m, "initialize") == 0)

@@ -145,6 +145,9 @@ typedef struct srv_options {
                               (tests validate them against the schemas) */
     const char *spool_dir; /* the artifacts offered as resources (borrowed,
                               must outlive the server); NULL: none */
+    const char *journal;   /* the journal's file, where tasks are kept
+                              (borrowed, must outlive the server); NULL:
+                              tasks live in memory only */
 } srv_options;
 
 /* A server over `rt` (borrowed; it must outlive the server) with its own

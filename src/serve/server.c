@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "tasks.h"
 
 /* ------------------------------------------------------------ runtime */
 
@@ -310,6 +311,7 @@ tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
         opt && opt->max_message ? opt->max_message : (size_t)4 << 20;
     srv->max_depth = opt && opt->max_depth > 0 ? opt->max_depth : 64;
     srv->spool_dir = opt ? opt->spool_dir : NULL;
+    srv->journal = opt ? opt->journal : NULL;
     int rc = uv_loop_init(&srv->loop);
     if (srv->caller == NULL || rc != 0) {
         free(srv->caller);
@@ -406,6 +408,7 @@ void srv_free(tg_srv *srv)
 {
     if (srv == NULL)
         return;
+    srv_tasks_free(srv); /* its handles close on the run below */
     if (!srv->closed) {
         srv->stopping = true;
         srv->closed = true;

@@ -31,7 +31,9 @@ struct tg_srv {
     char *caller;     /* the default caller id */
     size_t max_message;
     int max_depth;
-    const char *spool_dir; /* borrowed from the config; NULL: no spool */
+    const char *spool_dir;   /* borrowed from the config; NULL: no spool */
+    const char *journal;     /* borrowed from the config; NULL: none */
+    struct srv_tasks *tasks; /* tasks.c's, NULL until used */
     FILE *trace;
     char boot[17];               /* random hex naming this server's calls */
     unsigned char state_key[32]; /* signs 2026-07-28 requestStates */
@@ -84,9 +86,13 @@ struct srv_req {
     json_t *input;  /* the InputRequiredResult to send (new ref) */
     bool input_required;
     int retry_answer; /* -1: none; else a tg_approval */
-    bool listen;      /* a subscriptions/listen (listen.c), not a call */
-    bool silent;      /* canceled by the client: nothing more is sent */
-    bool answered;    /* its response was sent */
+    /* tasks (tasks.c): the task it is, and whether it left its session's
+     * and out's lists (a task outlives both) */
+    struct srv_task *task;
+    bool detached;
+    bool listen;   /* a subscriptions/listen (listen.c), not a call */
+    bool silent;   /* canceled by the client: nothing more is sent */
+    bool answered; /* its response was sent */
     /* progress and log lines */
     uint64_t out_bytes;
     double progress_sent;
@@ -153,6 +159,9 @@ typedef struct srv_ctx {
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
+/* Answers c's request with a result (resultType and serverInfo added
+ * under 2026-07-28). */
+void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tool list (borrowed; built on first use), or NULL. */
 const tg_mcp_tools *srv_tools(tg_srv *srv);
 /* The _meta members every result of version v carries (JSON text of
@@ -197,6 +206,20 @@ void srv_req_free(srv_req *r);
 int srv_call_start(srv_ctx *c);
 /* Cancels a request's call (its client canceled: nothing more is sent). */
 void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason);
+/* Takes r out of its session's and out's lists (a task outlives both:
+ * neither a closed stream nor an ended session cancels it, and its
+ * JSON-RPC id, answered, may be used again). */
+void srv_req_detach(srv_req *r);
+/* The answer of a finished one-call turn under version v, status and err
+ * as its done callback had them; the one place a call's answer is made,
+ * for a tools/call and for a task's result alike. Returns 0 with the
+ * CallToolResult appended to `result` (a JSON object, toolgate's outcome
+ * in its _meta), or the JSON-RPC error code the call is answered with
+ * instead - -32602 for an unknown tool, -32603 when the call failed or its
+ * result cannot be rendered - with the error's message in msg[msg_size]. */
+int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
+                    int status, const tg_error *err, char *msg,
+                    size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);
 

@@ -10,6 +10,7 @@
 # method, a request before initialize), the journal holding every call,
 # and EOF on stdin as a clean shutdown that still answers a running call.
 source "$(dirname "$0")/lib.sh"
+source "$TG_SOURCE_DIR/tests/cli/serve_lib.sh"
 
 FX=$TG_FIXTURES
 mkdir -p ws
@@ -34,29 +35,6 @@ coproc SRV { exec "$TOOLGATE" serve --stdio --trace trace.jsonl 2>server.err; }
 SRVPID=$SRV_PID
 IN=${SRV[1]}
 OUT=${SRV[0]}
-send() { printf '%s\n' "$1" >&"$IN"; }
-# read_id ID: reads messages until the response with id ID; other
-# messages read meanwhile are appended to notes.jsonl (a response found
-# there first is taken from it). Prints the response.
-: >notes.jsonl
-read_id() {
-  local line
-  line=$(jq -c --argjson id "$1" 'select(has("method") | not) | select(.id == $id)' notes.jsonl | head -1)
-  if [ -n "$line" ]; then
-    printf '%s\n' "$line"
-    return 0
-  fi
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    if [ "$(jq -c '.id' <<<"$line")" == "$1" ]; then
-      printf '%s\n' "$line"
-      return 0
-    fi
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  echo "no response with id $1" >&2
-  return 1
-}
-
 # read_noid: the next response without an id (a protocol error's)
 read_noid() {
   local line

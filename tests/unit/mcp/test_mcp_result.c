@@ -192,7 +192,7 @@ static void test_tools_pages(void **state)
         "t0000");
     json_decref(o);
     /* pages of 100: 100, 100, 50, in order, the cursor carrying on */
-    tg_mcp_page_opts opts = {100, 60000, false};
+    tg_mcp_page_opts opts = {100, 60000, false, NULL};
     char cursor[600] = "";
     size_t seen = 0;
     for (int page = 0; page < 3; page++) {
@@ -235,6 +235,45 @@ static void test_tools_pages(void **state)
                      TG_EINVAL);
     tg__mcp_tools_free(tools);
     free(defs);
+    /* lookups by name */
+    const char *some = "[{\"name\":\"b\",\"execution\":{\"taskSupport\":"
+                       "\"forbidden\"}},{\"name\":\"a\"},{\"name\":\"c\"}]";
+    assert_int_equal(tg__mcp_tools_new(some, strlen(some), &tools, &err), 0);
+    assert_true(tg__mcp_tools_has(tools, "a"));
+    assert_true(tg__mcp_tools_has(tools, "b"));
+    assert_true(tg__mcp_tools_has(tools, "c"));
+    assert_false(tg__mcp_tools_has(tools, "ab"));
+    assert_false(tg__mcp_tools_has(tools, ""));
+    assert_false(tg__mcp_tools_has(tools, "d"));
+    assert_false(tg__mcp_tools_has(tools, NULL));
+    assert_false(tg__mcp_tools_has(NULL, "a"));
+    /* execution.taskSupport: under 2025-11-25 only, a definition's own
+     * execution kept */
+    tg_mcp_page_opts tasks = {0, 0, false, "optional"};
+    for (size_t k = 0; k < 3; k++) {
+        out.len = 0;
+        assert_int_equal(
+            tg__mcp_tools_page(&out, tools, versions[k], NULL, 0, &tasks, NULL),
+            0);
+        o = json_loads(tg__buf_cstr(&out), JSON_REJECT_DUPLICATES, NULL);
+        assert_non_null(o);
+        const json_t *list = json_object_get(o, "tools");
+        const char *want =
+            versions[k] == TG_MCP_V2025_11_25 ? "optional" : NULL;
+        for (size_t i = 0; i < 3; i++) {
+            const char *got = json_string_value(json_object_get(
+                json_object_get(json_array_get(list, i), "execution"),
+                "taskSupport"));
+            if (i == 1)
+                assert_string_equal(got, "forbidden");
+            else if (want != NULL)
+                assert_string_equal(got, want);
+            else
+                assert_null(got);
+        }
+        json_decref(o);
+    }
+    tg__mcp_tools_free(tools);
     /* bad definitions */
     assert_int_equal(tg__mcp_tools_new("{\"x\":1}", 7, &tools, &err),
                      TG_EPARSE);
@@ -314,7 +353,7 @@ static void test_messages_conform(void **state)
                 assert_int_equal(tg__rpc_write_close(&msg), 0);
                 line(&lines, v, "tools/call", msg.data, msg.len);
             }
-        tg_mcp_page_opts opts = {2, 0, true};
+        tg_mcp_page_opts opts = {2, 0, true, "optional"};
         msg.len = 0;
         body.len = 0;
         assert_int_equal(
