@@ -90,6 +90,10 @@ static int check_modern(srv_ctx *c, const json_t *meta,
             name = str_member(c->params, "name");
         else if (strcmp(c->method, "resources/read") == 0)
             name = str_member(c->params, "uri");
+        else if (strcmp(c->method, "tasks/get") == 0 ||
+                 strcmp(c->method, "tasks/update") == 0 ||
+                 strcmp(c->method, "tasks/cancel") == 0)
+            name = str_member(c->params, "taskId");
         if (!header_is(http->mcp_method, c->method)) {
             reject(c, 400, MCP_HEADER_MISMATCH,
                    "Header mismatch: the Mcp-Method header does not match "
