@@ -15,7 +15,8 @@
 //
 // It makes a fresh directory with a workspace and toolgate's state, writes
 // tests/interop/toolgate.json there with its placeholders filled (@WORK@,
-// @STATE@, @INTEROP@: this directory), and starts
+// @STATE@, @INTEROP@: the workspace, where this directory's fixtures/ is
+// copied), and starts
 //   BIN serve --stdio --config CFG                   (StdioClientTransport)
 //   BIN serve --http 127.0.0.1:PORT --config CFG      (StreamableHTTPClientTransport
 //                                                     on http://127.0.0.1:PORT/mcp)
@@ -31,7 +32,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -104,8 +105,11 @@ function writeConfig() {
     const work = join(dir, 'work');
     mkdirSync(work);
     writeFileSync(join(work, 'hello.txt'), 'hello from the workspace\n');
+    // The fixture scripts go into the workspace: the sandbox hides the rest
+    // of /tmp, where a checkout (a CI clone) may lie.
+    cpSync(join(here, 'fixtures'), join(work, 'fixtures'), { recursive: true });
     const text = readFileSync(join(here, 'toolgate.json'), 'utf8')
-        .replaceAll('@WORK@', work).replaceAll('@STATE@', dir).replaceAll('@INTEROP@', here);
+        .replaceAll('@WORK@', work).replaceAll('@STATE@', dir).replaceAll('@INTEROP@', work);
     const cfg = join(dir, 'toolgate.json');
     writeFileSync(cfg, text);
     return { cfg, work };
