@@ -70,7 +70,10 @@ trap cleanup EXIT
 start_server() {
   local dir=$1
   mkdir -p "$dir/work"
-  sed -e "s#@STATE@#$dir#g" -e "s#@FIXTURES@#$here/conformance/fixtures#g" \
+  # The fixtures go into the workspace: the sandbox hides the rest of /tmp,
+  # where a checkout (a CI clone) may lie.
+  cp -R "$here/conformance/fixtures" "$dir/work/fixtures"
+  sed -e "s#@STATE@#$dir#g" -e "s#@FIXTURES@#$dir/work/fixtures#g" \
     "$here/conformance/toolgate.json" > "$dir/toolgate.json"
   : > "$dir/server.log" # before the child opens it: read at once below
   "$toolgate" serve --http 127.0.0.1:0 --config "$dir/toolgate.json" \
