@@ -230,16 +230,26 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
     r->retry_answer = -1;
     const json_t *state = json_object_get(c->params, "requestState");
     const json_t *inputs = json_object_get(c->params, "inputResponses");
-    if (state == NULL && inputs == NULL)
+    if (inputs != NULL && !json_is_object(inputs)) {
+        srv_send_error(
+            c->srv, c->out, c->version, c->method, c->id, TG_RPC_INVALID_PARAMS,
+            "Invalid params: inputResponses must be an object", NULL);
+        return -1;
+    }
+    /* Answers without the state this server made bind to no question: the
+     * call is asked again (SEP-2322 re-requests what is missing). */
+    if (state == NULL)
         return 0;
     const char *st = json_string_value(state);
     long long expiry = 0;
     char mac[65], want[65];
+    int end = 0;
     const char *tool = json_string_value(json_object_get(c->params, "name"));
     char *args = args_text(c->params);
+    /* The whole state, nothing after the MAC: "<expiry>.<64 hex>". */
     bool ok = st != NULL && tool != NULL && args != NULL &&
-              sscanf(st, "%lld.%64[0-9a-f]", &expiry, mac) == 2 &&
-              strlen(mac) == 64;
+              sscanf(st, "%lld.%64[0-9a-f]%n", &expiry, mac, &end) == 2 &&
+              strlen(mac) == 64 && st[end] == '\0';
     if (ok) {
         state_mac(c->srv, srv_session_caller(c->s), tool, args, expiry, want);
         ok = CRYPTO_memcmp(mac, want, 64) == 0 && expiry >= wall_ms();

@@ -24,6 +24,20 @@ static const char *str_member(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
+/* Whether header value h (NULL: absent) is want, leaving out the optional
+ * whitespace (spaces, tabs) HTTP allows around a field value. */
+static bool header_is(const char *h, const char *want)
+{
+    if (h == NULL)
+        return false;
+    while (*h == ' ' || *h == '\t')
+        h++;
+    size_t n = strlen(h);
+    while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+        n--;
+    return n == strlen(want) && memcmp(h, want, n) == 0;
+}
+
 /* An error for the whole message, before its method: on HTTP with
  * `status`. */
 static void reject(srv_ctx *c, int status, int code, const char *msg,
@@ -76,16 +90,18 @@ static int check_modern(srv_ctx *c, const json_t *meta,
             name = str_member(c->params, "name");
         else if (strcmp(c->method, "resources/read") == 0)
             name = str_member(c->params, "uri");
-        if (http->mcp_method == NULL ||
-            strcmp(http->mcp_method, c->method) != 0) {
+        else if (strcmp(c->method, "tasks/get") == 0 ||
+                 strcmp(c->method, "tasks/update") == 0 ||
+                 strcmp(c->method, "tasks/cancel") == 0)
+            name = str_member(c->params, "taskId");
+        if (!header_is(http->mcp_method, c->method)) {
             reject(c, 400, MCP_HEADER_MISMATCH,
                    "Header mismatch: the Mcp-Method header does not match "
                    "the request's method",
                    NULL);
             return -1;
         }
-        if (name != NULL &&
-            (http->mcp_name == NULL || strcmp(http->mcp_name, name) != 0)) {
+        if (name != NULL && !header_is(http->mcp_name, name)) {
             reject(c, 400, MCP_HEADER_MISMATCH,
                    "Header mismatch: the Mcp-Name header does not match the "
                    "request's name",

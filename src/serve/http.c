@@ -18,7 +18,8 @@
  * initialize that the server answered. Slow clients are cut off by a
  * deadline for a whole request (request_timeout_ms), idle ones by MHD's
  * connection timeout, non-reading ones by the stream's queue bound
- * (http_stream.c).
+ * (http_stream.c). A 2025-11-25 SSE response that still owes its answer
+ * after poll_ms is ended cleanly for the client to resume (SSE polling).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -442,7 +443,7 @@ static enum MHD_Result queue_sse(http_req *r, const char *session_id)
         MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
     enum MHD_Result rc = queue(r, MHD_HTTP_OK, resp);
     r->phase = PHASE_STREAM;
-    r->last_write = uv_now(r->h->loop);
+    r->last_write = r->opened = uv_now(r->h->loop);
     return rc;
 }
 
@@ -862,6 +863,8 @@ static void on_sweep(uv_timer_t *t)
         if (r != NULL && r->phase == PHASE_STREAM && r->st != NULL &&
             now >= h->o.keepalive_ms)
             stream_keepalive(r->st, now - h->o.keepalive_ms);
+        if (r != NULL && r->phase == PHASE_STREAM && now >= h->o.poll_ms)
+            stream_poll_end(r, now - h->o.poll_ms + 1);
     }
     http_session *expired[EXPIRE_BATCH];
     uint64_t idle = (uint64_t)h->o.session_idle_s * 1000;
@@ -1026,6 +1029,8 @@ static void defaults(srv_http_options *o)
         o->keepalive_ms = 15000;
     if (o->retry_ms == 0)
         o->retry_ms = 1000;
+    if (o->poll_ms == 0)
+        o->poll_ms = 5000;
 }
 
 /* Splits "HOST:PORT" or "[V6]:PORT" into host (size bytes) and *port. */

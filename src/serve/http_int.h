@@ -95,6 +95,7 @@ struct http_req {
     bool peer_gone;  /* the watch saw the client leave */
     bool kill;       /* close the connection (bound passed, stream ended) */
     bool eos;        /* the reader returned the end of the stream */
+    bool poll_end;   /* end the stream when written up to now (poll_ms) */
     int wait_status; /* the status of a JSON answer that waits */
 
     /* headers (MHD's strings, valid while the request lives) */
@@ -115,6 +116,7 @@ struct http_req {
     http_event *cur; /* next event to write; NULL: at the end */
     size_t off;      /* bytes of cur written */
     uint64_t last_write;
+    uint64_t opened; /* uv_now when its SSE response was queued */
 };
 
 struct http_event {
@@ -213,6 +215,11 @@ void stream_end(http_stream *st);
 /* Appends a keep-alive comment when the stream's reader sleeps and was
  * silent since `before` (uv_now). */
 void stream_keepalive(http_stream *st, uint64_t before);
+/* SSE polling (2025-11-25): when r reads a resumable response stream that
+ * still owes a response and was queued before `before` (uv_now), r ends
+ * the stream cleanly once it has written what is queued; the stream is
+ * kept for the client's GET with Last-Event-ID, as after a drop. */
+void stream_poll_end(http_req *r, uint64_t before);
 /* MHD's content reader over r's stream. */
 ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max);
 /* MHD's content reader free callback: drops the response's reference. */

@@ -10,7 +10,11 @@
  * resumes with GET and Last-Event-ID; otherwise they are freed as they go.
  * Memory is bounded: a client that does not read loses its connection
  * once max_stream_queue bytes wait for it, and a stream kept for a resume
- * takes only responses past max_stream_retained.
+ * takes only responses past max_stream_retained. A 2025-11-25 response
+ * stream (its priming event told the client how long to wait before it
+ * comes back) is ended cleanly after poll_ms while its response is still
+ * owed: the client resumes it with GET and Last-Event-ID (SSE polling), so
+ * a long call holds no connection for its whole run.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -343,6 +347,17 @@ void stream_keepalive(http_stream *st, uint64_t before)
     http_req_wake(r);
 }
 
+void stream_poll_end(http_req *r, uint64_t before)
+{
+    http_stream *st = r->st;
+    if (r->poll_end || r->opened >= before || st == NULL || st->ended ||
+        st->reader != r || st->standalone || !st->priming || !st->retain ||
+        st->hs == NULL || !st->handled || st->pending == 0)
+        return;
+    r->poll_end = true;
+    http_req_wake(r);
+}
+
 ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
@@ -379,6 +394,8 @@ ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
         r->eos = true;
         return MHD_CONTENT_READER_END_OF_STREAM;
     }
+    if (r->poll_end) /* a clean end, not eos: the stream stays resumable */
+        return MHD_CONTENT_READER_END_OF_STREAM;
     http_req_suspend(r);
     return 0;
 }

@@ -62,6 +62,12 @@ typedef struct srv_http_options {
                                     long [15000] */
     unsigned retry_ms;           /* the retry: of a stream's priming event
                                     (2025-11-25) [1000] */
+    unsigned poll_ms;            /* a 2025-11-25 response stream (a POST's,
+                                    or its resume) still owing its response
+                                    is ended cleanly after it has been open
+                                    this long; the client comes back with
+                                    GET and Last-Event-ID after retry_ms
+                                    (SSE polling) [5000] */
     bool quiet;                  /* do not print the URL on stderr */
 } srv_http_options;
 

@@ -84,8 +84,9 @@ static void cache_hints(srv_ctx *c, json_t *result, const char *scope)
 
 static json_t *capabilities(const srv_ctx *c)
 {
-    json_t *caps =
-        json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+    /* prompts: prompts/list answers (an empty list), so it is declared */
+    json_t *caps = json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged", 0,
+                             "logging", "prompts");
     if (c->srv->spool_dir != NULL)
         json_object_set_new(caps, "resources", json_object());
     if (c->version == TG_MCP_V2026_07_28)
@@ -316,13 +317,23 @@ static void m_resources_list(srv_ctx *c)
     json_decref(list);
 }
 
+/* "Resource not found", its data naming the URI as the specification's
+ * examples do (uri NULL: the request had none). */
+static void not_found(srv_ctx *c, int code, const char *uri)
+{
+    char m[512];
+    snprintf(m, sizeof m, "Resource not found: %s", uri ? uri : "(no uri)");
+    srv_send_error(c->srv, c->out, c->version, c->method, c->id, code, m,
+                   uri != NULL ? json_pack("{s:s}", "uri", uri) : NULL);
+}
+
 static void m_resources_read(srv_ctx *c)
 {
     const char *uri = json_string_value(json_object_get(c->params, "uri"));
     int nf = c->version == TG_MCP_V2026_07_28 ? RPC_INVALID_PARAMS
                                               : MCP_RESOURCE_NOT_FOUND;
     if (uri == NULL || strncmp(uri, ARTIFACT_URI, strlen(ARTIFACT_URI)) != 0) {
-        fail(c, nf, "Resource not found: %s", uri ? uri : "(no uri)");
+        not_found(c, nf, uri);
         return;
     }
     const char *id = uri + strlen(ARTIFACT_URI);
@@ -341,7 +352,7 @@ static void m_resources_read(srv_ctx *c)
         tg_artifact_read(sp, id, 0, (size_t)16 << 20, &data, &n, NULL) != 0) {
         tg_spool_free(sp);
         tg_free(stat);
-        fail(c, nf, "Resource not found: %s", uri);
+        not_found(c, nf, uri);
         return;
     }
     tg_spool_free(sp);

@@ -221,7 +221,9 @@ static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
 int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len)
 {
-    if (out == NULL || out->closed)
+    /* A closed out is the transport's to judge: an HTTP stream kept for a
+     * resume (2025 versions) still takes what its calls send. */
+    if (out == NULL)
         return -1;
     int rc = out->ops->send(out, kind, msg, len);
     if (rc == 0)

@@ -126,8 +126,9 @@ void srv_random_hex(char *out, size_t n);
 /* n bytes of the CSPRNG. */
 void srv_random_bytes(unsigned char *out, size_t n);
 
-/* Sending: msg on out (nothing when out is closed), traced with the
- * version and the method a response answers. Return 0 or -1. */
+/* Sending: msg on out (what a closed out still takes is its transport's
+ * call: a stream kept for a resume takes it, others refuse), traced with
+ * the version and the method a response answers. Return 0 or -1. */
 int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len);
 int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,

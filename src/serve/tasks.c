@@ -602,6 +602,15 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
         return;
     const char *st = json_string_value(json_object_get(row, "status"));
     srv_task *live = find_live(ts, id);
+    bool v26 = kind(c->version) == TG_MCP_TASKS_EXTENSION;
+    if (v26 &&
+        (strcmp(st, "working") != 0 || (live && live->cancel_requested))) {
+        /* The extension's cancel is idempotent: a task that ended, or is
+         * being cancelled, is acknowledged as any other. */
+        json_decref(row);
+        srv_reply(c, json_object());
+        return;
+    }
     if (strcmp(st, "working") != 0 || (live && live->cancel_requested)) {
         char m[200];
         snprintf(m, sizeof m,
@@ -624,7 +633,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
     (void)tg_runtime_cancel(c->srv->rt, live->r->call_id, "user",
                             "the client cancelled the task");
     srv_kick(c->srv);
-    if (kind(c->version) == TG_MCP_TASKS_EXTENSION)
+    if (v26)
         srv_reply(c, json_object());
     else
         srv_reply(c, task_json(row, c->version, true));

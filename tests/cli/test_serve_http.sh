@@ -4,7 +4,8 @@
 # curl binary as the client: the URL printed for port 0, initialize and
 # its Mcp-Session-Id, 202 for a notification, a tools/call answered as an
 # SSE stream (priming event, ids, progress and log notifications, then the
-# result), a stateless 2026-07-28 call (no session minted), DNS-rebinding
+# result), a stateless 2026-07-28 call (no session minted), a client that
+# leaves mid-call and resumes with Last-Event-ID, DNS-rebinding
 # and token refusals, DELETE then 404, and a clean exit on SIGTERM.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl binary"; exit 77; }
@@ -17,7 +18,8 @@ cat > toolgate.json <<'JSON'
      "properties": {"text": {"type": "string"}}, "required": ["text"]},
    "command": ["/bin/echo", "{text}"]},
   {"name": "chatty", "command": ["/bin/sh", "-c",
-     "echo start; echo 'warning: careful' >&2; sleep 0.2; echo end"]}
+     "echo start; echo 'warning: careful' >&2; sleep 0.2; echo end"]},
+  {"name": "nap", "command": ["/bin/sh", "-c", "sleep 1; echo rested"]}
  ], "policy": {"default": "allow"}}
 JSON
 printf 's3cret\n' > token
@@ -52,6 +54,15 @@ curl "${H[@]}" -D modern.h -o modern.sse -H 'MCP-Protocol-Version: 2026-07-28' \
   -d '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"say","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 contains "stateless call" "$(cat modern.sse)" '"resultType":"complete"'
 check "no session minted" bash -c "! grep -qi mcp-session-id modern.h"
+
+# A client that leaves mid-call resumes with GET and Last-Event-ID: the
+# call went on and its result waited on the stream (2025-11-25).
+curl "${H[@]}" "${S[@]}" --max-time 0.3 -o drop.sse "$URL" -d '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nap","arguments":{}}}' || true
+eq "left after the priming event" "$(head -1 drop.sse)" "id: 4-0"
+curl "${H[@]}" "${S[@]}" --max-time $(( $(tg_ms 10000) / 1000 )) -o resume.sse \
+  -X GET -H 'Last-Event-ID: 4-0' "$URL"
+r=$(grep '^data: {"jsonrpc":"2.0","id":5' resume.sse | cut -c7-)
+contains "the result on the resumed stream" "$(jq -r '.result.content[0].text' <<<"$r")" "rested"
 
 code=$(curl "${H[@]}" -H 'Origin: http://evil.example.com' -o /dev/null -w '%{http_code}' "$URL" -d '{}')
 eq "foreign Origin" "$code" "403"

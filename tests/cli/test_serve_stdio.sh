@@ -197,6 +197,18 @@ contains "the retry ran" "$(jq -r '.result.content[0].text' <<<"$r")" "ran moder
 send '{"jsonrpc":"2.0","id":66,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"other"},"requestState":"'"$state"'","inputResponses":{"toolgate_approval":{"action":"accept","content":{}}},'"$EMETA"'}}'
 r=$(read_id 66)
 eq "a state for other arguments is refused" "$(jq -c '.error.code' <<<"$r")" "-32602"
+send '{"jsonrpc":"2.0","id":164,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"tamper"},'"$EMETA"'}}'
+r=$(read_id 164)
+state=$(jq -r '.result.requestState' <<<"$r")
+send '{"jsonrpc":"2.0","id":165,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"tamper"},"requestState":"'"$state"'-TAMPERED","inputResponses":{"toolgate_approval":{"action":"accept","content":{}}},'"$EMETA"'}}'
+r=$(read_id 165)
+eq "a state with bytes after its MAC is refused" "$(jq -c '.error.code' <<<"$r")" "-32602"
+send '{"jsonrpc":"2.0","id":166,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"tamper"},"inputResponses":{"toolgate_approval":{"action":"accept","content":{}}},'"$EMETA"'}}'
+r=$(read_id 166)
+eq "an answer without a state is asked again" "$(jq -r '.result.resultType' <<<"$r")" "input_required"
+send '{"jsonrpc":"2.0","id":167,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"tamper"},"inputResponses":null,'"$EMETA"'}}'
+r=$(read_id 167)
+eq "inputResponses that are no object" "$(jq -c '.error.code' <<<"$r")" "-32602"
 send '{"jsonrpc":"2.0","id":67,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"nocap"},'"$META"'}}'
 r=$(read_id 67)
 eq "no elicitation capability: denied" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"

@@ -180,6 +180,8 @@ r=$(rpc 79 tasks/cancel '{"taskId":"'"$T7"'",'"$META"'}')
 eq "2026 cancel: an empty ack" "$(jq -c '.result | del(._meta)' <<<"$r")" '{"resultType":"complete"}'
 check "2026: the tool's process is gone" wait_for "$(tg_ms 10000)" gone "$pid"
 check "2026 task cancelled" wait_for "$(tg_ms 10000)" done_2026 "$T7" cancelled
+r=$(rpc 81 tasks/cancel '{"taskId":"'"$T7"'",'"$META"'}')
+eq "2026 cancel of an ended task: the same ack" "$(jq -c '.result | del(._meta)' <<<"$r")" '{"resultType":"complete"}'
 r=$(rpc 80 tasks/update '{"taskId":"'"$T6"'","inputResponses":{},'"$META"'}')
 eq "2026 update: an ack" "$(jq -r '.result.resultType' <<<"$r")" "complete"
 stop_server

@@ -9,7 +9,8 @@
  * Content-Type (415), body size (413), the version header (400), paths and
  * methods (404, 405), sessions (400, 404, DELETE), JSON and SSE answers and
  * their framing, the GET stream (409 for a second), a resume with
- * Last-Event-ID, a disconnect (srv_out_closed, cancel under 2026-07-28),
+ * Last-Event-ID, SSE polling (a 2025-11-25 stream ended after poll_ms
+ * and resumed), a disconnect (srv_out_closed, cancel under 2026-07-28),
  * back-pressure, 1,000 idle connections and a slowloris client while
  * another client is served. Time bounds are tg_test_ms (labelled timing).
  */
@@ -39,9 +40,10 @@
 /* ------------------------------------------------------------ the server */
 
 static tg_srv *srv;
-static srv_http *plain;  /* no token; allows https://app.example */
-static srv_http *locked; /* token "s3cret" */
-static int port_plain, port_locked;
+static srv_http *plain;   /* no token; allows https://app.example */
+static srv_http *locked;  /* token "s3cret" */
+static srv_http *polling; /* SSE polling after a short poll_ms */
+static int port_plain, port_locked, port_polling;
 static pthread_t loop_thread;
 static uv_async_t call_async;
 static void (*call_fn)(void *);
@@ -113,8 +115,14 @@ static int setup(void **state)
     t.quiet = true;
     if (srv_http_start(srv, &t, &locked, &err) != 0)
         return -1;
+    srv_http_options p = {0};
+    p.poll_ms = (unsigned)tg_test_ms(200);
+    p.quiet = true;
+    if (srv_http_start(srv, &p, &polling, &err) != 0)
+        return -1;
     port_plain = port_of(plain);
     port_locked = port_of(locked);
+    port_polling = port_of(polling);
     sem_init(&call_done, 0, 0);
     uv_async_init(srv_loop(srv), &call_async, on_call);
     return pthread_create(&loop_thread, NULL, run_loop, NULL) == 0 ? 0 : -1;
@@ -125,6 +133,7 @@ static void stop_all(void *arg)
     (void)arg;
     srv_http_free(plain);
     srv_http_free(locked);
+    srv_http_free(polling);
     uv_close((uv_handle_t *)&call_async, NULL);
 }
 
@@ -635,6 +644,55 @@ static void test_resume(void **state)
     client_close(c);
 }
 
+/* SSE polling (2025-11-25): a response stream that still owes its
+ * response after poll_ms ends cleanly (the chunked body is complete, the
+ * call goes on), and so does each GET that resumes it, until one brings
+ * the response. poll_ms is 200 ms scaled, the sweep that ends streams
+ * runs every 250 ms: a stream ends within 450 ms scaled, the response
+ * comes after 2 s scaled, more than 3x later. */
+static void test_sse_polling(void **state)
+{
+    (void)state;
+    client *c = post(port_polling, NULL,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                     "\"initialize\",\"params\":{\"protocolVersion\":"
+                     "\"2025-11-25\"}}");
+    char sid[64], h[256], g[512];
+    assert_non_null(header_of(c, "Mcp-Session-Id", sid, sizeof sid));
+    client_close(c);
+    snprintf(h, sizeof h,
+             "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", sid);
+    int closed = atomic_load(&dbl_closed);
+    double poll = tg_test_ms(200), t0 = tg_test_now_ms();
+    char body[160];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"slow\","
+             "\"params\":{\"ms\":%ld,\"notes\":0}}",
+             (long)(10 * poll));
+    char headers[512];
+    snprintf(headers, sizeof headers, JSON_HEADERS "%s", h);
+    c = request(port_polling, "POST", headers, body);
+    assert_true(wait_for(c, NULL, (long)(8 * poll)));
+    double took = tg_test_now_ms() - t0;
+    assert_true(c->done); /* ended cleanly: the last chunk came */
+    assert_true(took >= poll);
+    assert_string_equal(c->body, "id: 2-0\nretry: 1000\ndata: \n\n");
+    client_close(c);
+    assert_true(eventually(&dbl_closed, closed + 1, 2000));
+    snprintf(g, sizeof g,
+             "Accept: text/event-stream\r\n%sLast-Event-ID: 2-0\r\n", h);
+    bool answered = false;
+    for (int i = 0; i < 20 && !answered; i++) {
+        c = request(port_polling, "GET", g, NULL);
+        assert_true(wait_for(c, NULL, (long)(8 * poll)));
+        assert_int_equal(c->status, 200);
+        assert_true(c->done);
+        answered = strstr(c->body, "\"id\":2,\"result\"") != NULL;
+        client_close(c);
+    }
+    assert_true(answered);
+}
+
 static void test_cancel_2026(void **state)
 {
     (void)state;
@@ -835,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_sessions),
         cmocka_unit_test(test_sse_framing),
         cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_sse_polling),
         cmocka_unit_test(test_cancel_2026),
         cmocka_unit_test(test_json_wait),
         cmocka_unit_test(test_get_stream),
