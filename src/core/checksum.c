@@ -33,6 +33,7 @@
 #include "buf.h"
 #include "jcs.h"
 #include "toolgate.h"
+#include "hex.h"
 
 #define PREFIX_SHA "sha256:"
 #define PREFIX_HMAC "hmac-sha256:"
@@ -95,16 +96,6 @@ fail:
     return rc;
 }
 
-static void to_hex(const unsigned char *d, size_t n, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hex[d[i] >> 4];
-        out[2 * i + 1] = hex[d[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 static int compute(const char *tool, const json_t *args, const tg_jtape *tape,
                    const unsigned char *key, size_t key_len,
                    char out[TG_CHECKSUM_MAX])
@@ -118,7 +109,7 @@ static int compute(const char *tool, const json_t *args, const tg_jtape *tape,
         return rc;
     }
     memcpy(out, prefix, plen);
-    to_hex(d, sizeof d, out + plen);
+    tg__hex_encode(d, sizeof d, out + plen);
     return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "server.h"
+#include "hex.h"
 
 #define INPUT_KEY "toolgate_approval"
 #define STATE_TTL_MS (10 * 60 * 1000)
@@ -208,12 +209,9 @@ static void state_mac(const tg_srv *srv, const char *caller, const char *tool,
              (const unsigned char *)b.data, b.len, mac, &ml) == NULL)
         ml = 0;
     tg__buf_cleanup(&b);
-    static const char hex[] = "0123456789abcdef";
-    for (unsigned i = 0; i < 32; i++) {
-        out[2 * i] = i < ml ? hex[mac[i] >> 4] : '0';
-        out[2 * i + 1] = i < ml ? hex[mac[i] & 15] : '0';
-    }
-    out[64] = '\0';
+    if (ml < 32) /* HMAC failed: a MAC nothing matches */
+        memset(mac, 0, 32);
+    tg__hex_encode(mac, 32, out);
 }
 
 /* The arguments of a tools/call as compact JSON (caller frees). */

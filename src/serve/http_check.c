@@ -5,6 +5,7 @@
  * input once, bounded by its length; nothing allocates.
  */
 #include "http_check.h"
+#include "hex.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -329,12 +330,7 @@ int http_session_id_new(char *id)
             return -1;
         got += (size_t)n;
     }
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < sizeof rnd; i++) {
-        id[2 * i] = hex[rnd[i] >> 4];
-        id[2 * i + 1] = hex[rnd[i] & 15];
-    }
-    id[HTTP_SESSION_ID_LEN] = '\0';
+    tg__hex_encode(rnd, sizeof rnd, id);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "server.h"
 #include "tasks.h"
+#include "hex.h"
 
 /* ------------------------------------------------------------ runtime */
 
@@ -453,16 +454,11 @@ void srv_random_bytes(unsigned char *out, size_t n)
 
 void srv_random_hex(char *out, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char b[64];
     if (n > sizeof b)
         n = sizeof b;
     srv_random_bytes(b, n);
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hex[b[i] >> 4];
-        out[2 * i + 1] = hex[b[i] & 15];
-    }
-    out[2 * n] = '\0';
+    tg__hex_encode(b, n, out);
 }
 
 void srv_warn_session(tg_srv *srv, srv_session *s)

@@ -26,6 +26,7 @@
 #include "error.h"
 #include "timeutil.h"
 #include "utf8.h"
+#include "hex.h"
 
 #define IOBUF_BYTES ((size_t)1 << 20)    /* writes to the file are batched */
 #define IOBUFS 4                         /* buffers once a thread writes */
@@ -553,12 +554,7 @@ static int commit(tg_spool_writer *w, tg_spool_outcome *o, tg_error *err)
         return fail(w, TG_EINTERNAL, err, IO_FMT, "SHA-256 failed", EIO);
     spool_meta m;
     memset(&m, 0, sizeof m);
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        m.sha256[2 * i] = hex[digest[i] >> 4];
-        m.sha256[2 * i + 1] = hex[digest[i] & 15];
-    }
-    m.sha256[64] = '\0';
+    tg__hex_encode(digest, 32, m.sha256);
     snprintf(m.id, sizeof m.id, "art_%.24s", m.sha256);
     m.bytes = w->total;
     m.lines = w->newlines + (w->total > 0 && w->last != '\n');
