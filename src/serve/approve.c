@@ -288,14 +288,6 @@ void srv_approval_input_required(srv_req *r)
         json_pack("{s:s,s:{s:{s:s,s:O}},s:s}", "resultType", "input_required",
                   "inputRequests", INPUT_KEY, "method", "elicitation/create",
                   "params", r->input, "requestState", state);
-    json_t *meta = json_loads(
-        "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"toolgate\","
-        "\"version\":\"" TOOLGATE_VERSION_STRING "\"}}",
-        0, NULL);
-    if (res != NULL && meta != NULL)
-        json_object_set_new(res, "_meta", meta);
-    else
-        json_decref(meta);
     srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
 }
 

@@ -46,16 +46,6 @@ const char *srv_log_level_name(int level)
 
 static void reply(srv_ctx *c, json_t *result_take)
 {
-    if (c->version == TG_MCP_V2026_07_28 && result_take != NULL) {
-        json_t *meta = json_object_get(result_take, "_meta"); /* borrowed */
-        if (meta == NULL) {
-            meta = json_object();
-            json_object_set_new(result_take, "_meta", meta);
-        }
-        json_object_set_new(meta, "io.modelcontextprotocol/serverInfo",
-                            json_pack("{s:s,s:s}", "name", SERVER_NAME,
-                                      "version", TOOLGATE_VERSION_STRING));
-    }
     srv_send_result(c->srv, c->out, c->version, c->method, c->id, result_take);
 }
 

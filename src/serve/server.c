@@ -251,9 +251,20 @@ int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
 {
     if (result_take == NULL)
         return -1;
-    if (v == TG_MCP_V2026_07_28 &&
-        json_object_get(result_take, "resultType") == NULL)
-        json_object_set_new(result_take, "resultType", json_string("complete"));
+    if (v == TG_MCP_V2026_07_28) {
+        /* every 2026-07-28 result: its type, and who answers */
+        if (json_object_get(result_take, "resultType") == NULL)
+            json_object_set_new(result_take, "resultType",
+                                json_string("complete"));
+        json_t *meta = json_object_get(result_take, "_meta"); /* borrowed */
+        if (meta == NULL) {
+            meta = json_object();
+            json_object_set_new(result_take, "_meta", meta);
+        }
+        json_object_set_new(meta, "io.modelcontextprotocol/serverInfo",
+                            json_pack("{s:s,s:s}", "name", "toolgate",
+                                      "version", TOOLGATE_VERSION_STRING));
+    }
     return srv_send_json(srv, out, v, answers, SRV_MSG_RESPONSE,
                          json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id,
                                    "result", result_take));

@@ -133,7 +133,8 @@ int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len);
 int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
                   const char *answers, srv_msg_kind kind, json_t *msg_take);
-/* A result response (resultType "complete" added under 2026-07-28). */
+/* A result response; under 2026-07-28 with resultType ("complete" unless
+ * set) and _meta serverInfo, as every result of that version carries. */
 int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take);
 /* A result response whose result is JSON text already (an object). */
