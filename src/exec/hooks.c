@@ -280,7 +280,7 @@ static void hook_exec(tg__hook *h)
         h->run = RUN_SPAWN;
         goto done;
     }
-    tg__watchdog_add(h->rt, pid); /* its group dies with the runtime */
+    tg__watchdog_add(&h->rt->watch, pid); /* its group dies with the runtime */
     close_fd(&inp[0]);
     close_fd(&outp[1]);
     close_fd(&errp[1]);
@@ -361,7 +361,7 @@ done:
     if (pid > 0) {
         if (!exited)
             reap(h, pid);
-        tg__watchdog_remove(h->rt, pid);
+        tg__watchdog_remove(&h->rt->watch, pid);
     }
     close_fd(&pidfd);
     close_fd(&inp[0]);
@@ -972,7 +972,6 @@ static void on_hook_done(uv_work_t *w, int status)
     tg__hook *h = w->data;
     tg_runtime *rt = h->rt;
     tg__job *job = h->job;
-    rt->pending_work--;
     if (job == NULL) {
         hook_free(h); /* its call ended without it */
         return;
@@ -1089,7 +1088,6 @@ static void hooks_next(tg_runtime *rt, tg__job *job, int stage, size_t index,
     h->work.data = h;
     if (uv_queue_work(&rt->loop, &h->work, on_hook_work, on_hook_done) != 0)
         goto oom;
-    rt->pending_work++;
     h->job = job;
     job->hook = h;
     return;
