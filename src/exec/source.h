@@ -96,9 +96,9 @@ typedef struct tg__source_call {
     bool alone;
     /* A command tool's call as the checks prepared it (template.c): argv
      * (NULL-terminated, borrowed until done) and, when has_stdin, the
-     * stdin text of stdin_len bytes, which the source may take (it sets
-     * *stdin_text to NULL and frees it; what it leaves the scheduler
-     * frees). */
+     * stdin text of stdin_len bytes at *stdin_text, which the source may
+     * take (it sets *stdin_text to NULL and frees it; what it leaves the
+     * scheduler frees). stdin_text is read only when has_stdin. */
     char *const *argv;
     char **stdin_text;
     size_t stdin_len;
