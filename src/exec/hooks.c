@@ -586,7 +586,7 @@ static void finish(tg__job *job, tg_result *r)
 {
     job->hook = NULL;
     job->hook_stage = TG__HOOKS_DONE;
-    tg__job_complete(job, r);
+    job->hook_end(job, false, r);
 }
 
 /* ------------------------------------------------------------ before */
@@ -1041,12 +1041,10 @@ static void hooks_next(tg_runtime *rt, tg__job *job, int stage, size_t index,
             finish(job, held);
             return;
         }
-        /* Every before hook allowed: the tool starts now, in the slot the
-         * hooks held (nothing is dispatched in between). */
+        /* Every before hook allowed: the tool starts. */
         job->hook = NULL;
-        tg__job_unhold(rt, job);
         job->hook_stage = TG__HOOKS_TOOL;
-        tg__job_start(rt, job);
+        job->hook_end(job, true, NULL);
         return;
     }
     int64_t timeout_ms;
@@ -1099,10 +1097,10 @@ oom:
     finish(job, NULL);
 }
 
-void tg__hooks_before(tg_runtime *rt, tg__job *job)
+void tg__hooks_before(tg_runtime *rt, tg__job *job, tg__hooks_end_fn end)
 {
     job->hook_stage = TG__HOOKS_BEFORE;
-    tg__job_hold(rt, job);
+    job->hook_end = end;
     hooks_next(rt, job, TG__HOOKS_BEFORE, 0, NULL);
 }
 
@@ -1120,10 +1118,11 @@ bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
            tg__hooks_have(rt, TG__HOOKS_AFTER);
 }
 
-void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result)
+void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result,
+                     tg__hooks_end_fn end)
 {
     job->hook_stage = TG__HOOKS_AFTER;
-    tg__job_hold(rt, job);
+    job->hook_end = end;
     hooks_next(rt, job, TG__HOOKS_AFTER, 0, result);
 }
 

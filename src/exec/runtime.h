@@ -45,6 +45,10 @@ typedef struct tg__run tg__run;
 typedef struct tg__approvals tg__approvals;
 typedef struct tg__hook tg__hook;
 typedef struct tg__schema_work tg__schema_work;
+/* How a stage of hooks ends (hooks.c), handed in by the scheduler:
+ * `proceed` when every before hook allowed (the tool starts; result NULL),
+ * else with the job's result (taken; NULL: out of memory). */
+typedef void (*tg__hooks_end_fn)(tg__job *job, bool proceed, tg_result *result);
 
 typedef enum tg__job_state {
     TG__JOB_NEW = 0,
@@ -84,9 +88,11 @@ struct tg__job {
     /* what the gate decided before the tool ran (the policy's verdict),
      * merged into the result's `decisions` when it completes (new ref) */
     json_t *decisions;
-    /* hooks (hooks.c): the hook running for it, and how far it is */
+    /* hooks (hooks.c): the hook running for it, how far it is, and where
+     * its stage of hooks ends (the scheduler's) */
     tg__hook *hook;
     int hook_stage; /* TG__HOOKS_* */
+    tg__hooks_end_fn hook_end;
     /* checks: its schema check on the pool, and whether the checks after
      * the schema (tg__check_call_rest) are still to run */
     tg__schema_work *sw;
@@ -329,8 +335,9 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
  * (tg__job_start) and may allow, deny, cancel or rewrite the arguments;
  * after hooks run on the result of a tool that ran (success or error) and
  * may replace its payload. Every decision goes into the job's decisions
- * under "hooks". While a hook runs the job is TG__JOB_HOOK, holds a slot and
- * can be canceled (tg__hooks_cancel). */
+ * under "hooks". The scheduler owns the job meanwhile: it makes the job
+ * TG__JOB_HOOK holding a slot (cancelable, tg__hooks_cancel) before a stage
+ * starts, and a stage ends through the tg__hooks_end_fn it handed in. */
 
 /* How far a job is through its hooks. */
 enum {
@@ -344,27 +351,22 @@ enum {
 /* Whether the configuration has hooks of a stage (TG__HOOKS_BEFORE or
  * TG__HOOKS_AFTER). Cheap: a NULL check when there are none. */
 bool tg__hooks_have(const tg_runtime *rt, int stage);
-/* Runs the before hooks of a checked job (tg__job_start calls it). The job
- * ends with tg__job_complete (denied, canceled by policy, or NULL on out of
- * memory) or, when every hook allowed, starts again through tg__job_start
- * with hook_stage TG__HOOKS_TOOL and possibly rewritten arguments. */
-void tg__hooks_before(tg_runtime *rt, tg__job *job);
+/* Runs the before hooks of a checked job (tg__job_start calls it). The
+ * stage ends with end(job, false, r) (denied, canceled by policy, or NULL
+ * on out of memory) or, when every hook allowed, end(job, true, NULL) with
+ * hook_stage TG__HOOKS_TOOL and possibly rewritten arguments. */
+void tg__hooks_before(tg_runtime *rt, tg__job *job, tg__hooks_end_fn end);
 /* Whether the after hooks review `result` (tg__job_complete asks). */
 bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
                             const tg_result *result);
-/* Runs the after hooks over result (taken); completes the job with the
- * final result (hook_stage TG__HOOKS_DONE). */
-void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result);
-/* Ends a job whose hook is running with `canceled` (execution not_started
- * before the tool, as its result had it after); the hook is killed in the
- * background. */
+/* Runs the after hooks over result (taken); the stage ends with end(job,
+ * false, final result) (hook_stage TG__HOOKS_DONE). */
+void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result,
+                     tg__hooks_end_fn end);
+/* Ends the stage of a job whose hook is running with `canceled` (execution
+ * not_started before the tool, as its result had it after); the hook is
+ * killed in the background. */
 void tg__hooks_cancel(tg__job *job, const char *by, const char *reason);
-
-/* scheduler.c, for hooks.c: a job waiting for a hook holds a parallel slot
- * (taking one if it had none) and can be canceled by id; unhold gives the
- * slot back without starting anything. */
-void tg__job_hold(tg_runtime *rt, tg__job *job);
-void tg__job_unhold(tg_runtime *rt, tg__job *job);
 
 /* check.c: the command preparation (argv and stdin templates) of a command
  * tool's job again, after a hook rewrote its arguments; job->argv and the

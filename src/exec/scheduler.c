@@ -118,13 +118,52 @@ static void on_idle(uv_idle_t *h)
     (void)h; /* its only job is to make the poll phase not block */
 }
 
+/* A job waiting for a hook holds a parallel slot (taking one if it had
+ * none) and can be canceled by id. */
+static void job_hold(tg_runtime *rt, tg__job *job)
+{
+    job->state = TG__JOB_HOOK;
+    if (!job->holds_slot) {
+        job->holds_slot = true;
+        rt->running++;
+        list_append(&rt->run_head, &rt->run_tail, job);
+    }
+    tg__hash_add(rt, job);
+}
+
+/* Gives a job's slot back without starting anything. */
+static void job_unhold(tg_runtime *rt, tg__job *job)
+{
+    if (!job->holds_slot)
+        return;
+    list_remove(&rt->run_head, &rt->run_tail, job);
+    rt->running--;
+    job->holds_slot = false;
+}
+
+/* A stage of hooks ended (hooks.c). */
+static void hooks_ended(tg__job *job, bool proceed, tg_result *result)
+{
+    tg_runtime *rt = job->run->rt;
+    if (!proceed) {
+        tg__job_complete(job, result);
+        return;
+    }
+    /* Every before hook allowed: the tool starts now, in the slot the
+     * hooks held (nothing is dispatched in between). */
+    job_unhold(rt, job);
+    tg__job_start(rt, job);
+}
+
 void tg__job_complete(tg__job *job, tg_result *result)
 {
     tg__run *run = job->run;
     tg_runtime *rt = run->rt;
     if (tg__hooks_after_wanted(rt, job, result)) {
-        /* hooks.c reviews the tool's result and completes the job again */
-        tg__hooks_after(rt, job, result);
+        /* hooks.c reviews the tool's result, and the job completes again
+         * with what they made of it */
+        job_hold(rt, job);
+        tg__hooks_after(rt, job, result, hooks_ended);
         return;
     }
     if (job->state == TG__JOB_QUEUED)
@@ -242,7 +281,8 @@ void tg__job_start(tg_runtime *rt, tg__job *job)
         /* before hooks first; they start the job again when they allow */
         job->hook_stage = TG__HOOKS_TOOL;
         if (tg__hooks_have(rt, TG__HOOKS_BEFORE)) {
-            tg__hooks_before(rt, job);
+            job_hold(rt, job);
+            tg__hooks_before(rt, job, hooks_ended);
             return;
         }
     }
@@ -280,27 +320,6 @@ void tg__job_ready(tg_runtime *rt, tg__job *job)
         tg__job_start(rt, job);
     else
         tg__queue_push(rt, job);
-}
-
-/* hooks.c: a job waiting for a hook holds a slot and can be canceled. */
-void tg__job_hold(tg_runtime *rt, tg__job *job)
-{
-    job->state = TG__JOB_HOOK;
-    if (!job->holds_slot) {
-        job->holds_slot = true;
-        rt->running++;
-        list_append(&rt->run_head, &rt->run_tail, job);
-    }
-    tg__hash_add(rt, job);
-}
-
-void tg__job_unhold(tg_runtime *rt, tg__job *job)
-{
-    if (!job->holds_slot)
-        return;
-    list_remove(&rt->run_head, &rt->run_tail, job);
-    rt->running--;
-    job->holds_slot = false;
 }
 
 void tg__dispatch(tg_runtime *rt)
