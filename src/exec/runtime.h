@@ -235,7 +235,7 @@ void tg__commit(tg_runtime *rt);
 void tg__job_ready(tg_runtime *rt, tg__job *job);
 /* Starts queued jobs up to the parallel limit. */
 void tg__dispatch(tg_runtime *rt);
-/* Starts one job now (events, executor). */
+/* Starts one job now: its before hooks, or its events and its source. */
 void tg__job_start(tg_runtime *rt, tg__job *job);
 void tg__queue_push(tg_runtime *rt, tg__job *job);
 /* Makes job cancellable by its call id (a no-op when it is already); when

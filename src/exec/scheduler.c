@@ -176,7 +176,7 @@ void tg__job_complete(tg__job *job, tg_result *result)
     }
     hash_remove(rt, job);
     if (job->decisions != NULL && result != NULL) {
-        /* the checks' verdicts beside what the executor recorded */
+        /* the checks' verdicts beside what the source recorded */
         if (result->decisions == NULL)
             result->decisions = json_incref(job->decisions);
         else
