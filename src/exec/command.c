@@ -49,6 +49,7 @@
 #include "source.h"
 #include "text.h"
 #include "timeutil.h"
+#include "watchdog.h"
 
 /* bubblewrap's own failure is a short "bwrap: ..." on stderr */
 #define BWRAP_MSG_MAX 2048

@@ -20,7 +20,9 @@
  * so control flows one way (scheduler -> source -> sink).
  *
  * Adding a source: fill a tg__source_ops in a file of its own and put it in
- * the table of source.c, the one place that maps a tool to its source.
+ * the table of sources.c, the one place that maps a tool to its source.
+ * This header includes nothing of the exec layer, so a source that lives
+ * below it (src/remote/) can implement it.
  *
  * Threading: the loop thread. A source that works on other threads (the
  * handler pool) calls the sink from the loop thread only.
@@ -36,10 +38,13 @@
 
 #include "config.h"
 #include "record.h"
-#include "sandbox.h"
 #include "spool.h"
 #include "tool.h"
-#include "watchdog.h"
+
+/* What the command source needs of the exec layer (sandbox.h, watchdog.h);
+ * opaque to the others. */
+typedef struct tg__sandbox tg__sandbox;
+typedef struct tg__watchdog tg__watchdog;
 
 /* What every source runs with: the runtime's shared resources, set once
  * when the runtime is made and valid until it is freed (all borrowed). */
@@ -126,8 +131,8 @@ typedef struct tg__source_ops {
     void (*cancel)(void *state, const char *by, const char *reason, bool hard);
 } tg__source_ops;
 
-/* The source that runs tool's calls (source.c: the one table from a tool's
- * kind to its source). Never NULL for a registered tool. */
+/* The source that runs tool's calls (sources.c: the one table from a
+ * tool's kind to its source). Never NULL for a registered tool. */
 const tg__source_ops *tg__source_of(const tg_tool *tool);
 
 #endif

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * source.c - the one place that maps a tool to the source that runs its
- * calls (source.h). A new kind of tool source fills a tg__source_ops in
- * its own file and is added here; nothing else in the scheduler changes.
+ * sources.c - the table of tool sources: the one place that maps a tool to
+ * the source that runs its calls (source.h). A new kind of tool source
+ * fills a tg__source_ops in its own file and is added here; nothing else
+ * in the scheduler changes. (Not source.c: the interface header stays a
+ * leaf that a source below exec includes without reaching this table.)
  */
 #include "source.h"
 
