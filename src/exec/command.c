@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * command.c - the command source (source.h): a command tool's call on the
- * loop: spawn (process.c), watch the
- * leader's exit through a pidfd, read stdout and stderr (each capped and
- * spooled past the inline limit, output.c), enforce the deadline with
- * TERM-then-KILL of the whole process group, and turn what happened into
- * exactly one result. A command that exits with a status its tool counts
- * as success ("ok_exit", else 0) succeeds with its stdout; any other end
- * of a command that ran (exit status, signal, output limit, deadline)
- * carries what it printed on both streams in its payload.
+ * loop: spawn (process.c), watch the leader's exit through a pidfd, read
+ * stdout and stderr (each capped and spooled past the inline limit,
+ * output.c), enforce the deadline budget with TERM-then-KILL of the whole
+ * process group, and turn what happened into exactly one result, reported
+ * through the scheduler's sink. A command that exits with a status its
+ * tool counts as success ("ok_exit", else 0) succeeds with its stdout; any
+ * other end of a command that ran (exit status, signal, output limit,
+ * deadline) carries what it printed on both streams in its payload.
  *
  * The fork/exec itself runs on libuv's thread pool: vfork suspends the
  * thread that calls it until the child has exec'd, and on the loop thread
