@@ -52,23 +52,42 @@ typedef struct list_job {
     char *cursor; /* the cursor of the page asked for, NULL for the first */
 } list_job;
 
-/* An outstanding request. */
+/* An outstanding request. A call keeps its key (its first request's id,
+ * the caller's handle) across the retries of multi round-trip requests
+ * (2026-07-28: a result asking for input, answered by sending the call
+ * again under a new id); id is the request in flight, 0 while the call
+ * waits for the owner's answers. */
 typedef struct pending {
     struct pending *next, *prev;
     uint64_t id;
+    uint64_t key;
     req_kind kind;
     uint64_t deadline; /* uv_now() ms; 0: none */
     tg__rcall_cbs cbs; /* REQ_CALL */
     void *ud;
     list_job *list;         /* REQ_LIST */
     tg_mcp_version offered; /* REQ_INITIALIZE */
+    /* REQ_CALL under 2026-07-28: what a retry needs */
+    json_t *params;    /* the call's params (new ref) */
+    json_t *responses; /* inputResponses being collected (new ref) */
+    json_t *state;     /* the server's requestState (new ref) */
+    int waiting;       /* elicitations not answered yet */
+    int rounds;        /* results that asked for input */
+    bool collecting;   /* answering an InputRequiredResult right now */
+    tg_error late;     /* code != 0: end with this at the next timer */
 } pending;
 
-/* A server's elicitation/create waiting for the owner's answer. */
+#define MAX_INPUT_ROUNDS 8
+
+/* An elicitation waiting for the owner's answer: a server's
+ * elicitation/create request (id_json), or an input request of a call's
+ * InputRequiredResult (call_key, input_key). */
 typedef struct elicit {
     struct elicit *next;
     uint64_t ticket;
-    char *id_json; /* the server's request id as it wrote it */
+    char *id_json; /* the server's request id as it wrote it, or NULL */
+    uint64_t call_key;
+    char *input_key; /* the key of inputRequests to answer under */
 } elicit;
 
 typedef enum state { S_NEW = 0, S_CONNECTING, S_READY, S_CLOSING } state;
@@ -175,12 +194,39 @@ static bool modern(const tg__rsession *s)
 
 /* ------------------------------------------------------------ requests */
 
+static void free_pending(pending *p)
+{
+    json_decref(p->params);
+    json_decref(p->responses);
+    json_decref(p->state);
+    free(p);
+}
+
+/* The request in flight with id `id` (never one waiting, id 0). */
 static pending *find_pending(tg__rsession *s, uint64_t id)
 {
-    for (pending *p = s->reqs; p != NULL; p = p->next)
+    for (pending *p = s->reqs; p != NULL && id != 0; p = p->next)
         if (p->id == id)
             return p;
     return NULL;
+}
+
+/* The call with key `key`, in flight or waiting. */
+static pending *find_call(tg__rsession *s, uint64_t key)
+{
+    for (pending *p = s->reqs; p != NULL; p = p->next)
+        if (p->kind == REQ_CALL && p->key == key)
+            return p;
+    return NULL;
+}
+
+static void link_pending(tg__rsession *s, pending *p)
+{
+    p->prev = NULL;
+    p->next = s->reqs;
+    if (s->reqs != NULL)
+        s->reqs->prev = p;
+    s->reqs = p;
 }
 
 static void unlink_pending(tg__rsession *s, pending *p)
@@ -232,9 +278,9 @@ static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
 }
 
 /* Sends request `method` with params (stolen; NULL: {}), under a new id,
- * and records it as p (filled by the caller but for id; p is freed on
- * failure). Under 2026-07-28 params gets the request _meta (progress: a
- * progressToken equal to the id). Returns 0 or an error. */
+ * and records it as p (filled by the caller but for id; the caller still
+ * owns p on failure). Under 2026-07-28 params gets the request _meta (progress:
+ * a progressToken equal to the id). Returns 0 or an error. */
 static int send_request(tg__rsession *s, const char *method, json_t *params,
                         pending *p, bool progress, tg_error *err)
 {
@@ -270,17 +316,12 @@ static int send_request(tg__rsession *s, const char *method, json_t *params,
     rc = send_text(s, &msg, method, name, idtext, err);
     if (rc != 0)
         goto done;
-    p->next = s->reqs;
-    if (s->reqs != NULL)
-        s->reqs->prev = p;
-    s->reqs = p;
+    link_pending(s, p);
     rearm(s);
     goto done;
 fail:
     tg__error_set(err, rc, "out of memory");
 done:
-    if (rc != 0)
-        free(p);
     free(ptext);
     json_decref(params);
     tg__buf_cleanup(&msg);
@@ -366,7 +407,7 @@ static void end_pending(tg__rsession *s, pending *p, tg__rcall_status status,
     default:
         break;
     }
-    free(p);
+    free_pending(p);
 }
 
 /* The negotiation failed: the owner is told, the session closes. */
@@ -388,6 +429,7 @@ static void free_session(tg__rsession *s)
         elicit *e = s->elicits;
         s->elicits = e->next;
         free(e->id_json);
+        free(e->input_key);
         free(e);
     }
     free(s->client_name);
@@ -574,14 +616,17 @@ static int send_initialize(tg__rsession *s, tg_mcp_version v, tg_error *err)
                   "capabilities", client_caps_json(s, v), "clientInfo",
                   implementation_json(s)); /* new ref */
     if (p == NULL || params == NULL) {
-        free(p);
+        free_pending(p);
         json_decref(params);
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     }
     p->kind = REQ_INITIALIZE;
     p->offered = v;
     p->deadline = s->connect_deadline;
-    return send_request(s, "initialize", params, p, false, err);
+    int rc = send_request(s, "initialize", params, p, false, err);
+    if (rc != 0)
+        free_pending(p);
+    return rc;
 }
 
 static int send_discover(tg__rsession *s, tg_error *err)
@@ -595,7 +640,10 @@ static int send_discover(tg__rsession *s, tg_error *err)
     unsigned ms =
         s->want == TG_MCP_V2026_07_28 ? s->connect_ms : s->connect_ms / 2;
     p->deadline = deadline_in(s, ms > 0 ? ms : 1);
-    return send_request(s, "server/discover", NULL, p, false, err);
+    int rc = send_request(s, "server/discover", NULL, p, false, err);
+    if (rc != 0)
+        free_pending(p);
+    return rc;
 }
 
 /* ------------------------------------------------------------ tools/list */
@@ -729,7 +777,7 @@ static void on_list_page(tg__rsession *s, pending *p, const tg_rpc_batch *b,
         tg__buf_cleanup(&cb);
         if (e.code != 0)
             goto fail;
-        free(p);
+        free_pending(p);
         if (send_list_page(s, job, &e) != 0) {
             job->cb(job->ud, NULL, &e);
             list_job_free(job);
@@ -743,7 +791,7 @@ static void on_list_page(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     }
     *list = job->acc;
     memset(&job->acc, 0, sizeof job->acc);
-    free(p);
+    free_pending(p);
     job->cb(job->ud, list, NULL);
     list_job_free(job);
     return;
@@ -758,14 +806,17 @@ static int send_list_page(tg__rsession *s, list_job *job, tg_error *err)
                          ? json_pack("{s:s}", "cursor", job->cursor)
                          : json_object(); /* new ref */
     if (p == NULL || params == NULL) {
-        free(p);
+        free_pending(p);
         json_decref(params);
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     }
     p->kind = REQ_LIST;
     p->list = job;
     p->deadline = deadline_in(s, s->list_ms);
-    return send_request(s, "tools/list", params, p, false, err);
+    int rc = send_request(s, "tools/list", params, p, false, err);
+    if (rc != 0)
+        free_pending(p); /* the job stays the caller's */
+    return rc;
 }
 
 int tg__rsession_list_tools(tg__rsession *s, tg__rlist_cb cb, void *ud,
@@ -826,30 +877,35 @@ int tg__rsession_call(tg__rsession *s, const tg__rcall_args *a,
     p->cbs = *cbs;
     p->ud = ud;
     p->deadline = deadline_in(s, a->deadline_ms);
+    if (modern(s))
+        p->params = json_incref(params); /* for a retry with inputs */
     int rc =
         send_request(s, "tools/call", params, p, cbs->progress != NULL, err);
-    if (rc == 0)
-        *call_id = s->next_id;
-    return rc;
+    if (rc != 0) {
+        free_pending(p);
+        return rc;
+    }
+    *call_id = p->key = p->id;
+    return 0;
 }
 
 int tg__rsession_cancel(tg__rsession *s, uint64_t call_id, const char *reason)
 {
-    pending *p = find_pending(s, call_id);
-    if (p == NULL || p->kind != REQ_CALL)
+    pending *p = find_call(s, call_id);
+    if (p == NULL)
         return 0;
     unlink_pending(s, p);
-    if (s->t != NULL && s->st != S_CLOSING)
+    if (s->t != NULL && s->st != S_CLOSING && p->id != 0)
         send_cancel(s, p, reason);
-    free(p);
+    free_pending(p);
     rearm(s);
     return 1;
 }
 
 int tg__rsession_extend(tg__rsession *s, uint64_t call_id, unsigned deadline_ms)
 {
-    pending *p = find_pending(s, call_id);
-    if (p == NULL || p->kind != REQ_CALL)
+    pending *p = find_call(s, call_id);
+    if (p == NULL)
         return 0;
     p->deadline = deadline_in(s, deadline_ms);
     rearm(s);
@@ -862,7 +918,7 @@ static void expire(tg__rsession *s, pending *p)
     tg_error e;
     switch (p->kind) {
     case REQ_DISCOVER:
-        free(p);
+        free_pending(p);
         fall_back(s, NULL, "no answer in time");
         return;
     case REQ_INITIALIZE:
@@ -871,7 +927,7 @@ static void expire(tg__rsession *s, pending *p)
             "the MCP server did not answer initialize within %u ms%s%s",
             s->connect_ms, s->bad_messages > 0 ? "; it wrote " : "",
             s->bad_messages > 0 ? s->first_bad : "");
-        free(p);
+        free_pending(p);
         connect_failed(s, &e);
         return;
     case REQ_LIST:
@@ -881,10 +937,16 @@ static void expire(tg__rsession *s, pending *p)
         end_pending(s, p, TG_RCALL_FAILED, &e);
         return;
     case REQ_CALL:
+        if (p->late.code != 0) {
+            e = p->late;
+            end_pending(s, p, TG_RCALL_FAILED, &e);
+            return;
+        }
         tg__error_set(&e, TG_ECANCELED,
                       "the MCP server did not answer the tools/call within "
                       "its deadline");
-        send_cancel(s, p, "timeout");
+        if (p->id != 0)
+            send_cancel(s, p, "timeout");
         end_pending(s, p, TG_RCALL_TIMEOUT, &e);
         return;
     }
@@ -928,6 +990,152 @@ static void note_bad(tg__rsession *s, const char *json, size_t len,
                 why, shown);
 }
 
+/* ------------------------------------------------------------ input */
+
+static const char declined[] = "{\"action\":\"decline\"}";
+
+static json_t *roots_json(const tg__rsession *s);
+
+/* Sends call p (waiting, linked) again under a new id with the answers
+ * collected and the server's requestState. On failure the call ends at
+ * the next timer (this may run inside tg__rsession_elicit_reply). */
+static void retry_call(tg__rsession *s, pending *p)
+{
+    tg_error e;
+    json_t *params = json_copy(p->params); /* new ref */
+    if (params == NULL ||
+        json_object_set(params, "inputResponses", p->responses) != 0 ||
+        (p->state != NULL &&
+         json_object_set(params, "requestState", p->state) != 0)) {
+        json_decref(params);
+        tg__error_set(&p->late, TG_ENOMEM, "out of memory");
+        p->deadline = uv_now(s->loop);
+        rearm(s);
+        return;
+    }
+    json_decref(p->responses);
+    p->responses = NULL;
+    unlink_pending(s, p);
+    if (send_request(s, "tools/call", params, p, p->cbs.progress != NULL, &e) !=
+        0) {
+        p->late = e;
+        p->id = 0;
+        link_pending(s, p);
+        p->deadline = uv_now(s->loop);
+    }
+    rearm(s);
+}
+
+/* Fails call p (unlinked) for an InputRequiredResult it cannot answer. */
+static void input_failed(tg__rsession *s, pending *p, const char *why,
+                         const char *what)
+{
+    tg_error e;
+    char shown[TG__SHOWN_ID_SIZE];
+    tg__error_set(&e, TG_EIO, "the MCP server asked for input: %s%s", why,
+                  what != NULL ? tg__text_show(what, shown, sizeof shown) : "");
+    end_pending(s, p, TG_RCALL_FAILED, &e);
+}
+
+/* A call's result asked for input (2026-07-28, resultType input_required;
+ * p unlinked): roots/list is answered with the configured roots,
+ * elicitation/create by the owner's elicit callback (declined without
+ * one), and once every answer is in, the call goes again. */
+static void on_input_required(tg__rsession *s, pending *p,
+                              const tg_rpc_batch *b, const tg_rpc_value *result)
+{
+    if (++p->rounds > MAX_INPUT_ROUNDS) {
+        input_failed(s, p, "more than 8 rounds for one call", NULL);
+        return;
+    }
+    json_t *r = tg__rpc_value_json(b, result);              /* new ref */
+    json_t *requests = json_object_get(r, "inputRequests"); /* borrowed */
+    json_t *rstate = json_object_get(r, "requestState");    /* borrowed */
+    if (r == NULL || p->params == NULL ||
+        (requests != NULL && !json_is_object(requests)) ||
+        (requests == NULL && rstate == NULL)) {
+        json_decref(r);
+        input_failed(s, p, "the InputRequiredResult is malformed", NULL);
+        return;
+    }
+    json_decref(p->state);
+    p->state = json_incref(rstate);
+    json_decref(p->responses);
+    p->responses = json_object();
+    p->id = 0;
+    link_pending(s, p);
+    p->collecting = true;
+    const char *key;
+    json_t *req;
+    json_object_foreach(requests, key, req)
+    {
+        const char *method =
+            json_string_value(json_object_get(req, "method")); /* borrowed */
+        json_t *answer = NULL;                                 /* new ref */
+        if (method != NULL && strcmp(method, "roots/list") == 0) {
+            answer = roots_json(s);
+        } else if (method != NULL &&
+                   strcmp(method, "elicitation/create") == 0 &&
+                   s->cbs.elicit != NULL) {
+            elicit *e = calloc(1, sizeof *e);
+            char *params = dump(json_object_get(req, "params"));
+            if (e == NULL || params == NULL ||
+                (e->input_key = strdup(key)) == NULL) {
+                free(e);
+                free(params);
+                p->collecting = false;
+                unlink_pending(s, p);
+                json_decref(r);
+                input_failed(s, p, "out of memory", NULL);
+                return;
+            }
+            e->ticket = ++s->next_ticket;
+            e->call_key = p->key;
+            e->next = s->elicits;
+            s->elicits = e;
+            p->waiting++;
+            uint64_t ticket = e->ticket, key_of_call = p->key;
+            int rc = s->cbs.elicit(s->ud, ticket, params, strlen(params));
+            free(params);
+            /* the callback may have canceled the call or closed the
+             * session */
+            if (s->st == S_CLOSING || find_call(s, key_of_call) != p) {
+                json_decref(r);
+                return;
+            }
+            if (rc != 0) {
+                tg_error ignored;
+                (void)tg__rsession_elicit_reply(s, ticket, declined,
+                                                sizeof declined - 1, &ignored);
+            }
+            continue;
+        } else if (method != NULL &&
+                   strcmp(method, "elicitation/create") == 0) {
+            answer = json_pack("{s:s}", "action", "decline");
+        } else {
+            p->collecting = false;
+            unlink_pending(s, p);
+            input_failed(s, p, "toolgate does not answer ",
+                         method != NULL ? method : "(no method)");
+            json_decref(r); /* after: method is borrowed from it */
+            return;
+        }
+        if (answer == NULL || json_object_set_new(p->responses, key, answer)) {
+            p->collecting = false;
+            unlink_pending(s, p);
+            json_decref(r);
+            input_failed(s, p, "out of memory", NULL);
+            return;
+        }
+    }
+    json_decref(r);
+    p->collecting = false;
+    if (p->waiting == 0)
+        retry_call(s, p);
+    else
+        rearm(s);
+}
+
 static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
                       const tg_rpc_msg *m)
 {
@@ -936,20 +1144,27 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     if (!tg__rpc_result_value(b, m, &result) || result.kind != TG_JT_OBJECT) {
         tg__error_set(&e, TG_EIO, "the MCP server's result is not an object");
         if (p->kind == REQ_DISCOVER) {
-            free(p);
+            free_pending(p);
             fall_back(s, NULL, "its result is not an object");
         } else if (p->kind == REQ_INITIALIZE) {
-            free(p);
+            free_pending(p);
             connect_failed(s, &e);
         } else {
             end_pending(s, p, TG_RCALL_FAILED, &e);
         }
         return;
     }
-    /* resultType: absent means complete; input_required (multi round-trip
-     * requests) is not answered by this client yet. */
+    /* resultType: absent means complete; a call's input_required is
+     * answered and the call sent again; anything else is refused. */
     const char *rt_path[] = {"resultType"};
     tg_rpc_value rt;
+    if (modern(s) && p->kind == REQ_CALL &&
+        tg__rpc_value_find(b, &result, rt_path, 1, &rt) &&
+        rt.kind == TG_JT_STRING && rt.len == 16 &&
+        memcmp(rt.json, "\"input_required\"", 16) == 0) {
+        on_input_required(s, p, b, &result);
+        return;
+    }
     if (modern(s) && tg__rpc_value_find(b, &result, rt_path, 1, &rt) &&
         !(rt.kind == TG_JT_STRING && rt.len == 10 &&
           memcmp(rt.json, "\"complete\"", 10) == 0)) {
@@ -963,8 +1178,6 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
                       "client does not handle",
                       tg__text_show(text, shown, sizeof shown));
         if (p->kind == REQ_LIST || p->kind == REQ_CALL) {
-            if (p->kind == REQ_CALL)
-                send_cancel(s, p, "unsupported resultType");
             end_pending(s, p, TG_RCALL_FAILED, &e);
             return;
         }
@@ -974,7 +1187,7 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     case REQ_INITIALIZE: {
         json_t *r = tg__rpc_value_json(b, &result); /* new ref */
         if (r == NULL) {
-            free(p);
+            free_pending(p);
             tg__error_set(&e, TG_ENOMEM, "out of memory");
             connect_failed(s, &e);
             return;
@@ -984,7 +1197,7 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
         else
             on_initialize(s, p, r);
         json_decref(r);
-        free(p);
+        free_pending(p);
         return;
     }
     case REQ_LIST:
@@ -1000,7 +1213,7 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
                        ie.kind == TG_JT_TRUE;
         if (p->cbs.done != NULL)
             p->cbs.done(p->ud, &end);
-        free(p);
+        free_pending(p);
         return;
     }
     }
@@ -1027,13 +1240,13 @@ static void on_error(tg__rsession *s, pending *p, const tg_rpc_batch *b,
                 json_object_get(json_object_get(err, "data"), "supported"));
             json_decref(err);
         }
-        free(p);
+        free_pending(p);
         fall_back(s, supported, e.message);
         json_decref(supported);
         return;
     }
     case REQ_INITIALIZE:
-        free(p);
+        free_pending(p);
         connect_failed(s, &e);
         return;
     case REQ_LIST:
@@ -1048,7 +1261,7 @@ static void on_error(tg__rsession *s, pending *p, const tg_rpc_batch *b,
                                  .err = &e};
             p->cbs.done(p->ud, &end);
         }
-        free(p);
+        free_pending(p);
         return;
     }
     (void)b;
@@ -1070,7 +1283,9 @@ static void respond(tg__rsession *s, const tg_rpc_id *id, const char *result,
     tg__buf_cleanup(&msg);
 }
 
-static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
+/* A ListRootsResult of the configured roots (new ref), NULL on out of
+ * memory. */
+static json_t *roots_json(const tg__rsession *s)
 {
     json_t *roots = json_array(); /* new ref */
     for (size_t i = 0; roots != NULL && i < s->nroots; i++) {
@@ -1079,7 +1294,12 @@ static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
             json_object_set_new(r, "name", json_string(s->root_name[i]));
         json_array_append_new(roots, r);
     }
-    json_t *result = json_pack("{s:o}", "roots", roots); /* new ref */
+    return json_pack("{s:o}", "roots", roots);
+}
+
+static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
+{
+    json_t *result = roots_json(s); /* new ref */
     char *text = result != NULL ? dump(result) : NULL;
     json_decref(result);
     if (text != NULL)
@@ -1088,8 +1308,6 @@ static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
         respond(s, id, NULL, TG_RPC_INTERNAL_ERROR, "out of memory");
     free(text);
 }
-
-static const char declined[] = "{\"action\":\"decline\"}";
 
 static void answer_elicit(tg__rsession *s, const tg_rpc_msg *m)
 {
@@ -1109,9 +1327,10 @@ static void answer_elicit(tg__rsession *s, const tg_rpc_msg *m)
     s->elicits = e;
     const char *params = m->params != NULL ? m->params : "{}";
     size_t len = m->params != NULL ? m->params_len : 2;
-    if (s->cbs.elicit(s->ud, e->ticket, params, len) != 0) {
+    uint64_t ticket = e->ticket; /* e is gone once answered */
+    if (s->cbs.elicit(s->ud, ticket, params, len) != 0) {
         tg_error ignored;
-        (void)tg__rsession_elicit_reply(s, e->ticket, declined,
+        (void)tg__rsession_elicit_reply(s, ticket, declined,
                                         sizeof declined - 1, &ignored);
     }
 }
@@ -1135,14 +1354,34 @@ int tg__rsession_elicit_reply(tg__rsession *s, uint64_t ticket,
                              "an elicitation's answer must be a JSON object");
     elicit *e = *pp;
     *pp = e->next;
-    tg_rpc_id id = {.kind =
-                        e->id_json[0] == '"' ? TG_RPC_ID_STRING : TG_RPC_ID_INT,
-                    .json = e->id_json,
-                    .json_len = strlen(e->id_json)};
-    if (s->t != NULL && s->st != S_CLOSING)
-        respond(s, &id, text != NULL ? text : declined, 0, NULL);
+    if (e->id_json != NULL) {
+        tg_rpc_id id = {.kind = e->id_json[0] == '"' ? TG_RPC_ID_STRING
+                                                     : TG_RPC_ID_INT,
+                        .json = e->id_json,
+                        .json_len = strlen(e->id_json)};
+        if (s->t != NULL && s->st != S_CLOSING)
+            respond(s, &id, text != NULL ? text : declined, 0, NULL);
+    } else {
+        /* an input of a call's InputRequiredResult (the call may have
+         * ended meanwhile: the answer is then dropped) */
+        pending *p = find_call(s, e->call_key);
+        if (p != NULL && p->id == 0 && p->responses != NULL) {
+            json_t *answer = json_loads(text != NULL ? text : declined, 0,
+                                        NULL); /* new ref */
+            if (answer == NULL ||
+                json_object_set_new(p->responses, e->input_key, answer)) {
+                tg__error_set(&p->late, TG_ENOMEM, "out of memory");
+                p->deadline = uv_now(s->loop);
+                rearm(s);
+            } else if (--p->waiting == 0 && !p->collecting &&
+                       s->st != S_CLOSING) {
+                retry_call(s, p);
+            }
+        }
+    }
     free(text);
     free(e->id_json);
+    free(e->input_key);
     free(e);
     return 0;
 }
@@ -1280,11 +1519,11 @@ static void on_request_failed(void *ud, const char *id, const tg_error *err)
     tg__error_set(&e, err->code, "%s", err->message);
     switch (p->kind) {
     case REQ_DISCOVER:
-        free(p);
+        free_pending(p);
         fall_back(s, NULL, e.message);
         break;
     case REQ_INITIALIZE:
-        free(p);
+        free_pending(p);
         connect_failed(s, &e);
         break;
     default:

@@ -3,7 +3,8 @@
  * fuzz_remote_message.c - libFuzzer target for everything the MCP client
  * session (src/remote/session.c) reads from a server. Byte 0 chooses the
  * version the session asks for (bits 0-1: negotiate, 2025-06-18,
- * 2025-11-25, 2026-07-28) and whether elicitations are answered (bit 2);
+ * 2025-11-25, 2026-07-28) and how elicitations are answered (bits 2-3:
+ * declined by the callback, accepted from inside it, never answered);
  * the rest is the server's output, one message a line, delivered through a
  * transport double (the stdio framing is the real transport's business).
  * Once the session is ready the driver lists the tools and starts two
@@ -95,6 +96,8 @@ static int on_elicit(void *ud, uint64_t ticket, const char *params, size_t len)
     (void)len;
     if (d->elicit_mode == 0)
         return 1; /* decline now */
+    if (d->elicit_mode == 2)
+        return 0; /* never answered: the close must still end the call */
     tg_error err;
     const char accept[] = "{\"action\":\"accept\",\"content\":{}}";
     if (tg__rsession_elicit_reply(d->s, ticket, accept, sizeof accept - 1,
@@ -167,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     driver d;
     memset(&d, 0, sizeof d);
-    d.elicit_mode = (data[0] >> 2) & 1;
+    d.elicit_mode = (data[0] >> 2) & 3;
     const tg__rroot roots[] = {{.uri = "file:///work/project", .name = "p"}};
     tg__rsession_opts o = {.loop = &loop,
                            .version = versions[data[0] & 3],

@@ -68,9 +68,13 @@ static int setup(void **state)
             "  {\"name\": \"ticker\", \"command\": [\"/bin/sh\", \"-c\", "
             "\"for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.2; done\"]},\n"
             "  {\"name\": \"suicide\", \"command\": [\"/bin/sh\", \"-c\", "
-            "\"kill -9 $PPID; sleep 5\"]}\n"
+            "\"kill -9 $PPID; sleep 5\"]},\n"
+            "  {\"name\": \"guarded\", \"command\": [\"/bin/echo\", "
+            "\"ran\", \"{what}\"]}\n"
             " ],\n"
-            " \"policy\": {\"default\": \"allow\"}}\n",
+            " \"policy\": {\"default\": \"allow\", \"rules\": [{\"tool\": "
+            "\"guarded\", \"decision\": \"ask\", \"reason\": \"guarded "
+            "needs a yes\"}]}}\n",
             ws, fixture("exit_code"), fixture("write_pid"));
     fclose(f);
     e->argv[0] = toolgate_bin();
@@ -242,6 +246,66 @@ static void test_serve_cancel_and_deadline(void **state)
         h_finish(&h);
         assert_int_equal(h.nclosed, 1);
         assert_int_equal(c.ndone, 0);
+    }
+}
+
+static bool elicited(harness *h, void *arg)
+{
+    return h->nelicit > *(int *)arg;
+}
+
+/* One call of the `ask` tool, the owner answering `answer` later. */
+static void ask_once(harness *h, rec_call *c, const char *args,
+                     const char *answer)
+{
+    int before = h->nelicit;
+    h_call(h, c, "guarded", args, 0, false);
+    if (!h_run_until(h, elicited, &before, 20000))
+        fail_msg("no elicitation; the call: done %d, %s", c->done,
+                 c->result != NULL ? c->result : c->err.message);
+    assert_non_null(strstr(h->elicit_params, "guarded"));
+    tg_error err;
+    assert_int_equal(tg__rsession_elicit_reply(h->s, h->elicit_ticket, answer,
+                                               strlen(answer), &err),
+                     0);
+    assert_true(h_run_until(h, h_call_done, c, 20000));
+    assert_int_equal(c->status, TG_RCALL_RESULT);
+}
+
+/* A tool the policy asks about: toolgate serve asks the client with
+ * elicitation/create (2025-11-25) or an InputRequiredResult (2026-07-28,
+ * answered by sending the call again); the owner's answer decides. */
+static void test_serve_elicitation(void **state)
+{
+    need_toolgate();
+    env *e = *state;
+    tg_mcp_version versions[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
+    for (size_t v = 0; v < 2; v++) {
+        harness h;
+        h_init(&h);
+        tg__rsession_opts o = {.version = versions[v]};
+        h_connect(&h, &o, e->argv, e->envp);
+        rec_call c = {0};
+        /* (an approval holds for the same arguments: each call has its
+         * own) */
+        ask_once(&h, &c, "{\"what\":\"the thing\"}",
+                 "{\"action\":\"accept\",\"content\":{}}");
+        assert_false(c.is_error);
+        assert_non_null(strstr(c.result, "ran the thing"));
+        rec_cleanup(&c);
+        ask_once(&h, &c, "{\"what\":\"another thing\"}",
+                 "{\"action\":\"decline\"}");
+        assert_true(c.is_error);
+        assert_non_null(strstr(c.result, "denied"));
+        rec_cleanup(&c);
+        /* declined at once by the callback */
+        h.elicit_mode = 1;
+        h_call_wait(&h, &c, "guarded", "{\"what\":\"a third thing\"}", false);
+        assert_int_equal(c.status, TG_RCALL_RESULT);
+        assert_true(c.is_error);
+        rec_cleanup(&c);
+        h_finish(&h);
+        assert_int_equal(h.nclosed, 1);
     }
 }
 
@@ -454,6 +518,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_serve_errors_and_progress, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_serve_cancel_and_deadline, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_serve_elicitation, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_serve_dies_mid_call, setup,
                                         teardown),
