@@ -68,10 +68,14 @@ typedef struct tg__rsession_cbs {
                 const char *text, size_t len);
     /* notifications/tools/list_changed. */
     void (*tools_changed)(void *ud);
-    /* elicitation/create from the server (params: its params' JSON text,
-     * borrowed). Return 0 to answer later with tg__rsession_elicit_reply
-     * (ticket names the request), anything else to decline now. NULL:
-     * every elicitation is declined and the capability is not declared. */
+    /* The server asks the user for input: an elicitation/create request
+     * (2025-*), or an elicitation/create among the inputRequests of a
+     * call's InputRequiredResult (2026-07-28: the call is sent again with
+     * the answers once every one is in). params: its params' JSON text,
+     * borrowed. Return 0 to answer later with tg__rsession_elicit_reply
+     * (ticket names the question; it may be called from inside this
+     * callback), anything else to decline now. NULL: every elicitation is
+     * declined and the capability is not declared. */
     int (*elicit)(void *ud, uint64_t ticket, const char *params, size_t len);
 } tg__rsession_cbs;
 
@@ -199,8 +203,9 @@ typedef struct tg__rcall_args {
     unsigned deadline_ms; /* 0: none */
 } tg__rcall_args;
 
-/* Calls a tool. Returns 0 with *call_id set (the request's JSON-RPC id:
- * the key of tg__rsession_cancel and tg__rsession_extend), or an error and
+/* Calls a tool. Returns 0 with *call_id set (the id of its first request,
+ * the key of tg__rsession_cancel and tg__rsession_extend; a retry after an
+ * InputRequiredResult goes under a new id), or an error and
  * no callback: the session is not ready or closing (TG_EIO), the
  * arguments are not a JSON object (TG_EINVAL), the message is over the
  * transport's limit (TG_ELIMIT), TG_ENOMEM. */

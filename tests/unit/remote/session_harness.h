@@ -320,6 +320,18 @@ static void h_finish(harness *h)
     assert_int_equal(uv_loop_close(&h->loop), 0);
 }
 
+/* The environment of a server: HOME=dir and this process's PATH, in the
+ * caller's home and path (4096 bytes each) and envp (3 slots). */
+static void h_env(char *home, char *path, const char **envp, const char *dir)
+{
+    const char *p = getenv("PATH");
+    snprintf(home, 4096, "HOME=%s", dir);
+    snprintf(path, 4096, "PATH=%s", p != NULL ? p : "/usr/bin:/bin");
+    envp[0] = home;
+    envp[1] = path;
+    envp[2] = NULL;
+}
+
 static void rec_cleanup(rec_call *c)
 {
     free(c->result);

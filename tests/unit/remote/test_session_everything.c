@@ -16,7 +16,7 @@
 typedef struct env {
     char dir[TG_TEST_DIR_MIN];
     char bin[1024];
-    char home[600];
+    char home[4096];
     char path[4096];
     const char *envp[3];
     const char *argv[3];
@@ -30,12 +30,7 @@ static int setup(void **state)
     tg_test_source_path(
         e->bin, sizeof e->bin,
         "tests/interop/node_modules/.bin/mcp-server-everything");
-    snprintf(e->home, sizeof e->home, "HOME=%s", e->dir);
-    const char *path = getenv("PATH");
-    snprintf(e->path, sizeof e->path, "PATH=%s", path ? path : "/usr/bin:/bin");
-    e->envp[0] = e->home;
-    e->envp[1] = e->path;
-    e->envp[2] = NULL;
+    h_env(e->home, e->path, e->envp, e->dir);
     e->argv[0] = e->bin;
     e->argv[1] = "stdio";
     e->argv[2] = NULL;

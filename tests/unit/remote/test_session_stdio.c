@@ -18,7 +18,7 @@
 typedef struct env {
     char dir[TG_TEST_DIR_MIN];
     char config[512];
-    char home[512];
+    char home[4096];
     char path[4096];
     const char *envp[3];
     const char *argv[8];
@@ -45,12 +45,7 @@ static int setup(void **state)
     if (tg_test_dir_setup(state, sizeof(env), "tg-rsession-") != 0)
         return -1;
     env *e = *state;
-    snprintf(e->home, sizeof e->home, "HOME=%s", e->dir);
-    const char *path = getenv("PATH");
-    snprintf(e->path, sizeof e->path, "PATH=%s", path ? path : "/usr/bin:/bin");
-    e->envp[0] = e->home;
-    e->envp[1] = e->path;
-    e->envp[2] = NULL;
+    h_env(e->home, e->path, e->envp, e->dir);
     snprintf(e->config, sizeof e->config, "%s/toolgate.json", e->dir);
     char ws[600];
     snprintf(ws, sizeof ws, "%s/ws", e->dir);
