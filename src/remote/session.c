@@ -1453,7 +1453,11 @@ static void on_message(void *ud, const char *json, size_t len)
     tg__rsession *s = ud;
     if (s->st == S_CLOSING)
         return;
-    tg_rpc_limits lim = {.max_bytes = len + 1, .batches = false};
+    /* The transport bounds the size; a tool's schema may nest deeper than
+     * a request toolgate serves would (jansson's own limit holds). */
+    tg_rpc_limits lim = {.max_bytes = len + 1,
+                         .max_depth = TG_JTAPE_MAX_DEPTH,
+                         .batches = false};
     tg_rpc_batch b;
     if (tg__rpc_read(&b, json, len, &lim) != 0) {
         session_log(s, "warning",
@@ -1467,9 +1471,9 @@ static void on_message(void *ud, const char *json, size_t len)
         const tg_rpc_msg *m = &b.msgs[0];
         switch (m->kind) {
         case TG_RPC_INVALID:
+            /* not answered: it may be a malformed response, and answering
+             * one could start an endless exchange of errors */
             note_bad(s, json, len, m->fail_message);
-            if (m->id.kind != TG_RPC_ID_NONE)
-                respond(s, &m->id, NULL, m->fail_code, m->fail_message);
             break;
         case TG_RPC_REQUEST:
             on_request(s, m);

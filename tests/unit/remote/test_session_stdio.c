@@ -152,96 +152,105 @@ static void test_serve_versions(void **state)
     one_version(e, TG_MCP_V2025_06_18, TG_MCP_V2025_06_18);
 }
 
-static void test_serve_errors_and_progress(void **state)
+/* Runs body on a session to toolgate serve under each of versions[0..n),
+ * then closes it: `closed` exactly once. */
+static void each_version(env *e, const tg_mcp_version *versions, size_t n,
+                         void (*body)(harness *h, env *e, size_t i))
 {
     need_toolgate();
-    env *e = *state;
-    tg_mcp_version versions[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
-    for (size_t v = 0; v < 2; v++) {
+    for (size_t i = 0; i < n; i++) {
         harness h;
         h_init(&h);
-        tg__rsession_opts o = {.version = versions[v]};
+        tg__rsession_opts o = {.version = versions[i]};
         h_connect(&h, &o, e->argv, e->envp);
-
-        rec_call c = {0};
-        h_call_wait(&h, &c, "fail", "{\"code\":\"3\"}", false);
-        assert_int_equal(c.status, TG_RCALL_RESULT);
-        assert_true(c.is_error);
-        rec_cleanup(&c);
-
-        h_call_wait(&h, &c, "no_such_tool", "{}", false);
-        assert_int_equal(c.status, TG_RCALL_RPC_ERROR);
-        assert_int_equal(c.rpc_code, -32602);
-        assert_non_null(strstr(c.err.message, "tools/call"));
-        rec_cleanup(&c);
-
-        h_call_wait(&h, &c, "ticker", "{}", true);
-        assert_int_equal(c.status, TG_RCALL_RESULT);
-        assert_false(c.is_error);
-        assert_true(c.nprogress >= 2);
-        assert_non_null(strstr(c.last_message, "tick"));
-        rec_cleanup(&c);
-
-        /* arguments that are not an object are refused here */
-        tg_error err;
-        uint64_t id;
-        tg__rcall_args a = {
-            .name = "echo", .arguments = "[1]", .arguments_len = 3};
-        assert_int_equal(tg__rsession_call(h.s, &a, &rec_cbs, &c, &id, &err),
-                         TG_EINVAL);
+        body(&h, e, i);
         h_finish(&h);
         assert_int_equal(h.nclosed, 1);
     }
 }
 
+static void errors_and_progress(harness *h, env *e, size_t i)
+{
+    (void)e;
+    (void)i;
+    rec_call c = {0};
+    h_call_wait(h, &c, "fail", "{\"code\":\"3\"}", false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_true(c.is_error);
+    rec_cleanup(&c);
+
+    h_call_wait(h, &c, "no_such_tool", "{}", false);
+    assert_int_equal(c.status, TG_RCALL_RPC_ERROR);
+    assert_int_equal(c.rpc_code, -32602);
+    assert_non_null(strstr(c.err.message, "tools/call"));
+    rec_cleanup(&c);
+
+    h_call_wait(h, &c, "ticker", "{}", true);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_false(c.is_error);
+    assert_true(c.nprogress >= 2);
+    assert_non_null(strstr(c.last_message, "tick"));
+    rec_cleanup(&c);
+
+    /* arguments that are not an object are refused here */
+    tg_error err;
+    uint64_t id;
+    tg__rcall_args a = {.name = "echo", .arguments = "[1]", .arguments_len = 3};
+    assert_int_equal(tg__rsession_call(h->s, &a, &rec_cbs, &c, &id, &err),
+                     TG_EINVAL);
+}
+
+static void test_serve_errors_and_progress(void **state)
+{
+    const tg_mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
+    each_version(*state, v, 2, errors_and_progress);
+}
+
+static void cancel_and_deadline(harness *h, env *e, size_t i)
+{
+    /* cancel: the tool's process dies, nothing more is reported */
+    char file[600], args[800];
+    snprintf(file, sizeof file, "%s/pid-cancel-%zu", e->dir, i);
+    snprintf(args, sizeof args, "{\"file\":\"%s\",\"ms\":\"60000\"}", file);
+    rec_call c = {0};
+    uint64_t id = h_call(h, &c, "pidsleep", args, 0, true);
+    long pid = wait_pid_file(h, file);
+    assert_true(pid > 1);
+    assert_int_equal(tg__rsession_cancel(h->s, id, "the user said stop"), 1);
+    assert_int_equal(tg__rsession_cancel(h->s, id, "again"), 0);
+    assert_true(tg_test_dead_within(pid, tg_test_ms(10000)));
+    h_run_until(h, h_never, NULL, 300);
+    assert_false(c.done);
+    assert_int_equal(c.nprogress, 0);
+
+    /* deadline: the call ends TIMEOUT, the process dies */
+    snprintf(file, sizeof file, "%s/pid-deadline-%zu", e->dir, i);
+    snprintf(args, sizeof args, "{\"file\":\"%s\",\"ms\":\"60000\"}", file);
+    rec_call d = {0};
+    h_call(h, &d, "pidsleep", args, (unsigned)tg_test_ms(1500), false);
+    pid = wait_pid_file(h, file);
+    assert_true(pid > 1);
+    assert_true(h_run_until(h, h_call_done, &d, 10000));
+    assert_int_equal(d.status, TG_RCALL_TIMEOUT);
+    assert_int_equal(d.err.code, TG_ECANCELED);
+    assert_true(tg_test_dead_within(pid, tg_test_ms(10000)));
+    rec_cleanup(&d);
+
+    /* the session goes on */
+    rec_call ok = {0};
+    h_call_wait(h, &ok, "echo", "{\"text\":\"still here\"}", false);
+    assert_int_equal(ok.status, TG_RCALL_RESULT);
+    rec_cleanup(&ok);
+    /* the canceled call was never reported, not even by the close */
+    tg__rsession_close(h->s);
+    assert_true(h_run_until(h, h_is_closed, NULL, 20000));
+    assert_int_equal(c.ndone, 0);
+}
+
 static void test_serve_cancel_and_deadline(void **state)
 {
-    need_toolgate();
-    env *e = *state;
-    tg_mcp_version versions[] = {TG_MCP_V2025_06_18, TG_MCP_V2026_07_28};
-    for (size_t v = 0; v < 2; v++) {
-        harness h;
-        h_init(&h);
-        tg__rsession_opts o = {.version = versions[v]};
-        h_connect(&h, &o, e->argv, e->envp);
-
-        /* cancel: the tool's process dies, nothing more is reported */
-        char file[600], args[800];
-        snprintf(file, sizeof file, "%s/pid-cancel-%zu", e->dir, v);
-        snprintf(args, sizeof args, "{\"file\":\"%s\",\"ms\":\"60000\"}", file);
-        rec_call c = {0};
-        uint64_t id = h_call(&h, &c, "pidsleep", args, 0, true);
-        long pid = wait_pid_file(&h, file);
-        assert_true(pid > 1);
-        assert_int_equal(tg__rsession_cancel(h.s, id, "the user said stop"), 1);
-        assert_int_equal(tg__rsession_cancel(h.s, id, "again"), 0);
-        assert_true(tg_test_dead_within(pid, tg_test_ms(10000)));
-        h_run_until(&h, h_never, NULL, 300);
-        assert_false(c.done);
-        assert_int_equal(c.nprogress, 0);
-
-        /* deadline: the call ends TIMEOUT, the process dies */
-        snprintf(file, sizeof file, "%s/pid-deadline-%zu", e->dir, v);
-        snprintf(args, sizeof args, "{\"file\":\"%s\",\"ms\":\"60000\"}", file);
-        rec_call d = {0};
-        h_call(&h, &d, "pidsleep", args, (unsigned)tg_test_ms(1500), false);
-        pid = wait_pid_file(&h, file);
-        assert_true(pid > 1);
-        assert_true(h_run_until(&h, h_call_done, &d, 10000));
-        assert_int_equal(d.status, TG_RCALL_TIMEOUT);
-        assert_int_equal(d.err.code, TG_ECANCELED);
-        assert_true(tg_test_dead_within(pid, tg_test_ms(10000)));
-        rec_cleanup(&d);
-
-        /* the session goes on */
-        rec_call ok = {0};
-        h_call_wait(&h, &ok, "echo", "{\"text\":\"still here\"}", false);
-        assert_int_equal(ok.status, TG_RCALL_RESULT);
-        rec_cleanup(&ok);
-        h_finish(&h);
-        assert_int_equal(h.nclosed, 1);
-        assert_int_equal(c.ndone, 0);
-    }
+    const tg_mcp_version v[] = {TG_MCP_V2025_06_18, TG_MCP_V2026_07_28};
+    each_version(*state, v, 2, cancel_and_deadline);
 }
 
 static bool elicited(harness *h, void *arg)
@@ -270,38 +279,34 @@ static void ask_once(harness *h, rec_call *c, const char *args,
 /* A tool the policy asks about: toolgate serve asks the client with
  * elicitation/create (2025-11-25) or an InputRequiredResult (2026-07-28,
  * answered by sending the call again); the owner's answer decides. */
+static void elicitation(harness *h, env *e, size_t i)
+{
+    (void)e;
+    (void)i;
+    rec_call c = {0};
+    /* (an approval holds for the same arguments: each call has its
+     * own) */
+    ask_once(h, &c, "{\"what\":\"the thing\"}",
+             "{\"action\":\"accept\",\"content\":{}}");
+    assert_false(c.is_error);
+    assert_non_null(strstr(c.result, "ran the thing"));
+    rec_cleanup(&c);
+    ask_once(h, &c, "{\"what\":\"another thing\"}", "{\"action\":\"decline\"}");
+    assert_true(c.is_error);
+    assert_non_null(strstr(c.result, "denied"));
+    rec_cleanup(&c);
+    /* declined at once by the callback */
+    h->elicit_mode = 1;
+    h_call_wait(h, &c, "guarded", "{\"what\":\"a third thing\"}", false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_true(c.is_error);
+    rec_cleanup(&c);
+}
+
 static void test_serve_elicitation(void **state)
 {
-    need_toolgate();
-    env *e = *state;
-    tg_mcp_version versions[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
-    for (size_t v = 0; v < 2; v++) {
-        harness h;
-        h_init(&h);
-        tg__rsession_opts o = {.version = versions[v]};
-        h_connect(&h, &o, e->argv, e->envp);
-        rec_call c = {0};
-        /* (an approval holds for the same arguments: each call has its
-         * own) */
-        ask_once(&h, &c, "{\"what\":\"the thing\"}",
-                 "{\"action\":\"accept\",\"content\":{}}");
-        assert_false(c.is_error);
-        assert_non_null(strstr(c.result, "ran the thing"));
-        rec_cleanup(&c);
-        ask_once(&h, &c, "{\"what\":\"another thing\"}",
-                 "{\"action\":\"decline\"}");
-        assert_true(c.is_error);
-        assert_non_null(strstr(c.result, "denied"));
-        rec_cleanup(&c);
-        /* declined at once by the callback */
-        h.elicit_mode = 1;
-        h_call_wait(&h, &c, "guarded", "{\"what\":\"a third thing\"}", false);
-        assert_int_equal(c.status, TG_RCALL_RESULT);
-        assert_true(c.is_error);
-        rec_cleanup(&c);
-        h_finish(&h);
-        assert_int_equal(h.nclosed, 1);
-    }
+    const tg_mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
+    each_version(*state, v, 2, elicitation);
 }
 
 static void test_serve_dies_mid_call(void **state)
