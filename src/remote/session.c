@@ -1573,6 +1573,16 @@ int tg__rsession_new(const tg__rsession_opts *o, const tg__rsession_cbs *cbs,
             return tg__error_set(err, TG_EINVAL,
                                  "the MCP root '%s' is the whole file system",
                                  tg__text_show(uri, shown, sizeof shown));
+        /* a root is what it says: no "." or ".." segment leads elsewhere */
+        for (const char *seg = uri + 7; seg != NULL;
+             seg = strchr(seg + 1, '/')) {
+            size_t n = strcspn(seg + 1, "/");
+            if ((n == 1 || n == 2) && strncmp(seg + 1, "..", n) == 0)
+                return tg__error_set(err, TG_EINVAL,
+                                     "the MCP root '%s' has a '.' or '..' "
+                                     "segment",
+                                     tg__text_show(uri, shown, sizeof shown));
+        }
     }
     tg__rsession *s = calloc(1, sizeof *s);
     if (s == NULL)

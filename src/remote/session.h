@@ -39,7 +39,8 @@ typedef struct tg__rsession tg__rsession;
 #define TG_RSESSION_DEFAULT_LIST_MS 30000u
 
 /* A root the server may ask for (roots/list): a file:// URI and an
- * optional name. "/" (file:///) is refused by tg__rsession_new. */
+ * optional name. tg__rsession_new refuses "/" (file:///) and a "." or
+ * ".." segment. */
 typedef struct tg__rroot {
     const char *uri;
     const char *name; /* NULL: none */

@@ -501,10 +501,16 @@ static void test_roots_refused(void **state)
     tg__rsession_opts o = {.loop = &loop, .roots = slash, .nroots = 1};
     assert_int_equal(tg__rsession_new(&o, &cbs, NULL, &s, &err), TG_EINVAL);
     assert_non_null(strstr(err.message, "whole file system"));
+    const tg__rroot dots[] = {{.uri = "file:///tmp/../"}};
+    o.roots = dots;
+    assert_int_equal(tg__rsession_new(&o, &cbs, NULL, &s, &err), TG_EINVAL);
+    const tg__rroot dot[] = {{.uri = "file:///tmp/./x"}};
+    o.roots = dot;
+    assert_int_equal(tg__rsession_new(&o, &cbs, NULL, &s, &err), TG_EINVAL);
     const tg__rroot web[] = {{.uri = "https://example.com/"}};
     o.roots = web;
     assert_int_equal(tg__rsession_new(&o, &cbs, NULL, &s, &err), TG_EINVAL);
-    const tg__rroot ok[] = {{.uri = "file:///tmp/project", .name = "p"}};
+    const tg__rroot ok[] = {{.uri = "file:///tmp/project..x/.y", .name = "p"}};
     o.roots = ok;
     assert_int_equal(tg__rsession_new(&o, &cbs, NULL, &s, &err), 0);
     tg__rsession_free(s);
