@@ -52,6 +52,7 @@ typedef struct harness {
     tg_error closed_err;
     int nchanged;
     int nstderr, nserver_log, nsession_log;
+    size_t longest_stderr;
     char server_logs[4096];
     char session_logs[4096];
     int nlists;
@@ -98,6 +99,8 @@ static void h_log(void *ud, tg__rlog_source src, const char *level,
     (void)level;
     if (src == TG_RLOG_STDERR) {
         h->nstderr++;
+        if (len > h->longest_stderr)
+            h->longest_stderr = len;
     } else if (src == TG_RLOG_SERVER) {
         h->nserver_log++;
         h_append(h->server_logs, sizeof h->server_logs, text, len);

@@ -169,6 +169,22 @@ static void each_version(env *e, const tg_mcp_version *versions, size_t n,
     }
 }
 
+/* A call whose deadline each progress notification moves on. */
+typedef struct extending {
+    rec_call c; /* first: rec_done's */
+    harness *h;
+    uint64_t id;
+} extending;
+
+static void extend_on_progress(void *ud, double progress, double total,
+                               const char *message)
+{
+    extending *x = ud;
+    rec_progress(&x->c, progress, total, message);
+    assert_int_equal(
+        tg__rsession_extend(x->h->s, x->id, (unsigned)tg_test_ms(700)), 1);
+}
+
 static void errors_and_progress(harness *h, env *e, size_t i)
 {
     (void)e;
@@ -191,6 +207,21 @@ static void errors_and_progress(harness *h, env *e, size_t i)
     assert_true(c.nprogress >= 2);
     assert_non_null(strstr(c.last_message, "tick"));
     rec_cleanup(&c);
+
+    /* a deadline moved on by each progress notification lets a call that
+     * keeps reporting outlive its first deadline (ticker: 6 lines, 0.2 s
+     * apart, 1.2 s in all) */
+    extending x = {.h = h};
+    tg__rcall_args ta = {.name = "ticker",
+                         .deadline_ms = (unsigned)tg_test_ms(700)};
+    tg__rcall_cbs xc = {.progress = extend_on_progress, .done = rec_done};
+    tg_error terr;
+    assert_int_equal(tg__rsession_call(h->s, &ta, &xc, &x, &x.id, &terr), 0);
+    assert_true(h_run_until(h, h_call_done, &x.c, 20000));
+    assert_int_equal(x.c.status, TG_RCALL_RESULT);
+    assert_true(x.c.nprogress >= 4);
+    assert_int_equal(tg__rsession_extend(h->s, x.id, 100), 0);
+    rec_cleanup(&x.c);
 
     /* arguments that are not an object are refused here */
     tg_error err;
@@ -379,6 +410,9 @@ static void test_fault_garbage(void **state)
                        (unsigned)tg_test_ms(1500));
     assert_non_null(strstr(h->ready_err.message, "it wrote"));
     assert_true(h->nsession_log >= 3);
+    /* stderr lines reach the log, cut at the transport's line limit */
+    assert_true(h->nstderr >= 2);
+    assert_int_equal(h->longest_stderr, TG_RSTDIO_DEFAULT_MAX_LOG_LINE);
     end_fault(h);
 }
 
@@ -475,6 +509,31 @@ static void test_fault_pages(void **state)
     end_fault(h);
 }
 
+/* A result over the message limit ends the transport with TG_ELIMIT and the
+ * call with it, in bounded memory. */
+static void test_fault_big_result(void **state)
+{
+    (void)state;
+    harness *h = malloc(sizeof *h);
+    assert_non_null(h);
+    h_init(h);
+    const char *argv[] = {fixture("mcp_fault"), "big", NULL};
+    tg__rsession_opts o = {0};
+    tg_error err;
+    assert_int_equal(h_start(h, &o, argv, NULL, 1u << 20, &err), 0);
+    assert_true(h_run_until(h, h_is_ready, NULL, 20000));
+    assert_true(h->ready_ok);
+    rec_call c = {0};
+    h_call(h, &c, "boom", "{}", 0, false);
+    assert_true(h_run_until(h, h_is_closed, NULL, 20000));
+    assert_int_equal(c.ndone, 1);
+    assert_int_equal(c.status, TG_RCALL_FAILED);
+    assert_int_equal(c.err.code, TG_ELIMIT);
+    assert_non_null(strstr(c.err.message, "over the limit"));
+    assert_int_equal(h->closed_err.code, TG_ELIMIT);
+    end_fault(h);
+}
+
 static void test_fault_no_program(void **state)
 {
     (void)state;
@@ -535,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_fault_exit),
         cmocka_unit_test(test_fault_legacy),
         cmocka_unit_test(test_fault_pages),
+        cmocka_unit_test(test_fault_big_result),
         cmocka_unit_test(test_fault_no_program),
         cmocka_unit_test(test_roots_refused),
     };
