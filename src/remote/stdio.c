@@ -157,10 +157,19 @@ static void fail(stdio_transport *t, int code, const char *fmt, const char *arg)
 
 static void flush_log_line(stdio_transport *t)
 {
-    if (t->eline.len > 0 && t->base.cbs.log != NULL && !t->finishing)
+    if (t->eline.len > 0 && t->base.cbs.log != NULL && t->spawned)
         t->base.cbs.log(t->base.ud, t->eline.data, t->eline.len);
     t->eline.len = 0;
     t->eline_cut = false;
+}
+
+/* stderr's close callback: its last line, unended, goes to the log from
+ * here (finish may run inside tg__rtransport_close, which calls nothing
+ * back). */
+static void on_err_closed(uv_handle_t *h)
+{
+    flush_log_line(h->data);
+    on_handle_closed(h);
 }
 
 /* Closes every handle; `closed` follows from the last close callback. */
@@ -169,8 +178,6 @@ static void finish(stdio_transport *t)
     if (t->finishing)
         return;
     t->closing = true;
-    if (t->eline.len > 0)
-        flush_log_line(t);
     t->finishing = true;
     uv_timer_stop(&t->timer);
     if (t->in_open) {
@@ -178,7 +185,8 @@ static void finish(stdio_transport *t)
         close_handle(t, (uv_handle_t *)&t->in);
     }
     close_handle(t, (uv_handle_t *)&t->out);
-    close_handle(t, (uv_handle_t *)&t->err);
+    t->err.data = t;
+    uv_close((uv_handle_t *)&t->err, on_err_closed);
     close_handle(t, (uv_handle_t *)&t->timer);
     close_handle(t, (uv_handle_t *)&t->proc);
 }
