@@ -268,11 +268,19 @@ static uint64_t deadline_in(tg__rsession *s, unsigned ms)
 static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
                      const char *name, const char *id, tg_error *err)
 {
+    /* The version the message speaks: the negotiated one; for the
+     * server/discover probe the 2026-07-28 its _meta names (HTTP sends it
+     * as MCP-Protocol-Version, which must match); none before initialize
+     * is answered. */
+    tg_mcp_version v = s->version;
+    if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
+        strcmp(method, "server/discover") == 0)
+        v = TG_MCP_V2026_07_28;
     tg__rsend m = {.method = method,
                    .name = name,
                    .id = id,
-                   .protocol_version = s->version != TG_MCP_VERSION_UNKNOWN
-                                           ? tg__mcp_version_name(s->version)
+                   .protocol_version = v != TG_MCP_VERSION_UNKNOWN
+                                           ? tg__mcp_version_name(v)
                                            : NULL};
     return tg__rtransport_send(s->t, msg->data, msg->len, &m, err);
 }

@@ -54,7 +54,19 @@ static int t_send(tg__rtransport *base, const char *json, size_t len,
                   const tg__rsend *m, tg_error *err)
 {
     double_transport *t = (double_transport *)base;
-    (void)m;
+    /* what goes with it (transport.h): requests name their method and id,
+     * a tools/call its tool, and every request that carries a version in
+     * its _meta names the same one */
+    if (m->id != NULL && m->method == NULL)
+        abort();
+    if (m->method != NULL && strcmp(m->method, "tools/call") == 0 &&
+        m->name == NULL)
+        abort();
+    if (m->method != NULL && strcmp(m->method, "initialize") != 0 &&
+        memmem(json, len, "io.modelcontextprotocol/protocolVersion", 39) &&
+        (m->protocol_version == NULL ||
+         strcmp(m->protocol_version, "2026-07-28") != 0))
+        abort();
     if (t->closing) {
         err->code = TG_EIO;
         return TG_EIO;
