@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_session_everything.c - the MCP client session (session.h) over the
- * stdio transport against software nobody here wrote:
- * @modelcontextprotocol/server-everything (pinned in
- * tests/interop/package-lock.json, installed by `make interop-deps`) in its
- * stdio mode. Version negotiation against an SDK server, its tool list
- * (many tools, more after a list change once the client's capabilities
- * are known), echo, a long-running operation with progress, tools that
- * fail, the roots it asks for (answered with the configured root only),
- * and an elicitation answered later by the owner. Skips (77) when the npm
- * packages are not installed, except under CI=true.
+ * stdio transport against software nobody here wrote, pinned in
+ * tests/interop/package-lock.json and installed by `make interop-deps`:
+ * @modelcontextprotocol/server-everything in its stdio mode - version
+ * negotiation against an SDK server, its tool list (many tools, more after
+ * a list change once the client's capabilities are known), echo, a
+ * long-running operation with progress, a deadline, tools that fail,
+ * images and structured content, the roots it asks for (answered with the
+ * configured root only), an elicitation answered later by the owner - and
+ * @modelcontextprotocol/server-filesystem, which replaces its directories
+ * with the client's roots. Skips (77) when the npm packages are not
+ * installed, except under CI=true.
  */
 #include "session_harness.h"
 
@@ -126,6 +128,18 @@ static void test_everything(void **state)
                 c.status == TG_RCALL_RPC_ERROR);
     rec_cleanup(&c);
 
+    /* Content blocks and structured content pass through as sent. */
+    h_call_wait(&h, &c, "get-tiny-image", "{}", false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_non_null(strstr(c.result, "\"type\":\"image\""));
+    assert_non_null(strstr(c.result, "\"mimeType\":\"image/png\""));
+    rec_cleanup(&c);
+    h_call_wait(&h, &c, "get-structured-content", "{\"location\":\"New York\"}",
+                false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_non_null(strstr(c.result, "\"structuredContent\""));
+    rec_cleanup(&c);
+
     /* The roots it was given are the configured one, not "/". */
     h_call_wait(&h, &c, "get-roots-list", "{}", false);
     assert_int_equal(c.status, TG_RCALL_RESULT);
@@ -163,6 +177,61 @@ static void test_everything(void **state)
     assert_int_equal(h.closed_err.code, 0);
 }
 
+static bool stderr_seen(harness *h, void *arg)
+{
+    return h->nstderr >= *(int *)arg;
+}
+
+/* server-filesystem replaces the directories it was started with by the
+ * client's roots: it must get the configured root, and only that. */
+static void test_filesystem_roots(void **state)
+{
+    env *e = *state;
+    char bin[1024], started[600], rootdir[600], uri[700], file[700];
+    tg_test_source_path(
+        bin, sizeof bin,
+        "tests/interop/node_modules/.bin/mcp-server-filesystem");
+    snprintf(started, sizeof started, "%s/started", e->dir);
+    snprintf(rootdir, sizeof rootdir, "%s/root", e->dir);
+    assert_int_equal(mkdir(started, 0700), 0);
+    assert_int_equal(mkdir(rootdir, 0700), 0);
+    snprintf(file, sizeof file, "%s/inside.txt", rootdir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("inside the root\n", f);
+    fclose(f);
+    snprintf(uri, sizeof uri, "file://%s", rootdir);
+    const char *argv[] = {bin, started, NULL};
+    harness h;
+    h_init(&h);
+    const tg__rroot roots[] = {{.uri = uri, .name = "root"}};
+    tg__rsession_opts o = {.roots = roots, .nroots = 1};
+    h_connect(&h, &o, argv, e->envp);
+    /* it logs on stderr once it has taken the roots */
+    int lines = 2;
+    h_run_until(&h, stderr_seen, &lines, 5000);
+    rec_call c = {0};
+    h_call_wait(&h, &c, "list_allowed_directories", "{}", false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_non_null(strstr(c.result, rootdir));
+    assert_null(strstr(c.result, started));
+    rec_cleanup(&c);
+    char args[800];
+    snprintf(args, sizeof args, "{\"path\":\"%s\"}", file);
+    h_call_wait(&h, &c, "read_text_file", args, false);
+    assert_int_equal(c.status, TG_RCALL_RESULT);
+    assert_false(c.is_error);
+    assert_non_null(strstr(c.result, "inside the root"));
+    rec_cleanup(&c);
+    /* outside the root: refused by the server */
+    h_call_wait(&h, &c, "list_directory", "{\"path\":\"/\"}", false);
+    assert_true((c.status == TG_RCALL_RESULT && c.is_error) ||
+                c.status == TG_RCALL_RPC_ERROR);
+    rec_cleanup(&c);
+    h_finish(&h);
+    assert_int_equal(h.nclosed, 1);
+}
+
 int main(void)
 {
     char bin[1024];
@@ -181,6 +250,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_filesystem_roots, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
