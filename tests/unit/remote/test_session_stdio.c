@@ -507,6 +507,19 @@ static void test_fault_pages(void **state)
     assert_int_equal(h->list_err.code, TG_ELIMIT);
     assert_non_null(strstr(h->list_err.message, "past 3 pages"));
     end_fault(h);
+
+    /* the default cap: 10,000 tools */
+    h = malloc(sizeof *h);
+    assert_non_null(h);
+    h_init(h);
+    tg__rsession_opts q = {0};
+    assert_int_equal(h_start(h, &q, argv, NULL, 0, &err), 0);
+    assert_true(h_run_until(h, h_is_ready, NULL, 20000));
+    h_list(h);
+    assert_null(h->list);
+    assert_int_equal(h->list_err.code, TG_ELIMIT);
+    assert_non_null(strstr(h->list_err.message, "more than 10000 tools"));
+    end_fault(h);
 }
 
 /* A result over the message limit ends the transport with TG_ELIMIT and the
