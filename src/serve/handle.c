@@ -141,9 +141,11 @@ static void notification(srv_ctx *c)
 /* The id of a message as a JSON value (new ref), NULL when it has none. */
 static json_t *id_value(const tg_rpc_msg *m)
 {
-    if (m->id.kind == TG_RPC_ID_NONE)
-        return NULL;
-    return json_loadb(m->id.json, m->id.json_len, JSON_DECODE_ANY, NULL);
+    if (m->id.kind == TG_RPC_ID_INT)
+        return json_integer(m->id.num);
+    if (m->id.kind == TG_RPC_ID_STRING)
+        return json_stringn(m->id.str, m->id.str_len);
+    return NULL;
 }
 
 void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
@@ -183,6 +185,8 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
         goto done;
     }
     c.method = m->method;
+    c.rpc = &b;
+    c.msg = m;
     c.params = params = tg__rpc_params_json(&b, m);
     if (m->params != NULL && params == NULL) {
         reject(&c, 500, TG_RPC_INTERNAL_ERROR, "Internal error: out of memory",

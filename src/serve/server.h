@@ -93,14 +93,20 @@ struct srv_req {
     bool listen;   /* a subscriptions/listen (listen.c), not a call */
     bool silent;   /* canceled by the client: nothing more is sent */
     bool answered; /* its response was sent */
-    /* progress and log lines */
+    /* progress and log lines: the line readers are made when the tool
+     * first writes (most calls of an in-process tool never do) */
     uint64_t out_bytes;
     double progress_sent;
     uint64_t last_progress_ms;
+    struct srv_req_lines *lines;
+};
+
+/* A running call's output read as lines (call.c). */
+struct srv_req_lines {
     char line[512]; /* the stdout line being read, cut at its size */
     size_t line_len;
-    char last_line[256];
-    char eline[4096]; /* the stderr line being read */
+    char last_line[256]; /* the last whole stdout line, for progress */
+    char eline[4096];    /* the stderr line being read */
     size_t eline_len;
 };
 
@@ -155,8 +161,12 @@ typedef struct srv_ctx {
     const json_t *id;     /* borrowed */
     const char *method;   /* borrowed */
     const json_t *params; /* borrowed; may be NULL */
-    int log_level;        /* 2026-07-28: from _meta; else the session's */
-    const json_t *caps;   /* the client's capabilities (borrowed) or NULL */
+    /* the message as read (srv_handle's, for its request's method: the
+     * text of a member without going through params), or NULL */
+    const tg_rpc_batch *rpc;
+    const tg_rpc_msg *msg;
+    int log_level;      /* 2026-07-28: from _meta; else the session's */
+    const json_t *caps; /* the client's capabilities (borrowed) or NULL */
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
