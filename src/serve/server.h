@@ -114,10 +114,6 @@ struct srv_req_lines {
 void srv_on_rt_timer(uv_timer_t *h);
 /* Runs a runtime step soon (after calls were submitted). */
 void srv_kick(tg_srv *srv);
-/* Runs the step srv_kick asked for now: a transport calls it once it has
- * handled all the input it read, so the calls of one read are journaled
- * together and no loop iteration is spent waiting for the step. */
-void srv_step_now(tg_srv *srv);
 void srv_check_stopped(tg_srv *srv);
 /* toolgate's own warning (tg_runtime_warning: the sandbox is not in
  * force, ...) to a session that just initialized, as a log message on its
