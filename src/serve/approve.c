@@ -264,8 +264,8 @@ static char *args_text(const json_t *params)
 int srv_approval_retry(srv_ctx *c, srv_req *r)
 {
     r->retry_answer = -1;
-    const json_t *state = json_object_get(c->params, "requestState");
-    const json_t *inputs = json_object_get(c->params, "inputResponses");
+    const json_t *state = json_object_get(srv_params(c), "requestState");
+    const json_t *inputs = json_object_get(srv_params(c), "inputResponses");
     if (inputs != NULL && !json_is_object(inputs)) {
         srv_send_error(
             c->srv, c->out, c->version, c->method, c->id, TG_RPC_INVALID_PARAMS,
@@ -280,8 +280,9 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
     long long expiry = 0;
     char mac[65], want[65];
     int end = 0;
-    const char *tool = json_string_value(json_object_get(c->params, "name"));
-    char *args = args_text(c->params);
+    const char *tool =
+        json_string_value(json_object_get(srv_params(c), "name"));
+    char *args = args_text(srv_params(c));
     /* The whole state, nothing after the MAC: "<expiry>.<64 hex>". */
     bool ok = st != NULL && tool != NULL && args != NULL &&
               sscanf(st, "%lld.%64[0-9a-f]%n", &expiry, mac, &end) == 2 &&

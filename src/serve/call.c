@@ -326,9 +326,22 @@ static void call_id_make(char *out, const char *boot, uint64_t n)
 int srv_call_start(srv_ctx *c)
 {
     tg_srv *srv = c->srv;
-    const char *name = json_string_value(json_object_get(c->params, "name"));
-    const json_t *args = json_object_get(c->params, "arguments");
-    if (name == NULL || (args != NULL && !json_is_object(args))) {
+    /* name, arguments and progress token from the token tape: a call
+     * needs no jansson params */
+    static const char *const name_path[] = {"name"},
+                             *const args_path[] = {"arguments"},
+                             *const token_path[] = {"_meta", "progressToken"};
+    tg_rpc_value nv, av = {0}, tv;
+    char name_small[128];
+    tg_buf nb;
+    tg__buf_init_with(&nb, name_small, sizeof name_small, 0);
+    bool has_name = srv_param_find(c, name_path, 1, &nv) &&
+                    nv.kind == TG_JT_STRING &&
+                    tg__rpc_value_string(c->rpc, &nv, &nb) == 0;
+    const char *name = has_name ? tg__buf_cstr(&nb) : NULL;
+    bool has_args = srv_param_find(c, args_path, 1, &av);
+    if (name == NULL || (has_args && av.kind != TG_JT_OBJECT)) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id,
                        RPC_INVALID_PARAMS,
                        name == NULL ? "Invalid params: params.name (the tool) "
@@ -339,11 +352,13 @@ int srv_call_start(srv_ctx *c)
         return 0;
     }
     if (srv->stopping) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                        "the server is shutting down", NULL);
         return 0;
     }
     if (srv_req_find(c->s, c->id) != NULL) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id, -32600,
                        "Invalid Request: a request with this id is still "
                        "running",
@@ -353,23 +368,12 @@ int srv_call_start(srv_ctx *c)
     srv_req *r = calloc(1, sizeof *r);
     if (r == NULL)
         goto oom;
-    /* The arguments' text as the client wrote it (the tape found it an
-     * object already), so the call parses it once more and no more. */
-    static const char *const args_path[] = {"arguments"};
-    tg_rpc_value av = {0};
-    if (args != NULL &&
-        tg__rpc_params_find(c->rpc, c->msg, args_path, 1, &av) != 1) {
-        free(r);
-        srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
-                       "Internal error: params.arguments could not be read",
-                       NULL);
-        return 0;
-    }
     r->srv = srv;
     r->version = c->version;
     r->retry_answer = -1;
     r->caps = json_incref((json_t *)c->caps);
     if (c->version == TG_MCP_V2026_07_28 && srv_approval_retry(c, r) != 0) {
+        tg__buf_cleanup(&nb);
         json_decref(r->caps);
         free(r);
         return 0; /* refused: the error was sent */
@@ -384,10 +388,12 @@ int srv_call_start(srv_ctx *c)
         tg_turn_set_caller(r->turn, srv_session_caller(c->s), &err) != 0)
         goto oom;
     r->id = json_incref((json_t *)c->id);
-    const json_t *tok =
-        json_object_get(json_object_get(c->params, "_meta"), "progressToken");
-    if (json_is_string(tok) || json_is_integer(tok))
-        r->progress_token = json_incref((json_t *)tok);
+    if (srv_param_find(c, token_path, 2, &tv) &&
+        (tv.kind == TG_JT_STRING ||
+         (tv.kind == TG_JT_NUMBER &&
+          !(c->rpc->tape.tok[tv.tok].flags & TG_JT_REAL))))
+        r->progress_token = tg__rpc_value_json(c->rpc, &tv); /* new ref */
+    tg__buf_cleanup(&nb); /* name is no more */
     r->s = c->s;
     srv_session_hold(c->s);
     r->out = c->out;
@@ -406,6 +412,7 @@ int srv_call_start(srv_ctx *c)
     c->ans->streams = true;
     return 1;
 oom:
+    tg__buf_cleanup(&nb);
     if (r != NULL) {
         tg_turn_free(r->turn);
         json_decref(r->caps);

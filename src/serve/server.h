@@ -154,18 +154,28 @@ typedef struct srv_ctx {
     srv_session *s;
     srv_out *out;
     tg_mcp_version version;
-    const json_t *id;     /* borrowed */
-    const char *method;   /* borrowed */
-    const json_t *params; /* borrowed; may be NULL */
-    /* the message as read (srv_handle's, for its request's method: the
-     * text of a member without going through params), or NULL */
+    const json_t *id;   /* borrowed */
+    const char *method; /* borrowed */
+    /* the message as read (srv_handle's), or NULL for an answer sent
+     * later; its params through srv_params / srv_param_find */
     const tg_rpc_batch *rpc;
     const tg_rpc_msg *msg;
+    json_t *params_json; /* srv_params' (new ref), made on first use */
+    bool params_made;
     int log_level;      /* 2026-07-28: from _meta; else the session's */
     const json_t *caps; /* the client's capabilities (borrowed) or NULL */
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
+/* c's params as a jansson object (borrowed, until srv_handle returns),
+ * made on the first call; NULL when the message has none (or memory ran
+ * out making it). */
+const json_t *srv_params(srv_ctx *c);
+/* params.path[0]...path[n-1] of c's message read on its token tape,
+ * without making the jansson params (a hot path's few members): true with
+ * *out set when present. */
+bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
+                    tg_rpc_value *out);
 /* Answers c's request with a result (resultType and serverInfo added
  * under 2026-07-28). */
 void srv_reply(srv_ctx *c, json_t *result_take);

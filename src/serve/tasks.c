@@ -567,8 +567,8 @@ static void m_result(srv_ctx *c, srv_tasks *ts, const char *id)
 static void m_list(srv_ctx *c, srv_tasks *ts)
 {
     const char *cursor =
-        json_string_value(json_object_get(c->params, "cursor"));
-    if (json_object_get(c->params, "cursor") != NULL && cursor == NULL) {
+        json_string_value(json_object_get(srv_params(c), "cursor"));
+    if (json_object_get(srv_params(c), "cursor") != NULL && cursor == NULL) {
         rpc_error(c, RPC_INVALID_PARAMS,
                   "Invalid params: the cursor must be a string", NULL);
         return;
@@ -688,7 +688,8 @@ int srv_tasks_method(srv_ctx *c)
         m_list(c, ts);
         return 1;
     }
-    const char *id = json_string_value(json_object_get(c->params, "taskId"));
+    const char *id =
+        json_string_value(json_object_get(srv_params(c), "taskId"));
     if (id == NULL || *id == '\0' || strlen(id) > 128) {
         rpc_error(c, RPC_INVALID_PARAMS,
                   "Invalid params: params.taskId (a string) is missing", NULL);
@@ -780,7 +781,11 @@ static void on_task_after(uv_timer_t *h)
 
 int srv_task_start(srv_ctx *c, srv_req *r)
 {
-    const json_t *want = json_object_get(c->params, "task"); /* borrowed */
+    static const char *const task_path[] = {"task"};
+    tg_rpc_value tv;
+    const json_t *want = srv_param_find(c, task_path, 1, &tv)
+                             ? json_object_get(srv_params(c), "task")
+                             : NULL; /* borrowed */
     bool now = kind(c->version) == TG_MCP_TASKS_CORE && json_is_object(want);
     bool later = kind(c->version) == TG_MCP_TASKS_EXTENSION && declares_ext(c);
     srv_tasks *ts;
