@@ -517,12 +517,16 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
     srv_answer ans = {0};
     srv_handle(h->srv, s, r->body != NULL ? r->body : "", r->len, &st->out,
                &info, &ans);
-    /* Its calls start now: what ends at once (an inline tool's call) is
-     * answered before the response is queued, and waits no more. */
-    size_t answered = st->responses;
-    srv_step_now(h->srv);
-    answered = st->responses - answered;
-    ans.pending = ans.pending > answered ? ans.pending - answered : 0;
+    /* Without a journal its calls start now: what ends at once (an inline
+     * tool's call) is answered before the response is queued, and waits
+     * no more. With one, the step waits for the loop's next turn, so the
+     * requests read together share a journal transaction. */
+    if (!srv_journaled(h->srv)) {
+        size_t answered = st->responses;
+        srv_step_now(h->srv);
+        answered = st->responses - answered;
+        ans.pending = ans.pending > answered ? ans.pending - answered : 0;
+    }
 
     const char *minted = NULL;
     if (ans.initialized && hs == NULL && own != NULL && !st->ended) {

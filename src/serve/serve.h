@@ -139,6 +139,11 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
  * before this returns): a transport calls it once it has handled the
  * input it read, rather than leaving it to the loop's next turn. */
 void srv_step_now(tg_srv *srv);
+/* Whether the runtime journals its calls: a transport that reads one
+ * request at a time (HTTP) then leaves the step to the loop's next turn,
+ * so the calls of the requests read together share one journal
+ * transaction, and steps at once only when there is no journal. */
+bool srv_journaled(const tg_srv *srv);
 
 /* ------------------------------------------------------------ server */
 

@@ -81,6 +81,11 @@ void srv_kick(tg_srv *srv)
     schedule_step(srv);
 }
 
+bool srv_journaled(const tg_srv *srv)
+{
+    return srv->journal != NULL;
+}
+
 void srv_step_now(tg_srv *srv)
 {
     if (!srv->kicked)
