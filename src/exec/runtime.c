@@ -918,3 +918,13 @@ size_t tg_runtime_step(tg_runtime *rt)
     uv_run(&rt->loop, UV_RUN_NOWAIT);
     return rt->nruns;
 }
+
+size_t tg_runtime_flush(tg_runtime *rt)
+{
+    if (rt == NULL)
+        return 0;
+    admit_pending(rt);
+    if (rt->done_head != NULL)
+        tg__commit(rt);
+    return rt->nruns;
+}
