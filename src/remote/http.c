@@ -275,6 +275,11 @@ static int status_transient(long status)
 static void listen_done(rhttp *h, xfer *x, long status, CURLcode result)
 {
     (void)result;
+    if (x->fail.code != 0) { /* an event over the limit: not again */
+        h->listen_done = 1;
+        xfer_free(x);
+        return;
+    }
     if (x->opened) {
         x->failures = 0;
         xfer_wait(h, x); /* the server ended it: come back after retry */
@@ -617,23 +622,17 @@ int tg__rhttp_new(uv_loop_t *loop, const tg__rhttp_opts *o,
     h->o = *o;
     tg__rhttp_defaults(&h->o);
     rc = tg__rhttp_copy_opts(h, o, err);
-    if (rc == 0 && (rc = uv_timer_init(loop, &h->wake)) != 0)
-        rc = tg__error_set(err, TG_EIO, "cannot make a timer: %s",
-                           uv_strerror(rc));
+    /* The multi handle first: it is what may fail (out of memory), and
+     * then no uv handle is open yet. */
+    if (rc == 0)
+        rc = tg__curl_uv_init(&h->cu, loop, on_done, h, err);
     if (rc != 0) {
         tg__rhttp_free(h);
         return rc;
     }
+    /* libuv's uv_timer_init cannot fail: it only fills the handle. */
+    uv_timer_init(loop, &h->wake);
     h->wake.data = h;
-    rc = tg__curl_uv_init(&h->cu, loop, on_done, h, err);
-    if (rc != 0) {
-        /* The timer is open: close it and free on the loop, quietly. */
-        h->cbs.closed = NULL;
-        h->open = 1;
-        h->wake_closed = 1;
-        uv_close((uv_handle_t *)&h->wake, wake_closed);
-        return rc;
-    }
     *out = &h->base;
     return 0;
 }
