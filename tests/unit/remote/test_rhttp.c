@@ -21,7 +21,9 @@
  *     message limit, a stream that ends or is cut before its response and is
  *     resumed after the server's retry time, resumptions that keep failing,
  *     streams that cannot be resumed, a 404 for the session, a server that
- *     never answers (idle limit, drop, a bounded DELETE at close).
+ *     never answers (idle limit, drop, a bounded DELETE at close), the
+ *     server's GET stream (opened once the session is established, opened
+ *     again with Last-Event-ID when the server ends it), max_transfers.
  * Every test ends with the loop closed: no uv handle left open.
  */
 #ifndef _GNU_SOURCE
@@ -703,6 +705,79 @@ static void test_fault_hang(void **state)
     sess_end(s);
 }
 
+static int two_notes(sess *s, const void *arg)
+{
+    (void)arg;
+    return s->n_msgs >= 3; /* the initialize response, two notifications */
+}
+
+/* Once the session is established (initialized accepted) the transport
+ * opens the server's GET stream, with the session id; when the server ends
+ * it, it comes back after the retry time with Last-Event-ID. */
+static void test_fault_listen(void **state)
+{
+    (void)state;
+    need_faults();
+    tg__rhttp_opts o = opts_for(fault_url("listen"));
+    sess *s = sess_new(&o);
+    json_t *r = request(s,
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"initialize\",\"params\":{}}",
+                        "initialize", NULL, "1", NULL);
+    json_decref(r);
+    send_msg(s,
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+             "notifications/initialized", NULL, NULL, "2025-11-25");
+    assert_true(run_until(s, two_notes, NULL, 10000));
+    json_t *first = tg_test_json(s->msgs[1]);  /* new ref */
+    json_t *second = tg_test_json(s->msgs[2]); /* new ref */
+    json_t *d1 = json_object_get(json_object_get(first, "params"), "data");
+    json_t *d2 = json_object_get(json_object_get(second, "params"), "data");
+    assert_true(json_is_null(json_object_get(d1, "lastEventId")));
+    assert_int_equal(json_integer_value(json_object_get(d1, "gets")), 1);
+    assert_string_equal(json_string_value(json_object_get(d2, "lastEventId")),
+                        "g1");
+    assert_int_equal(json_integer_value(json_object_get(d2, "gets")), 2);
+    json_decref(first);
+    json_decref(second);
+    assert_int_equal(s->n_fails, 0);
+    sess_end(s);
+}
+
+static int all_answered(sess *s, const void *arg)
+{
+    return s->n_msgs + s->n_fails >= *(const size_t *)arg;
+}
+
+/* max_transfers bounds the POSTs in flight; the others wait their turn. */
+static void test_fault_concurrency(void **state)
+{
+    (void)state;
+    need_faults();
+    tg__rhttp_opts o = opts_for(fault_url("concurrent"));
+    o.max_transfers = 2;
+    sess *s = sess_new(&o);
+    const size_t n = 5;
+    for (size_t i = 0; i < n; i++) {
+        char msg[128], id[8];
+        snprintf(id, sizeof id, "%zu", i + 1);
+        snprintf(msg, sizeof msg,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\"}",
+                 id);
+        send_msg(s, msg, "tools/list", NULL, id, "2025-11-25");
+    }
+    assert_true(run_until(s, all_answered, &n, 20000));
+    assert_int_equal(s->n_fails, 0);
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = tg_test_json(s->msgs[i]); /* new ref */
+        json_int_t most = json_integer_value(
+            json_object_get(json_object_get(m, "result"), "most"));
+        assert_true(most >= 1 && most <= 2);
+        json_decref(m);
+    }
+    sess_end(s);
+}
+
 /* -------------------------------------------------------- toolgate serve */
 
 static const char init_fmt[] =
@@ -1024,6 +1099,8 @@ int main(void)
         cmocka_unit_test(test_fault_no_resume),
         cmocka_unit_test(test_fault_session_404),
         cmocka_unit_test(test_fault_hang),
+        cmocka_unit_test(test_fault_listen),
+        cmocka_unit_test(test_fault_concurrency),
         cmocka_unit_test(test_serve_legacy),
         cmocka_unit_test(test_serve_session_end),
         cmocka_unit_test(test_serve_modern),
