@@ -294,6 +294,17 @@ static void listen_done(rhttp *h, xfer *x, long status, CURLcode result)
     xfer_wait(h, x);
 }
 
+/* A transfer of x got no usable answer (why: msg): a resumption counts
+ * against the bound and is tried again, a POST fails its request. */
+static void attempt_failed(rhttp *h, xfer *x, const char *msg)
+{
+    if (x->resuming) {
+        x->failures++;
+        resume_or_fail(h, x, msg);
+    } else
+        xfer_fail_msg(x, TG_EIO, msg);
+}
+
 /* A transfer of a request (its POST or a resumption) ended. */
 static void request_done(rhttp *h, xfer *x, long status, CURLcode result)
 {
@@ -308,11 +319,7 @@ static void request_done(rhttp *h, xfer *x, long status, CURLcode result)
                  x->resuming ? "resuming the response stream failed"
                              : "the HTTP request failed",
                  curl_easy_strerror(result));
-        if (x->resuming) {
-            x->failures++;
-            resume_or_fail(h, x, msg);
-        } else
-            xfer_fail_msg(x, TG_EIO, msg);
+        attempt_failed(h, x, msg);
         return;
     }
     if (status < 200 || status >= 300) {
@@ -352,11 +359,7 @@ static void request_done(rhttp *h, xfer *x, long status, CURLcode result)
     if (result != CURLE_OK) { /* a JSON body cut short */
         snprintf(msg, sizeof msg, "the response body was cut: %s",
                  curl_easy_strerror(result));
-        if (x->resuming) {
-            x->failures++;
-            resume_or_fail(h, x, msg);
-        } else
-            xfer_fail_msg(x, TG_EIO, msg);
+        attempt_failed(h, x, msg);
         return;
     }
     if (x->in.len > 0)
@@ -373,11 +376,7 @@ static void request_done(rhttp *h, xfer *x, long status, CURLcode result)
                  "the server answered HTTP %ld without a response to the "
                  "request",
                  status);
-        if (x->resuming) {
-            x->failures++;
-            resume_or_fail(h, x, msg);
-        } else
-            xfer_fail_msg(x, TG_EIO, msg);
+        attempt_failed(h, x, msg);
         return;
     }
     xfer_free(x);

@@ -209,6 +209,26 @@ static const tg_error *wait_failure(sess *s, const char *id, long ms)
     return failure_of(s, id);
 }
 
+/* The fault server's initialize (id 1), answered. */
+static void fixture_init(sess *s)
+{
+    json_t *r = request(s,
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"initialize\",\"params\":{}}",
+                        "initialize", NULL, "1", NULL);
+    json_decref(r);
+}
+
+/* Sends a tools/call of tool "x" with id (an integer's text) under
+ * version. */
+static void send_call(sess *s, const char *id, const char *version)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\"}", id);
+    send_msg(s, msg, "tools/call", "x", id, version);
+}
+
 /* Ends s: the transport closed if it was not, `closed` exactly once, no
  * handle left open on the loop. */
 static void sess_end(sess *s)
@@ -435,20 +455,27 @@ static void test_options(void **state)
 
 /* ------------------------------------------------------------ faults */
 
-static void test_refused(void **state)
+/* A loopback port free right now: bound (never listened on), then let
+ * go. */
+static int free_port(void)
 {
-    (void)state;
-    /* A port nobody listens on: bound, never listened, then closed. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {0};
     socklen_t alen = sizeof a;
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    getsockname(fd, (struct sockaddr *)&a, &alen);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(a.sin_port));
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
     close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    /* A port nobody listens on. */
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", free_port());
     tg__rhttp_opts o = opts_for(url);
     sess *s = sess_new(&o);
     send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "ping",
@@ -463,14 +490,17 @@ static void test_refused(void **state)
     sess_end(s);
 }
 
-/* One request to scenario; its failure is expected with code. */
-static void expect_fault(const char *scenario, int code, const char *needle)
+/* One request to scenario under version; its failure is expected with
+ * code and a message holding needle, printable, without the token. */
+static void expect_fault_as(const char *scenario, const char *version, int code,
+                            const char *needle)
 {
     tg__rhttp_opts o = opts_for(fault_url(scenario));
     o.bearer_token = "fixture-secret";
+    o.max_resumes = 3;
     sess *s = sess_new(&o);
     send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"method\":\"tools/list\"}",
-             "tools/list", NULL, "\"r\"", "2025-11-25");
+             "tools/list", NULL, "\"r\"", version);
     const tg_error *e = wait_failure(s, "\"r\"", 20000);
     if (e->code != code || strstr(e->message, needle) == NULL)
         fail_msg("%s: got %d \"%s\", want %d with \"%s\"", scenario, e->code,
@@ -478,6 +508,11 @@ static void expect_fault(const char *scenario, int code, const char *needle)
     assert_printable(e->message);
     assert_null(strstr(e->message, "fixture-secret"));
     sess_end(s);
+}
+
+static void expect_fault(const char *scenario, int code, const char *needle)
+{
+    expect_fault_as(scenario, "2025-11-25", code, needle);
 }
 
 static void test_fault_statuses(void **state)
@@ -608,33 +643,12 @@ static void test_fault_no_resume(void **state)
 {
     (void)state;
     need_faults();
-    /* Resumptions that keep failing (503): bounded. */
-    tg__rhttp_opts o = opts_for(fault_url("resume-fail"));
-    o.max_resumes = 3;
-    sess *s = sess_new(&o);
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\"}",
-             "tools/call", "x", "5", "2025-11-25");
-    const tg_error *e = wait_failure(s, "5", 10000);
-    assert_int_equal(e->code, TG_EIO);
-    assert_non_null(strstr(e->message, "3 resumptions in a row failed"));
-    sess_end(s);
+    /* Resumptions that keep failing (503): bounded (max_resumes 3). */
+    expect_fault("resume-fail", TG_EIO, "3 resumptions in a row failed");
     /* No event id to resume from. */
-    o = opts_for(fault_url("no-id"));
-    s = sess_new(&o);
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\"}",
-             "tools/call", "x", "6", "2025-06-18");
-    e = wait_failure(s, "6", 10000);
-    assert_non_null(strstr(e->message, "no event id"));
-    assert_int_equal(s->n_msgs, 1); /* the notification still came */
-    sess_end(s);
+    expect_fault_as("no-id", "2025-06-18", TG_EIO, "no event id");
     /* 2026-07-28 streams are never resumed. */
-    o = opts_for(fault_url("resume"));
-    s = sess_new(&o);
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\"}",
-             "tools/call", "x", "7", "2026-07-28");
-    e = wait_failure(s, "7", 10000);
-    assert_non_null(strstr(e->message, "cannot be resumed"));
-    sess_end(s);
+    expect_fault_as("resume", "2026-07-28", TG_EIO, "cannot be resumed");
 }
 
 static void test_fault_session_404(void **state)
@@ -643,11 +657,7 @@ static void test_fault_session_404(void **state)
     need_faults();
     tg__rhttp_opts o = opts_for(fault_url("session"));
     sess *s = sess_new(&o);
-    json_t *r = request(s,
-                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                        "\"initialize\",\"params\":{}}",
-                        "initialize", NULL, "1", NULL);
-    json_decref(r);
+    fixture_init(s);
     assert_string_equal(((rhttp *)s->t)->session_id, "fixture-1");
     send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
              "tools/list", NULL, "2", "2025-11-25");
@@ -668,28 +678,17 @@ static void test_fault_hang(void **state)
     o.idle_ms = 1000;
     o.close_ms = 300;
     sess *s = sess_new(&o);
-    json_t *r = request(s,
-                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                        "\"initialize\",\"params\":{}}",
-                        "initialize", NULL, "1", NULL);
-    json_decref(r);
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}",
-             "tools/call", "x", "2", "2025-11-25");
+    fixture_init(s);
+    send_call(s, "2", "2025-11-25");
     const tg_error *e = wait_failure(s, "2", 8000);
     assert_int_equal(e->code, TG_EIO);
     sess_end(s);
 
     o.idle_ms = 0;
     s = sess_new(&o);
-    r = request(s,
-                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-                "\"params\":{}}",
-                "initialize", NULL, "1", NULL);
-    json_decref(r);
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\"}",
-             "tools/call", "x", "3", "2025-11-25");
-    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\"}",
-             "tools/call", "x", "4", "2025-11-25");
+    fixture_init(s);
+    send_call(s, "3", "2025-11-25");
+    send_call(s, "4", "2025-11-25");
     run_until(s, is_closed, NULL, 300); /* both reach the server */
     tg__rtransport_drop(s->t, "3");
     tg__rtransport_drop(s->t, "99"); /* unknown: nothing */
@@ -720,11 +719,7 @@ static void test_fault_listen(void **state)
     need_faults();
     tg__rhttp_opts o = opts_for(fault_url("listen"));
     sess *s = sess_new(&o);
-    json_t *r = request(s,
-                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                        "\"initialize\",\"params\":{}}",
-                        "initialize", NULL, "1", NULL);
-    json_decref(r);
+    fixture_init(s);
     send_msg(s,
              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
              "notifications/initialized", NULL, NULL, "2025-11-25");
@@ -793,10 +788,11 @@ static tg__rhttp_opts serve_opts(void)
 }
 
 /* initialize + initialized under version v; returns the session. */
-static sess *serve_session(const char *v)
+/* A session established with initialize + initialized under version v,
+ * over a transport made with o; the session id was learnt. */
+static sess *legacy_session(const tg__rhttp_opts *o, const char *v)
 {
-    tg__rhttp_opts o = serve_opts();
-    sess *s = sess_new(&o);
+    sess *s = sess_new(o);
     char init[512];
     snprintf(init, sizeof init, init_fmt, v);
     json_t *r = request(s, init, "initialize", NULL, "1", NULL);
@@ -809,6 +805,25 @@ static sess *serve_session(const char *v)
              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
              "notifications/initialized", NULL, NULL, v);
     return s;
+}
+
+static sess *serve_session(const char *v)
+{
+    tg__rhttp_opts o = serve_opts();
+    return legacy_session(&o, v);
+}
+
+/* Sends a request and checks that its response's text holds needle. */
+static void expect_answer(sess *s, const char *json, const char *method,
+                          const char *name, const char *id, const char *v,
+                          const char *needle)
+{
+    json_t *r = request(s, json, method, name, id, v);
+    char *text = json_dumps(r, 0);
+    if (strstr(text, needle) == NULL)
+        fail_msg("%s: no %s in %s", json, needle, text);
+    free(text);
+    json_decref(r);
 }
 
 /* A request with the session id sid, outside the transport: its status. */
@@ -853,23 +868,15 @@ static void test_serve_legacy(void **state)
         const char *v = versions[i];
         sess *s = serve_session(v);
         /* Without the session id the server would answer 400. */
-        json_t *r = request(
+        expect_answer(
             s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
-            "tools/list", NULL, "2", v);
-        char *text = json_dumps(r, 0);
-        assert_non_null(strstr(text, "\"name\": \"echo\""));
-        free(text);
-        json_decref(r);
+            "tools/list", NULL, "2", v, "\"name\": \"echo\"");
         /* tools/call is answered as an SSE stream. */
-        r = request(s,
-                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
-                    "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":"
-                    "\"hello over http\"}}}",
-                    "tools/call", "echo", "3", v);
-        text = json_dumps(r, 0);
-        assert_non_null(strstr(text, "hello over http"));
-        free(text);
-        json_decref(r);
+        expect_answer(s,
+                      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":"
+                      "\"hello over http\"}}}",
+                      "tools/call", "echo", "3", v, "hello over http");
         assert_int_equal(s->n_fails, 0);
         /* close sends DELETE: the old session id is unknown afterwards. */
         char *sid = strdup(((rhttp *)s->t)->session_id);
@@ -1038,17 +1045,10 @@ static void test_everything(void **state)
         (*tg_test_data_missing())++;
         skip();
     }
-    /* It takes its port from $PORT: a free one, found by binding. */
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    socklen_t alen = sizeof a;
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    getsockname(fd, (struct sockaddr *)&a, &alen);
+    /* It takes its port from $PORT. */
+    int port = free_port();
     static char env[32];
-    snprintf(env, sizeof env, "PORT=%d", ntohs(a.sin_port));
-    close(fd);
+    snprintf(env, sizeof env, "PORT=%d", port);
     proc p = {0};
     const char *argv[] = {bin, "streamableHttp", NULL};
     proc_start(&p, argv, env, "everything");
@@ -1057,33 +1057,17 @@ static void test_everything(void **state)
         fail_msg("server-everything did not start (see %s)", p.out);
     }
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(a.sin_port));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
     tg__rhttp_opts o = opts_for(url);
-    sess *s = sess_new(&o);
-    char init[512];
-    snprintf(init, sizeof init, init_fmt, "2025-11-25");
-    json_t *r = request(s, init, "initialize", NULL, "1", NULL);
-    assert_non_null(json_object_get(r, "result"));
-    json_decref(r);
-    assert_non_null(((rhttp *)s->t)->session_id);
-    send_msg(s,
-             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-             "notifications/initialized", NULL, NULL, "2025-11-25");
-    r = request(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
-                "tools/list", NULL, "2", "2025-11-25");
-    char *text = json_dumps(r, 0);
-    assert_non_null(strstr(text, "\"name\": \"echo\""));
-    free(text);
-    json_decref(r);
-    r = request(s,
-                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
-                "\"params\":{\"name\":\"echo\",\"arguments\":{\"message\":"
-                "\"hi everything\"}}}",
-                "tools/call", "echo", "3", "2025-11-25");
-    text = json_dumps(r, 0);
-    assert_non_null(strstr(text, "Echo: hi everything"));
-    free(text);
-    json_decref(r);
+    sess *s = legacy_session(&o, "2025-11-25");
+    expect_answer(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+                  "tools/list", NULL, "2", "2025-11-25", "\"name\": \"echo\"");
+    expect_answer(s,
+                  "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                  "\"params\":{\"name\":\"echo\",\"arguments\":{\"message\":"
+                  "\"hi everything\"}}}",
+                  "tools/call", "echo", "3", "2025-11-25",
+                  "Echo: hi everything");
     assert_int_equal(s->n_fails, 0);
     sess_end(s);
     proc_stop(&p);
