@@ -168,6 +168,8 @@ static int xfer_start(rhttp *h, xfer *x, tg_error *err)
     if (rc != 0)
         return rc;
     x->state = X_ACTIVE;
+    if (x->resuming)
+        h->resumed++;
     x->counted = x->kind == X_POST;
     if (x->counted)
         h->active++;

@@ -106,7 +106,8 @@ struct rhttp {
     int delete_sent; /* the DELETE of the session was started */
     int handles_closing;
     int wake_closed;
-    int open; /* handles still closing */
+    int open;              /* handles still closing */
+    unsigned long resumed; /* streams resumed (GET with Last-Event-ID) */
     tg_error close_err;
 };
 

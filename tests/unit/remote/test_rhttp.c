@@ -777,7 +777,7 @@ static void test_fault_concurrency(void **state)
 
 static const char init_fmt[] =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-    "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{"
+    "\"protocolVersion\":\"%s\",\"capabilities\":%s,\"clientInfo\":{"
     "\"name\":\"test_rhttp\",\"version\":\"1\"}}}";
 
 static tg__rhttp_opts serve_opts(void)
@@ -790,11 +790,12 @@ static tg__rhttp_opts serve_opts(void)
 /* initialize + initialized under version v; returns the session. */
 /* A session established with initialize + initialized under version v,
  * over a transport made with o; the session id was learnt. */
-static sess *legacy_session(const tg__rhttp_opts *o, const char *v)
+static sess *legacy_session(const tg__rhttp_opts *o, const char *v,
+                            const char *caps)
 {
     sess *s = sess_new(o);
     char init[512];
-    snprintf(init, sizeof init, init_fmt, v);
+    snprintf(init, sizeof init, init_fmt, v, caps);
     json_t *r = request(s, init, "initialize", NULL, "1", NULL);
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(r, "result"), "protocolVersion")),
@@ -810,7 +811,21 @@ static sess *legacy_session(const tg__rhttp_opts *o, const char *v)
 static sess *serve_session(const char *v)
 {
     tg__rhttp_opts o = serve_opts();
-    return legacy_session(&o, v);
+    return legacy_session(&o, v, "{}");
+}
+
+/* Waits for the response to request id and checks that its text holds
+ * needle. */
+static void expect_answer_seen(sess *s, const char *id, const char *needle)
+{
+    if (!run_until(s, has_response, id, 20000))
+        fail_msg("no response to request %s", id);
+    json_t *r = response_of(s, id);
+    char *text = json_dumps(r, 0);
+    if (strstr(text, needle) == NULL)
+        fail_msg("request %s: no %s in %s", id, needle, text);
+    free(text);
+    json_decref(r);
 }
 
 /* Sends a request and checks that its response's text holds needle. */
@@ -818,12 +833,8 @@ static void expect_answer(sess *s, const char *json, const char *method,
                           const char *name, const char *id, const char *v,
                           const char *needle)
 {
-    json_t *r = request(s, json, method, name, id, v);
-    char *text = json_dumps(r, 0);
-    if (strstr(text, needle) == NULL)
-        fail_msg("%s: no %s in %s", json, needle, text);
-    free(text);
-    json_decref(r);
+    send_msg(s, json, method, name, id, v);
+    expect_answer_seen(s, id, needle);
 }
 
 /* A request with the session id sid, outside the transport: its status. */
@@ -946,7 +957,7 @@ static void test_serve_wrong_token(void **state)
     o.bearer_token = "not-the-token";
     sess *s = sess_new(&o);
     char init[512];
-    snprintf(init, sizeof init, init_fmt, "2025-11-25");
+    snprintf(init, sizeof init, init_fmt, "2025-11-25", "{}");
     send_msg(s, init, "initialize", NULL, "1", NULL);
     const tg_error *e = wait_failure(s, "1", 10000);
     assert_int_equal(e->code, TG_EPERM);
@@ -1015,20 +1026,23 @@ static void test_serve_resume(void **state)
     (void)state;
     need_serve();
     sess *s = serve_session("2025-11-25");
-    json_t *r =
-        request(s,
-                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-                "\"params\":{\"name\":\"rest\",\"arguments\":{}}}",
-                "tools/call", "rest", "5", "2025-11-25");
-    char *text = json_dumps(r, 0);
-    assert_non_null(strstr(text, "rested"));
-    free(text);
-    json_decref(r);
+    expect_answer(s,
+                  "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+                  "\"params\":{\"name\":\"rest\",\"arguments\":{}}}",
+                  "tools/call", "rest", "5", "2025-11-25", "rested");
+    assert_true(((rhttp *)s->t)->resumed >= 1);
     assert_int_equal(s->n_fails, 0);
     sess_end(s);
 }
 
 /* ------------------------------------------------- server-everything */
+
+static int asked_sampling(sess *s, const void *arg)
+{
+    (void)arg;
+    return s->n_msgs > 0 &&
+           strstr(s->msgs[s->n_msgs - 1], "sampling/createMessage") != NULL;
+}
 
 static void test_everything(void **state)
 {
@@ -1059,7 +1073,7 @@ static void test_everything(void **state)
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
     tg__rhttp_opts o = opts_for(url);
-    sess *s = legacy_session(&o, "2025-11-25");
+    sess *s = legacy_session(&o, "2025-11-25", "{\"sampling\":{}}");
     expect_answer(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
                   "tools/list", NULL, "2", "2025-11-25", "\"name\": \"echo\"");
     expect_answer(s,
@@ -1068,6 +1082,39 @@ static void test_everything(void **state)
                   "\"hi everything\"}}}",
                   "tools/call", "echo", "3", "2025-11-25",
                   "Echo: hi everything");
+    /* A long operation reports progress on the call's stream first. */
+    size_t before = s->n_msgs;
+    expect_answer(s,
+                  "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+                  "\"params\":{\"name\":\"trigger-long-running-operation\","
+                  "\"arguments\":{\"duration\":1,\"steps\":3},"
+                  "\"_meta\":{\"progressToken\":\"p4\"}}}",
+                  "tools/call", "trigger-long-running-operation", "4",
+                  "2025-11-25", "completed");
+    size_t progress = 0;
+    for (size_t i = before; i < s->n_msgs; i++)
+        progress += strstr(s->msgs[i], "notifications/progress") != NULL;
+    assert_true(progress >= 1);
+    /* The server asks the client (sampling/createMessage) on the call's
+     * stream; the answer is a POST of its own; then the call ends. */
+    send_msg(s,
+             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"trigger-sampling-request\","
+             "\"arguments\":{\"prompt\":\"hello\"}}}",
+             "tools/call", "trigger-sampling-request", "5", "2025-11-25");
+    assert_true(run_until(s, asked_sampling, NULL, 20000));
+    json_t *ask = tg_test_json(s->msgs[s->n_msgs - 1]); /* new ref */
+    char *ask_id = json_dumps(json_object_get(ask, "id"), JSON_ENCODE_ANY);
+    char reply[512];
+    snprintf(reply, sizeof reply,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"role\":"
+             "\"assistant\",\"content\":{\"type\":\"text\",\"text\":"
+             "\"sampled by test_rhttp\"},\"model\":\"none\"}}",
+             ask_id);
+    free(ask_id);
+    json_decref(ask);
+    send_msg(s, reply, NULL, NULL, NULL, "2025-11-25");
+    expect_answer_seen(s, "5", "sampled by test_rhttp");
     assert_int_equal(s->n_fails, 0);
     sess_end(s);
     proc_stop(&p);
