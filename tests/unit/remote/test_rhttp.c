@@ -754,7 +754,7 @@ static void test_fault_concurrency(void **state)
     sess *s = sess_new(&o);
     const size_t n = 5;
     for (size_t i = 0; i < n; i++) {
-        char msg[128], id[8];
+        char msg[128], id[24];
         snprintf(id, sizeof id, "%zu", i + 1);
         snprintf(msg, sizeof msg,
                  "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\"}",
