@@ -339,6 +339,14 @@ static void request_done(rhttp *h, xfer *x, long status, CURLcode result)
             xfer_fail_msg(x, TG_EPERM, msg);
             return;
         }
+        if (x->mode == TG__RHTTP_ERROR_JSON && result == CURLE_OK &&
+            x->in.len > 0 && tg__rhttp_answers(x, x->in.data, x->in.len)) {
+            /* The server answered the request, with an error: the session
+             * reads it like any response. */
+            tg__rhttp_deliver(x, x->in.data, x->in.len);
+            xfer_free(x);
+            return;
+        }
         tg__text_show(tg__buf_cstr(&x->in), shown, sizeof shown);
         snprintf(msg, sizeof msg, "the server answered HTTP %ld%s%s", status,
                  x->in.len > 0 ? ": " : "", x->in.len > 0 ? shown : "");

@@ -26,6 +26,9 @@
 #define TG__RHTTP_EVENT_ID_MAX 1024
 /* How much of an error response's body a message quotes. */
 #define TG__RHTTP_EXCERPT 200
+/* The most of an error status's JSON body read, to find the JSON-RPC
+ * response in it. */
+#define TG__RHTTP_ERROR_BODY ((size_t)64 << 10)
 
 typedef enum xfer_kind {
     X_POST,   /* a message the session sent (and its resumptions) */
@@ -43,10 +46,13 @@ typedef enum xfer_state {
 /* How a response is being read (decided at its first body byte). */
 enum {
     TG__RHTTP_UNREAD = 0,
-    TG__RHTTP_JSON,  /* a 2xx JSON body, gathered up to the limit */
-    TG__RHTTP_SSE,   /* a 2xx event stream, each message handed on */
-    TG__RHTTP_ERROR, /* an error status: its first bytes kept to quote */
-    TG__RHTTP_SKIP   /* ignored to the end */
+    TG__RHTTP_JSON,       /* a 2xx JSON body, gathered up to the limit */
+    TG__RHTTP_SSE,        /* a 2xx event stream, each message handed on */
+    TG__RHTTP_ERROR,      /* an error status: its first bytes kept to quote */
+    TG__RHTTP_ERROR_JSON, /* an error status with a JSON body: gathered
+                             (to TG__RHTTP_ERROR_BODY), it may be the
+                             request's JSON-RPC error response */
+    TG__RHTTP_SKIP        /* ignored to the end */
 };
 
 typedef struct rhttp rhttp;
@@ -140,6 +146,9 @@ int tg__rhttp_build_headers(rhttp *h, xfer *x, tg_buf *b);
 void tg__rhttp_read_setup(xfer *x, CURL *e);
 /* Forgets the response read (before the next transfer of x). */
 void tg__rhttp_read_reset(xfer *x);
+/* Whether message json is the response to x's request (a result or an
+ * error with x's id, or an error without id). */
+int tg__rhttp_answers(const xfer *x, const char *json, size_t len);
 /* Hands one message of x's response to the session, noting whether it is
  * the response to x's request. */
 void tg__rhttp_deliver(xfer *x, const char *json, size_t len);

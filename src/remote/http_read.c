@@ -24,10 +24,8 @@
 
 /* ----------------------------------------------------------- matching */
 
-/* Whether message json is the response to x's request: a result or error
- * with x's id (an error without id also counts: the server could not read
- * the request's). */
-static int answers(const xfer *x, const char *json, size_t len)
+/* An error without id counts: the server could not read the request's. */
+int tg__rhttp_answers(const xfer *x, const char *json, size_t len)
 {
     tg_rpc_batch b;
     tg_rpc_limits lim = {0};
@@ -56,7 +54,7 @@ static int answers(const xfer *x, const char *json, size_t len)
 void tg__rhttp_deliver(xfer *x, const char *json, size_t len)
 {
     rhttp *h = x->h;
-    if (x->id != NULL && !x->got_response && answers(x, json, len))
+    if (x->id != NULL && !x->got_response && tg__rhttp_answers(x, json, len))
         x->got_response = 1;
     h->cbs.message(h->ud, json, len);
 }
@@ -131,7 +129,13 @@ static void decide(xfer *x)
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     tg__rhttp_headers_done(x, status);
     if (status < 200 || status >= 300) {
-        x->mode = TG__RHTTP_ERROR;
+        /* A request's POST refused with a JSON body may carry the
+         * request's JSON-RPC error (2026-07-28 says why in one: -32020,
+         * -32022 with the versions served, -32601 with 404). */
+        x->mode = x->kind == X_POST && !x->resuming && x->id != NULL &&
+                          x->ctype[0] != '\0' && ctype_json(x->ctype)
+                      ? TG__RHTTP_ERROR_JSON
+                      : TG__RHTTP_ERROR;
         return;
     }
     if (x->kind == X_DELETE) {
@@ -214,11 +218,14 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     if (x->fail.code != 0)
         return 0;
     switch (x->mode) {
-    case TG__RHTTP_ERROR: {
-        size_t room = TG__RHTTP_EXCERPT - x->in.len;
+    case TG__RHTTP_ERROR:
+    case TG__RHTTP_ERROR_JSON: {
+        size_t cap = x->mode == TG__RHTTP_ERROR ? TG__RHTTP_EXCERPT
+                                                : TG__RHTTP_ERROR_BODY;
+        size_t room = cap - x->in.len;
         if (tg__buf_append(&x->in, p, len < room ? len : room) != 0 ||
-            x->in.len >= TG__RHTTP_EXCERPT)
-            return 0; /* enough to quote */
+            len >= room)
+            return 0; /* enough to quote: stop there */
         return len;
     }
     case TG__RHTTP_JSON:

@@ -6,7 +6,11 @@
  * SSE stream of messages; the transport keeps the server's Mcp-Session-Id,
  * resumes a request's stream that broke before its response (GET with
  * Last-Event-ID), opens the server's own GET stream under the versions
- * that have one, and ends the session with DELETE on close. All of it runs
+ * that have one, and ends the session with DELETE on close. A request
+ * refused with an error status whose JSON body is the request's JSON-RPC
+ * error response (2026-07-28's 400 with -32020 or -32022, 404 with -32601)
+ * gets that response as a message, not request_failed: the session reads
+ * the server's reason like any error. All of it runs
  * on the libuv loop through libcurl's multi interface: no thread, no
  * blocking call.
  */

@@ -17,6 +17,7 @@
  *     under CI=true);
  *   - tests/fixtures/mcp_http_faults.py, a server that misbehaves on
  *     purpose: connection refused, 500 (a sanitized excerpt), 401, garbage,
+ *     a 400 carrying the request's JSON-RPC error (delivered as its answer),
  *     the wrong Content-Type, 202 to a request, bodies and events over the
  *     message limit, a stream that ends or is cut before its response and is
  *     resumed after the server's retry time, resumptions that keep failing,
@@ -199,6 +200,29 @@ static json_t *request(sess *s, const char *json, const char *method,
                              : "nothing");
     }
     return response_of(s, id);
+}
+
+/* Waits for the response to request id and checks that its text holds
+ * needle. */
+static void expect_answer_seen(sess *s, const char *id, const char *needle)
+{
+    if (!run_until(s, has_response, id, 20000))
+        fail_msg("no response to request %s", id);
+    json_t *r = response_of(s, id);
+    char *text = json_dumps(r, 0);
+    if (strstr(text, needle) == NULL)
+        fail_msg("request %s: no %s in %s", id, needle, text);
+    free(text);
+    json_decref(r);
+}
+
+/* Sends a request and checks that its response's text holds needle. */
+static void expect_answer(sess *s, const char *json, const char *method,
+                          const char *name, const char *id, const char *v,
+                          const char *needle)
+{
+    send_msg(s, json, method, name, id, v);
+    expect_answer_seen(s, id, needle);
 }
 
 /* Waits for request id's failure; fails the test when it does not come. */
@@ -525,6 +549,22 @@ static void test_fault_statuses(void **state)
     expect_fault("html", TG_EIO, "text/html");
     expect_fault("accepted", TG_EIO, "HTTP 202 without a response");
     expect_fault("nothing-here", TG_EIO, "HTTP 404");
+    /* A JSON body that answers another request is no answer. */
+    expect_fault("rpc-other", TG_EIO, "HTTP 400: {");
+}
+
+/* An error status whose JSON body is the request's JSON-RPC error: the
+ * server answered, and the session reads why. */
+static void test_fault_rpc_error(void **state)
+{
+    (void)state;
+    need_faults();
+    tg__rhttp_opts o = opts_for(fault_url("rpc-error"));
+    sess *s = sess_new(&o);
+    expect_answer(s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}",
+                  "tools/list", NULL, "8", "2026-07-28", "-32022");
+    assert_int_equal(s->n_fails, 0);
+    sess_end(s);
 }
 
 static void test_fault_limits(void **state)
@@ -814,29 +854,6 @@ static sess *serve_session(const char *v)
     return legacy_session(&o, v, "{}");
 }
 
-/* Waits for the response to request id and checks that its text holds
- * needle. */
-static void expect_answer_seen(sess *s, const char *id, const char *needle)
-{
-    if (!run_until(s, has_response, id, 20000))
-        fail_msg("no response to request %s", id);
-    json_t *r = response_of(s, id);
-    char *text = json_dumps(r, 0);
-    if (strstr(text, needle) == NULL)
-        fail_msg("request %s: no %s in %s", id, needle, text);
-    free(text);
-    json_decref(r);
-}
-
-/* Sends a request and checks that its response's text holds needle. */
-static void expect_answer(sess *s, const char *json, const char *method,
-                          const char *name, const char *id, const char *v,
-                          const char *needle)
-{
-    send_msg(s, json, method, name, id, v);
-    expect_answer_seen(s, id, needle);
-}
-
 /* A request with the session id sid, outside the transport: its status. */
 static long raw_status(const char *method, const char *sid, const char *v)
 {
@@ -937,15 +954,13 @@ static void test_serve_modern(void **state)
     free(text);
     json_decref(r);
     assert_null(((rhttp *)s->t)->session_id); /* none minted, none taken */
-    /* The server checks Mcp-Name against the body. */
+    /* The server checks Mcp-Name against the body (HeaderMismatch). */
     snprintf(msg, sizeof msg, modern_call_fmt, "\"m2\"", "echo",
              "{\"text\":\"x\"}");
     send_msg(s, msg, "tools/call", "not-echo", "\"m2\"", "2026-07-28");
-    const tg_error *e = wait_failure(s, "\"m2\"", 10000);
-    assert_int_equal(e->code, TG_EIO);
-    assert_non_null(strstr(e->message, "HTTP 400"));
-    assert_non_null(strstr(e->message, "-32020"));
-    assert_printable(e->message);
+    /* Its 400 carries the JSON-RPC error: that is the response. */
+    expect_answer_seen(s, "\"m2\"", "-32020");
+    assert_int_equal(s->n_fails, 0);
     sess_end(s);
 }
 
@@ -1126,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_fault_statuses),
+        cmocka_unit_test(test_fault_rpc_error),
         cmocka_unit_test(test_fault_limits),
         cmocka_unit_test(test_fault_headers),
         cmocka_unit_test(test_fault_resume),
