@@ -149,7 +149,8 @@ static int xfer_start(rhttp *h, xfer *x, tg_error *err)
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->o.connect_ms);
-    if (h->o.idle_ms > 0) {
+    /* The server's GET stream may rightly be silent for hours. */
+    if (h->o.idle_ms > 0 && x->kind != X_LISTEN) {
         curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                          (long)((h->o.idle_ms + 999) / 1000));
@@ -526,7 +527,10 @@ void tg__rhttp_run_cb(uv_timer_t *t)
 static int rhttp_send(tg__rtransport *t, const char *json, size_t len,
                       const tg__rsend *m, tg_error *err)
 {
+    static const tg__rsend none = {NULL, NULL, NULL, NULL};
     rhttp *h = (rhttp *)t;
+    if (m == NULL)
+        m = &none; /* a message with nothing to say about it */
     if (h->closing)
         return tg__error_set(err, TG_EIO, "the HTTP transport is closed");
     if (len > h->o.max_message)

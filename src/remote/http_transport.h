@@ -50,9 +50,9 @@ typedef struct tg__rhttp_opts {
     /* A connection must be up within connect_ms. */
     unsigned connect_ms;
     /* A transfer that receives nothing for idle_ms ends (request_failed,
-     * TG_EIO); curl checks it in whole seconds, rounded up. 0: no idle
-     * limit (a long tool call may be silent; the session's deadline bounds
-     * it and drops the request). */
+     * TG_EIO; the server's GET stream is exempt); curl checks it in whole
+     * seconds, rounded up. 0: no idle limit (a long tool call may be
+     * silent; the session's deadline bounds it and drops the request). */
     unsigned idle_ms;
     /* How long the DELETE of the session may take at close. */
     unsigned close_ms;
