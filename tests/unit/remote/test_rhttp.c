@@ -64,6 +64,11 @@ typedef struct sess {
     size_t n_fails;
     int closed;
     tg_error closed_err;
+    /* What the session does from inside its message callback, once: drop
+     * a request, send one (as a tools/list with id send_on_msg), close. */
+    const char *drop_on_msg;
+    const char *send_on_msg;
+    int close_on_msg;
 } sess;
 
 static void on_message(void *ud, const char *json, size_t len)
@@ -71,6 +76,25 @@ static void on_message(void *ud, const char *json, size_t len)
     sess *s = ud;
     if (s->n_msgs < MAX_SEEN)
         s->msgs[s->n_msgs++] = strndup(json, len);
+    if (s->drop_on_msg != NULL) {
+        tg__rtransport_drop(s->t, s->drop_on_msg);
+        s->drop_on_msg = NULL;
+    }
+    if (s->send_on_msg != NULL) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\"}",
+                 s->send_on_msg);
+        tg__rsend m = {"tools/list", NULL, s->send_on_msg, "2025-11-25"};
+        tg_error err;
+        assert_int_equal(tg__rtransport_send(s->t, msg, strlen(msg), &m, &err),
+                         0);
+        s->send_on_msg = NULL;
+    }
+    if (s->close_on_msg) {
+        s->close_on_msg = 0;
+        tg__rtransport_close(s->t);
+    }
 }
 
 static void on_failed(void *ud, const char *id, const tg_error *err)
@@ -813,6 +837,50 @@ static void test_fault_concurrency(void **state)
     sess_end(s);
 }
 
+static int never(sess *s, const void *arg)
+{
+    (void)s;
+    (void)arg;
+    return 0;
+}
+
+/* The session may call the transport from inside its callbacks: a drop
+ * there ends the stream being read (nothing more comes for it, not even
+ * its resumption), a send starts another request, a close ends it all
+ * (`closed` once, nothing after). */
+static void test_fault_reentrant(void **state)
+{
+    (void)state;
+    need_faults();
+    tg__rhttp_opts o = opts_for(fault_url("resume"));
+    sess *s = sess_new(&o);
+    s->drop_on_msg = "4";
+    send_call(s, "4", "2025-11-25");
+    run_until(s, never, NULL, 800); /* past the 200 ms retry */
+    assert_int_equal(s->n_msgs, 1);
+    assert_int_equal(s->n_fails, 0);
+    sess_end(s);
+
+    o = opts_for(fault_url("headers"));
+    s = sess_new(&o);
+    s->send_on_msg = "2";
+    json_t *r =
+        request(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+                "tools/list", NULL, "1", "2025-11-25");
+    json_decref(r);
+    expect_answer_seen(s, "2", "headers");
+    s->close_on_msg = 1;
+    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}",
+             "tools/list", NULL, "3", "2025-11-25");
+    send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}",
+             "tools/list", NULL, "5", "2025-11-25");
+    assert_true(run_until(s, is_closed, NULL, 10000));
+    assert_int_equal(s->closed_err.code, 0);
+    assert_int_equal(s->n_fails, 0);
+    assert_int_equal(s->n_msgs, 3); /* 1, 2, then one of 3 and 5 */
+    sess_end(s);
+}
+
 /* -------------------------------------------------------- toolgate serve */
 
 static const char init_fmt[] =
@@ -1150,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_fault_hang),
         cmocka_unit_test(test_fault_listen),
         cmocka_unit_test(test_fault_concurrency),
+        cmocka_unit_test(test_fault_reentrant),
         cmocka_unit_test(test_serve_legacy),
         cmocka_unit_test(test_serve_session_end),
         cmocka_unit_test(test_serve_modern),
