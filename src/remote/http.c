@@ -39,6 +39,7 @@ static char *dup_or_null(const char *s)
 
 static void wake_soon(rhttp *h)
 {
+    h->kicked = 1;
     if (!h->wake_closed)
         uv_timer_start(&h->wake, tg__rhttp_run_cb, 0, 0);
 }
@@ -492,6 +493,7 @@ void tg__rhttp_run_cb(uv_timer_t *t)
         return;
     }
     uint64_t now = uv_now(h->loop), next_due = UINT64_MAX;
+    h->kicked = 0;
     for (xfer *x = h->head, *next; x != NULL && !h->closing; x = next) {
         next = x->next;
         if (x->dropped) {
@@ -516,7 +518,9 @@ void tg__rhttp_run_cb(uv_timer_t *t)
             xfer_fail(x, &e); /* next is still linked: fail only marks */
         }
     }
-    if (h->closing)
+    /* A wake asked for meanwhile (a send from a failure's callback) wins
+     * over the next due time. */
+    if (h->closing || h->kicked)
         wake_soon(h);
     else if (next_due != UINT64_MAX)
         uv_timer_start(&h->wake, tg__rhttp_run_cb, next_due - now, 0);

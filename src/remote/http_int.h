@@ -112,6 +112,7 @@ struct rhttp {
     int delete_sent; /* the DELETE of the session was started */
     int handles_closing;
     int wake_closed;
+    int kicked;            /* a run was asked for since the last one began */
     int open;              /* handles still closing */
     unsigned long resumed; /* streams resumed (GET with Last-Event-ID) */
     tg_error close_err;
