@@ -250,6 +250,16 @@ static void take_session_id(rhttp *h, xfer *x)
     h->session_id = copy;
 }
 
+void tg__rhttp_answered(xfer *x)
+{
+    rhttp *h = x->h;
+    if (!x->counted)
+        return;
+    x->counted = 0;
+    h->active--;
+    wake_soon(h);
+}
+
 void tg__rhttp_headers_done(xfer *x, long status)
 {
     if (status >= 200 && status < 300)

@@ -122,6 +122,10 @@ struct rhttp {
 /* The wake timer's callback: starts what is due, ends what was dropped,
  * closes when asked. */
 void tg__rhttp_run_cb(uv_timer_t *t);
+/* x's request has its response: its transfer stops counting against
+ * max_transfers (a stream the server keeps open after the response holds
+ * no slot), and what waits for a slot may start. */
+void tg__rhttp_answered(xfer *x);
 /* The response's headers are in (status known): takes the session id of a
  * successful POST. */
 void tg__rhttp_headers_done(xfer *x, long status);

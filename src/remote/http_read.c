@@ -54,8 +54,10 @@ int tg__rhttp_answers(const xfer *x, const char *json, size_t len)
 void tg__rhttp_deliver(xfer *x, const char *json, size_t len)
 {
     rhttp *h = x->h;
-    if (x->id != NULL && !x->got_response && tg__rhttp_answers(x, json, len))
+    if (x->id != NULL && !x->got_response && tg__rhttp_answers(x, json, len)) {
         x->got_response = 1;
+        tg__rhttp_answered(x);
+    }
     h->cbs.message(h->ud, json, len);
 }
 

@@ -808,6 +808,28 @@ static int all_answered(sess *s, const void *arg)
     return s->n_msgs + s->n_fails >= *(const size_t *)arg;
 }
 
+/* A stream the server keeps open after its response holds no slot: with
+ * one transfer at a time, three such requests are all answered. */
+static void test_fault_linger(void **state)
+{
+    (void)state;
+    need_faults();
+    tg__rhttp_opts o = opts_for(fault_url("linger"));
+    o.max_transfers = 1;
+    sess *s = sess_new(&o);
+    for (int i = 1; i <= 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        send_call(s, id, "2025-11-25");
+    }
+    for (int i = 1; i <= 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        expect_answer_seen(s, id, "lingering");
+    }
+    sess_end(s);
+}
+
 /* max_transfers bounds the POSTs in flight; the others wait their turn. */
 static void test_fault_concurrency(void **state)
 {
@@ -1218,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_fault_hang),
         cmocka_unit_test(test_fault_listen),
         cmocka_unit_test(test_fault_concurrency),
+        cmocka_unit_test(test_fault_linger),
         cmocka_unit_test(test_fault_reentrant),
         cmocka_unit_test(test_serve_legacy),
         cmocka_unit_test(test_serve_session_end),
