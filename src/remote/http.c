@@ -25,6 +25,10 @@
 #include <string.h>
 
 #define MIN_RETRY_MS 10
+/* How long a request's stream may stay open after its response before it
+ * is ended here (the server should have ended it): long enough for the
+ * end of the body to follow, so the connection is reused. */
+#define LINGER_MS 1000
 
 static const tg__rtransport_vt rhttp_vt;
 
@@ -257,6 +261,7 @@ void tg__rhttp_answered(xfer *x)
         return;
     x->counted = 0;
     h->active--;
+    x->answered_at = uv_now(h->loop);
     wake_soon(h);
 }
 
@@ -508,6 +513,15 @@ void tg__rhttp_run_cb(uv_timer_t *t)
         next = x->next;
         if (x->dropped) {
             xfer_free(x);
+            continue;
+        }
+        if (x->state == X_ACTIVE && x->got_response) {
+            /* Answered, but the server keeps the stream open. */
+            uint64_t due = x->answered_at + LINGER_MS;
+            if (due <= now)
+                xfer_free(x);
+            else if (due < next_due)
+                next_due = due;
             continue;
         }
         if (x->state == X_WAITING) {

@@ -69,12 +69,13 @@ typedef struct xfer {
     char *body;
     size_t body_len;
     char *id, *method, *name, *version;
-    int counted;       /* counts in h->active */
-    int sent_session;  /* the transfer bore Mcp-Session-Id */
-    int resuming;      /* the next transfers are GETs with Last-Event-ID */
-    int dropped;       /* the session dropped it: nothing more delivered */
-    unsigned failures; /* resumptions (or reopenings) failed in a row */
-    uint64_t due;      /* X_WAITING: uv_now() when to start */
+    int counted;          /* counts in h->active */
+    int sent_session;     /* the transfer bore Mcp-Session-Id */
+    int resuming;         /* the next transfers are GETs with Last-Event-ID */
+    int dropped;          /* the session dropped it: nothing more delivered */
+    unsigned failures;    /* resumptions (or reopenings) failed in a row */
+    uint64_t due;         /* X_WAITING: uv_now() when to start */
+    uint64_t answered_at; /* uv_now() when the response came */
     /* Across the transfers of one stream. */
     char *last_id;    /* the last event id seen, NULL when none */
     int64_t retry_ms; /* the server's retry time, -1 when none */
@@ -123,8 +124,8 @@ struct rhttp {
  * closes when asked. */
 void tg__rhttp_run_cb(uv_timer_t *t);
 /* x's request has its response: its transfer stops counting against
- * max_transfers (a stream the server keeps open after the response holds
- * no slot), and what waits for a slot may start. */
+ * max_transfers, and what waits for a slot may start; a stream the server
+ * keeps open after the response is ended a second later. */
 void tg__rhttp_answered(xfer *x);
 /* The response's headers are in (status known): takes the session id of a
  * successful POST. */

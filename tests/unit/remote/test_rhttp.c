@@ -809,7 +809,14 @@ static int all_answered(sess *s, const void *arg)
 }
 
 /* A stream the server keeps open after its response holds no slot: with
- * one transfer at a time, three such requests are all answered. */
+ * one transfer at a time, three such requests are all answered; and the
+ * transport ends such streams itself, a second after their response. */
+static int no_transfer(sess *s, const void *arg)
+{
+    (void)arg;
+    return ((rhttp *)s->t)->head == NULL;
+}
+
 static void test_fault_linger(void **state)
 {
     (void)state;
@@ -827,6 +834,7 @@ static void test_fault_linger(void **state)
         snprintf(id, sizeof id, "%d", i);
         expect_answer_seen(s, id, "lingering");
     }
+    assert_true(run_until(s, no_transfer, NULL, 5000));
     sess_end(s);
 }
 
