@@ -39,6 +39,7 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <uv.h>
 
@@ -330,6 +331,8 @@ static void proc_start(proc *p, const char *const *argv, const char *env,
         if (env != NULL)
             putenv((char *)env);
         setpgid(0, 0);
+        /* Gone with the test, even when it crashes. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
