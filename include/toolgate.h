@@ -670,6 +670,12 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);
+/* The same, for what `caller` may see: a tool the runtime's policy denies
+ * to that caller whatever the arguments is left out (one it asks about, or
+ * denies only for some arguments, stays). A server lists tools with it, so
+ * a client is not offered what it can never run. Caller frees *out. */
+int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
+                         char **out, tg_error *err);
 
 /* ----------------------------------------------------------------- journal */
 

@@ -154,6 +154,47 @@ const tg_mcp_tools *srv_tools(tg_srv *srv)
     return srv->tools;
 }
 
+struct srv_caller_tools {
+    struct srv_caller_tools *next;
+    tg_mcp_tools *tools;
+    char caller[]; /* "" for none */
+};
+
+const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
+{
+    const char *key = caller != NULL ? caller : "";
+    for (struct srv_caller_tools *t = srv->caller_tools; t != NULL; t = t->next)
+        if (strcmp(t->caller, key) == 0)
+            return t->tools;
+    size_t kl = strlen(key);
+    struct srv_caller_tools *t = calloc(1, sizeof *t + kl + 1);
+    char *text = NULL;
+    if (t == NULL ||
+        tg_runtime_tools_for(srv->rt, "mcp", caller, &text, NULL) != 0 ||
+        tg__mcp_tools_new(text, strlen(text), &t->tools, NULL) != 0) {
+        tg_free(text);
+        free(t);
+        return NULL;
+    }
+    tg_free(text);
+    memcpy(t->caller, key, kl + 1);
+    t->next = srv->caller_tools;
+    srv->caller_tools = t;
+    return t->tools;
+}
+
+void srv_tools_free(tg_srv *srv)
+{
+    tg__mcp_tools_free(srv->tools);
+    srv->tools = NULL;
+    while (srv->caller_tools != NULL) {
+        struct srv_caller_tools *t = srv->caller_tools;
+        srv->caller_tools = t->next;
+        tg__mcp_tools_free(t->tools);
+        free(t);
+    }
+}
+
 /* A page of `list` from the cursor (the index of its first item, as
  * text), `key` the member to put it in. */
 static void page(srv_ctx *c, const json_t *list, const char *key,
@@ -197,7 +238,8 @@ const char *srv_meta_members(tg_mcp_version v)
 
 static void m_tools_list(srv_ctx *c)
 {
-    const tg_mcp_tools *tools = srv_tools(c->srv);
+    /* a client is offered only what its caller may run */
+    const tg_mcp_tools *tools = srv_tools_for(c->srv, srv_session_caller(c->s));
     if (tools == NULL) {
         fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
         return;

@@ -458,7 +458,7 @@ void srv_free(tg_srv *srv)
         free(s->caller);
         free(s);
     }
-    tg__mcp_tools_free(srv->tools);
+    srv_tools_free(srv);
     if (srv->trace != NULL)
         fclose(srv->trace);
     free(srv->caller);

@@ -40,6 +40,9 @@ struct tg_srv {
     uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
     tg_mcp_tools *tools; /* the tool list, built on first use */
+    /* the tool list each caller may see (srv_tools_for), built on its
+     * first use; callers come from the configuration and the tokens */
+    struct srv_caller_tools *caller_tools;
     srv_session *sessions;
     size_t live; /* requests not yet answered */
     bool stopping, closed;
@@ -181,6 +184,12 @@ bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
 void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tool list (borrowed; built on first use), or NULL. */
 const tg_mcp_tools *srv_tools(tg_srv *srv);
+/* The tools `caller` may see: what the policy denies that caller whatever
+ * the arguments is left out (borrowed; built on the caller's first use),
+ * or NULL. */
+const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
+/* Frees the lists srv_tools_for built. */
+void srv_tools_free(tg_srv *srv);
 /* The _meta members every result of version v carries (JSON text of
  * members: serverInfo under 2026-07-28), or NULL. */
 const char *srv_meta_members(tg_mcp_version v);
