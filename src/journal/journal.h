@@ -37,6 +37,11 @@ typedef struct tg_journal_options {
      * (args_bytes), not the arguments, twice over when they came as a
      * string. */
     int64_t max_args_bytes;
+    /* The configured HMAC key (borrowed, read by the open call only): the
+     * links of the hash chain (chain.h) are HMAC-SHA-256 with it, plain
+     * SHA-256 without one (NULL). */
+    const unsigned char *hmac_key;
+    size_t hmac_key_len;
 } tg_journal_options;
 
 /* What the journal keeps of arguments over max_args_bytes (bytes). */
