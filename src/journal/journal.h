@@ -42,6 +42,10 @@ typedef struct tg_journal_options {
      * SHA-256 without one (NULL). */
     const unsigned char *hmac_key;
     size_t hmac_key_len;
+    /* bench_journal only: result rows are written without links (and call
+     * rows without digests), to measure what the chain costs. Such rows
+     * verify as inserted. */
+    int unchained;
 } tg_journal_options;
 
 /* What the journal keeps of arguments over max_args_bytes (bytes). */

@@ -1007,6 +1007,8 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
              : sqlite3_bind_null(st, o + 15);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
+    if (sj->opts.unchained)
+        return 0;
     tg_chain_hash h;
     tg__chain_digest_start(&h);
     tg__chain_int(&h, rowid);
@@ -1119,6 +1121,11 @@ static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
     b |= bind_text(st, o + 15, decisions);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a result", err);
+    if (sj->opts.unchained) {
+        b = sqlite3_bind_null(st, o + 16);
+        b |= sqlite3_bind_null(st, o + 17);
+        return b != SQLITE_OK ? db_fail(sj, b, "binding a result", err) : 0;
+    }
     struct chain_head *c = &sj->chain_tx;
     tg_chain_hash h;
     tg__chain_link_start(&h, &sj->key, c->link, c->seq + 1);
@@ -1160,7 +1167,7 @@ static int insert_results(struct sqlite_journal *sj, tg_call *const *calls,
                           size_t n, sqlite3_int64 now, tg_error *err)
 {
     struct owned own = {.n = 0};
-    int rc = chain_sync(sj, err);
+    int rc = sj->opts.unchained ? 0 : chain_sync(sj, err);
     for (size_t pos = 0; rc == 0 && pos < n;) {
         int z = 0;
         while ((size_t)row_sizes[z] > n - pos)
@@ -1568,7 +1575,8 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
             goto fail;
         }
         if ((rc = run(sj, ins, "recording an interrupted call", err)) != 0 ||
-            (rc = chain_row_in_place(sj, list[i].rowid, err)) != 0 ||
+            (!sj->opts.unchained &&
+             (rc = chain_row_in_place(sj, list[i].rowid, err)) != 0) ||
             (rc = running_remove(sj, list[i].rowid, list[i].rowid, err)) != 0)
             goto fail;
     }
