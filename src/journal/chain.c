@@ -75,9 +75,24 @@ void tg__chain_key_cleanup(tg_chain_key *k)
     OPENSSL_cleanse(k, sizeof *k);
 }
 
+static void flush(tg_chain_hash *h)
+{
+    if (h->n > 0)
+        SHA256_Update(&h->ctx, h->buf, h->n);
+    h->n = 0;
+}
+
 static void put(tg_chain_hash *h, const void *p, size_t n)
 {
-    SHA256_Update(&h->ctx, p, n);
+    if (n > sizeof h->buf - h->n) {
+        flush(h);
+        if (n > sizeof h->buf) {
+            SHA256_Update(&h->ctx, p, n);
+            return;
+        }
+    }
+    memcpy(h->buf + h->n, p, n);
+    h->n += n;
 }
 
 static void put_u64(tg_chain_hash *h, unsigned char tag, uint64_t v)
@@ -95,6 +110,7 @@ void tg__chain_link_start(tg_chain_hash *h, const tg_chain_key *k,
                           const unsigned char prev[TG_CHAIN_LEN], int64_t seq)
 {
     h->key = k != NULL && k->keyed ? k : NULL;
+    h->n = 0;
     if (h->key != NULL)
         h->ctx = h->key->inner;
     else
@@ -107,6 +123,7 @@ void tg__chain_link_start(tg_chain_hash *h, const tg_chain_key *k,
 void tg__chain_digest_start(tg_chain_hash *h)
 {
     h->key = NULL;
+    h->n = 0;
     SHA256_Init(&h->ctx);
 }
 
@@ -159,6 +176,7 @@ void tg__chain_call(tg_chain_hash *h, const unsigned char digest[TG_CHAIN_LEN])
 
 void tg__chain_end(tg_chain_hash *h, unsigned char out[TG_CHAIN_LEN])
 {
+    flush(h);
     if (h->key != NULL)
         mac_final(h->key, &h->ctx, out);
     else

@@ -44,10 +44,14 @@ typedef struct tg_chain_key {
     char id[TG_CHAIN_KEY_ID];
 } tg_chain_key;
 
-/* One hash being fed (a link, or a call row's digest). */
+/* One hash being fed (a link, or a call row's digest). Columns are
+ * gathered in buf and hashed in blocks: a SHA256_Update per column (two
+ * dozen a row, most of a few bytes) cost more than the hashing itself. */
 typedef struct tg_chain_hash {
     SHA256_CTX ctx;
     const tg_chain_key *key; /* NULL: plain SHA-256 */
+    size_t n;                /* bytes waiting in buf */
+    unsigned char buf[1024];
 } tg_chain_hash;
 
 /* Prepares k from key[0..len) (key NULL or len 0: unkeyed). Returns 0 or

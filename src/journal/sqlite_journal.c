@@ -243,6 +243,23 @@ static const char *const migrations[] = {
     " key_id TEXT NOT NULL, started_at INTEGER NOT NULL);"
     "CREATE TABLE chain_pruned(seq INTEGER PRIMARY KEY, link BLOB NOT NULL,"
     " call_rowid INTEGER, pruned_at INTEGER NOT NULL);",
+    /* v9: pins of remote tool definitions (pins.c). One row per tool of a
+     * source: the accepted definition (checksum, JCS text; NULL while a new
+     * tool is held and was never accepted), and a served definition waiting
+     * for the user (pending_*), with the pinned tool it renames. */
+    "CREATE TABLE pins("
+    " source TEXT NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " checksum TEXT,"
+    " definition TEXT,"
+    " first_seen INTEGER NOT NULL," /* epoch ms */
+    " accepted_at INTEGER,"         /* NULL: pinned on first sight */
+    " state TEXT NOT NULL,"         /* 'pinned' | 'pending' | 'held' */
+    " pending_checksum TEXT,"
+    " pending_definition TEXT,"
+    " pending_since INTEGER,"
+    " renamed_from TEXT,"
+    " PRIMARY KEY (source, tool)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
