@@ -177,9 +177,12 @@ static int tx_end(sqlite3 *db, int rc, tg_error *err)
     return rc;
 }
 
-int tg__journal_pin_first_seen(tg_journal *j, const char *source,
-                               const char *tool, const char *checksum,
-                               const char *definition, tg_error *err)
+/* Runs one statement that writes a pin: ?1 source, ?2 tool, ?3 checksum,
+ * ?4 definition, ?5 now, ?6 renamed_from; *changes: rows it changed. */
+static int write_pin(tg_journal *j, const char *sql, const char *source,
+                     const char *tool, const char *checksum,
+                     const char *definition, const char *renamed_from,
+                     int *changes, tg_error *err)
 {
     sqlite3 *db = db_of(j, err);
     sqlite3_stmt *st = NULL;
@@ -189,67 +192,61 @@ int tg__journal_pin_first_seen(tg_journal *j, const char *source,
     if (source == NULL || tool == NULL || checksum == NULL ||
         definition == NULL)
         return tg__error_set(err, TG_EINVAL,
-                             "pins: a pin needs a source, a "
-                             "tool, a checksum and a "
-                             "definition");
-    if ((rc = prepare(db,
-                      "INSERT INTO pins(source, tool, checksum, definition,"
-                      " first_seen, state) VALUES (?1, ?2, ?3, ?4, ?5,"
-                      " 'pinned') ON CONFLICT DO NOTHING",
-                      &st, err)) != 0)
+                             "pins: a definition needs a "
+                             "source, a tool, a checksum "
+                             "and its text");
+    if ((rc = prepare(db, sql, &st, err)) != 0)
         return rc;
     bind_text(st, 1, source);
     bind_text(st, 2, tool);
     bind_text(st, 3, checksum);
     bind_text(st, 4, definition);
     sqlite3_bind_int64(st, 5, tg__now_ms());
-    if ((rc = step_done(db, st, "recording a pin", err)) != 0)
-        return rc;
-    if (sqlite3_changes(db) == 0)
-        return tg__error_set(err, TG_EEXIST,
-                             "pins: '%s' of source '%s' is pinned already",
-                             tool, source);
-    return 0;
+    if (sqlite3_bind_parameter_count(st) >= 6)
+        bind_text(st, 6, renamed_from);
+    rc = step_done(db, st, "recording a pin", err);
+    *changes = rc == 0 ? sqlite3_changes(db) : 0;
+    return rc;
+}
+
+int tg__journal_pin_first_seen(tg_journal *j, const char *source,
+                               const char *tool, const char *checksum,
+                               const char *definition, tg_error *err)
+{
+    int changes = 0;
+    int rc = write_pin(j,
+                       "INSERT INTO pins(source, tool, checksum, definition,"
+                       " first_seen, state) VALUES (?1, ?2, ?3, ?4, ?5,"
+                       " 'pinned') ON CONFLICT DO NOTHING",
+                       source, tool, checksum, definition, NULL, &changes, err);
+    if (rc == 0 && changes == 0)
+        rc = tg__error_set(err, TG_EEXIST,
+                           "pins: '%s' of source '%s' is pinned already", tool,
+                           source);
+    return rc;
 }
 
 int tg__journal_pin_hold(tg_journal *j, const char *source, const char *tool,
                          const char *checksum, const char *definition,
                          const char *renamed_from, tg_error *err)
 {
-    sqlite3 *db = db_of(j, err);
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (db == NULL)
-        return TG_EINVAL;
-    if (source == NULL || tool == NULL || checksum == NULL ||
-        definition == NULL)
-        return tg__error_set(err, TG_EINVAL,
-                             "pins: a held definition needs "
-                             "a source, a tool, a checksum "
-                             "and a definition");
+    int changes = 0;
     /* A pinned tool keeps its accepted definition and waits (pending); a
      * tool without one is held. The first pending_since stays while the
      * definition waiting changes. */
-    if ((rc = prepare(db,
-                      "INSERT INTO pins(source, tool, first_seen, state,"
-                      " pending_checksum, pending_definition, pending_since,"
-                      " renamed_from) VALUES (?1, ?2, ?5, 'held', ?3, ?4, ?5,"
-                      " ?6) ON CONFLICT(source, tool) DO UPDATE SET"
-                      " state = CASE WHEN checksum IS NULL THEN 'held'"
-                      " ELSE 'pending' END,"
-                      " pending_checksum = excluded.pending_checksum,"
-                      " pending_definition = excluded.pending_definition,"
-                      " pending_since = ifnull(pending_since, ?5),"
-                      " renamed_from = excluded.renamed_from",
-                      &st, err)) != 0)
-        return rc;
-    bind_text(st, 1, source);
-    bind_text(st, 2, tool);
-    bind_text(st, 3, checksum);
-    bind_text(st, 4, definition);
-    sqlite3_bind_int64(st, 5, tg__now_ms());
-    bind_text(st, 6, renamed_from);
-    return step_done(db, st, "recording a held definition", err);
+    return write_pin(j,
+                     "INSERT INTO pins(source, tool, first_seen, state,"
+                     " pending_checksum, pending_definition, pending_since,"
+                     " renamed_from) VALUES (?1, ?2, ?5, 'held', ?3, ?4, ?5,"
+                     " ?6) ON CONFLICT(source, tool) DO UPDATE SET"
+                     " state = CASE WHEN checksum IS NULL THEN 'held'"
+                     " ELSE 'pending' END,"
+                     " pending_checksum = excluded.pending_checksum,"
+                     " pending_definition = excluded.pending_definition,"
+                     " pending_since = ifnull(pending_since, ?5),"
+                     " renamed_from = excluded.renamed_from",
+                     source, tool, checksum, definition, renamed_from, &changes,
+                     err);
 }
 
 int tg__journal_pin_accept(tg_journal *j, const char *source, const char *tool,

@@ -114,17 +114,6 @@ static int shape_of_text(const char *def, char checksum[TG_CHECKSUM_MAX],
     return rc;
 }
 
-/* Appends "/" and the JSON-pointer escape of key (~0, ~1). */
-static int pointer_push(tg_buf *p, const char *key)
-{
-    int rc = tg__buf_puts(p, "/");
-    for (const char *c = key; rc == 0 && *c; c++)
-        rc = *c == '~'   ? tg__buf_puts(p, "~0")
-             : *c == '/' ? tg__buf_puts(p, "~1")
-                         : tg__buf_append(p, c, 1);
-    return rc;
-}
-
 /* Appends to p the pointer of the first place where a and b differ (they
  * must differ). */
 static int first_difference(const json_t *a, const json_t *b, tg_buf *p)
@@ -136,16 +125,16 @@ static int first_difference(const json_t *a, const json_t *b, tg_buf *p)
         {
             json_t *vb = json_object_get(b, k); /* borrowed */
             if (vb == NULL)
-                return pointer_push(p, k);
+                return tg__buf_put_pointer_token(p, k, strlen(k));
             if (!json_equal(va, vb)) {
-                int rc = pointer_push(p, k);
+                int rc = tg__buf_put_pointer_token(p, k, strlen(k));
                 return rc ? rc : first_difference(va, vb, p);
             }
         }
         json_object_foreach((json_t *)b, k, va)
         {
             if (json_object_get(a, k) == NULL)
-                return pointer_push(p, k);
+                return tg__buf_put_pointer_token(p, k, strlen(k));
         }
         return 0;
     }

@@ -142,17 +142,6 @@ static int add_flag(struct walk *w, unsigned found, int stripped, int is_key)
     return 0;
 }
 
-/* Appends "/" and the JSON-pointer escape of key (~0, ~1) to the pointer. */
-static int push(struct walk *w, const char *key, size_t len)
-{
-    int rc = tg__buf_puts(&w->ptr, "/");
-    for (size_t i = 0; rc == 0 && i < len; i++)
-        rc = key[i] == '~'   ? tg__buf_puts(&w->ptr, "~0")
-             : key[i] == '/' ? tg__buf_puts(&w->ptr, "~1")
-                             : tg__buf_append(&w->ptr, key + i, 1);
-    return rc;
-}
-
 static void pop(struct walk *w, size_t len)
 {
     w->ptr.len = len;
@@ -194,7 +183,7 @@ static int clean_value(struct walk *w, const json_t *v, json_t **out)
             char *text = NULL;
             size_t tlen;
             unsigned found;
-            if ((rc = push(w, k, klen)) != 0 ||
+            if ((rc = tg__buf_put_pointer_token(&w->ptr, k, klen)) != 0 ||
                 (rc = tg__sanitize_text(k, klen, &text, &tlen, &found)) != 0)
                 break;
             free(text);
@@ -271,7 +260,8 @@ int tg__sanitize_tool(const json_t *tool, json_t **clean,
         if (v == NULL)
             continue;
         pop(&w, 0);
-        if ((rc = push(&w, cleaned[i], strlen(cleaned[i]))) != 0 ||
+        if ((rc = tg__buf_put_pointer_token(&w.ptr, cleaned[i],
+                                            strlen(cleaned[i]))) != 0 ||
             (rc = clean_value(&w, v, &c)) != 0 ||
             (rc = json_object_set_new(copy, cleaned[i], c)) != 0) {
             rc = TG_ENOMEM;
