@@ -314,7 +314,8 @@ struct sqlite_journal {
      * read or written since), the data_version it was read at (another
      * connection's commit changes it, this one's do not), and the end
      * within the open transaction (chain_open: set up by chain_sync). The
-     * writer keeps it here so a row costs no SELECT. */
+     * writer keeps it here so a row costs no SELECT; on_commit and
+     * on_rollback keep it true. */
     tg_chain_key key;
     struct chain_head chain, chain_tx;
     int chain_known, chain_open;
@@ -663,20 +664,37 @@ static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
     tx_rollback(sj); /* a transaction left open by an earlier failure */
     sj->next_known = 0;
-    sj->chain_open = 0; /* what a failed transaction chained is gone */
     int rc = still_ours(sj, err);
     return rc != 0 ? rc : run(sj, sj->st_begin, "starting a transaction", err);
 }
 
 static int tx_commit(struct sqlite_journal *sj, tg_error *err)
 {
-    int rc = run(sj, sj->st_commit, "committing", err);
-    if (rc == 0 && sj->chain_open) {
+    return run(sj, sj->st_commit, "committing", err);
+}
+
+/* SQLite's commit and rollback hooks keep the chain's end in memory true
+ * whoever ends a transaction (tx_commit, any ROLLBACK, SQLite itself after
+ * an error): on commit the end reached in the transaction becomes the
+ * committed one; on rollback what the transaction chained is dropped and
+ * the end is read from the file again (a commit that fails after its hook
+ * rolls back too). */
+static int on_commit(void *ud)
+{
+    struct sqlite_journal *sj = ud;
+    if (sj->chain_open) {
         sj->chain = sj->chain_tx;
         sj->chain_known = 1;
     }
     sj->chain_open = 0;
-    return rc;
+    return 0;
+}
+
+static void on_rollback(void *ud)
+{
+    struct sqlite_journal *sj = ud;
+    sj->chain_open = 0;
+    sj->chain_known = 0;
 }
 
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -3047,6 +3065,8 @@ int tg__journal_open_sqlite_opts(const char *path,
     }
     if (!memory && (rc = watch_file(sj, err)) != 0)
         goto fail;
+    sqlite3_commit_hook(sj->db, on_commit, sj);
+    sqlite3_rollback_hook(sj->db, on_rollback, sj);
     /* The busy timeout first: switching to WAL itself may wait on another
      * process opening the same file. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
