@@ -698,7 +698,9 @@ int tg_journal_stats(const char *journal_path, const tg_history_query *q,
  * HMAC-SHA-256 (with hmac_key) or SHA-256 (hmac_key NULL) of the link before
  * it and of every column of the row and of its call's row. *out (caller
  * frees) is a JSON object: {"ok": true, "journal", "rows", "first_seq",
- * "last_seq", "head" (the last link, hex), "mac", "key_id", "pruned" (rows
+ * "last_seq", "head" (the last link, hex), "mac" and "key_id" (what the
+ * newest rows were chained with: "sha256" and "", or "hmac-sha256" and the
+ * key's id), "pruned" (rows
  * retention deleted), "before_chain" (rows older than the chain)}, or the
  * first bad row: {"ok": false, "problem": "changed" | "removed" |
  * "inserted" | "unverifiable", "seq", "call_rowid", "id", "tool",
