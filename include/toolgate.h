@@ -53,7 +53,8 @@ extern "C" {
     X(TG_ESPAWN, -11, "cannot start process")                                  \
     X(TG_ECANCELED, -12, "canceled")                                           \
     X(TG_ELIMIT, -13, "limit exceeded")                                        \
-    X(TG_EINTERNAL, -14, "internal error")
+    X(TG_EINTERNAL, -14, "internal error")                                     \
+    X(TG_EPERM, -15, "permission denied")
 
 enum tg_errno {
 #define TG__ERRNO_ENUM(name, value, text) name = value,
@@ -654,6 +655,14 @@ int tg_runtime_timeout(const tg_runtime *rt);
  * raises it; tg_runtime_run_turn blocks it itself, a step does not, to
  * stay cheap). */
 size_t tg_runtime_step(tg_runtime *rt);
+/* The part of tg_runtime_step that needs no look at tg_runtime_fd: journals
+ * and checks the turns submitted since the last step, starts their calls,
+ * and commits the results that are already there (an inline handler's);
+ * their callbacks fire from here. For a caller whose own loop polls
+ * tg_runtime_fd, right after it submitted: it saves the system call that
+ * a step spends asking the descriptor, which the caller's loop asks
+ * anyway. Returns the number of submitted turns still pending. */
+size_t tg_runtime_flush(tg_runtime *rt);
 
 /* Which rule of the runtime's policy decides `call`, and why: one JSON
  * object {"id","tool","decision","rule" (-1: the default),"reason",

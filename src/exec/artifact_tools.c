@@ -5,25 +5,28 @@
  * artifact_stat; src/spool/tools.c does the work), registered as
  * thread-pool handlers when the runtime has a spool: a grep over a GiB must
  * not hold up the loop. Their calls are marked from_artifact_tool by the
- * checks, so their results are never spooled again.
+ * checks, so their results are never spooled again. They only read the
+ * spool, so they are added to the registry directly, below the runtime.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact_tools.h"
 #include "error.h"
-#include "runtime.h"
+#include "record.h"
+#include "tool.h"
 
 static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
                              size_t args_len, void *ud)
 {
-    tg_runtime *rt = ud;
+    tg_spool *spool = ud;
     const tg_call *call = tg_handler_call(ctx);
     char *payload = NULL;
     const char *code = NULL;
     tg_error err = {0};
-    int rc = tg__spool_tool_exec(rt->spool, call->tool, args_json, args_len,
-                                 NULL, 0, &payload, &code, &err);
+    int rc = tg__spool_tool_exec(spool, call->tool, args_json, args_len, NULL,
+                                 0, &payload, &code, &err);
     if (rc != 0) {
         tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message);
         return -1;
@@ -37,13 +40,14 @@ static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
  * error names its key, as every configuration error does. 0 when the name
  * is free or was not taken by the configuration (tg_runtime_register then
  * says so). */
-static int name_taken(tg_runtime *rt, const char *name, tg_error *err)
+static int name_taken(const tg_registry *reg, const tg_config *cfg,
+                      const char *name, tg_error *err)
 {
-    if (tg__registry_find(rt->reg, name) == NULL)
+    if (tg__registry_find(reg, name) == NULL)
         return 0;
     size_t i;
     json_t *t; /* borrowed */
-    json_array_foreach(rt->cfg->tools, i, t)
+    json_array_foreach(cfg->tools, i, t)
     {
         const char *n = json_string_value(json_object_get(t, "name"));
         if (n == NULL || strcmp(n, name) != 0)
@@ -62,7 +66,8 @@ static int name_taken(tg_runtime *rt, const char *name, tg_error *err)
     return 0;
 }
 
-int tg__artifact_tools_register(tg_runtime *rt, tg_error *err)
+int tg__artifact_tools_add(tg_registry *reg, const tg_config *cfg,
+                           tg_spool *spool, tg_error *err)
 {
     json_t *defs = tg__spool_tool_defs(NULL, 0); /* new ref */
     if (defs == NULL)
@@ -84,15 +89,16 @@ int tg__artifact_tools_register(tg_runtime *rt, tg_error *err)
             break;
         }
         const char *name = json_string_value(json_object_get(d, "name"));
-        if ((rc = name_taken(rt, name, err)) != 0) {
+        if ((rc = name_taken(reg, cfg, name, err)) != 0) {
             free(text);
             break;
         }
-        rc = tg_runtime_register(
-            rt, name, json_string_value(json_object_get(d, "description")),
-            text, run_artifact_tool, rt, 0, err);
+        tg_tool *tool = NULL;
+        rc = tg__tool_new_handler(
+            name, json_string_value(json_object_get(d, "description")), text,
+            run_artifact_tool, spool, 0, &tool, err);
         free(text);
-        if (rc != 0)
+        if (rc != 0 || (rc = tg__registry_add(reg, tool, err)) != 0)
             break;
     }
     json_decref(defs);

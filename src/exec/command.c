@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * command.c - a command tool's call on the loop: spawn (process.c), watch the
- * leader's exit through a pidfd, read stdout and stderr (each capped and
- * spooled past the inline limit, output.c), enforce the deadline with
- * TERM-then-KILL of the whole process group, and turn what happened into
- * exactly one result. A command that exits with a status its tool counts
- * as success ("ok_exit", else 0) succeeds with its stdout; any other end
- * of a command that ran (exit status, signal, output limit, deadline)
- * carries what it printed on both streams in its payload.
+ * command.c - the command source (source.h): a command tool's call on the
+ * loop: spawn (process.c), watch the leader's exit through a pidfd, read
+ * stdout and stderr (each capped and spooled past the inline limit,
+ * output.c), enforce the deadline budget with TERM-then-KILL of the whole
+ * process group, and turn what happened into exactly one result, reported
+ * through the scheduler's sink. A command that exits with a status its
+ * tool counts as success ("ok_exit", else 0) succeeds with its stdout; any
+ * other end of a command that ran (exit status, signal, output limit,
+ * deadline) carries what it printed on both streams in its payload.
  *
  * The fork/exec itself runs on libuv's thread pool: vfork suspends the
  * thread that calls it until the child has exec'd, and on the loop thread
@@ -42,9 +43,13 @@
 
 #include "error.h"
 #include "quote.h"
+#include "output.h"
 #include "process.h"
-#include "runtime.h"
+#include "sandbox.h"
+#include "source.h"
+#include "text.h"
 #include "timeutil.h"
+#include "watchdog.h"
 
 /* bubblewrap's own failure is a short "bwrap: ..." on stderr */
 #define BWRAP_MSG_MAX 2048
@@ -53,9 +58,15 @@
 enum { STOP_NONE = 0, STOP_TIMEOUT, STOP_CANCEL, STOP_OUTPUT };
 enum { PHASE_NONE = 0, PHASE_DEADLINE, PHASE_GRACE, PHASE_DRAIN };
 
-struct tg__proc {
-    tg_runtime *rt;
-    tg__job *job; /* NULL once the call has its result */
+typedef struct tg__proc {
+    const tg__source_env *env;
+    /* the call, borrowed from the scheduler until done */
+    bool live; /* false once the call has its result (done was called) */
+    const tg_call *call;
+    const tg_tool *tool;
+    char *const *argv;
+    uint64_t start_ns;
+    tg__source_sink sink;
     pid_t pid;
     int pidfd;
     uv_poll_t exitw;
@@ -77,7 +88,7 @@ struct tg__proc {
     bool output_on;    /* output was started */
     tg__output errout; /* stderr, the same way, from its first byte */
     bool err_on;       /* errout was started */
-    /* spawning happens on the thread pool (see tg__command_start) */
+    /* spawning happens on the thread pool (see command_start) */
     uv_work_t spawn_req;
     bool spawning, stop_hard;
     tg__spawn sp;
@@ -98,11 +109,10 @@ struct tg__proc {
     int hs_rc; /* the hand-shake failed: the sandbox was killed */
     char hs_why[256];
     tg__rlimit limits[TG__SBX_MAX_LIMITS + 1];
-};
+} tg__proc;
 
 static void free_proc(tg__proc *p)
 {
-    tg_runtime *rt = p->rt;
     if (p->pidfd >= 0)
         close(p->pidfd);
     if (p->inner_pidfd >= 0)
@@ -115,7 +125,6 @@ static void free_proc(tg__proc *p)
     free(p->stop_reason);
     free(p->stdin_data);
     free(p);
-    rt->open_procs--;
 }
 
 static void on_close(uv_handle_t *h)
@@ -164,10 +173,9 @@ static const char *bwrap_failure(const tg__proc *p, char *buf, size_t cap)
  * exit status when that status is success for its tool (its output is the
  * result); NULL alone on out of memory. *shown: the result is one that
  * carries what the command printed (it ran and failed). */
-static tg_result *exit_result(tg__proc *p, const tg__job *job, int *status,
-                              bool *shown)
+static tg_result *exit_result(tg__proc *p, int *status, bool *shown)
 {
-    const tg_call *call = job->call;
+    const tg_call *call = p->call;
     char sig[32], why[BWRAP_MSG_MAX];
     *status = -1;
     *shown = false;
@@ -195,7 +203,7 @@ static tg_result *exit_result(tg__proc *p, const tg__job *job, int *status,
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "the sandbox could not start the command: %s", why);
     int code = WEXITSTATUS(p->status);
-    if (tg__tool_exit_ok(job->tool, code)) {
+    if (tg__tool_exit_ok(p->tool, code)) {
         *status = code; /* the output is the result (maybe_finish) */
         return NULL;
     }
@@ -215,8 +223,7 @@ static void maybe_finish(tg__proc *p)
         return;
     p->finished = true;
     uv_timer_stop(&p->timer);
-    tg__job *job = p->job;
-    const tg_call *call = job->call;
+    const tg_call *call = p->call;
     tg_result *r;
     int status = -1;
     bool shown = false; /* the result carries what the command printed */
@@ -235,11 +242,11 @@ static void maybe_finish(tg__proc *p)
                      "the command's output exceeded %lld bytes "
                      "(limits.max_output_bytes); it was stopped, and what "
                      "it wrote is kept",
-                     (long long)p->rt->cfg->max_output_bytes);
+                     (long long)p->env->cfg->max_output_bytes);
         shown = true;
         break;
     default:
-        r = exit_result(p, job, &status, &shown);
+        r = exit_result(p, &status, &shown);
     }
     if (shown) {
         /* stdout and stderr go into the payload (output.c) */
@@ -255,11 +262,9 @@ static void maybe_finish(tg__proc *p)
             r->exit_status = status;
     }
     if (r != NULL)
-        r->duration_ms = (double)(tg__mono_ns() - job->start_ns) / 1e6;
-    p->job = NULL;
-    job->proc = NULL;
-    /* a success becomes what the tool's "output" declares (shape.c) */
-    tg__shape_complete(p->rt, job, r);
+        r->duration_ms = (double)(tg__mono_ns() - p->start_ns) / 1e6;
+    p->live = false;
+    p->sink.done(p->sink.ctx, r);
     close_all(p);
 }
 
@@ -325,7 +330,7 @@ static void stop_group(tg__proc *p, int why, const char *by, const char *reason,
         (void)uv_cancel((uv_req_t *)&p->spawn_req);
         return;
     }
-    if (hard || p->rt->kill_grace_ms <= 0) {
+    if (hard || p->env->kill_grace_ms <= 0) {
         kill_group(p);
         uv_timer_stop(&p->timer);
         p->phase = PHASE_NONE;
@@ -334,14 +339,14 @@ static void stop_group(tg__proc *p, int why, const char *by, const char *reason,
     if (p->phase == PHASE_GRACE)
         return;
     term_group(p);
-    arm(p, PHASE_GRACE, (uint64_t)p->rt->kill_grace_ms);
+    arm(p, PHASE_GRACE, (uint64_t)p->env->kill_grace_ms);
 }
 
-void tg__command_stop(tg__proc *p, tg_outcome why, const char *by,
-                      const char *reason, bool hard)
+/* The source's cancel (source.h). */
+static void command_cancel(void *state, const char *by, const char *reason,
+                           bool hard)
 {
-    stop_group(p, why == TG_OUTCOME_TIMEOUT ? STOP_TIMEOUT : STOP_CANCEL, by,
-               reason, hard);
+    stop_group(state, STOP_CANCEL, by, reason, hard);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -349,7 +354,7 @@ static void on_timer(uv_timer_t *t)
     tg__proc *p = t->data;
     switch (p->phase) {
     case PHASE_DEADLINE:
-        tg__command_stop(p, TG_OUTCOME_TIMEOUT, NULL, NULL, false);
+        stop_group(p, STOP_TIMEOUT, NULL, NULL, false);
         break;
     case PHASE_GRACE:
         p->phase = PHASE_NONE;
@@ -394,12 +399,12 @@ static void on_exit_ready(uv_poll_t *h, int status, int events)
         p->status = st;
     }
     /* The group is gone (its leader reaped, the rest killed above). */
-    tg__watchdog_remove(p->rt, p->pid);
+    tg__watchdog_remove(p->env->watch, p->pid);
     p->exited = true;
     uv_timer_stop(&p->timer);
     p->phase = PHASE_NONE;
     if (!(p->out_done && p->err_done)) {
-        int64_t drain = p->rt->kill_grace_ms;
+        int64_t drain = p->env->kill_grace_ms;
         arm(p, PHASE_DRAIN, (uint64_t)(drain < 100 ? 100 : drain));
     }
     maybe_finish(p);
@@ -408,16 +413,16 @@ static void on_exit_ready(uv_poll_t *h, int status, int events)
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 {
     tg__proc *p = h->data;
-    b->base = p->rt->scratch;
-    b->len = sizeof p->rt->scratch;
+    b->base = p->env->scratch;
+    b->len = p->env->scratch_len;
 }
 
 static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
     tg__proc *p = s->data;
     if (n > 0) {
-        if (p->job != NULL)
-            tg__emit_output(p->rt, p->job, 1, b->base, (size_t)n);
+        if (p->live)
+            p->sink.output(p->sink.ctx, 1, b->base, (size_t)n);
         int rc = tg__output_write(&p->output, b->base, (size_t)n);
         if (rc == 0)
             return;
@@ -444,21 +449,22 @@ static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
     tg__proc *p = s->data;
     if (n > 0) {
-        if (p->job != NULL)
-            tg__emit_output(p->rt, p->job, 2, b->base, (size_t)n);
+        if (p->live)
+            p->sink.output(p->sink.ctx, 2, b->base, (size_t)n);
         if (p->err_bytes < ERR_HEAD) {
             size_t k = ERR_HEAD - (size_t)p->err_bytes;
             memcpy(p->err_head + p->err_bytes, b->base,
                    k < (size_t)n ? k : (size_t)n);
         }
         p->err_bytes += (uint64_t)n;
-        if (p->job == NULL)
+        if (!p->live)
             return; /* the call has its result: nothing is kept */
         if (!p->err_on) {
             /* Started at the first byte: most commands write nothing to
              * stderr. A failed start is kept in errout and reported if the
              * output is shown. */
-            (void)tg__output_init(&p->errout, p->rt, p->job->call);
+            (void)tg__output_init(&p->errout, p->env->cfg, p->env->spool,
+                                  p->call);
             p->err_on = true;
         }
         /* Past limits.max_output_bytes the rest is read and dropped: the
@@ -548,16 +554,12 @@ static void abandon(tg__proc *p)
     close_handle((uv_handle_t *)&p->timer);
 }
 
-/* Records how the call's process is confined in the job's decisions
- * (merged into its result). Returns 0 or TG_ENOMEM. */
-static int set_decision(tg__job *job, tg__sbx_level level)
+/* Records how the call's process is confined in its decisions (merged
+ * into its result). Returns 0 or TG_ENOMEM. */
+static int set_decision(const tg__source_sink *sink, tg__sbx_level level)
 {
-    if (job->decisions == NULL && (job->decisions = json_object()) == NULL)
-        return TG_ENOMEM;
-    json_t *v = json_string(tg__sandbox_level_name(level)); /* new ref */
-    if (v == NULL || json_object_set_new(job->decisions, "sandbox", v) != 0)
-        return TG_ENOMEM;
-    return 0;
+    return sink->decide(sink->ctx, "sandbox",
+                        json_string(tg__sandbox_level_name(level)));
 }
 
 /* 0 when path (relative ones from cwd) is an executable regular file, else
@@ -589,14 +591,14 @@ static void spawn_work(uv_work_t *req)
                                     &p->spawn_errnum);
     p->pid = pid;
     if (p->spawn_rc == 0)
-        tg__watchdog_add(p->rt, pid); /* its group dies with the runtime */
+        tg__watchdog_add(p->env->watch, pid); /* dies with the runtime */
     if (p->level != TG__SBX_BWRAP)
         return;
     /* The child's ends are the child's; ours see EOF when it is gone. */
     close_fd(&p->info[1]);
     close_fd(&p->blk[0]);
     if (p->spawn_rc == 0) {
-        p->hs_rc = tg__sandbox_handshake(&p->rt->sandbox, p->info[0], p->blk[1],
+        p->hs_rc = tg__sandbox_handshake(p->env->sandbox, p->info[0], p->blk[1],
                                          &p->inner, &p->inner_pidfd, p->hs_why,
                                          sizeof p->hs_why);
         /* Killed while it still waits: closing block_fd lets it run. */
@@ -611,32 +613,46 @@ static void spawn_work(uv_work_t *req)
 
 static void spawn_done(uv_work_t *req, int status);
 
-void tg__command_start(tg_runtime *rt, tg__job *job)
+/* The source's start (source.h). */
+static void command_start(const tg__source_call *c, void **state)
 {
-    const tg_call *call = job->call;
+    const tg__source_env *env = c->env;
+    const tg_call *call = c->call;
+    const tg_tool *tool = c->tool;
     char **envp = NULL;
     tg_result *refusal = NULL;
-    const char *prog = job->argv[0];
+    const char *prog = c->argv[0];
     tg__proc *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        tg__job_complete(job, NULL); /* out of memory: no refusal */
+        c->sink.done(c->sink.ctx, NULL); /* out of memory: no refusal */
         return;
     }
-    p->rt = rt;
+    p->env = env;
+    p->call = call;
+    p->tool = tool;
+    p->argv = c->argv;
+    p->start_ns = c->start_ns;
+    p->sink = c->sink;
+    p->budget_ms = c->budget_ms;
+    if (c->has_stdin) {
+        /* The stdin text moves to the process: the write may still be
+         * pending when the turn ends. */
+        p->stdin_data = *c->stdin_text;
+        p->stdin_len = c->stdin_len;
+        *c->stdin_text = NULL;
+    }
     p->pidfd = -1;
     p->outp[0] = p->outp[1] = p->errp[0] = p->errp[1] = -1;
     p->inp[0] = p->inp[1] = -1;
     p->info[0] = p->info[1] = p->blk[0] = p->blk[1] = -1;
     p->inner_pidfd = -1;
-    p->level = tg__sandbox_level(&rt->sandbox, job->tool);
-    p->budget_ms = tg__budget_ms(rt, job->tool);
+    p->level = tg__sandbox_level(env->sandbox, tool);
     /* The deadline runs from here, spawn included. */
-    uv_timer_init(&rt->loop, &p->timer);
+    uv_timer_init(env->loop, &p->timer);
     p->timer.data = p;
     p->open_handles = 1;
-    rt->open_procs++;
 
-    if (tg__output_init(&p->output, rt, call) != 0) {
+    if (tg__output_init(&p->output, env->cfg, env->spool, call) != 0) {
         refusal = tg__fail(call, TG_EXECUTION_NOT_STARTED, "SPOOL_FAILED", NULL,
                            "cannot keep the output of '%s': %s", prog,
                            p->output.e.message);
@@ -645,16 +661,16 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
     p->output_on = true;
 
     /* How it is confined goes with its result (decisions.sandbox). */
-    if (set_decision(job, p->level) != 0)
+    if (set_decision(&p->sink, p->level) != 0)
         goto fail; /* out of memory: no refusal */
     const char *cwd;
-    if (tg__call_cwd(rt, call, &cwd, &p->cwd_owned) != 0)
+    if (tg__call_cwd(env->cfg, call, &cwd, &p->cwd_owned) != 0)
         goto fail; /* out of memory: no refusal */
     const json_t *ctx_env = call->context
                                 ? json_object_get(call->context, "env")
                                 : NULL; /* borrowed */
-    if (tg__proc_env_tool(rt->base_env, rt->pass_env, job->tool->env_pass,
-                          job->tool->env, ctx_env, &envp, &p->env_owned) != 0)
+    if (tg__proc_env_tool(env->base_env, env->pass_env, tool->env_pass,
+                          tool->env, ctx_env, &envp, &p->env_owned) != 0)
         goto fail; /* out of memory: no refusal */
     int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, p->path,
                              sizeof p->path);
@@ -665,7 +681,7 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
         goto fail;
     }
     if (pipe2(p->outp, O_CLOEXEC) != 0 || pipe2(p->errp, O_CLOEXEC) != 0 ||
-        (job->has_stdin && pipe2(p->inp, O_CLOEXEC) != 0) ||
+        (c->has_stdin && pipe2(p->inp, O_CLOEXEC) != 0) ||
         (p->level == TG__SBX_BWRAP &&
          (pipe2(p->info, O_CLOEXEC) != 0 ||
           socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->blk) != 0))) {
@@ -673,32 +689,32 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
         goto fail;
     }
     p->sp = (tg__spawn){p->path,
-                        job->argv,
+                        c->argv,
                         envp,
                         cwd,
-                        job->has_stdin ? p->inp[0] : rt->devnull,
+                        c->has_stdin ? p->inp[0] : env->devnull,
                         p->outp[1],
                         p->errp[1]};
     p->spx.limits = p->limits;
-    p->spx.nlimits = tg__sandbox_limits(&rt->sandbox, p->level, p->limits);
+    p->spx.nlimits = tg__sandbox_limits(env->sandbox, p->level, p->limits);
     if (p->level == TG__SBX_BWRAP) {
-        p->bargv = tg__sandbox_argv(&rt->sandbox, rt->cfg, job->tool, cwd,
-                                    p->path, job->argv);
+        p->bargv = tg__sandbox_argv(env->sandbox, env->cfg, tool, cwd, p->path,
+                                    c->argv);
         if (p->bargv == NULL)
             goto fail; /* out of memory: no refusal */
-        p->sp.path = rt->sandbox.bwrap;
+        p->sp.path = env->sandbox->bwrap;
         p->sp.argv = p->bargv;
         p->spx.nkeep = 2;
         p->spx.keep[0] = p->info[1];
         p->spx.keep[1] = p->blk[0];
     }
-    /* The job is stoppable from now on: a cancel or the deadline arriving
+    /* The call is stoppable from now on: a cancel or the deadline arriving
      * while the pool spawns is recorded and applied in spawn_done. */
-    p->job = job;
-    job->proc = p;
+    p->live = true;
+    *state = p;
     p->spawning = true;
     p->spawn_req.data = p;
-    if (rt->running <= 1) {
+    if (c->alone) {
         /* Nothing else runs that the spawn could stall, so skip the trip
          * through the pool (two thread wake-ups per call). */
         spawn_work(&p->spawn_req);
@@ -707,10 +723,9 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
         spawn_done(&p->spawn_req, 0);
         return;
     }
-    int qerr = uv_queue_work(&rt->loop, &p->spawn_req, spawn_work, spawn_done);
+    int qerr = uv_queue_work(env->loop, &p->spawn_req, spawn_work, spawn_done);
     if (qerr != 0) {
-        job->proc = NULL;
-        p->job = NULL;
+        p->live = false;
         refusal = tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                            "cannot start '%s': %s", prog, uv_strerror(qerr));
         goto fail;
@@ -721,16 +736,15 @@ void tg__command_start(tg_runtime *rt, tg__job *job)
 
 fail:
     abandon(p);
-    tg__job_complete(job, refusal);
+    c->sink.done(c->sink.ctx, refusal);
 }
 
 static void spawn_done(uv_work_t *req, int status)
 {
     tg__proc *p = req->data;
-    tg_runtime *rt = p->rt;
-    tg__job *job = p->job;
-    const tg_call *call = job->call;
-    const char *prog = job->argv[0];
+    const tg__source_env *env = p->env;
+    const tg_call *call = p->call;
+    const char *prog = p->argv[0];
     tg_result *refusal = NULL;
     p->spawning = false;
     /* The child's ends belong to the child now (or to nobody). */
@@ -759,14 +773,14 @@ static void spawn_done(uv_work_t *req, int status)
 
     p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     int uerr = p->pidfd < 0 ? uv_translate_sys_error(errno)
-                            : uv_poll_init(&rt->loop, &p->exitw, p->pidfd);
+                            : uv_poll_init(env->loop, &p->exitw, p->pidfd);
     if (uerr != 0) {
         /* Cannot watch it: do not leave it running. */
         int st;
         kill(-p->pid, SIGKILL);
         while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
             ;
-        tg__watchdog_remove(rt, p->pid);
+        tg__watchdog_remove(env->watch, p->pid);
         refusal = tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
                            "cannot watch the process of '%s': %s", prog,
                            uv_strerror(uerr));
@@ -776,13 +790,13 @@ static void spawn_done(uv_work_t *req, int status)
     p->cwd_owned = NULL;
     p->exitw_on = true;
     p->exitw.data = p;
-    uv_pipe_init(&rt->loop, &p->out, 0);
-    uv_pipe_init(&rt->loop, &p->err, 0);
+    uv_pipe_init(env->loop, &p->out, 0);
+    uv_pipe_init(env->loop, &p->err, 0);
     p->out.data = p->err.data = p;
     p->open_handles += 3;
-    if (job->has_stdin) {
+    if (p->inp[1] >= 0) { /* it has a stdin text (pipe made at start) */
         p->have_in = true;
-        uv_pipe_init(&rt->loop, &p->in, 0);
+        uv_pipe_init(env->loop, &p->in, 0);
         p->in.data = p;
         p->open_handles++;
     }
@@ -791,11 +805,6 @@ static void spawn_done(uv_work_t *req, int status)
     open_reader(&p->err, p->errp[0], on_err, &p->err_done);
     p->outp[0] = p->errp[0] = -1;
     if (p->have_in) {
-        /* The stdin text moves to the process: the write may still be
-         * pending when the turn ends. */
-        p->stdin_data = job->stdin_data;
-        p->stdin_len = job->stdin_len;
-        job->stdin_data = NULL;
         uv_buf_t b = uv_buf_init(p->stdin_data, (unsigned)p->stdin_len);
         p->wreq.data = p;
         if (uv_pipe_open(&p->in, p->inp[1]) != 0) {
@@ -818,8 +827,14 @@ static void spawn_done(uv_work_t *req, int status)
 
 fail:
     uv_timer_stop(&p->timer);
-    job->proc = NULL;
-    p->job = NULL;
+    p->live = false;
     abandon(p);
-    tg__job_complete(job, refusal);
+    p->sink.done(p->sink.ctx, refusal);
 }
+
+const tg__source_ops tg__command_source = {
+    .name = "command",
+    .flags = 0,
+    .start = command_start,
+    .cancel = command_cancel,
+};

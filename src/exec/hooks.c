@@ -280,7 +280,7 @@ static void hook_exec(tg__hook *h)
         h->run = RUN_SPAWN;
         goto done;
     }
-    tg__watchdog_add(h->rt, pid); /* its group dies with the runtime */
+    tg__watchdog_add(&h->rt->watch, pid); /* its group dies with the runtime */
     close_fd(&inp[0]);
     close_fd(&outp[1]);
     close_fd(&errp[1]);
@@ -361,7 +361,7 @@ done:
     if (pid > 0) {
         if (!exited)
             reap(h, pid);
-        tg__watchdog_remove(h->rt, pid);
+        tg__watchdog_remove(&h->rt->watch, pid);
     }
     close_fd(&pidfd);
     close_fd(&inp[0]);
@@ -586,7 +586,7 @@ static void finish(tg__job *job, tg_result *r)
 {
     job->hook = NULL;
     job->hook_stage = TG__HOOKS_DONE;
-    tg__job_complete(job, r);
+    job->hook_end(job, false, r);
 }
 
 /* ------------------------------------------------------------ before */
@@ -972,7 +972,6 @@ static void on_hook_done(uv_work_t *w, int status)
     tg__hook *h = w->data;
     tg_runtime *rt = h->rt;
     tg__job *job = h->job;
-    rt->pending_work--;
     if (job == NULL) {
         hook_free(h); /* its call ended without it */
         return;
@@ -1042,12 +1041,10 @@ static void hooks_next(tg_runtime *rt, tg__job *job, int stage, size_t index,
             finish(job, held);
             return;
         }
-        /* Every before hook allowed: the tool starts now, in the slot the
-         * hooks held (nothing is dispatched in between). */
+        /* Every before hook allowed: the tool starts. */
         job->hook = NULL;
-        tg__job_unhold(rt, job);
         job->hook_stage = TG__HOOKS_TOOL;
-        tg__job_start(rt, job);
+        job->hook_end(job, true, NULL);
         return;
     }
     int64_t timeout_ms;
@@ -1089,7 +1086,6 @@ static void hooks_next(tg_runtime *rt, tg__job *job, int stage, size_t index,
     h->work.data = h;
     if (uv_queue_work(&rt->loop, &h->work, on_hook_work, on_hook_done) != 0)
         goto oom;
-    rt->pending_work++;
     h->job = job;
     job->hook = h;
     return;
@@ -1101,10 +1097,10 @@ oom:
     finish(job, NULL);
 }
 
-void tg__hooks_before(tg_runtime *rt, tg__job *job)
+void tg__hooks_before(tg_runtime *rt, tg__job *job, tg__hooks_end_fn end)
 {
     job->hook_stage = TG__HOOKS_BEFORE;
-    tg__job_hold(rt, job);
+    job->hook_end = end;
     hooks_next(rt, job, TG__HOOKS_BEFORE, 0, NULL);
 }
 
@@ -1122,10 +1118,11 @@ bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
            tg__hooks_have(rt, TG__HOOKS_AFTER);
 }
 
-void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result)
+void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result,
+                     tg__hooks_end_fn end)
 {
     job->hook_stage = TG__HOOKS_AFTER;
-    tg__job_hold(rt, job);
+    job->hook_end = end;
     hooks_next(rt, job, TG__HOOKS_AFTER, 0, result);
 }
 

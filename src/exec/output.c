@@ -13,19 +13,21 @@
  */
 #include <string.h>
 
-#include "error.h"
-#include "runtime.h"
+#include "output.h"
 
-int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call)
+#include "text.h"
+
+int tg__output_init(tg__output *o, const tg_config *cfg, tg_spool *spool,
+                    const tg_call *call)
 {
     memset(o, 0, sizeof *o);
-    int64_t max = rt->cfg->max_output_bytes;
-    if (rt->spool == NULL || call->from_artifact_tool) {
+    int64_t max = cfg->max_output_bytes;
+    if (spool == NULL || call->from_artifact_tool) {
         tg__buf_init(&o->mem, max > 0 ? (size_t)max : 0);
         return 0;
     }
-    int rc = tg__spool_writer_new(rt->spool, (size_t)rt->cfg->inline_max_bytes,
-                                  &o->w, &o->e);
+    int rc = tg__spool_writer_new(spool, (size_t)cfg->inline_max_bytes, &o->w,
+                                  &o->e);
     if (rc != 0)
         return o->failed = rc;
     tg__spool_writer_set_max_bytes(o->w, max > 0 ? (uint64_t)max : 0);

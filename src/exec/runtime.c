@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "artifact_tools.h"
 #include "error.h"
 #include "process.h"
 #include "runtime.h"
@@ -174,11 +175,11 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
     rt->kill_grace_ms =
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
-    rt->watch_fd = -1;
-    rt->watch_pid = -1;
+    rt->watch.fd = -1;
+    rt->watch.pid = -1;
     if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0 ||
         (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
-        (rc = tg__watchdog_start(rt, err)) != 0)
+        (rc = tg__watchdog_start(&rt->watch, err)) != 0)
         goto fail;
     /* Before the journal opens: it must not follow a link a tool made. */
     if ((rc = tg__state_init(&rt->state, rt->cfg, err)) != 0)
@@ -202,7 +203,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         ((rc = tg__spool_open(rt->cfg->spool_dir,
                               (uint64_t)rt->cfg->spool_max_bytes, 0, &rt->spool,
                               err)) != 0 ||
-         (rc = tg__artifact_tools_register(rt, err)) != 0))
+         (rc = tg__artifact_tools_add(rt->reg, rt->cfg, rt->spool, err)) != 0))
         goto fail;
     if (rt->spool != NULL && rt->journal != NULL)
         tg__journal_on_release(rt->journal, release_artifact, rt);
@@ -242,10 +243,24 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->idle.data = rt;
     /* Only the cancel queue's wake-up keeps the loop alive between turns. */
     uv_unref((uv_handle_t *)&rt->check);
+    rt->src = (tg__source_env){
+        .loop = &rt->loop,
+        .cfg = rt->cfg,
+        .spool = rt->spool,
+        .state_paths = (const char *const *)rt->state.refuse,
+        .sandbox = &rt->sandbox,
+        .base_env = rt->base_env,
+        .pass_env = rt->pass_env,
+        .devnull = rt->devnull,
+        .kill_grace_ms = rt->kill_grace_ms,
+        .watch = &rt->watch,
+        .scratch = rt->scratch,
+        .scratch_len = sizeof rt->scratch,
+    };
     *out = rt;
     return 0;
 fail:
-    tg__watchdog_stop(rt);
+    tg__watchdog_stop(&rt->watch);
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
@@ -336,7 +351,7 @@ void tg_runtime_free(tg_runtime *rt)
         free(r);
         r = next;
     }
-    tg__watchdog_stop(rt);
+    tg__watchdog_stop(&rt->watch);
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
@@ -901,5 +916,15 @@ size_t tg_runtime_step(tg_runtime *rt)
      * serves ignores or blocks SIGPIPE itself, as the contract says. */
     admit_pending(rt);
     uv_run(&rt->loop, UV_RUN_NOWAIT);
+    return rt->nruns;
+}
+
+size_t tg_runtime_flush(tg_runtime *rt)
+{
+    if (rt == NULL)
+        return 0;
+    admit_pending(rt);
+    if (rt->done_head != NULL)
+        tg__commit(rt);
     return rt->nruns;
 }

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runtime.h - the inside of a tg_runtime, shared by the files of the exec
- * layer: the runtime itself (one libuv loop, its tools, journal, limits and
- * event callbacks), the per-call job that moves through
- * queued -> running -> done, and the scheduler entry points the command and
- * handler executors call back into.
+ * layer above the tool sources: the runtime itself (one libuv loop, its
+ * tools, journal, limits and event callbacks), the per-call job that moves
+ * through queued -> running -> done, and the entry points of the scheduler,
+ * the checks, asks and hooks. The tool sources (command.c, handler.c) do
+ * not include it: they see the runtime through source.h.
  *
  * Threading: everything here is touched only on the loop thread (the thread
  * that calls tg_runtime_run_turn / tg_runtime_free), except the cancel queue
- * and the queue of answered asks (under `mu`) and the handler context's
- * `canceled` flag (atomic).
+ * and the queue of answered asks (under `mu`).
  */
 #ifndef TG_EXEC_RUNTIME_H
 #define TG_EXEC_RUNTIME_H
@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "config.h"
 #include "hashmap.h"
+#include "handler_ctx.h"
 #include "journal.h"
 #include "record.h"
 #include "policy.h"
@@ -31,17 +32,23 @@
 #include "schema.h"
 #include "spool.h"
 #include "sandbox.h"
+#include "shape.h"
+#include "source.h"
 #include "state.h"
 #include "template.h"
+#include "text.h"
 #include "turn.h"
+#include "watchdog.h"
 
 typedef struct tg__job tg__job;
 typedef struct tg__run tg__run;
-typedef struct tg__proc tg__proc;
-typedef struct tg__pool tg__pool;
 typedef struct tg__approvals tg__approvals;
 typedef struct tg__hook tg__hook;
 typedef struct tg__schema_work tg__schema_work;
+/* How a stage of hooks ends (hooks.c), handed in by the scheduler:
+ * `proceed` when every before hook allowed (the tool starts; result NULL),
+ * else with the job's result (taken; NULL: out of memory). */
+typedef void (*tg__hooks_end_fn)(tg__job *job, bool proceed, tg_result *result);
 
 typedef enum tg__job_state {
     TG__JOB_NEW = 0,
@@ -54,8 +61,8 @@ typedef enum tg__job_state {
 } tg__job_state;
 
 /* One call of a turn on its way to a result. Jobs live in their run's array;
- * the executors (tg__proc, tg__pool) point back at their job only while it
- * is running and are detached when it ends, so they may outlive the run. */
+ * a tool source reports on a running job through the sink the scheduler
+ * hands it (source.h) until it is done, and may outlive the run. */
 struct tg__job {
     tg__run *run;
     tg_call *call;       /* borrowed from the turn */
@@ -73,16 +80,19 @@ struct tg__job {
     char *stdin_data;
     size_t stdin_len;
     bool has_stdin;
-    /* while running */
-    tg__proc *proc;
-    tg__pool *pool;
+    /* while running: the source that runs it and the state its cancel
+     * takes (NULL once it reported done, or for an inline source) */
+    const tg__source_ops *source;
+    void *src;
     uint64_t start_ns;
     /* what the gate decided before the tool ran (the policy's verdict),
      * merged into the result's `decisions` when it completes (new ref) */
     json_t *decisions;
-    /* hooks (hooks.c): the hook running for it, and how far it is */
+    /* hooks (hooks.c): the hook running for it, how far it is, and where
+     * its stage of hooks ends (the scheduler's) */
     tg__hook *hook;
     int hook_stage; /* TG__HOOKS_* */
+    tg__hooks_end_fn hook_end;
     /* checks: its schema check on the pool, and whether the checks after
      * the schema (tg__check_call_rest) are still to run */
     tg__schema_work *sw;
@@ -143,13 +153,11 @@ struct tg_runtime {
     void *ask_ud;
     tg_ask *asks;
     tg_ask *answered_head, *answered_tail;
-    int watch_fd; /* the watchdog's socket (watchdog.c), -1: none */
-    pid_t watch_pid;
-    int32_t *watch_slots; /* running tool groups, shared with the watchdog */
-    tg_journal *journal;  /* NULL when off */
-    tg__state state;      /* toolgate's own files and what keeps tools from
-                             them (state.h) */
-    tg_spool *spool;      /* the artifact store, NULL when off */
+    tg__watchdog watch;  /* kills the tool groups left when it ends */
+    tg_journal *journal; /* NULL when off */
+    tg__state state;     /* toolgate's own files and what keeps tools from
+                            them (state.h) */
+    tg_spool *spool;     /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */
@@ -205,33 +213,9 @@ struct tg_runtime {
      * one per turn is fresh memory, every page faulted in again) */
     tg__job *jobs;
     size_t jobs_cap;
-    /* things that outlive their job and must end before the loop closes */
-    size_t pending_work;       /* uv_queue_work items not yet returned */
-    size_t open_procs;         /* tg__proc with handles not yet closed */
-    size_t open_pools;         /* tg__pool not yet freed */
+    /* what the tool sources see of it (source.h) */
+    tg__source_env src;
     char scratch[TG__SCRATCH]; /* read buffer shared by every pipe */
-};
-
-/* The handler context (public type tg_handler_ctx). */
-struct tg_handler_ctx {
-    const tg_call *call;
-    const char *cwd;
-    const char *workspace;
-    const char *const *state; /* tg_handler_state_paths */
-    tg_buf out;
-    json_t *json; /* the set_json value when its text is not kept (new
-                     ref), or NULL */
-    /* The set_json text when it is json's compact form already (it becomes
-     * the result's payload text): json_small, or the heap when longer;
-     * NULL when none. */
-    char *json_text;
-    size_t json_text_len;
-    char json_small[128];
-    bool failed;
-    bool denied; /* tg_handler_deny: fail_message is the reason */
-    char fail_code[64];
-    char *fail_message;
-    atomic_int canceled;
 };
 
 /* ------------------------------------------------------------ scheduler */
@@ -251,14 +235,12 @@ void tg__commit(tg_runtime *rt);
 void tg__job_ready(tg_runtime *rt, tg__job *job);
 /* Starts queued jobs up to the parallel limit. */
 void tg__dispatch(tg_runtime *rt);
-/* Starts one job now (events, executor). */
+/* Starts one job now: its before hooks, or its events and its source. */
 void tg__job_start(tg_runtime *rt, tg__job *job);
 void tg__queue_push(tg_runtime *rt, tg__job *job);
 /* Makes job cancellable by its call id (a no-op when it is already); when
  * memory runs out it stays cancellable only with the rest of its turn. */
 void tg__hash_add(tg_runtime *rt, tg__job *job);
-/* The per-call deadline of a tool in ms; 0: none. */
-int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool);
 /* Releases the per-job preparation (argv, stdin). */
 void tg__job_release(tg__job *job);
 
@@ -353,8 +335,9 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
  * (tg__job_start) and may allow, deny, cancel or rewrite the arguments;
  * after hooks run on the result of a tool that ran (success or error) and
  * may replace its payload. Every decision goes into the job's decisions
- * under "hooks". While a hook runs the job is TG__JOB_HOOK, holds a slot and
- * can be canceled (tg__hooks_cancel). */
+ * under "hooks". The scheduler owns the job meanwhile: it makes the job
+ * TG__JOB_HOOK holding a slot (cancelable, tg__hooks_cancel) before a stage
+ * starts, and a stage ends through the tg__hooks_end_fn it handed in. */
 
 /* How far a job is through its hooks. */
 enum {
@@ -368,27 +351,22 @@ enum {
 /* Whether the configuration has hooks of a stage (TG__HOOKS_BEFORE or
  * TG__HOOKS_AFTER). Cheap: a NULL check when there are none. */
 bool tg__hooks_have(const tg_runtime *rt, int stage);
-/* Runs the before hooks of a checked job (tg__job_start calls it). The job
- * ends with tg__job_complete (denied, canceled by policy, or NULL on out of
- * memory) or, when every hook allowed, starts again through tg__job_start
- * with hook_stage TG__HOOKS_TOOL and possibly rewritten arguments. */
-void tg__hooks_before(tg_runtime *rt, tg__job *job);
+/* Runs the before hooks of a checked job (tg__job_start calls it). The
+ * stage ends with end(job, false, r) (denied, canceled by policy, or NULL
+ * on out of memory) or, when every hook allowed, end(job, true, NULL) with
+ * hook_stage TG__HOOKS_TOOL and possibly rewritten arguments. */
+void tg__hooks_before(tg_runtime *rt, tg__job *job, tg__hooks_end_fn end);
 /* Whether the after hooks review `result` (tg__job_complete asks). */
 bool tg__hooks_after_wanted(const tg_runtime *rt, const tg__job *job,
                             const tg_result *result);
-/* Runs the after hooks over result (taken); completes the job with the
- * final result (hook_stage TG__HOOKS_DONE). */
-void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result);
-/* Ends a job whose hook is running with `canceled` (execution not_started
- * before the tool, as its result had it after); the hook is killed in the
- * background. */
+/* Runs the after hooks over result (taken); the stage ends with end(job,
+ * false, final result) (hook_stage TG__HOOKS_DONE). */
+void tg__hooks_after(tg_runtime *rt, tg__job *job, tg_result *result,
+                     tg__hooks_end_fn end);
+/* Ends the stage of a job whose hook is running with `canceled` (execution
+ * not_started before the tool, as its result had it after); the hook is
+ * killed in the background. */
 void tg__hooks_cancel(tg__job *job, const char *by, const char *reason);
-
-/* scheduler.c, for hooks.c: a job waiting for a hook holds a parallel slot
- * (taking one if it had none) and can be canceled by id; unhold gives the
- * slot back without starting anything. */
-void tg__job_hold(tg_runtime *rt, tg__job *job);
-void tg__job_unhold(tg_runtime *rt, tg__job *job);
 
 /* check.c: the command preparation (argv and stdin templates) of a command
  * tool's job again, after a hook rewrote its arguments; job->argv and the
@@ -399,125 +377,12 @@ tg_result *tg__check_prepare_command(tg_runtime *rt, tg__job *job, bool *oom);
  * run, else a refusal; the verdict goes to decisions.policy_after_rewrite. */
 tg_result *tg__check_policy_again(tg_runtime *rt, tg__job *job, bool *oom);
 
-/* ------------------------------------------------------------ output */
-
-/* A running tool's output (output.c): in memory, or through a spool writer
- * that keeps spool.inline_max_bytes in memory and streams the rest to the
- * artifact store. */
-typedef struct tg__output {
-    tg_spool_writer *w; /* NULL: in memory */
-    tg_buf mem;         /* capped at limits.max_output_bytes */
-    int failed;         /* sticky: TG_ELIMIT (past the cap), TG_EIO, ... */
-    tg_error e;         /* what failed */
-} tg__output;
-
-/* Starts collecting call's output: spooled when the runtime has a spool and
- * the call is not to an artifact tool (those are never spooled again).
- * Returns 0, or a TG_E* code with o->e filled (and kept: o is then an
- * output that lost what it was to keep, see tg__output_attach). */
-int tg__output_init(tg__output *o, tg_runtime *rt, const tg_call *call);
-/* Appends output. Returns 0; TG_ELIMIT past limits.max_output_bytes (what
- * fits is kept: stop the tool and report OUTPUT_LIMIT); TG_EIO when the
- * spool's file system fails (o->e says how); TG_ENOMEM. Sticky. */
-int tg__output_write(tg__output *o, const char *data, size_t len);
-/* Ends the output and makes the call's result. `failed` (taken, may be
- * NULL) is the result when the tool did not succeed and its output is not
- * shown (a cancel): the output kept is attached to it as its artifact when
- * spooled. With failed NULL, a success whose payload is the output, or for
- * spooled output the handle text with result->artifact. An output that
- * could not be kept (the spool failed) gives error SPOOL_FAILED. NULL on
- * out of memory. */
-tg_result *tg__output_finish(tg__output *o, const tg_call *call,
-                             tg_result *failed);
-/* Ends the outputs of a command that did not succeed (stdout `out`, stderr
- * `err`, NULL when it wrote nothing there) and puts what they kept into
- * `failed` (taken; a fresh timeout or error result whose payload text has
- * not been asked for): each stream that was written to becomes a member
- * "stdout" / "stderr" of the error's details (made when missing) or of the
- * timeout object, holding the same "output or handle" a success's payload
- * would (the text, or the handle text when spooled), with
- * "stdout_artifact" / "stderr_artifact" the artifact descriptions of the
- * spooled ones; result->artifact is the first of those. An output that
- * could not be kept gives error SPOOL_FAILED. NULL on out of memory (failed
- * NULL included). Both outputs are ended, whatever happens. */
-tg_result *tg__output_attach(tg__output *out, tg__output *err,
-                             const tg_call *call, tg_result *failed);
-/* Drops the output (partial spool file removed). NULL, or an output already
- * ended: no-op. */
-void tg__output_abort(tg__output *o);
-
-/* artifact_tools.c: the artifact tools (artifact_read, _head, _tail,
- * _grep, _stat) registered as thread-pool handlers when the runtime has a
- * spool. */
-int tg__artifact_tools_register(tg_runtime *rt, tg_error *err);
-
-/* ------------------------------------------------------------ executors */
-
-/* Starts a command tool's process; on failure completes the job at once. */
-void tg__command_start(tg_runtime *rt, tg__job *job);
-/* Asks a running command to stop: SIGTERM to its group then SIGKILL after the
- * grace period (`hard`: SIGKILL now). The job ends with timeout or canceled
- * once the process is gone. */
-void tg__command_stop(tg__proc *p, tg_outcome why, const char *by,
-                      const char *reason, bool hard);
-
-/* Runs an inline handler on the loop thread and completes the job. */
-void tg__handler_run_inline(tg_runtime *rt, tg__job *job);
-/* Queues a handler on the thread pool; completes the job when it returns or
- * its deadline passes. */
-void tg__handler_start_pool(tg_runtime *rt, tg__job *job);
-/* Ends a running pool job now (canceled, execution started); the work item
- * finishes in the background and its output is dropped. */
-void tg__handler_cancel(tg__pool *p, const char *by, const char *reason);
-
-/* ------------------------------------------------------------ helpers */
-
-/* A JSON string of len bytes of text, invalid UTF-8 replaced by U+FFFD.
- * New reference, NULL on out of memory. */
-json_t *tg__json_text(const char *data, size_t len);
-/* An error result whose message is formatted without a length limit and
- * made valid UTF-8 (tool output may be anything). details taken. */
-/* watchdog.c: kills every tool group left when the runtime ends, even by
- * SIGKILL. start forks it (rt->watch_fd, rt->watch_pid, rt->watch_slots);
- * add and remove record a tool group that started or is done (any thread,
- * lock-free); stop ends it once no group is held. */
-int tg__watchdog_start(tg_runtime *rt, tg_error *err);
-void tg__watchdog_add(const tg_runtime *rt, pid_t pgid);
-void tg__watchdog_remove(const tg_runtime *rt, pid_t pgid);
-void tg__watchdog_stop(tg_runtime *rt);
-
 /* coerce.c (limits.repair): from the `type` violations of report, a copy
  * of args (borrowed) with each quoted number or boolean the schema wants
  * unquoted. Returns 1 with *out the copy (new ref), 0 when nothing could
  * be coerced, or TG_ENOMEM. */
 int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
                     const json_t *args, json_t **out);
-
-/* shape.c: completes the job with r (taken; NULL: out of memory), a
- * success first made what the tool's "output" and "output_schema" declare:
- * stdout parsed as JSON and checked against the schema, or read as MCP
- * content blocks. A costly schema check goes to the thread pool, which
- * completes the job later. */
-void tg__shape_complete(tg_runtime *rt, tg__job *job, tg_result *r);
-
-tg_result *tg__fail(const tg_call *call, tg_execution execution,
-                    const char *code, json_t *details_take, const char *fmt,
-                    ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-/* The arguments text a handler receives (borrowed from the call). */
-const char *tg__call_args_text(const tg_call *call, size_t *len);
-/* The directory a call runs in: context "cwd" (relative to the configured cwd
- * or the workspace), else the configured cwd, else the workspace. *cwd is
- * borrowed (config or call) or, when *owned is set, a new string to free.
- * Returns 0 or TG_ENOMEM. */
-int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
-                 char **owned);
-/* Emits an output event of job's call (the runtime's and its run's). */
-void tg__emit_output(tg_runtime *rt, const tg__job *job, int stream,
-                     const char *data, size_t len);
 
 /* runtime.c, for the scheduler: a submitted run's last result was
  * committed, or it failed: reports `done` and frees it. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * scheduler.c - the life of a job: queued in call order, started up to the
- * parallel limit, cancelled by id (a hash lookup) or all at once, completed
- * with exactly one result, and committed to the journal in groups: every
+ * parallel limit on its tool's source (source.h), cancelled by id (a hash
+ * lookup) or all at once, completed with exactly one result (what its
+ * source reported, shaped to what the tool declares, reviewed by the after
+ * hooks), and committed to the journal in groups: every
  * result that completes during one loop iteration is journaled in one
  * transaction by the check handle, and only then stored in its turn and
  * announced with the `finished` event.
@@ -93,7 +95,8 @@ static void hash_remove(tg_runtime *rt, tg__job *job)
 
 /* ------------------------------------------------------------ jobs */
 
-int64_t tg__budget_ms(const tg_runtime *rt, const tg_tool *tool)
+/* The per-call deadline of a tool in ms; 0: none. */
+static int64_t budget_ms(const tg_runtime *rt, const tg_tool *tool)
 {
     if (tool != NULL && tool->timeout_ms > 0)
         return tool->timeout_ms;
@@ -115,13 +118,52 @@ static void on_idle(uv_idle_t *h)
     (void)h; /* its only job is to make the poll phase not block */
 }
 
+/* A job waiting for a hook holds a parallel slot (taking one if it had
+ * none) and can be canceled by id. */
+static void job_hold(tg_runtime *rt, tg__job *job)
+{
+    job->state = TG__JOB_HOOK;
+    if (!job->holds_slot) {
+        job->holds_slot = true;
+        rt->running++;
+        list_append(&rt->run_head, &rt->run_tail, job);
+    }
+    tg__hash_add(rt, job);
+}
+
+/* Gives a job's slot back without starting anything. */
+static void job_unhold(tg_runtime *rt, tg__job *job)
+{
+    if (!job->holds_slot)
+        return;
+    list_remove(&rt->run_head, &rt->run_tail, job);
+    rt->running--;
+    job->holds_slot = false;
+}
+
+/* A stage of hooks ended (hooks.c). */
+static void hooks_ended(tg__job *job, bool proceed, tg_result *result)
+{
+    tg_runtime *rt = job->run->rt;
+    if (!proceed) {
+        tg__job_complete(job, result);
+        return;
+    }
+    /* Every before hook allowed: the tool starts now, in the slot the
+     * hooks held (nothing is dispatched in between). */
+    job_unhold(rt, job);
+    tg__job_start(rt, job);
+}
+
 void tg__job_complete(tg__job *job, tg_result *result)
 {
     tg__run *run = job->run;
     tg_runtime *rt = run->rt;
     if (tg__hooks_after_wanted(rt, job, result)) {
-        /* hooks.c reviews the tool's result and completes the job again */
-        tg__hooks_after(rt, job, result);
+        /* hooks.c reviews the tool's result, and the job completes again
+         * with what they made of it */
+        job_hold(rt, job);
+        tg__hooks_after(rt, job, result, hooks_ended);
         return;
     }
     if (job->state == TG__JOB_QUEUED)
@@ -134,7 +176,7 @@ void tg__job_complete(tg__job *job, tg_result *result)
     }
     hash_remove(rt, job);
     if (job->decisions != NULL && result != NULL) {
-        /* the checks' verdicts beside what the executor recorded */
+        /* the checks' verdicts beside what the source recorded */
         if (result->decisions == NULL)
             result->decisions = json_incref(job->decisions);
         else
@@ -172,13 +214,75 @@ void tg__job_complete(tg__job *job, tg_result *result)
     tg__dispatch(rt);
 }
 
+/* ------------------------------------------------------------ sink */
+
+/* What a job's source reports goes through these (source.h). */
+
+static void job_output(void *ctx, int stream, const char *data, size_t len)
+{
+    const tg__job *job = ctx;
+    tg_runtime *rt = job->run->rt;
+    if (len == 0)
+        return;
+    if (rt->ev.output != NULL)
+        rt->ev.output(rt->ev_ud, job->call, stream, data, len);
+    if (job->run->ops.output != NULL)
+        job->run->ops.output(job->run->ud, job->call, stream, data, len);
+}
+
+static int job_decide(void *ctx, const char *key, json_t *value)
+{
+    tg__job *job = ctx;
+    if (value == NULL)
+        return TG_ENOMEM;
+    if (job->decisions == NULL && (job->decisions = json_object()) == NULL) {
+        json_decref(value);
+        return TG_ENOMEM;
+    }
+    return json_object_set_new(job->decisions, key, value) == 0 ? 0 : TG_ENOMEM;
+}
+
+static void job_shaped(void *ctx, tg_result *r)
+{
+    tg__job_complete(ctx, r);
+}
+
+static void job_done(void *ctx, tg_result *r)
+{
+    tg__job *job = ctx;
+    job->src = NULL; /* nothing left to cancel */
+    /* a success becomes what the tool's "output" declares (shape.c) */
+    tg__shape(&job->run->rt->src, job->call, job->tool, r, job_shaped, job);
+}
+
+/* Runs job on its source, which reports through the sink above. */
+static void source_start(tg_runtime *rt, tg__job *job)
+{
+    tg__source_call c = {
+        .env = &rt->src,
+        .call = job->call,
+        .tool = job->tool,
+        .budget_ms = budget_ms(rt, job->tool),
+        .start_ns = job->start_ns,
+        .alone = rt->running <= 1,
+        .argv = job->argv,
+        .stdin_text = &job->stdin_data,
+        .stdin_len = job->stdin_len,
+        .has_stdin = job->has_stdin,
+        .sink = {job_output, job_decide, job_done, job},
+    };
+    job->src = NULL;
+    job->source->start(&c, &job->src);
+}
+
 void tg__job_start(tg_runtime *rt, tg__job *job)
 {
     if (job->hook_stage == TG__HOOKS_NONE) {
         /* before hooks first; they start the job again when they allow */
         job->hook_stage = TG__HOOKS_TOOL;
         if (tg__hooks_have(rt, TG__HOOKS_BEFORE)) {
-            tg__hooks_before(rt, job);
+            job_hold(rt, job);
+            tg__hooks_before(rt, job, hooks_ended);
             return;
         }
     }
@@ -188,19 +292,15 @@ void tg__job_start(tg_runtime *rt, tg__job *job)
     if (job->run->ops.started)
         job->run->ops.started(job->run->ud, job->call);
     job->start_ns = tg__mono_ns();
-    if (job->tool->kind == TG_TOOL_KIND_HANDLER &&
-        (job->tool->flags & TG_TOOL_INLINE)) {
-        tg__handler_run_inline(rt, job);
-        return;
+    job->source = tg__source_of(job->tool);
+    if (!(job->source->flags & TG__SOURCE_INLINE)) {
+        /* Inline calls run to their end now, without a slot. */
+        job->holds_slot = true;
+        rt->running++;
+        list_append(&rt->run_head, &rt->run_tail, job);
+        tg__hash_add(rt, job);
     }
-    job->holds_slot = true;
-    rt->running++;
-    list_append(&rt->run_head, &rt->run_tail, job);
-    tg__hash_add(rt, job);
-    if (job->tool->kind == TG_TOOL_KIND_COMMAND)
-        tg__command_start(rt, job);
-    else
-        tg__handler_start_pool(rt, job);
+    source_start(rt, job);
 }
 
 void tg__job_ready(tg_runtime *rt, tg__job *job)
@@ -212,36 +312,14 @@ void tg__job_ready(tg_runtime *rt, tg__job *job)
                                                   "system", "the turn failed"));
         return;
     }
-    bool inline_fn = job->tool->kind == TG_TOOL_KIND_HANDLER &&
-                     (job->tool->flags & TG_TOOL_INLINE);
-    /* Inline handlers take no slot and run now; the others start in call
+    bool inline_fn = (tg__source_of(job->tool)->flags & TG__SOURCE_INLINE) != 0;
+    /* Inline sources take no slot and run now; the others start in call
      * order while slots are free. */
     if (inline_fn ||
         (rt->queue_head == NULL && rt->running < (size_t)rt->parallel))
         tg__job_start(rt, job);
     else
         tg__queue_push(rt, job);
-}
-
-/* hooks.c: a job waiting for a hook holds a slot and can be canceled. */
-void tg__job_hold(tg_runtime *rt, tg__job *job)
-{
-    job->state = TG__JOB_HOOK;
-    if (!job->holds_slot) {
-        job->holds_slot = true;
-        rt->running++;
-        list_append(&rt->run_head, &rt->run_tail, job);
-    }
-    tg__hash_add(rt, job);
-}
-
-void tg__job_unhold(tg_runtime *rt, tg__job *job)
-{
-    if (!job->holds_slot)
-        return;
-    list_remove(&rt->run_head, &rt->run_tail, job);
-    rt->running--;
-    job->holds_slot = false;
 }
 
 void tg__dispatch(tg_runtime *rt)
@@ -271,10 +349,9 @@ static void cancel_job(tg_runtime *rt, tg__job *job, const char *by,
                                                   reason));
         break;
     case TG__JOB_RUNNING:
-        if (job->proc != NULL)
-            tg__command_stop(job->proc, TG_OUTCOME_CANCELED, by, reason, hard);
-        else if (job->pool != NULL)
-            tg__handler_cancel(job->pool, by, reason);
+        /* NULL: its result is being shaped; it ends on its own */
+        if (job->src != NULL)
+            job->source->cancel(job->src, by, reason, hard);
         break;
     case TG__JOB_HOOK:
         tg__hooks_cancel(job, by, reason);

@@ -41,9 +41,7 @@ static void on_work_done(uv_work_t *req, int status)
 {
     (void)status; /* work is never canceled through libuv */
     tg__schema_work *w = req->data;
-    tg_runtime *rt = w->rt;
     tg__job *job = w->job;
-    rt->pending_work--;
     job->sw = NULL;
     job->run->checking--;
     if (atomic_load(&w->stop)) {
@@ -93,7 +91,6 @@ tg_result *tg__schema_work_start(tg_runtime *rt, tg__job *job, bool *oom)
         *oom = r == NULL;
         return r;
     }
-    rt->pending_work++;
     job->sw = w;
     job->state = TG__JOB_CHECKING;
     job->run->checking++;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shape.c - a successful command's output made into what its tool declares
+ * shape.c - a successful tool's output made into what its tool declares
  * (README, "Structured and media results"): with `"output": "json"` (or an
  * `output_schema`) stdout is one JSON value, which becomes the payload; with
  * an `output_schema` that value is checked against the schema; with
@@ -24,7 +24,9 @@
 
 #include "error.h"
 #include "format.h"
-#include "runtime.h"
+#include "schema.h"
+#include "shape.h"
+#include "text.h"
 
 /* The steps checked on the loop thread before the pool takes over (as for
  * arguments, check.c). */
@@ -117,8 +119,10 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
 /* An output schema check on the pool. */
 typedef struct shape_work {
     uv_work_t req;
-    tg_runtime *rt;
-    tg__job *job;
+    const tg_tool *tool;
+    const tg_call *call;
+    void (*done)(void *ctx, tg_result *r);
+    void *ctx;
     tg_result *r;    /* the success, its payload the value checked */
     json_t *value;   /* borrowed from r */
     json_t *printed; /* the text it was parsed from (new ref) */
@@ -199,58 +203,60 @@ static int validate(const tg_schema *s, const json_t *value,
 static void on_work(uv_work_t *req)
 {
     shape_work *w = req->data;
-    w->rc = validate(w->job->tool->out_schema, w->value, &w->rep, &w->budget,
-                     &w->e);
+    w->rc = validate(w->tool->out_schema, w->value, &w->rep, &w->budget, &w->e);
 }
 
 static void on_work_done(uv_work_t *req, int status)
 {
     (void)status; /* work is never canceled through libuv */
     shape_work *w = req->data;
-    w->rt->pending_work--;
-    tg__job *job = w->job;
     tg_result *r =
-        verdict(job->call, w->r, w->printed, w->rc, &w->rep, &w->budget, &w->e);
+        verdict(w->call, w->r, w->printed, w->rc, &w->rep, &w->budget, &w->e);
+    void (*done)(void *, tg_result *) = w->done;
+    void *ctx = w->ctx;
     tg__schema_report_cleanup(&w->rep);
     json_decref(w->printed);
     free(w);
-    tg__job_complete(job, r);
+    done(ctx, r);
 }
 
 /* Starts the whole check of r's value on the pool; 0, or a libuv code
  * (nothing started). */
-static int start_work(tg_runtime *rt, tg__job *job, tg_result *r, json_t *value,
-                      json_t *printed)
+static int start_work(const tg__source_env *env, const tg_call *call,
+                      const tg_tool *tool, tg_result *r, json_t *value,
+                      json_t *printed, void (*done)(void *, tg_result *),
+                      void *ctx)
 {
     shape_work *w = calloc(1, sizeof *w);
     if (w == NULL)
         return UV_ENOMEM;
-    w->rt = rt;
-    w->job = job;
+    w->call = call;
+    w->tool = tool;
+    w->done = done;
+    w->ctx = ctx;
     w->r = r;
     w->value = value;
     w->printed = json_incref(printed);
     w->req.data = w;
-    tg__schema_budget_init(&w->budget, (uint64_t)rt->cfg->max_validation_steps,
+    tg__schema_budget_init(&w->budget, (uint64_t)env->cfg->max_validation_steps,
                            NULL);
-    int rc = uv_queue_work(&rt->loop, &w->req, on_work, on_work_done);
+    int rc = uv_queue_work(env->loop, &w->req, on_work, on_work_done);
     if (rc != 0) {
         json_decref(w->printed);
         free(w);
         return rc;
     }
-    rt->pending_work++;
     return 0;
 }
 
 /* `"output": "json"` (and `output_schema`): stdout parsed as one JSON
  * value, then checked. Returns the result, or NULL with *started when the
- * check went to the pool (which completes the job). */
-static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
+ * check went to the pool (which calls done). */
+static tg_result *json_result(const tg__source_env *env, const tg_call *call,
+                              const tg_tool *tool, tg_result *r,
+                              void (*done)(void *, tg_result *), void *ctx,
                               bool *started)
 {
-    const tg_call *call = job->call;
-    const tg_tool *tool = job->tool;
     const json_t *text = tg__result_payload(r); /* borrowed */
     char msg[1024];
     if (text == NULL) {
@@ -266,7 +272,7 @@ static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
                  "the output of tool '%.128s' is over spool.inline_max_bytes "
                  "(%lld bytes), so it cannot be its structured result; it is "
                  "kept as an artifact",
-                 call->tool, (long long)rt->cfg->inline_max_bytes);
+                 call->tool, (long long)env->cfg->inline_max_bytes);
         return output_failed(call, r, NULL, "INVALID_OUTPUT", NULL, msg);
     }
     json_error_t jerr;
@@ -291,7 +297,7 @@ static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
         json_decref(printed);
         return r;
     }
-    int64_t steps = rt->cfg->max_validation_steps;
+    int64_t steps = env->cfg->max_validation_steps;
     tg_schema_budget b;
     tg_schema_report rep = {0};
     tg_error e = {0};
@@ -302,7 +308,7 @@ static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
     json_t *v = tg__result_payload(r); /* borrowed */
     int rc = validate(tool->out_schema, v, &rep, &b, &e);
     if (rc == TG_ELIMIT && b.exhausted && steps > INLINE_STEPS &&
-        start_work(rt, job, r, v, printed) == 0) {
+        start_work(env, call, tool, r, v, printed, done, ctx) == 0) {
         tg__schema_report_cleanup(&rep);
         json_decref(printed);
         *started = true;
@@ -314,16 +320,17 @@ static tg_result *json_result(tg_runtime *rt, tg__job *job, tg_result *r,
     return r;
 }
 
-void tg__shape_complete(tg_runtime *rt, tg__job *job, tg_result *r)
+void tg__shape(const tg__source_env *env, const tg_call *call,
+               const tg_tool *tool, tg_result *r,
+               void (*done)(void *ctx, tg_result *r), void *ctx)
 {
-    const tg_tool *tool = job->tool;
     bool started = false;
     if (r != NULL && r->outcome == TG_OUTCOME_SUCCESS) {
         if (tool->output == TG_TOOL_OUTPUT_CONTENT)
-            r = content_result(job->call, r);
+            r = content_result(call, r);
         else if (tool->output == TG_TOOL_OUTPUT_JSON)
-            r = json_result(rt, job, r, &started);
+            r = json_result(env, call, tool, r, done, ctx, &started);
     }
     if (!started)
-        tg__job_complete(job, r);
+        done(ctx, r);
 }

@@ -2,15 +2,16 @@
 /*
  * text.c - small helpers of the exec layer: tool output as a JSON string
  * (invalid UTF-8 replaced, since a tool may print anything), error results
- * with unbounded messages, the arguments text handed to handlers, the
- * directory a call runs in, and the output event.
+ * with unbounded messages, the arguments text handed to handlers, and the
+ * directory a call runs in.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "error.h"
+#include "text.h"
 
 /* Length of the well-formed UTF-8 sequence at s (Unicode 15, table 3-7), or
  * 0 when it is ill-formed; then *bad is the length of its maximal subpart,
@@ -146,10 +147,10 @@ const char *tg__call_args_text(const tg_call *call, size_t *len)
     return call->args_text;
 }
 
-int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
+int tg__call_cwd(const tg_config *cfg, const tg_call *call, const char **cwd,
                  char **owned)
 {
-    const char *base = rt->cfg->cwd ? rt->cfg->cwd : rt->cfg->workspace;
+    const char *base = cfg->cwd ? cfg->cwd : cfg->workspace;
     const json_t *c = call->context ? json_object_get(call->context, "cwd")
                                     : NULL; /* borrowed */
     const char *s = json_string_value(c);
@@ -171,15 +172,4 @@ int tg__call_cwd(const tg_runtime *rt, const tg_call *call, const char **cwd,
     *owned = j;
     *cwd = j;
     return 0;
-}
-
-void tg__emit_output(tg_runtime *rt, const tg__job *job, int stream,
-                     const char *data, size_t len)
-{
-    if (len == 0)
-        return;
-    if (rt->ev.output != NULL)
-        rt->ev.output(rt->ev_ud, job->call, stream, data, len);
-    if (job->run->ops.output != NULL)
-        job->run->ops.output(job->run->ud, job->call, stream, data, len);
 }

@@ -33,8 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "runtime.h"
+#include "watchdog.h"
 
 #define WATCH_SLOTS 4096 /* groups running at once; limits.parallel <= 1024 */
 
@@ -73,79 +72,78 @@ watchdog_main(int fd, const int32_t *slots)
     _exit(0);
 }
 
-int tg__watchdog_start(tg_runtime *rt, tg_error *err)
+int tg__watchdog_start(tg__watchdog *w, tg_error *err)
 {
-    rt->watch_fd = -1;
-    rt->watch_pid = -1;
-    rt->watch_slots =
-        mmap(NULL, WATCH_SLOTS * sizeof(int32_t), PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (rt->watch_slots == MAP_FAILED) {
-        rt->watch_slots = NULL;
+    w->fd = -1;
+    w->pid = -1;
+    w->slots = mmap(NULL, WATCH_SLOTS * sizeof(int32_t), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (w->slots == MAP_FAILED) {
+        w->slots = NULL;
         return tg__error_set(err, TG_ENOMEM, "cannot start the watchdog: %s",
                              strerror(errno));
     }
     int p[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) {
         int e = errno;
-        tg__watchdog_stop(rt);
+        tg__watchdog_stop(w);
         return tg__error_set(err, TG_EIO, "cannot start the watchdog: %s",
                              strerror(e));
     }
     pid_t pid = fork();
     if (pid == 0) {
         close(p[1]);
-        watchdog_main(p[0], rt->watch_slots);
+        watchdog_main(p[0], w->slots);
     }
     int e = errno;
     close(p[0]);
-    rt->watch_fd = p[1];
+    w->fd = p[1];
     if (pid < 0) {
-        tg__watchdog_stop(rt);
+        tg__watchdog_stop(w);
         return tg__error_set(err, TG_ESPAWN, "cannot start the watchdog: %s",
                              strerror(e));
     }
-    rt->watch_pid = pid;
+    w->pid = pid;
     return 0;
 }
 
-void tg__watchdog_add(const tg_runtime *rt, pid_t pgid)
+void tg__watchdog_add(const tg__watchdog *w, pid_t pgid)
 {
-    if (rt->watch_slots == NULL || pgid <= 1)
+    if (w->slots == NULL || pgid <= 1)
         return;
     for (size_t i = 0; i < WATCH_SLOTS; i++) {
         int32_t free_slot = 0;
-        if (__atomic_compare_exchange_n(&rt->watch_slots[i], &free_slot,
-                                        (int32_t)pgid, false, __ATOMIC_SEQ_CST,
+        if (__atomic_compare_exchange_n(&w->slots[i], &free_slot, (int32_t)pgid,
+                                        false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST))
             return;
     }
 }
 
-void tg__watchdog_remove(const tg_runtime *rt, pid_t pgid)
+void tg__watchdog_remove(const tg__watchdog *w, pid_t pgid)
 {
-    if (rt->watch_slots == NULL || pgid <= 1)
+    if (w->slots == NULL || pgid <= 1)
         return;
     for (size_t i = 0; i < WATCH_SLOTS; i++) {
         int32_t held = (int32_t)pgid;
-        if (__atomic_compare_exchange_n(&rt->watch_slots[i], &held, 0, false,
+        if (__atomic_compare_exchange_n(&w->slots[i], &held, 0, false,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
             return;
     }
 }
 
-void tg__watchdog_stop(tg_runtime *rt)
+void tg__watchdog_stop(tg__watchdog *w)
 {
     /* Every group of a runtime that is freed has ended and left the table;
      * closing the socket lets the watchdog exit. */
-    if (rt->watch_fd >= 0)
-        close(rt->watch_fd);
-    rt->watch_fd = -1;
-    if (rt->watch_pid > 0)
-        while (waitpid(rt->watch_pid, NULL, 0) < 0 && errno == EINTR)
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    if (w->pid > 0)
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
             ;
-    rt->watch_pid = -1;
-    if (rt->watch_slots != NULL)
-        munmap(rt->watch_slots, WATCH_SLOTS * sizeof(int32_t));
-    rt->watch_slots = NULL;
+    w->pid = -1;
+    if (w->slots != NULL)
+        munmap(w->slots, WATCH_SLOTS * sizeof(int32_t));
+    w->slots = NULL;
 }

@@ -88,7 +88,7 @@ static json_t *capabilities(const srv_ctx *c)
 static void m_initialize(srv_ctx *c)
 {
     const char *want =
-        json_string_value(json_object_get(c->params, "protocolVersion"));
+        json_string_value(json_object_get(srv_params(c), "protocolVersion"));
     int v = srv_version_parse(want);
     /* A version this server speaks through initialize is answered as
      * asked; any other gets the newest one (the client decides). */
@@ -99,8 +99,9 @@ static void m_initialize(srv_ctx *c)
     s->initialized = true;
     json_decref(s->client_caps);
     json_decref(s->client_info);
-    s->client_caps = json_incref(json_object_get(c->params, "capabilities"));
-    s->client_info = json_incref(json_object_get(c->params, "clientInfo"));
+    s->client_caps =
+        json_incref(json_object_get(srv_params(c), "capabilities"));
+    s->client_info = json_incref(json_object_get(srv_params(c), "clientInfo"));
     c->version = s->version;
     c->ans->initialized = true;
     json_t *r = json_pack(
@@ -129,7 +130,7 @@ static void m_discover(srv_ctx *c)
 static void m_set_level(srv_ctx *c)
 {
     int lvl = srv_log_level_parse(
-        json_string_value(json_object_get(c->params, "level")));
+        json_string_value(json_object_get(srv_params(c), "level")));
     if (lvl < 0) {
         fail(c, RPC_INVALID_PARAMS,
              "Invalid params: level must be one of debug, info, notice, "
@@ -159,7 +160,7 @@ static void page(srv_ctx *c, const json_t *list, const char *key,
                  const char *scope)
 {
     size_t from = 0, n = json_array_size(list);
-    const json_t *cur = json_object_get(c->params, "cursor");
+    const json_t *cur = json_object_get(srv_params(c), "cursor");
     if (cur != NULL) {
         const char *t = json_string_value(cur);
         char *end = NULL;
@@ -201,8 +202,9 @@ static void m_tools_list(srv_ctx *c)
         fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
         return;
     }
-    const char *cur = json_string_value(json_object_get(c->params, "cursor"));
-    if (json_object_get(c->params, "cursor") != NULL && cur == NULL) {
+    const char *cur =
+        json_string_value(json_object_get(srv_params(c), "cursor"));
+    if (json_object_get(srv_params(c), "cursor") != NULL && cur == NULL) {
         fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
         return;
     }
@@ -319,7 +321,7 @@ static void not_found(srv_ctx *c, int code, const char *uri)
 
 static void m_resources_read(srv_ctx *c)
 {
-    const char *uri = json_string_value(json_object_get(c->params, "uri"));
+    const char *uri = json_string_value(json_object_get(srv_params(c), "uri"));
     int nf = c->version == TG_MCP_V2026_07_28 ? RPC_INVALID_PARAMS
                                               : MCP_RESOURCE_NOT_FOUND;
     if (uri == NULL || strncmp(uri, ARTIFACT_URI, strlen(ARTIFACT_URI)) != 0) {

@@ -5,10 +5,12 @@
  *
  * Each handler is a thin wrapper: it decodes the arguments, runs the tool's
  * core (read_file.c, list_dir.c, grep.c) and reports through the public
- * handler API (tg_handler_write / set_json / fail), which the exec layer
- * implements. That is also why tg__registry_load is here rather than in
- * registry.c: whatever links these handlers needs the exec layer, while the
- * rest of the registry (and its unit tests) links without it.
+ * handler API (tg_handler_write / set_json / fail). That API is the handler
+ * tools' own interface and lives beside the tool definitions
+ * (registry/handler_ctx.c), so the built-ins stay below the exec layer that
+ * runs them: they are tools of its handler source, and never call into it.
+ * tg__registry_load is here rather than in registry.c because it is the
+ * one function that needs every built-in's definition.
  */
 #include "builtin.h"
 

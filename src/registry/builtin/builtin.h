@@ -61,7 +61,7 @@
 #define TG__BUILTIN_NAMES (&(TG__BUILTIN_MAP(TG__BUILTIN_LISTED))[2])
 
 /* 1 when `name` is a built-in tool. Inline so that configuration checks do
- * not link the handlers (which need the exec layer's tg_handler_*). */
+ * not link the handlers and their file tools' cores. */
 static inline int tg__builtin_known(const char *name)
 {
     static const char *const names[] = {TG__BUILTIN_MAP(TG__BUILTIN_NAME)};
