@@ -189,8 +189,9 @@ char *tg_result_to_json(const tg_result *result);
 
 /* 1 when the result is a success whose payload is the JSON its tool
  * declared with an output_schema, checked against that schema (the payload
- * is then an object: MCP's structuredContent); else 0. A result read back
- * from the journal (replayed) says 0. */
+ * is then an object: MCP's structuredContent); else 0. The check is
+ * recorded in the result's decisions ("output_schema": "valid"), so a
+ * result read back from the journal (replayed) says the same. */
 int tg_result_structured(const tg_result *result);
 /* The MCP content blocks of the result as compact JSON text (an array),
  * borrowed until the result is freed; NULL when it has none. A tool with
