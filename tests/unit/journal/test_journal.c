@@ -1697,12 +1697,15 @@ static void test_failing_allocations(void **state)
             free(out);
             out = NULL;
             tg__journal_close(j);
-            /* The hash chain over what was written, through a connection
-             * of its own. */
+            /* The hash chain over what was written (a failed batch wrote
+             * nothing), read with every allocation granted: the loop counts
+             * the writer's allocations, not the reader's, or it would run
+             * thousands of rounds more. */
+            fail_at = 0;
             rcs[6] = tg_journal_verify(path, NULL, 0, &out, &err);
-            if (rcs[6] == 0 && rcs[2] == 0 &&
-                strstr(out, "\"ok\":true") == NULL)
-                fail_msg("N=%ld: the chain does not verify: %s", n, out);
+            if (rcs[6] != 0 || strstr(out, "\"ok\":true") == NULL)
+                fail_msg("N=%ld: the chain does not verify: %s", n,
+                         out != NULL ? out : err.message);
             free(out);
         } else {
             assert_null(j);
