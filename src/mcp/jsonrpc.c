@@ -514,46 +514,81 @@ oom:
 
 /* ------------------------------------------------------------ values */
 
+/* The token after the value at token i (containers are skipped whole). */
+static size_t after_value(const tg_jtape *t, size_t i)
+{
+    const tg_jtok *v = &t->tok[i];
+    return (v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY) ? v->a : i + 1;
+}
+
+/* The value of member `key` of the object at token obj, 0 when absent or
+ * when obj is not an object (token 0 is never a member's value). */
+static size_t member(const tg_jtape *t, size_t obj, const char *key)
+{
+    if (t->tok[obj].kind != TG_JT_OBJECT)
+        return 0;
+    size_t end = t->tok[obj].a;
+    for (size_t k = obj + 1; k < end; k = after_value(t, k + 1))
+        if (key_is(t, &t->tok[k], key))
+            return k + 1;
+    return 0;
+}
+
+/* Follows path[0..n) from the object at token obj into out. */
+static int find_path(const tg_rpc_batch *b, size_t obj, const char *const *path,
+                     size_t n, tg_rpc_value *out)
+{
+    for (size_t s = 0; s < n; s++)
+        if ((obj = member(&b->tape, obj, path[s])) == 0)
+            return 0;
+    out->tok = obj;
+    out->kind = b->tape.tok[obj].kind;
+    value_text(b, obj, &out->json, &out->len);
+    return 1;
+}
+
 int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
                         const char *const *path, size_t n, tg_rpc_value *out)
 {
     if (m->params == NULL || n == 0)
         return 0;
-    const tg_jtape *t = &b->tape;
-    /* the params token: the value after the "params" key */
-    size_t obj = 0, end = t->tok[m->tok].a;
-    for (size_t k = m->tok + 1; k < end;) {
-        const tg_jtok *val = &t->tok[k + 1];
-        if (key_is(t, &t->tok[k], "params")) {
-            obj = k + 1;
-            break;
-        }
-        k = (val->kind == TG_JT_OBJECT || val->kind == TG_JT_ARRAY) ? val->a
-                                                                    : k + 2;
-    }
-    if (obj == 0)
+    size_t obj = member(&b->tape, m->tok, "params");
+    return obj != 0 && find_path(b, obj, path, n, out);
+}
+
+int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
+                         tg_rpc_value *out)
+{
+    if (m->kind != TG_RPC_RESULT)
         return 0;
-    for (size_t s = 0; s < n; s++) {
-        if (t->tok[obj].kind != TG_JT_OBJECT)
-            return 0;
-        size_t found = 0;
-        end = t->tok[obj].a;
-        for (size_t k = obj + 1; k < end;) {
-            const tg_jtok *val = &t->tok[k + 1];
-            if (key_is(t, &t->tok[k], path[s])) {
-                found = k + 1;
-                break;
-            }
-            k = (val->kind == TG_JT_OBJECT || val->kind == TG_JT_ARRAY) ? val->a
-                                                                        : k + 2;
-        }
-        if (found == 0)
-            return 0;
-        obj = found;
-    }
-    out->tok = obj;
-    out->kind = t->tok[obj].kind;
-    value_text(b, obj, &out->json, &out->len);
+    size_t tok = member(&b->tape, m->tok, "result");
+    if (tok == 0)
+        return 0;
+    out->tok = tok;
+    out->kind = b->tape.tok[tok].kind;
+    value_text(b, tok, &out->json, &out->len);
+    return 1;
+}
+
+int tg__rpc_value_find(const tg_rpc_batch *b, const tg_rpc_value *obj,
+                       const char *const *path, size_t n, tg_rpc_value *out)
+{
+    return find_path(b, obj->tok, path, n, out);
+}
+
+int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
+                       size_t *cursor, tg_rpc_value *out)
+{
+    const tg_jtape *t = &b->tape;
+    if (t->tok[array->tok].kind != TG_JT_ARRAY)
+        return 0;
+    size_t i = *cursor == 0 ? array->tok + 1 : *cursor;
+    if (i >= t->tok[array->tok].a)
+        return 0;
+    out->tok = i;
+    out->kind = t->tok[i].kind;
+    value_text(b, i, &out->json, &out->len);
+    *cursor = after_value(t, i);
     return 1;
 }
 
@@ -572,18 +607,8 @@ json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v)
 
 json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
 {
-    if (m->params == NULL)
-        return json_object();
-    const tg_jtape *t = &b->tape;
-    size_t end = t->tok[m->tok].a;
-    for (size_t k = m->tok + 1; k < end;) {
-        const tg_jtok *val = &t->tok[k + 1];
-        if (key_is(t, &t->tok[k], "params"))
-            return tg__jtape_to_json(t, k + 1);
-        k = (val->kind == TG_JT_OBJECT || val->kind == TG_JT_ARRAY) ? val->a
-                                                                    : k + 2;
-    }
-    return json_object();
+    size_t tok = m->params != NULL ? member(&b->tape, m->tok, "params") : 0;
+    return tok != 0 ? tg__jtape_to_json(&b->tape, tok) : json_object();
 }
 
 /* ------------------------------------------------------------ writers */

@@ -162,6 +162,19 @@ typedef struct tg_rpc_value {
  * not an object). */
 int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
                         const char *const *path, size_t n, tg_rpc_value *out);
+/* The result of a result response m (its text, token, kind): 1, or 0
+ * when m is not one. */
+int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
+                         tg_rpc_value *out);
+/* Finds obj.path[0].path[1]...path[n-1] (each step a member of an
+ * object) inside a value of the batch: 1 with *out set, 0 when absent. */
+int tg__rpc_value_find(const tg_rpc_batch *b, const tg_rpc_value *obj,
+                       const char *const *path, size_t n, tg_rpc_value *out);
+/* The elements of an array value one at a time: *cursor starts at 0;
+ * returns 1 with *out set to the next element, 0 after the last (or when
+ * `array` is not an array). */
+int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
+                       size_t *cursor, tg_rpc_value *out);
 /* Appends the decoded bytes of a string value (v->kind TG_JT_STRING) to
  * out. Returns 0, TG_EINVAL when v is not a string, TG_ENOMEM, TG_ELIMIT. */
 int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
