@@ -53,7 +53,8 @@ extern "C" {
     X(TG_ESPAWN, -11, "cannot start process")                                  \
     X(TG_ECANCELED, -12, "canceled")                                           \
     X(TG_ELIMIT, -13, "limit exceeded")                                        \
-    X(TG_EINTERNAL, -14, "internal error")
+    X(TG_EINTERNAL, -14, "internal error")                                     \
+    X(TG_EPERM, -15, "permission denied")
 
 enum tg_errno {
 #define TG__ERRNO_ENUM(name, value, text) name = value,

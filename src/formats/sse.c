@@ -4,8 +4,9 @@
  * WHATWG "interpreting an event stream" steps: lines end at CRLF, LF or CR;
  * an empty line dispatches the event; a line starting with ':' is a comment;
  * "field: value" (one leading space of the value dropped) sets data (lines
- * joined with LF), event (the type) or id (kept across events, ignored when
- * it holds a NUL); other fields, retry included, do not matter here.
+ * joined with LF), event (the type), id (kept across events, ignored when
+ * it holds a NUL) or retry (the reconnection time, for live readers; a
+ * value that is not all digits is ignored); other fields do not matter.
  *
  * Once discarding (tg__sse_discard), data past the kept bytes and line bytes
  * past the kept line are dropped instead of failing, at the same points
@@ -33,6 +34,7 @@ void tg__sse_init(tg_sse *r, size_t max_data)
 {
     memset(r, 0, sizeof *r);
     r->max_data = max_data ? max_data : TG_SSE_DEFAULT_MAX_DATA;
+    r->retry_ms = -1;
     tg__buf_init(&r->line, 0);
     tg__buf_init(&r->type, 0);
     tg__buf_init(&r->data, 0);
@@ -134,6 +136,23 @@ static int field_is(const char *name, size_t n, const char *want, size_t wn)
     return n == wn && memcmp(name, want, n) == 0;
 }
 
+/* The retry field: all ASCII digits sets the reconnection time, anything
+ * else (empty included) is ignored. */
+static void set_retry(tg_sse *r, const char *v, size_t n)
+{
+    uint64_t ms = 0;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return;
+        ms = ms * 10 + (uint64_t)(v[i] - '0');
+        if (ms > UINT32_MAX)
+            ms = UINT32_MAX; /* saturate: no overflow however long */
+    }
+    r->retry_ms = (int64_t)ms;
+}
+
 /* Adds a data line's value to the event, the discarding reader's way:
  * the LF that joins it to the line before goes first (so the data has no
  * LF of its own to drop), and what passes r->keep is dropped, noted in
@@ -209,8 +228,9 @@ static int process_line(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
     else if (field_is(p, nlen, "id", 2)) {
         if (memchr(v, '\0', vlen) == NULL)
             rc = set_buf(&r->id, v, vlen);
-    }
-    /* retry and unknown fields: nothing to do for a transcript. */
+    } else if (field_is(p, nlen, "retry", 5))
+        set_retry(r, v, vlen);
+    /* Unknown fields: nothing to do. */
     if (rc == TG_ENOMEM)
         return oom(r);
     return rc == 0 ? 0 : limit_error(r);

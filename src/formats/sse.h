@@ -65,6 +65,10 @@ typedef struct tg_sse {
     int finished; /* tg__sse_finish ran */
     int failed;   /* the sticky TG_E* code of a failure, 0 while none */
     uint64_t lines, events;
+    /* The reconnection time of the last valid retry field (its value all
+     * ASCII digits; saturated at UINT32_MAX ms), -1 while none was seen:
+     * what a live client waits before it reconnects. */
+    int64_t retry_ms;
     uint64_t data_lines, data_first_line, data_last_line; /* the event's */
     size_t keep;      /* tg__sse_discard: bytes of data an event keeps */
     int discarding;   /* tg__sse_discard was called */

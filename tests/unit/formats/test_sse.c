@@ -4,7 +4,8 @@
  * event stream rules: fields, comments, the three line ends, id that
  * persists, events without data, the byte order mark, the last event of a
  * transcript without its blank line, the data cap, where each event's data
- * lines were, the discarding reader after the end of a stream; and that the
+ * lines were, the discarding reader after the end of a stream, the retry
+ * field's reconnection time; and that the
  * events are the same whatever the chunking (every two-chunk split, 1-byte
  * and 64-byte chunks).
  */
@@ -185,6 +186,39 @@ static void test_ids(void **state)
                              "message|7|d|0\nrc=0\n");
     free(got);
     check_chunkings(text, sizeof text - 1, 0);
+}
+
+/* The reconnection time: the last retry field whose value is all ASCII
+ * digits, whichever event it came with; other values are ignored; a huge
+ * one saturates instead of wrapping. */
+static void test_retry(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t want;
+    } cases[] = {
+        {"data: a\n\n", -1},
+        {"retry: 1000\ndata: a\n\n", 1000},
+        {"retry: 250\n\nretry: x1\nretry:\nretry: -5\nretry: 1 \n", 250},
+        {"id: 4-0\nretry: 0\ndata: \n\n", 0},
+        {"retry: 99999999999999999999999\n", 4294967295},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_sse r;
+        seen s = {{0}, 0};
+        tg_error err;
+        tg__buf_init(&s.log, 0);
+        tg__sse_init(&r, 0);
+        opt.reader = &r;
+        const char *t = cases[i].text;
+        /* Byte by byte: a value split across chunks counts the same. */
+        for (size_t k = 0; t[k] != '\0'; k++)
+            assert_int_equal(tg__sse_feed(&r, t + k, 1, on_event, &s, &err), 0);
+        assert_int_equal(r.retry_ms, cases[i].want);
+        tg__sse_cleanup(&r);
+        tg__buf_cleanup(&s.log);
+    }
 }
 
 static void test_line_ends(void **state)
@@ -397,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_end_of_input),  cmocka_unit_test(test_limit),
         cmocka_unit_test(test_sticky_errors), cmocka_unit_test(test_chunkings),
         cmocka_unit_test(test_data_lines),    cmocka_unit_test(test_discard),
+        cmocka_unit_test(test_retry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
