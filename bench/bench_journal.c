@@ -31,6 +31,17 @@
  *       DIR: where the files go (default $TMPDIR or /tmp; it must be a real
  *       disk for "full" to mean anything), MODE: normal, full or both.
  *
+ * The chain (issue 16): what the hash chain of the result rows costs, at the
+ * journal's own interface (tg__journal_begin + tg__journal_finish of turns
+ * of 100 calls, the calls and results made before the clock starts): the
+ * same turns into three journals, rows without links (the option
+ * `unchained`, there for this), links with SHA-256, links with
+ * HMAC-SHA-256 (a key configured), journal.sync normal, interleaved round by
+ * round; medians and the median of the per-round ratios. It runs after the
+ * throughput figures, or alone:
+ *
+ *   bench_journal --chain [TURNS_PER_ROUND] [--rounds N] [--dir DIR]
+ *
  * History: `history --tool X --limit 20` on a big journal.
  *
  *   bench_journal --history-rows N [--dir DIR]
@@ -53,6 +64,8 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "journal.h"
+#include "record.h"
 #include "toolgate.h"
 
 #define CALLS_PER_TURN 100
@@ -716,6 +729,121 @@ static int throughput(const char *dir, int turns, int rounds, const char *mode)
     return failed;
 }
 
+/* ------------------------------------------------------------ the chain */
+
+enum { C_OFF, C_SHA, C_HMAC, N_CHAIN };
+
+/* One round of `turns` turns into j: returns the seconds spent in begin and
+ * finish, or -1. */
+static double chain_round(tg_journal *j, int turns, long *next_id)
+{
+    tg_call *calls[CALLS_PER_TURN];
+    tg_result *results[CALLS_PER_TURN];
+    tg_error err = {0};
+    double spent = 0;
+    for (int t = 0; t < turns; t++) {
+        int ok = 1;
+        for (int i = 0; i < CALLS_PER_TURN; i++) {
+            char id[32], args[300];
+            long n = (*next_id)++;
+            snprintf(id, sizeof id, "call_%09ld", n);
+            args_text(args, sizeof args, n);
+            calls[i] = tg__call_new(id, "search", "toolgate");
+            results[i] = NULL;
+            if (calls[i] == NULL ||
+                tg__call_set_args_text(calls[i], args, strlen(args)) != 0 ||
+                (results[i] = tg__result_success(
+                     calls[i], json_string("{\"ok\":true}"))) == NULL)
+                ok = 0;
+        }
+        if (ok) {
+            double t0 = bench_now();
+            ok = tg__journal_begin(j, calls, CALLS_PER_TURN, &err) == 0 &&
+                 tg__journal_finish(j, calls, results, CALLS_PER_TURN, &err) ==
+                     0;
+            spent += bench_now() - t0;
+            if (!ok)
+                fprintf(stderr, "journal: %s\n", err.message);
+        }
+        for (int i = 0; i < CALLS_PER_TURN; i++) {
+            tg__result_free(results[i]);
+            tg__call_free(calls[i]);
+        }
+        if (!ok)
+            return -1;
+    }
+    return spent;
+}
+
+static int chain_cost(const char *dir, int turns, int rounds)
+{
+    static const char *names[N_CHAIN] = {"chain-off", "chain-sha256",
+                                         "chain-hmac"};
+    static const unsigned char key[] = "a bench key of 32 bytes, or so..";
+    char path[N_CHAIN][4200];
+    tg_journal *j[N_CHAIN] = {NULL, NULL, NULL};
+    double rate[N_CHAIN][MAX_ROUNDS], ratio[2][MAX_ROUNDS], cost[2][MAX_ROUNDS];
+    long next_id = 0;
+    int ret = 1;
+    tg_error err = {0};
+    for (int k = 0; k < N_CHAIN; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.db", names[k]);
+        if (path_join(path[k], sizeof path[k], dir, name) != 0)
+            return 1;
+        remove_db(path[k]);
+        tg_journal_options o = {.unchained = k == C_OFF};
+        if (k == C_HMAC) {
+            o.hmac_key = key;
+            o.hmac_key_len = sizeof key - 1;
+        }
+        if (tg__journal_open_sqlite_opts(path[k], &o, &j[k], &err) != 0) {
+            fprintf(stderr, "journal: %s\n", err.message);
+            goto done;
+        }
+    }
+    double results = (double)turns * CALLS_PER_TURN;
+    for (int r = -1; r < rounds; r++) {
+        double spent[N_CHAIN];
+        for (int i = 0; i < N_CHAIN; i++) {
+            int k = r % 2 == 0 ? i : N_CHAIN - 1 - i;
+            if ((spent[k] = chain_round(j[k], turns, &next_id)) <= 0)
+                goto done;
+        }
+        if (r < 0)
+            continue;
+        for (int k = 0; k < N_CHAIN; k++)
+            rate[k][r] = results / spent[k];
+        for (int m = 0; m < 2; m++) {
+            ratio[m][r] = rate[C_SHA + m][r] / rate[C_OFF][r];
+            /* microseconds a result costs more than without links */
+            cost[m][r] = (spent[C_SHA + m] - spent[C_OFF]) / results * 1e6;
+        }
+    }
+    printf("  chain (issue 16): journal begin + finish, turns of %d calls, "
+           "sync normal, %d turns a round, median of %d interleaved rounds\n",
+           CALLS_PER_TURN, turns, rounds);
+    printf("    rows without links                          %9.0f "
+           "results/s\n",
+           median_of(rate[C_OFF], rounds));
+    printf("    links, SHA-256                              %9.0f "
+           "results/s  = %.3fx without\n",
+           median_of(rate[C_SHA], rounds), median_of(ratio[0], rounds));
+    printf("    links, HMAC-SHA-256                         %9.0f "
+           "results/s  = %.3fx without\n",
+           median_of(rate[C_HMAC], rounds), median_of(ratio[1], rounds));
+    printf("    per result: %.2f us (SHA-256), %.2f us (HMAC) more than "
+           "without (median of the per-round differences)\n",
+           median_of(cost[0], rounds), median_of(cost[1], rounds));
+    ret = 0;
+done:
+    for (int k = 0; k < N_CHAIN; k++) {
+        tg__journal_close(j[k]);
+        remove_db(path[k]);
+    }
+    return ret;
+}
+
 /* ------------------------------------------------------------ history */
 
 static long long count_rows(const char *path)
@@ -935,7 +1063,7 @@ int main(int argc, char **argv)
     const char *dir = getenv("TMPDIR");
     const char *mode = "both";
     long history_rows = 0;
-    int turns = 30, rounds = DEFAULT_ROUNDS;
+    int turns = 30, rounds = DEFAULT_ROUNDS, chain_only = 0;
     /* Lines as they come, also into a file: the history mode runs long. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (dir == NULL || *dir == '\0')
@@ -947,15 +1075,20 @@ int main(int argc, char **argv)
             mode = argv[++i];
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = (int)strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--chain") == 0) {
+            chain_only = 1;
         } else if (strcmp(argv[i], "--history-rows") == 0 && i + 1 < argc) {
             history_rows = strtol(argv[++i], NULL, 10);
         } else if (argv[i][0] >= '1' && argv[i][0] <= '9') {
             turns = (int)strtol(argv[i], NULL, 10);
         } else {
-            fprintf(stderr,
-                    "usage: bench_journal [TURNS_PER_ROUND] [--rounds N] "
-                    "[--dir DIR] [--sync normal|full|both]\n"
-                    "       bench_journal --history-rows N [--dir DIR]\n");
+            fprintf(
+                stderr,
+                "usage: bench_journal [TURNS_PER_ROUND] [--rounds N] "
+                "[--dir DIR] [--sync normal|full|both]\n"
+                "       bench_journal --chain [TURNS_PER_ROUND] [--rounds N] "
+                "[--dir DIR]\n"
+                "       bench_journal --history-rows N [--dir DIR]\n");
             return 2;
         }
     }
@@ -974,7 +1107,8 @@ int main(int argc, char **argv)
                 dir, strerror(errno));
         return 1;
     }
-    int failed = throughput(work, turns, rounds, mode);
+    int failed = chain_only ? 0 : throughput(work, turns, rounds, mode);
+    failed |= chain_cost(work, turns, rounds);
     rmdir(work);
     return failed;
 }

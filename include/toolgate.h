@@ -376,6 +376,10 @@ int tg_config_set_cwd(tg_config *cfg, const char *dir);
 /* Reads an HMAC key file; checksums become hmac-sha256. */
 int tg_config_set_hmac_key_file(tg_config *cfg, const char *path,
                                 tg_error *err);
+/* The HMAC key read by tg_config_set_hmac_key_file (borrowed, valid while
+ * cfg lives and until the next call that sets it) and its length in *len;
+ * NULL and 0 when there is none. For tg_journal_verify. */
+const unsigned char *tg_config_hmac_key(const tg_config *cfg, size_t *len);
 /* The journal path in force (borrowed, valid while cfg lives), NULL when off.
  */
 const char *tg_config_journal(const tg_config *cfg);
@@ -690,6 +694,22 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
  * milliseconds to the microsecond, as in the records. Caller frees *out. */
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err);
+
+/* Checks the journal's hash chain: every result row carries a link,
+ * HMAC-SHA-256 (with hmac_key) or SHA-256 (hmac_key NULL) of the link before
+ * it and of every column of the row and of its call's row. *out (caller
+ * frees) is a JSON object: {"ok": true, "journal", "rows", "first_seq",
+ * "last_seq", "head" (the last link, hex), "mac", "key_id", "pruned" (rows
+ * retention deleted), "before_chain" (rows older than the chain)}, or the
+ * first bad row: {"ok": false, "problem": "changed" | "removed" |
+ * "inserted" | "unverifiable", "seq", "call_rowid", "id", "tool",
+ * "message", "rows_verified", "journal"}. Returns 0 when the check ran,
+ * whatever it found; TG_ENOTFOUND when there is no journal at the path
+ * (nothing is created), TG_EJOURNAL when it cannot be read. Opening it
+ * migrates an older journal and recovers calls left running, as any
+ * command does. */
+int tg_journal_verify(const char *journal_path, const unsigned char *hmac_key,
+                      size_t hmac_key_len, char **out, tg_error *err);
 
 /* A turn of one call and its result made again from their journal record
  * (`record`: len bytes of JSON {"call": …, "result": …}, what

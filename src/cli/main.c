@@ -19,6 +19,8 @@ static const char usage[] =
     "  history          list journaled calls and results, newest first\n"
     "  show ID          print one journaled call and its result\n"
     "  stats            per tool: calls, outcomes, p50/p95/max duration\n"
+    "  journal verify   check the journal's hash chain: names the first row\n"
+    "                   changed, removed or inserted\n"
     "  validate SCHEMA [FILE|-]  validate JSON against a JSON Schema\n"
     "  policy check [CALL.json|-]  which policy rule decides each call, and "
     "why\n"
@@ -54,7 +56,8 @@ int main(int argc, char **argv)
                     {"history", cmd_history}, {"show", cmd_show},
                     {"stats", cmd_stats},     {"validate", cmd_validate},
                     {"policy", cmd_policy},   {"artifact", cmd_artifact},
-                    {"doctor", cmd_doctor},   {"serve", cmd_serve}};
+                    {"doctor", cmd_doctor},   {"serve", cmd_serve},
+                    {"journal", cmd_journal}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -142,3 +142,17 @@ char *tg__buf_take(tg_buf *b)
     b->len = b->cap = 0;
     return p;
 }
+
+int tg__buf_put_pointer_token(tg_buf *b, const char *key, size_t len)
+{
+    int rc = tg__buf_append(b, "/", 1);
+    for (size_t i = 0, from = 0; rc == 0 && i <= len; i++) {
+        if (i < len && key[i] != '~' && key[i] != '/')
+            continue;
+        rc = tg__buf_append(b, key + from, i - from);
+        if (rc == 0 && i < len)
+            rc = tg__buf_append(b, key[i] == '~' ? "~0" : "~1", 2);
+        from = i + 1;
+    }
+    return rc;
+}

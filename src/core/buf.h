@@ -46,5 +46,8 @@ const char *tg__buf_cstr(tg_buf *b);
 /* Hands the bytes to the caller (free with free()), NUL-terminated; the
  * buffer is left empty. NULL on out of memory. */
 char *tg__buf_take(tg_buf *b);
+/* Appends "/" and key[0..len) as a JSON pointer's reference token (RFC
+ * 6901: '~' as "~0", '/' as "~1"). Returns 0, TG_ENOMEM or TG_ELIMIT. */
+int tg__buf_put_pointer_token(tg_buf *b, const char *key, size_t len);
 
 #endif

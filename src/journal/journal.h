@@ -37,6 +37,15 @@ typedef struct tg_journal_options {
      * (args_bytes), not the arguments, twice over when they came as a
      * string. */
     int64_t max_args_bytes;
+    /* The configured HMAC key (borrowed, read by the open call only): the
+     * links of the hash chain (chain.h) are HMAC-SHA-256 with it, plain
+     * SHA-256 without one (NULL). */
+    const unsigned char *hmac_key;
+    size_t hmac_key_len;
+    /* bench_journal only: result rows are written without links (and call
+     * rows without digests), to measure what the chain costs. Such rows
+     * verify as inserted. */
+    int unchained;
 } tg_journal_options;
 
 /* What the journal keeps of arguments over max_args_bytes (bytes). */
@@ -134,5 +143,65 @@ void tg__journal_close(tg_journal *j);
 void tg__journal_on_release(tg_journal *j,
                             void (*fn)(void *ud, const char *artifact_id),
                             void *ud);
+
+/* ------------------------------------------------------------ pins */
+
+/* Pins of remote tool definitions (pins.c; the SQLite backend only, other
+ * backends fail with TG_EINVAL): for each tool of a source (an MCP server
+ * behind toolgate) the definition the user accepted - or that was pinned
+ * on first sight - and a served one waiting for the user. What a
+ * definition is and how a served set is judged against the pins is
+ * src/remote/pin.h's business; these only keep the rows. */
+typedef enum tg_pin_state {
+    TG_PIN_STATE_PINNED,  /* the accepted definition is in force */
+    TG_PIN_STATE_PENDING, /* a changed definition waits for the user; the
+                             accepted one stays */
+    TG_PIN_STATE_HELD     /* a tool never accepted (new under strict
+                             pinning, or a rename) waits for the user */
+} tg_pin_state;
+
+/* One row; strings owned by the array (tg__journal_pins_free). */
+typedef struct tg_pin_row {
+    char *source, *tool;
+    char *checksum;      /* of the accepted definition; NULL when HELD */
+    char *definition;    /* its JCS text; NULL when HELD */
+    int64_t first_seen;  /* epoch ms */
+    int64_t accepted_at; /* epoch ms; 0: pinned on first sight */
+    tg_pin_state state;
+    char *pending_checksum, *pending_definition; /* PENDING, HELD */
+    int64_t pending_since;                       /* epoch ms, 0 none */
+    char *renamed_from; /* the pinned tool this one renames, or NULL */
+} tg_pin_row;
+
+/* The pins of `source`, sorted by tool; *rows is the caller's. */
+int tg__journal_pins_read(tg_journal *j, const char *source, tg_pin_row **rows,
+                          size_t *n, tg_error *err);
+void tg__journal_pins_free(tg_pin_row *rows, size_t n);
+/* Records the first sight of a tool: pinned, never accepted by a user.
+ * TG_EEXIST (nothing changed) when the source already has a row for it. */
+int tg__journal_pin_first_seen(tg_journal *j, const char *source,
+                               const char *tool, const char *checksum,
+                               const char *definition, tg_error *err);
+/* Records a served definition the user must accept: on a pinned tool it
+ * becomes PENDING (the accepted definition stays); a tool without a row is
+ * added HELD. renamed_from names the pinned tool whose definition this is
+ * (a rename), or NULL. A newer served definition replaces a waiting one;
+ * pending_since keeps the first. */
+int tg__journal_pin_hold(tg_journal *j, const char *source, const char *tool,
+                         const char *checksum, const char *definition,
+                         const char *renamed_from, tg_error *err);
+/* Accepts what waits for `tool` (what `toolgate mcp accept` calls after
+ * showing the diff): its definition becomes the pinned one, accepted now;
+ * for a rename, the old name's row goes. `checksum` is the definition the
+ * user was shown (NULL: whatever waits); when another waits now,
+ * TG_EEXIST and nothing changes, so a definition nobody saw is never
+ * accepted. TG_ENOTFOUND when nothing waits for that tool. */
+int tg__journal_pin_accept(tg_journal *j, const char *source, const char *tool,
+                           const char *checksum, tg_error *err);
+/* Forgets a tool's pin (a tool the server no longer serves, once the user
+ * says so). TG_ENOTFOUND when there is none. */
+int tg__journal_pin_forget(tg_journal *j, const char *source, const char *tool,
+                           tg_error *err);
+const char *tg__pin_state_name(tg_pin_state state);
 
 #endif

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "chain.h"
 #include "error.h"
 #include "quote.h"
 #include "hashmap.h"
@@ -219,6 +220,46 @@ static const char *const migrations[] = {
      * It used to keep them whole, twice when they came as a string: 200 MB
      * in one row for a refused 100 MB argument. */
     "ALTER TABLE call_rows ADD COLUMN args_bytes INTEGER;",
+    /* v8: the hash chain (chain.h). Each result row gets chain_seq (1, 2,
+     * 3... in the order rows are written) and chain, its 32-byte link.
+     * Rows written before this version are not chained (that would rewrite
+     * the whole table under the write lock): chain_meta keeps the greatest
+     * call rowid of that time, and verification counts the unchained rows
+     * at or below it as older than the chain, any other as inserted.
+     * chain_epochs: from which seq on the links were made with which key
+     * (its id, "" for none). chain_pruned: the (seq, link) of rows that
+     * retention deleted, so the chain goes on across them; the ones before
+     * the oldest remaining row fold into one, the anchor. */
+    "ALTER TABLE results ADD COLUMN chain_seq INTEGER;"
+    "ALTER TABLE results ADD COLUMN chain BLOB;"
+    "CREATE UNIQUE INDEX results_chain ON results(chain_seq)"
+    " WHERE chain_seq IS NOT NULL;"
+    "CREATE TABLE chain_meta(one INTEGER PRIMARY KEY CHECK (one = 1),"
+    " legacy_max INTEGER NOT NULL, created_at INTEGER NOT NULL);"
+    "INSERT INTO chain_meta SELECT 1, ifnull(max(rowid), 0),"
+    " CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    " FROM call_rows;"
+    "CREATE TABLE chain_epochs(first_seq INTEGER PRIMARY KEY,"
+    " key_id TEXT NOT NULL, started_at INTEGER NOT NULL);"
+    "CREATE TABLE chain_pruned(seq INTEGER PRIMARY KEY, link BLOB NOT NULL,"
+    " call_rowid INTEGER, pruned_at INTEGER NOT NULL);",
+    /* v9: pins of remote tool definitions (pins.c). One row per tool of a
+     * source: the accepted definition (checksum, JCS text; NULL while a new
+     * tool is held and was never accepted), and a served definition waiting
+     * for the user (pending_*), with the pinned tool it renames. */
+    "CREATE TABLE pins("
+    " source TEXT NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " checksum TEXT,"
+    " definition TEXT,"
+    " first_seen INTEGER NOT NULL," /* epoch ms */
+    " accepted_at INTEGER,"         /* NULL: pinned on first sight */
+    " state TEXT NOT NULL,"         /* 'pinned' | 'pending' | 'held' */
+    " pending_checksum TEXT,"
+    " pending_definition TEXT,"
+    " pending_since INTEGER,"
+    " renamed_from TEXT,"
+    " PRIMARY KEY (source, tool)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -227,6 +268,17 @@ struct slot {
     const tg_call *key; /* NULL: empty */
     sqlite3_int64 rowid;
     unsigned gen; /* the begin() batch that added it, to undo on failure */
+    /* the call row's digest (chain.h), for its result's link */
+    unsigned char digest[TG_CHAIN_LEN];
+};
+
+/* The end of the hash chain: the last link written, and the key of the
+ * current epoch. */
+struct chain_head {
+    sqlite3_int64 seq; /* 0: no row chained yet */
+    unsigned char link[TG_CHAIN_LEN];
+    char key_id[TG_CHAIN_KEY_ID];
+    int epochs; /* whether chain_epochs has a row */
 };
 
 struct sqlite_journal {
@@ -258,6 +310,17 @@ struct sqlite_journal {
     struct slot *slots; /* open addressing, linear probing */
     size_t cap, count;  /* cap is 0 or a power of two */
     unsigned gen;
+    /* The chain's end as of the last commit of this connection (known:
+     * read or written since), the data_version it was read at (another
+     * connection's commit changes it, this one's do not), and the end
+     * within the open transaction (chain_open: set up by chain_sync). The
+     * writer keeps it here so a row costs no SELECT; on_commit and
+     * on_rollback keep it true. */
+    tg_chain_key key;
+    struct chain_head chain, chain_tx;
+    int chain_known, chain_open;
+    sqlite3_int64 chain_dv;
+    sqlite3_stmt *st_data_version, *st_epoch_add;
 };
 
 static const tg_journal_ops sqlite_ops;
@@ -325,8 +388,8 @@ static struct slot *map_find(struct sqlite_journal *sj, const tg_call *key)
 }
 
 /* Needs room: see map_reserve. */
-static void map_put(struct sqlite_journal *sj, const tg_call *key,
-                    sqlite3_int64 rowid, unsigned gen)
+static struct slot *map_put(struct sqlite_journal *sj, const tg_call *key,
+                            sqlite3_int64 rowid, unsigned gen)
 {
     size_t mask = sj->cap - 1;
     size_t i = slot_hash(key) & mask;
@@ -334,7 +397,10 @@ static void map_put(struct sqlite_journal *sj, const tg_call *key,
         i = (i + 1) & mask;
     if (sj->slots[i].key == NULL)
         sj->count++;
-    sj->slots[i] = (struct slot){key, rowid, gen};
+    sj->slots[i].key = key;
+    sj->slots[i].rowid = rowid;
+    sj->slots[i].gen = gen;
+    return &sj->slots[i];
 }
 
 /* Deletes by shifting the rest of the probe run back, so lookups never need
@@ -383,7 +449,8 @@ static int map_reserve(struct sqlite_journal *sj, size_t more)
     sj->count = 0;
     for (size_t i = 0; i < oldcap; i++)
         if (old[i].key != NULL)
-            map_put(sj, old[i].key, old[i].rowid, old[i].gen);
+            memcpy(map_put(sj, old[i].key, old[i].rowid, old[i].gen)->digest,
+                   old[i].digest, TG_CHAIN_LEN);
     sqlite3_free(old);
     return 0;
 }
@@ -606,6 +673,30 @@ static int tx_commit(struct sqlite_journal *sj, tg_error *err)
     return run(sj, sj->st_commit, "committing", err);
 }
 
+/* SQLite's commit and rollback hooks keep the chain's end in memory true
+ * whoever ends a transaction (tx_commit, any ROLLBACK, SQLite itself after
+ * an error): on commit the end reached in the transaction becomes the
+ * committed one; on rollback what the transaction chained is dropped and
+ * the end is read from the file again (a commit that fails after its hook
+ * rolls back too). */
+static int on_commit(void *ud)
+{
+    struct sqlite_journal *sj = ud;
+    if (sj->chain_open) {
+        sj->chain = sj->chain_tx;
+        sj->chain_known = 1;
+    }
+    sj->chain_open = 0;
+    return 0;
+}
+
+static void on_rollback(void *ud)
+{
+    struct sqlite_journal *sj = ud;
+    sj->chain_open = 0;
+    sj->chain_known = 0;
+}
+
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
     return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
@@ -621,6 +712,138 @@ static char *dump(const json_t *v, int *oom_flag)
     if (s == NULL)
         *oom_flag = 1;
     return s;
+}
+
+/* ------------------------------------------------------------ chain */
+
+/* Reads the end of the chain from the file into *c: the greatest seq of a
+ * result row or of a pruned row's record, its link, and the current
+ * epoch's key id. Rare (at the first write, after another connection
+ * wrote): statements are prepared for the occasion. */
+static int chain_read(struct sqlite_journal *sj, struct chain_head *c,
+                      tg_error *err)
+{
+    static const char sql[] =
+        "SELECT seq, link FROM (SELECT chain_seq AS seq, chain AS link"
+        " FROM results WHERE chain_seq IS NOT NULL"
+        " ORDER BY chain_seq DESC LIMIT 1)"
+        " UNION ALL SELECT seq, link FROM (SELECT seq, link FROM chain_pruned"
+        " ORDER BY seq DESC LIMIT 1)"
+        " ORDER BY seq DESC LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    memset(c, 0, sizeof *c);
+    int rc = prepare(sj, sql, &st, err), step;
+    if (rc != 0)
+        return rc;
+    if ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        c->seq = sqlite3_column_int64(st, 0);
+        /* A link of another size was edited outside toolgate: the chain
+         * goes on from zeros, and verification names the row. */
+        if (sqlite3_column_bytes(st, 1) == TG_CHAIN_LEN)
+            memcpy(c->link, sqlite3_column_blob(st, 1), TG_CHAIN_LEN);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return db_fail(sj, step, "reading the end of the chain", err);
+    if ((rc = prepare(sj,
+                      "SELECT key_id FROM chain_epochs"
+                      " ORDER BY first_seq DESC LIMIT 1",
+                      &st, err)) != 0)
+        return rc;
+    if ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        c->epochs = 1;
+        snprintf(c->key_id, sizeof c->key_id, "%s", id ? id : "");
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return db_fail(sj, step, "reading the chain's key", err);
+    return 0;
+}
+
+/* Sets up sj->chain_tx for the open transaction, once per transaction: the
+ * end of the chain as this connection last committed it, read again only
+ * when another connection committed since (PRAGMA data_version: one step,
+ * no I/O); and an epoch row when this writer's key is not the current
+ * epoch's. */
+static int chain_sync(struct sqlite_journal *sj, tg_error *err)
+{
+    int rc;
+    if (sj->chain_open)
+        return 0;
+    int step = sqlite3_step(sj->st_data_version);
+    sqlite3_int64 dv = sqlite3_column_int64(sj->st_data_version, 0);
+    sqlite3_reset(sj->st_data_version);
+    if (step != SQLITE_ROW)
+        return db_fail(sj, step, "reading the data version", err);
+    if (!sj->chain_known || dv != sj->chain_dv) {
+        if ((rc = chain_read(sj, &sj->chain, err)) != 0)
+            return rc;
+        sj->chain_dv = dv;
+        sj->chain_known = 1;
+    }
+    sj->chain_tx = sj->chain;
+    struct chain_head *c = &sj->chain_tx;
+    if (!c->epochs || strcmp(c->key_id, sj->key.id) != 0) {
+        int b = sqlite3_bind_int64(sj->st_epoch_add, 1, c->seq + 1);
+        b |= bind_text(sj->st_epoch_add, 2, sj->key.id);
+        b |= sqlite3_bind_int64(sj->st_epoch_add, 3, tg__now_ms());
+        if (b != SQLITE_OK)
+            return db_fail(sj, b, "binding the chain's key", err);
+        if ((rc = run(sj, sj->st_epoch_add, "recording the chain's key",
+                      err)) != 0)
+            return rc;
+        memcpy(c->key_id, sj->key.id, sizeof c->key_id);
+        c->epochs = 1;
+    }
+    sj->chain_open = 1;
+    return 0;
+}
+
+/* Chains the result row of call rowid `rowid`, just inserted by SQL (a
+ * recovered call), from its columns as they are in the file: the way
+ * verification reads them. */
+static int chain_row_in_place(struct sqlite_journal *sj, sqlite3_int64 rowid,
+                              tg_error *err)
+{
+    sqlite3_stmt *st = NULL, *up = NULL;
+    unsigned char link[TG_CHAIN_LEN];
+    int rc = chain_sync(sj, err), step;
+    if (rc != 0 ||
+        (rc = prepare(sj,
+                      "SELECT " TG_CHAIN_RESULT_COLUMNS
+                      ", " TG_CHAIN_CALL_COLUMNS " FROM results r"
+                      " LEFT JOIN call_rows c ON c.rowid = r.call_rowid"
+                      " WHERE r.call_rowid = ?1",
+                      &st, err)) != 0 ||
+        (rc = prepare(sj,
+                      "UPDATE results SET chain_seq = ?2, chain = ?3"
+                      " WHERE call_rowid = ?1",
+                      &up, err)) != 0)
+        goto done;
+    sqlite3_bind_int64(st, 1, rowid);
+    if ((step = sqlite3_step(st)) != SQLITE_ROW) {
+        rc = db_fail(sj, step, "reading a result to chain", err);
+        goto done;
+    }
+    struct chain_head *c = &sj->chain_tx;
+    tg__chain_link_stmt(st, 0, &sj->key, c->link, c->seq + 1, link);
+    int b = sqlite3_bind_int64(up, 1, rowid);
+    b |= sqlite3_bind_int64(up, 2, c->seq + 1);
+    b |= sqlite3_bind_blob(up, 3, link, TG_CHAIN_LEN, SQLITE_STATIC);
+    if (b != SQLITE_OK) {
+        rc = db_fail(sj, b, "binding a link", err);
+        goto done;
+    }
+    if ((rc = run(sj, up, "chaining a result", err)) != 0)
+        goto done;
+    c->seq++;
+    memcpy(c->link, link, TG_CHAIN_LEN);
+done:
+    sqlite3_finalize(st);
+    sqlite3_finalize(up);
+    return rc;
 }
 
 /* ------------------------------------------------------------ writing */
@@ -640,7 +863,7 @@ static const int row_sizes[N_ROW_SIZES] = {ROWS_MAX, 16, 4, 1};
  * batch's rowids are known before it goes in) and CALL_PARAMS - 1 more. */
 #define CALL_SHARED 4
 #define CALL_PARAMS 15
-#define RESULT_PARAMS 15
+#define RESULT_PARAMS 17
 
 /* Strings bound to a statement that must live until it ran. */
 struct owned {
@@ -682,7 +905,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
             ? "INSERT OR ROLLBACK INTO results(call_rowid, id, tool, outcome,"
               " execution, payload, content, artifact, duration_ms,"
               " exit_status, completed_at, replayed, repaired,"
-              " caller_id, decisions) VALUES "
+              " caller_id, decisions, chain_seq, chain) VALUES "
             : "INSERT OR ROLLBACK INTO call_rows(rowid, id, tool, args, "
               "args_raw,"
               " checksum, caller_id, context, skills, format, idx,"
@@ -760,10 +983,13 @@ static int take_rowid(struct sqlite_journal *sj, sqlite3_int64 *rowid,
     return 0;
 }
 
-/* Binds call as row r of a call_rows statement. */
+/* Binds call as row r of a call_rows statement, and writes the digest of
+ * the row (chain.h: TG_CHAIN_CALL_COLUMNS, from the values bound) to
+ * digest. */
 static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
                          tg_call *call, sqlite3_int64 rowid, sqlite3_int64 now,
-                         struct owned *own, tg_error *err)
+                         struct owned *own, unsigned char *digest,
+                         tg_error *err)
 {
     int nomem = 0;
     const char *args = NULL, *sum = NULL;
@@ -816,14 +1042,43 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
              : sqlite3_bind_null(st, o + 15);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
+    if (sj->opts.unchained)
+        return 0;
+    tg_chain_hash h;
+    tg__chain_digest_start(&h);
+    tg__chain_int(&h, rowid);
+    tg__chain_text(&h, call->id);
+    tg__chain_text(&h, call->tool);
+    tg__chain_text(&h, args);
+    tg__chain_text(&h, raw);
+    tg__chain_text(&h, sum);
+    tg__chain_text(&h, call->caller_id);
+    tg__chain_text(&h, context);
+    tg__chain_text(&h, skills);
+    tg__chain_text(&h, call->format ? call->format : "toolgate");
+    tg__chain_int(&h, (int64_t)call->index);
+    tg__chain_int(&h, call->inline_output ? 1 : 0);
+    tg__chain_int(&h, call->from_artifact_tool ? 1 : 0);
+    tg__chain_int(&h, call->created_at ? call->created_at : now);
+    tg__chain_int(&h, now); /* started_at */
+    if (cut)
+        tg__chain_int(&h, (int64_t)size);
+    else
+        tg__chain_null(&h);
+    tg__chain_int(&h, sj->pid);
+    tg__chain_int(&h, sj->start);
+    tg__chain_text(&h, sj->boot[0] ? sj->boot : NULL);
+    tg__chain_end(&h, digest);
     return 0;
 }
 
 /* Inserts the call rows of calls[which[0..k)] with rowids[0..k) (from
- * take_rowid), started now. Must run inside a transaction. */
+ * take_rowid), started now, and writes their digests (chain.h) to
+ * digests[0..k). Must run inside a transaction. */
 static int insert_calls(struct sqlite_journal *sj, tg_call *const *calls,
                         const size_t *which, const sqlite3_int64 *rowids,
-                        size_t k, sqlite3_int64 now, tg_error *err)
+                        size_t k, sqlite3_int64 now,
+                        unsigned char (*digests)[TG_CHAIN_LEN], tg_error *err)
 {
     struct owned own = {.n = 0};
     int rc = 0;
@@ -841,7 +1096,8 @@ static int insert_calls(struct sqlite_journal *sj, tg_call *const *calls,
         }
         for (int r = 0; r < row_sizes[z] && rc == 0; r++)
             rc = bind_call_row(sj, st, r, calls[which[pos + (size_t)r]],
-                               rowids[pos + (size_t)r], now, &own, err);
+                               rowids[pos + (size_t)r], now, &own,
+                               digests[pos + (size_t)r], err);
         if (rc == 0)
             rc = run_rows(sj, st, "writing calls", err);
         owned_free(&own);
@@ -852,11 +1108,15 @@ static int insert_calls(struct sqlite_journal *sj, tg_call *const *calls,
     return rc;
 }
 
-/* Binds the result r of call (row rowid) as row k of a results statement. */
+/* Binds the result r of call (row rowid, whose row digest is `digest`) as
+ * row k of a results statement, chained after sj->chain_tx (chain_sync ran
+ * in this transaction), which it advances. The link is made from the
+ * values bound, in the order of TG_CHAIN_RESULT_COLUMNS. */
 static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
                            sqlite3_int64 rowid, const tg_call *call,
                            const tg_result *r, sqlite3_int64 now,
-                           struct owned *own, tg_error *err)
+                           const unsigned char *digest, struct owned *own,
+                           tg_error *err)
 {
     int nomem = 0;
     /* The payload's text when the result holds it already, else encoded
@@ -896,19 +1156,54 @@ static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
     b |= bind_text(st, o + 15, decisions);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a result", err);
+    if (sj->opts.unchained) {
+        b = sqlite3_bind_null(st, o + 16);
+        b |= sqlite3_bind_null(st, o + 17);
+        return b != SQLITE_OK ? db_fail(sj, b, "binding a result", err) : 0;
+    }
+    struct chain_head *c = &sj->chain_tx;
+    tg_chain_hash h;
+    tg__chain_link_start(&h, &sj->key, c->link, c->seq + 1);
+    tg__chain_int(&h, rowid);
+    tg__chain_text(&h, r->id);
+    tg__chain_text(&h, r->tool);
+    tg__chain_int(&h, outcome);
+    tg__chain_text(&h, tg_execution_name(r->execution));
+    tg__chain_text(&h, ptext);
+    tg__chain_text(&h, content);
+    tg__chain_text(&h, artifact);
+    tg__chain_real(&h, r->duration_ms);
+    if (r->exit_status >= 0)
+        tg__chain_int(&h, r->exit_status);
+    else
+        tg__chain_null(&h);
+    tg__chain_int(&h, r->completed_at ? r->completed_at : now);
+    tg__chain_int(&h, r->replayed ? 1 : 0);
+    tg__chain_int(&h, (int)r->repaired);
+    tg__chain_text(&h, call->caller_id);
+    tg__chain_text(&h, decisions);
+    tg__chain_call(&h, digest);
+    tg__chain_end(&h, c->link);
+    c->seq++;
+    /* The link is copied: the next row's overwrites c->link. */
+    b = sqlite3_bind_int64(st, o + 16, c->seq);
+    b |= sqlite3_bind_blob(st, o + 17, c->link, TG_CHAIN_LEN, SQLITE_TRANSIENT);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a result", err);
     return 0;
 }
 
-/* Inserts results[i] for calls[i] (row rowids[i]), i < n. Must run inside a
- * transaction. */
+/* Inserts results[i] for calls[i] (row rowids[i], row digest digests[i]),
+ * i < n, each chained to the one before. Must run inside a transaction. */
 static int insert_results(struct sqlite_journal *sj, tg_call *const *calls,
                           tg_result *const *results,
-                          const sqlite3_int64 *rowids, size_t n,
-                          sqlite3_int64 now, tg_error *err)
+                          const sqlite3_int64 *rowids,
+                          const unsigned char (*digests)[TG_CHAIN_LEN],
+                          size_t n, sqlite3_int64 now, tg_error *err)
 {
     struct owned own = {.n = 0};
-    int rc = 0;
-    for (size_t pos = 0; pos < n;) {
+    int rc = sj->opts.unchained ? 0 : chain_sync(sj, err);
+    for (size_t pos = 0; rc == 0 && pos < n;) {
         int z = 0;
         while ((size_t)row_sizes[z] > n - pos)
             z++;
@@ -918,7 +1213,7 @@ static int insert_results(struct sqlite_journal *sj, tg_call *const *calls,
         for (int r = 0; r < row_sizes[z] && rc == 0; r++) {
             size_t i = pos + (size_t)r;
             rc = bind_result_row(sj, st, r, rowids[i], calls[i], results[i],
-                                 now, &own, err);
+                                 now, digests[i], &own, err);
         }
         if (rc == 0)
             rc = run_rows(sj, st, "writing results", err);
@@ -1026,6 +1321,7 @@ static void free_replies(tg_result **replies, size_t n)
 struct pending {
     size_t which[ROWS_MAX];
     sqlite3_int64 rowids[ROWS_MAX];
+    unsigned char digests[ROWS_MAX][TG_CHAIN_LEN];
     size_t k;
     struct rowid_run range;
 };
@@ -1036,7 +1332,14 @@ static int pending_flush(struct sqlite_journal *sj, tg_call *const *calls,
                          struct pending *p, int range, sqlite3_int64 now,
                          tg_error *err)
 {
-    int rc = insert_calls(sj, calls, p->which, p->rowids, p->k, now, err);
+    int rc = insert_calls(sj, calls, p->which, p->rowids, p->k, now, p->digests,
+                          err);
+    /* Each call of the batch is in the map once (see sj_begin_dedup). */
+    for (size_t m = 0; rc == 0 && m < p->k; m++) {
+        struct slot *s = map_find(sj, calls[p->which[m]]);
+        if (s != NULL)
+            memcpy(s->digest, p->digests[m], TG_CHAIN_LEN);
+    }
     p->k = 0;
     if (rc == 0 && range)
         rc = run_flush(sj, 1, &p->range, err);
@@ -1129,15 +1432,19 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
     if (n == 0)
         return 0;
     /* rowids[i]: calls[i]'s row; begun: the rowids of begun calls, whose
-     * running ranges shrink; fresh: the calls never begun. */
-    if (n > SIZE_MAX / (2 * sizeof(sqlite3_int64) + sizeof(size_t)))
+     * running ranges shrink; fresh: the calls never begun; digests[i]:
+     * calls[i]'s row digest (chain.h). */
+    const size_t each =
+        2 * sizeof(sqlite3_int64) + sizeof(size_t) + TG_CHAIN_LEN;
+    if (n > SIZE_MAX / each)
         return oom(err);
-    sqlite3_int64 *rowids = sqlite3_malloc64(
-        (sqlite3_uint64)n * (2 * sizeof(sqlite3_int64) + sizeof(size_t)));
+    sqlite3_int64 *rowids = sqlite3_malloc64((sqlite3_uint64)n * each);
     if (rowids == NULL)
         return oom(err);
     sqlite3_int64 *begun = rowids + n;
     size_t *fresh = (size_t *)(begun + n);
+    unsigned char(*digests)[TG_CHAIN_LEN] =
+        (unsigned char(*)[TG_CHAIN_LEN])(fresh + n);
     size_t nbegun = 0, nfresh = 0;
     sqlite3_int64 now = tg__now_ms();
     struct rowid_run range = {0};
@@ -1150,6 +1457,7 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
          * ended before the turn began) gets its row now, done at once. */
         if (s != NULL) {
             begun[nbegun++] = rowids[i] = s->rowid;
+            memcpy(digests[i], s->digest, TG_CHAIN_LEN);
         } else {
             if ((rc = take_rowid(sj, &rowids[i], err)) != 0)
                 goto fail;
@@ -1159,13 +1467,19 @@ static int sj_finish(tg_journal *j, tg_call *const *calls,
     /* fresh is in batch order, so its rowids line up with it. */
     for (size_t f = 0, k; f < nfresh; f += k) {
         sqlite3_int64 ids[ROWS_MAX];
+        unsigned char made[ROWS_MAX][TG_CHAIN_LEN];
         k = nfresh - f < ROWS_MAX ? nfresh - f : ROWS_MAX;
         for (size_t m = 0; m < k; m++)
             ids[m] = rowids[fresh[f + m]];
-        if ((rc = insert_calls(sj, calls, fresh + f, ids, k, now, err)) != 0)
+        if ((rc = insert_calls(sj, calls, fresh + f, ids, k, now, made, err)) !=
+            0)
             goto fail;
+        for (size_t m = 0; m < k; m++)
+            memcpy(digests[fresh[f + m]], made[m], TG_CHAIN_LEN);
     }
-    if ((rc = insert_results(sj, calls, results, rowids, n, now, err)) != 0)
+    if ((rc = insert_results(sj, calls, results, rowids,
+                             (const unsigned char(*)[TG_CHAIN_LEN])digests, n,
+                             now, err)) != 0)
         goto fail;
     /* Results complete in any order; sorted, their rowids form runs. A call
      * finished twice in one batch is one entry. */
@@ -1267,6 +1581,18 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
         goto done;
     if ((rc = find_orphans(sj, &list, &n, err)) != 0)
         goto fail;
+    if (!sj->key.keyed && n > 0) {
+        /* A chain made with a key is not continued without one (that
+         * would read as a downgrade, see chain_verify.c): the calls wait
+         * for an opener that has the key, the runtime's. */
+        struct chain_head head;
+        if ((rc = chain_read(sj, &head, err)) != 0)
+            goto fail;
+        if (head.key_id[0] != '\0') {
+            tx_rollback(sj);
+            goto done;
+        }
+    }
     sqlite3_int64 now = tg__now_ms();
     for (size_t i = 0; i < n; i++) {
         char payload[256];
@@ -1284,6 +1610,8 @@ static int recover(struct sqlite_journal *sj, tg_error *err)
             goto fail;
         }
         if ((rc = run(sj, ins, "recording an interrupted call", err)) != 0 ||
+            (!sj->opts.unchained &&
+             (rc = chain_row_in_place(sj, list[i].rowid, err)) != 0) ||
             (rc = running_remove(sj, list[i].rowid, list[i].rowid, err)) != 0)
             goto fail;
     }
@@ -2330,24 +2658,52 @@ void tg__journal_on_release(tg_journal *j,
     sj->release_ud = ud;
 }
 
-/* Steps a prepared DELETE with ?1 bound and ?2 the batch; adds the calls it
- * deleted (their results go with them: ON DELETE CASCADE). */
-static int prune_run(struct sqlite_journal *sj, const char *sql,
-                     sqlite3_int64 arg, int batch, size_t *pruned,
-                     tg_error *err)
+/* Deletes the calls `victims` selects (?1 bound to arg, ?2 to batch) and
+ * adds how many to *pruned; their results go with them (ON DELETE
+ * CASCADE). First the (seq, link) of each chained one goes to chain_pruned,
+ * so the chain goes on across the gap: victims must select the same rows
+ * twice (an ORDER BY without ties). */
+static int prune_run(struct sqlite_journal *sj, const char *victims,
+                     sqlite3_int64 arg, int batch, sqlite3_int64 now,
+                     size_t *pruned, tg_error *err)
 {
+    char sql[512];
     sqlite3_stmt *st = NULL;
-    int rc = prepare(sj, sql, &st, err);
-    if (rc != 0)
-        return rc;
-    int b = sqlite3_bind_int64(st, 1, arg);
-    b |= sqlite3_bind_int(st, 2, batch);
-    if (b != SQLITE_OK)
-        rc = db_fail(sj, b, "binding a prune", err);
-    else if ((rc = run(sj, st, "pruning old calls", err)) == 0)
-        *pruned += (size_t)sqlite3_changes(sj->db);
-    sqlite3_finalize(st);
+    int rc = 0, b;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        snprintf(sql, sizeof sql,
+                 pass == 0 ? "INSERT OR REPLACE INTO chain_pruned(seq, link,"
+                             " call_rowid, pruned_at) SELECT chain_seq, chain,"
+                             " call_rowid, ?3 FROM results WHERE chain_seq IS"
+                             " NOT NULL AND call_rowid IN (%s)"
+                           : "DELETE FROM call_rows WHERE rowid IN (%s)",
+                 victims);
+        if ((rc = prepare(sj, sql, &st, err)) != 0)
+            return rc;
+        b = sqlite3_bind_int64(st, 1, arg);
+        b |= sqlite3_bind_int(st, 2, batch);
+        if (pass == 0)
+            b |= sqlite3_bind_int64(st, 3, now);
+        if (b != SQLITE_OK)
+            rc = db_fail(sj, b, "binding a prune", err);
+        else if ((rc = run(sj, st, "pruning old calls", err)) == 0 && pass == 1)
+            *pruned += (size_t)sqlite3_changes(sj->db);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
     return rc;
+}
+
+/* The records of pruned rows before the oldest chained row that remains
+ * fold into the last of them: the anchor the chain starts from. */
+static int prune_fold(struct sqlite_journal *sj, tg_error *err)
+{
+    return exec(sj,
+                "DELETE FROM chain_pruned WHERE seq < (SELECT max(seq)"
+                " FROM chain_pruned WHERE seq < ifnull((SELECT"
+                " min(chain_seq) FROM results WHERE chain_seq IS NOT NULL),"
+                " 9223372036854775807))",
+                "folding pruned rows", err);
 }
 
 /* One bounded transaction of retention: completed calls older than
@@ -2367,9 +2723,11 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
     sj->prune_backlog = 0;
     if (sj->opts.keep_days <= 0 && sj->opts.max_rows <= 0)
         return 0;
+    /* The tie-break makes each select the same rows twice (prune_run);
+     * results_completed ends in call_rowid, so it costs no sort. */
     static const char by_age[] = "SELECT call_rowid FROM results"
                                  " WHERE completed_at < ?1"
-                                 " ORDER BY completed_at LIMIT ?2";
+                                 " ORDER BY completed_at, call_rowid LIMIT ?2";
     static const char by_count[] = "SELECT call_rowid FROM results"
                                    " WHERE call_rowid <= ?1"
                                    " ORDER BY call_rowid LIMIT ?2";
@@ -2384,13 +2742,8 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
         ((sj->release != NULL &&
           (rc = collect_artifacts(sj, by_age, now - sj->opts.keep_days * DAY_MS,
                                   batch, ids, err)) != 0) ||
-         (rc = prune_run(sj,
-                         "DELETE FROM call_rows WHERE rowid IN"
-                         " (SELECT call_rowid FROM results"
-                         " WHERE completed_at < ?1"
-                         " ORDER BY completed_at LIMIT ?2)",
-                         now - sj->opts.keep_days * DAY_MS, batch, pruned,
-                         err)) != 0))
+         (rc = prune_run(sj, by_age, now - sj->opts.keep_days * DAY_MS, batch,
+                         now, pruned, err)) != 0))
         goto fail;
     if (sj->opts.max_rows > 0 && *pruned < (size_t)batch) {
         if ((rc = prepare(sj, "SELECT max(rowid) FROM call_rows", &st, err)) !=
@@ -2409,15 +2762,12 @@ static int prune_step(struct sqlite_journal *sj, sqlite3_int64 now,
                                     ids, err)) != 0)
             goto fail;
         if (cutoff > 0 &&
-            (rc = prune_run(sj,
-                            "DELETE FROM call_rows WHERE rowid IN"
-                            " (SELECT call_rowid FROM results"
-                            " WHERE call_rowid <= ?1"
-                            " ORDER BY call_rowid LIMIT ?2)",
-                            cutoff, batch - (int)*pruned, pruned, err)) != 0)
+            (rc = prune_run(sj, by_count, cutoff, batch - (int)*pruned, now,
+                            pruned, err)) != 0)
             goto fail;
     }
-    if ((rc = tx_commit(sj, err)) != 0)
+    if ((*pruned > 0 && (rc = prune_fold(sj, err)) != 0) ||
+        (rc = tx_commit(sj, err)) != 0)
         goto fail;
     sj->prune_backlog = *pruned >= (size_t)batch;
     release_artifacts(sj, ids);
@@ -2526,7 +2876,10 @@ static void sj_close(tg_journal *j)
     sqlite3_finalize(sj->st_run_del);
     sqlite3_finalize(sj->st_probe);
     sqlite3_finalize(sj->st_lookup);
+    sqlite3_finalize(sj->st_data_version);
+    sqlite3_finalize(sj->st_epoch_add);
     sqlite3_close_v2(sj->db);
+    tg__chain_key_cleanup(&sj->key);
     sqlite3_free(sj->slots);
     sqlite3_free(sj->path);
     sqlite3_free(sj);
@@ -2680,6 +3033,14 @@ int tg__journal_open_sqlite_opts(const char *path,
     sj->base.ops = &sqlite_ops;
     if (opts != NULL)
         sj->opts = *opts;
+    /* The key is kept only as its prepared pads (chain.h). */
+    sj->opts.hmac_key = NULL;
+    sj->opts.hmac_key_len = 0;
+    if (tg__chain_key_init(&sj->key, opts ? opts->hmac_key : NULL,
+                           opts ? opts->hmac_key_len : 0) != 0) {
+        rc = tg__error_set(err, TG_EINTERNAL, "journal: SHA-256 failed");
+        goto fail;
+    }
     if ((sj->path = sqlite3_mprintf("%s", path)) == NULL) {
         rc = oom(err);
         goto fail;
@@ -2704,6 +3065,8 @@ int tg__journal_open_sqlite_opts(const char *path,
     }
     if (!memory && (rc = watch_file(sj, err)) != 0)
         goto fail;
+    sqlite3_commit_hook(sj->db, on_commit, sj);
+    sqlite3_rollback_hook(sj->db, on_rollback, sj);
     /* The busy timeout first: switching to WAL itself may wait on another
      * process opening the same file. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
@@ -2739,7 +3102,13 @@ int tg__journal_open_sqlite_opts(const char *path,
                       " AND last >= ?1",
                       &sj->st_run_head, err)) != 0 ||
         (rc = prepare(sj, "DELETE FROM running WHERE first BETWEEN ?1 AND ?2",
-                      &sj->st_run_del, err)) != 0)
+                      &sj->st_run_del, err)) != 0 ||
+        (rc = prepare(sj, "PRAGMA data_version", &sj->st_data_version, err)) !=
+            0 ||
+        (rc = prepare(sj,
+                      "INSERT OR REPLACE INTO chain_epochs(first_seq, key_id,"
+                      " started_at) VALUES (?1, ?2, ?3)",
+                      &sj->st_epoch_add, err)) != 0)
         goto fail;
     if ((rc = recover(sj, err)) != 0)
         goto fail;

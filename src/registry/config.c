@@ -1250,6 +1250,12 @@ int tg_config_set_hmac_key_file(tg_config *cfg, const char *path, tg_error *err)
     return 0;
 }
 
+const unsigned char *tg_config_hmac_key(const tg_config *cfg, size_t *len)
+{
+    *len = cfg != NULL && cfg->hmac_key != NULL ? cfg->hmac_key_len : 0;
+    return *len > 0 ? cfg->hmac_key : NULL;
+}
+
 const char *tg_config_journal(const tg_config *cfg)
 {
     return cfg->journal;
