@@ -109,6 +109,8 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
     size_t n = tg__registry_count(rt->reg);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const tg_tool *t = tg__registry_at(rt->reg, i);
+        if (t->state != TG_TOOL_ENABLED)
+            continue; /* held or disabled: not offered (remote_tools.c) */
         json_t *def = neutral(t); /* new ref */
         if (def != NULL && ids != NULL && tg__spool_is_tool(t->name) &&
             offer_ids(def, ids) != 0) {

@@ -40,11 +40,13 @@ void tg__tool_free(tg_tool *tool)
     json_decref(tool->option_args);
     json_decref(tool->ctx_env_allow);
     json_decref(tool->ctx_env_deny);
+    free(tool->remote_name);
+    free(tool->off_reason);
     free(tool);
 }
 
 /* ^[A-Za-z0-9_.-]{1,128}$: the names every provider's tool format accepts. */
-static bool valid_name(const char *s)
+bool tg__tool_name_valid(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > MAX_NAME)
@@ -494,7 +496,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     t->kind = TG_TOOL_KIND_COMMAND;
 
     v = json_object_get(entry, "name"); /* borrowed */
-    if (!json_is_string(v) || !valid_name(json_string_value(v))) {
+    if (!json_is_string(v) || !tg__tool_name_valid(json_string_value(v))) {
         rc = bad(err, key, "name",
                  " must be a string of 1 to 128 letters, digits, '_', '.' "
                  "or '-'");
@@ -559,8 +561,8 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
             rc = bad(err, key, "mcp", " must be an object");
         else
             rc = bad(err, key, NULL,
-                     ": MCP tools are not supported yet (use a command "
-                     "tool)");
+                     " is an MCP server (a tool source): the runtime makes "
+                     "its tools (source_config.h)");
         goto fail;
     }
     if (cmd == NULL) {
@@ -583,7 +585,7 @@ int tg__tool_new_handler(const char *name, const char *description,
 {
     int rc;
     *out = NULL;
-    if (name == NULL || !valid_name(name))
+    if (name == NULL || !tg__tool_name_valid(name))
         return tg__error_set(err, TG_EINVAL,
                              "tool name '%s' must be 1 to 128 letters, digits, "
                              "'_', '.' or '-'",
