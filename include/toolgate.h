@@ -702,6 +702,17 @@ int tg_runtime_sources(tg_runtime *rt, char **json_out, tg_error *err);
  * sources' own connect deadlines bound it). Returns 0 (look at
  * tg_runtime_sources for each one's state), TG_EINVAL while turns run. */
 int tg_runtime_sources_wait(tg_runtime *rt, int64_t timeout_ms, tg_error *err);
+/* Accepts what an MCP server serves now for `tool` (its prefixed name,
+ * "fs__write_file") where its pin holds it: a changed definition, a
+ * rename, a new tool under strict pinning. *diff_out (the caller's,
+ * tg_free) is the line diff of the pinned and the served definitions
+ * ("- " pinned, "+ " served). With apply 0 nothing changes (a look); else
+ * the served definition becomes the pin (in the journal, or for the
+ * runtime's life when the journal is off) and the tool is enabled. The
+ * source is started and waited for when it is not ready. TG_ENOTFOUND when
+ * no source serves such a tool or nothing waits for it. */
+int tg_runtime_source_accept(tg_runtime *rt, const char *tool, int apply,
+                             char **diff_out, tg_error *err);
 
 /* ----------------------------------------------------------------- journal */
 

@@ -55,6 +55,9 @@ tg__rsrc *tg__rsrcs_for(const tg_runtime *rt, const char *tool);
 /* remote_tools.c: a server's tool list (taken) made registry entries
  * (the rsource's `listed`; ud: the tg__rsrc), replacing the last list's. */
 void tg__rsrc_listed(void *ud, tg__rtool_list *list);
+/* The registry entries of the definitions defs (taken: a JSON array of
+ * MCP tool objects), judged against the pins now (also after an accept). */
+void tg__rsrc_apply(tg__rsrc *src, json_t *defs);
 /* Takes the source's tools out of the registry (tg_runtime_remove_source). */
 void tg__rsrc_unregister(tg__rsrc *src);
 

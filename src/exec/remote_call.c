@@ -172,9 +172,8 @@ static tg_result *from_rpc_error(rcall *rc, const tg__rcall_end *end)
     json_t *obj = json_loadb(end->rpc_error, end->rpc_error_len, 0, NULL);
     json_t *d = obj ? json_pack("{s:o}", "rpc_error", obj) : NULL;
     return tg__fail(rc->c.call, TG_EXECUTION_STARTED, code, d,
-                    "MCP source '%s' answered with error %lld: %s",
-                    rc->src->cfg->name, end->rpc_code,
-                    end->err ? end->err->message : "");
+                    "MCP source '%s': %s", rc->src->cfg->name,
+                    end->err ? end->err->message : "a JSON-RPC error");
 }
 
 static void on_done(void *ud, const tg__rcall_end *end)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "pin.h"
 #include "process.h"
 #include "remote.h"
 #include "runtime.h"
@@ -451,4 +452,109 @@ int tg_runtime_sources(tg_runtime *rt, char **json_out, tg_error *err)
         rc = TG_ENOMEM;
     json_decref(a);
     return rc ? tg__error_set(err, rc, "out of memory") : 0;
+}
+
+/* What waits for `remote` of src: the pinned and the served definitions
+ * (JCS texts, *old NULL for a tool never accepted) and the served
+ * checksum. Strings are the caller's. TG_ENOTFOUND when nothing waits. */
+static int waiting(tg__rsrc *src, const char *remote, char **old, char **cur,
+                   char **checksum, tg_error *err)
+{
+    *old = *cur = *checksum = NULL;
+    tg_journal *j = src->rt->journal;
+    if (j != NULL) {
+        tg_pin_row *rows = NULL;
+        size_t n = 0;
+        int rc = tg__journal_pins_read(j, src->cfg->name, &rows, &n, err);
+        if (rc != 0)
+            return rc;
+        rc = tg__error_set(err, TG_ENOTFOUND,
+                           "nothing waits to be accepted for tool '%s%s'",
+                           src->prefix, remote);
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(rows[i].tool, remote) != 0 ||
+                rows[i].pending_definition == NULL)
+                continue;
+            *old = rows[i].definition ? strdup(rows[i].definition) : NULL;
+            *cur = strdup(rows[i].pending_definition);
+            *checksum = strdup(rows[i].pending_checksum);
+            rc = *cur && *checksum
+                     ? 0
+                     : tg__error_set(err, TG_ENOMEM, "out of memory");
+        }
+        tg__journal_pins_free(rows, n);
+        return rc;
+    }
+    /* journal off: the pins of this runtime's life */
+    size_t i;
+    json_t *d; /* borrowed */
+    json_array_foreach(src->defs, i, d)
+    {
+        if (strcmp(json_string_value(json_object_get(d, "name")), remote) != 0)
+            continue;
+        char sum[TG_CHECKSUM_MAX];
+        int rc = tg__pin_definition(d, 0, cur, sum, err);
+        if (rc != 0)
+            return rc;
+        json_t *p = json_object_get(src->mem_pins, remote); /* borrowed */
+        const char *pinned = json_string_value(json_object_get(p, "checksum"));
+        if (pinned != NULL && strcmp(pinned, sum) == 0) {
+            free(*cur);
+            *cur = NULL;
+            break;
+        }
+        const char *pd = json_string_value(json_object_get(p, "definition"));
+        *old = pd ? strdup(pd) : NULL;
+        *checksum = strdup(sum);
+        return 0;
+    }
+    return tg__error_set(err, TG_ENOTFOUND,
+                         "nothing waits to be accepted for tool '%s%s'",
+                         src->prefix, remote);
+}
+
+int tg_runtime_source_accept(tg_runtime *rt, const char *tool, int apply,
+                             char **diff_out, tg_error *err)
+{
+    if (rt == NULL || tool == NULL || diff_out == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_source_accept needs a runtime, a "
+                             "tool and out");
+    *diff_out = NULL;
+    tg__rsrc *src = tg__rsrcs_for(rt, tool);
+    if (src == NULL)
+        return tg__error_set(err, TG_ENOTFOUND,
+                             "no MCP source serves tools named like '%s'",
+                             tool);
+    if (tg__rsource_state_of(src->rs) != TG__RS_READY) {
+        if (rt->current != NULL || rt->nruns > 0)
+            return tg__error_set(err, TG_EINVAL, "MCP source '%s' is not ready",
+                                 src->cfg->name);
+        tg__rsource_start(src->rs);
+        wait_sources(rt, src, 0);
+    }
+    const char *remote = tool + strlen(src->prefix);
+    char *old = NULL, *cur = NULL, *sum = NULL;
+    int rc = waiting(src, remote, &old, &cur, &sum, err);
+    if (rc == 0)
+        rc = tg__pin_diff(old, cur, diff_out, err);
+    if (rc == 0 && apply) {
+        if (rt->journal != NULL)
+            rc = tg__journal_pin_accept(rt->journal, src->cfg->name, remote,
+                                        sum, err);
+        else if (json_object_set_new(src->mem_pins, remote,
+                                     json_pack("{s:s, s:s}", "checksum", sum,
+                                               "definition", cur)) != 0)
+            rc = tg__error_set(err, TG_ENOMEM, "out of memory");
+        if (rc == 0 && src->defs != NULL)
+            tg__rsrc_apply(src, json_incref(src->defs));
+    }
+    if (rc != 0) {
+        free(*diff_out);
+        *diff_out = NULL;
+    }
+    free(old);
+    free(cur);
+    free(sum);
+    return rc;
 }

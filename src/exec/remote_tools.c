@@ -258,12 +258,16 @@ static int add_one(tg__rsrc *src, const json_t *raw, size_t i,
                      "than mcp.max_tools (%lld) tools",
                      name, src->cfg->name, (long long)src->cfg->max_tools);
     const tg__pin_verdict *pv = verdict_of(verdicts, nv, remote);
-    if (rc == 0 && pv != NULL && pv->held && t->state == TG_TOOL_ENABLED)
+    if (rc == 0 && pv != NULL && pv->held && t->state == TG_TOOL_ENABLED) {
+        /* pin.c's reason ends with how to accept; this one names the tool */
+        const char *why = pv->reason ? pv->reason : "its definition changed";
+        const char *cut = strstr(why, "; accept it with");
         rc = set_off(t, TG_TOOL_HELD,
-                     "tool '%s' is held: %s; review and accept it with "
-                     "`toolgate mcp accept %s`",
-                     name, pv->reason ? pv->reason : "its definition changed",
+                     "tool '%s' is held: %.*s; review the change and accept "
+                     "it with `toolgate mcp accept %s`",
+                     name, (int)(cut ? (size_t)(cut - why) : strlen(why)), why,
                      name);
+    }
     if (rc == 0 && hold_all != NULL && t->state == TG_TOOL_ENABLED)
         rc = set_off(t, TG_TOOL_HELD,
                      "tool '%s' is held: its pin cannot be checked (%s)", name,
@@ -288,10 +292,8 @@ done:
     return rc == TG_ENOMEM ? rc : 0;
 }
 
-void tg__rsrc_listed(void *ud, tg__rtool_list *list)
+void tg__rsrc_apply(tg__rsrc *src, json_t *defs)
 {
-    tg__rsrc *src = ud;
-    json_t *defs = json_array(); /* new ref */
     json_t *rows = json_array(); /* new ref */
     tg_pin_row *prow = NULL;
     size_t nprow = 0, npins = 0, nv = 0;
@@ -301,13 +303,6 @@ void tg__rsrc_listed(void *ud, tg__rtool_list *list)
     const char *hold_all = NULL;
     if (defs == NULL || rows == NULL)
         goto done;
-    for (size_t i = 0; i < list->n; i++) {
-        json_t *d = json_loads(list->tools[i].json, 0, NULL); /* new ref */
-        if (d != NULL && json_is_string(json_object_get(d, "name")))
-            json_array_append_new(defs, d);
-        else
-            json_decref(d);
-    }
     if (src->cfg->pin != TG__PIN_OFF &&
         (read_pins(src, &prow, &nprow, &pins, &npins, &e) != 0 ||
          tg__pin_compare(pins, npins, defs, src->cfg->pin == TG__PIN_STRICT,
@@ -328,14 +323,29 @@ void tg__rsrc_listed(void *ud, tg__rtool_list *list)
     json_decref(src->tools);
     src->tools = rows;
     rows = NULL;
-    json_decref(src->defs);
-    src->defs = defs;
-    defs = NULL;
+    if (src->defs != defs) {
+        json_decref(src->defs);
+        src->defs = json_incref(defs);
+    }
 done:
-    json_decref(defs);
     json_decref(rows);
+    json_decref(defs);
     tg__pin_verdicts_free(verdicts, nv);
     free(pins);
     tg__journal_pins_free(prow, nprow);
+}
+
+void tg__rsrc_listed(void *ud, tg__rtool_list *list)
+{
+    tg__rsrc *src = ud;
+    json_t *defs = json_array(); /* new ref */
+    for (size_t i = 0; defs != NULL && i < list->n; i++) {
+        json_t *d = json_loads(list->tools[i].json, 0, NULL); /* new ref */
+        if (d != NULL && json_is_string(json_object_get(d, "name")))
+            json_array_append_new(defs, d);
+        else
+            json_decref(d);
+    }
     tg__rtool_list_free(list);
+    tg__rsrc_apply(src, defs);
 }
