@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# MCP servers as tool sources through `toolgate run`, against real servers
+# (no npm needed): toolgate's own `serve --stdio` (the echo built-in) and
+# the fixture server mcp_tools (tests/fixtures/mcp_tools.c):
+# - a lazy source starts at the first call naming its prefix; its tools go
+#   through the local checks (unknown tool, schema) before the server;
+#   decisions.source names the server, its version and the protocol;
+# - a server's isError -> error TOOL_FAILED with its text; structured
+#   content checked against the outputSchema; a JSON-RPC error ->
+#   INVALID_ARGUMENTS; a deadline -> timeout (started); SIGINT -> canceled
+#   (started); a crash mid-call -> INTERRUPTED, and the next run restarts it;
+#   a 20 MB result -> an error, memory bounded;
+# - a tool with an invalid inputSchema is disabled (denied, with why); an
+#   untrusted server's readOnlyHint is not believed, a trusted one's is;
+#   a hidden HTML comment is stripped from a description and flagged;
+# - pinning: a changed description holds the tool (denied, naming
+#   `toolgate mcp accept fx__greet`) until `toolgate mcp accept`; under
+#   "pin": "strict" a new tool of a known server is held too;
+# - no server process is left behind.
+source "$(dirname "$0")/lib.sh"
+mkdir -p ws/.toolgate
+FX=$TG_FIXTURES/mcp_tools
+mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
+
+# --- toolgate serve --stdio as a source
+echo '{"builtin_tools":["echo"],"journal":null,"envelope":false}' >inner.json
+cat >tg.json <<JSON
+{"workspace": "ws", "journal": "ws/.toolgate/j.db", "builtin_tools": [],
+ "envelope": false,
+ "tools": [{"name": "tg", "mcp": {"command": ["$TOOLGATE", "serve", "--stdio",
+            "--config", "$WORK/inner.json"]}}]}
+JSON
+{
+  mk e1 tg__echo '{"text":"hello"}'
+  mk e2 tg__nope '{}'
+  mk e3 tg__echo '{"x":1}'
+} >t1.jsonl
+"$TOOLGATE" run --config tg.json --to toolgate t1.jsonl >o1.jsonl
+eq "echo through toolgate serve" "$(jq -c 'select(.id=="e1")|[.outcome,.execution,.payload.content[0].text]' o1.jsonl)" \
+  '["success","finished","hello"]'
+eq "unknown remote tool" "$(jq -r 'select(.id=="e2").payload.error.code' o1.jsonl)" UNKNOWN_TOOL
+contains "names the source" "$(jq -r 'select(.id=="e2").payload.error.message' o1.jsonl)" "MCP source 'tg' serves no tool 'nope'"
+eq "checked locally first" "$(jq -c 'select(.id=="e3")|[.payload.error.code,.execution]' o1.jsonl)" \
+  '["INVALID_ARGUMENTS","not_started"]'
+"$TOOLGATE" history --config tg.json --json --tool tg__echo >h1.jsonl
+eq "decisions.source" "$(jq -c 'select(.id=="e1").decisions.source|[.name,.tool,.transport,.server.name]' h1.jsonl)" \
+  '["tg","echo","stdio","toolgate"]'
+check "protocol recorded" test -n "$(jq -r 'select(.id=="e1").decisions.source.protocol' h1.jsonl)"
+"$TOOLGATE" mcp list --config tg.json --json >l1.json
+eq "mcp list" "$(jq -c '.[0]|[.name,.state]+(.tools[]|select(.remote=="echo")|[.name,.state])' l1.json)" \
+  '["tg","ready","tg__echo","enabled"]'
+
+# --- the fixture server
+cat >fx.json <<JSON
+{"workspace": "ws", "journal": "ws/.toolgate/fx.db", "builtin_tools": [],
+ "envelope": false, "limits": {"timeout_ms": $(tg_ms 1000)},
+ "tools": [{"name": "fx", "mcp": {"command": ["$FX"],
+            "env_pass": ["MCP_TOOLS_DESC", "MCP_TOOLS_EXTRA"]}}]}
+JSON
+{
+  mk a1 fx__greet '{"name":"bob"}'
+  mk a2 fx__fail '{}'
+  mk a3 fx__slow '{}'
+  mk a4 fx__bad_schema '{}'
+  mk a5 fx__count '{"n":3}'
+  mk a6 fx__count '{"n":"x"}'
+  mk a7 fx__greet '{}'
+} >t2.jsonl
+t0=$(now_ms)
+"$TOOLGATE" run --config fx.json --to toolgate t2.jsonl >o2.jsonl
+took=$(($(now_ms) - t0))
+eq "success" "$(jq -c 'select(.id=="a1")|[.outcome,.payload.content[0].text]' o2.jsonl)" '["success","hello bob"]'
+eq "isError" "$(jq -c 'select(.id=="a2")|[.outcome,.execution,.payload.error.code,.payload.error.message]' o2.jsonl)" \
+  '["error","finished","TOOL_FAILED","it broke"]'
+eq "deadline" "$(jq -c 'select(.id=="a3")|[.outcome,.execution]' o2.jsonl)" '["timeout","started"]'
+check "the deadline bounds the run ($took ms)" test "$took" -lt "$(tg_ms 8000)"
+eq "invalid schema: denied" "$(jq -r 'select(.id=="a4").outcome' o2.jsonl)" denied
+contains "with why" "$(jq -r 'select(.id=="a4").payload.denied.reason' o2.jsonl)" "inputSchema is not a valid JSON Schema"
+eq "structured content" "$(jq -c 'select(.id=="a5").payload' o2.jsonl)" '{"n":3}'
+eq "against the outputSchema" "$(jq -r 'select(.id=="a6").payload.error.code' o2.jsonl)" INVALID_OUTPUT
+eq "required property checked locally" "$(jq -r 'select(.id=="a7").payload.error.code' o2.jsonl)" INVALID_ARGUMENTS
+
+# untrusted: the server's hints dropped; the HTML comment stripped, flagged
+"$TOOLGATE" tools --config fx.json >tools.json
+eq "untrusted hints dropped" "$(jq -c '.tools[]|select(.name=="fx__rm").annotations' tools.json)" '{"title":"Remove"}'
+eq "comment stripped" "$(jq -r '.tools[]|select(.name=="fx__rm").description' tools.json)" "Removes a file"
+eq "disabled tool not listed" "$(jq '[.tools[]|select(.name=="fx__bad_schema")]|length' tools.json)" 0
+"$TOOLGATE" mcp list --config fx.json --json >l2.json
+eq "flagged" "$(jq -c '.[0].tools[]|select(.name=="fx__rm").flags[0]|[.pointer,.found[0]]' l2.json)" \
+  '["/description","html-comment"]'
+sed 's/"env_pass"/"trusted": true, "env_pass"/' fx.json >fxt.json
+"$TOOLGATE" tools --config fxt.json >tools_t.json
+eq "trusted hints kept" "$(jq -c '.tools[]|select(.name=="fx__rm").annotations.readOnlyHint' tools_t.json)" true
+
+mk r1 fx__rm '{}' >t3.jsonl
+"$TOOLGATE" run --config fx.json --to toolgate t3.jsonl >o3.jsonl
+eq "rm answered" "$(jq -r '.payload.content[0].text' o3.jsonl)" removed
+
+# SIGINT mid-call: canceled, execution started
+sed "s/\"timeout_ms\": [0-9]*/\"timeout_ms\": $(tg_ms 30000)/" fx.json >fxlong.json
+mk s1 fx__slow '{}' >t4.jsonl
+"$TOOLGATE" run --config fxlong.json --to toolgate t4.jsonl >o4.jsonl &
+pid=$!
+wait_for "$(tg_ms 10000)" grep -q . /dev/null || true
+sleep 0.5
+for _ in $(seq 1 50); do
+  pgrep -P "$pid" >/dev/null && break
+  sleep 0.1
+done
+sleep 0.3
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+eq "exit after SIGINT" "$rc" 0
+eq "canceled" "$(jq -c '[.outcome,.execution,.payload.canceled.by]' o4.jsonl)" '["canceled","started","user"]'
+
+# a crash mid-call: INTERRUPTED; the next run starts the server again
+mk c1 fx__crash '{}' >t5.jsonl
+"$TOOLGATE" run --config fx.json --to toolgate t5.jsonl >o5.jsonl
+eq "crash" "$(jq -c '[.outcome,.execution,.payload.error.code]' o5.jsonl)" '["error","started","INTERRUPTED"]'
+contains "why" "$(jq -r '.payload.error.message' o5.jsonl)" "status 7"
+
+# a result over the message limit: an error, memory bounded
+mk b1 fx__big '{"n":20000000}' >t6.jsonl
+/usr/bin/time -f %M -o rss.txt "$TOOLGATE" run --config fxlong.json --to toolgate t6.jsonl >o6.jsonl
+eq "big result" "$(jq -c '[.outcome,.payload.error.code]' o6.jsonl)" '["error","INTERRUPTED"]'
+contains "over the limit" "$(jq -r '.payload.error.message' o6.jsonl)" "over the limit"
+check "memory bounded ($(cat rss.txt) kB)" test "$(cat rss.txt)" -lt 200000
+
+# pinning: a changed description holds the tool until accepted
+mk p1 fx__greet '{"name":"p"}' >t7.jsonl
+MCP_TOOLS_DESC=changed "$TOOLGATE" run --config fx.json --to toolgate t7.jsonl >o7.jsonl
+eq "held" "$(jq -r '.outcome' o7.jsonl)" denied
+contains "names mcp accept" "$(jq -r '.payload.denied.reason' o7.jsonl)" 'toolgate mcp accept fx__greet'
+MCP_TOOLS_DESC=changed "$TOOLGATE" tools --config fx.json >tools2.json
+eq "held tool not listed" "$(jq '[.tools[]|select(.name=="fx__greet")]|length' tools2.json)" 0
+MCP_TOOLS_DESC=changed "$TOOLGATE" mcp accept fx__greet --dry-run --config fx.json >diff.txt
+contains "diff shown" "$(cat diff.txt)" '+   "description": "Says hello changed",'
+MCP_TOOLS_DESC=changed "$TOOLGATE" mcp accept fx__greet --config fx.json >acc.txt
+contains "accepted" "$(cat acc.txt)" "accepted fx__greet"
+mk p2 fx__greet '{"name":"q"}' >t8.jsonl
+MCP_TOOLS_DESC=changed "$TOOLGATE" run --config fx.json --to toolgate t8.jsonl >o8.jsonl
+eq "enabled once accepted" "$(jq -c '[.outcome,.payload.content[0].text]' o8.jsonl)" '["success","hello q"]'
+mk p3 fx__greet '{"name":"r"}' >t9.jsonl
+"$TOOLGATE" run --config fx.json --to toolgate t9.jsonl >o9.jsonl
+eq "the old one is a change again" "$(jq -r '.outcome' o9.jsonl)" denied
+
+# strict: a new tool of a known server is held; "on" lets it in
+mk n1 fx__extra '{}' >t10.jsonl
+MCP_TOOLS_EXTRA=1 MCP_TOOLS_DESC=changed "$TOOLGATE" run --config fx.json --to toolgate t10.jsonl >o10.jsonl
+# it goes through to the server, which answers with a JSON-RPC error
+eq "new tool under on" "$(jq -c '[.outcome,.execution,.payload.error.code]' o10.jsonl)" \
+  '["error","started","INVALID_ARGUMENTS"]'
+contains "the server's message" "$(jq -r '.payload.error.message' o10.jsonl)" "no tool by that name"
+sed -e 's/"env_pass"/"pin": "strict", "env_pass"/' -e 's#fx.db#fxs.db#' fx.json >fxs.json
+mk n2 fx__greet '{"name":"s"}' >t11.jsonl
+"$TOOLGATE" run --config fxs.json --to toolgate t11.jsonl >o11.jsonl
+eq "first contact under strict" "$(jq -r '.outcome' o11.jsonl)" success
+mk n3 fx__extra '{}' >t12.jsonl
+MCP_TOOLS_EXTRA=1 "$TOOLGATE" run --config fxs.json --to toolgate t12.jsonl >o12.jsonl
+eq "new tool under strict" "$(jq -r '.outcome' o12.jsonl)" denied
+contains "held new" "$(jq -r '.payload.denied.reason' o12.jsonl)" "toolgate mcp accept fx__extra"
+
+# journal off: pins last for the runtime only (a fresh run pins again)
+sed 's#"ws/.toolgate/fx.db"#null#' fx.json >fxn.json
+MCP_TOOLS_DESC=other "$TOOLGATE" run --config fxn.json --to toolgate t9.jsonl >o13.jsonl
+eq "journal off: first sight" "$(jq -r '.outcome' o13.jsonl)" success
+
+# config errors
+cat >bad.json <<JSON
+{"tools": [{"name": "x", "mcp": {"command": ["$FX"], "roots": ["/"]}}]}
+JSON
+rc=0
+"$TOOLGATE" tools --config bad.json >/dev/null 2>err.txt || rc=$?
+eq "root / refused" "$rc" 3
+contains "says why" "$(cat err.txt)" "tools[0].mcp.roots"
+echo '{"tools": [{"name": "x", "mcp": {"url": "ftp://x"}}]}' >bad2.json
+rc=0
+"$TOOLGATE" tools --config bad2.json >/dev/null 2>err2.txt || rc=$?
+eq "url refused" "$rc" 3
+contains "url" "$(cat err2.txt)" "tools[0].mcp.url must be an http:// or https:// URL"
+
+# no server left running
+sleep 0.2
+eq "no server left" "$(pgrep -f "$FX" | wc -l)" 0
+finish
