@@ -26,8 +26,9 @@ static int bad(tg_error *err, const char *key, const char *member,
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    tg__error_set(err, TG_ECONFIG, "%s%s%s %s", key, member ? "." : "",
-                  member ? member : "", text);
+    /* "mcp.command[0] must be", "mcp.pin must be" */
+    tg__error_set(err, TG_ECONFIG, "%s%s%s%s%s", key, member ? "." : "",
+                  member ? member : "", text[0] == '[' ? "" : " ", text);
     /* "tools[2]" + ".mcp.pin" -> "/tools/2/mcp/pin" */
     char ptr[sizeof err->pointer];
     size_t o = 0;
