@@ -46,7 +46,8 @@ void tg__rsrcs_free(tg_runtime *rt);
 /* Before a turn's checks: starts the sources that the turn's calls name
  * by prefix and whose tools are not known yet, and runs the loop until
  * each is ready or failed (or timeout_ms passed; 0: the sources' own
- * connect deadlines). */
+ * connect deadlines; < 0: starts them without waiting, for a turn admitted
+ * from inside the loop). */
 void tg__rsrcs_prepare(tg_runtime *rt, tg_call *const *calls, size_t n,
                        int64_t timeout_ms);
 /* The source whose prefix `tool` has, or NULL. */

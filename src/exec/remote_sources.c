@@ -342,7 +342,7 @@ void tg__rsrcs_prepare(tg_runtime *rt, tg_call *const *calls, size_t n,
             any = true;
         }
     }
-    if (any)
+    if (any && timeout_ms >= 0)
         wait_sources(rt, NULL, timeout_ms);
 }
 

@@ -830,6 +830,10 @@ void tg__run_end(tg__run *run)
  * for its schema checks on the pool. */
 static void run_begin(tg_runtime *rt, tg__run *run, tg_result **replies)
 {
+    /* A lazy MCP server this turn names is started, not waited for (this
+     * runs on the loop): its calls are unknown until it is ready. */
+    if (rt->sources != NULL)
+        tg__rsrcs_prepare(rt, run->turn->calls, run->turn->n, -1);
     run->admitted = true;
     check_all(rt, run, replies);
     if (run->defer_rest && run->checking > 0)
