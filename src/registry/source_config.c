@@ -12,40 +12,28 @@
 
 #include "tool.h"
 
-/* Fails with TG_ECONFIG: "tools[2].mcp.pin must be ..." and the JSON
- * pointer of the member. */
+/* Fails with TG_ECONFIG: "tools[2].mcp.pin must be ..." with the JSON
+ * pointer "/tools/2/mcp/pin"; member "mcp.X" names a member of "mcp",
+ * "mcp" or a top-level name the entry's own; text from fmt after it
+ * ("must be ...", "[0] must be ..."). */
 static int bad(tg_error *err, const char *key, const char *member,
                const char *fmt, ...) TG__PRINTF(4, 5);
 static int bad(tg_error *err, const char *key, const char *member,
                const char *fmt, ...)
 {
-    if (err == NULL)
-        return TG_ECONFIG;
     char text[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    /* "mcp.command[0] must be", "mcp.pin must be" */
-    tg__error_set(err, TG_ECONFIG, "%s%s%s%s%s", key, member ? "." : "",
-                  member ? member : "", text[0] == '[' ? "" : " ", text);
-    /* "tools[2]" + ".mcp.pin" -> "/tools/2/mcp/pin" */
-    char ptr[sizeof err->pointer];
-    size_t o = 0;
-    const char *parts[2] = {key, member};
-    for (int k = 0; k < 2 && parts[k] != NULL; k++) {
-        if (o + 1 < sizeof ptr)
-            ptr[o++] = '/';
-        for (const char *p = parts[k]; *p && o + 1 < sizeof ptr; p++) {
-            if (*p == '[' || *p == '.')
-                ptr[o++] = '/';
-            else if (*p != ']')
-                ptr[o++] = *p;
-        }
+    char k[64];
+    if (member != NULL && strncmp(member, "mcp.", 4) == 0) {
+        snprintf(k, sizeof k, "%s.mcp", key);
+        key = k;
+        member += 4;
     }
-    ptr[o] = '\0';
-    memcpy(err->pointer, ptr, o + 1);
-    return TG_ECONFIG;
+    return tg__config_bad(err, key, member, "%s%s", text[0] == '[' ? "" : " ",
+                          text);
 }
 
 bool tg__source_entry(const json_t *entry)

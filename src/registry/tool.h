@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "toolgate.h"
 
 typedef enum tg_tool_kind {
@@ -82,6 +83,14 @@ typedef struct tg_tool {
     tg_tool_state state;
     char *off_reason; /* HELD, DISABLED: why (for the denied call) */
 } tg_tool;
+
+/* A TG_ECONFIG error "KEY.MEMBER<text>" (text from fmt: " must be ...",
+ * "[0] must ...", ": ...") with the JSON pointer derived from the key
+ * ("tools[2].mcp" -> "/tools/2/mcp/member"). member may be NULL. Returns
+ * TG_ECONFIG. Used by every "tools" entry's checks (tool.c,
+ * source_config.c). */
+int tg__config_bad(tg_error *err, const char *key, const char *member,
+                   const char *fmt, ...) TG__PRINTF(4, 5);
 
 /* ^[A-Za-z0-9_.-]{1,128}$: the names every provider's tool format
  * accepts. */
