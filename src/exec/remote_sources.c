@@ -304,8 +304,9 @@ tg__rsrc *tg__rsrcs_for(const tg_runtime *rt, const char *tool)
 
 /* ------------------------------------------------------------ waiting */
 
-/* Runs the loop while a source of want (NULL: every one) is starting,
- * for at most timeout_ms (0: no bound but the sources' own). */
+/* Runs the loop while a source (only: that one; NULL: every one) is
+ * starting or listing its tools, for at most timeout_ms (0: no bound but
+ * the sources' own). */
 static void wait_sources(tg_runtime *rt, const tg__rsrc *only,
                          int64_t timeout_ms)
 {
@@ -315,7 +316,8 @@ static void wait_sources(tg_runtime *rt, const tg__rsrc *only,
         bool starting = false;
         for (tg__rsrc *s = rt->sources; s != NULL; s = s->next)
             if ((only == NULL || s == only) && !s->removed &&
-                tg__rsource_state_of(s->rs) == TG__RS_STARTING)
+                (tg__rsource_state_of(s->rs) == TG__RS_STARTING ||
+                 tg__rsource_listing(s->rs)))
                 starting = true;
         if (!starting || (end != 0 && tg__mono_ns() >= end))
             return;
@@ -338,8 +340,8 @@ void tg__rsrcs_prepare(tg_runtime *rt, tg_call *const *calls, size_t n,
         if (st == TG__RS_IDLE || st == TG__RS_FAILED) {
             tg__rsource_start(s->rs);
             any = true;
-        } else if (st == TG__RS_STARTING) {
-            any = true;
+        } else if (st == TG__RS_STARTING || tg__rsource_listing(s->rs)) {
+            any = true; /* its tools are being (re)listed */
         }
     }
     if (any && timeout_ms >= 0)

@@ -218,6 +218,11 @@ const char *tg__rsource_transport(const tg__rsource *rs)
     return rs->argv != NULL ? "stdio" : "http";
 }
 
+bool tg__rsource_listing(const tg__rsource *rs)
+{
+    return rs->listing;
+}
+
 unsigned tg__rsource_starts(const tg__rsource *rs)
 {
     return rs->starts;

@@ -104,6 +104,8 @@ const char *tg__rsource_protocol(const tg__rsource *rs);
 const char *tg__rsource_server_info(const tg__rsource *rs);
 /* "stdio" or "http". */
 const char *tg__rsource_transport(const tg__rsource *rs);
+/* True while a tools/list runs (a list change is being read). */
+bool tg__rsource_listing(const tg__rsource *rs);
 /* How many times the server was started. */
 unsigned tg__rsource_starts(const tg__rsource *rs);
 

@@ -7,9 +7,25 @@
  * lazily at the first turn naming its prefix; tg_runtime_sources shows its
  * state, protocol, server and tools; tg_runtime_sources_wait starts every
  * source; a crashed server is restarted (after its backoff) by the next
- * call; a removed source's tools are gone and its server ends.
+ * call; a removed source's tools are gone and its server ends; a list
+ * change registers the new tool for the next turn; progress extends a
+ * deadline up to max_timeout_ms, and only then; no descriptor is left
+ * open once the runtime is freed.
  */
+#include <dirent.h>
 #include "tg_test_exec.h"
+
+/* How many descriptors the process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
 
 static int setup(void **state)
 {
@@ -61,6 +77,10 @@ static void serve_as_source(void **state)
     tg_test_fx_env *env = *state;
     const char *tg = getenv("TOOLGATE");
     assert_non_null(tg);
+    /* what a first runtime opens for the process's life (libuv's signal
+     * pipe) is not the source's */
+    tg_runtime_free(runtime(env));
+    int fds = open_fds();
     tg_runtime *rt = runtime(env);
     char entry[PATH_MAX * 3];
     tg_error err = {0};
@@ -143,6 +163,7 @@ static void serve_as_source(void **state)
         "removed");
     json_decref(s);
     tg_runtime_free(rt);
+    assert_int_equal(open_fds(), fds);
 }
 
 static void restart_after_crash(void **state)
@@ -215,6 +236,65 @@ static void cannot_start(void **state)
     tg_runtime_free(rt);
 }
 
+/* The fixture as an eager source of a fresh runtime with extra options
+ * (JSON members, may be ""). */
+static tg_runtime *fixture(const tg_test_fx_env *env, const char *extra)
+{
+    tg_runtime *rt = runtime(env);
+    char entry[PATH_MAX + 300];
+    snprintf(entry, sizeof entry,
+             "{\"name\":\"fx\",\"mcp\":{\"command\":[\"%s/mcp_tools\"]%s}}",
+             env->fx, extra);
+    tg_error err = {0};
+    if (tg_runtime_add_source(rt, entry, &err) != 0)
+        fail_msg("%s", err.message);
+    assert_int_equal(tg_runtime_sources_wait(rt, 0, &err), 0);
+    return rt;
+}
+
+static void list_changed(void **state)
+{
+    tg_test_fx_env *env = *state;
+    int fds = open_fds();
+    tg_runtime *rt = fixture(env, "");
+    char *p = NULL;
+    assert_int_equal(call(rt, "fx__grown", "{}", &p), TG_OUTCOME_ERROR);
+    assert_non_null(strstr(p, "UNKNOWN_TOOL"));
+    free(p);
+    assert_int_equal(call(rt, "fx__grow", "{}", NULL), TG_OUTCOME_SUCCESS);
+    /* the list change is read before (or while) the next turn is checked */
+    assert_int_equal(call(rt, "fx__grown", "{}", &p), TG_OUTCOME_SUCCESS);
+    assert_non_null(strstr(p, "I am new"));
+    free(p);
+    tg_runtime_free(rt);
+    assert_int_equal(open_fds(), fds);
+}
+
+/* 6 steps of 100 ms under a deadline of 300 ms (x scale): the deadline
+ * passes without max_timeout_ms; with it, each progress notification
+ * gives the call its whole deadline again and it ends. */
+static void progress_extends(void **state)
+{
+    tg_test_fx_env *env = *state;
+    long scale = tg_test_time_scale();
+    char extra[200];
+    snprintf(extra, sizeof extra, ",\"timeout_ms\":%ld", 300 * scale);
+    tg_runtime *rt = fixture(env, extra);
+    char *p = NULL;
+    assert_int_equal(call(rt, "fx__steps", "{\"n\":6}", &p),
+                     TG_OUTCOME_TIMEOUT);
+    free(p);
+    tg_runtime_free(rt);
+    snprintf(extra, sizeof extra, ",\"timeout_ms\":%ld,\"max_timeout_ms\":%ld",
+             300 * scale, 20000 * scale);
+    rt = fixture(env, extra);
+    assert_int_equal(call(rt, "fx__steps", "{\"n\":6}", &p),
+                     TG_OUTCOME_SUCCESS);
+    assert_non_null(strstr(p, "done"));
+    free(p);
+    tg_runtime_free(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +303,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(restart_after_crash, setup,
                                         tg_test_dir_teardown),
         cmocka_unit_test_setup_teardown(cannot_start, setup,
+                                        tg_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(list_changed, setup,
+                                        tg_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(progress_extends, setup,
                                         tg_test_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
