@@ -270,9 +270,10 @@ static void list_changed(void **state)
     assert_int_equal(open_fds(), fds);
 }
 
-/* 6 steps of 100 ms under a deadline of 300 ms (x scale): the deadline
- * passes without max_timeout_ms; with it, each progress notification
- * gives the call its whole deadline again and it ends. */
+/* 6 x scale steps of 100 ms under a deadline of 300 ms x scale (the work
+ * twice the deadline): the deadline passes without max_timeout_ms; with
+ * it, each progress notification gives the call its whole deadline again
+ * (3 steps' worth) and it ends. */
 static void progress_extends(void **state)
 {
     tg_test_fx_env *env = *state;
@@ -281,15 +282,15 @@ static void progress_extends(void **state)
     snprintf(extra, sizeof extra, ",\"timeout_ms\":%ld", 300 * scale);
     tg_runtime *rt = fixture(env, extra);
     char *p = NULL;
-    assert_int_equal(call(rt, "fx__steps", "{\"n\":6}", &p),
-                     TG_OUTCOME_TIMEOUT);
+    char args[64];
+    snprintf(args, sizeof args, "{\"n\":%ld}", 6 * scale);
+    assert_int_equal(call(rt, "fx__steps", args, &p), TG_OUTCOME_TIMEOUT);
     free(p);
     tg_runtime_free(rt);
     snprintf(extra, sizeof extra, ",\"timeout_ms\":%ld,\"max_timeout_ms\":%ld",
              300 * scale, 20000 * scale);
     rt = fixture(env, extra);
-    assert_int_equal(call(rt, "fx__steps", "{\"n\":6}", &p),
-                     TG_OUTCOME_SUCCESS);
+    assert_int_equal(call(rt, "fx__steps", args, &p), TG_OUTCOME_SUCCESS);
     assert_non_null(strstr(p, "done"));
     free(p);
     tg_runtime_free(rt);
