@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # MCP servers as tool sources through `toolgate run`, against real servers
-# (no npm needed): toolgate's own `serve --stdio` (the echo built-in) and
-# the fixture server mcp_tools (tests/fixtures/mcp_tools.c):
+# (no npm needed): toolgate's own `serve --stdio` (the echo built-in), the
+# same over Streamable HTTP (`serve --http` with a token: token_env, a
+# wrong token, a token_env that is not set), and the fixture server
+# mcp_tools (tests/fixtures/mcp_tools.c):
 # - a lazy source starts at the first call naming its prefix; its tools go
 #   through the local checks (unknown tool, schema) before the server;
 #   decisions.source names the server, its version and the protocol;
@@ -50,6 +52,30 @@ check "protocol recorded" test -n "$(jq -r 'select(.id=="e1").decisions.source.p
 "$TOOLGATE" mcp list --config tg.json --json >l1.json
 eq "mcp list" "$(jq -c '.[0]|[.name,.state]+(.tools[]|select(.remote=="echo")|[.name,.state])' l1.json)" \
   '["tg","ready","tg__echo","enabled"]'
+
+# --- toolgate serve --http as a Streamable HTTP source, with a token
+echo "s3cret-$RANDOM" >token
+"$TOOLGATE" serve --http 127.0.0.1:0 --token-file token --config inner.json 2>server.err &
+spid=$!
+check "HTTP server up" wait_for "$(tg_ms 5000)" grep -q "serving MCP on http://" server.err
+URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' server.err)
+cat >http.json <<JSON
+{"workspace": "ws", "journal": null, "builtin_tools": [], "envelope": false,
+ "tools": [{"name": "web", "mcp": {"url": "$URL", "token_env": "WEB_TOKEN",
+            "headers": {"X-Test": "1"}}}]}
+JSON
+mk h1 web__echo '{"text":"over http"}' >th.jsonl
+WEB_TOKEN=$(cat token) "$TOOLGATE" run --config http.json --to toolgate th.jsonl >oh.jsonl
+eq "over HTTP" "$(jq -c '[.outcome,.payload.content[0].text]' oh.jsonl)" '["success","over http"]'
+WEB_TOKEN=wrong "$TOOLGATE" run --config http.json --to toolgate th.jsonl >oh2.jsonl
+eq "wrong token" "$(jq -c '[.outcome,.payload.error.code]' oh2.jsonl)" '["error","SOURCE_UNAVAILABLE"]'
+contains "says 401" "$(jq -r '.payload.error.message' oh2.jsonl)" "401"
+rc=0
+env -u WEB_TOKEN "$TOOLGATE" run --config http.json --to toolgate th.jsonl >/dev/null 2>err3.txt || rc=$?
+eq "token_env not set" "$rc" 3
+contains "names it" "$(cat err3.txt)" "mcp.token_env names WEB_TOKEN, which is not set"
+kill "$spid"
+wait "$spid" || true
 
 # --- the fixture server
 cat >fx.json <<JSON
