@@ -19,6 +19,7 @@
 # - pinning: a changed description holds the tool (denied, naming
 #   `toolgate mcp accept fx__greet`) until `toolgate mcp accept`; under
 #   "pin": "strict" a new tool of a known server is held too;
+# - `toolgate serve --stdio` offers a source's tools (a gateway);
 # - no server process is left behind.
 source "$(dirname "$0")/lib.sh"
 mkdir -p ws/.toolgate
@@ -206,6 +207,22 @@ rc=0
 "$TOOLGATE" tools --config bad2.json >/dev/null 2>err2.txt || rc=$?
 eq "url refused" "$rc" 3
 contains "url" "$(cat err2.txt)" "tools[0].mcp.url must be an http:// or https:// URL"
+
+# toolgate serve as a gateway: the sources' tools offered (not the
+# disabled one), a call through it served by the fixture
+cat >gw.json <<JSON
+{"workspace": "ws", "journal": null, "builtin_tools": [], "envelope": false,
+ "tools": [{"name": "fx", "mcp": {"command": ["$FX"]}}]}
+JSON
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__greet","arguments":{"name":"gw"}}}' |
+  timeout "$(tg_s 20)" "$TOOLGATE" serve --stdio --config gw.json >gw.out
+eq "gateway lists fx__greet" "$(jq 'select(.id==2)|.result.tools|map(.name)|index("fx__greet") != null' gw.out)" true
+eq "gateway hides the disabled tool" "$(jq 'select(.id==2)|.result.tools|map(select(.name=="fx__bad_schema"))|length' gw.out)" 0
+eq "call through the gateway" "$(jq -r 'select(.id==3)|.result.content[0].text' gw.out)" "hello gw"
 
 # no server left running
 sleep 0.2
