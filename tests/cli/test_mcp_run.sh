@@ -120,6 +120,18 @@ sed 's/"env_pass"/"trusted": true, "env_pass"/' fx.json >fxt.json
 "$TOOLGATE" tools --config fxt.json >tools_t.json
 eq "trusted hints kept" "$(jq -c '.tools[]|select(.name=="fx__rm").annotations.readOnlyHint' tools_t.json)" true
 
+# the policy judges an untrusted server's rm by the MCP defaults: an
+# "allow read-only" rule does not let it through; trusted, it does
+"$TOOLGATE" mcp tools fx --config fx.json >raw.json
+contains "raw definitions as served" "$(jq -r '.[]|select(.name=="rm").description' raw.json)" "<!--"
+POL='"policy": {"default": "deny", "rules": [{"annotations": {"readOnlyHint": true}, "decision": "allow"}]},'
+sed "s/\"builtin_tools\": \[\],/\"builtin_tools\": [], $POL/" fx.json >fxp.json
+sed "s/\"builtin_tools\": \[\],/\"builtin_tools\": [], $POL/" fxt.json >fxpt.json
+mk r0 fx__rm '{}' >t3p.jsonl
+"$TOOLGATE" run --config fxp.json --to toolgate t3p.jsonl >o3p.jsonl
+eq "untrusted rm is not read-only to the policy" "$(jq -r .outcome o3p.jsonl)" denied
+"$TOOLGATE" run --config fxpt.json --to toolgate t3p.jsonl >o3pt.jsonl
+eq "trusted rm is" "$(jq -r .outcome o3pt.jsonl)" success
 mk r1 fx__rm '{}' >t3.jsonl
 "$TOOLGATE" run --config fx.json --to toolgate t3.jsonl >o3.jsonl
 eq "rm answered" "$(jq -r '.payload.content[0].text' o3.jsonl)" removed
