@@ -206,6 +206,22 @@ sed 's#"ws/.toolgate/fx.db"#null#' fx.json >fxn.json
 MCP_TOOLS_DESC=other "$TOOLGATE" run --config fxn.json --to toolgate t9.jsonl >o13.jsonl
 eq "journal off: first sight" "$(jq -r '.outcome' o13.jsonl)" success
 
+# a name taken after prefixing, and tools past max_tools: disabled, saying
+# why (the command tool keeps its name)
+cat >clash.json <<JSON
+{"workspace": "ws", "journal": null, "builtin_tools": [], "envelope": false,
+ "tools": [{"name": "fx__greet", "command": ["/bin/echo", "mine"]},
+           {"name": "fx", "mcp": {"command": ["$FX"], "max_tools": 3}}]}
+JSON
+"$TOOLGATE" mcp list --config clash.json --json >clash.out
+contains "collision" "$(jq -r '.[0].tools[]|select(.remote=="greet").reason' clash.out)" "its name 'fx__greet' is taken by another tool"
+eq "past max_tools" "$(jq -r '.[0].tools[]|select(.remote=="rm").state' clash.out)" disabled
+contains "says the cap" "$(jq -r '.[0].tools[]|select(.remote=="rm").reason' clash.out)" "more than mcp.max_tools (3)"
+eq "within it" "$(jq -r '.[0].tools[]|select(.remote=="fail").state' clash.out)" enabled
+mk k1 fx__greet '{}' >tk.jsonl
+"$TOOLGATE" run --config clash.json --to toolgate tk.jsonl >ok.jsonl
+eq "the command tool keeps its name" "$(jq -r '.payload' ok.jsonl)" mine
+
 # config errors
 cat >bad.json <<JSON
 {"tools": [{"name": "x", "mcp": {"command": ["$FX"], "roots": ["/"]}}]}
