@@ -60,6 +60,15 @@ skip_without_bwrap() {
     "($(command -v bwrap || echo 'bwrap not installed'))"
   exit "$1"
 }
+# in_dir DIR: how many processes run with DIR as their working directory
+# (the servers a test started there; other tests' are elsewhere)
+in_dir() {
+  local n=0 p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && n=$((n + 1))
+  done
+  echo "$n"
+}
 finish() {
   if [ "$FAILS" -ne 0 ]; then
     echo "$(basename "$0"): $FAILS of $((CHECKS + FAILS)) checks failed" >&2

@@ -254,5 +254,5 @@ eq "call through the gateway" "$(jq -r 'select(.id==3)|.result.content[0].text' 
 
 # no server left running
 sleep 0.2
-eq "no server left" "$(pgrep -f "$FX" | wc -l)" 0
+eq "no server left" "$(in_dir "$WORK/ws")" 0
 finish
