@@ -71,11 +71,12 @@ static void decide_source(rcall *rc)
 {
     const tg__rsource *rs = rc->src->rs;
     json_t *server = json_loads(tg__rsource_server_info(rs), 0, NULL);
-    json_t *v = json_pack("{s:s, s:s, s:s, s:s?, s:o}", "name",
+    json_t *v = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?}", "name",
                           rc->src->cfg->name, "tool", rc->c.tool->remote_name,
                           "transport", tg__rsource_transport(rs), "protocol",
                           tg__rsource_protocol(rs), "server",
-                          server ? server : json_object()); /* new ref */
+                          server ? server : json_object(), "sandbox",
+                          rc->src->sandbox); /* new ref */
     (void)rc->c.sink.decide(rc->c.sink.ctx, "source", v);
 }
 

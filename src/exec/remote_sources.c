@@ -9,9 +9,11 @@
  * the allowlisted environment plus its own env and env_pass
  * (tg__proc_env_tool), its own process group, the workspace as its cwd.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "pin.h"
@@ -122,13 +124,56 @@ static void on_state(void *ud)
     (void)ud; /* the loops that wait for sources look at the state */
 }
 
+/* The argv that runs a stdio server (argv, its cwd and environment) in
+ * the command tools' bubblewrap sandbox (sandbox.c: namespaces, the root
+ * read-only, the workspace read-write, toolgate's own files hidden, the
+ * network unless "network"), when the source is sandboxed and bubblewrap
+ * works here: a new array of borrowed strings (free() it; *path holds the
+ * resolved program), else NULL with *level saying how it runs. The
+ * per-call process limit's hand-shake (--info-fd/--block-fd) is left out:
+ * the server is one long-lived process group, not a call. */
+static char **sandboxed_argv(tg_runtime *rt, const tg__source_cfg *c,
+                             char *const *argv, char *const *envp,
+                             const char *cwd, char *path, size_t pathlen,
+                             tg__sbx_level *level)
+{
+    *level = TG__SBX_NONE;
+    if (!c->sandbox || rt->cfg->sandbox_mode == TG__SANDBOX_OFF)
+        return NULL;
+    tg__sandbox_probe(&rt->sandbox, rt->cfg, rt->base_env);
+    tg_tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
+    /* a program that is not there is said plainly by the plain spawn */
+    if (tg__sandbox_level(&rt->sandbox, &shape) != TG__SBX_BWRAP ||
+        tg__proc_resolve(argv[0], tg__proc_getenv(envp, "PATH"), cwd, path,
+                         pathlen) != 0 ||
+        access(path, X_OK) != 0)
+        return NULL;
+    char **a = tg__sandbox_argv(&rt->sandbox, rt->cfg, &shape, cwd, path, argv);
+    size_t n = 0;
+    for (size_t i = 0; a != NULL && a[i] != NULL; i++) {
+        if ((strcmp(a[i], "--info-fd") == 0 ||
+             strcmp(a[i], "--block-fd") == 0) &&
+            a[i + 1] != NULL) {
+            i++; /* and its descriptor */
+            continue;
+        }
+        a[n++] = a[i];
+    }
+    if (a != NULL) {
+        a[n] = NULL;
+        *level = TG__SBX_BWRAP;
+    }
+    return a;
+}
+
 /* Makes src->rs from src->cfg. */
 static int make_connection(tg_runtime *rt, tg__rsrc *src, tg_error *err)
 {
     const tg__source_cfg *c = src->cfg;
     tg__rroot *roots = NULL;
     char **uris = NULL, **argv = NULL, **envp = NULL, **pass = NULL;
-    char **headers = NULL;
+    char **headers = NULL, **boxed = NULL;
+    char path[PATH_MAX];
     void *env_owned = NULL;
     size_t nroots = 0, nargv = 0, nheaders = 0;
     tg__rhttp_opts http = {0};
@@ -153,11 +198,15 @@ static int make_connection(tg_runtime *rt, tg__rsrc *src, tg_error *err)
             tg__proc_env_tool(rt->base_env, pass, c->env_pass, c->env, NULL,
                               &envp, &env_owned) != 0)
             goto oom;
-        o.argv = (const char *const *)argv;
         o.envp = (const char *const *)envp;
         o.cwd = c->cwd         ? c->cwd
                 : rt->cfg->cwd ? rt->cfg->cwd
                                : rt->cfg->workspace;
+        tg__sbx_level level;
+        boxed =
+            sandboxed_argv(rt, c, argv, envp, o.cwd, path, sizeof path, &level);
+        o.argv = (const char *const *)(boxed ? boxed : argv);
+        src->sandbox = tg__sandbox_level_name(level);
     } else {
         const char *token = NULL;
         if (c->token_env != NULL && (token = getenv(c->token_env)) == NULL) {
@@ -195,6 +244,7 @@ oom:
 done:
     free(roots);
     free_strs(uris, nroots);
+    free(boxed);
     free(argv);
     free(env_owned); /* envp is it, or the runtime's base_env */
     for (size_t i = 0; pass != NULL && pass[i] != NULL; i++)
@@ -424,6 +474,8 @@ static json_t *source_json(const tg__rsrc *s)
         "prefix", s->prefix, "trusted", s->cfg->trusted, "pin",
         pins[s->cfg->pin], "starts", (json_int_t)tg__rsource_starts(s->rs),
         "tools", s->tools); /* new ref */
+    if (o != NULL && s->sandbox != NULL)
+        json_object_set_new(o, "sandbox", json_string(s->sandbox));
     if (o != NULL && e->code != 0 && st != TG__RS_READY)
         json_object_set_new(o, "error", json_string(e->message));
     if (o != NULL && s->defs != NULL)

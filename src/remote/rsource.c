@@ -7,6 +7,7 @@
  */
 #include "rsource.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ struct tg__rsource {
     bool retry_open; /* the timer handle is initialised and not closed */
     char *protocol;
     char *server_info;
+    char last_err[200]; /* the server's last stderr line, for why it ended */
     tg__rsource_waiter *waiters;
 };
 
@@ -268,6 +270,13 @@ static void fail(tg__rsource *rs, const tg_error *e)
     rs->err = *e;
     if (rs->err.code == 0)
         rs->err.code = TG_EIO;
+    if (rs->last_err[0] != '\0') {
+        /* what the server said last is usually why it ended */
+        size_t n = strlen(rs->err.message);
+        snprintf(rs->err.message + n, sizeof rs->err.message - n,
+                 " (its last stderr line: %s)", rs->last_err);
+        rs->last_err[0] = '\0';
+    }
     unsigned ms = BACKOFF_FIRST_MS;
     for (unsigned i = 0; i < rs->failures && ms < BACKOFF_MAX_MS; i++)
         ms *= 2;
@@ -362,9 +371,14 @@ static void on_closed(void *ud, const tg_error *err)
 static void on_log(void *ud, tg__rlog_source src, const char *level,
                    const char *text, size_t len)
 {
-    (void)src;
     (void)level;
     tg__rsource *rs = ud;
+    if (src == TG_RLOG_STDERR && len > 0) {
+        size_t n = len < sizeof rs->last_err ? len : sizeof rs->last_err - 1;
+        for (size_t i = 0; i < n; i++) /* printable ASCII only */
+            rs->last_err[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+        rs->last_err[n] = '\0';
+    }
     if (rs->cbs.log != NULL)
         rs->cbs.log(rs->ud, text, len);
 }

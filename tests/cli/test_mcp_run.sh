@@ -27,12 +27,14 @@ FX=$TG_FIXTURES/mcp_tools
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
 
 # --- toolgate serve --stdio as a source
-echo '{"builtin_tools":["echo"],"journal":null,"envelope":false}' >inner.json
+# its configuration in the workspace (a sandboxed server sees no other
+# /tmp), its spool off (toolgate's own files there are hidden from it)
+echo '{"builtin_tools":["echo"],"journal":null,"spool":null,"envelope":false}' >ws/inner.json
 cat >tg.json <<JSON
 {"workspace": "ws", "journal": "ws/.toolgate/j.db", "builtin_tools": [],
  "envelope": false,
  "tools": [{"name": "tg", "mcp": {"command": ["$TOOLGATE", "serve", "--stdio",
-            "--config", "$WORK/inner.json"]}}]}
+            "--config", "$WORK/ws/inner.json"]}}]}
 JSON
 {
   mk e1 tg__echo '{"text":"hello"}'
@@ -50,13 +52,16 @@ eq "checked locally first" "$(jq -c 'select(.id=="e3")|[.payload.error.code,.exe
 eq "decisions.source" "$(jq -c 'select(.id=="e1").decisions.source|[.name,.tool,.transport,.server.name]' h1.jsonl)" \
   '["tg","echo","stdio","toolgate"]'
 check "protocol recorded" test -n "$(jq -r 'select(.id=="e1").decisions.source.protocol' h1.jsonl)"
+if bwrap --unshare-user --unshare-pid --unshare-net --ro-bind / / --dev /dev --proc /proc true >/dev/null 2>&1; then
+  eq "the server runs in bubblewrap" "$(jq -r 'select(.id=="e1").decisions.source.sandbox' h1.jsonl)" bubblewrap
+fi
 "$TOOLGATE" mcp list --config tg.json --json >l1.json
 eq "mcp list" "$(jq -c '.[0]|[.name,.state]+(.tools[]|select(.remote=="echo")|[.name,.state])' l1.json)" \
   '["tg","ready","tg__echo","enabled"]'
 
 # --- toolgate serve --http as a Streamable HTTP source, with a token
 echo "s3cret-$RANDOM" >token
-"$TOOLGATE" serve --http 127.0.0.1:0 --token-file token --config inner.json 2>server.err &
+"$TOOLGATE" serve --http 127.0.0.1:0 --token-file token --config ws/inner.json 2>server.err &
 spid=$!
 check "HTTP server up" wait_for "$(tg_ms 5000)" grep -q "serving MCP on http://" server.err
 URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' server.err)

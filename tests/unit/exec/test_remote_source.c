@@ -89,7 +89,10 @@ static void serve_as_source(void **state)
     snprintf(cfgpath, sizeof cfgpath, "%s/inner.json", env->dir);
     FILE *f = fopen(cfgpath, "w");
     assert_non_null(f);
-    fputs("{\"builtin_tools\":[\"echo\"],\"journal\":null,\"envelope\":false}",
+    /* its spool off: toolgate's own files are hidden from a sandboxed
+     * server */
+    fputs("{\"builtin_tools\":[\"echo\"],\"journal\":null,\"spool\":null,"
+          "\"envelope\":false}",
           f);
     fclose(f);
     snprintf(entry, sizeof entry,
