@@ -11,15 +11,7 @@
 # progress notification every third of a deadline.
 # Skips (77) without the npm packages, fails under CI=true.
 source "$(dirname "$0")/lib.sh"
-BIN=$TG_SOURCE_DIR/tests/interop/node_modules/.bin/mcp-server-everything
-if [ ! -x "$BIN" ] || ! command -v node >/dev/null; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: the interop npm packages are not installed" >&2
-    exit 1
-  fi
-  echo "SKIP: the interop npm packages are not installed (run: make interop-deps)"
-  exit 77
-fi
+BIN=$(npm_bin mcp-server-everything) || exit $?
 mkdir -p ws
 deadline=$(tg_ms 1000)
 secs=$((3 * TG_TEST_TIME_SCALE))

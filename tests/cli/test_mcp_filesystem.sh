@@ -9,15 +9,7 @@
 # allowed directories): a path outside is refused by the server.
 # Skips (77) without the npm packages, fails under CI=true.
 source "$(dirname "$0")/lib.sh"
-BIN=$TG_SOURCE_DIR/tests/interop/node_modules/.bin/mcp-server-filesystem
-if [ ! -x "$BIN" ] || ! command -v node >/dev/null; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: the interop npm packages are not installed" >&2
-    exit 1
-  fi
-  echo "SKIP: the interop npm packages are not installed (run: make interop-deps)"
-  exit 77
-fi
+BIN=$(npm_bin mcp-server-filesystem) || exit $?
 mkdir -p ws/data ws/.toolgate outside
 D=$WORK/ws/data
 printf 'line1\nline2\nline3\n' >"$D/a.txt"
