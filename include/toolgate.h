@@ -189,8 +189,9 @@ char *tg_result_to_json(const tg_result *result);
 
 /* 1 when the result is a success whose payload is the JSON its tool
  * declared with an output_schema, checked against that schema (the payload
- * is then an object: MCP's structuredContent); else 0. A result read back
- * from the journal (replayed) says 0. */
+ * is then an object: MCP's structuredContent); else 0. The check is
+ * recorded in the result's decisions ("output_schema": "valid"), so a
+ * result read back from the journal (replayed) says the same. */
 int tg_result_structured(const tg_result *result);
 /* The MCP content blocks of the result as compact JSON text (an array),
  * borrowed until the result is freed; NULL when it has none. A tool with
@@ -655,6 +656,14 @@ int tg_runtime_timeout(const tg_runtime *rt);
  * raises it; tg_runtime_run_turn blocks it itself, a step does not, to
  * stay cheap). */
 size_t tg_runtime_step(tg_runtime *rt);
+/* The part of tg_runtime_step that needs no look at tg_runtime_fd: journals
+ * and checks the turns submitted since the last step, starts their calls,
+ * and commits the results that are already there (an inline handler's);
+ * their callbacks fire from here. For a caller whose own loop polls
+ * tg_runtime_fd, right after it submitted: it saves the system call that
+ * a step spends asking the descriptor, which the caller's loop asks
+ * anyway. Returns the number of submitted turns still pending. */
+size_t tg_runtime_flush(tg_runtime *rt);
 
 /* Which rule of the runtime's policy decides `call`, and why: one JSON
  * object {"id","tool","decision","rule" (-1: the default),"reason",
@@ -666,6 +675,12 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);
+/* The same, for what `caller` may see: a tool the runtime's policy denies
+ * to that caller whatever the arguments is left out (one it asks about, or
+ * denies only for some arguments, stays). A server lists tools with it, so
+ * a client is not offered what it can never run. Caller frees *out. */
+int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
+                         char **out, tg_error *err);
 
 /* ------------------------------------------------------ MCP servers */
 /* MCP servers behind the runtime ("tool sources"): their tools register as
@@ -746,7 +761,9 @@ int tg_journal_stats(const char *journal_path, const tg_history_query *q,
  * HMAC-SHA-256 (with hmac_key) or SHA-256 (hmac_key NULL) of the link before
  * it and of every column of the row and of its call's row. *out (caller
  * frees) is a JSON object: {"ok": true, "journal", "rows", "first_seq",
- * "last_seq", "head" (the last link, hex), "mac", "key_id", "pruned" (rows
+ * "last_seq", "head" (the last link, hex), "mac" and "key_id" (what the
+ * newest rows were chained with: "sha256" and "", or "hmac-sha256" and the
+ * key's id), "pruned" (rows
  * retention deleted), "before_chain" (rows older than the chain)}, or the
  * first bad row: {"ok": false, "problem": "changed" | "removed" |
  * "inserted" | "unverifiable", "seq", "call_rowid", "id", "tool",

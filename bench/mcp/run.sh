@@ -6,7 +6,9 @@
 # Streamable HTTP, N calls one at a time and N with K in flight, calls/s,
 # p50/p99 and the server's peak RSS; then the ratios against the issue's
 # goals. Before them, the pipe ping-pong limit (pingpong) on one CPU and
-# across two; last, 1,000 HTTP sessions held at once (sessions.mjs).
+# across two, and the ceiling of calls/s over stdio (stdio_limit: a C
+# server that only echoes lines, with no work a real server does); last,
+# 1,000 HTTP sessions held at once (sessions.mjs).
 #
 #   bench/mcp/run.sh [TOOLGATE] [--calls N] [--inflight K] [--size BYTES]
 #                    [--protocol-version V]
@@ -41,7 +43,7 @@ while [ $# -gt 0 ]; do
 done
 bindir=$(dirname "$tg")/bench
 load=$bindir/mcp_load
-for p in "$load" "$bindir/pingpong"; do
+for p in "$load" "$bindir/pingpong" "$bindir/stdio_limit"; do
   [ -x "$p" ] || { echo "bench/mcp: $p is not built (cmake --build $(dirname "$tg"))" >&2; exit 1; }
 done
 [ -d tests/interop/node_modules/@modelcontextprotocol/sdk ] ||
@@ -85,6 +87,9 @@ pp=$("$bindir/pingpong" --round-trips 100000 --rounds 5 --json)
 limit_one=$(echo "$pp" | jq .pinned_one_cpu_us)
 limit_two=$(echo "$pp" | jq .across_cpus_us)
 echo "  both processes pinned to one CPU: $limit_one us a round trip; pinned to two CPUs: $limit_two us (median of 5 rounds of 100,000)"
+
+echo "== the ceiling over stdio: a C server that only echoes lines (stdio_limit)"
+measure limit stdio "$bindir/stdio_limit"
 
 sdk=(node bench/mcp/sdk_echo_server.mjs)
 echo "== the TypeScript SDK's McpServer (node $(node --version))"
@@ -132,6 +137,7 @@ jq -rs --argjson one "$limit_one" --argjson two "$limit_two" --arg inflight "$in
   | "  \($l) \($t): \($inflight) in flight \(r($g.par_per_s; $s.par_per_s)) the SDK (goal >= \(if $t == "http" then 10 elif $l == "toolgate" then 10 else 3 end)x)"
     + "; sequential \(r($g.seq_per_s; $s.seq_per_s)) the SDK"
     + (if $t == "stdio" and $l == "toolgate" then ", pinned to one CPU \(r(($all | find($l; $t; "one")).seq_per_s; 1e6 / $one)) the ping-pong limit, to two \(r(($all | find($l; $t; "two")).seq_per_s; 1e6 / $two)) (goal >= 0.7x)" else "" end)
+    + (if $t == "stdio" then "; \(r($g.par_per_s; ($all | find("limit"; "stdio")).par_per_s)) of the ceiling (the SDK: \(r($s.par_per_s; ($all | find("limit"; "stdio")).par_per_s)))" else "" end)
     + "; p99 \(r($s.par_p99_us; $g.par_p99_us)) lower (goal >= 10x)"
     + "; RSS \(r($s.rss_kib; $g.rss_kib)) smaller (goal >= 8x)"
 ' "$tmp/results"

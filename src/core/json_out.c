@@ -40,6 +40,13 @@ static int dump_cb(const char *buffer, size_t size, void *data)
 
 int tg__json_dump(const json_t *value, tg_buf *out)
 {
+    /* The scalars a hot path writes most (ids) without jansson's dumper
+     * and its snprintf; the same bytes. */
+    if (json_is_integer(value))
+        return tg__json_integer(out, (long long)json_integer_value(value));
+    if (json_is_string(value))
+        return tg__json_string(out, json_string_value(value),
+                               json_string_length(value));
     dump_ctx c = {out, 0};
     if (json_dump_callback(value, dump_cb, &c,
                            JSON_COMPACT | JSON_ENCODE_ANY) == 0)

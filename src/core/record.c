@@ -1024,7 +1024,8 @@ int tg_result_replayed(const tg_result *r)
 }
 int tg_result_structured(const tg_result *r)
 {
-    return r != NULL && r->outcome == TG_OUTCOME_SUCCESS && r->structured;
+    return r != NULL && r->outcome == TG_OUTCOME_SUCCESS &&
+           json_is_string(json_object_get(r->decisions, "output_schema"));
 }
 const char *tg_result_content_json(const tg_result *r)
 {

@@ -96,8 +96,10 @@ struct tg_result {
     /* What the gate decided about the call, recorded with the result (new
      * ref, object or NULL): {"policy":{"decision","rule","reason",
      * "approved_by"}, "hooks":[{"hook","stage","decision","reason"}],
-     * "sandbox":"bubblewrap"|"rlimits"|"none"}; members absent when that
-     * stage did not run. */
+     * "sandbox":"bubblewrap"|"rlimits"|"none", "output_schema":"valid"
+     * (a success whose payload is the tool's JSON, checked against its
+     * output_schema by src/exec/shape.c: tg_result_structured)}; members
+     * absent when that stage did not run. */
     json_t *decisions;
     double duration_ms;
     int exit_status; /* -1 when none */
@@ -107,9 +109,6 @@ struct tg_result {
      * envelope is on): renderers for models wrap its text in the envelope
      * (src/formats/envelope.c). Not part of the record. */
     bool untrusted;
-    /* The payload is the tool's JSON, checked against its output_schema
-     * (src/exec/shape.c): tg_result_structured. Not part of the record. */
-    bool structured;
     unsigned repaired; /* TG_REPAIR_*: taken from the call when made */
     /* caches for the borrowed-string getters */
     char *payload_json_cache;

@@ -190,6 +190,9 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,
         .max_args_bytes = rt->cfg->max_args_bytes,
+        /* the result rows' chain is keyed with the checksums' key */
+        .hmac_key = rt->cfg->hmac_key,
+        .hmac_key_len = rt->cfg->hmac_key_len,
     };
     if (rt->cfg->journal != NULL &&
         (rc = tg__journal_open_sqlite_opts(rt->cfg->journal, &jopts,
@@ -932,5 +935,15 @@ size_t tg_runtime_step(tg_runtime *rt)
      * serves ignores or blocks SIGPIPE itself, as the contract says. */
     admit_pending(rt);
     uv_run(&rt->loop, UV_RUN_NOWAIT);
+    return rt->nruns;
+}
+
+size_t tg_runtime_flush(tg_runtime *rt)
+{
+    if (rt == NULL)
+        return 0;
+    admit_pending(rt);
+    if (rt->done_head != NULL)
+        tg__commit(rt);
     return rt->nruns;
 }

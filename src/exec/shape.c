@@ -140,7 +140,15 @@ static tg_result *verdict(const tg_call *call, tg_result *r,
                           const tg_schema_budget *b, const tg_error *e)
 {
     if (rc == 1) {
-        r->structured = true;
+        /* recorded with the result, so a replay of it is structured too */
+        if (r->decisions == NULL)
+            r->decisions = json_object();
+        if (r->decisions == NULL ||
+            json_object_set_new(r->decisions, "output_schema",
+                                json_string("valid")) != 0) {
+            tg__result_free(r);
+            return NULL;
+        }
         return r;
     }
     if (rc == TG_ENOMEM) {

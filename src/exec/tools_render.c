@@ -4,13 +4,15 @@
  * wire format's shape. The registry's tools become one neutral array of
  * {"name","description","input_schema","annotations"?}, and the format's
  * render_tools (src/formats) gives it its shape, so every format's tool
- * definitions live next to the rest of that format.
+ * definitions live next to the rest of that format. tg_runtime_tools_for
+ * leaves out what the policy denies a caller whatever the arguments.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "format.h"
+#include "policy.h"
 #include "runtime.h"
 
 /* The neutral definition of one tool; new ref, NULL on OOM. */
@@ -85,8 +87,20 @@ static int offer_ids(json_t *def, json_t *ids)
                                                                  : TG_ENOMEM;
 }
 
-int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
-                     tg_error *err)
+/* Whether the policy leaves some call of t to caller: 1, 0, or TG_E*. */
+static int visible(tg_runtime *rt, const tg_tool *t, const char *caller,
+                   tg_error *err)
+{
+    if (rt->policy == NULL)
+        return 1;
+    tg_policy_input in = {
+        .tool = t->name, .caller = caller, .annotations = t->annotations};
+    return tg__policy_reachable(rt->policy, &in, err);
+}
+
+/* tg_runtime_tools, for `caller` when for_caller (NULL: no caller). */
+static int render_for(tg_runtime *rt, const char *format, bool for_caller,
+                      const char *caller, char **out, tg_error *err)
 {
     if (rt == NULL || out == NULL)
         return tg__error_set(err, TG_EINVAL,
@@ -111,6 +125,15 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
         const tg_tool *t = tg__registry_at(rt->reg, i);
         if (t->state != TG_TOOL_ENABLED)
             continue; /* held or disabled: not offered (remote_tools.c) */
+        if (for_caller) {
+            int v = visible(rt, t, caller, err);
+            if (v < 0) {
+                rc = v;
+                break;
+            }
+            if (v == 0)
+                continue;
+        }
         json_t *def = neutral(t); /* new ref */
         if (def != NULL && ids != NULL && tg__spool_is_tool(t->name) &&
             offer_ids(def, ids) != 0) {
@@ -124,7 +147,7 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
     tg__buf_init(&b, 0);
     if (rc == 0)
         rc = fmt->render_tools(tools, &b, err);
-    else
+    else if (rc == TG_ENOMEM)
         tg__error_set(err, rc, "out of memory");
     json_decref(tools);
     json_decref(ids);
@@ -132,4 +155,16 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
     tg__buf_cleanup(&b);
     return rc;
+}
+
+int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
+                     tg_error *err)
+{
+    return render_for(rt, format, false, NULL, out, err);
+}
+
+int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
+                         char **out, tg_error *err)
+{
+    return render_for(rt, format, true, caller, out, err);
 }

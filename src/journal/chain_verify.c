@@ -12,8 +12,9 @@
  *   it), or the chain does not start at seq 1 or at the anchor retention
  *   left;
  * - inserted: a result row without a link whose call is newer than the
- *   chain (rows written before the chain existed are counted apart), or a
- *   row with a seq that is already taken;
+ *   chain (rows written before the chain existed are counted apart), a row
+ *   with a seq that is already taken, or a row that fails its check and
+ *   carries another row's link (a copy);
  * - unverifiable: rows chained with an HMAC key that was not given, or
  *   with another key (the epochs record each key's id, never the key), and
  *   rows chained without the key after rows chained with it (a downgrade:
@@ -153,6 +154,28 @@ static int check_unchained(struct walk *w, tg_error *err)
     return rc;
 }
 
+/* The call rowid of another result row whose link is link[0..len), 0 when
+ * none: a row that fails its check because it was copied from another and
+ * inserted is named inserted, not changed. One scan, on a failure only. */
+static sqlite3_int64 copy_of(struct walk *w, const void *link, int len,
+                             sqlite3_int64 rowid)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 other = 0;
+    if (len != TG_CHAIN_LEN ||
+        sqlite3_prepare_v2(w->db,
+                           "SELECT call_rowid FROM results WHERE chain = ?1"
+                           " AND call_rowid != ?2 LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_blob(st, 1, link, len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, rowid);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        other = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return other;
+}
+
 /* Checks one result row (the statement of walk_chain) at seq == expected.
  * Returns 0 (a problem may have been recorded) or a TG_E code. */
 static int check_row(struct walk *w, sqlite3_stmt *st, sqlite3_int64 seq)
@@ -192,10 +215,21 @@ static int check_row(struct walk *w, sqlite3_stmt *st, sqlite3_int64 seq)
     const void *stored = sqlite3_column_blob(st, 1);
     if (sqlite3_column_bytes(st, 1) != TG_CHAIN_LEN ||
         CRYPTO_memcmp(stored, link, TG_CHAIN_LEN) != 0) {
+        sqlite3_int64 copied =
+            copy_of(w, stored, sqlite3_column_bytes(st, 1), rowid);
+        if (copied != 0) {
+            snprintf(msg, sizeof msg,
+                     "result of call rowid %lld (seq %lld) carries the link "
+                     "of the result of call rowid %lld: inserted outside "
+                     "toolgate, a copy",
+                     (long long)rowid, (long long)seq, (long long)copied);
+            return problem(w, "inserted", seq, rowid, id, tool, msg);
+        }
         snprintf(msg, sizeof msg,
                  "result of call rowid %lld (seq %lld) does not match its "
                  "chain link: changed since it was written (its columns, "
-                 "its call's, its seq or its link)",
+                 "its call's, its seq or its link), or not written by "
+                 "toolgate",
                  (long long)rowid, (long long)seq);
         return problem(w, "changed", seq, rowid, id, tool, msg);
     }
@@ -311,13 +345,16 @@ static int report_ok(struct walk *w, const char *path, char **out,
                      tg_error *err)
 {
     char head[2 * TG_CHAIN_LEN + 1];
+    int keyed_before;
+    /* What the newest rows were chained with, whatever key was given. */
+    const char *key_id = epoch_of(w, w->last_seq, &keyed_before);
     tg__hex_encode(w->prev, TG_CHAIN_LEN, head);
     json_t *o =
         json_pack("{s:b,s:s,s:I,s:I,s:I,s:s,s:s,s:s,s:I,s:I}", "ok", 1,
                   "journal", path, "rows", (json_int_t)w->rows, "first_seq",
                   (json_int_t)w->first_seq, "last_seq", (json_int_t)w->last_seq,
-                  "head", head, "mac", w->key->keyed ? "hmac-sha256" : "sha256",
-                  "key_id", w->key->id, "pruned", (json_int_t)w->pruned,
+                  "head", head, "mac", key_id[0] ? "hmac-sha256" : "sha256",
+                  "key_id", key_id, "pruned", (json_int_t)w->pruned,
                   "before_chain", (json_int_t)w->legacy); /* new ref */
     if (o == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");

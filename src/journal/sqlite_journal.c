@@ -22,6 +22,7 @@
  * written to any more: results would go to a file nobody reads, or a
  * replaced one could serve forged answers.
  */
+#include "checkpointer.h"
 #include "journal.h"
 
 #include <errno.h>
@@ -284,8 +285,9 @@ struct chain_head {
 struct sqlite_journal {
     tg_journal base; /* first: the tg_journal * is this object */
     sqlite3 *db;
-    char *path;   /* sqlite3_malloc'd */
-    bool watched; /* dev and ino are the file's (not ":memory:") */
+    tg__checkpointer *ckpt; /* its WAL checkpoints (checkpointer.c) */
+    char *path;             /* sqlite3_malloc'd */
+    bool watched;           /* dev and ino are the file's (not ":memory:") */
     dev_t dev;
     ino_t ino;
     sqlite3_int64 pid, start;
@@ -2878,6 +2880,7 @@ static void sj_close(tg_journal *j)
     sqlite3_finalize(sj->st_lookup);
     sqlite3_finalize(sj->st_data_version);
     sqlite3_finalize(sj->st_epoch_add);
+    tg__checkpointer_detach(sj->ckpt);
     sqlite3_close_v2(sj->db);
     tg__chain_key_cleanup(&sj->key);
     sqlite3_free(sj->slots);
@@ -3112,6 +3115,10 @@ int tg__journal_open_sqlite_opts(const char *path,
         goto fail;
     if ((rc = recover(sj, err)) != 0)
         goto fail;
+    if (!memory && tg__checkpointer_attach(sj->db, &sj->ckpt) != 0) {
+        rc = tg__error_set(err, TG_ENOMEM, "out of memory opening the journal");
+        goto fail;
+    }
     *out = &sj->base;
     return 0;
 fail:

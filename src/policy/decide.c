@@ -146,3 +146,39 @@ int tg__policy_decide(const tg_policy *p, const tg_policy_input *in,
     tg__pctx_cleanup(&c);
     return rc;
 }
+
+int tg__policy_reachable(const tg_policy *p, const tg_policy_input *in,
+                         tg_error *err)
+{
+    if (in == NULL || in->tool == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "a policy decision needs a tool name");
+    tg_policy_input no_args = *in;
+    no_args.args = NULL;
+    struct tg__pctx c = {.in = &no_args};
+    int rc = p->dflt != TG_POLICY_DENY;
+    for (size_t i = 0; i < p->nrules; i++) {
+        /* the rule without its argument conditions: does it apply to the
+         * tool and the caller at all? */
+        struct tg__rule r = p->rules[i];
+        bool conditional = r.nargs > 0;
+        r.nargs = 0;
+        int m = tg__rule_match(&c, &r, true, err);
+        if (m < 0) {
+            rc = m;
+            break;
+        }
+        if (m == 0)
+            continue;
+        if (r.decision != TG_POLICY_DENY) {
+            rc = 1;
+            break;
+        }
+        if (!conditional) {
+            rc = 0; /* denied whatever the arguments */
+            break;
+        }
+    }
+    tg__pctx_cleanup(&c);
+    return rc;
+}

@@ -108,6 +108,15 @@ int tg__policy_decide(const tg_policy *policy, const tg_policy_input *in,
 
 /* "allow", "deny" or "ask" (static). */
 const char *tg__policy_decision_name(tg_policy_decision d);
+/* Whether some call of in->tool by in->caller could be allowed or asked
+ * about, whatever its arguments (in->args is not read): the rules are read
+ * top to bottom as a decision reads them, and a rule with argument
+ * conditions may or may not apply - one that allows or asks makes the tool
+ * reachable, one that denies is passed. Returns 1 (reachable), 0 (every
+ * call is denied: a server leaves the tool out of the caller's list), or
+ * a TG_E* code with err filled. */
+int tg__policy_reachable(const tg_policy *policy, const tg_policy_input *in,
+                         tg_error *err);
 
 /* Longest path tg__policy_resolve resolves (bytes, with the NUL). */
 #define TG__POLICY_PATH_MAX 4096

@@ -138,8 +138,8 @@ typedef struct tg__rtool {
     char *input_schema; /* an object, never NULL */
     char *output_schema;
     char *annotations;
-    char *json; /* the whole definition, compact JSON as the server sent it
-                   (re-encoded: member order kept, white space dropped) */
+    char *json; /* the whole definition: the server's own bytes of it,
+                   verbatim (for pinning, hash its JCS form) */
 } tg__rtool;
 
 typedef struct tg__rtool_list {

@@ -26,8 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "server.h"
 #include "hex.h"
+#include "server.h"
+#include "tasks.h"
 
 #define INPUT_KEY "toolgate_approval"
 #define STATE_TTL_MS (10 * 60 * 1000)
@@ -105,6 +106,8 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
 {
     tg_srv *srv = ud;
     srv_req *r = srv_req_by_call(srv, tg_call_id(call));
+    if (r == NULL)
+        r = srv_task_req_by_call(srv, tg_call_id(call));
     if (r == NULL) {
         tg_ask_answer(ask, TG_APPROVAL_NO, "no MCP client to ask");
         return;
@@ -122,6 +125,13 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
                       "elicitation capability)");
         return;
     }
+    if (r->detached && r->version == TG_MCP_V2026_07_28) {
+        /* its request was answered with the task: no retry can come */
+        tg_ask_answer(ask, TG_APPROVAL_NO,
+                      "the call runs as a task, and under 2026-07-28 only "
+                      "its request could have asked the MCP client's user");
+        return;
+    }
     json_t *q = question(call, reason);
     if (r->version == TG_MCP_V2026_07_28) {
         /* No server request in 2026-07-28: the call is answered with the
@@ -136,10 +146,31 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     char id[48];
     snprintf(id, sizeof id, "tg-ask-%llu",
              (unsigned long long)++srv->nrequests);
+    if (r->detached && q != NULL)
+        /* a task's question names its task (2025-11-25) */
+        json_object_set_new(q, "_meta",
+                            json_pack("{s:{s:s}}",
+                                      "io.modelcontextprotocol/related-task",
+                                      "taskId", srv_task_id(r)));
     json_t *msg = json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id,
                             "method", "elicitation/create", "params", q);
     char *text = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
     json_decref(msg);
+    if (r->detached) {
+        /* The task's request was answered: the question waits with the
+         * task, for its session and its tasks/result. */
+        r->ask = ask;
+        r->ask_id = json_string(id);
+        if (text == NULL || r->ask_id == NULL || srv_task_ask(r, text) != 0) {
+            r->ask = NULL;
+            json_decref(r->ask_id);
+            r->ask_id = NULL;
+            tg_ask_answer(ask, TG_APPROVAL_NO,
+                          "the MCP client's user could not be asked");
+        }
+        free(text);
+        return;
+    }
     int sent = -1;
     if (text != NULL) {
         sent = srv_send(srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
@@ -161,10 +192,18 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
 void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error)
 {
-    (void)srv;
-    for (srv_req *r = s->reqs; id != NULL && r != NULL; r = r->snext) {
-        if (r->ask == NULL || !json_equal(r->ask_id, id))
-            continue;
+    srv_req *r = NULL;
+    for (r = s->reqs; id != NULL && r != NULL; r = r->snext)
+        if (r->ask != NULL && json_equal(r->ask_id, id))
+            break;
+    if (r == NULL && id != NULL) {
+        /* a task's question: answered by a session of its caller */
+        r = srv_task_req_by_ask(srv, id);
+        if (r != NULL &&
+            strcmp(srv_session_caller(r->s), srv_session_caller(s)) != 0)
+            r = NULL;
+    }
+    if (r != NULL) {
         const char *detail = "the MCP client answered the question with an "
                              "error";
         int d = is_error ? TG_APPROVAL_NO : decision(result, &detail);
@@ -177,7 +216,6 @@ void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
         json_decref(r->ask_id);
         r->ask_id = NULL;
         srv_kick(r->srv);
-        return;
     }
 }
 
@@ -226,8 +264,8 @@ static char *args_text(const json_t *params)
 int srv_approval_retry(srv_ctx *c, srv_req *r)
 {
     r->retry_answer = -1;
-    const json_t *state = json_object_get(c->params, "requestState");
-    const json_t *inputs = json_object_get(c->params, "inputResponses");
+    const json_t *state = json_object_get(srv_params(c), "requestState");
+    const json_t *inputs = json_object_get(srv_params(c), "inputResponses");
     if (inputs != NULL && !json_is_object(inputs)) {
         srv_send_error(
             c->srv, c->out, c->version, c->method, c->id, TG_RPC_INVALID_PARAMS,
@@ -242,8 +280,9 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
     long long expiry = 0;
     char mac[65], want[65];
     int end = 0;
-    const char *tool = json_string_value(json_object_get(c->params, "name"));
-    char *args = args_text(c->params);
+    const char *tool =
+        json_string_value(json_object_get(srv_params(c), "name"));
+    char *args = args_text(srv_params(c));
     /* The whole state, nothing after the MAC: "<expiry>.<64 hex>". */
     bool ok = st != NULL && tool != NULL && args != NULL &&
               sscanf(st, "%lld.%64[0-9a-f]%n", &expiry, mac, &end) == 2 &&

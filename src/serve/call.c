@@ -113,8 +113,8 @@ static void progress(srv_req *r, bool force)
     r->progress_sent = (double)r->out_bytes;
     json_t *p = json_pack("{s:O,s:I}", "progressToken", r->progress_token,
                           "progress", (json_int_t)r->out_bytes);
-    if (r->last_line[0] != '\0')
-        json_object_set_new(p, "message", json_string(r->last_line));
+    if (r->lines != NULL && r->lines->last_line[0] != '\0')
+        json_object_set_new(p, "message", json_string(r->lines->last_line));
     send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
                            "notifications/progress", "params", p));
 }
@@ -180,20 +180,21 @@ static void lines(srv_req *r, char *buf, size_t cap, size_t *len,
 
 static void keep_last(srv_req *r, const char *line, size_t len)
 {
+    char *last = r->lines->last_line;
     if (len == 0)
         return;
-    if (len >= sizeof r->last_line)
-        len = sizeof r->last_line - 1;
-    memcpy(r->last_line, line, len);
-    r->last_line[len] = '\0';
+    if (len >= sizeof r->lines->last_line)
+        len = sizeof r->lines->last_line - 1;
+    memcpy(last, line, len);
+    last[len] = '\0';
     /* a cut in the middle of a character is no text: drop that tail */
-    while (len > 0 && ((unsigned char)r->last_line[len - 1] & 0x80)) {
-        json_t *t = json_string(r->last_line);
+    while (len > 0 && ((unsigned char)last[len - 1] & 0x80)) {
+        json_t *t = json_string(last);
         if (t != NULL) {
             json_decref(t);
             break;
         }
-        r->last_line[--len] = '\0';
+        last[--len] = '\0';
     }
 }
 
@@ -203,10 +204,17 @@ static void on_output(void *ud, const tg_call *call, int stream,
     (void)call;
     srv_req *r = ud;
     r->out_bytes += len;
-    if (stream == 2)
-        lines(r, r->eline, sizeof r->eline, &r->eline_len, data, len, log_line);
-    else
-        lines(r, r->line, sizeof r->line, &r->line_len, data, len, keep_last);
+    /* Lines are read only for whom they go to: stderr as log messages,
+     * stdout for the progress notifications' last line. Without memory
+     * for the line readers there are no log lines and no last line. */
+    bool wanted = stream == 2 ? r->log_level >= 0 : r->progress_token != NULL;
+    if (wanted && r->lines == NULL)
+        r->lines = calloc(1, sizeof *r->lines);
+    struct srv_req_lines *l = wanted ? r->lines : NULL;
+    if (l != NULL && stream == 2)
+        lines(r, l->eline, sizeof l->eline, &l->eline_len, data, len, log_line);
+    else if (l != NULL)
+        lines(r, l->line, sizeof l->line, &l->line_len, data, len, keep_last);
     progress(r, false);
 }
 
@@ -243,8 +251,9 @@ static void answer(srv_req *r, int status, const tg_error *err)
         srv_approval_input_required(r);
         return;
     }
+    char small[1024]; /* most results fit: no allocation */
     tg_buf b;
-    tg__buf_init(&b, 0);
+    tg__buf_init_with(&b, small, sizeof small, 0);
     char m[512];
     int code =
         srv_call_answer(&b, r->turn, r->version, status, err, m, sizeof m);
@@ -268,6 +277,7 @@ void srv_req_free(srv_req *r)
     srv_out_unref(r->out);
     srv_session_release(r->s);
     r->srv->live--;
+    free(r->lines);
     free(r);
 }
 
@@ -276,8 +286,8 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
     srv_req *r = ud;
     tg_srv *srv = r->srv;
     (void)turn;
-    if (r->eline_len > 0)
-        log_line(r, r->eline, r->eline_len);
+    if (r->lines != NULL && r->lines->eline_len > 0)
+        log_line(r, r->lines->eline, r->lines->eline_len);
     progress(r, true);
     srv_approval_drop(r);
     if (r->task != NULL && srv_task_done(r, status, err)) {
@@ -294,12 +304,44 @@ static const tg_turn_ops call_ops = {NULL, on_output, NULL, on_done};
 
 /* ------------------------------------------------------------ start */
 
+/* "mcp-BOOT-N", the journal's id of the server's n-th call (out holds 64
+ * bytes: BOOT is 16 hex digits, N at most 20 digits). Without snprintf,
+ * which costs a call more than the rest of its id. */
+static void call_id_make(char *out, const char *boot, uint64_t n)
+{
+    char digits[20];
+    size_t nd = 0, bl = strlen(boot);
+    do {
+        digits[nd++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    memcpy(out, "mcp-", 4);
+    memcpy(out + 4, boot, bl);
+    out[4 + bl] = '-';
+    for (size_t i = 0; i < nd; i++)
+        out[5 + bl + i] = digits[nd - 1 - i];
+    out[5 + bl + nd] = '\0';
+}
+
 int srv_call_start(srv_ctx *c)
 {
     tg_srv *srv = c->srv;
-    const char *name = json_string_value(json_object_get(c->params, "name"));
-    const json_t *args = json_object_get(c->params, "arguments");
-    if (name == NULL || (args != NULL && !json_is_object(args))) {
+    /* name, arguments and progress token from the token tape: a call
+     * needs no jansson params */
+    static const char *const name_path[] = {"name"},
+                             *const args_path[] = {"arguments"},
+                             *const token_path[] = {"_meta", "progressToken"};
+    tg_rpc_value nv, av = {0}, tv;
+    char name_small[128];
+    tg_buf nb;
+    tg__buf_init_with(&nb, name_small, sizeof name_small, 0);
+    bool has_name = srv_param_find(c, name_path, 1, &nv) &&
+                    nv.kind == TG_JT_STRING &&
+                    tg__rpc_value_string(c->rpc, &nv, &nb) == 0;
+    const char *name = has_name ? tg__buf_cstr(&nb) : NULL;
+    bool has_args = srv_param_find(c, args_path, 1, &av);
+    if (name == NULL || (has_args && av.kind != TG_JT_OBJECT)) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id,
                        RPC_INVALID_PARAMS,
                        name == NULL ? "Invalid params: params.name (the tool) "
@@ -310,11 +352,13 @@ int srv_call_start(srv_ctx *c)
         return 0;
     }
     if (srv->stopping) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id, RPC_INTERNAL,
                        "the server is shutting down", NULL);
         return 0;
     }
     if (srv_req_find(c->s, c->id) != NULL) {
+        tg__buf_cleanup(&nb);
         srv_send_error(srv, c->out, c->version, c->method, c->id, -32600,
                        "Invalid Request: a request with this id is still "
                        "running",
@@ -322,15 +366,14 @@ int srv_call_start(srv_ctx *c)
         return 0;
     }
     srv_req *r = calloc(1, sizeof *r);
-    char *text = args != NULL ? json_dumps(args, JSON_COMPACT) : NULL;
-    if (r == NULL || (args != NULL && text == NULL))
+    if (r == NULL)
         goto oom;
     r->srv = srv;
     r->version = c->version;
     r->retry_answer = -1;
     r->caps = json_incref((json_t *)c->caps);
     if (c->version == TG_MCP_V2026_07_28 && srv_approval_retry(c, r) != 0) {
-        free(text);
+        tg__buf_cleanup(&nb);
         json_decref(r->caps);
         free(r);
         return 0; /* refused: the error was sent */
@@ -338,21 +381,19 @@ int srv_call_start(srv_ctx *c)
     r->log_level = c->log_level;
     if (r->log_level < 0 && c->version != TG_MCP_V2026_07_28)
         r->log_level = 1; /* info until the client sets a level */
-    snprintf(r->call_id, sizeof r->call_id, "mcp-%s-%llu", srv->boot,
-             (unsigned long long)++srv->ncalls);
+    call_id_make(r->call_id, srv->boot, ++srv->ncalls);
     tg_error err = {0};
-    if (tg_turn_new_call("mcp", r->call_id, name, text,
-                         text != NULL ? strlen(text) : 0, &r->turn,
+    if (tg_turn_new_call("mcp", r->call_id, name, av.json, av.len, &r->turn,
                          &err) != 0 ||
         tg_turn_set_caller(r->turn, srv_session_caller(c->s), &err) != 0)
         goto oom;
-    free(text);
-    text = NULL;
     r->id = json_incref((json_t *)c->id);
-    const json_t *tok =
-        json_object_get(json_object_get(c->params, "_meta"), "progressToken");
-    if (json_is_string(tok) || json_is_integer(tok))
-        r->progress_token = json_incref((json_t *)tok);
+    if (srv_param_find(c, token_path, 2, &tv) &&
+        (tv.kind == TG_JT_STRING ||
+         (tv.kind == TG_JT_NUMBER &&
+          !(c->rpc->tape.tok[tv.tok].flags & TG_JT_REAL))))
+        r->progress_token = tg__rpc_value_json(c->rpc, &tv); /* new ref */
+    tg__buf_cleanup(&nb); /* name is no more */
     r->s = c->s;
     srv_session_hold(c->s);
     r->out = c->out;
@@ -371,7 +412,7 @@ int srv_call_start(srv_ctx *c)
     c->ans->streams = true;
     return 1;
 oom:
-    free(text);
+    tg__buf_cleanup(&nb);
     if (r != NULL) {
         tg_turn_free(r->turn);
         json_decref(r->caps);

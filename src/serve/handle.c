@@ -87,13 +87,13 @@ static int check_modern(srv_ctx *c, const json_t *meta,
     if (http != NULL) {
         const char *name = NULL;
         if (strcmp(c->method, "tools/call") == 0)
-            name = str_member(c->params, "name");
+            name = str_member(srv_params(c), "name");
         else if (strcmp(c->method, "resources/read") == 0)
-            name = str_member(c->params, "uri");
+            name = str_member(srv_params(c), "uri");
         else if (strcmp(c->method, "tasks/get") == 0 ||
                  strcmp(c->method, "tasks/update") == 0 ||
                  strcmp(c->method, "tasks/cancel") == 0)
-            name = str_member(c->params, "taskId");
+            name = str_member(srv_params(c), "taskId");
         if (!header_is(http->mcp_method, c->method)) {
             reject(c, 400, MCP_HEADER_MISMATCH,
                    "Header mismatch: the Mcp-Method header does not match "
@@ -126,9 +126,9 @@ static void notification(srv_ctx *c)
         return;
     }
     if (strcmp(c->method, "notifications/cancelled") == 0) {
-        const json_t *rid = json_object_get(c->params, "requestId");
+        const json_t *rid = json_object_get(srv_params(c), "requestId");
         srv_req *r = rid != NULL ? srv_req_find(c->s, rid) : NULL;
-        const char *why = str_member(c->params, "reason");
+        const char *why = str_member(srv_params(c), "reason");
         if (r != NULL)
             srv_req_cancel(c->srv, r,
                            why != NULL ? why
@@ -141,9 +141,28 @@ static void notification(srv_ctx *c)
 /* The id of a message as a JSON value (new ref), NULL when it has none. */
 static json_t *id_value(const tg_rpc_msg *m)
 {
-    if (m->id.kind == TG_RPC_ID_NONE)
-        return NULL;
-    return json_loadb(m->id.json, m->id.json_len, JSON_DECODE_ANY, NULL);
+    if (m->id.kind == TG_RPC_ID_INT)
+        return json_integer(m->id.num);
+    if (m->id.kind == TG_RPC_ID_STRING)
+        return json_stringn(m->id.str, m->id.str_len);
+    return NULL;
+}
+
+const json_t *srv_params(srv_ctx *c)
+{
+    if (!c->params_made) {
+        c->params_made = true;
+        if (c->rpc != NULL && c->msg != NULL && c->msg->params != NULL)
+            c->params_json = tg__rpc_params_json(c->rpc, c->msg);
+    }
+    return c->params_json;
+}
+
+bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
+                    tg_rpc_value *out)
+{
+    return c->rpc != NULL && c->msg != NULL &&
+           tg__rpc_params_find(c->rpc, c->msg, path, n, out) == 1;
 }
 
 void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
@@ -157,7 +176,7 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
                          .max_depth = (unsigned)srv->max_depth,
                          .batches = false};
     tg_rpc_batch b;
-    json_t *params = NULL, *id = NULL; /* new refs */
+    json_t *id = NULL; /* new ref */
     int rc = tg__rpc_read(&b, body, len, &lim);
     if (rc != 0 || b.fail_code != 0) {
         reject(&c, len > srv->max_message ? 413 : 400,
@@ -183,18 +202,16 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
         goto done;
     }
     c.method = m->method;
-    c.params = params = tg__rpc_params_json(&b, m);
-    if (m->params != NULL && params == NULL) {
-        reject(&c, 500, TG_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-               NULL);
-        goto done;
-    }
-    const json_t *meta = json_object_get(c.params, "_meta");
+    c.rpc = &b;
+    c.msg = m;
+    static const char *const version_path[] = {"_meta", META_VERSION};
+    tg_rpc_value vv;
     bool modern =
-        json_object_get(meta, META_VERSION) != NULL ||
+        srv_param_find(&c, version_path, 2, &vv) ||
         (http != NULL && http->protocol_version != NULL &&
          srv_version_parse(http->protocol_version) == TG_MCP_V2026_07_28);
     if (modern) {
+        const json_t *meta = json_object_get(srv_params(&c), "_meta");
         c.version = TG_MCP_V2026_07_28;
         if (c.id == NULL) {
             notification(&c);
@@ -221,7 +238,7 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
     if (srv_method(&c) == 1)
         ans->pending++;
 done:
-    json_decref(params);
+    json_decref(c.params_json);
     json_decref(id);
     tg__rpc_batch_cleanup(&b);
 }

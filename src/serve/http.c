@@ -427,6 +427,33 @@ static enum MHD_Result queue_bad_version(http_req *r)
     return queue_json(r, MHD_HTTP_BAD_REQUEST, text, strlen(text), NULL);
 }
 
+/* The headers of every SSE response. */
+static void sse_headers(struct MHD_Response *resp, const char *session_id)
+{
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    if (session_id != NULL)
+        MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
+}
+
+/* Queues a whole SSE body (taken; freed by MHD). */
+static enum MHD_Result queue_sse_body(http_req *r, char *body, size_t len,
+                                      const char *session_id)
+{
+    if (body == NULL)
+        return MHD_NO;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    sse_headers(resp, session_id);
+    return queue(r, MHD_HTTP_OK, resp);
+}
+
 /* Queues the SSE response that reads r's stream (attached already). */
 static enum MHD_Result queue_sse(http_req *r, const char *session_id)
 {
@@ -435,12 +462,7 @@ static enum MHD_Result queue_sse(http_req *r, const char *session_id)
     if (resp == NULL)
         return MHD_NO;
     r->refs++; /* the response's, dropped by stream_read_done */
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            "text/event-stream");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    if (session_id != NULL)
-        MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
+    sse_headers(resp, session_id);
     enum MHD_Result rc = queue(r, MHD_HTTP_OK, resp);
     r->phase = PHASE_STREAM;
     r->last_write = r->opened = uv_now(r->h->loop);
@@ -495,6 +517,16 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
     srv_answer ans = {0};
     srv_handle(h->srv, s, r->body != NULL ? r->body : "", r->len, &st->out,
                &info, &ans);
+    /* Without a journal its calls start now: what ends at once (an inline
+     * tool's call) is answered before the response is queued, and waits
+     * no more. With one, the step waits for the loop's next turn, so the
+     * requests read together share a journal transaction. */
+    if (!srv_journaled(h->srv)) {
+        size_t answered = st->responses;
+        srv_step_now(h->srv);
+        answered = st->responses - answered;
+        ans.pending = ans.pending > answered ? ans.pending - answered : 0;
+    }
 
     const char *minted = NULL;
     if (ans.initialized && hs == NULL && own != NULL && !st->ended) {
@@ -518,6 +550,13 @@ static enum MHD_Result post_final(srv_http *h, http_req *r)
     stream_decide(st, sse, ans.pending);
     if (!sse)
         st->retain = false; /* a JSON answer has no event ids */
+    if (sse && ans.pending == 0 && !st->ended) {
+        /* All in: the events as one body, written with the headers. */
+        size_t len = 0;
+        char *body = stream_sse_body(st, &len);
+        stream_end(st);
+        return queue_sse_body(r, body, len, minted);
+    }
     if (sse) {
         stream_attach(st, r, false, 0);
         return queue_sse(r, minted);

@@ -153,7 +153,7 @@ struct http_stream {
     bool ended;       /* the transport is done with it */
     bool gone;        /* srv_out_closed was called for it */
     size_t pending;   /* responses still to come */
-    size_t responses; /* responses queued (JSON mode) */
+    size_t responses; /* responses queued, in every mode */
     bool batch;       /* the body was a batch: a JSON array answers it */
     http_event *head, *tail;
     uint64_t seq;     /* the last event id's sequence number */
@@ -200,6 +200,10 @@ bool stream_has_non_response(const http_stream *st);
 /* The JSON body of a JSON-mode stream (malloc'd, *len its length; NULL on
  * OOM; "" when it holds no response). */
 char *stream_json_body(http_stream *st, size_t *len);
+/* Every event of a decided SSE stream as one text (caller frees; NULL on
+ * out of memory), for a stream whose answers are all in already: sent as
+ * one body, in one write with the headers. */
+char *stream_sse_body(http_stream *st, size_t *len);
 /* Attaches r as the stream's reader: from the start, or for a resume from
  * the first message after sequence number `after`. A previous reader is
  * detached (its connection closed). Takes a stream reference for r. */

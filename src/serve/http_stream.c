@@ -251,6 +251,24 @@ char *stream_json_body(http_stream *st, size_t *len)
     return body;
 }
 
+char *stream_sse_body(http_stream *st, size_t *len)
+{
+    size_t n = 0;
+    for (http_event *ev = st->head; ev != NULL; ev = ev->next)
+        n += ev->len;
+    char *body = malloc(n + 1);
+    if (body == NULL)
+        return NULL;
+    size_t at = 0;
+    for (http_event *ev = st->head; ev != NULL; ev = ev->next) {
+        memcpy(body + at, ev->text, ev->len);
+        at += ev->len;
+    }
+    body[at] = '\0';
+    *len = at;
+    return body;
+}
+
 /* ------------------------------------------------------------ readers */
 
 void stream_attach(http_stream *st, http_req *r, bool resume, uint64_t after)

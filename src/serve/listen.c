@@ -20,7 +20,7 @@
 
 int srv_listen_start(srv_ctx *c)
 {
-    const json_t *want = json_object_get(c->params, "notifications");
+    const json_t *want = json_object_get(srv_params(c), "notifications");
     if (want != NULL && !json_is_object(want)) {
         srv_send_error(c->srv, c->out, c->version, c->method, c->id,
                        TG_RPC_INVALID_PARAMS,

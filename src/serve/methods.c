@@ -88,7 +88,7 @@ static json_t *capabilities(const srv_ctx *c)
 static void m_initialize(srv_ctx *c)
 {
     const char *want =
-        json_string_value(json_object_get(c->params, "protocolVersion"));
+        json_string_value(json_object_get(srv_params(c), "protocolVersion"));
     int v = srv_version_parse(want);
     /* A version this server speaks through initialize is answered as
      * asked; any other gets the newest one (the client decides). */
@@ -99,8 +99,9 @@ static void m_initialize(srv_ctx *c)
     s->initialized = true;
     json_decref(s->client_caps);
     json_decref(s->client_info);
-    s->client_caps = json_incref(json_object_get(c->params, "capabilities"));
-    s->client_info = json_incref(json_object_get(c->params, "clientInfo"));
+    s->client_caps =
+        json_incref(json_object_get(srv_params(c), "capabilities"));
+    s->client_info = json_incref(json_object_get(srv_params(c), "clientInfo"));
     c->version = s->version;
     c->ans->initialized = true;
     json_t *r = json_pack(
@@ -129,7 +130,7 @@ static void m_discover(srv_ctx *c)
 static void m_set_level(srv_ctx *c)
 {
     int lvl = srv_log_level_parse(
-        json_string_value(json_object_get(c->params, "level")));
+        json_string_value(json_object_get(srv_params(c), "level")));
     if (lvl < 0) {
         fail(c, RPC_INVALID_PARAMS,
              "Invalid params: level must be one of debug, info, notice, "
@@ -153,13 +154,54 @@ const tg_mcp_tools *srv_tools(tg_srv *srv)
     return srv->tools;
 }
 
+struct srv_caller_tools {
+    struct srv_caller_tools *next;
+    tg_mcp_tools *tools;
+    char caller[]; /* "" for none */
+};
+
+const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
+{
+    const char *key = caller != NULL ? caller : "";
+    for (struct srv_caller_tools *t = srv->caller_tools; t != NULL; t = t->next)
+        if (strcmp(t->caller, key) == 0)
+            return t->tools;
+    size_t kl = strlen(key);
+    struct srv_caller_tools *t = calloc(1, sizeof *t + kl + 1);
+    char *text = NULL;
+    if (t == NULL ||
+        tg_runtime_tools_for(srv->rt, "mcp", caller, &text, NULL) != 0 ||
+        tg__mcp_tools_new(text, strlen(text), &t->tools, NULL) != 0) {
+        tg_free(text);
+        free(t);
+        return NULL;
+    }
+    tg_free(text);
+    memcpy(t->caller, key, kl + 1);
+    t->next = srv->caller_tools;
+    srv->caller_tools = t;
+    return t->tools;
+}
+
+void srv_tools_free(tg_srv *srv)
+{
+    tg__mcp_tools_free(srv->tools);
+    srv->tools = NULL;
+    while (srv->caller_tools != NULL) {
+        struct srv_caller_tools *t = srv->caller_tools;
+        srv->caller_tools = t->next;
+        tg__mcp_tools_free(t->tools);
+        free(t);
+    }
+}
+
 /* A page of `list` from the cursor (the index of its first item, as
  * text), `key` the member to put it in. */
 static void page(srv_ctx *c, const json_t *list, const char *key,
                  const char *scope)
 {
     size_t from = 0, n = json_array_size(list);
-    const json_t *cur = json_object_get(c->params, "cursor");
+    const json_t *cur = json_object_get(srv_params(c), "cursor");
     if (cur != NULL) {
         const char *t = json_string_value(cur);
         char *end = NULL;
@@ -196,13 +238,15 @@ const char *srv_meta_members(tg_mcp_version v)
 
 static void m_tools_list(srv_ctx *c)
 {
-    const tg_mcp_tools *tools = srv_tools(c->srv);
+    /* a client is offered only what its caller may run */
+    const tg_mcp_tools *tools = srv_tools_for(c->srv, srv_session_caller(c->s));
     if (tools == NULL) {
         fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
         return;
     }
-    const char *cur = json_string_value(json_object_get(c->params, "cursor"));
-    if (json_object_get(c->params, "cursor") != NULL && cur == NULL) {
+    const char *cur =
+        json_string_value(json_object_get(srv_params(c), "cursor"));
+    if (json_object_get(srv_params(c), "cursor") != NULL && cur == NULL) {
         fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
         return;
     }
@@ -319,7 +363,7 @@ static void not_found(srv_ctx *c, int code, const char *uri)
 
 static void m_resources_read(srv_ctx *c)
 {
-    const char *uri = json_string_value(json_object_get(c->params, "uri"));
+    const char *uri = json_string_value(json_object_get(srv_params(c), "uri"));
     int nf = c->version == TG_MCP_V2026_07_28 ? RPC_INVALID_PARAMS
                                               : MCP_RESOURCE_NOT_FOUND;
     if (uri == NULL || strncmp(uri, ARTIFACT_URI, strlen(ARTIFACT_URI)) != 0) {

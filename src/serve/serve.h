@@ -130,9 +130,20 @@ typedef struct srv_answer {
  * session's version allows it) from a client of session `s` and acts on
  * it: requests are answered on `out` (now or later), notifications and
  * client responses are taken. `http` is NULL for stdio. Never fails: what
- * is wrong gets the JSON-RPC error the spec names. */
+ * is wrong gets the JSON-RPC error the spec names. The calls it submits
+ * start at the next srv_step_now (or the loop's next turn). */
 void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans);
+/* Starts the calls submitted since the last step now (journaled together,
+ * checked, started; one that ends at once - an inline tool's - is answered
+ * before this returns): a transport calls it once it has handled the
+ * input it read, rather than leaving it to the loop's next turn. */
+void srv_step_now(tg_srv *srv);
+/* Whether the runtime journals its calls: a transport that reads one
+ * request at a time (HTTP) then leaves the step to the loop's next turn,
+ * so the calls of the requests read together share one journal
+ * transaction, and steps at once only when there is no journal. */
+bool srv_journaled(const tg_srv *srv);
 
 /* ------------------------------------------------------------ server */
 

@@ -17,14 +17,21 @@
 #include "server.h"
 #include "tasks.h"
 #include "hex.h"
+#include "json_out.h"
 
 /* ------------------------------------------------------------ runtime */
 
 static void schedule_step(tg_srv *srv);
 
-static void step(tg_srv *srv)
+/* A runtime step (the descriptor said it has work, or its timer ran out),
+ * or only its flush (calls were submitted: the loop polls the runtime's
+ * descriptor anyway), then when the next one is due. */
+static void step_as(tg_srv *srv, bool flush)
 {
-    (void)tg_runtime_step(srv->rt);
+    if (flush)
+        (void)tg_runtime_flush(srv->rt);
+    else
+        (void)tg_runtime_step(srv->rt);
     int t = tg_runtime_timeout(srv->rt);
     if (t == 0) {
         schedule_step(srv);
@@ -34,6 +41,11 @@ static void step(tg_srv *srv)
         uv_timer_stop(&srv->rt_timer);
     }
     srv_check_stopped(srv);
+}
+
+static void step(tg_srv *srv)
+{
+    step_as(srv, false);
 }
 
 static void on_rt_poll(uv_poll_t *h, int status, int events)
@@ -69,13 +81,18 @@ void srv_kick(tg_srv *srv)
     schedule_step(srv);
 }
 
+bool srv_journaled(const tg_srv *srv)
+{
+    return srv->journal != NULL;
+}
+
 void srv_step_now(tg_srv *srv)
 {
     if (!srv->kicked)
         return;
     uv_idle_stop(&srv->kick);
     srv->kicked = false;
-    step(srv);
+    step_as(srv, true);
 }
 
 /* ------------------------------------------------------------ outs */
@@ -274,15 +291,15 @@ int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
                          const char *answers, const json_t *id,
                          const char *result, size_t len)
 {
-    char *idt = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+    char small[1024]; /* most results fit: no allocation */
     tg_buf b;
-    tg__buf_init(&b, 0);
+    tg__buf_init_with(&b, small, sizeof small, 0);
     int rc = -1;
-    if (idt != NULL && tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":") == 0 &&
-        tg__buf_puts(&b, idt) == 0 && tg__buf_puts(&b, ",\"result\":") == 0 &&
+    if (tg__buf_reserve(&b, len + 64) == 0 &&
+        tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":") == 0 &&
+        tg__json_dump(id, &b) == 0 && tg__buf_puts(&b, ",\"result\":") == 0 &&
         tg__buf_append(&b, result, len) == 0 && tg__buf_puts(&b, "}") == 0)
         rc = srv_send(srv, out, v, answers, SRV_MSG_RESPONSE, b.data, b.len);
-    free(idt);
     tg__buf_cleanup(&b);
     return rc;
 }
@@ -444,7 +461,7 @@ void srv_free(tg_srv *srv)
         free(s->caller);
         free(s);
     }
-    tg__mcp_tools_free(srv->tools);
+    srv_tools_free(srv);
     if (srv->trace != NULL)
         fclose(srv->trace);
     free(srv->caller);

@@ -40,6 +40,9 @@ struct tg_srv {
     uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
     tg_mcp_tools *tools; /* the tool list, built on first use */
+    /* the tool list each caller may see (srv_tools_for), built on its
+     * first use; callers come from the configuration and the tokens */
+    struct srv_caller_tools *caller_tools;
     srv_session *sessions;
     size_t live; /* requests not yet answered */
     bool stopping, closed;
@@ -93,14 +96,20 @@ struct srv_req {
     bool listen;   /* a subscriptions/listen (listen.c), not a call */
     bool silent;   /* canceled by the client: nothing more is sent */
     bool answered; /* its response was sent */
-    /* progress and log lines */
+    /* progress and log lines: the line readers are made when the tool
+     * first writes (most calls of an in-process tool never do) */
     uint64_t out_bytes;
     double progress_sent;
     uint64_t last_progress_ms;
+    struct srv_req_lines *lines;
+};
+
+/* A running call's output read as lines (call.c). */
+struct srv_req_lines {
     char line[512]; /* the stdout line being read, cut at its size */
     size_t line_len;
-    char last_line[256];
-    char eline[4096]; /* the stderr line being read */
+    char last_line[256]; /* the last whole stdout line, for progress */
+    char eline[4096];    /* the stderr line being read */
     size_t eline_len;
 };
 
@@ -108,10 +117,6 @@ struct srv_req {
 void srv_on_rt_timer(uv_timer_t *h);
 /* Runs a runtime step soon (after calls were submitted). */
 void srv_kick(tg_srv *srv);
-/* Runs the step srv_kick asked for now: a transport calls it once it has
- * handled all the input it read, so the calls of one read are journaled
- * together and no loop iteration is spent waiting for the step. */
-void srv_step_now(tg_srv *srv);
 void srv_check_stopped(tg_srv *srv);
 /* toolgate's own warning (tg_runtime_warning: the sandbox is not in
  * force, ...) to a session that just initialized, as a log message on its
@@ -152,19 +157,39 @@ typedef struct srv_ctx {
     srv_session *s;
     srv_out *out;
     tg_mcp_version version;
-    const json_t *id;     /* borrowed */
-    const char *method;   /* borrowed */
-    const json_t *params; /* borrowed; may be NULL */
-    int log_level;        /* 2026-07-28: from _meta; else the session's */
-    const json_t *caps;   /* the client's capabilities (borrowed) or NULL */
+    const json_t *id;   /* borrowed */
+    const char *method; /* borrowed */
+    /* the message as read (srv_handle's), or NULL for an answer sent
+     * later; its params through srv_params / srv_param_find */
+    const tg_rpc_batch *rpc;
+    const tg_rpc_msg *msg;
+    json_t *params_json; /* srv_params' (new ref), made on first use */
+    bool params_made;
+    int log_level;      /* 2026-07-28: from _meta; else the session's */
+    const json_t *caps; /* the client's capabilities (borrowed) or NULL */
     srv_answer *ans;
 } srv_ctx;
 int srv_method(srv_ctx *c);
+/* c's params as a jansson object (borrowed, until srv_handle returns),
+ * made on the first call; NULL when the message has none (or memory ran
+ * out making it). */
+const json_t *srv_params(srv_ctx *c);
+/* params.path[0]...path[n-1] of c's message read on its token tape,
+ * without making the jansson params (a hot path's few members): true with
+ * *out set when present. */
+bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
+                    tg_rpc_value *out);
 /* Answers c's request with a result (resultType and serverInfo added
  * under 2026-07-28). */
 void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tool list (borrowed; built on first use), or NULL. */
 const tg_mcp_tools *srv_tools(tg_srv *srv);
+/* The tools `caller` may see: what the policy denies that caller whatever
+ * the arguments is left out (borrowed; built on the caller's first use),
+ * or NULL. */
+const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
+/* Frees the lists srv_tools_for built. */
+void srv_tools_free(tg_srv *srv);
 /* The _meta members every result of version v carries (JSON text of
  * members: serverInfo under 2026-07-28), or NULL. */
 const char *srv_meta_members(tg_mcp_version v);

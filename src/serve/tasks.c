@@ -55,6 +55,7 @@ struct srv_task {
     bool recorded;         /* in the store, the client told */
     bool cancel_requested; /* by tasks/cancel */
     uv_timer_t *timer;     /* 2026-07-28: becomes a task when it fires */
+    char *question; /* the elicitation/create its call waits on, or NULL */
 };
 
 /* A tasks/result waiting for its task to end. */
@@ -124,7 +125,15 @@ static void task_free(srv_task *t)
         uv_close((uv_handle_t *)t->timer, close_free);
     if (t->r != NULL)
         t->r->task = NULL;
+    free(t->question);
     free(t);
+}
+
+/* Whether live task t waits for its user's answer. */
+static bool asking(const srv_task *t)
+{
+    return t != NULL && t->question != NULL && t->r != NULL &&
+           t->r->ask != NULL;
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -144,28 +153,34 @@ static json_t *iso_time(json_int_t ms)
 
 /* The status a task shows under `v`: 2025-11-25 calls an isError result
  * failed; 2026-07-28 keeps failed for protocol errors. */
-static const char *status_for(const json_t *row, tg_mcp_version v, bool cancel)
+static const char *status_for(const json_t *row, tg_mcp_version v,
+                              const srv_task *live)
 {
     const char *st = json_string_value(json_object_get(row, "status"));
     if (st == NULL)
         return "failed";
-    if (strcmp(st, "working") == 0 && cancel)
+    if (strcmp(st, "working") == 0 && live != NULL && live->cancel_requested)
         return "cancelled";
+    if (strcmp(st, "working") == 0 && asking(live))
+        return "input_required";
     if (kind(v) == TG_MCP_TASKS_EXTENSION && strcmp(st, "failed") == 0 &&
         json_object_get(json_object_get(row, "answer"), "result") != NULL)
         return "completed";
     return st;
 }
 
-/* The Task object of a task row (tg_task_get's) under `v` (new ref). */
-static json_t *task_json(const json_t *row, tg_mcp_version v, bool cancel)
+/* The Task object of a task row (tg_task_get's) under `v` (new ref); live
+ * is the task when it runs here (cancelled or waiting for input shows),
+ * else NULL. */
+static json_t *task_json(const json_t *row, tg_mcp_version v,
+                         const srv_task *live)
 {
     const json_t *ttl = json_object_get(row, "ttlMs");
     const char *msg = json_string_value(json_object_get(row, "statusMessage"));
     bool v26 = kind(v) == TG_MCP_TASKS_EXTENSION;
     json_t *t = json_pack(
         "{s:O,s:s,s:o,s:o,s:O,s:i}", "taskId", json_object_get(row, "taskId"),
-        "status", status_for(row, v, cancel), "createdAt",
+        "status", status_for(row, v, live), "createdAt",
         iso_time(json_integer_value(json_object_get(row, "createdAt"))),
         "lastUpdatedAt",
         iso_time(json_integer_value(json_object_get(row, "updatedAt"))),
@@ -498,7 +513,7 @@ static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
     if (row == NULL)
         return;
     srv_task *live = find_live(ts, id);
-    json_t *t = task_json(row, c->version, live && live->cancel_requested);
+    json_t *t = task_json(row, c->version, live);
     if (kind(c->version) == TG_MCP_TASKS_EXTENSION) {
         /* DetailedTask: the answer inside once it ended. */
         const char *st = json_string_value(json_object_get(t, "status"));
@@ -542,14 +557,18 @@ static void m_result(srv_ctx *c, srv_tasks *ts, const char *id)
     ts->waiters = w;
     c->srv->live++;
     c->ans->pending++;
+    srv_task *live = find_live(ts, id);
+    if (asking(live)) /* the question goes with the wait (2025-11-25) */
+        (void)srv_send(c->srv, c->out, c->version, NULL, SRV_MSG_REQUEST,
+                       live->question, strlen(live->question));
     check_waiters(ts);
 }
 
 static void m_list(srv_ctx *c, srv_tasks *ts)
 {
     const char *cursor =
-        json_string_value(json_object_get(c->params, "cursor"));
-    if (json_object_get(c->params, "cursor") != NULL && cursor == NULL) {
+        json_string_value(json_object_get(srv_params(c), "cursor"));
+    if (json_object_get(srv_params(c), "cursor") != NULL && cursor == NULL) {
         rpc_error(c, RPC_INVALID_PARAMS,
                   "Invalid params: the cursor must be a string", NULL);
         return;
@@ -582,8 +601,7 @@ static void m_list(srv_ctx *c, srv_tasks *ts)
             fresh = load(ts, id, srv_session_caller(c->s), &code, &err);
         srv_task *live = find_live(ts, id);
         json_array_append_new(
-            tasks, task_json(fresh != NULL ? fresh : row, c->version,
-                             live != NULL && live->cancel_requested));
+            tasks, task_json(fresh != NULL ? fresh : row, c->version, live));
         json_decref(fresh);
     }
     json_t *r = json_pack("{s:o}", "tasks", tasks);
@@ -616,7 +634,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
         snprintf(m, sizeof m,
                  "Invalid params: the task is %s already: it cannot be "
                  "cancelled",
-                 status_for(row, c->version, live != NULL));
+                 status_for(row, c->version, live));
         json_decref(row);
         rpc_error(c, RPC_INVALID_PARAMS, m, NULL);
         return;
@@ -636,7 +654,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
     if (v26)
         srv_reply(c, json_object());
     else
-        srv_reply(c, task_json(row, c->version, true));
+        srv_reply(c, task_json(row, c->version, live));
     json_decref(row);
 }
 
@@ -670,7 +688,8 @@ int srv_tasks_method(srv_ctx *c)
         m_list(c, ts);
         return 1;
     }
-    const char *id = json_string_value(json_object_get(c->params, "taskId"));
+    const char *id =
+        json_string_value(json_object_get(srv_params(c), "taskId"));
     if (id == NULL || *id == '\0' || strlen(id) > 128) {
         rpc_error(c, RPC_INVALID_PARAMS,
                   "Invalid params: params.taskId (a string) is missing", NULL);
@@ -729,7 +748,7 @@ static int record(srv_task *t, srv_ctx *c)
         return -1;
     }
     t->recorded = true;
-    json_t *task = task_json(row, c->version, false); /* new ref */
+    json_t *task = task_json(row, c->version, t); /* new ref */
     json_decref(row);
     json_t *res = task;
     if (kind(c->version) == TG_MCP_TASKS_EXTENSION)
@@ -762,7 +781,11 @@ static void on_task_after(uv_timer_t *h)
 
 int srv_task_start(srv_ctx *c, srv_req *r)
 {
-    const json_t *want = json_object_get(c->params, "task"); /* borrowed */
+    static const char *const task_path[] = {"task"};
+    tg_rpc_value tv;
+    const json_t *want = srv_param_find(c, task_path, 1, &tv)
+                             ? json_object_get(srv_params(c), "task")
+                             : NULL; /* borrowed */
     bool now = kind(c->version) == TG_MCP_TASKS_CORE && json_is_object(want);
     bool later = kind(c->version) == TG_MCP_TASKS_EXTENSION && declares_ext(c);
     srv_tasks *ts;
@@ -830,11 +853,77 @@ int srv_task_done(srv_req *r, int status, const tg_error *err)
                           SRV_MSG_NOTIFICATION,
                           json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
                                     "notifications/tasks/status", "params",
-                                    task_json(row, r->version, false)));
+                                    task_json(row, r->version, NULL)));
         json_decref(row);
     }
     check_waiters(ts);
     return 1;
+}
+
+srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id)
+{
+    for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
+         t = t->next)
+        if (t->recorded && t->r != NULL && strcmp(t->r->call_id, call_id) == 0)
+            return t->r;
+    return NULL;
+}
+
+srv_req *srv_task_req_by_ask(tg_srv *srv, const json_t *ask_id)
+{
+    for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
+         t = t->next)
+        if (asking(t) && json_equal(t->r->ask_id, ask_id))
+            return t->r;
+    return NULL;
+}
+
+/* notifications/tasks/status of live task t to the session that made it
+ * (2025-11-25; a MAY of the specification, sent when the status changes
+ * while the task runs). */
+static void send_status(srv_task *t)
+{
+    srv_req *r = t->r;
+    if (r->s->ended || r->s->notify == NULL)
+        return;
+    tg_error err = {0};
+    int code = 0;
+    json_t *row = load(t->all, t->id, srv_session_caller(r->s), &code, &err);
+    if (row != NULL)
+        srv_send_json(r->srv, r->s->notify, r->version, NULL,
+                      SRV_MSG_NOTIFICATION,
+                      json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+                                "notifications/tasks/status", "params",
+                                task_json(row, r->version, t)));
+    json_decref(row);
+}
+
+const char *srv_task_id(const srv_req *r)
+{
+    return r->task != NULL ? r->task->id : "";
+}
+
+int srv_task_ask(srv_req *r, const char *msg_text)
+{
+    srv_task *t = r->task;
+    if (t == NULL || !t->recorded || kind(r->version) != TG_MCP_TASKS_CORE)
+        return -1;
+    free(t->question);
+    if ((t->question = strdup(msg_text)) == NULL)
+        return -1;
+    srv_tasks *ts = t->all;
+    /* The session that made the task hears the question on its own
+     * stream (stdio; HTTP's GET stream when open); a tasks/result that
+     * waits for the task carries it too, as one made later will. */
+    if (!r->s->ended && r->s->notify != NULL)
+        (void)srv_send(r->srv, r->s->notify, r->version, NULL, SRV_MSG_REQUEST,
+                       msg_text, strlen(msg_text));
+    for (waiter *w = ts->waiters; w != NULL; w = w->next)
+        if (strcmp(w->task_id, t->id) == 0 && w->out != r->s->notify)
+            (void)srv_send(r->srv, w->out, w->version, NULL, SRV_MSG_REQUEST,
+                           msg_text, strlen(msg_text));
+    send_status(t);
+    return 0;
 }
 
 void srv_tasks_free(tg_srv *srv)

@@ -46,14 +46,23 @@ q j/journal.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 tamper payload "UPDATE results SET payload = '\"nothing to see\"' WHERE id = 't2-1'" changed t2-1
 tamper args "UPDATE call_rows SET args = '{\"text\":\"other\"}' WHERE id = 't1-2'" changed t1-2
 tamper outcome "UPDATE results SET outcome = 1 WHERE id = 't3-1'" changed t3-1
-tamper delete "PRAGMA foreign_keys = ON; DELETE FROM calls WHERE id = 't2-1'" removed t2-2
+# Rows are chained in the order results were written, which within a turn
+# is the order calls finished: the rows at seq N are looked up.
+at() { q j/journal.db "SELECT id FROM results WHERE chain_seq = $1"; }
+tamper delete "PRAGMA foreign_keys = ON; DELETE FROM calls WHERE id = '$(at 3)'" removed "$(at 4)"
 tamper insert "INSERT INTO calls(rowid, id, tool, args, format, created_at, started_at, state)
   VALUES (99, 'forged', 'echo', '{}', 'toolgate', 1, 1, 'done');
   INSERT INTO results(call_rowid, id, tool, outcome, execution, payload, completed_at)
   VALUES (99, 'forged', 'echo', 0, 'finished', '\"ok\"', 1)" inserted forged
-tamper reorder "UPDATE results SET chain_seq = -chain_seq WHERE id IN ('t1-2', 't2-2');
-  UPDATE results SET chain_seq = CASE id WHEN 't1-2' THEN 4 ELSE 2 END WHERE id IN ('t1-2', 't2-2')" changed t2-2
-tamper seqs "DELETE FROM results WHERE id = 't2-2'; UPDATE results SET chain_seq = chain_seq - 1 WHERE chain_seq > 4" changed t3-1
+tamper copy "INSERT INTO calls(rowid, id, tool, args, format, created_at, started_at, state)
+  VALUES (98, 'copy', 'echo', '{}', 'toolgate', 1, 1, 'done');
+  INSERT INTO results(call_rowid, id, tool, outcome, execution, payload, completed_at, chain_seq, chain)
+  SELECT 98, 'copy', 'echo', 0, 'finished', '\"ok\"', 1, max(chain_seq) + 1,
+  (SELECT chain FROM results WHERE chain_seq = 6) FROM results" inserted copy
+tamper reorder "UPDATE results SET chain_seq = -chain_seq WHERE chain_seq IN (2, 4);
+  UPDATE results SET chain_seq = CASE chain_seq WHEN -2 THEN 4 ELSE 2 END WHERE chain_seq IN (-2, -4)" changed "$(at 4)"
+tamper seqs "DELETE FROM results WHERE chain_seq = 4; UPDATE results SET chain_seq = 1 - chain_seq WHERE chain_seq > 4;
+  UPDATE results SET chain_seq = -chain_seq WHERE chain_seq < 0" changed "$(at 5)"
 
 # The untouched journal still verifies, and later runs chain on.
 "$TOOLGATE" run turn1.jsonl >/dev/null
@@ -66,18 +75,15 @@ mkdir keyed && cd keyed
 sed 's#"j/journal.db"#"kj/journal.db"#; s#"ws"#"../ws"#' ../toolgate.json >toolgate.json
 "$TOOLGATE" run --hmac-key-file ../key ../turn1.jsonl >/dev/null
 ran_keyed=$(q kj/journal.db "SELECT key_id FROM chain_epochs ORDER BY first_seq DESC LIMIT 1")
-if [ -n "$ran_keyed" ]; then
-  out=$("$TOOLGATE" journal verify --hmac-key-file ../key)
-  contains "keyed verify OK" "$out" "OK, 2 result rows chained (seq 1 to 2), hmac-sha256 key id $ran_keyed"
-  status=0; "$TOOLGATE" journal verify >nokey.out || status=$?
-  eq "without the key: exit 1" "$status" 1
-  contains "without the key: says so" "$(cat nokey.out)" "row unverifiable"
-  status=0; "$TOOLGATE" journal verify --hmac-key-file ../key2 >otherkey.out || status=$?
-  eq "another key: exit 1" "$status" 1
-  contains "another key: says so" "$(cat otherkey.out)" "another HMAC key"
-else
-  echo "note: the runtime does not pass --hmac-key-file to the journal yet; keyed runs are checked in tests/unit/journal/test_chain.c"
-fi
+check "the run chained with the key" test -n "$ran_keyed"
+out=$("$TOOLGATE" journal verify --hmac-key-file ../key)
+contains "keyed verify OK" "$out" "OK, 2 result rows chained (seq 1 to 2), hmac-sha256 key id $ran_keyed"
+status=0; "$TOOLGATE" journal verify >nokey.out || status=$?
+eq "without the key: exit 1" "$status" 1
+contains "without the key: says so" "$(cat nokey.out)" "row unverifiable"
+status=0; "$TOOLGATE" journal verify --hmac-key-file ../key2 >otherkey.out || status=$?
+eq "another key: exit 1" "$status" 1
+contains "another key: says so" "$(cat otherkey.out)" "another HMAC key"
 cd "$WORK"
 
 # No journal: a usage error, and nothing is created.

@@ -48,6 +48,14 @@ eq "violations" "$(jq -c 'select(.id=="w2").payload.error.details.violations|map
 eq "malformed output" "$(jq -r 'select(.id=="w3").payload.error.code' rec.jsonl)" MALFORMED_OUTPUT
 eq "text tool unchanged" "$(jq -r 'select(.id=="p1").payload' rec.jsonl)" "$(cat dot.json)"
 
+# The check against the output_schema is recorded with the result, so the
+# same call again (replayed from the journal) keeps its structuredContent.
+eq "the check recorded" "$("$TOOLGATE" show --config tg.json w1 | jq -r .result.decisions.output_schema)" valid
+"$TOOLGATE" run --config tg.json --to toolgate <(call w1 weather w_ok.json) >replay.jsonl
+eq "the same call again: replayed" "$(jq -r .replayed replay.jsonl)" true
+"$TOOLGATE" run --config tg.json --to mcp <(call w1 weather w_ok.json) >replay_mcp.json
+eq "a replayed result keeps its structuredContent" "$(jq -c '.result.structuredContent' replay_mcp.json)" '{"temp":21.5,"unit":"C"}'
+
 # Every format renders the blocks its way, in the trust envelope.
 "$TOOLGATE" run --config tg.json --no-journal --to mcp <(call m1 media dot.json; call w1 weather w_ok.json) | jq -c ".[]" >mcp.jsonl
 eq "mcp: blocks passed through" "$(jq -c 'select(.id=="m1").result.content[1:3]|map(.type)' mcp.jsonl)" '["text","image"]'

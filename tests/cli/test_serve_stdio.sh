@@ -23,12 +23,14 @@ cat > toolgate.json <<EOF
    "command": ["/bin/echo", "{text}"]},
   {"name": "fail", "command": ["$FX/exit_code", "{code}"]},
   {"name": "guarded", "command": ["/bin/echo", "ran", "{what}"]},
+  {"name": "secret", "command": ["/bin/echo", "secret"]},
   {"name": "pidsleep", "command": ["$FX/write_pid", "{file}", "{ms}"]},
   {"name": "chatty", "command": ["/bin/sh", "-c",
      "echo start; echo 'warning: careful' >&2; echo 'plain note' >&2; sleep 0.2; echo end"]}
  ],
  "policy": {"default": "allow", "rules": [{"tool": "fail", "args": {"code": {"equals": "99"}}, "decision": "deny", "reason": "99 is not allowed"},
-   {"tool": "guarded", "decision": "ask", "reason": "guarded needs a yes"}]}}
+   {"tool": "guarded", "decision": "ask", "reason": "guarded needs a yes"},
+   {"tool": "secret", "caller": "mcp-client", "decision": "deny", "reason": "not for MCP clients"}]}}
 EOF
 
 coproc SRV { exec "$TOOLGATE" serve --stdio --trace trace.jsonl 2>server.err; }
@@ -63,6 +65,11 @@ r=$(read_id 2)
 eq "tools listed by name" "$(jq -c '[.result.tools[].name] | (. == sort)' <<<"$r")" "true"
 eq "every tool" "$(jq -c '[.result.tools[].name | select(. == "say" or . == "list_dir" or . == "chatty")]' <<<"$r")" '["chatty","list_dir","say"]'
 eq "schema kept" "$(jq -c '.result.tools[] | select(.name == "say") | .inputSchema.required' <<<"$r")" '["text"]'
+eq "a tool the caller may never run is not offered" "$(jq -c '[.result.tools[].name | select(. == "secret")]' <<<"$r")" '[]'
+eq "one denied for some arguments is" "$(jq -c '[.result.tools[].name | select(. == "fail" or . == "guarded")]' <<<"$r")" '["fail","guarded"]'
+send '{"jsonrpc":"2.0","id":"secret","method":"tools/call","params":{"name":"secret","arguments":{}}}'
+r=$(read_id '"secret"')
+eq "calling it anyway: denied" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"
 
 send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"say","arguments":{"text":"hello"}}}'
 r=$(read_id 3)

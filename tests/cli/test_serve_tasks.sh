@@ -21,8 +21,11 @@ cat > toolgate.json <<EOF
   {"name": "say", "command": ["/bin/echo", "{text}"]},
   {"name": "slow", "command": ["/bin/sh", "-c",
      "echo \$\$ > \"\$0\"; sleep \"\$1\"; echo \"finished \$2\"", "{file}", "{secs}", "{text}"]},
-  {"name": "fail", "command": ["$TG_FIXTURES/exit_code", "{code}"]}
- ]}
+  {"name": "fail", "command": ["$TG_FIXTURES/exit_code", "{code}"]},
+  {"name": "guarded", "command": ["/bin/echo", "ran", "{what}"]}
+ ],
+ "policy": {"default": "allow",
+            "rules": [{"tool": "guarded", "decision": "ask", "reason": "guarded needs a yes"}]}}
 EOF
 
 # A tool that sleeps well past the checks made while it works.
@@ -119,6 +122,64 @@ eq "list: the caller's tasks in order" "$(jq -c '[.result.tasks[].taskId]' <<<"$
 eq "list: their states" "$(jq -c '[.result.tasks[].status]' <<<"$r")" '["completed","cancelled","failed"]'
 r=$(rpc 41 tasks/list '{"cursor":"bogus"}')
 eq "bad cursor" "$(jq -c '.error.code' <<<"$r")" "-32602"
+stop_server
+
+# ------------------------------------- 2025-11-25: a task's call is asked
+# A policy `ask` of a call that runs as a task: the task shows
+# input_required, the question (elicitation/create naming the task) goes to
+# the session and with every tasks/result, and the answer runs the call or
+# denies it.
+read_request() { # the next request of the server; other messages kept
+  local line
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    if jq -e 'has("method") and has("id")' <<<"$line" >/dev/null; then
+      printf '%s\n' "$line"
+      return 0
+    fi
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  return 1
+}
+start_server
+send '{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}'
+r=$(read_id '"init"')
+send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+r=$(rpc 70 tools/call '{"name":"guarded","arguments":{"what":"yes"},"task":{}}')
+T6=$(jq -r '.result.task.taskId' <<<"$r")
+eq "asked: a task at once" "$(jq -r '.result.task.status' <<<"$r")" "working"
+q=$(read_request)
+eq "the question" "$(jq -r '.method' <<<"$q")" "elicitation/create"
+eq "it names its task" "$(jq -r '.params._meta["io.modelcontextprotocol/related-task"].taskId' <<<"$q")" "$T6"
+contains "it names the tool" "$(jq -r '.params.message' <<<"$q")" "guarded"
+r=$(rpc 71 tasks/get '{"taskId":"'"$T6"'"}')
+eq "input_required while it waits" "$(jq -r '.result.status' <<<"$r")" "input_required"
+eq "status notification: input_required" "$(jq -s -c '[.[] | select(.method=="notifications/tasks/status") | .params | select(.taskId == "'"$T6"'") | .status]' notes.jsonl)" '["input_required"]'
+send "{\"jsonrpc\":\"2.0\",\"id\":$(jq -c .id <<<"$q"),\"result\":{\"action\":\"accept\",\"content\":{}}}"
+r=$(rpc 72 tasks/result '{"taskId":"'"$T6"'"}')
+contains "accepted: it ran" "$(jq -r '.result.content[0].text' <<<"$r")" "ran yes"
+eq "accepted: success" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "success"
+# the question comes with a tasks/result that waits; declined: denied
+r=$(rpc 73 tools/call '{"name":"guarded","arguments":{"what":"no"},"task":{}}')
+T7=$(jq -r '.result.task.taskId' <<<"$r")
+q=$(read_request)
+send '{"jsonrpc":"2.0","id":74,"method":"tasks/result","params":{"taskId":"'"$T7"'"}}'
+q2=$(read_request)
+eq "asked again with the wait" "$(jq -c .id <<<"$q2")" "$(jq -c .id <<<"$q")"
+send "{\"jsonrpc\":\"2.0\",\"id\":$(jq -c .id <<<"$q"),\"result\":{\"action\":\"decline\"}}"
+r=$(read_id 74)
+eq "declined: denied" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"
+contains "who said no" "$(jq -r '.result.content[0].text' <<<"$r")" "declined"
+r=$(rpc 75 tasks/get '{"taskId":"'"$T7"'"}')
+eq "a denied task failed" "$(jq -r '.result.status' <<<"$r")" "failed"
+stop_server
+# a client that cannot ask its user: denied, saying why
+start_server
+init_2025
+r=$(rpc 76 tools/call '{"name":"guarded","arguments":{"what":"x"},"task":{}}')
+T8=$(jq -r '.result.task.taskId' <<<"$r")
+r=$(rpc 77 tasks/result '{"taskId":"'"$T8"'"}')
+eq "no elicitation: denied" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" "denied"
+contains "no elicitation: why" "$(jq -r '.result.content[0].text' <<<"$r")" "elicitation"
 stop_server
 
 # ------------------------------------------------------ restart: still there

@@ -317,6 +317,60 @@ static void test_bad_calls(void **state)
     tg_runtime_free(rt);
 }
 
+static int upper(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
+{
+    (void)ud;
+    char out[64];
+    size_t n = len < sizeof out ? len : sizeof out;
+    for (size_t i = 0; i < n; i++)
+        out[i] =
+            (char)(args[i] >= 'a' && args[i] <= 'z' ? args[i] - 32 : args[i]);
+    return tg_handler_write(ctx, out, n);
+}
+
+/* tg_runtime_flush: what a submission can finish without the runtime's
+ * descriptor (an inline handler's call, a refusal) is done and journaled
+ * when it returns, without a step; a command tool is started and ends
+ * through the steps. */
+static void test_flush(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, 2, 1);
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_register(rt, "upper", "Upper case", NULL, upper,
+                                         NULL, TG_TOOL_INLINE, &err),
+                     0);
+    seen s[3];
+    submit(rt, &s[0], "f1", "upper", "{\"a\":\"b\"}");
+    submit(rt, &s[1], "f2", "nope", "{}");
+    submit(rt, &s[2], "f3", "sleep", "{\"ms\": 50}");
+    assert_int_equal(tg_runtime_flush(rt), 1);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(s[i].finished, 1);
+        assert_int_equal(s[i].done, 1);
+        assert_int_equal(s[i].status, 0);
+    }
+    assert_int_equal(tg_result_outcome(only_result(&s[0])), TG_OUTCOME_SUCCESS);
+    assert_string_equal(s[0].out, "{\"A\":\"B\"}");
+    assert_string_equal(tg_result_error_code(only_result(&s[1])),
+                        "UNKNOWN_TOOL");
+    assert_int_equal(s[2].started, 1);
+    assert_int_equal(s[2].done, 0);
+    /* durable when `finished` came: the journal has the result already */
+    char path[PATH_MAX + 32], *shown = NULL;
+    snprintf(path, sizeof path, "%s/.toolgate/j.db", e->dir);
+    assert_int_equal(tg_journal_show(path, "f1", &shown, &err), 0);
+    assert_non_null(strstr(shown, "\"success\""));
+    tg_free(shown);
+    assert_int_equal(tg_runtime_flush(rt), 1); /* nothing more to do */
+    drive(rt, NULL, NULL, tg_test_ms(10000));
+    assert_int_equal(s[2].done, 1);
+    assert_int_equal(tg_result_outcome(only_result(&s[2])), TG_OUTCOME_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        tg_turn_free(s[i].turn);
+    tg_runtime_free(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +378,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_with_turns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,7 +237,15 @@ static void test_tampering(void **state)
          " payload, completed_at, chain_seq, chain) SELECT 51, 'forged2',"
          " 'echo', 0, 'finished', '\"x\"', 1, max(chain_seq) + 1,"
          " (SELECT chain FROM results WHERE id = 't-5') FROM results",
-         "changed", "forged2"},
+         "inserted", "forged2"},
+        /* the same with a made-up link */
+        {"INSERT INTO calls(rowid, id, tool, format, created_at, started_at,"
+         " state) VALUES (52, 'forged3', 'echo', 'toolgate', 1, 1, 'done');"
+         "INSERT INTO results(call_rowid, id, tool, outcome, execution,"
+         " payload, completed_at, chain_seq, chain) SELECT 52, 'forged3',"
+         " 'echo', 0, 'finished', '\"x\"', 1, max(chain_seq) + 1,"
+         " randomblob(32) FROM results",
+         "changed", "forged3"},
         /* two rows swapped in the order of the chain */
         {"UPDATE results SET chain_seq = -chain_seq WHERE id IN ('t-1',"
          " 't-3');"
@@ -279,6 +287,13 @@ static void test_keys(void **state)
     add(j, "keyed", "x", 0);
     tg__journal_close(j);
     assert_ok(f->path, key_a, 2);
+    /* the report says what the newest rows were chained with */
+    json_t *v = verify(f->path, key_a);
+    assert_string_equal(json_string_value(json_object_get(v, "mac")),
+                        "hmac-sha256");
+    assert_int_equal(strlen(json_string_value(json_object_get(v, "key_id"))),
+                     16);
+    json_decref(v);
     assert_bad(f->path, NULL, "unverifiable", "keyed");
     assert_bad(f->path, key_b, "unverifiable", "keyed");
     /* the same content chained with another key is no match either */
@@ -287,6 +302,18 @@ static void test_keys(void **state)
     add(j, "downgraded", "x", 0);
     tg__journal_close(j);
     assert_bad(f->path, key_a, "unverifiable", "downgraded");
+
+    /* An unkeyed journal checked with a key is still reported unkeyed. */
+    char plain[192];
+    snprintf(plain, sizeof plain, "%s/plain.db", f->dir);
+    j = open_key(plain, NULL, NULL);
+    add(j, "p", "x", 0);
+    tg__journal_close(j);
+    v = verify(plain, key_a);
+    assert_true(json_is_true(json_object_get(v, "ok")));
+    assert_string_equal(json_string_value(json_object_get(v, "mac")), "sha256");
+    assert_string_equal(json_string_value(json_object_get(v, "key_id")), "");
+    json_decref(v);
 
     /* An opener without the key leaves a keyed journal's dead calls for
      * one with the key (recovering them would be a downgrade). */

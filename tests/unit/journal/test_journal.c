@@ -6,7 +6,8 @@
  * file, migrations from every older schema, unwritable paths, a full disk
  * (a small tmpfs, where mounting is allowed), I/O errors (a VFS that fails
  * writes), and a failing-allocation loop over open, begin (with
- * re-delivery lookups), finish, history, show and stats.
+ * re-delivery lookups), finish, history, show, stats and the hash chain's
+ * verification.
  *
  * The allocation hooks and the faulty VFS below are the only global state:
  * SQLite and jansson take their allocators and VFSes process-wide.
@@ -1674,7 +1675,7 @@ static void test_failing_allocations(void **state)
         tg_error err = {0};
         tg_journal *j = NULL;
         char *out = NULL;
-        int rcs[6] = {1, 1, 1, 1, 1, 1};
+        int rcs[7] = {1, 1, 1, 1, 1, 1, 1};
         tg_result *replies[N] = {NULL};
         alloc_count = 0;
         injected = 0;
@@ -1694,14 +1695,22 @@ static void test_failing_allocations(void **state)
             out = NULL;
             rcs[5] = tg__journal_stats(j, &q, &out, &err);
             free(out);
+            out = NULL;
             tg__journal_close(j);
+            /* The hash chain over what was written, through a connection
+             * of its own. */
+            rcs[6] = tg_journal_verify(path, NULL, 0, &out, &err);
+            if (rcs[6] == 0 && rcs[2] == 0 &&
+                strstr(out, "\"ok\":true") == NULL)
+                fail_msg("N=%ld: the chain does not verify: %s", n, out);
+            free(out);
         } else {
             assert_null(j);
         }
         fail_at = 0;
         iterations++;
         int all_ok = 1;
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < 7; k++) {
             if (rcs[k] == 0 || rcs[k] == 1)
                 continue;
             all_ok = 0;
@@ -1710,7 +1719,7 @@ static void test_failing_allocations(void **state)
                          err.message);
             assert_true(err.message[0] != '\0');
         }
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < 7; k++)
             if (rcs[k] == 1 && rcs[0] == 0)
                 fail_msg("N=%ld step %d did not run", n, k);
         if (!all_ok)

@@ -930,6 +930,63 @@ static void test_against_reference(void **state)
     tree_remove(&t);
 }
 
+static int reachable(const tg_policy *p, const char *tool, const char *caller,
+                     const char *annotations)
+{
+    json_t *a = annotations ? load(annotations) : NULL;
+    tg_policy_input in = {.tool = tool, .caller = caller, .annotations = a};
+    tg_error err = {0};
+    int rc = tg__policy_reachable(p, &in, &err);
+    json_decref(a);
+    return rc;
+}
+
+/* A tool some call of which may run is listed; one every call of which is
+ * denied is not - read as a decision reads, a rule with argument
+ * conditions may or may not apply. */
+static void test_reachable(void **state)
+{
+    (void)state;
+    tg_policy *p = compile_ok(
+        "{\"default\":\"allow\",\"rules\":["
+        "{\"tool\":\"rm\",\"decision\":\"deny\"},"
+        "{\"tool\":\"write_*\",\"caller\":\"guest\",\"decision\":\"deny\"},"
+        "{\"tool\":\"fetch\",\"args\":{\"url\":{\"matches\":\"^http:\"}},"
+        "\"decision\":\"deny\"},"
+        "{\"tool\":\"edit\",\"args\":{\"path\":{\"matches\":\"^/tmp/\"}},"
+        "\"decision\":\"allow\"},"
+        "{\"tool\":\"edit\",\"decision\":\"deny\"},"
+        "{\"tool\":\"shell\",\"decision\":\"ask\"},"
+        "{\"tool\":\"shell\",\"decision\":\"deny\"},"
+        "{\"annotations\":{\"destructiveHint\":true},\"caller\":\"guest\","
+        "\"decision\":\"deny\"}]}");
+    assert_int_equal(reachable(p, "rm", "alice", NULL), 0);
+    assert_int_equal(reachable(p, "write_file", "guest", NULL), 0);
+    assert_int_equal(reachable(p, "write_file", "alice", NULL), 1);
+    assert_int_equal(reachable(p, "write_file", NULL, NULL), 1);
+    /* denied for some arguments only: listed */
+    assert_int_equal(reachable(p, "fetch", "alice", NULL), 1);
+    /* allowed for some arguments before a deny of the rest: listed */
+    assert_int_equal(reachable(p, "edit", "alice", NULL), 1);
+    /* asked about first */
+    assert_int_equal(reachable(p, "shell", "alice", NULL), 1);
+    /* by annotation: MCP's default destructiveHint is true */
+    assert_int_equal(reachable(p, "other", "guest", NULL), 0);
+    assert_int_equal(
+        reachable(p, "other", "guest", "{\"destructiveHint\":false}"), 1);
+    tg__policy_free(p);
+    /* default deny: reachable only through a rule that may allow or ask */
+    p = compile_ok("{\"default\":\"deny\",\"rules\":["
+                   "{\"tool\":\"a\",\"args\":{\"n\":{\"equals\":1}},"
+                   "\"decision\":\"deny\"},"
+                   "{\"tool\":\"b\",\"args\":{\"n\":{\"equals\":1}},"
+                   "\"decision\":\"allow\"}]}");
+    assert_int_equal(reachable(p, "a", NULL, NULL), 0);
+    assert_int_equal(reachable(p, "b", NULL, NULL), 1);
+    assert_int_equal(reachable(p, "c", NULL, NULL), 0);
+    tg__policy_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -944,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_reasons_and_explain),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_reachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checkpointer.c - the journal's WAL checkpoints on a thread of their own.
+ *
+ * SQLite checkpoints a WAL database from inside the commit that takes the
+ * WAL past 1,000 pages: that commit copies the pages into the database
+ * file and waits for fdatasync, milliseconds on an ordinary disk, and the
+ * loop thread that committed serves nobody meanwhile (a server's p99 was
+ * that fdatasync). Here the commit only notes the WAL's size (a WAL hook,
+ * which replaces SQLite's automatic checkpoint); past CKPT_PAGES it wakes
+ * a thread that runs a PASSIVE checkpoint on a connection of its own,
+ * beside the writer: WAL mode lets one connection checkpoint while another
+ * commits. Nothing about durability changes: a commit is exactly as durable
+ * as before, and the checkpoint copies only what was committed.
+ *
+ * The thread starts with the first checkpoint it is asked for, so a journal
+ * opened for a query never has one. Should it fall behind (a slow disk and
+ * a fast writer), a commit that leaves more than CKPT_HARD_PAGES in the WAL
+ * checkpoints itself, as SQLite would have: the WAL stays bounded whatever
+ * happens.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpointer.h"
+
+#define CKPT_PAGES 1000       /* SQLite's own automatic checkpoint size */
+#define CKPT_HARD_PAGES 20000 /* ~80 MB of WAL at 4 KB pages */
+
+struct tg__checkpointer {
+    sqlite3 *db;  /* the writer's connection (borrowed) */
+    char *path;   /* its database file */
+    sqlite3 *own; /* the thread's connection */
+    pthread_t thread;
+    bool started; /* the thread runs */
+    bool failed;  /* it could not start: commits checkpoint themselves */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool wanted;        /* a checkpoint was asked for (under mu) */
+    bool stopping;      /* under mu */
+    unsigned long done; /* checkpoints the thread completed (under mu) */
+};
+
+static void *run(void *arg)
+{
+    tg__checkpointer *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->wanted && !c->stopping)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->stopping)
+            break;
+        c->wanted = false;
+        pthread_mutex_unlock(&c->mu);
+        /* SQLITE_BUSY (another checkpoint runs, a reader holds the end of
+         * the WAL) is normal: the next commit asks again. */
+        int rc = sqlite3_wal_checkpoint_v2(
+            c->own, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&c->mu);
+        if (rc == SQLITE_OK)
+            c->done++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Opens the thread's connection and starts it; false when either fails. */
+static bool start(tg__checkpointer *c)
+{
+    if (sqlite3_open_v2(c->path, &c->own,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(c->own, 5000) != SQLITE_OK)
+        goto fail;
+    if (pthread_create(&c->thread, NULL, run, c) != 0)
+        goto fail;
+    c->started = true;
+    return true;
+fail:
+    sqlite3_close_v2(c->own);
+    c->own = NULL;
+    return false;
+}
+
+/* The WAL hook: runs in the writer's thread after each commit, with the
+ * number of pages now in the WAL. */
+static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    tg__checkpointer *c = arg;
+    if (pages < CKPT_PAGES)
+        return SQLITE_OK;
+    if (!c->started && !c->failed && !start(c))
+        c->failed = true;
+    if (c->failed || pages > CKPT_HARD_PAGES) {
+        (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE,
+                                        NULL, NULL);
+        return SQLITE_OK;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->wanted = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return SQLITE_OK;
+}
+
+int tg__checkpointer_attach(sqlite3 *db, tg__checkpointer **out)
+{
+    *out = NULL;
+    const char *path = sqlite3_db_filename(db, "main");
+    if (path == NULL || path[0] == '\0')
+        return 0; /* in memory: no WAL to checkpoint */
+    tg__checkpointer *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->path = strdup(path)) == NULL) {
+        free(c);
+        return TG_ENOMEM;
+    }
+    c->db = db;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    sqlite3_wal_hook(db, on_commit, c);
+    *out = c;
+    return 0;
+}
+
+unsigned long tg__checkpointer_done(tg__checkpointer *c)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned long n = c->done;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+void tg__checkpointer_detach(tg__checkpointer *c)
+{
+    if (c == NULL)
+        return;
+    /* SQLite's own automatic checkpoint again, for the writer's last
+     * commits and its close */
+    sqlite3_wal_autocheckpoint(c->db, CKPT_PAGES);
+    if (c->started) {
+        pthread_mutex_lock(&c->mu);
+        c->stopping = true;
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->thread, NULL);
+        sqlite3_close_v2(c->own);
+    }
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c->path);
+    free(c);
+}
