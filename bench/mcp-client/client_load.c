@@ -91,6 +91,9 @@ static double run_phase(tg_runtime *rt, const char *args, long n, long k,
                 fail_now("tg_runtime_submit", err.message);
         }
         long before = ph.done;
+        tg_runtime_flush(rt); /* the calls just submitted, at once */
+        if (ph.done > before)
+            continue;
         tg_runtime_step(rt);
         if (ph.done > before)
             continue;
@@ -156,8 +159,8 @@ int main(int argc, char **argv)
     if (tg_runtime_sources_wait(rt, 60000, &err) != 0)
         fail_now("tg_runtime_sources_wait", err.message);
     static struct slot slots[MAX_INFLIGHT];
-    double *lat = malloc((size_t)(calls > warmup ? calls : warmup + 1) *
-                         sizeof *lat);
+    double *lat =
+        malloc((size_t)(calls > warmup ? calls : warmup + 1) * sizeof *lat);
     if (lat == NULL)
         fail_now("memory", "out of memory");
     long next_id = 0;
