@@ -46,3 +46,24 @@ jq -rn --argjson g "$tg" --argjson s "$sdk" '
   def r(a; b): "\(a / b * 100 | floor / 100)x";
   "  sequential \(r($g.seq_per_s; $s.seq_per_s)) the SDK'"'"'s calls/s (goal >= 0.9x), p50 \((($g.seq_p50_us / $s.seq_p50_us - 1) * 100) | floor)% (goal <= +10%)",
   "  \($g.inflight) in flight \(r($g.par_per_s; $s.par_per_s)) the SDK'"'"'s calls/s, p50 \((($g.par_p50_us / $s.par_p50_us - 1) * 100) | floor)%"'
+
+# The gateway's own cost: toolgate serve with an MCP source that is
+# toolgate serve (the built-in echo), against that server alone, the same
+# load client (bench/mcp's mcp_load), one call at a time.
+mcp_load=$build/bench/mcp_load
+tgbin=$build/toolgate
+if [ -x "$mcp_load" ] && [ -x "$tgbin" ]; then
+  echo "== the gateway: toolgate serve in front of toolgate serve (echo), against it alone"
+  cp bench/mcp/echo.json "$tmp/echo.json"
+  cat >"$tmp/gateway.json" <<JSON
+{"journal": null, "envelope": false, "policy": null, "builtin_tools": [],
+ "tools": [{"name": "echo", "mcp": {"command": ["$(readlink -f "$tgbin")", "serve", "--stdio",
+   "--config", "$tmp/echo.json"], "sandbox": false}}]}
+JSON
+  alone=$("$mcp_load" --calls "$calls" --inflight "$inflight" --json --label alone -- "$tgbin" serve --stdio --config "$tmp/echo.json")
+  gw=$("$mcp_load" --calls "$calls" --inflight "$inflight" --json --label gateway --tool echo__echo -- "$tgbin" serve --stdio --config "$tmp/gateway.json")
+  for r in "$alone" "$gw"; do
+    echo "$r" | jq -r '"  \(.label): sequential \(.seq_per_s|floor)/s p50 \(.seq_p50_us) us p99 \(.seq_p99_us) us; \(.inflight) in flight \(.par_per_s|floor)/s p50 \(.par_p50_us) us"'
+  done
+  jq -rn --argjson a "$alone" --argjson g "$gw" '"  the gateway adds \(($g.seq_p50_us - $a.seq_p50_us) * 10 | floor / 10) us at p50 one call at a time (goal <= 50 us)"'
+fi
