@@ -682,6 +682,53 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
 int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
                          char **out, tg_error *err);
 
+/* ------------------------------------------------------ MCP servers */
+/* MCP servers behind the runtime ("tool sources"): their tools register as
+ * <source><separator><tool> (separator "__" by default) and every call to
+ * them goes through the gate like any other (README, "MCP servers as tool
+ * sources"). All of these run on the thread that runs the runtime's turns,
+ * between turns (not from inside a callback). */
+
+/* Adds a source to a live runtime. entry_json is one "tools" entry of
+ * toolgate.json that is a source: {"name": "fs", "mcp": {"command": [...]}}
+ * or {"name": "docs", "mcp": {"url": "https://...", ...}}. An "eager"
+ * source starts now; a lazy one at the first turn naming its prefix.
+ * Returns 0; TG_ECONFIG naming the bad member (or a token_env that is not
+ * set), TG_EEXIST when a source of that name is there, TG_ENOMEM. */
+int tg_runtime_add_source(tg_runtime *rt, const char *entry_json,
+                          tg_error *err);
+/* Removes source `name`: its tools leave the registry (later calls to them
+ * are unknown tools), its session closes (calls in flight end error
+ * INTERRUPTED), its server's process group is ended. TG_ENOTFOUND when
+ * there is no such source. */
+int tg_runtime_remove_source(tg_runtime *rt, const char *name, tg_error *err);
+/* The sources as one JSON array in *json_out (the caller's, tg_free): each
+ * {"name", "transport" ("stdio"|"http"), "state" ("idle", "starting",
+ * "ready", "failed", "closed", "removed"), "protocol" (the negotiated
+ * version, absent before the first connection), "server" (its
+ * serverInfo), "error" (why it failed, when it did), "prefix", "trusted",
+ * "pin", "starts", "tools": [{"name", "remote", "state" ("enabled"|"held"|
+ * "disabled"), "reason"?, "flags"? (what sanitizing found: [{"pointer",
+ * "found", "stripped", "key"}])}], "definitions": the tool definitions as
+ * the server sent them}. */
+int tg_runtime_sources(tg_runtime *rt, char **json_out, tg_error *err);
+/* Starts every source that is not running and runs the runtime's loop
+ * until each is ready or failed, or timeout_ms passed (0: only the
+ * sources' own connect deadlines bound it). Returns 0 (look at
+ * tg_runtime_sources for each one's state), TG_EINVAL while turns run. */
+int tg_runtime_sources_wait(tg_runtime *rt, int64_t timeout_ms, tg_error *err);
+/* Accepts what an MCP server serves now for `tool` (its prefixed name,
+ * "fs__write_file") where its pin holds it: a changed definition, a
+ * rename, a new tool under strict pinning. *diff_out (the caller's,
+ * tg_free) is the line diff of the pinned and the served definitions
+ * ("- " pinned, "+ " served). With apply 0 nothing changes (a look); else
+ * the served definition becomes the pin (in the journal, or for the
+ * runtime's life when the journal is off) and the tool is enabled. The
+ * source is started and waited for when it is not ready. TG_ENOTFOUND when
+ * no source serves such a tool or nothing waits for it. */
+int tg_runtime_source_accept(tg_runtime *rt, const char *tool, int apply,
+                             char **diff_out, tg_error *err);
+
 /* ----------------------------------------------------------------- journal */
 
 /* A query over the journal, newest first. NULL/0 fields do not filter. */

@@ -30,6 +30,7 @@ struct opts {
     int pin; /* 0 none, 1 both on one CPU, 2 on two CPUs */
     int cpu[2];
     const char *version, *label;
+    const char *tool; /* the tool called: "echo" unless --tool */
     int json;
     const char *http;
     char host[256], port[16], path[512];

@@ -40,6 +40,8 @@
  *   CPU, or to two different ones: the placements of bench/mcp/pingpong,
  *   whose limit the sequential figure is compared with)
  *   --label NAME  --json (one machine-readable line on stdout)
+ *   --tool NAME (the tool called: `echo` unless named, e.g. a gateway's
+ *   `echo__echo`)
  *
  * This file holds the options, the handshake, the phases and the figures;
  * load.h says what the other files (load_chan.c, load_http.c,
@@ -78,7 +80,7 @@ static void send_call(struct run *r, struct chan *c, long long id)
     memcpy(body, r->req_head, r->req_head_len);
     memcpy(body + r->req_head_len, num, (size_t)nl);
     memcpy(body + r->req_head_len + nl, r->req_tail, r->req_tail_len);
-    http_request(r, c, "tools/call", "echo", body, len);
+    http_request(r, c, "tools/call", r->o.tool, body, len);
     free(body);
 }
 
@@ -229,7 +231,7 @@ static void usage(void)
     fputs("usage: mcp_load [--calls N] [--inflight K] [--warmup N]\n"
           "         [--protocol-version V] [--size BYTES] [--timeout MS]\n"
           "         [--start-timeout MS] [--pid PID] [--pin one|two]\n"
-          "         [--label NAME] [--json]\n"
+          "         [--label NAME] [--tool NAME] [--json]\n"
           "         (-- SERVER COMMAND... | --http HOST:PORT/PATH "
           "[-- SERVER COMMAND...])\n",
           stderr);
@@ -244,7 +246,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
                        .timeout_ms = 30000,
                        .start_timeout_ms = 30000,
                        .size = -1,
-                       .version = "2025-06-18"};
+                       .version = "2025-06-18",
+                       .tool = "echo"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--") == 0) {
@@ -279,6 +282,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
                 usage();
         } else if (strcmp(a, "--label") == 0) {
             o->label = v;
+        } else if (strcmp(a, "--tool") == 0) {
+            o->tool = v;
         } else if (strcmp(a, "--http") == 0) {
             o->http = v;
         } else {
@@ -317,7 +322,9 @@ static void build_call(struct run *r)
         buf_adds(&t, meta);
         buf_adds(&t, ",");
     }
-    buf_adds(&t, "\"name\":\"echo\",\"arguments\":{\"text\":\"");
+    buf_adds(&t, "\"name\":\"");
+    buf_adds(&t, r->o.tool);
+    buf_adds(&t, "\",\"arguments\":{\"text\":\"");
     buf_add(&t, r->text, n);
     buf_adds(&t, "\"}}}");
     r->req_tail = t.p;

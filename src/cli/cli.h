@@ -103,5 +103,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_artifact(int argc, char **argv);
 int cmd_journal(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 #endif

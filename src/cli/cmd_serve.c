@@ -207,6 +207,13 @@ static int make_runtime(const serve_opts *o, tg_config **cfgp, tg_runtime **rtp)
     }
     if (tg_runtime_warning(*rtp) != NULL)
         cli_error("warning: %s", tg_runtime_warning(*rtp));
+    /* A gateway offers its MCP servers' tools from the first tools/list:
+     * every source is started and waited for first (one that fails is
+     * listed failed by `toolgate mcp list`; its tools are not offered). */
+    if ((rc = tg_runtime_sources_wait(*rtp, 0, &err)) != 0) {
+        cli_error("serve: %s", err.message);
+        return cli_exit_for(rc);
+    }
     return EXIT_DONE;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_tools.c - `toolgate tools [--to FORMAT]`: the configured tools'
- * definitions in a wire format's shape (default mcp). */
+ * definitions in a wire format's shape (default mcp), the tools of the MCP
+ * servers behind toolgate included (each started and listed first). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +52,29 @@ int cmd_tools(int argc, char **argv)
     int status = cli_load_config(config, &cfg);
     if (status != EXIT_DONE)
         return status;
-    /* Listing tools never needs the journal. */
+    /* Listing tools needs the journal only for the pins of MCP servers. */
+    tg_config *with_journal = NULL;
+    if (cli_load_config(config, &with_journal) != EXIT_DONE) {
+        tg_config_free(cfg);
+        return EXIT_CONFIG;
+    }
     tg_config_set_journal(cfg, NULL);
     tg_runtime *rt = NULL;
     tg_error err = {0};
     char *out = NULL;
     int rc = tg_runtime_new(cfg, &rt, &err);
+    if (rc == 0 && (rc = tg_runtime_sources(rt, &out, &err)) == 0 &&
+        strcmp(out, "[]") != 0) {
+        tg_runtime_free(rt);
+        rt = NULL;
+        rc = tg_runtime_new(with_journal, &rt, &err);
+    }
+    tg_free(out);
+    out = NULL;
+    tg_config_free(with_journal);
+    /* MCP servers behind toolgate are asked for their tools first */
+    if (rc == 0)
+        rc = tg_runtime_sources_wait(rt, 0, &err);
     if (rc == 0)
         rc = tg_runtime_tools(rt, to, &out, &err);
     if (rc != 0) {

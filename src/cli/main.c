@@ -26,6 +26,7 @@ static const char usage[] =
     "why\n"
     "  artifact list|read|grep|head|tail  read spooled tool outputs\n"
     "  doctor           what protects the tools' subprocesses here\n"
+    "  mcp              the MCP servers behind toolgate: list, tools, accept\n"
     "  version          print the version\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
                     {"stats", cmd_stats},     {"validate", cmd_validate},
                     {"policy", cmd_policy},   {"artifact", cmd_artifact},
                     {"doctor", cmd_doctor},   {"serve", cmd_serve},
-                    {"journal", cmd_journal}};
+                    {"journal", cmd_journal}, {"mcp", cmd_mcp}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -23,6 +23,7 @@
 #include "error.h"
 #include "quote.h"
 #include "repair.h"
+#include "remote.h"
 #include "runtime.h"
 #include "template.h"
 
@@ -44,6 +45,23 @@ static tg_result *refuse(bool *oom, tg_result *r)
 
 static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
 {
+    const tg__rsrc *src = tg__rsrcs_for(rt, call->tool);
+    if (src != NULL) {
+        /* a name of an MCP server's tools: say what the server is doing */
+        tg__rsource_state st = tg__rsource_state_of(src->rs);
+        const tg_error *e = tg__rsource_error(src->rs);
+        if (st == TG__RS_READY)
+            return tg__fail(
+                call, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL", NULL,
+                "unknown tool '%s': MCP source '%s' serves no "
+                "tool '%s'",
+                call->tool, src->cfg->name, call->tool + strlen(src->prefix));
+        return tg__fail(
+            call, TG_EXECUTION_NOT_STARTED, "SOURCE_UNAVAILABLE", NULL,
+            "tool '%s' is not known: MCP source '%s' is %s%s%s", call->tool,
+            src->cfg->name, tg__rsource_state_name(st),
+            e->code != 0 ? ": " : "", e->code != 0 ? e->message : "");
+    }
     size_t n = tg__registry_count(rt->reg);
     tg_buf names;
     tg__buf_init(&names, 0);
@@ -449,6 +467,9 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
     if (tool == NULL)
         return refuse(oom, unknown_tool(rt, call));
+    if (tool->state != TG_TOOL_ENABLED)
+        /* a remote tool held by its pin or disabled (remote_tools.c) */
+        return refuse(oom, tg__result_denied(call, tool->off_reason));
     job->tool = tool;
     /* its result is never spooled again, nor offered to the artifact tools */
     if (rt->spool != NULL && tg__spool_is_tool(call->tool))
@@ -518,6 +539,8 @@ static tg_result *check_after_policy(tg_runtime *rt, tg__job *job, bool *oom)
 {
     if (job->tool->kind == TG_TOOL_KIND_COMMAND)
         return prepare_command(rt, job, oom);
+    if (job->tool->kind == TG_TOOL_KIND_REMOTE)
+        return NULL; /* its server has it */
     if (job->tool->fn == NULL)
         return refuse(
             oom, tg__fail(job->call, TG_EXECUTION_NOT_STARTED, "INTERNAL", NULL,

@@ -21,6 +21,7 @@
 #include "artifact_tools.h"
 #include "error.h"
 #include "process.h"
+#include "remote.h"
 #include "runtime.h"
 #include "tool.h"
 
@@ -260,6 +261,11 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         .scratch = rt->scratch,
         .scratch_len = sizeof rt->scratch,
     };
+    /* The MCP servers last: a failure now frees the whole runtime. */
+    if ((rc = tg__rsrcs_init(rt, err)) != 0) {
+        tg_runtime_free(rt);
+        return rc;
+    }
     *out = rt;
     return 0;
 fail:
@@ -338,6 +344,7 @@ void tg_runtime_free(tg_runtime *rt)
     sigset_t old;
     sigpipe_block(&old);
     end_submitted(rt);
+    tg__rsrcs_close(rt); /* their servers' process groups end */
     uv_close((uv_handle_t *)&rt->async, on_handle_closed);
     uv_close((uv_handle_t *)&rt->check, on_handle_closed);
     uv_close((uv_handle_t *)&rt->idle, on_handle_closed);
@@ -348,6 +355,7 @@ void tg_runtime_free(tg_runtime *rt)
     uv_run(&rt->loop, UV_RUN_DEFAULT);
     uv_loop_close(&rt->loop);
     sigpipe_restore(&old);
+    tg__rsrcs_free(rt);
     tg__cancel_req *r = rt->req_head;
     while (r != NULL) {
         tg__cancel_req *next = r->next;
@@ -695,6 +703,10 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err)
     for (int i = 0; i < rt->nsigs; i++)
         uv_signal_start(&rt->sigs[i].h, on_signal, rt->sigs[i].signum);
 
+    /* Calls to the tools of an MCP server not started yet (lazy) wait for
+     * its tools, so that they are checked like any other. */
+    if (rt->sources != NULL)
+        tg__rsrcs_prepare(rt, turn->calls, turn->n, rt->cfg->timeout_ms);
     check_all(rt, &run, replies);
     free(replies);
     if (run.defer_rest)
@@ -821,6 +833,10 @@ void tg__run_end(tg__run *run)
  * for its schema checks on the pool. */
 static void run_begin(tg_runtime *rt, tg__run *run, tg_result **replies)
 {
+    /* A lazy MCP server this turn names is started, not waited for (this
+     * runs on the loop): its calls are unknown until it is ready. */
+    if (rt->sources != NULL)
+        tg__rsrcs_prepare(rt, run->turn->calls, run->turn->n, -1);
     run->admitted = true;
     check_all(rt, run, replies);
     if (run->defer_rest && run->checking > 0)

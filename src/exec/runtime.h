@@ -213,6 +213,8 @@ struct tg_runtime {
      * one per turn is fresh memory, every page faulted in again) */
     tg__job *jobs;
     size_t jobs_cap;
+    /* the MCP servers behind it (remote.h), newest first */
+    struct tg__rsrc *sources;
     /* what the tool sources see of it (source.h) */
     tg__source_env src;
     char scratch[TG__SCRATCH]; /* read buffer shared by every pipe */

@@ -12,12 +12,15 @@
 extern const tg__source_ops tg__command_source;        /* command.c */
 extern const tg__source_ops tg__handler_pool_source;   /* handler.c */
 extern const tg__source_ops tg__handler_inline_source; /* handler.c */
+extern const tg__source_ops tg__remote_source;         /* remote_call.c */
 
 const tg__source_ops *tg__source_of(const tg_tool *tool)
 {
     switch (tool->kind) {
     case TG_TOOL_KIND_COMMAND:
         return &tg__command_source;
+    case TG_TOOL_KIND_REMOTE:
+        return &tg__remote_source;
     case TG_TOOL_KIND_HANDLER:
     default:
         /* a handler that never blocks runs on the loop thread */

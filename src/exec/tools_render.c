@@ -123,6 +123,8 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
     size_t n = tg__registry_count(rt->reg);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const tg_tool *t = tg__registry_at(rt->reg, i);
+        if (t->state != TG_TOOL_ENABLED)
+            continue; /* held or disabled: not offered (remote_tools.c) */
         if (for_caller) {
             int v = visible(rt, t, caller, err);
             if (v < 0) {

@@ -26,6 +26,7 @@
 #include "error.h"
 #include "jint.h"
 #include "schema.h"
+#include "source_config.h"
 #include "tool.h"
 
 #define JOURNAL_DEFAULT ".toolgate/journal.db"
@@ -681,13 +682,20 @@ static int load_tools(tg_config *cfg, loadctx *lc, const json_t *v)
     {
         char key[32];
         snprintf(key, sizeof key, "tools[%zu]", i);
-        tg_tool *tool = NULL;
-        rc = tg__tool_from_config(entry, key, &tool, lc->err);
+        if (tg__source_entry(entry)) {
+            /* an MCP server behind toolgate, whose tools come later */
+            tg__source_cfg *src = NULL;
+            rc = tg__source_cfg_parse(entry, key, &src, lc->err);
+            tg__source_cfg_free(src);
+        } else {
+            tg_tool *tool = NULL;
+            rc = tg__tool_from_config(entry, key, &tool, lc->err);
+            tg__tool_free(tool);
+        }
         if (rc) {
             prefix_source(lc);
             return rc;
         }
-        tg__tool_free(tool);
         /* names were validated above, so entry["name"] is a string */
         const char *name = json_string_value(json_object_get(entry, "name"));
         for (size_t j = 0; j < i; j++) {

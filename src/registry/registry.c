@@ -11,6 +11,7 @@
 #include "registry.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "hashmap.h"
@@ -19,6 +20,9 @@ struct tg_registry {
     tg_tool **tools; /* registration order */
     size_t count, cap;
     tg_hmap by_name; /* tool name (the tool's own) -> the tool */
+    /* removed tools, kept until the registry is freed */
+    tg_tool **gone;
+    size_t ngone, capgone;
 };
 
 tg_registry *tg__registry_new(void)
@@ -33,6 +37,9 @@ void tg__registry_free(tg_registry *reg)
     for (size_t i = 0; i < reg->count; i++)
         tg__tool_free(reg->tools[i]);
     free(reg->tools);
+    for (size_t i = 0; i < reg->ngone; i++)
+        tg__tool_free(reg->gone[i]);
+    free(reg->gone);
     tg__hmap_cleanup(&reg->by_name);
     free(reg);
 }
@@ -86,4 +93,30 @@ size_t tg__registry_count(const tg_registry *reg)
 const tg_tool *tg__registry_at(const tg_registry *reg, size_t i)
 {
     return i < reg->count ? reg->tools[i] : NULL;
+}
+
+tg_tool *tg__registry_remove(tg_registry *reg, const char *name)
+{
+    tg_hentry *e = name ? tg__hmap_find_str(&reg->by_name, name) : NULL;
+    if (e == NULL)
+        return NULL;
+    tg_tool *t = e->val.ptr;
+    if (reg->ngone == reg->capgone) {
+        size_t cap = reg->capgone ? reg->capgone * 2 : 8;
+        tg_tool **g = realloc(reg->gone, cap * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        reg->gone = g;
+        reg->capgone = cap;
+    }
+    tg__hmap_remove(&reg->by_name, e);
+    for (size_t i = 0; i < reg->count; i++)
+        if (reg->tools[i] == t) {
+            memmove(&reg->tools[i], &reg->tools[i + 1],
+                    (reg->count - i - 1) * sizeof *reg->tools);
+            reg->count--;
+            break;
+        }
+    reg->gone[reg->ngone++] = t;
+    return t;
 }

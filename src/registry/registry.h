@@ -23,6 +23,11 @@ int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err);
 /* The tool named `name`, or NULL. Borrowed, valid while reg lives. */
 const tg_tool *tg__registry_find(const tg_registry *reg, const char *name);
 size_t tg__registry_count(const tg_registry *reg);
+/* Takes the tool named `name` out of the registry (lookups and the list no
+ * longer see it) but keeps it alive until the registry is freed: calls
+ * still running borrow it. Returns the tool (still the registry's), or
+ * NULL when there is none. */
+tg_tool *tg__registry_remove(tg_registry *reg, const char *name);
 /* The i-th tool in registration order (borrowed). */
 const tg_tool *tg__registry_at(const tg_registry *reg, size_t i);
 /* Adds the config's tools and its built-in tools. */

@@ -40,11 +40,13 @@ void tg__tool_free(tg_tool *tool)
     json_decref(tool->option_args);
     json_decref(tool->ctx_env_allow);
     json_decref(tool->ctx_env_deny);
+    free(tool->remote_name);
+    free(tool->off_reason);
     free(tool);
 }
 
 /* ^[A-Za-z0-9_.-]{1,128}$: the names every provider's tool format accepts. */
-static bool valid_name(const char *s)
+bool tg__tool_name_valid(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > MAX_NAME)
@@ -58,13 +60,8 @@ static bool valid_name(const char *s)
     return true;
 }
 
-/* A TG_ECONFIG error "KEY.MEMBER<text>" (text from fmt: " must be ...",
- * "[0] must ...", ": ...") with the JSON pointer derived from the key
- * ("tools[2]" -> "/tools/2/member"). member may be NULL. */
-static int bad(tg_error *err, const char *key, const char *member,
-               const char *fmt, ...) TG__PRINTF(4, 5);
-static int bad(tg_error *err, const char *key, const char *member,
-               const char *fmt, ...)
+int tg__config_bad(tg_error *err, const char *key, const char *member,
+                   const char *fmt, ...)
 {
     if (err == NULL)
         return TG_ECONFIG;
@@ -105,32 +102,35 @@ static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
 {
     json_t *v = json_object_get(entry, "network"); /* borrowed */
     if (v && !json_is_boolean(v))
-        return bad(err, key, "network", " must be true or false");
+        return tg__config_bad(err, key, "network", " must be true or false");
     t->network = json_is_true(v);
     v = json_object_get(entry, "sandbox"); /* borrowed */
     if (v && !json_is_boolean(v))
-        return bad(err, key, "sandbox",
-                   " must be true or false (false runs the tool without "
-                   "bubblewrap and rlimits)");
+        return tg__config_bad(
+            err, key, "sandbox",
+            " must be true or false (false runs the tool without "
+            "bubblewrap and rlimits)");
     t->unsandboxed = json_is_false(v);
     v = json_object_get(entry, "env_pass"); /* borrowed */
     if (v == NULL)
         return 0;
     if (!json_is_array(v))
-        return bad(err, key, "env_pass",
-                   " must be an array of environment variable names");
+        return tg__config_bad(
+            err, key, "env_pass",
+            " must be an array of environment variable names");
     size_t i;
     json_t *name; /* borrowed */
     json_array_foreach(v, i, name)
     {
         const char *s = json_string_value(name);
         if (s == NULL || s[0] == '\0' || strchr(s, '=') != NULL)
-            return bad(err, key, "env_pass",
-                       "[%zu] must be an environment variable name", i);
+            return tg__config_bad(err, key, "env_pass",
+                                  "[%zu] must be an environment variable name",
+                                  i);
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_array_get(v, j), name))
-                return bad(err, key, "env_pass", "[%zu]: '%s' is listed twice",
-                           i, s);
+                return tg__config_bad(err, key, "env_pass",
+                                      "[%zu]: '%s' is listed twice", i, s);
     }
     if ((t->env_pass = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
@@ -169,49 +169,54 @@ static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
     int lo, hi;
     if (json_is_array(v)) {
         if (json_array_size(v) == 0)
-            return bad(err, key, "ok_exit",
-                       " must list at least one exit status (0 to 255)");
+            return tg__config_bad(
+                err, key, "ok_exit",
+                " must list at least one exit status (0 to 255)");
         size_t i;
         const json_t *s; /* borrowed */
         json_array_foreach(v, i, s)
         {
             int st = exit_status_value(s);
             if (st < 0)
-                return bad(err, key, "ok_exit",
-                           "[%zu] must be an exit status, an integer from 0 "
-                           "to 255",
-                           i);
+                return tg__config_bad(
+                    err, key, "ok_exit",
+                    "[%zu] must be an exit status, an integer from 0 "
+                    "to 255",
+                    i);
             t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
         }
         t->has_ok_exit = true;
         return 0;
     }
     if (!json_is_object(v))
-        return bad(err, key, "ok_exit", "%s", forms);
+        return tg__config_bad(err, key, "ok_exit", "%s", forms);
     const char *k;
     const json_t *m; /* borrowed */
     json_object_foreach((json_t *)v, k, m)
     {
         if (strcmp(k, "min") != 0 && strcmp(k, "max") != 0)
-            return bad(err, key, "ok_exit",
-                       ": unknown key '%s' (a range has \"min\" and "
-                       "\"max\")",
-                       k);
+            return tg__config_bad(err, key, "ok_exit",
+                                  ": unknown key '%s' (a range has \"min\" and "
+                                  "\"max\")",
+                                  k);
     }
     if (!json_object_get(v, "min") || !json_object_get(v, "max"))
-        return bad(err, key, "ok_exit",
-                   " range needs both \"min\" and \"max\"");
+        return tg__config_bad(err, key, "ok_exit",
+                              " range needs both \"min\" and \"max\"");
     char range[160]; /* "tools[2].ok_exit": min and max are its members */
     snprintf(range, sizeof range, "%s.ok_exit", key);
     if ((lo = exit_status_value(json_object_get(v, "min"))) < 0)
-        return bad(err, range, "min",
-                   " must be an exit status, an integer from 0 to 255");
+        return tg__config_bad(
+            err, range, "min",
+            " must be an exit status, an integer from 0 to 255");
     if ((hi = exit_status_value(json_object_get(v, "max"))) < 0)
-        return bad(err, range, "max",
-                   " must be an exit status, an integer from 0 to 255");
+        return tg__config_bad(
+            err, range, "max",
+            " must be an exit status, an integer from 0 to 255");
     if (lo > hi)
-        return bad(err, key, "ok_exit",
-                   ".min (%d) must not be greater than max (%d)", lo, hi);
+        return tg__config_bad(err, key, "ok_exit",
+                              ".min (%d) must not be greater than max (%d)", lo,
+                              hi);
     for (int st = lo; st <= hi; st++)
         t->ok_exit[st / 64] |= UINT64_C(1) << (st % 64);
     t->has_ok_exit = true;
@@ -227,26 +232,28 @@ static int option_args_member(const json_t *entry, const char *key, tg_tool *t,
     if (v == NULL)
         return 0;
     if (!json_is_array(v))
-        return bad(err, key, "option_args",
-                   " must be an array of names of the command's placeholders "
-                   "whose values may begin with '-'");
+        return tg__config_bad(
+            err, key, "option_args",
+            " must be an array of names of the command's placeholders "
+            "whose values may begin with '-'");
     size_t i;
     json_t *name; /* borrowed */
     json_array_foreach(v, i, name)
     {
         const char *s = json_string_value(name);
         if (s == NULL)
-            return bad(err, key, "option_args",
-                       "[%zu] must be the name of a placeholder", i);
+            return tg__config_bad(err, key, "option_args",
+                                  "[%zu] must be the name of a placeholder", i);
         if (!tg__argv_has_placeholder(t->argv, s))
-            return bad(err, key, "option_args",
-                       "[%zu]: '%.64s' is not a placeholder of the command "
-                       "(an element \"{%.64s}\" or \"{%.64s?}\")",
-                       i, s, s, s);
+            return tg__config_bad(
+                err, key, "option_args",
+                "[%zu]: '%.64s' is not a placeholder of the command "
+                "(an element \"{%.64s}\" or \"{%.64s?}\")",
+                i, s, s, s);
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_array_get(v, j), name))
-                return bad(err, key, "option_args",
-                           "[%zu]: '%.64s' is listed twice", i, s);
+                return tg__config_bad(err, key, "option_args",
+                                      "[%zu]: '%.64s' is listed twice", i, s);
     }
     if ((t->option_args = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
@@ -262,18 +269,20 @@ static int ctx_env_list(const json_t *ce, const char *ckey, const char *which,
     if (v == NULL)
         return 0;
     if (!json_is_array(v))
-        return bad(err, ckey, which,
-                   " must be an array of variable names or patterns with "
-                   "'*'");
+        return tg__config_bad(
+            err, ckey, which,
+            " must be an array of variable names or patterns with "
+            "'*'");
     size_t i;
     json_t *p; /* borrowed */
     json_array_foreach(v, i, p)
     {
         if (!tg__env_pattern_valid(json_string_value(p)))
-            return bad(err, ckey, which,
-                       "[%zu] must be a variable name or a pattern: letters, "
-                       "digits, '_' and '*'",
-                       i);
+            return tg__config_bad(
+                err, ckey, which,
+                "[%zu] must be a variable name or a pattern: letters, "
+                "digits, '_' and '*'",
+                i);
     }
     if ((*out = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
@@ -289,9 +298,10 @@ static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
     if (ce == NULL)
         return 0;
     if (!json_is_object(ce))
-        return bad(err, key, "context_env",
-                   " must be an object with \"allow\" and/or \"deny\" "
-                   "(arrays of variable names or patterns with '*')");
+        return tg__config_bad(
+            err, key, "context_env",
+            " must be an object with \"allow\" and/or \"deny\" "
+            "(arrays of variable names or patterns with '*')");
     char ckey[160];
     snprintf(ckey, sizeof ckey, "%s.context_env", key);
     const char *k;
@@ -299,10 +309,11 @@ static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
     json_object_foreach(ce, k, v)
     {
         if (strcmp(k, "allow") != 0 && strcmp(k, "deny") != 0)
-            return bad(err, ckey, NULL,
-                       ": unknown key '%.64s' (it takes \"allow\" and "
-                       "\"deny\")",
-                       k);
+            return tg__config_bad(
+                err, ckey, NULL,
+                ": unknown key '%.64s' (it takes \"allow\" and "
+                "\"deny\")",
+                k);
     }
     int rc = ctx_env_list(ce, ckey, "allow", &t->ctx_env_allow, err);
     return rc ? rc : ctx_env_list(ce, ckey, "deny", &t->ctx_env_deny, err);
@@ -317,26 +328,27 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
     for (size_t i = 0; ok && i < json_array_size(v); i++)
         ok = json_is_string(json_array_get(v, i));
     if (!ok)
-        return bad(err, key, "command",
-                   " must be a non-empty array of strings");
+        return tg__config_bad(err, key, "command",
+                              " must be a non-empty array of strings");
     const char *prog = json_string_value(json_array_get(v, 0));
     if (prog[0] == '\0')
-        return bad(err, key, "command",
-                   "[0] must name the program to run, not be empty");
+        return tg__config_bad(err, key, "command",
+                              "[0] must name the program to run, not be empty");
     /* The model must not choose which program runs: argv[0] is literal. */
     size_t plen = strlen(prog);
     if (plen >= 3 && prog[0] == '{' && prog[plen - 1] == '}')
-        return bad(err, key, "command",
-                   "[0] must name the program literally, not be a "
-                   "placeholder like '%s'",
-                   prog);
+        return tg__config_bad(err, key, "command",
+                              "[0] must name the program literally, not be a "
+                              "placeholder like '%s'",
+                              prog);
     if ((t->argv = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
 
     v = json_object_get(entry, "stdin"); /* borrowed */
     if (v) {
         if (!json_is_string(v))
-            return bad(err, key, "stdin", " must be a string template");
+            return tg__config_bad(err, key, "stdin",
+                                  " must be a string template");
         if ((t->stdin_tpl = json_deep_copy(v)) == NULL)
             return tg__error_set(err, TG_ENOMEM, "out of memory");
     }
@@ -344,19 +356,20 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
     v = json_object_get(entry, "env"); /* borrowed */
     if (v) {
         if (!json_is_object(v))
-            return bad(err, key, "env",
-                       " must be an object of strings (name: value)");
+            return tg__config_bad(
+                err, key, "env", " must be an object of strings (name: value)");
         const char *name;
         json_t *val; /* borrowed */
         json_object_foreach(v, name, val)
         {
             if (name[0] == '\0' || strchr(name, '=') != NULL)
-                return bad(err, key, "env",
-                           ": '%s' is not a valid environment variable name",
-                           name);
+                return tg__config_bad(
+                    err, key, "env",
+                    ": '%s' is not a valid environment variable name", name);
             if (!json_is_string(val))
-                return bad(err, key, "env",
-                           ": the value of '%s' must be a string", name);
+                return tg__config_bad(err, key, "env",
+                                      ": the value of '%s' must be a string",
+                                      name);
         }
         if ((t->env = json_deep_copy(v)) == NULL)
             return tg__error_set(err, TG_ENOMEM, "out of memory");
@@ -366,8 +379,8 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
     if (v) {
         int64_t ms;
         if (!tg__json_int(v, &ms) || ms < 1 || ms > MAX_TIMEOUT_MS)
-            return bad(err, key, "timeout_ms",
-                       " must be an integer from 1 to 86400000");
+            return tg__config_bad(err, key, "timeout_ms",
+                                  " must be an integer from 1 to 86400000");
         t->timeout_ms = ms;
     }
     int rc = ok_exit_member(entry, key, t, err);
@@ -396,8 +409,8 @@ static int schema_error(tg_error *err, const char *key, const char *member,
 {
     if (rc == TG_ENOMEM)
         return tg__error_set(err, rc, "out of memory");
-    rc = bad(err, key, member, " is not a valid JSON Schema%s%s: %s",
-             se->pointer[0] ? " at " : "", se->pointer, se->message);
+    rc = tg__config_bad(err, key, member, " is not a valid JSON Schema%s%s: %s",
+                        se->pointer[0] ? " at " : "", se->pointer, se->message);
     if (err != NULL) {
         size_t pl = strlen(err->pointer);
         snprintf(err->pointer + pl, sizeof err->pointer - pl, "%s",
@@ -424,7 +437,7 @@ static int output_members(const json_t *entry, const char *key, tg_tool *t,
 {
     const json_t *v = json_object_get(entry, "title"); /* borrowed */
     if (v != NULL && !json_is_string(v))
-        return bad(err, key, "title", " must be a string");
+        return tg__config_bad(err, key, "title", " must be a string");
     if (v != NULL && set_str(&t->title, json_string_value(v), err) != 0)
         return TG_ENOMEM;
     v = json_object_get(entry, "output"); /* borrowed */
@@ -436,21 +449,23 @@ static int output_members(const json_t *entry, const char *key, tg_tool *t,
     else if (o != NULL && strcmp(o, "mcp-content") == 0)
         t->output = TG_TOOL_OUTPUT_CONTENT;
     else
-        return bad(err, key, "output",
-                   " must be \"text\" (the default: stdout is the result), "
-                   "\"json\" (stdout is one JSON value) or \"mcp-content\" "
-                   "(stdout is a JSON array of MCP content blocks)");
+        return tg__config_bad(
+            err, key, "output",
+            " must be \"text\" (the default: stdout is the result), "
+            "\"json\" (stdout is one JSON value) or \"mcp-content\" "
+            "(stdout is a JSON array of MCP content blocks)");
     v = json_object_get(entry, "output_schema"); /* borrowed */
     if (v == NULL)
         return 0;
     if (!object_typed(v))
-        return bad(err, key, "output_schema",
-                   " must be a JSON Schema object whose \"type\" is "
-                   "\"object\" (a structured result is an object)");
+        return tg__config_bad(err, key, "output_schema",
+                              " must be a JSON Schema object whose \"type\" is "
+                              "\"object\" (a structured result is an object)");
     if (t->output != TG_TOOL_OUTPUT_JSON && json_object_get(entry, "output"))
-        return bad(err, key, "output",
-                   " must be \"json\" (or left out) when the tool has an "
-                   "output_schema: its stdout is the JSON the schema checks");
+        return tg__config_bad(
+            err, key, "output",
+            " must be \"json\" (or left out) when the tool has an "
+            "output_schema: its stdout is the JSON the schema checks");
     t->output = TG_TOOL_OUTPUT_JSON;
     if ((t->output_schema = json_deep_copy(v)) == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
@@ -472,7 +487,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     *out = NULL;
 
     if (!json_is_object(entry))
-        return bad(err, key, NULL, " must be an object");
+        return tg__config_bad(err, key, NULL, " must be an object");
     const char *k;
     json_t *v; /* borrowed */
     json_object_foreach((json_t *)entry, k, v)
@@ -481,7 +496,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
         for (size_t i = 0; keys[i] && !known; i++)
             known = strcmp(k, keys[i]) == 0;
         if (!known) {
-            bad(err, key, k, "%s", "");
+            tg__config_bad(err, key, k, "%s", "");
             /* the wording of unknown keys at the top level */
             return tg__error_set(err, TG_ECONFIG, "unknown key '%s' in %s", k,
                                  key);
@@ -494,10 +509,11 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     t->kind = TG_TOOL_KIND_COMMAND;
 
     v = json_object_get(entry, "name"); /* borrowed */
-    if (!json_is_string(v) || !valid_name(json_string_value(v))) {
-        rc = bad(err, key, "name",
-                 " must be a string of 1 to 128 letters, digits, '_', '.' "
-                 "or '-'");
+    if (!json_is_string(v) || !tg__tool_name_valid(json_string_value(v))) {
+        rc = tg__config_bad(
+            err, key, "name",
+            " must be a string of 1 to 128 letters, digits, '_', '.' "
+            "or '-'");
         goto fail;
     }
     if ((rc = set_str(&t->name, json_string_value(v), err)))
@@ -505,7 +521,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
 
     v = json_object_get(entry, "description"); /* borrowed */
     if (v && !json_is_string(v)) {
-        rc = bad(err, key, "description", " must be a string");
+        rc = tg__config_bad(err, key, "description", " must be a string");
         goto fail;
     }
     if ((rc = set_str(&t->description, v ? json_string_value(v) : "", err)))
@@ -514,9 +530,10 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     v = json_object_get(entry, "input_schema"); /* borrowed */
     if (v) {
         if (!object_typed(v)) {
-            rc = bad(err, key, "input_schema",
-                     " must be a JSON Schema object whose \"type\" is "
-                     "\"object\" (arguments are always an object)");
+            rc = tg__config_bad(
+                err, key, "input_schema",
+                " must be a JSON Schema object whose \"type\" is "
+                "\"object\" (arguments are always an object)");
             goto fail;
         }
         t->input_schema = json_deep_copy(v); /* new ref */
@@ -538,7 +555,7 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     v = json_object_get(entry, "annotations"); /* borrowed */
     if (v) {
         if (!json_is_object(v)) {
-            rc = bad(err, key, "annotations", " must be an object");
+            rc = tg__config_bad(err, key, "annotations", " must be an object");
             goto fail;
         }
         if ((t->annotations = json_deep_copy(v)) == NULL) {
@@ -550,21 +567,24 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     json_t *cmd = json_object_get(entry, "command"); /* borrowed */
     json_t *mcp = json_object_get(entry, "mcp");     /* borrowed */
     if (cmd && mcp) {
-        rc = bad(err, key, NULL,
-                 " has both \"command\" and \"mcp\": a tool runs one way");
+        rc = tg__config_bad(
+            err, key, NULL,
+            " has both \"command\" and \"mcp\": a tool runs one way");
         goto fail;
     }
     if (mcp) {
         if (!json_is_object(mcp))
-            rc = bad(err, key, "mcp", " must be an object");
+            rc = tg__config_bad(err, key, "mcp", " must be an object");
         else
-            rc = bad(err, key, NULL,
-                     ": MCP tools are not supported yet (use a command "
-                     "tool)");
+            rc = tg__config_bad(
+                err, key, NULL,
+                " is an MCP server (a tool source): the runtime makes "
+                "its tools (source_config.h)");
         goto fail;
     }
     if (cmd == NULL) {
-        rc = bad(err, key, NULL, " needs a \"command\" (an argv array)");
+        rc = tg__config_bad(err, key, NULL,
+                            " needs a \"command\" (an argv array)");
         goto fail;
     }
     if ((rc = command_members(entry, key, t, err)))
@@ -583,7 +603,7 @@ int tg__tool_new_handler(const char *name, const char *description,
 {
     int rc;
     *out = NULL;
-    if (name == NULL || !valid_name(name))
+    if (name == NULL || !tg__tool_name_valid(name))
         return tg__error_set(err, TG_EINVAL,
                              "tool name '%s' must be 1 to 128 letters, digits, "
                              "'_', '.' or '-'",

@@ -11,12 +11,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "toolgate.h"
 
 typedef enum tg_tool_kind {
     TG_TOOL_KIND_HANDLER = 0, /* in-process C function */
-    TG_TOOL_KIND_COMMAND = 1  /* subprocess from an argv template */
+    TG_TOOL_KIND_COMMAND = 1, /* subprocess from an argv template */
+    TG_TOOL_KIND_REMOTE = 2   /* a tool of an MCP server (src/remote/) */
 } tg_tool_kind;
+
+/* Whether a tool may be called (remote tools; every other tool is
+ * enabled): a held or disabled tool is left out of tool lists and its
+ * calls end `denied` with its off_reason. */
+typedef enum tg_tool_state {
+    TG_TOOL_ENABLED = 0,
+    TG_TOOL_HELD,    /* its definition changed (or is new under strict
+                        pinning): waits for `toolgate mcp accept` */
+    TG_TOOL_DISABLED /* unusable: an invalid schema, a name collision, ... */
+} tg_tool_state;
 
 /* What a tool's output is ("output" in toolgate.json): text (the default),
  * one JSON value, or a JSON array of MCP content blocks. */
@@ -63,7 +75,26 @@ typedef struct tg_tool {
                               begin with '-', or NULL (new ref) */
     json_t *ctx_env_allow; /* "context_env": arrays of name patterns the */
     json_t *ctx_env_deny;  /* context may / may not set, or NULL (new refs) */
+    /* remote tools (exec/remote_sources.c): the source that serves it
+     * (a tg__rsrc of the exec layer, borrowed: it outlives its tools), the
+     * server's own name for it, and whether it may be called */
+    void *remote;
+    char *remote_name;
+    tg_tool_state state;
+    char *off_reason; /* HELD, DISABLED: why (for the denied call) */
 } tg_tool;
+
+/* A TG_ECONFIG error "KEY.MEMBER<text>" (text from fmt: " must be ...",
+ * "[0] must ...", ": ...") with the JSON pointer derived from the key
+ * ("tools[2].mcp" -> "/tools/2/mcp/member"). member may be NULL. Returns
+ * TG_ECONFIG. Used by every "tools" entry's checks (tool.c,
+ * source_config.c). */
+int tg__config_bad(tg_error *err, const char *key, const char *member,
+                   const char *fmt, ...) TG__PRINTF(4, 5);
+
+/* ^[A-Za-z0-9_.-]{1,128}$: the names every provider's tool format
+ * accepts. */
+bool tg__tool_name_valid(const char *s);
 
 /* Whether a command tool that exited with `status` (0-255) succeeded: the
  * statuses of its "ok_exit", else 0 alone. */

@@ -376,6 +376,9 @@ tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
     srv->grace.data = srv;
     srv_random_hex(srv->boot, 8);
     srv_approvals_init(srv);
+    /* The runtime's loop may have handles already (an eager MCP server's
+     * pipes): a first step puts them in its poll, whose fd we watch. */
+    schedule_step(srv);
     return srv;
 }
 

@@ -60,6 +60,30 @@ skip_without_bwrap() {
     "($(command -v bwrap || echo 'bwrap not installed'))"
   exit "$1"
 }
+# npm_bin NAME: the path of an npm peer's program pinned in tests/interop
+# (node_modules/.bin/NAME); without it (or without node) a skip (77), or a
+# failure under CI=true, as tests/interop/node.sh does.
+npm_bin() {
+  local bin=$TG_SOURCE_DIR/tests/interop/node_modules/.bin/$1
+  if [ ! -x "$bin" ] || ! command -v node >/dev/null; then
+    if [ "${CI:-}" = "true" ]; then
+      echo "FAIL: the interop npm packages are not installed" >&2
+      exit 1
+    fi
+    echo "SKIP: the interop npm packages are not installed (run: make interop-deps)" >&2
+    exit 77
+  fi
+  echo "$bin"
+}
+# in_dir DIR: how many processes run with DIR as their working directory
+# (the servers a test started there; other tests' are elsewhere)
+in_dir() {
+  local n=0 p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && n=$((n + 1))
+  done
+  echo "$n"
+}
 finish() {
   if [ "$FAILS" -ne 0 ]; then
     echo "$(basename "$0"): $FAILS of $((CHECKS + FAILS)) checks failed" >&2

@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "source_config.h"
 #include "workspace.h"
 
 /* Text a built-in may produce: read_file's 16 MiB cap plus its notes, and
@@ -147,6 +148,8 @@ int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
         char key[32];
         snprintf(key, sizeof key, "tools[%zu]", i);
         tg_tool *tool = NULL;
+        if (tg__source_entry(v))
+            continue; /* an MCP server: the runtime makes its source */
         if ((rc = tg__tool_from_config(v, key, &tool, err)) ||
             (rc = tg__registry_add(reg, tool, err)))
             return rc;

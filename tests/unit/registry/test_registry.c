@@ -307,7 +307,7 @@ static const bad_tool bad_tools[] = {
     {"{\"name\": \"x\", \"command\": [\"x\"], \"shell\": true}",
      "unknown key 'shell' in tools[2]", "/tools/2/shell"},
     {"{\"name\": \"fs\", \"mcp\": {\"command\": [\"npx\"]}}",
-     "tools[2]: MCP tools are not supported yet", "/tools/2"},
+     "tools[2] is an MCP server (a tool source)", "/tools/2"},
     {"{\"name\": \"fs\", \"mcp\": 1}", "tools[2].mcp must be an object",
      "/tools/2/mcp"},
     {"{\"name\": \"x\", \"command\": [\"x\"], \"mcp\": {}}",

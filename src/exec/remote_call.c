@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_call.c - the tool source of remote tools (remote.h, source.h): a
+ * call waits for its server to be ready (started or restarted now, within
+ * the call's deadline), goes out as tools/call with that deadline, which
+ * progress notifications may push on up to mcp.max_timeout_ms, and ends
+ * with one result:
+ *   - a CallToolResult: its content blocks (or, for a tool with an
+ *     outputSchema, its structuredContent) go through the output path like
+ *     a command's stdout (memory, or the spool past the inline limit,
+ *     capped at limits.max_output_bytes), and the scheduler's shaping reads
+ *     them as `"output": "mcp-content"` (or checks them against the
+ *     schema); isError: true is error TOOL_FAILED with the server's text;
+ *   - a JSON-RPC error: error INVALID_ARGUMENTS (-32602), UNKNOWN_TOOL
+ *     (-32601) or SERVER_ERROR, with the error object in details;
+ *   - the deadline: timeout (the session told the server);
+ *   - the session failing or closing mid-call: error INTERRUPTED;
+ *   - a cancel: canceled, the server told (notifications/cancelled).
+ * Progress becomes output chunks on stream 2, one readable line each.
+ * The result's decisions.source says which server served it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "output.h"
+#include "remote.h"
+#include "text.h"
+#include "timeutil.h"
+
+enum { PHASE_WAITING, PHASE_SENT, PHASE_DONE };
+
+typedef struct rcall {
+    tg__source_call c; /* copy: call, tool, env, sink borrowed */
+    tg__rsrc *src;
+    tg__rsource_waiter w;
+    tg__rsession *s; /* while SENT: the session it went through */
+    uint64_t id;
+    int phase;
+    uv_timer_t timer; /* the deadline while it waits for the server */
+    int64_t max_ms;   /* how far progress may push the deadline; 0: not */
+} rcall;
+
+static double elapsed_ms(const rcall *rc)
+{
+    return (double)(tg__mono_ns() - rc->c.start_ns) / 1e6;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+/* Ends the call with r (taken; NULL: out of memory) and lets it go. */
+static void finish(rcall *rc, tg_result *r)
+{
+    if (rc->phase == PHASE_DONE)
+        return;
+    if (rc->phase == PHASE_WAITING)
+        tg__rsource_unwait(rc->src->rs, &rc->w);
+    rc->phase = PHASE_DONE;
+    if (r != NULL)
+        r->duration_ms = elapsed_ms(rc);
+    rc->c.sink.done(rc->c.sink.ctx, r);
+    uv_close((uv_handle_t *)&rc->timer, on_timer_closed);
+}
+
+/* decisions.source: which server serves the call. */
+static void decide_source(rcall *rc)
+{
+    const tg__rsource *rs = rc->src->rs;
+    json_t *server = json_loads(tg__rsource_server_info(rs), 0, NULL);
+    json_t *v = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?}", "name",
+                          rc->src->cfg->name, "tool", rc->c.tool->remote_name,
+                          "transport", tg__rsource_transport(rs), "protocol",
+                          tg__rsource_protocol(rs), "server",
+                          server ? server : json_object(), "sandbox",
+                          rc->src->sandbox); /* new ref */
+    (void)rc->c.sink.decide(rc->c.sink.ctx, "source", v);
+}
+
+/* ------------------------------------------------------------ results */
+
+/* The text of the content's text blocks, joined by newlines (at most 64
+ * KiB); caller frees. */
+static char *content_text(const json_t *content)
+{
+    size_t cap = 65536, o = 0;
+    char *t = malloc(cap + 1);
+    if (t == NULL)
+        return NULL;
+    size_t i;
+    json_t *b; /* borrowed */
+    json_array_foreach(content, i, b)
+    {
+        const char *s = json_string_value(json_object_get(b, "text"));
+        if (s == NULL)
+            continue;
+        size_t n = strlen(s);
+        if (o > 0 && o < cap)
+            t[o++] = '\n';
+        if (n > cap - o)
+            n = cap - o;
+        memcpy(t + o, s, n);
+        o += n;
+    }
+    t[o] = '\0';
+    return t;
+}
+
+/* A success: text through the output path (spooled past the inline
+ * limit, capped at limits.max_output_bytes). */
+static tg_result *through_output(rcall *rc, const char *text, size_t len)
+{
+    const tg__source_env *env = rc->c.env;
+    tg__output o;
+    if (tg__output_init(&o, env->cfg, env->spool, rc->c.call) != 0)
+        return tg__output_finish(&o, rc->c.call, NULL);
+    int w = tg__output_write(&o, text, len);
+    if (w == TG_ELIMIT) {
+        tg__output_abort(&o);
+        return tg__fail(rc->c.call, TG_EXECUTION_FINISHED, "OUTPUT_LIMIT", NULL,
+                        "the tool's output exceeded %lld bytes "
+                        "(limits.max_output_bytes)",
+                        (long long)env->cfg->max_output_bytes);
+    }
+    return tg__output_finish(&o, rc->c.call, NULL);
+}
+
+static tg_result *from_result(rcall *rc, const tg__rcall_end *end)
+{
+    const tg_call *call = rc->c.call;
+    json_error_t je;
+    json_t *res = json_loadb(end->result, end->result_len, 0, &je); /* new */
+    if (res == NULL)
+        return tg__fail(call, TG_EXECUTION_FINISHED, "MALFORMED_OUTPUT", NULL,
+                        "the server's result is not JSON: %s", je.text);
+    tg_result *r = NULL;
+    const json_t *content = json_object_get(res, "content"); /* borrowed */
+    const json_t *sc = json_object_get(res, "structuredContent");
+    if (end->is_error) {
+        char *text = content_text(content);
+        json_t *d = json_pack("{s:O?}", "content", (json_t *)content);
+        r = text ? tg__fail(call, TG_EXECUTION_FINISHED, "TOOL_FAILED", d, "%s",
+                            text[0] ? text : "the tool failed")
+                 : NULL;
+        if (text == NULL)
+            json_decref(d);
+        free(text);
+    } else if (rc->c.tool->out_schema != NULL && !json_is_object(sc)) {
+        r = tg__fail(call, TG_EXECUTION_FINISHED, "INVALID_OUTPUT", NULL,
+                     "the server sent no structuredContent object, which "
+                     "the tool's outputSchema requires");
+    } else {
+        const json_t *out = rc->c.tool->out_schema != NULL ? sc : content;
+        json_t *empty = out ? NULL : json_array(); /* new ref */
+        char *text =
+            json_dumps(out ? out : empty, JSON_COMPACT | JSON_ENCODE_ANY);
+        r = text ? through_output(rc, text, strlen(text)) : NULL;
+        free(text);
+        json_decref(empty);
+    }
+    json_decref(res);
+    return r;
+}
+
+static tg_result *from_rpc_error(rcall *rc, const tg__rcall_end *end)
+{
+    const char *code = end->rpc_code == -32602   ? "INVALID_ARGUMENTS"
+                       : end->rpc_code == -32601 ? "UNKNOWN_TOOL"
+                                                 : "SERVER_ERROR";
+    json_t *obj = json_loadb(end->rpc_error, end->rpc_error_len, 0, NULL);
+    json_t *d = obj ? json_pack("{s:o}", "rpc_error", obj) : NULL;
+    return tg__fail(rc->c.call, TG_EXECUTION_STARTED, code, d,
+                    "MCP source '%s': %s", rc->src->cfg->name,
+                    end->err ? end->err->message : "a JSON-RPC error");
+}
+
+static void on_done(void *ud, const tg__rcall_end *end)
+{
+    rcall *rc = ud;
+    tg_result *r;
+    switch (end->status) {
+    case TG_RCALL_RESULT:
+        r = from_result(rc, end);
+        break;
+    case TG_RCALL_RPC_ERROR:
+        r = from_rpc_error(rc, end);
+        break;
+    case TG_RCALL_TIMEOUT:
+        r = tg__result_timeout(rc->c.call, (int64_t)elapsed_ms(rc));
+        break;
+    case TG_RCALL_FAILED:
+    default:
+        r = tg__fail(rc->c.call, TG_EXECUTION_STARTED, "INTERRUPTED", NULL,
+                     "the call to MCP source '%s' was interrupted: %s",
+                     rc->src->cfg->name,
+                     end->err ? end->err->message : "the session ended");
+        break;
+    }
+    finish(rc, r);
+}
+
+static void on_progress(void *ud, double progress, double total,
+                        const char *message)
+{
+    rcall *rc = ud;
+    char line[600];
+    int n = total >= 0
+                ? snprintf(line, sizeof line, "progress %g/%g%s%s\n", progress,
+                           total, message ? ": " : "", message ? message : "")
+                : snprintf(line, sizeof line, "progress %g%s%s\n", progress,
+                           message ? ": " : "", message ? message : "");
+    if (n > 0)
+        rc->c.sink.output(rc->c.sink.ctx, 2, line,
+                          (size_t)n < sizeof line ? (size_t)n
+                                                  : sizeof line - 1);
+    if (rc->max_ms > 0 && rc->c.budget_ms > 0) {
+        /* the work goes on: a full budget from now, within the maximum */
+        int64_t left = rc->max_ms - (int64_t)elapsed_ms(rc);
+        int64_t ms = rc->c.budget_ms < left ? rc->c.budget_ms : left;
+        if (ms > 0)
+            (void)tg__rsession_extend(rc->s, rc->id, (unsigned)ms);
+    }
+}
+
+/* ------------------------------------------------------------ calls */
+
+static void send_call(rcall *rc)
+{
+    tg__rsession *s = tg__rsource_session(rc->src->rs);
+    tg_error e = {0};
+    int64_t left = 0;
+    if (rc->c.budget_ms > 0) {
+        left = rc->c.budget_ms - (int64_t)elapsed_ms(rc);
+        if (left <= 0) {
+            tg_result *r = tg__result_timeout(rc->c.call, rc->c.budget_ms);
+            if (r != NULL)
+                r->execution = TG_EXECUTION_NOT_STARTED;
+            finish(rc, r);
+            return;
+        }
+    }
+    size_t alen = 0;
+    const char *args = tg__call_args_text(rc->c.call, &alen);
+    tg__rcall_args a = {
+        .name = rc->c.tool->remote_name,
+        .arguments = args,
+        .arguments_len = alen,
+        .deadline_ms = (unsigned)left,
+    };
+    static const tg__rcall_cbs cbs = {on_progress, on_done};
+    decide_source(rc);
+    int err = tg__rsession_call(s, &a, &cbs, rc, &rc->id, &e);
+    if (err != 0) {
+        finish(rc, tg__fail(rc->c.call, TG_EXECUTION_NOT_STARTED,
+                            err == TG_ELIMIT ? "ARGUMENTS_TOO_LARGE"
+                                             : "SOURCE_UNAVAILABLE",
+                            NULL, "cannot call MCP source '%s': %s",
+                            rc->src->cfg->name, e.message));
+        return;
+    }
+    rc->s = s;
+    rc->phase = PHASE_SENT;
+}
+
+static void on_ready(tg__rsource_waiter *w, bool ok)
+{
+    rcall *rc = (rcall *)((char *)w - offsetof(rcall, w));
+    uv_timer_stop(&rc->timer);
+    if (ok) {
+        send_call(rc);
+        return;
+    }
+    const tg_error *e = tg__rsource_error(rc->src->rs);
+    finish(rc,
+           tg__fail(rc->c.call, TG_EXECUTION_NOT_STARTED, "SOURCE_UNAVAILABLE",
+                    NULL, "MCP source '%s' is not available: %s",
+                    rc->src->cfg->name,
+                    e->code != 0 ? e->message : "it was closed"));
+}
+
+static void on_wait_deadline(uv_timer_t *h)
+{
+    rcall *rc = h->data;
+    tg_result *r = tg__result_timeout(rc->c.call, rc->c.budget_ms);
+    if (r != NULL)
+        r->execution = TG_EXECUTION_NOT_STARTED;
+    finish(rc, r);
+}
+
+static void remote_start(const tg__source_call *c, void **state)
+{
+    rcall *rc = calloc(1, sizeof *rc);
+    if (rc == NULL) {
+        c->sink.done(c->sink.ctx, NULL);
+        return;
+    }
+    rc->c = *c;
+    rc->src = c->tool->remote;
+    rc->w.cb = on_ready;
+    rc->max_ms = rc->src->cfg->max_timeout_ms;
+    uv_timer_init(c->env->loop, &rc->timer);
+    rc->timer.data = rc;
+    *state = rc;
+    if (rc->src->removed ||
+        tg__rsource_state_of(rc->src->rs) == TG__RS_CLOSED) {
+        finish(rc, tg__fail(c->call, TG_EXECUTION_NOT_STARTED,
+                            "SOURCE_UNAVAILABLE", NULL,
+                            "MCP source '%s' was removed", rc->src->cfg->name));
+        return;
+    }
+    if (tg__rsource_session(rc->src->rs) != NULL) {
+        send_call(rc);
+        return;
+    }
+    if (c->budget_ms > 0)
+        uv_timer_start(&rc->timer, on_wait_deadline, (uint64_t)c->budget_ms, 0);
+    tg__rsource_wait(rc->src->rs, &rc->w); /* may end it at once */
+}
+
+static void remote_cancel(void *state, const char *by, const char *reason,
+                          bool hard)
+{
+    (void)hard;
+    rcall *rc = state;
+    if (rc->phase == PHASE_WAITING) {
+        finish(rc, tg__result_canceled(rc->c.call, TG_EXECUTION_NOT_STARTED, by,
+                                       reason));
+    } else if (rc->phase == PHASE_SENT &&
+               tg__rsession_cancel(rc->s, rc->id,
+                                   reason ? reason : "canceled") == 1) {
+        finish(rc, tg__result_canceled(rc->c.call, TG_EXECUTION_STARTED, by,
+                                       reason));
+    }
+}
+
+const tg__source_ops tg__remote_source = {
+    .name = "remote",
+    .flags = 0,
+    .start = remote_start,
+    .cancel = remote_cancel,
+};
