@@ -274,8 +274,15 @@ static int add_one(tg__rsrc *src, const json_t *raw, size_t i,
                      hold_all);
     if (rc != 0)
         goto done;
-    json_array_append_new(rows,
-                          info_row(name, remote, t->state, t->off_reason, fj));
+    json_t *row = info_row(name, remote, t->state, t->off_reason, fj);
+    if (row != NULL && pv != NULL) {
+        /* what its pin says: "pinned" (as served), "new" (pinned now, or
+         * held under strict), "changed", "renamed"; the served checksum */
+        json_object_set_new(row, "pin",
+                            json_string(tg__pin_kind_name(pv->kind)));
+        json_object_set_new(row, "checksum", json_string(pv->checksum));
+    }
+    json_array_append_new(rows, row);
     if (other != NULL || !tg__tool_name_valid(name)) {
         /* not registered: the name is another tool's (or none) */
         tg__tool_free(t);
