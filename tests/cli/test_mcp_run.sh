@@ -222,6 +222,7 @@ cat >clash.json <<JSON
            {"name": "fx", "mcp": {"command": ["$FX"], "max_tools": 3}}]}
 JSON
 "$TOOLGATE" mcp list --config clash.json --json >clash.out
+eq "clash: ready" "$(jq -c '.[0]|[.state,.error]' clash.out)" '["ready",null]'
 contains "collision" "$(jq -r '.[0].tools[]|select(.remote=="greet").reason' clash.out)" "its name 'fx__greet' is taken by another tool"
 eq "past max_tools" "$(jq -r '.[0].tools[]|select(.remote=="rm").state' clash.out)" disabled
 contains "says the cap" "$(jq -r '.[0].tools[]|select(.remote=="rm").reason' clash.out)" "more than mcp.max_tools (3)"
