@@ -707,10 +707,13 @@ int tg_runtime_remove_source(tg_runtime *rt, const char *name, tg_error *err);
  * "ready", "failed", "closed", "removed"), "protocol" (the negotiated
  * version, absent before the first connection), "server" (its
  * serverInfo), "error" (why it failed, when it did), "prefix", "trusted",
- * "pin", "starts", "tools": [{"name", "remote", "state" ("enabled"|"held"|
- * "disabled"), "reason"?, "flags"? (what sanitizing found: [{"pointer",
- * "found", "stripped", "key"}])}], "definitions": the tool definitions as
- * the server sent them}. */
+ * "pin", "starts", "sandbox"? (how a stdio server runs), "tools": [{"name",
+ * "remote", "state" ("enabled"|"held"|"disabled"), "reason"?, "flags"?
+ * (what sanitizing found: [{"pointer", "found", "stripped", "key"}]),
+ * "pin"? ("pinned", "new", "changed", "renamed": the served definition
+ * against the pin; absent with pinning off), "checksum"? (the served
+ * definition's)}], "definitions": the tool definitions as the server sent
+ * them}. */
 int tg_runtime_sources(tg_runtime *rt, char **json_out, tg_error *err);
 /* Starts every source that is not running and runs the runtime's loop
  * until each is ready or failed, or timeout_ms passed (0: only the

@@ -73,8 +73,12 @@ static void print_list(const json_t *a)
         json_t *t; /* borrowed */
         json_array_foreach(json_object_get(s, "tools"), k, t)
         {
-            printf("  %-40s %s", json_string_value(json_object_get(t, "name")),
+            printf("  %-40s %-8s",
+                   json_string_value(json_object_get(t, "name")),
                    json_string_value(json_object_get(t, "state")));
+            const char *pin = json_string_value(json_object_get(t, "pin"));
+            if (pin != NULL)
+                printf("  pin %s", pin);
             const json_t *flags = json_object_get(t, "flags");
             if (json_array_size(flags) > 0) {
                 char *f = json_dumps(flags, JSON_COMPACT);

@@ -10,6 +10,7 @@
  * out of tool lists and their calls are denied with the reason.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,8 +203,22 @@ static const tg__pin_verdict *verdict_of(const tg__pin_verdict *v, size_t n,
     return NULL;
 }
 
-/* Takes src's tools of the last list out of the registry. */
-static void unregister(tg__rsrc *src)
+/* Whether row list `rows` has a tool named name. */
+static bool listed(const json_t *rows, const char *name)
+{
+    size_t i;
+    json_t *row; /* borrowed */
+    json_array_foreach(rows, i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "name")), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Takes src's tools of the last list out of the registry, but those named
+ * in keep (NULL: none). */
+static void unregister(tg__rsrc *src, const json_t *keep)
 {
     size_t i;
     json_t *row; /* borrowed */
@@ -211,14 +226,40 @@ static void unregister(tg__rsrc *src)
     {
         const char *name = json_string_value(json_object_get(row, "name"));
         const tg_tool *t = tg__registry_find(src->rt->reg, name);
-        if (t != NULL && t->remote == src)
+        if (t != NULL && t->remote == src &&
+            (keep == NULL || !listed(keep, name)))
             (void)tg__registry_remove(src->rt->reg, name);
     }
 }
 
 void tg__rsrc_unregister(tg__rsrc *src)
 {
-    unregister(src);
+    unregister(src, NULL);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static bool same_json(const json_t *a, const json_t *b)
+{
+    return a == b || (a != NULL && b != NULL && json_equal(a, b));
+}
+
+/* Whether a re-listed tool is the registered one again: then that one is
+ * kept (a removed tool lives until the runtime ends, for the calls that
+ * borrow it, so a server that re-lists without end must not add one
+ * each time). */
+static bool same_tool(const tg_tool *a, const tg_tool *b)
+{
+    return a->state == b->state && a->timeout_ms == b->timeout_ms &&
+           a->output == b->output && same_str(a->off_reason, b->off_reason) &&
+           same_str(a->title, b->title) &&
+           same_str(a->description, b->description) &&
+           same_json(a->input_schema, b->input_schema) &&
+           same_json(a->output_schema, b->output_schema) &&
+           same_json(a->annotations, b->annotations);
 }
 
 /* Registers one served tool (raw: as served; i: its place in the list). */
@@ -241,6 +282,9 @@ static int add_one(tg__rsrc *src, const json_t *raw, size_t i,
     if (rc != 0)
         goto done;
     const tg_tool *other = tg__registry_find(src->rt->reg, name);
+    const tg_tool *own = other != NULL && other->remote == src ? other : NULL;
+    if (own != NULL)
+        other = NULL; /* its own tool of the last list */
     if (!tg__tool_name_valid(name))
         rc = set_off(t, TG_TOOL_DISABLED,
                      "tool '%s' of MCP source '%s' is disabled: '%s' is not "
@@ -274,14 +318,25 @@ static int add_one(tg__rsrc *src, const json_t *raw, size_t i,
                      hold_all);
     if (rc != 0)
         goto done;
-    json_array_append_new(rows,
-                          info_row(name, remote, t->state, t->off_reason, fj));
+    json_t *row = info_row(name, remote, t->state, t->off_reason, fj);
+    if (row != NULL && pv != NULL) {
+        /* what its pin says: "pinned" (as served), "new" (pinned now, or
+         * held under strict), "changed", "renamed"; the served checksum */
+        json_object_set_new(row, "pin",
+                            json_string(tg__pin_kind_name(pv->kind)));
+        json_object_set_new(row, "checksum", json_string(pv->checksum));
+    }
+    json_array_append_new(rows, row);
     if (other != NULL || !tg__tool_name_valid(name)) {
         /* not registered: the name is another tool's (or none) */
         tg__tool_free(t);
         t = NULL;
         goto done;
     }
+    if (own != NULL && same_tool(own, t))
+        goto done; /* unchanged: the registered one stays (t freed) */
+    if (own != NULL)
+        (void)tg__registry_remove(src->rt->reg, name);
     rc = tg__registry_add(src->rt->reg, t, &e);
     t = NULL;
 done:
@@ -312,7 +367,6 @@ void tg__rsrc_apply(tg__rsrc *src, json_t *defs)
         hold_all = e.message[0] ? e.message : "the pins cannot be read";
     }
     record_pins(src, verdicts, nv);
-    unregister(src);
     size_t i;
     json_t *raw; /* borrowed */
     json_array_foreach(defs, i, raw)
@@ -320,6 +374,7 @@ void tg__rsrc_apply(tg__rsrc *src, json_t *defs)
         if (add_one(src, raw, i, verdicts, nv, hold_all, rows) != 0)
             break;
     }
+    unregister(src, rows); /* the last list's tools no longer served */
     json_decref(src->tools);
     src->tools = rows;
     rows = NULL;

@@ -177,6 +177,9 @@ mk p1 fx__greet '{"name":"p"}' >t7.jsonl
 MCP_TOOLS_DESC=changed "$TOOLGATE" run --config fx.json --to toolgate t7.jsonl >o7.jsonl
 eq "held" "$(jq -r '.outcome' o7.jsonl)" denied
 contains "names mcp accept" "$(jq -r '.payload.denied.reason' o7.jsonl)" 'toolgate mcp accept fx__greet'
+MCP_TOOLS_DESC=changed "$TOOLGATE" mcp list --config fx.json --json >l3.json
+eq "mcp list: held, pin changed" "$(jq -c '.[0].tools[]|select(.remote=="greet")|[.state,.pin]' l3.json)" '["held","changed"]'
+eq "mcp list: the others pinned" "$(jq -c '.[0].tools[]|select(.remote=="fail")|[.state,.pin]' l3.json)" '["enabled","pinned"]'
 MCP_TOOLS_DESC=changed "$TOOLGATE" tools --config fx.json >tools2.json
 eq "held tool not listed" "$(jq '[.tools[]|select(.name=="fx__greet")]|length' tools2.json)" 0
 MCP_TOOLS_DESC=changed "$TOOLGATE" mcp accept fx__greet --dry-run --config fx.json >diff.txt
@@ -219,6 +222,7 @@ cat >clash.json <<JSON
            {"name": "fx", "mcp": {"command": ["$FX"], "max_tools": 3}}]}
 JSON
 "$TOOLGATE" mcp list --config clash.json --json >clash.out
+eq "clash: ready" "$(jq -c '.[0]|[.state,.error]' clash.out)" '["ready",null]'
 contains "collision" "$(jq -r '.[0].tools[]|select(.remote=="greet").reason' clash.out)" "its name 'fx__greet' is taken by another tool"
 eq "past max_tools" "$(jq -r '.[0].tools[]|select(.remote=="rm").state' clash.out)" disabled
 contains "says the cap" "$(jq -r '.[0].tools[]|select(.remote=="rm").reason' clash.out)" "more than mcp.max_tools (3)"
