@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -242,11 +243,30 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
     size_t npre = sizeof pre_opts / sizeof pre_opts[0] - 1, nargs = 0;
     while (argv && argv[nargs])
         nargs++;
-    size_t cap = 1 + npre + 2 + 1 + 3 + 3 + 3 + sb->npost + 2 + 4 + 1 + 1 +
+    size_t cap = 1 + npre + 2 + 1 + 3 + 3 + 3 + 3 + sb->npost + 2 + 4 + 1 + 1 +
                  (nargs ? nargs - 1 : 0) + 1;
-    char **a = malloc(cap * sizeof *a);
+    bool hidden = (tg__path_under(prog, "/tmp") ||
+                   (sb->hide_run && tg__path_under(prog, "/run"))) &&
+                  !tg__path_under(prog, cfg->workspace);
+    /* A program installed by npm where the sandbox mounts an empty file
+     * system needs its package tree beside it: the outermost node_modules
+     * above its real file (dependencies are hoisted there), kept in the
+     * array's own allocation. */
+    char real[PATH_MAX];
+    const char *nm = NULL;
+    size_t nml = 0;
+    if (hidden && realpath(prog, real) != NULL &&
+        (nm = strstr(real, "/node_modules/")) != NULL)
+        nml = (size_t)(nm - real) + strlen("/node_modules");
+    char **a = malloc(cap * sizeof *a + (nml ? nml + 1 : 0));
     if (a == NULL)
         return NULL;
+    char *pkg = NULL;
+    if (nml > 0) {
+        pkg = (char *)(a + cap);
+        memcpy(pkg, real, nml);
+        pkg[nml] = '\0';
+    }
     size_t n = 0;
     const char *ws = cfg->workspace;
     a[n++] = (char *)sb->bwrap;
@@ -266,15 +286,18 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
         a[n++] = (char *)cwd;
         a[n++] = (char *)cwd;
     }
-    if ((tg__path_under(prog, "/tmp") ||
-         (sb->hide_run && tg__path_under(prog, "/run"))) &&
-        !tg__path_under(prog, ws)) {
+    if (hidden) {
         /* The program itself lives where the sandbox mounts an empty file
          * system (a build tree under /tmp, say): it is seen, read-only,
-         * and nothing else beside it. */
+         * and nothing else beside it but its npm package tree. */
         a[n++] = "--ro-bind-try";
         a[n++] = (char *)prog;
         a[n++] = (char *)prog;
+        if (pkg != NULL) {
+            a[n++] = "--ro-bind-try";
+            a[n++] = pkg;
+            a[n++] = pkg;
+        }
     }
     a[n++] = "--bind";
     a[n++] = (char *)ws;

@@ -89,8 +89,10 @@ const char *tg__sandbox_level_name(tg__sbx_level level);
 
 /* The argv that runs `prog` (resolved) with argv[1..] in bubblewrap for a
  * call in `cwd`, with its --info-fd 3 and --block-fd 4: a new array of
- * borrowed strings (sb, cfg, cwd, prog and argv must outlive it), freed
- * with free(). NULL on out of memory. */
+ * borrowed strings (sb, cfg, cwd, prog and argv must outlive it; the path
+ * of a program's npm package tree, bound beside a program under /tmp, is
+ * kept in the array's own allocation), freed with free(). NULL on out of
+ * memory. */
 char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
                         const tg_tool *tool, const char *cwd, const char *prog,
                         char *const *argv);

@@ -963,11 +963,74 @@ static void doctor_and_shell_tool(void **state)
     tg_runtime_free(rt);
 }
 
+/* An npm-installed program under /tmp (where the sandbox mounts an empty
+ * file system) is seen with its package tree: the outermost node_modules
+ * above its real file, read-only; a program elsewhere under /tmp alone. */
+static void npm_program_tree(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tg_sbx_npm_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pkg[PATH_MAX], bin[PATH_MAX], js[PATH_MAX], link[PATH_MAX],
+        lone[PATH_MAX], nm[PATH_MAX];
+    snprintf(nm, sizeof nm, "%s/node_modules", dir);
+    snprintf(pkg, sizeof pkg, "%s/node_modules/pkg", dir);
+    snprintf(bin, sizeof bin, "%s/node_modules/.bin", dir);
+    snprintf(js, sizeof js, "%s/node_modules/pkg/main.js", dir);
+    snprintf(link, sizeof link, "%s/node_modules/.bin/tool", dir);
+    snprintf(lone, sizeof lone, "%s/lone", dir);
+    assert_int_equal(mkdir(nm, 0700), 0);
+    assert_int_equal(mkdir(pkg, 0700), 0);
+    assert_int_equal(mkdir(bin, 0700), 0);
+    FILE *f = fopen(js, "w");
+    assert_non_null(f);
+    fclose(f);
+    f = fopen(lone, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(symlink("../pkg/main.js", link), 0);
+    static tg__sandbox sb;
+    snprintf(sb.bwrap, sizeof sb.bwrap, "/usr/bin/bwrap");
+    tg_config cfg = {.workspace = (char *)"/srv/ws"};
+    char *const argv[] = {link, NULL};
+    char **a = tg__sandbox_argv(&sb, &cfg, NULL, "/srv/ws", link, argv);
+    assert_non_null(a);
+    int tree = 0, self = 0;
+    for (size_t i = 0; a[i] != NULL; i++)
+        if (strcmp(a[i], "--ro-bind-try") == 0 && a[i + 1] != NULL) {
+            tree += strcmp(a[i + 1], nm) == 0;
+            self += strcmp(a[i + 1], link) == 0;
+        }
+    assert_int_equal(tree, 1);
+    assert_int_equal(self, 1);
+    free(a);
+    char *const argv2[] = {lone, NULL};
+    a = tg__sandbox_argv(&sb, &cfg, NULL, "/srv/ws", lone, argv2);
+    assert_non_null(a);
+    tree = self = 0;
+    for (size_t i = 0; a[i] != NULL; i++)
+        if (strcmp(a[i], "--ro-bind-try") == 0 && a[i + 1] != NULL) {
+            tree += strstr(a[i + 1], "node_modules") != NULL;
+            self += strcmp(a[i + 1], lone) == 0;
+        }
+    assert_int_equal(tree, 0);
+    assert_int_equal(self, 1);
+    free(a);
+    unlink(link);
+    unlink(js);
+    unlink(lone);
+    rmdir(bin);
+    rmdir(pkg);
+    rmdir(nm);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(config_keys, setup, teardown),
         cmocka_unit_test(secret_names),
+        cmocka_unit_test(npm_program_tree),
         cmocka_unit_test(tool_env),
         cmocka_unit_test(limits_and_kept_fds),
         cmocka_unit_test_setup_teardown(argv_stays_literal, setup, teardown),
