@@ -681,6 +681,11 @@ int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
  * a client is not offered what it can never run. Caller frees *out. */
 int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
                          char **out, tg_error *err);
+/* A number that changes whenever the runtime's tools change (a tool
+ * registered; an MCP source's tools listed, re-listed, held, accepted or
+ * removed): a caller that keeps lists of tg_runtime_tools compares it to
+ * know when to make them again. */
+unsigned long tg_runtime_tools_generation(const tg_runtime *rt);
 
 /* ------------------------------------------------------ MCP servers */
 /* MCP servers behind the runtime ("tool sources"): their tools register as

@@ -168,3 +168,8 @@ int tg_runtime_tools_for(tg_runtime *rt, const char *format, const char *caller,
 {
     return render_for(rt, format, true, caller, out, err);
 }
+
+unsigned long tg_runtime_tools_generation(const tg_runtime *rt)
+{
+    return rt != NULL ? tg__registry_generation(rt->reg) : 0;
+}

@@ -23,6 +23,7 @@ struct tg_registry {
     /* removed tools, kept until the registry is freed */
     tg_tool **gone;
     size_t ngone, capgone;
+    unsigned long generation; /* changes with every add and remove */
 };
 
 tg_registry *tg__registry_new(void)
@@ -79,6 +80,7 @@ int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err)
     }
     e->val.ptr = tool_take;
     reg->tools[reg->count++] = tool_take;
+    reg->generation++;
     return 0;
 fail:
     tg__tool_free(tool_take);
@@ -118,5 +120,11 @@ tg_tool *tg__registry_remove(tg_registry *reg, const char *name)
             break;
         }
     reg->gone[reg->ngone++] = t;
+    reg->generation++;
     return t;
+}
+
+unsigned long tg__registry_generation(const tg_registry *reg)
+{
+    return reg->generation;
 }

@@ -23,6 +23,10 @@ int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err);
 /* The tool named `name`, or NULL. Borrowed, valid while reg lives. */
 const tg_tool *tg__registry_find(const tg_registry *reg, const char *name);
 size_t tg__registry_count(const tg_registry *reg);
+/* A number that changes whenever a tool is added or removed (a changed
+ * tool is removed and added again): who keeps a list made from the
+ * registry compares it to know the list is stale. */
+unsigned long tg__registry_generation(const tg_registry *reg);
 /* Takes the tool named `name` out of the registry (lookups and the list no
  * longer see it) but keeps it alive until the registry is freed: calls
  * still running borrow it. Returns the tool (still the registry's), or

@@ -7,9 +7,10 @@
  * tagged with the subscription's id, the request's id) until the client
  * ends it (closing its HTTP stream, or notifications/cancelled on stdio)
  * or the server does (notifications/cancelled for it, then its final
- * result). toolgate's tools are fixed for the life of a server, so a
- * `toolsListChanged` subscription is honoured and never fires; prompts
- * and resources change nothing here and are not acknowledged.
+ * result). A `toolsListChanged` subscription fires when the runtime's
+ * tools change (an MCP source behind the server re-listed its tools:
+ * srv_tools_announce); prompts and resources change nothing here and are
+ * not acknowledged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,10 @@ int srv_listen_start(srv_ctx *c)
                        NULL);
         return 0;
     }
-    if (json_is_true(json_object_get(want, "toolsListChanged")))
+    if (json_is_true(json_object_get(want, "toolsListChanged"))) {
         json_object_set_new(honoured, "toolsListChanged", json_true());
+        r->tools_sub = true;
+    }
     r->srv = c->srv;
     r->version = c->version;
     r->listen = true;
@@ -83,4 +86,29 @@ void srv_listen_end_all(tg_srv *srv)
             if (r->listen)
                 srv_listen_end(r, true);
         }
+}
+
+void srv_tools_announce(tg_srv *srv)
+{
+    unsigned long gen = tg_runtime_tools_generation(srv->rt);
+    if (gen == srv->announced_gen)
+        return;
+    srv->announced_gen = gen;
+    for (srv_session *s = srv->sessions; s != NULL; s = s->next) {
+        if (s->ended)
+            continue;
+        if (s->initialized && s->version != TG_MCP_V2026_07_28 &&
+            s->notify != NULL)
+            srv_send_json(srv, s->notify, s->version, NULL,
+                          SRV_MSG_NOTIFICATION,
+                          json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+                                    "notifications/tools/list_changed"));
+        for (srv_req *r = s->reqs; r != NULL; r = r->snext)
+            if (r->listen && r->tools_sub)
+                srv_send_json(
+                    srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
+                    json_pack("{s:s,s:s,s:{s:{s:O}}}", "jsonrpc", "2.0",
+                              "method", "notifications/tools/list_changed",
+                              "params", "_meta", META_SUB, r->id));
+    }
 }

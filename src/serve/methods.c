@@ -74,9 +74,11 @@ static void cache_hints(srv_ctx *c, json_t *result, const char *scope)
 
 static json_t *capabilities(const srv_ctx *c)
 {
-    /* prompts: prompts/list answers (an empty list), so it is declared */
-    json_t *caps = json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged", 0,
-                             "logging", "prompts");
+    /* prompts: prompts/list answers (an empty list), so it is declared;
+     * the tool list changes only when MCP servers behind it change theirs */
+    json_t *caps =
+        json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged",
+                  (int)c->srv->tools_may_change, "logging", "prompts");
     if (c->srv->spool_dir != NULL)
         json_object_set_new(caps, "resources", json_object());
     if (c->version == TG_MCP_V2026_07_28)
@@ -142,8 +144,19 @@ static void m_set_level(srv_ctx *c)
     reply(c, json_object());
 }
 
+/* Lets go of lists made before the runtime's tools last changed. */
+static void tools_fresh(tg_srv *srv)
+{
+    unsigned long gen = tg_runtime_tools_generation(srv->rt);
+    if (gen != srv->tools_gen) {
+        srv_tools_free(srv);
+        srv->tools_gen = gen;
+    }
+}
+
 const tg_mcp_tools *srv_tools(tg_srv *srv)
 {
+    tools_fresh(srv);
     if (srv->tools != NULL)
         return srv->tools;
     char *text = NULL;
@@ -163,6 +176,7 @@ struct srv_caller_tools {
 const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
 {
     const char *key = caller != NULL ? caller : "";
+    tools_fresh(srv);
     for (struct srv_caller_tools *t = srv->caller_tools; t != NULL; t = t->next)
         if (strcmp(t->caller, key) == 0)
             return t->tools;

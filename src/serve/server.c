@@ -32,6 +32,7 @@ static void step_as(tg_srv *srv, bool flush)
         (void)tg_runtime_flush(srv->rt);
     else
         (void)tg_runtime_step(srv->rt);
+    srv_tools_announce(srv); /* a source behind us re-listed its tools */
     int t = tg_runtime_timeout(srv->rt);
     if (t == 0) {
         schedule_step(srv);
@@ -341,6 +342,15 @@ tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
     srv->max_depth = opt && opt->max_depth > 0 ? opt->max_depth : 64;
     srv->spool_dir = opt ? opt->spool_dir : NULL;
     srv->journal = opt ? opt->journal : NULL;
+    /* the tools as they are now are what clients are told at first */
+    srv->tools_gen = srv->announced_gen = tg_runtime_tools_generation(rt);
+    char *sources = NULL;
+    if (tg_runtime_sources(rt, &sources, NULL) == 0) {
+        json_t *list = json_loads(sources, 0, NULL); /* new ref */
+        srv->tools_may_change = json_array_size(list) > 0;
+        json_decref(list);
+    }
+    tg_free(sources);
     int rc = uv_loop_init(&srv->loop);
     if (srv->caller == NULL || rc != 0) {
         free(srv->caller);

@@ -43,6 +43,10 @@ struct tg_srv {
     /* the tool list each caller may see (srv_tools_for), built on its
      * first use; callers come from the configuration and the tokens */
     struct srv_caller_tools *caller_tools;
+    /* the tools' generation (tg_runtime_tools_generation) the lists above
+     * were made at, and the last one announced to the clients */
+    unsigned long tools_gen, announced_gen;
+    bool tools_may_change; /* MCP sources serve some of the tools */
     srv_session *sessions;
     size_t live; /* requests not yet answered */
     bool stopping, closed;
@@ -93,9 +97,10 @@ struct srv_req {
      * and out's lists (a task outlives both) */
     struct srv_task *task;
     bool detached;
-    bool listen;   /* a subscriptions/listen (listen.c), not a call */
-    bool silent;   /* canceled by the client: nothing more is sent */
-    bool answered; /* its response was sent */
+    bool listen;    /* a subscriptions/listen (listen.c), not a call */
+    bool tools_sub; /* ...that asked for toolsListChanged */
+    bool silent;    /* canceled by the client: nothing more is sent */
+    bool answered;  /* its response was sent */
     /* progress and log lines: the line readers are made when the tool
      * first writes (most calls of an in-process tool never do) */
     uint64_t out_bytes;
@@ -190,6 +195,11 @@ const tg_mcp_tools *srv_tools(tg_srv *srv);
 const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
 /* Frees the lists srv_tools_for built. */
 void srv_tools_free(tg_srv *srv);
+/* When the runtime's tools changed since the last announcement (an MCP
+ * source behind the server re-listed its tools, one was held or
+ * accepted): notifications/tools/list_changed to every 2025 session and
+ * to every subscriptions/listen that asked for it. */
+void srv_tools_announce(tg_srv *srv);
 /* The _meta members every result of version v carries (JSON text of
  * members: serverInfo under 2026-07-28), or NULL. */
 const char *srv_meta_members(tg_mcp_version v);

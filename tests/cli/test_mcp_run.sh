@@ -260,6 +260,43 @@ printf '%s\n' \
 eq "gateway lists fx__greet" "$(jq 'select(.id==2)|.result.tools|map(.name)|index("fx__greet") != null' gw.out)" true
 eq "gateway hides the disabled tool" "$(jq 'select(.id==2)|.result.tools|map(select(.name=="fx__bad_schema"))|length' gw.out)" 0
 eq "call through the gateway" "$(jq -r 'select(.id==3)|.result.content[0].text' gw.out)" "hello gw"
+eq "the gateway says its list may change" "$(jq -c 'select(.id==1)|.result.capabilities.tools.listChanged' gw.out)" true
+
+# A source's list changes while the gateway serves (the fixture's grow lists
+# one more tool and says so): the gateway re-lists it, tells its client
+# (notifications/tools/list_changed) and then lists the new tool.
+source "$TG_SOURCE_DIR/tests/cli/serve_lib.sh"
+coproc GW { exec "$TOOLGATE" serve --stdio --config gw.json 2>gw2.err; }
+GWPID=$GW_PID
+IN=${GW[1]}
+OUT=${GW[0]}
+send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+r=$(read_id 1)
+send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+r=$(read_id 2)
+eq "before: no fx__grown" "$(jq -c '[.result.tools[].name | select(. == "fx__grown")]' <<<"$r")" '[]'
+send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__grow","arguments":{}}}'
+r=$(read_id 3)
+eq "grow answered" "$(jq -r '.result.content[0].text' <<<"$r")" "grown"
+changed() { # waits for the gateway's notifications/tools/list_changed
+  local line
+  jq -e 'select(.method == "notifications/tools/list_changed")' notes.jsonl >/dev/null && return 0
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    jq -e '.method == "notifications/tools/list_changed"' <<<"$line" >/dev/null && return 0
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  return 1
+}
+check "the client is told the list changed" changed
+send '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+r=$(read_id 4)
+eq "after: fx__grown listed" "$(jq -c '[.result.tools[].name | select(. == "fx__grown")]' <<<"$r")" '["fx__grown"]'
+send '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fx__grown","arguments":{}}}'
+r=$(read_id 5)
+eq "the new tool answers" "$(jq -r '.result.content[0].text' <<<"$r")" "I am new"
+exec {IN}>&-
+wait "$GWPID" || true
 
 # no server left running
 sleep 0.2
