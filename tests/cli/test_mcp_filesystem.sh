@@ -54,11 +54,12 @@ contains "directory_tree" "$(p t10 .payload.content)" '"name": "p.png"'
 eq "outside the root: the server's error" "$(p t11 '[.outcome,.payload.error.code]|join(" ")')" "error TOOL_FAILED"
 contains "access denied" "$(p t11 .payload.error.message)" "denied"
 
-{
-  mk w1 create_directory "{\"path\":\"$D/sub\"}"
-  mk w2 write_file "{\"path\":\"$D/sub/n.txt\",\"content\":\"one\\ntwo\\n\"}"
-} >t2.jsonl
-"$TOOLGATE" run --config tg.json --to toolgate t2.jsonl >o2.jsonl
+# Two turns: the calls of one turn run at once, and write_file needs the
+# directory create_directory makes.
+mk w1 create_directory "{\"path\":\"$D/sub\"}" >t2a.jsonl
+mk w2 write_file "{\"path\":\"$D/sub/n.txt\",\"content\":\"one\\ntwo\\n\"}" >t2b.jsonl
+"$TOOLGATE" run --config tg.json --to toolgate t2a.jsonl >o2.jsonl
+"$TOOLGATE" run --config tg.json --to toolgate t2b.jsonl >>o2.jsonl
 eq "create_directory + write_file" "$(jq -r .outcome o2.jsonl | tr '\n' ' ')" "success success "
 eq "written" "$(cat "$D/sub/n.txt")" $'one\ntwo'
 mk w3 edit_file "{\"path\":\"$D/sub/n.txt\",\"edits\":[{\"oldText\":\"two\",\"newText\":\"three\"}]}" >t3.jsonl
