@@ -73,7 +73,7 @@ eq "move_file" "$(jq -r .outcome o4.jsonl)" success
 check "moved" test -f "$D/m.txt" -a ! -e "$D/sub/n.txt"
 
 # every tool the server lists was called
-cat t1.jsonl t2.jsonl t3.jsonl t4.jsonl | jq -r '.tool|sub("^fs__";"")' | sort -u >called.txt
+cat t1.jsonl t2a.jsonl t2b.jsonl t3.jsonl t4.jsonl | jq -r '.tool|sub("^fs__";"")' | sort -u >called.txt
 eq "every tool called" "$(comm -23 served.txt called.txt | tr '\n' ' ')" ""
 
 # the decisions say which server served each call
