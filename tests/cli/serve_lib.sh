@@ -30,3 +30,32 @@ read_id() {
   echo "no response with id $1" >&2
   return 1
 }
+
+# read_request: reads messages until a request of the server (a method and
+# an id: elicitation/create, ...) and prints it; other messages read
+# meanwhile are appended to notes.jsonl.
+read_request() {
+  local line
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    if jq -e 'has("method") and has("id")' <<<"$line" >/dev/null; then
+      printf '%s\n' "$line"
+      return 0
+    fi
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  return 1
+}
+
+# read_request_or_note METHOD: reads messages until the next one whose
+# method is METHOD and prints it; others are appended to notes.jsonl.
+read_request_or_note() {
+  local line
+  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
+    if [ "$(jq -r '.method // empty' <<<"$line")" == "$1" ]; then
+      printf '%s\n' "$line"
+      return 0
+    fi
+    printf '%s\n' "$line" >>notes.jsonl
+  done
+  return 1
+}

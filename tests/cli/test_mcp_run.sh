@@ -279,14 +279,9 @@ eq "before: no fx__grown" "$(jq -c '[.result.tools[].name | select(. == "fx__gro
 send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__grow","arguments":{}}}'
 r=$(read_id 3)
 eq "grow answered" "$(jq -r '.result.content[0].text' <<<"$r")" "grown"
-changed() { # waits for the gateway's notifications/tools/list_changed
-  local line
-  jq -e 'select(.method == "notifications/tools/list_changed")' notes.jsonl >/dev/null && return 0
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    jq -e '.method == "notifications/tools/list_changed"' <<<"$line" >/dev/null && return 0
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  return 1
+changed() { # the gateway's notifications/tools/list_changed, read or to come
+  jq -e 'select(.method == "notifications/tools/list_changed")' notes.jsonl >/dev/null ||
+    read_request_or_note notifications/tools/list_changed >/dev/null
 }
 check "the client is told the list changed" changed
 send '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'

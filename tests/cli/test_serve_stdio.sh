@@ -133,31 +133,8 @@ r=$(read_id 51)
 eq "ping" "$(jq -c '.result' <<<"$r")" "{}"
 eq "nothing was sent for the canceled request" "$(grep -c '"id":50' notes.jsonl || true)" "0"
 
-# read_request_or_note METHOD: the next message whose method is METHOD
-read_request_or_note() {
-  local line
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    if [ "$(jq -r '.method // empty' <<<"$line")" == "$1" ]; then
-      printf '%s\n' "$line"
-      return 0
-    fi
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  return 1
-}
 
 # a policy ask goes to the client's user as elicitation/create
-read_request() {
-  local line
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    if jq -e 'has("method") and has("id")' <<<"$line" >/dev/null; then
-      printf '%s\n' "$line"
-      return 0
-    fi
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  return 1
-}
 send '{"jsonrpc":"2.0","id":55,"method":"tools/call","params":{"name":"guarded","arguments":{"what":"once"}}}'
 q=$(read_request)
 eq "elicitation asked" "$(jq -r '.method' <<<"$q")" "elicitation/create"

@@ -129,17 +129,6 @@ stop_server
 # input_required, the question (elicitation/create naming the task) goes to
 # the session and with every tasks/result, and the answer runs the call or
 # denies it.
-read_request() { # the next request of the server; other messages kept
-  local line
-  while IFS= read -r -t "$(tg_s 20)" line <&"$OUT"; do
-    if jq -e 'has("method") and has("id")' <<<"$line" >/dev/null; then
-      printf '%s\n' "$line"
-      return 0
-    fi
-    printf '%s\n' "$line" >>notes.jsonl
-  done
-  return 1
-}
 start_server
 send '{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}'
 r=$(read_id '"init"')
