@@ -220,8 +220,9 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
-                    int status, const tg_error *err, char *msg, size_t msg_size)
+int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
+                    tg_mcp_version v, int status, const tg_error *err,
+                    char *msg, size_t msg_size)
 {
     const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
     int code = tr != NULL ? tg__mcp_result_rpc_error(tr) : 0;
@@ -229,10 +230,13 @@ int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
         snprintf(msg, msg_size, "Unknown tool: %s", tg_result_tool(tr));
         return code;
     }
-    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v,
-                                               tg_result_structured(tr)
-                                                   ? TG_MCP_RESULT_OUTPUT_SCHEMA
-                                                   : 0,
+    unsigned flags = 0;
+    if (tr != NULL && tg_result_structured(tr))
+        flags = TG_MCP_RESULT_OUTPUT_SCHEMA;
+    else if (tr != NULL && tg_result_outcome(tr) != TG_OUTCOME_SUCCESS &&
+             tg__mcp_tools_declares_output(srv_tools(srv), tg_result_tool(tr)))
+        flags = TG_MCP_RESULT_DECLARED;
+    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v, flags,
                                                srv_meta_members(v)) == 0)
         return 0;
     snprintf(msg, msg_size, "%s",
@@ -255,8 +259,8 @@ static void answer(srv_req *r, int status, const tg_error *err)
     tg_buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     char m[512];
-    int code =
-        srv_call_answer(&b, r->turn, r->version, status, err, m, sizeof m);
+    int code = srv_call_answer(r->srv, &b, r->turn, r->version, status, err, m,
+                               sizeof m);
     if (code == 0)
         srv_send_result_text(r->srv, r->out, r->version, "tools/call", r->id,
                              b.data, b.len);
