@@ -106,6 +106,7 @@ struct srv_req {
     uint64_t out_bytes;
     double progress_sent;
     uint64_t last_progress_ms;
+    bool progress_relayed; /* a source's own progress went out: no bytes */
     struct srv_req_lines *lines;
 };
 
