@@ -136,14 +136,21 @@ async function gateway(cfg, name) {
         live.delete(g);
         throw new Error(`connect: ${e.message}`);
     }
-    const pid = g.transport.pid ?? g.child?.pid;
+    // Its exit status: a sanitizer's report (a leak) makes it non-zero.
+    // Over stdio the SDK's transport holds the process (`_process`).
+    const proc = g.child ?? g.transport._process;
+    const exited = new Promise((r) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) r([proc.exitCode, proc.signalCode]);
+        else proc.once('exit', (code, sig) => r([code, sig]));
+    });
     return {
         client,
         close: async () => {
             await client.close();
             await g.stop();
-            if (pid) await waitFor(`the gateway (pid ${pid}) exited`, () => gone(pid), ms(10000));
+            const [code, sig] = await exited;
             live.delete(g);
+            if (code !== 0) notOk(`${name}: the gateway exits cleanly`, `exit ${code ?? sig}`);
         },
     };
 }
