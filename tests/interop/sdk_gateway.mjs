@@ -25,7 +25,9 @@
 //               test server, one aborted with an AbortSignal: the server
 //               receives notifications/cancelled with the upstream request
 //               id of that call only, the other completes, and the journal
-//               has the aborted call `canceled`, execution `started`.
+//               has the aborted call `canceled`, execution `started`;
+//               then a tool's progress (halves, a total, a message)
+//               reaches the client as the server sent it.
 // Each check prints `ok NAME` or `not ok NAME: reason`; the exit status is
 // 1 when any failed, 2 when the run itself broke.
 //
@@ -487,6 +489,14 @@ async function scenarioCancel() {
         const o = await b;
         if (o.error) return `it failed: ${o.error.message}`;
         return (!o.result.isError && textOf(o.result).includes('done kept')) || `got ${said(o.result)}`;
+    });
+    await check('sdk server: progress with a message is relayed as sent', async () => {
+        const seen = [];
+        const res = await callOk(g.client, 'fx__steps', { n: 3 }, { onprogress: (p) => seen.push(p) });
+        if (!textOf(res).includes('3 steps')) return `got ${said(res)}`;
+        const want = [1, 2, 3].map((i) => ({ progress: i / 2, total: 1.5, message: `step ${i} of 3` }));
+        return JSON.stringify(seen) === JSON.stringify(want) ||
+            `notifications/progress ${JSON.stringify(seen)}, not ${JSON.stringify(want)}`;
     });
     await check('cancel: the gateway serves on', async () => {
         const res = await g.client.callTool({ name: 'fx__hello', arguments: { name: 'after' } });
