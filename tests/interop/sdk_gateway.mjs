@@ -492,10 +492,12 @@ async function scenarioCancel() {
     });
     await check('sdk server: progress with a message is relayed as sent', async () => {
         const seen = [];
-        const res = await callOk(g.client, 'fx__steps', { n: 3 }, { onprogress: (p) => seen.push(p) });
-        if (!textOf(res).includes('3 steps')) return `got ${said(res)}`;
-        const want = [1, 2, 3].map((i) => ({ progress: i / 2, total: 1.5, message: `step ${i} of 3` }));
-        return JSON.stringify(seen) === JSON.stringify(want) ||
+        const res = await callOk(g.client, 'fx__steps', { n: 4 }, { onprogress: (p) => seen.push(p) });
+        if (!textOf(res).includes('4 steps')) return `got ${said(res)}`;
+        const want = [1, 2, 3, 4].map((i) => ({ progress: i / 2, total: 2, message: `step ${i} of 4` }));
+        // the last may be dropped by the SDK Client (see the everything
+        // scenario), though the server waits a little before answering
+        return (seen.length >= 3 && JSON.stringify(seen) === JSON.stringify(want.slice(0, seen.length))) ||
             `notifications/progress ${JSON.stringify(seen)}, not ${JSON.stringify(want)}`;
     });
     await check('cancel: the gateway serves on', async () => {
