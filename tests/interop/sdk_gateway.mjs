@@ -40,14 +40,13 @@
 // hide when the checkout lies under /tmp (a CI clone); the npm servers run
 // sandboxed (toolgate binds their package tree).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync,
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync,
     statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, failures, gone, ms, notOk, ok, startServe, textOf, waitFor } from './harness.mjs';
+import { check, failures, gone, ms, notOk, startServe, textOf, waitFor } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = (name) => join(here, 'node_modules', '.bin', name);
@@ -90,12 +89,13 @@ function cleanup() {
 }
 
 // A fresh workspace and state directory for one scenario, its config
-// written with `tools` (the sources).
-function scenarioDir(name, tools, extra = {}) {
+// written with the sources toolsOf({root, work, state}) returns.
+function scenarioDir(name, toolsOf) {
     const root = join(dir, name);
     const work = join(root, 'work'), state = join(root, 'state');
     mkdirSync(work, { recursive: true });
     mkdirSync(state, { recursive: true });
+    const tools = toolsOf({ root, work, state });
     const cfg = join(root, 'toolgate.json');
     writeFileSync(cfg, JSON.stringify({
         workspace: work,
@@ -105,7 +105,6 @@ function scenarioDir(name, tools, extra = {}) {
         builtin_tools: [],
         policy: { default: 'allow', rules: [] },
         tools,
-        ...extra,
     }, null, 1));
     return { root, work, state, cfg };
 }
@@ -178,7 +177,9 @@ async function callOk(client, name, args, options) {
 /* ------------------------------------------------------------ fs */
 
 async function scenarioFs() {
-    const s = scenarioDir('fs', [], {});
+    const s = scenarioDir('fs', ({ work }) => [{ name: 'fs', mcp: {
+        command: [bin('mcp-server-filesystem'), join(work, 'data')], roots: [join(work, 'data')],
+    } }]);
     const D = join(s.work, 'data');
     mkdirSync(D);
     writeFileSync(join(D, 'a.txt'), 'line1\nline2\nline3\n');
@@ -187,9 +188,6 @@ async function scenarioFs() {
     writeFileSync(join(D, 'p.png'), png);
     // in the workspace (the sandbox shows it to the server), outside its root
     writeFileSync(join(s.work, 'outside.txt'), 'secret\n');
-    const cfgText = JSON.parse(readFileSync(s.cfg, 'utf8'));
-    cfgText.tools = [{ name: 'fs', mcp: { command: [bin('mcp-server-filesystem'), D], roots: [D] } }];
-    writeFileSync(s.cfg, JSON.stringify(cfgText));
 
     const { client, close } = await gateway(s.cfg, 'fs');
     const called = new Set();
@@ -309,7 +307,7 @@ async function scenarioFs() {
 /* ------------------------------------------------------------ everything */
 
 async function scenarioEverything() {
-    const s = scenarioDir('everything', [
+    const s = scenarioDir('everything', () => [
         { name: 'ev', mcp: { command: [bin('mcp-server-everything')], timeout_ms: ms(30000) } },
     ]);
     const { client, close } = await gateway(s.cfg, 'everything');
@@ -366,9 +364,9 @@ async function scenarioEverything() {
 
 // The test server's source entry: descFile read at its start, every call
 // and cancel logged to logFile, `wait` released by files in releaseDir.
-function fixtureSource(s) {
-    const f = { desc: join(s.work, 'desc.txt'), log: join(s.work, 'upstream.jsonl'),
-        release: join(s.work, 'release') };
+function fixtureSource(work) {
+    const f = { desc: join(work, 'desc.txt'), log: join(work, 'upstream.jsonl'),
+        release: join(work, 'release') };
     mkdirSync(f.release, { recursive: true });
     f.entry = { name: 'fx', mcp: {
         command: [process.execPath, FIXTURE, f.desc, f.log, f.release], sandbox: false,
@@ -380,11 +378,8 @@ const upstreamLog = (f) => (existsSync(f.log) ? readFileSync(f.log, 'utf8') : ''
     .split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
 async function scenarioPin() {
-    const s = scenarioDir('pin', []);
-    const f = fixtureSource(s);
-    const cfg = JSON.parse(readFileSync(s.cfg, 'utf8'));
-    cfg.tools = [f.entry];
-    writeFileSync(s.cfg, JSON.stringify(cfg));
+    let f;
+    const s = scenarioDir('pin', ({ work }) => [(f = fixtureSource(work)).entry]);
     const hello = async (client, name) => client.callTool({ name: 'fx__hello', arguments: { name } },
         undefined, { timeout: ms(30000) });
     const describe = async (client) =>
@@ -446,11 +441,8 @@ async function scenarioPin() {
 /* ------------------------------------------------------------ cancel */
 
 async function scenarioCancel() {
-    const s = scenarioDir('cancel', []);
-    const f = fixtureSource(s);
-    const cfg = JSON.parse(readFileSync(s.cfg, 'utf8'));
-    cfg.tools = [f.entry];
-    writeFileSync(s.cfg, JSON.stringify(cfg));
+    let f;
+    const s = scenarioDir('cancel', ({ work }) => [(f = fixtureSource(work)).entry]);
     writeFileSync(f.desc, 'Greets someone by name');
     const g = await gateway(s.cfg, 'cancel');
     const started = (marker) => upstreamLog(f).find((l) => l.call && l.call.marker === marker)?.call;
