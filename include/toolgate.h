@@ -489,7 +489,9 @@ enum {
 typedef struct tg_events {
     void (*accepted)(void *ud, const tg_call *call);
     void (*started)(void *ud, const tg_call *call);
-    /* stream: 1 stdout, 2 stderr. */
+    /* stream: 1 stdout, 2 stderr, 3 progress an MCP server reported for a
+     * call to one of its tools (notifications/progress): one line
+     * "progress P[/T][: MESSAGE]\n", P and T its numbers as sent. */
     void (*output)(void *ud, const tg_call *call, int stream, const char *data,
                    size_t len);
     void (*finished)(void *ud, const tg_call *call, const tg_result *result);
@@ -605,7 +607,9 @@ int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err);
  * events (tg_runtime_set_events) fire as well. */
 typedef struct tg_turn_ops {
     void (*started)(void *ud, const tg_call *call);
-    /* stream: 1 stdout, 2 stderr. */
+    /* stream: 1 stdout, 2 stderr, 3 progress an MCP server reported for a
+     * call to one of its tools (notifications/progress): one line
+     * "progress P[/T][: MESSAGE]\n", P and T its numbers as sent. */
     void (*output)(void *ud, const tg_call *call, int stream, const char *data,
                    size_t len);
     void (*finished)(void *ud, const tg_call *call, const tg_result *result);

@@ -137,7 +137,7 @@ static void on_output(void *ud, const tg_call *call, int stream,
             size_t end = nl ? (size_t)(nl - data) : len;
             fputc('[', p->out);
             cli_put_field(p->out, tg_call_id(call), 0);
-            fputs(stream == 2 ? " stderr] " : " stdout] ", p->out);
+            fputs(stream == 1 ? " stdout] " : " stderr] ", p->out);
             cli_put_safe(p->out, data + at, end - at, TG_TERMINAL_KEEP_LINES);
             fputc('\n', p->out);
             at = nl ? end + 1 : len;

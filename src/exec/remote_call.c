@@ -16,7 +16,8 @@
  *   - the deadline: timeout (the session told the server);
  *   - the session failing or closing mid-call: error INTERRUPTED;
  *   - a cancel: canceled, the server told (notifications/cancelled).
- * Progress becomes output chunks on stream 2, one readable line each.
+ * Progress becomes output chunks on stream 3, one readable line each
+ * (toolgate.h), its numbers as the server sent them.
  * The result's decisions.source says which server served it.
  */
 #include <stdio.h>
@@ -202,18 +203,28 @@ static void on_done(void *ud, const tg__rcall_end *end)
     finish(rc, r);
 }
 
+/* v as the shortest of %.15g and %.17g that reads back as v. */
+static void number(char *out, size_t size, double v)
+{
+    snprintf(out, size, "%.15g", v);
+    if (strtod(out, NULL) != v)
+        snprintf(out, size, "%.17g", v);
+}
+
 static void on_progress(void *ud, double progress, double total,
                         const char *message)
 {
     rcall *rc = ud;
-    char line[600];
-    int n = total >= 0
-                ? snprintf(line, sizeof line, "progress %g/%g%s%s\n", progress,
-                           total, message ? ": " : "", message ? message : "")
-                : snprintf(line, sizeof line, "progress %g%s%s\n", progress,
-                           message ? ": " : "", message ? message : "");
+    char line[600], p[32], t[32];
+    number(p, sizeof p, progress);
+    number(t, sizeof t, total);
+    int n = snprintf(line, sizeof line, "progress %s%s%s%s%s\n", p,
+                     total >= 0 ? "/" : "", total >= 0 ? t : "",
+                     message ? ": " : "", message ? message : "");
+    if (n > 0 && (size_t)n >= sizeof line)
+        line[sizeof line - 2] = '\n'; /* cut: still one line */
     if (n > 0)
-        rc->c.sink.output(rc->c.sink.ctx, 2, line,
+        rc->c.sink.output(rc->c.sink.ctx, 3, line,
                           (size_t)n < sizeof line ? (size_t)n
                                                   : sizeof line - 1);
     if (rc->max_ms > 0 && rc->c.budget_ms > 0) {

@@ -71,7 +71,9 @@ typedef struct tg__source_env {
 typedef struct tg__source_sink {
     /* A chunk of the call's output as it arrives (data borrowed for the
      * call only): stream 1 the tool's output (stdout, a handler's text),
-     * 2 what it logs (stderr, progress). Becomes the `output` events. */
+     * 2 what it logs (stderr), 3 progress it reports (one line
+     * "progress P[/T][: MESSAGE]\n", toolgate.h). Becomes the `output`
+     * events. */
     void (*output)(void *ctx, int stream, const char *data, size_t len);
     /* Records how the source runs the call under `key` of the result's
      * decisions ("sandbox": how a command is confined). value taken (NULL

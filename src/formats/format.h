@@ -209,13 +209,17 @@ int tg__content_base64_check(const char *s, size_t len, size_t *bad_at);
  * one compact JSON object appended to out. flags: TG_MCP_CTR_STRUCTURED
  * puts a success's payload in structuredContent too when it is an object,
  * TG_MCP_CTR_STRUCTURED_ANY whatever JSON value it is (2026-07-28 allows
- * any), TG_MCP_CTR_RESULT_TYPE adds "resultType":"complete" (2026-07-28).
+ * any), TG_MCP_CTR_RESULT_TYPE adds "resultType":"complete" (2026-07-28),
+ * TG_MCP_CTR_DECLARED says the tool declares an outputSchema: an outcome
+ * other than success then carries no structuredContent (its payload
+ * convention is no instance of that schema, and clients check it).
  * meta_members (may be NULL) is JSON text of members ("k":v,...) placed
  * first in _meta. text and scratch are the caller's buffers, reused.
  * Returns 0, TG_ENOMEM or TG_ELIMIT. */
 #define TG_MCP_CTR_STRUCTURED 1u
 #define TG_MCP_CTR_STRUCTURED_ANY 2u
 #define TG_MCP_CTR_RESULT_TYPE 4u
+#define TG_MCP_CTR_DECLARED 8u
 int tg__format_mcp_call_tool_result(tg_buf *out, const tg_result *r,
                                     unsigned flags, const char *meta_members,
                                     tg_buf *text, tg_buf *scratch);

@@ -132,8 +132,9 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
 }
 
 /* ,"structuredContent":PAYLOAD when the result carries one: the payload of
- * every outcome but success (an object: the payload convention), and a
- * success's payload when flags ask for it. */
+ * every outcome but success (an object: the payload convention) unless its
+ * tool declares an outputSchema, and a success's payload when flags ask
+ * for it. */
 static int put_structured(tg_buf *out, const tg_result *r, unsigned flags)
 {
     static const char key[] = ",\"structuredContent\":";
@@ -141,7 +142,7 @@ static int put_structured(tg_buf *out, const tg_result *r, unsigned flags)
     const json_t *p = NULL; /* borrowed */
     int want;
     if (r->outcome != TG_OUTCOME_SUCCESS)
-        want = 1;
+        want = !(flags & TG_MCP_CTR_DECLARED);
     else if (tg__result_content_payload(r))
         want = 0; /* {"content":[…]} of content blocks: they are the content */
     else if (flags & TG_MCP_CTR_STRUCTURED_ANY)

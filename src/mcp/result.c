@@ -26,6 +26,8 @@ int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
     if (flags & TG_MCP_RESULT_OUTPUT_SCHEMA)
         ctr |= t->structured_any ? TG_MCP_CTR_STRUCTURED_ANY
                                  : TG_MCP_CTR_STRUCTURED;
+    if (flags & TG_MCP_RESULT_DECLARED)
+        ctr |= TG_MCP_CTR_DECLARED;
     /* payload texts and messages: on the stack while they fit */
     char text_mem[512], scratch_mem[256];
     tg_buf text, scratch;
@@ -71,6 +73,7 @@ typedef struct tool_entry {
     char *json; /* the definition, compact */
     size_t len;
     bool has_execution; /* the definition says how it executes */
+    bool has_output;    /* the definition has an outputSchema */
 } tool_entry;
 
 struct tg_mcp_tools {
@@ -148,6 +151,7 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
         tg__buf_init(&b, 0);
         e->name_len = json_string_length(name);
         e->has_execution = json_object_get(def, "execution") != NULL;
+        e->has_output = json_object_get(def, "outputSchema") != NULL;
         e->name = malloc(e->name_len + 1);
         if (e->name != NULL)
             memcpy(e->name, json_string_value(name), e->name_len + 1);
@@ -197,13 +201,27 @@ static size_t first_after(const tg_mcp_tools *tools, const char *name,
     return lo;
 }
 
-bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name)
+/* The entry of the tool named `name`, or NULL. */
+static const tool_entry *find(const tg_mcp_tools *tools, const char *name)
 {
     if (tools == NULL || name == NULL)
-        return false;
+        return NULL;
     size_t nlen = strlen(name), i = first_after(tools, name, nlen);
     return i > 0 && cmp_names(tools->t[i - 1].name, tools->t[i - 1].name_len,
-                              name, nlen) == 0;
+                              name, nlen) == 0
+               ? &tools->t[i - 1]
+               : NULL;
+}
+
+bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name)
+{
+    return find(tools, name) != NULL;
+}
+
+bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name)
+{
+    const tool_entry *e = find(tools, name);
+    return e != NULL && e->has_output;
 }
 
 /* Appends tool e's definition, with execution.taskSupport when `support`

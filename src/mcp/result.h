@@ -27,6 +27,11 @@
  * structuredContent - when it is an object, or whatever JSON value it is
  * under versions whose structuredContent may be any value (2026-07-28). */
 #define TG_MCP_RESULT_OUTPUT_SCHEMA 1u
+/* The tool declares an outputSchema, whatever the outcome: one other than
+ * success carries no structuredContent, which would not be an instance of
+ * that schema (clients check it: the TypeScript SDK's Client refuses such
+ * a result). */
+#define TG_MCP_RESULT_DECLARED 2u
 
 /* Appends the CallToolResult of r (borrowed) under version v as one compact
  * JSON object (the result member of the response):
@@ -34,7 +39,8 @@
  *                      with the text every other format renders;
  *   structuredContent  the payload convention of every outcome but success
  *                      ({"error":{...}}, {"timeout":{...}}, {"canceled":
- *                      {...}}, {"denied":{...}}); a success's payload with
+ *                      {...}}, {"denied":{...}}) but with
+ *                      TG_MCP_RESULT_DECLARED; a success's payload with
  *                      TG_MCP_RESULT_OUTPUT_SCHEMA (see above);
  *   isError            true for every outcome but success, else false;
  *   _meta              meta_members first (JSON text of members, e.g.
@@ -79,6 +85,9 @@ size_t tg__mcp_tools_count(const tg_mcp_tools *tools);
 /* Whether the list has a tool named `name` (NUL-terminated; NULL: no).
  * tools may be NULL (an empty list). */
 bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name);
+/* Whether the list has a tool named `name` whose definition has an
+ * outputSchema (tools and name as for tg__mcp_tools_has). */
+bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name);
 
 #define TG_MCP_TOOLS_PAGE_DEFAULT 500
 

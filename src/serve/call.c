@@ -4,7 +4,9 @@
  * the server's own (the journal's key: JSON-RPC ids repeat across clients
  * and sessions), submitted to the runtime under the session's caller. While
  * it runs, its output becomes notifications/progress (bytes so far and the
- * last line, for a request with a progressToken) and each line the tool
+ * last line, for a request with a progressToken; the progress an MCP
+ * server behind the gateway reports, its numbers and message, instead of
+ * the bytes) and each line the tool
  * writes to stderr a notifications/message log message at the level the
  * line starts with (info otherwise), both on the request's own stream; a
  * notifications/cancelled, or under 2026-07-28 the request's stream
@@ -13,6 +15,7 @@
  * unknown tool is JSON-RPC -32602.
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +107,7 @@ static void send_note(srv_req *r, json_t *msg_take)
 static void progress(srv_req *r, bool force)
 {
     uint64_t t = now_ms();
-    if (r->progress_token == NULL ||
+    if (r->progress_token == NULL || r->progress_relayed ||
         (!force && t - r->last_progress_ms < PROGRESS_EVERY_MS))
         return;
     r->last_progress_ms = t;
@@ -117,6 +120,51 @@ static void progress(srv_req *r, bool force)
         json_object_set_new(p, "message", json_string(r->lines->last_line));
     send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
                            "notifications/progress", "params", p));
+}
+
+/* v as JSON: an integer when it is one (2^53 at most), else a real. */
+static json_t *json_num(double v)
+{
+    return v == floor(v) && fabs(v) <= 9007199254740992.0
+               ? json_integer((json_int_t)v)
+               : json_real(v);
+}
+
+/* Relays the progress a source reported (output stream 3: one line
+ * "progress P[/T][: MESSAGE]\n", toolgate.h) as its own numbers and
+ * message, while P increases. */
+static void relay_progress(srv_req *r, const char *data, size_t len)
+{
+    char line[640];
+    if (r->progress_token == NULL || len < 10 || len >= sizeof line ||
+        memcmp(data, "progress ", 9) != 0)
+        return;
+    memcpy(line, data, len);
+    line[len] = '\0';
+    if (line[len - 1] == '\n')
+        line[len - 1] = '\0';
+    char *end;
+    double p = strtod(line + 9, &end), t = -1;
+    if (end == line + 9 || !(p > r->progress_sent) || !isfinite(p))
+        return;
+    if (*end == '/') {
+        char *s = end + 1;
+        t = strtod(s, &end);
+        if (end == s || !isfinite(t))
+            return;
+    }
+    json_t *params = json_pack("{s:O,s:o}", "progressToken", r->progress_token,
+                               "progress", json_num(p)); /* new ref */
+    if (params == NULL)
+        return;
+    if (t >= 0)
+        json_object_set_new(params, "total", json_num(t));
+    if (strncmp(end, ": ", 2) == 0)
+        json_object_set_new(params, "message", json_string(end + 2));
+    r->progress_relayed = true;
+    r->progress_sent = p;
+    send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+                           "notifications/progress", "params", params));
 }
 
 /* The level a log line starts with ("ERROR: x", "[warn] y"), else info. */
@@ -203,6 +251,10 @@ static void on_output(void *ud, const tg_call *call, int stream,
 {
     (void)call;
     srv_req *r = ud;
+    if (stream == 3) {
+        relay_progress(r, data, len);
+        return;
+    }
     r->out_bytes += len;
     /* Lines are read only for whom they go to: stderr as log messages,
      * stdout for the progress notifications' last line. Without memory
@@ -220,8 +272,9 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
-                    int status, const tg_error *err, char *msg, size_t msg_size)
+int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
+                    tg_mcp_version v, int status, const tg_error *err,
+                    char *msg, size_t msg_size)
 {
     const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
     int code = tr != NULL ? tg__mcp_result_rpc_error(tr) : 0;
@@ -229,10 +282,13 @@ int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
         snprintf(msg, msg_size, "Unknown tool: %s", tg_result_tool(tr));
         return code;
     }
-    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v,
-                                               tg_result_structured(tr)
-                                                   ? TG_MCP_RESULT_OUTPUT_SCHEMA
-                                                   : 0,
+    unsigned flags = 0;
+    if (tr != NULL && tg_result_structured(tr))
+        flags = TG_MCP_RESULT_OUTPUT_SCHEMA;
+    else if (tr != NULL && tg_result_outcome(tr) != TG_OUTCOME_SUCCESS &&
+             tg__mcp_tools_declares_output(srv_tools(srv), tg_result_tool(tr)))
+        flags = TG_MCP_RESULT_DECLARED;
+    if (tr != NULL && tg__mcp_call_tool_result(result, tr, v, flags,
                                                srv_meta_members(v)) == 0)
         return 0;
     snprintf(msg, msg_size, "%s",
@@ -255,8 +311,8 @@ static void answer(srv_req *r, int status, const tg_error *err)
     tg_buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     char m[512];
-    int code =
-        srv_call_answer(&b, r->turn, r->version, status, err, m, sizeof m);
+    int code = srv_call_answer(r->srv, &b, r->turn, r->version, status, err, m,
+                               sizeof m);
     if (code == 0)
         srv_send_result_text(r->srv, r->out, r->version, "tools/call", r->id,
                              b.data, b.len);

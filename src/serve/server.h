@@ -106,6 +106,7 @@ struct srv_req {
     uint64_t out_bytes;
     double progress_sent;
     uint64_t last_progress_ms;
+    bool progress_relayed; /* a source's own progress went out: no bytes */
     struct srv_req_lines *lines;
 };
 
@@ -252,10 +253,12 @@ void srv_req_detach(srv_req *r);
  * CallToolResult appended to `result` (a JSON object, toolgate's outcome
  * in its _meta), or the JSON-RPC error code the call is answered with
  * instead - -32602 for an unknown tool, -32603 when the call failed or its
- * result cannot be rendered - with the error's message in msg[msg_size]. */
-int srv_call_answer(tg_buf *result, const tg_turn *turn, tg_mcp_version v,
-                    int status, const tg_error *err, char *msg,
-                    size_t msg_size);
+ * result cannot be rendered - with the error's message in msg[msg_size].
+ * A tool that declares an outputSchema in srv's tool list gets no
+ * structuredContent with an outcome other than success. */
+int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
+                    tg_mcp_version v, int status, const tg_error *err,
+                    char *msg, size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);
 

@@ -204,7 +204,8 @@ static void finish(srv_tasks *ts, const char *id, const tg_turn *turn,
     tg__buf_init(&answer, 0);
     tg__buf_init(&res, 0);
     char m[512];
-    int code = srv_call_answer(&res, turn, v, status, why, m, sizeof m);
+    int code =
+        srv_call_answer(ts->srv, &res, turn, v, status, why, m, sizeof m);
     const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
     int rc = 0;
     if (code == 0) {

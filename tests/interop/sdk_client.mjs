@@ -28,20 +28,15 @@
 // way out, and the check `version` says what the server chose. Time bounds
 // scale with TG_TEST_TIME_SCALE. Runs on Node >= 18.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { check, failures, gone, ms, notOk, ok, startServe, textOf, waitFor } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const scale = Math.max(1, Number(process.env.TG_TEST_TIME_SCALE) || 1);
-const ms = (n) => n * scale;
-const sleep = (n) => new Promise((r) => setTimeout(r, n));
 
 function usage(msg) {
     if (msg) console.error(`sdk_client: ${msg}`);
@@ -66,25 +61,6 @@ if (!opt.toolgate === !opt.url) usage('give --toolgate or --url');
 if (opt.url && !opt.workspace) usage('--url needs --workspace');
 if (!['stdio', 'http'].includes(opt.transport)) usage(`--transport ${opt.transport}`);
 
-let failed = 0;
-function ok(name) { console.log(`ok ${name}`); }
-function notOk(name, why) {
-    failed++;
-    console.log(`not ok ${name}: ${String(why).replace(/\s+/g, ' ').slice(0, 500)}`);
-}
-// Runs one check; a throw or a false `cond` is its failure.
-async function check(name, fn) {
-    try {
-        const why = await fn();
-        if (why === true || why === undefined) ok(name);
-        else if (typeof why === 'string' && why.startsWith('# SKIP')) console.log(`ok ${name} ${why}`);
-        else notOk(name, why === false ? 'check failed' : why);
-    } catch (e) {
-        notOk(name, e && e.message ? e.message : e);
-    }
-}
-const textOf = (res) => (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-
 // Nothing may hang: the whole run has a deadline.
 const watchdog = setTimeout(() => {
     notOk('deadline', `the run did not end within ${ms(120)} s`);
@@ -93,9 +69,9 @@ const watchdog = setTimeout(() => {
 }, ms(120000));
 watchdog.unref();
 
-let dir = null, server = null;
+let dir = null, serve = null;
 function cleanup() {
-    if (server && server.exitCode === null) server.kill('SIGTERM');
+    if (serve && serve.child && serve.child.exitCode === null) serve.child.kill('SIGTERM');
     if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
@@ -113,33 +89,6 @@ function writeConfig() {
     const cfg = join(dir, 'toolgate.json');
     writeFileSync(cfg, text);
     return { cfg, work };
-}
-
-function freePort() {
-    return new Promise((resolve, reject) => {
-        const s = createServer();
-        s.on('error', reject);
-        s.listen(0, '127.0.0.1', () => {
-            const { port } = s.address();
-            s.close(() => resolve(port));
-        });
-    });
-}
-
-async function waitForPort(port, child) {
-    const until = Date.now() + ms(20000);
-    for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null)
-            throw new Error(`toolgate serve exited (${child.exitCode ?? child.signalCode}) before listening`);
-        const up = await new Promise((r) => {
-            const s = netConnect(port, '127.0.0.1');
-            s.on('connect', () => { s.destroy(); r(true); });
-            s.on('error', () => r(false));
-        });
-        if (up) return;
-        if (Date.now() > until) throw new Error(`toolgate serve did not listen on ${port}`);
-        await sleep(50);
-    }
 }
 
 // The SDK offers only its latest version; this makes it offer `version`
@@ -166,24 +115,6 @@ function pinVersion(transport, version, seen) {
     return transport;
 }
 
-// Whether process pid is gone (or a zombie nobody waited for yet).
-function gone(pid) {
-    try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z';
-    } catch {
-        return true;
-    }
-}
-
-async function waitFor(what, fn, limit) {
-    const until = Date.now() + limit;
-    while (!(await fn())) {
-        if (Date.now() > until) throw new Error(`${what} within ${limit} ms`);
-        await sleep(20);
-    }
-}
-
 async function main() {
     let transport, work;
     if (opt.url) {
@@ -192,20 +123,8 @@ async function main() {
     } else {
         const c = writeConfig();
         work = c.work;
-        if (opt.transport === 'stdio') {
-            transport = new StdioClientTransport({
-                command: opt.toolgate,
-                args: ['serve', '--stdio', '--config', c.cfg],
-                stderr: 'inherit',
-            });
-        } else {
-            const port = await freePort();
-            server = spawn(opt.toolgate, ['serve', '--http', `127.0.0.1:${port}`, '--config', c.cfg],
-                { stdio: ['ignore', 'inherit', 'inherit'] });
-            server.on('error', (e) => { console.error(`sdk_client: ${e.message}`); });
-            await waitForPort(port, server);
-            transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-        }
+        serve = await startServe(opt.toolgate, opt.transport, c.cfg);
+        transport = serve.transport;
     }
     const seen = {};
     pinVersion(transport, opt.version, seen);
@@ -369,4 +288,4 @@ try {
     code = 2;
 }
 cleanup();
-process.exit(code || (failed ? 1 : 0));
+process.exit(code || (failures() ? 1 : 0));

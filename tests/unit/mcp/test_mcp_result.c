@@ -121,6 +121,15 @@ static void test_call_tool_results(void **state)
         assert_int_equal(strstr(out.data, "structuredContent") != NULL,
                          r[i]->outcome != TG_OUTCOME_SUCCESS);
         assert_non_null(strstr(out.data, "\"_meta\":{\"k.example/x\":1,"));
+        /* a tool that declares an outputSchema: no other outcome than a
+         * success carries structured content (its payload convention is
+         * no instance of that schema) */
+        out.len = 0;
+        assert_int_equal(tg__mcp_call_tool_result(&out, r[i],
+                                                  TG_MCP_V2025_11_25,
+                                                  TG_MCP_RESULT_DECLARED, NULL),
+                         0);
+        assert_null(strstr(out.data, "structuredContent"));
     }
     assert_int_equal(
         tg__mcp_call_tool_result(&out, r[0], TG_MCP_V2025_03_26, 0, NULL),
@@ -247,6 +256,18 @@ static void test_tools_pages(void **state)
     assert_false(tg__mcp_tools_has(tools, "d"));
     assert_false(tg__mcp_tools_has(tools, NULL));
     assert_false(tg__mcp_tools_has(NULL, "a"));
+    /* which of them declare an outputSchema */
+    const char *outs = "[{\"name\":\"a\",\"outputSchema\":{\"type\":"
+                       "\"object\"}},{\"name\":\"b\"}]";
+    tg_mcp_tools *with_out = NULL;
+    assert_int_equal(tg__mcp_tools_new(outs, strlen(outs), &with_out, &err), 0);
+    assert_true(tg__mcp_tools_declares_output(with_out, "a"));
+    assert_false(tg__mcp_tools_declares_output(with_out, "b"));
+    assert_false(tg__mcp_tools_declares_output(with_out, "c"));
+    assert_false(tg__mcp_tools_declares_output(with_out, NULL));
+    assert_false(tg__mcp_tools_declares_output(NULL, "a"));
+    assert_false(tg__mcp_tools_declares_output(tools, "b"));
+    tg__mcp_tools_free(with_out);
     /* execution.taskSupport: under 2025-11-25 only, a definition's own
      * execution kept */
     tg_mcp_page_opts tasks = {0, 0, false, "optional"};
