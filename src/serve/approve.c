@@ -192,6 +192,8 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
 void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error)
 {
+    if (srv_elicit_response(s, id, result, is_error))
+        return; /* a source's question, forwarded (elicit.c) */
     srv_req *r = NULL;
     for (r = s->reqs; id != NULL && r != NULL; r = r->snext)
         if (r->ask != NULL && json_equal(r->ask_id, id))
@@ -334,4 +336,5 @@ void srv_approvals_init(tg_srv *srv)
 {
     srv_random_bytes(srv->state_key, sizeof srv->state_key);
     tg_runtime_set_ask(srv->rt, on_ask, srv);
+    srv_elicits_init(srv);
 }
