@@ -144,7 +144,7 @@ static void el_apply(tg_runtime *rt, tg__handoff *h)
     settle(el->entry, action, el->detail, el->content);
     json_t *content = el->content != NULL ? json_loads(el->content, 0, NULL)
                                           : NULL; /* new ref */
-    json_t *r = json_pack("{s:s, s:o?}", "action", action, "content",
+    json_t *r = json_pack("{s:s, s:o*}", "action", action, "content",
                           content); /* new ref */
     char *text = r != NULL ? json_dumps(r, JSON_COMPACT) : NULL;
     json_decref(r);

@@ -79,6 +79,8 @@ static void on_elicit(void *ud, tg_elicit *el)
     json_t *params = json_loads(tg_elicit_params(el), 0, NULL); /* new ref */
     if (r->version == TG_MCP_V2025_06_18)
         json_object_del(params, "mode"); /* not in that version's shape */
+    else
+        json_object_set_new(params, "mode", json_string(tg_elicit_mode(el)));
     char id[48];
     snprintf(id, sizeof id, "tg-elicit-%llu",
              (unsigned long long)++srv->nrequests);
@@ -161,6 +163,7 @@ bool srv_elicit_response(srv_session *s, const json_t *id, const json_t *result,
                 forward(e->el, result, is_error);
                 json_decref(e->id);
                 free(e);
+                srv_kick(s->srv); /* the runtime takes the answer */
                 return true;
             }
     return false;
