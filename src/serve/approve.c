@@ -101,6 +101,15 @@ static int decision(const json_t *result, const char **detail)
     return -1;
 }
 
+int srv_req_send_request(srv_req *r, const char *text)
+{
+    if (srv_send(r->srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
+                 strlen(text)) == 0)
+        return 0;
+    return srv_send(r->srv, r->s->notify, r->version, NULL, SRV_MSG_REQUEST,
+                    text, strlen(text));
+}
+
 static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
                    const char *reason)
 {
@@ -171,14 +180,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
         free(text);
         return;
     }
-    int sent = -1;
-    if (text != NULL) {
-        sent = srv_send(srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
-                        strlen(text));
-        if (sent != 0)
-            sent = srv_send(srv, r->s->notify, r->version, NULL,
-                            SRV_MSG_REQUEST, text, strlen(text));
-    }
+    int sent = text != NULL ? srv_req_send_request(r, text) : -1;
     free(text);
     if (sent != 0) {
         tg_ask_answer(ask, TG_APPROVAL_NO,

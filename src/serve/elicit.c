@@ -90,14 +90,9 @@ static void on_elicit(void *ud, tg_elicit *el)
     char *text = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
     json_decref(msg);
     struct srv_elicit *e = calloc(1, sizeof *e);
-    int sent = -1;
-    if (text != NULL && e != NULL && (e->id = json_string(id)) != NULL) {
-        sent = srv_send(srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
-                        strlen(text));
-        if (sent != 0)
-            sent = srv_send(srv, r->s->notify, r->version, NULL,
-                            SRV_MSG_REQUEST, text, strlen(text));
-    }
+    int sent = text != NULL && e != NULL && (e->id = json_string(id)) != NULL
+                   ? srv_req_send_request(r, text)
+                   : -1;
     free(text);
     if (sent != 0) {
         if (e != NULL)

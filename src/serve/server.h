@@ -213,6 +213,9 @@ void srv_approvals_init(tg_srv *srv);
  * the answer to an elicitation. */
 void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error);
+/* Sends the server's request `text` (JSON) to r's client: on r's own
+ * stream, else its session's. 0, or -1 when neither took it. */
+int srv_req_send_request(srv_req *r, const char *text);
 /* The request of srv whose call has id call_id, or NULL. */
 srv_req *srv_req_by_call(tg_srv *srv, const char *call_id);
 /* Forgets the elicitation a request waits for (it ended): its ask is

@@ -33,15 +33,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { check, freePort, ms, notOk, ok, report, sleep, waitForPort } from './interop_lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const scale = Math.max(1, Number(process.env.TG_TEST_TIME_SCALE) || 1);
-const ms = (n) => n * scale;
-const sleep = (n) => new Promise((r) => setTimeout(r, n));
 
 function usage(msg) {
     if (msg) console.error(`sdk_client: ${msg}`);
@@ -66,23 +63,6 @@ if (!opt.toolgate === !opt.url) usage('give --toolgate or --url');
 if (opt.url && !opt.workspace) usage('--url needs --workspace');
 if (!['stdio', 'http'].includes(opt.transport)) usage(`--transport ${opt.transport}`);
 
-let failed = 0;
-function ok(name) { console.log(`ok ${name}`); }
-function notOk(name, why) {
-    failed++;
-    console.log(`not ok ${name}: ${String(why).replace(/\s+/g, ' ').slice(0, 500)}`);
-}
-// Runs one check; a throw or a false `cond` is its failure.
-async function check(name, fn) {
-    try {
-        const why = await fn();
-        if (why === true || why === undefined) ok(name);
-        else if (typeof why === 'string' && why.startsWith('# SKIP')) console.log(`ok ${name} ${why}`);
-        else notOk(name, why === false ? 'check failed' : why);
-    } catch (e) {
-        notOk(name, e && e.message ? e.message : e);
-    }
-}
 const textOf = (res) => (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
 
 // Nothing may hang: the whole run has a deadline.
@@ -113,33 +93,6 @@ function writeConfig() {
     const cfg = join(dir, 'toolgate.json');
     writeFileSync(cfg, text);
     return { cfg, work };
-}
-
-function freePort() {
-    return new Promise((resolve, reject) => {
-        const s = createServer();
-        s.on('error', reject);
-        s.listen(0, '127.0.0.1', () => {
-            const { port } = s.address();
-            s.close(() => resolve(port));
-        });
-    });
-}
-
-async function waitForPort(port, child) {
-    const until = Date.now() + ms(20000);
-    for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null)
-            throw new Error(`toolgate serve exited (${child.exitCode ?? child.signalCode}) before listening`);
-        const up = await new Promise((r) => {
-            const s = netConnect(port, '127.0.0.1');
-            s.on('connect', () => { s.destroy(); r(true); });
-            s.on('error', () => r(false));
-        });
-        if (up) return;
-        if (Date.now() > until) throw new Error(`toolgate serve did not listen on ${port}`);
-        await sleep(50);
-    }
 }
 
 // The SDK offers only its latest version; this makes it offer `version`
@@ -203,7 +156,7 @@ async function main() {
             server = spawn(opt.toolgate, ['serve', '--http', `127.0.0.1:${port}`, '--config', c.cfg],
                 { stdio: ['ignore', 'inherit', 'inherit'] });
             server.on('error', (e) => { console.error(`sdk_client: ${e.message}`); });
-            await waitForPort(port, server);
+            await waitForPort(port, server, 'toolgate serve');
             transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
         }
     }
@@ -369,4 +322,4 @@ try {
     code = 2;
 }
 cleanup();
-process.exit(code || (failed ? 1 : 0));
+process.exit(code || (report.failed ? 1 : 0));

@@ -28,15 +28,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { check, freePort, ms, notOk, ok, report, sleep, waitForPort } from './interop_lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const scale = Math.max(1, Number(process.env.TG_TEST_TIME_SCALE) || 1);
-const ms = (n) => n * scale;
-const sleep = (n) => new Promise((r) => setTimeout(r, n));
 
 function usage(msg) {
     if (msg) console.error(`sdk_gateway_elicit: ${msg}`);
@@ -58,21 +55,6 @@ if (!['stdio', 'http'].includes(opt.source)) usage(`--source ${opt.source}`);
 const everything = join(here, 'node_modules', '.bin', 'mcp-server-everything');
 if (!existsSync(everything)) usage(`no ${everything} (make interop-deps)`);
 
-let failed = 0;
-function ok(name) { console.log(`ok ${name}`); }
-function notOk(name, why) {
-    failed++;
-    console.log(`not ok ${name}: ${String(why).replace(/\s+/g, ' ').slice(0, 500)}`);
-}
-async function check(name, fn) {
-    try {
-        const why = await fn();
-        if (why === true || why === undefined) ok(name);
-        else notOk(name, why === false ? 'check failed' : why);
-    } catch (e) {
-        notOk(name, e && e.message ? e.message : e);
-    }
-}
 const textOf = (res) => (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
 let dir = null;
@@ -87,33 +69,6 @@ const watchdog = setTimeout(() => {
     process.exit(1);
 }, ms(120000));
 watchdog.unref();
-
-function freePort() {
-    return new Promise((resolve, reject) => {
-        const s = createServer();
-        s.on('error', reject);
-        s.listen(0, '127.0.0.1', () => {
-            const { port } = s.address();
-            s.close(() => resolve(port));
-        });
-    });
-}
-
-async function waitForPort(port, child, what) {
-    const until = Date.now() + ms(20000);
-    for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null)
-            throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening`);
-        const up = await new Promise((r) => {
-            const s = netConnect(port, '127.0.0.1');
-            s.on('connect', () => { s.destroy(); r(true); });
-            s.on('error', () => r(false));
-        });
-        if (up) return;
-        if (Date.now() > until) throw new Error(`${what} did not listen on ${port}`);
-        await sleep(50);
-    }
-}
 
 const TOOL = 'ev__trigger-elicitation-request';
 
@@ -275,8 +230,8 @@ async function main() {
 }
 
 main()
-    .catch((e) => { notOk('run', e && e.stack ? e.stack : e); failed = failed || 2; })
-    .finally(() => {
+    .then(() => 0, (e) => { notOk('run', e && e.stack ? e.stack : e); return 2; })
+    .then((code) => {
         cleanup();
-        process.exit(failed ? (failed === 2 ? 2 : 1) : 0);
+        process.exit(code || (report.failed ? 1 : 0));
     });
