@@ -103,6 +103,7 @@ struct tg__rsession {
     uv_timer_t timer;
     char *client_name, *client_version;
     tg_mcp_version want, version;
+    tg_mcp_version offering; /* the version of the initialize sent */
     char **root_uri, **root_name;
     size_t nroots;
     unsigned connect_ms, list_ms;
@@ -276,6 +277,11 @@ static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
     if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
         strcmp(method, "server/discover") == 0)
         v = TG_MCP_V2026_07_28;
+    /* initialize speaks the version it offers: not the probe's 2026-07-28
+     * (HTTP would then keep no Mcp-Session-Id from its answer) */
+    if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
+        strcmp(method, "initialize") == 0)
+        v = s->offering;
     tg__rsend m = {.method = method,
                    .name = name,
                    .id = id,
@@ -630,6 +636,7 @@ static int send_initialize(tg__rsession *s, tg_mcp_version v, tg_error *err)
     }
     p->kind = REQ_INITIALIZE;
     p->offered = v;
+    s->offering = v;
     p->deadline = s->connect_deadline;
     int rc = send_request(s, "initialize", params, p, false, err);
     if (rc != 0)
