@@ -17,8 +17,8 @@
  *     lifetime is stated on each function.
  *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
  *   - Unless a function says otherwise, a handle is used by one thread at a
- *     time. tg_runtime_cancel() and tg_ask_answer() may be called from any
- *     thread.
+ *     time. tg_runtime_cancel(), tg_ask_answer() and tg_elicit_answer()
+ *     may be called from any thread.
  */
 #ifndef TOOLGATE_H
 #define TOOLGATE_H
@@ -571,6 +571,63 @@ int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail);
 /* The id of the call `ask` is about: the ask's own copy, valid until
  * tg_ask_answer, from any thread. */
 const char *tg_ask_call_id(const tg_ask *ask);
+/* An elicitation: a tool source asks its user for input while it runs a
+ * call - an MCP server's elicitation/create request (2025-06-18,
+ * 2025-11-25), or under 2026-07-28 an elicitation/create among the
+ * inputRequests of the call's InputRequiredResult. Made by the runtime,
+ * handed to the elicitation handler, freed by tg_elicit_answer. */
+typedef struct tg_elicit tg_elicit;
+/* Called on the loop thread for each elicitation a source raised while
+ * running a call (the call is still running: it waits for the answer,
+ * holding its slot and its deadline). The callback must not block: it
+ * puts the question to someone and returns. The handler owns `el` from
+ * now on and must answer it exactly once (tg_elicit_answer), also when the
+ * call ended meanwhile (its deadline, a cancel, the server went away) or
+ * the runtime was freed: the answer is what frees it. An elicitation the
+ * runtime cannot relate to one call (see README.md, "MCP servers as tool
+ * sources") is declined without the handler. */
+typedef void (*tg_elicit_fn)(void *ud, tg_elicit *el);
+/* Sets the elicitation handler; NULL removes it. Without one every
+ * elicitation is declined (and recorded so in the call's decisions).
+ * Loop thread only, between turns. */
+void tg_runtime_set_elicit(tg_runtime *rt, tg_elicit_fn fn, void *ud);
+/* How the user answered an elicitation (an MCP ElicitResult's action). */
+typedef enum tg_elicit_action {
+    TG_ELICIT_ACCEPT = 0, /* with content: the requested values */
+    TG_ELICIT_DECLINE = 1,
+    TG_ELICIT_CANCEL = 2
+} tg_elicit_action;
+/* Answers `el`, from any thread (the answer is queued to the loop, like
+ * tg_ask_answer, and goes to the source there). ACCEPT takes
+ * `content_json`, the JSON text of an object; for a form elicitation it is
+ * checked against the requestedSchema first (NULL: {}); the other actions
+ * ignore it. `detail` (copied, may be NULL; cut at 1,024 bytes) says who
+ * answered and how, for the call's decisions.elicitation (the content
+ * itself is never recorded: it may be a secret). Returns 0: el is freed
+ * (never touch it again); when the call ended before the answer arrived,
+ * or the runtime was freed, the answer is accepted and ignored. TG_EINVAL
+ * (el NULL, an action out of range, content that is not a JSON object or
+ * does not match the requestedSchema: err says where), TG_ENOMEM: el stays
+ * unanswered and the caller's (answer it again, e.g. DECLINE). err may be
+ * NULL. */
+int tg_elicit_answer(tg_elicit *el, tg_elicit_action action,
+                     const char *content_json, const char *detail,
+                     tg_error *err);
+/* What `el` asks, each the elicitation's own copy, valid until
+ * tg_elicit_answer, readable from any thread:
+ *   call_id  the id of the call that raised it;
+ *   source   the name of the tool source (the MCP server's entry);
+ *   mode     "form" or "url" (a version without modes: "form");
+ *   message  the server's message to the user ("" when none);
+ *   schema   the requestedSchema's JSON text (a form), or NULL;
+ *   params   the request's whole params as JSON text, without its _meta
+ *            (what a gateway forwards: url and elicitationId too). */
+const char *tg_elicit_call_id(const tg_elicit *el);
+const char *tg_elicit_source(const tg_elicit *el);
+const char *tg_elicit_mode(const tg_elicit *el);
+const char *tg_elicit_message(const tg_elicit *el);
+const char *tg_elicit_schema(const tg_elicit *el);
+const char *tg_elicit_params(const tg_elicit *el);
 /* Runs every call of `turn` (concurrently, up to the parallel limit) until
  * each has a result; returns 0 then, whatever the outcomes. Fails only when
  * the runtime itself fails (TG_EJOURNAL, TG_ENOMEM): calls without a result

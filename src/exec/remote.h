@@ -34,6 +34,7 @@ typedef struct tg__rsrc {
     bool removed;        /* tg_runtime_remove_source: closed, tools gone */
     const char *sandbox; /* how a stdio server runs: "bubblewrap", "none";
                             NULL for HTTP (static) */
+    struct tg__rcall *calls; /* its calls sent (remote_call.c's list) */
     struct tg__rsrc *next;
 } tg__rsrc;
 
@@ -63,6 +64,14 @@ void tg__rsrc_listed(void *ud, tg__rtool_list *list);
 void tg__rsrc_apply(tg__rsrc *src, json_t *defs);
 /* Takes the source's tools out of the registry (tg_runtime_remove_source). */
 void tg__rsrc_unregister(tg__rsrc *src);
+
+/* remote_call.c: the rsource's `elicit` (ud: the tg__rsrc): the server
+ * asks its user for input while running call `call` of session s; it goes
+ * to the runtime's elicitation handler through the call's sink. 0 when it
+ * will be answered (tg__rsession_elicit_reply), else it is declined (no
+ * such call, no handler, a malformed request). */
+int tg__rcall_elicit(void *ud, tg__rsession *s, uint64_t ticket, uint64_t call,
+                     const char *params, size_t len);
 
 /* The tool source of remote tools (remote_call.c, sources.c). */
 extern const tg__source_ops tg__remote_source;

@@ -32,16 +32,28 @@
 
 enum { PHASE_WAITING, PHASE_SENT, PHASE_DONE };
 
-typedef struct rcall {
+typedef struct tg__rcall rcall;
+
+/* An elicitation of the server waiting for the runtime's handler. */
+typedef struct relicit {
+    struct relicit *next;
+    rcall *rc;
+    uint64_t ticket; /* the session's */
+    tg_elicit *el;   /* the runtime's, until answered or dropped */
+} relicit;
+
+struct tg__rcall {
     tg__source_call c; /* copy: call, tool, env, sink borrowed */
     tg__rsrc *src;
     tg__rsource_waiter w;
     tg__rsession *s; /* while SENT: the session it went through */
     uint64_t id;
     int phase;
-    uv_timer_t timer; /* the deadline while it waits for the server */
-    int64_t max_ms;   /* how far progress may push the deadline; 0: not */
-} rcall;
+    uv_timer_t timer;   /* the deadline while it waits for the server */
+    int64_t max_ms;     /* how far progress may push the deadline; 0: not */
+    rcall *prev, *next; /* src->calls while SENT */
+    relicit *elicits;   /* waiting for the handler's answer */
+};
 
 static double elapsed_ms(const rcall *rc)
 {
@@ -53,13 +65,35 @@ static void on_timer_closed(uv_handle_t *h)
     free(h->data);
 }
 
-/* Ends the call with r (taken; NULL: out of memory) and lets it go. */
+static const char cancel_answer[] = "{\"action\":\"cancel\"}";
+
+/* Ends the call with r (taken; NULL: out of memory) and lets it go. An
+ * elicitation still waiting is answered cancel (the server is told while
+ * its session lives) and let go of. */
 static void finish(rcall *rc, tg_result *r)
 {
     if (rc->phase == PHASE_DONE)
         return;
     if (rc->phase == PHASE_WAITING)
         tg__rsource_unwait(rc->src->rs, &rc->w);
+    if (rc->phase == PHASE_SENT) {
+        if (rc->prev != NULL)
+            rc->prev->next = rc->next;
+        else
+            rc->src->calls = rc->next;
+        if (rc->next != NULL)
+            rc->next->prev = rc->prev;
+        rc->prev = rc->next = NULL;
+    }
+    while (rc->elicits != NULL) {
+        relicit *e = rc->elicits;
+        rc->elicits = e->next;
+        tg_error ignored;
+        (void)tg__rsession_elicit_reply(rc->s, e->ticket, cancel_answer,
+                                        sizeof cancel_answer - 1, &ignored);
+        rc->c.sink.elicit_drop(rc->c.sink.ctx, e->el, "cancel");
+        free(e);
+    }
     rc->phase = PHASE_DONE;
     if (r != NULL)
         r->duration_ms = elapsed_ms(rc);
@@ -274,6 +308,61 @@ static void send_call(rcall *rc)
     }
     rc->s = s;
     rc->phase = PHASE_SENT;
+    rc->prev = NULL;
+    rc->next = rc->src->calls;
+    if (rc->src->calls != NULL)
+        rc->src->calls->prev = rc;
+    rc->src->calls = rc;
+}
+
+/* ------------------------------------------------------------ elicitation */
+
+/* The handler's answer (on the loop): to the server. */
+static void on_elicit_answered(void *ud, tg_elicit *el, const char *result,
+                               size_t len)
+{
+    (void)el;
+    relicit *e = ud;
+    rcall *rc = e->rc;
+    relicit **pp = &rc->elicits;
+    while (*pp != NULL && *pp != e)
+        pp = &(*pp)->next;
+    if (*pp != NULL)
+        *pp = e->next;
+    tg_error ignored;
+    (void)tg__rsession_elicit_reply(rc->s, e->ticket, result, len, &ignored);
+    free(e);
+}
+
+int tg__rcall_elicit(void *ud, tg__rsession *s, uint64_t ticket, uint64_t call,
+                     const char *params, size_t len)
+{
+    tg__rsrc *src = ud;
+    rcall *rc = src->calls;
+    while (rc != NULL && !(rc->s == s && rc->id == call))
+        rc = rc->next;
+    if (rc == NULL)
+        return -1;
+    relicit *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return -1;
+    e->rc = rc;
+    e->ticket = ticket;
+    tg__elicit_req req = {.source = src->cfg->name,
+                          .params = params,
+                          .len = len,
+                          .answered = on_elicit_answered,
+                          .ud = e};
+    /* linked first: nothing answers before raise returns, but the list
+     * is what finish walks */
+    e->next = rc->elicits;
+    rc->elicits = e;
+    if (rc->c.sink.elicit(rc->c.sink.ctx, &req, &e->el) != 0) {
+        rc->elicits = e->next;
+        free(e);
+        return -1;
+    }
+    return 0;
 }
 
 static void on_ready(tg__rsource_waiter *w, bool ok)

@@ -236,7 +236,8 @@ static int make_connection(tg_runtime *rt, tg__rsrc *src, tg_error *err)
         http.bearer_token = token;
         o.http = &http;
     }
-    static const tg__rsource_cbs cbs = {tg__rsrc_listed, on_state, NULL};
+    static const tg__rsource_cbs cbs = {tg__rsrc_listed, on_state, NULL,
+                                        tg__rcall_elicit};
     rc = tg__rsource_new(&o, &cbs, src, &src->rs, err);
     goto done;
 oom:

@@ -118,7 +118,8 @@ static void on_async(uv_async_t *h)
         free(r);
         r = next;
     }
-    tg__asks_drain(rt); /* answers to asks (ask.c) come the same way */
+    /* answers to asks and elicitations (handoff.c) come the same way */
+    tg__handoffs_drain(rt);
 }
 
 static void on_check(uv_check_t *h)
@@ -339,8 +340,9 @@ void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)
         return;
-    /* First: no answer to an ask may wake the loop once it closes. */
-    tg__asks_detach(rt);
+    /* First: no answer to an ask or an elicitation may wake the loop once
+     * it closes. */
+    tg__handoffs_detach(rt);
     sigset_t old;
     sigpipe_block(&old);
     end_submitted(rt);

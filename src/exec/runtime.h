@@ -147,12 +147,15 @@ struct tg_runtime {
     tg_approve_fn approver; /* asks an operator, or NULL */
     void *approver_ud;
     tg__approvals *approvals; /* what operators approved (approval.c) */
-    /* asynchronous asks (ask.c): the asker; the asks not yet answered on
-     * the loop (loop thread only); answers from any thread (under mu) */
+    /* asynchronous asks (ask.c): the asker; elicitations (elicit.c): the
+     * handler; the questions of both not yet answered on the loop (loop
+     * thread only); answers from any thread (under mu) (handoff.c) */
     tg_ask_fn ask_fn;
     void *ask_ud;
-    tg_ask *asks;
-    tg_ask *answered_head, *answered_tail;
+    tg_elicit_fn elicit_fn;
+    void *elicit_ud;
+    struct tg__handoff *handoffs;
+    struct tg__handoff *answered_head, *answered_tail;
     tg__watchdog watch;  /* kills the tool groups left when it ends */
     tg_journal *journal; /* NULL when off */
     tg__state state;     /* toolgate's own files and what keeps tools from
@@ -295,6 +298,50 @@ int tg__approval_keep(tg_runtime *rt, const tg_call *call, tg_approval answer,
                       const char **approved_by);
 void tg__approvals_free(tg__approvals *a);
 
+/* ------------------------------------------------------------ handoffs */
+/* handoff.c: a question handed to someone who answers later from any
+ * thread - an ask (ask.c), an elicitation (elicit.c). Each kind embeds a
+ * tg__handoff first and says what its answer, its detach and its end do. */
+typedef struct tg__handoff tg__handoff;
+typedef struct tg__handoff_ops {
+    /* Loop thread: the answer was taken (the runtime still holds h). */
+    void (*apply)(tg_runtime *rt, tg__handoff *h);
+    /* Loop thread: the runtime is being freed and h is not answered on
+     * the loop yet: end what waits for it (the runtime lets go next). */
+    void (*detach)(tg_runtime *rt, tg__handoff *h);
+    /* The last holder let go (any thread): free h. */
+    void (*destroy)(tg__handoff *h);
+} tg__handoff_ops;
+struct tg__handoff {
+    const tg__handoff_ops *ops;
+    pthread_mutex_t mu;
+    int holders;                /* the runtime and the answerer, under mu */
+    tg_runtime *rt;             /* NULL once the runtime let go (under mu) */
+    bool answered;              /* under mu */
+    tg__handoff *prev, *next;   /* rt->handoffs (loop thread) */
+    tg__handoff *next_answered; /* rt->answered_head, under rt->mu */
+};
+/* Links h (its kind's fields set by the caller) into rt->handoffs with
+ * both holders. Loop thread. 0 or TG_ENOMEM (h untouched otherwise). */
+int tg__handoff_init(tg_runtime *rt, tg__handoff *h,
+                     const tg__handoff_ops *ops);
+/* The answerer's first step, any thread: 0 with h->mu held (store the
+ * answer, then tg__handoff_post), or TG_EINVAL when h was answered. */
+int tg__handoff_claim(tg__handoff *h);
+/* After a claim: queues h to the loop (unless the runtime let go), the
+ * answerer lets go, h->mu is released. h may be freed on return. */
+void tg__handoff_post(tg__handoff *h);
+/* Takes the queued answers (loop thread; the async handle calls it):
+ * each handoff's apply, then the runtime lets go of it. */
+void tg__handoffs_drain(tg_runtime *rt);
+/* Before the runtime is freed: every handoff's detach, then the runtime
+ * lets go of all; an answer after this is accepted and ignored. */
+void tg__handoffs_detach(tg_runtime *rt);
+/* The `detail` of an answer (an ask's, an elicitation's) as kept: a copy
+ * of at most 1,024 bytes of text, cut before a UTF-8 sequence it would
+ * split, invalid UTF-8 replaced (caller frees); NULL on out of memory. */
+char *tg__detail_copy(const char *text);
+
 /* ---------------------------------------------------------------- asks */
 /* ask.c: a policy `ask` put to rt->ask_fn, answered later from any thread
  * (tg_ask_answer). A tg_ask is held by the runtime until its answer was
@@ -311,14 +358,16 @@ int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v);
 void tg__ask_cancel(tg__job *job, const char *by, const char *reason);
 /* tg__ask_cancel on every job waiting for an answer. */
 void tg__asks_cancel_all(tg_runtime *rt, const char *by, const char *reason);
-/* Takes the answers queued by tg_ask_answer (loop thread; the async handle
- * calls it): a job still waiting goes on through tg__check_answered and
- * tg__job_ready, or ends with its refusal. */
-void tg__asks_drain(tg_runtime *rt);
-/* Lets go of every ask not yet answered, before the runtime is freed: an
- * answer after this is accepted and ignored. A job still waiting ends
- * `canceled` by "system". */
-void tg__asks_detach(tg_runtime *rt);
+/* (An answer taken on the loop: a job still waiting goes on through
+ * tg__check_answered and tg__job_ready, or ends with its refusal; when the
+ * runtime is freed a job still waiting ends `canceled` by "system".) */
+
+/* ------------------------------------------------------------ elicitations */
+/* elicit.c: the sink's `elicit` and `elicit_drop` (source.h) for a job
+ * (ctx): an elicitation a source raised, put to rt->elicit_fn and
+ * recorded in the job's decisions.elicitation. */
+int tg__elicit_raise(void *ctx, const tg__elicit_req *req, tg_elicit **out);
+void tg__elicit_drop(void *ctx, tg_elicit *el, const char *action);
 
 /* check.c: a job's ask was answered (ask.c): the answer is kept
  * (tg__approval_keep) and recorded in decisions.policy with `detail`

@@ -269,7 +269,8 @@ static void source_start(tg_runtime *rt, tg__job *job)
         .stdin_text = &job->stdin_data,
         .stdin_len = job->stdin_len,
         .has_stdin = job->has_stdin,
-        .sink = {job_output, job_decide, job_done, job},
+        .sink = {job_output, job_decide, job_done, job, tg__elicit_raise,
+                 tg__elicit_drop},
     };
     job->src = NULL;
     job->source->start(&c, &job->src);

@@ -66,6 +66,19 @@ typedef struct tg__source_env {
     size_t scratch_len;
 } tg__source_env;
 
+/* An elicitation a source raised while running a call (an MCP server
+ * asks its user for input), for the sink's `elicit`. Borrowed. */
+typedef struct tg__elicit_req {
+    const char *source; /* the source's name */
+    const char *params; /* the ElicitRequest's params, JSON text */
+    size_t len;
+    /* The answer, on the loop, once (unless the source dropped it first):
+     * result is an ElicitResult's JSON text ({"action":"accept",
+     * "content":{...}}, decline, cancel), borrowed for the call. */
+    void (*answered)(void *ud, tg_elicit *el, const char *result, size_t len);
+    void *ud;
+} tg__elicit_req;
+
 /* How a source reports on one call: the scheduler's callbacks and their
  * context (the call's job). */
 typedef struct tg__source_sink {
@@ -85,6 +98,19 @@ typedef struct tg__source_sink {
      * tg__source_call lent it, and its state is never canceled. */
     void (*done)(void *ctx, tg_result *result);
     void *ctx;
+    /* Puts an elicitation to the runtime's handler (tg_runtime_set_elicit;
+     * elicit.c) and records it in the call's decisions.elicitation.
+     * Returns 0 with *out set: the answer comes through req->answered,
+     * unless the source lets go first with elicit_drop (it must, before
+     * done, for each one not answered). Else the source declines it
+     * itself (recorded so): TG_ENOTFOUND when no handler is set, TG_EINVAL
+     * when the request is malformed (no requestedSchema object in a form,
+     * one that does not compile), TG_ENOMEM. Before done only. */
+    int (*elicit)(void *ctx, const tg__elicit_req *req, tg_elicit **out);
+    /* The source lets go of an elicitation that was not answered (its
+     * call ends); `action` is what the source answered the server
+     * ("cancel"), for the decisions. */
+    void (*elicit_drop)(void *ctx, tg_elicit *el, const char *action);
 } tg__source_sink;
 
 /* One call handed to a source. The struct itself is the caller's (copy

@@ -58,7 +58,7 @@ void tg__rhttp_deliver(xfer *x, const char *json, size_t len)
         x->got_response = 1;
         tg__rhttp_answered(x);
     }
-    h->cbs.message(h->ud, json, len);
+    h->cbs.message(h->ud, json, len, x->id);
 }
 
 /* ------------------------------------------------------------ headers */

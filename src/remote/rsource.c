@@ -390,12 +390,31 @@ static void on_tools_changed(void *ud)
         start_list(rs);
 }
 
+/* An elicitation goes to the owner with the call it is about; one that
+ * no call is known for is declined, with a log line saying so. */
+static int on_elicit(void *ud, uint64_t ticket, uint64_t call,
+                     const char *params, size_t len)
+{
+    tg__rsource *rs = ud;
+    if (call == 0) {
+        static const char why[] =
+            "declined an elicitation/create that belongs to no call toolgate "
+            "knows (not on a call's HTTP stream, no related request in its "
+            "_meta, and not exactly one call in flight)";
+        on_log(rs, TG_RLOG_SESSION, "warning", why, sizeof why - 1);
+        return -1;
+    }
+    if (rs->cbs.elicit == NULL || rs->s == NULL)
+        return -1;
+    return rs->cbs.elicit(rs->ud, rs->s, ticket, call, params, len);
+}
+
 static const tg__rsession_cbs session_cbs = {
     .ready = on_ready,
     .closed = on_closed,
     .log = on_log,
     .tools_changed = on_tools_changed,
-    .elicit = NULL, /* declined: nobody to ask yet */
+    .elicit = on_elicit,
 };
 
 /* Makes a session and its transport and starts the negotiation. */

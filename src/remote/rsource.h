@@ -69,6 +69,13 @@ typedef struct tg__rsource_cbs {
     /* A line the server logged (stderr, notifications/message) or the
      * session noted; may be NULL. */
     void (*log)(void *ud, const char *text, size_t len);
+    /* The server asks its user for input while running call `call` of
+     * session s (session.h's `elicit`, which says how the call is found;
+     * never 0 here: an elicitation related to no call is declined with a
+     * log line first). Return 0 to answer later with
+     * tg__rsession_elicit_reply, else it is declined. NULL: declined. */
+    int (*elicit)(void *ud, tg__rsession *s, uint64_t ticket, uint64_t call,
+                  const char *params, size_t len);
 } tg__rsource_cbs;
 
 /* Makes a source (IDLE: nothing runs yet). Returns 0, TG_EINVAL (neither

@@ -103,6 +103,7 @@ struct tg__rsession {
     uv_timer_t timer;
     char *client_name, *client_version;
     tg_mcp_version want, version;
+    tg_mcp_version offering; /* the version of the initialize sent */
     char **root_uri, **root_name;
     size_t nroots;
     unsigned connect_ms, list_ms;
@@ -276,6 +277,11 @@ static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
     if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
         strcmp(method, "server/discover") == 0)
         v = TG_MCP_V2026_07_28;
+    /* initialize speaks the version it offers: not the probe's 2026-07-28
+     * (HTTP would then keep no Mcp-Session-Id from its answer) */
+    if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
+        strcmp(method, "initialize") == 0)
+        v = s->offering;
     tg__rsend m = {.method = method,
                    .name = name,
                    .id = id,
@@ -630,6 +636,7 @@ static int send_initialize(tg__rsession *s, tg_mcp_version v, tg_error *err)
     }
     p->kind = REQ_INITIALIZE;
     p->offered = v;
+    s->offering = v;
     p->deadline = s->connect_deadline;
     int rc = send_request(s, "initialize", params, p, false, err);
     if (rc != 0)
@@ -1103,7 +1110,8 @@ static void on_input_required(tg__rsession *s, pending *p,
             s->elicits = e;
             p->waiting++;
             uint64_t ticket = e->ticket, key_of_call = p->key;
-            int rc = s->cbs.elicit(s->ud, ticket, params, strlen(params));
+            int rc = s->cbs.elicit(s->ud, ticket, key_of_call, params,
+                                   strlen(params));
             free(params);
             /* the callback may have canceled the call or closed the
              * session */
@@ -1317,12 +1325,54 @@ static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
     free(text);
 }
 
-static void answer_elicit(tg__rsession *s, const tg_rpc_msg *m)
+/* The call (its key) that a server's elicitation/create is about, 0 when
+ * none is known (the rule of session.h's `elicit`). stream: the request
+ * whose HTTP response stream carried it, or NULL. */
+static uint64_t elicit_call(tg__rsession *s, const tg_rpc_batch *b,
+                            const tg_rpc_msg *m, const char *stream)
+{
+    pending *p = NULL;
+    if (stream != NULL) {
+        char *end = NULL;
+        unsigned long long n = strtoull(stream, &end, 10);
+        if (end != stream && *end == '\0')
+            p = find_pending(s, n);
+    }
+    const char *rel_path[] = {"_meta",
+                              "io.modelcontextprotocol/related-request"};
+    tg_rpc_value rel;
+    if (p == NULL && tg__rpc_params_find(b, m, rel_path, 2, &rel) &&
+        rel.kind == TG_JT_NUMBER) {
+        char text[24];
+        size_t n = rel.len < sizeof text - 1 ? rel.len : sizeof text - 1;
+        memcpy(text, rel.json, n);
+        text[n] = '\0';
+        char *end = NULL;
+        unsigned long long id = strtoull(text, &end, 10);
+        if (end != text && *end == '\0')
+            p = find_pending(s, id);
+    }
+    if (p == NULL) {
+        /* the only call in flight */
+        for (pending *q = s->reqs; q != NULL; q = q->next) {
+            if (q->kind != REQ_CALL || q->id == 0)
+                continue;
+            if (p != NULL)
+                return 0;
+            p = q;
+        }
+    }
+    return p != NULL && p->kind == REQ_CALL ? p->key : 0;
+}
+
+static void answer_elicit(tg__rsession *s, const tg_rpc_batch *b,
+                          const tg_rpc_msg *m, const char *stream)
 {
     if (s->cbs.elicit == NULL) {
         respond(s, &m->id, declined, 0, NULL);
         return;
     }
+    uint64_t call = elicit_call(s, b, m, stream);
     elicit *e = calloc(1, sizeof *e);
     if (e == NULL ||
         (e->id_json = strndup(m->id.json, m->id.json_len)) == NULL) {
@@ -1336,7 +1386,7 @@ static void answer_elicit(tg__rsession *s, const tg_rpc_msg *m)
     const char *params = m->params != NULL ? m->params : "{}";
     size_t len = m->params != NULL ? m->params_len : 2;
     uint64_t ticket = e->ticket; /* e is gone once answered */
-    if (s->cbs.elicit(s->ud, ticket, params, len) != 0) {
+    if (s->cbs.elicit(s->ud, ticket, call, params, len) != 0) {
         tg_error ignored;
         (void)tg__rsession_elicit_reply(s, ticket, declined,
                                         sizeof declined - 1, &ignored);
@@ -1394,14 +1444,15 @@ int tg__rsession_elicit_reply(tg__rsession *s, uint64_t ticket,
     return 0;
 }
 
-static void on_request(tg__rsession *s, const tg_rpc_msg *m)
+static void on_request(tg__rsession *s, const tg_rpc_batch *b,
+                       const tg_rpc_msg *m, const char *stream)
 {
     if (strcmp(m->method, "ping") == 0)
         respond(s, &m->id, "{}", 0, NULL);
     else if (strcmp(m->method, "roots/list") == 0)
         answer_roots(s, &m->id);
     else if (strcmp(m->method, "elicitation/create") == 0)
-        answer_elicit(s, m);
+        answer_elicit(s, b, m, stream);
     else
         respond(s, &m->id, NULL, TG_RPC_METHOD_NOT_FOUND, "Method not found");
 }
@@ -1456,7 +1507,8 @@ static void on_notification(tg__rsession *s, const tg_rpc_batch *b,
     json_decref(params);
 }
 
-static void on_message(void *ud, const char *json, size_t len)
+static void on_message(void *ud, const char *json, size_t len,
+                       const char *stream)
 {
     tg__rsession *s = ud;
     if (s->st == S_CLOSING)
@@ -1484,7 +1536,7 @@ static void on_message(void *ud, const char *json, size_t len)
             note_bad(s, json, len, m->fail_message);
             break;
         case TG_RPC_REQUEST:
-            on_request(s, m);
+            on_request(s, &b, m, stream);
             break;
         case TG_RPC_NOTIFICATION:
             on_notification(s, &b, m);

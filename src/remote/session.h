@@ -73,11 +73,19 @@ typedef struct tg__rsession_cbs {
      * (2025-*), or an elicitation/create among the inputRequests of a
      * call's InputRequiredResult (2026-07-28: the call is sent again with
      * the answers once every one is in). params: its params' JSON text,
-     * borrowed. Return 0 to answer later with tg__rsession_elicit_reply
-     * (ticket names the question; it may be called from inside this
-     * callback), anything else to decline now. NULL: every elicitation is
-     * declined and the capability is not declared. */
-    int (*elicit)(void *ud, uint64_t ticket, const char *params, size_t len);
+     * borrowed. call: the key (tg__rsession_call's call_id) of the call it
+     * is about, 0 when none is known. The rule: the call whose input it
+     * is (2026-07-28); else the call whose HTTP response stream carried
+     * the request; else the call named by params._meta
+     * "io.modelcontextprotocol/related-request" (a request id the session
+     * sent); else, when exactly one call is in flight on the session,
+     * that one; else 0. Return 0 to answer later with
+     * tg__rsession_elicit_reply (ticket names the question; it may be
+     * called from inside this callback), anything else to decline now.
+     * NULL: every elicitation is declined and the capability is not
+     * declared. */
+    int (*elicit)(void *ud, uint64_t ticket, uint64_t call, const char *params,
+                  size_t len);
 } tg__rsession_cbs;
 
 /* The session's settings. Strings and arrays are borrowed for

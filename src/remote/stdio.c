@@ -243,7 +243,7 @@ static void deliver(stdio_transport *t, const char *p, size_t n)
         i++;
     if (i == n)
         return;
-    t->base.cbs.message(t->base.ud, p, n);
+    t->base.cbs.message(t->base.ud, p, n, NULL);
 }
 
 static void over_limit(stdio_transport *t)

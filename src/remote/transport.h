@@ -31,8 +31,11 @@ typedef struct tg__rtransport tg__rtransport;
 typedef struct tg__rtransport_cbs {
     /* One whole JSON-RPC message from the server: a line of stdout, a JSON
      * response body, or one SSE event's data. Borrowed for the call; not
-     * validated beyond its size (the session parses it). */
-    void (*message)(void *ud, const char *json, size_t len);
+     * validated beyond its size (the session parses it). `stream`: the id
+     * (as in tg__rsend) of the request whose HTTP response stream carried
+     * the message, NULL when none did (stdio, the GET stream, a JSON
+     * body answering a notification). Borrowed for the call. */
+    void (*message)(void *ud, const char *json, size_t len, const char *stream);
     /* A request the session sent will get no response through this
      * transport: its HTTP POST failed (status 4xx/5xx other than a session's
      * end, connection refused, timeout) or its response stream ended before

@@ -101,6 +101,15 @@ static int decision(const json_t *result, const char **detail)
     return -1;
 }
 
+int srv_req_send_request(srv_req *r, const char *text)
+{
+    if (srv_send(r->srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
+                 strlen(text)) == 0)
+        return 0;
+    return srv_send(r->srv, r->s->notify, r->version, NULL, SRV_MSG_REQUEST,
+                    text, strlen(text));
+}
+
 static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
                    const char *reason)
 {
@@ -171,14 +180,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
         free(text);
         return;
     }
-    int sent = -1;
-    if (text != NULL) {
-        sent = srv_send(srv, r->out, r->version, NULL, SRV_MSG_REQUEST, text,
-                        strlen(text));
-        if (sent != 0)
-            sent = srv_send(srv, r->s->notify, r->version, NULL,
-                            SRV_MSG_REQUEST, text, strlen(text));
-    }
+    int sent = text != NULL ? srv_req_send_request(r, text) : -1;
     free(text);
     if (sent != 0) {
         tg_ask_answer(ask, TG_APPROVAL_NO,
@@ -192,6 +194,8 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
 void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error)
 {
+    if (srv_elicit_response(s, id, result, is_error))
+        return; /* a source's question, forwarded (elicit.c) */
     srv_req *r = NULL;
     for (r = s->reqs; id != NULL && r != NULL; r = r->snext)
         if (r->ask != NULL && json_equal(r->ask_id, id))
@@ -334,4 +338,5 @@ void srv_approvals_init(tg_srv *srv)
 {
     srv_random_bytes(srv->state_key, sizeof srv->state_key);
     tg_runtime_set_ask(srv->rt, on_ask, srv);
+    srv_elicits_init(srv);
 }

@@ -324,6 +324,7 @@ static void answer(srv_req *r, int status, const tg_error *err)
 
 void srv_req_free(srv_req *r)
 {
+    srv_elicits_drop(r);
     unlink_req(r);
     json_decref(r->caps);
     json_decref(r->input);

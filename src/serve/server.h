@@ -93,6 +93,8 @@ struct srv_req {
     json_t *input;  /* the InputRequiredResult to send (new ref) */
     bool input_required;
     int retry_answer; /* -1: none; else a tg_approval */
+    /* its call's source asks the client's user (elicit.c) */
+    struct srv_elicit *elicits;
     /* tasks (tasks.c): the task it is, and whether it left its session's
      * and out's lists (a task outlives both) */
     struct srv_task *task;
@@ -212,6 +214,9 @@ void srv_approvals_init(tg_srv *srv);
  * the answer to an elicitation. */
 void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error);
+/* Sends the server's request `text` (JSON) to r's client: on r's own
+ * stream, else its session's. 0, or -1 when neither took it. */
+int srv_req_send_request(srv_req *r, const char *text);
 /* The request of srv whose call has id call_id, or NULL. */
 srv_req *srv_req_by_call(tg_srv *srv, const char *call_id);
 /* Forgets the elicitation a request waits for (it ended): its ask is
@@ -225,6 +230,16 @@ void srv_approval_drop(srv_req *r);
 int srv_approval_retry(srv_ctx *c, srv_req *r);
 /* Sends r's InputRequiredResult as its response. */
 void srv_approval_input_required(srv_req *r);
+
+/* elicit.c: a source's elicitation forwarded to the client that made the
+ * call (a gateway). Sets the runtime's elicitation handler. */
+void srv_elicits_init(tg_srv *srv);
+/* A response of session s's client to a request of the server: true when
+ * it answered a forwarded elicitation (which goes upstream now). */
+bool srv_elicit_response(srv_session *s, const json_t *id, const json_t *result,
+                         bool is_error);
+/* Answers cancel every forwarded elicitation r waits for (r ends). */
+void srv_elicits_drop(srv_req *r);
 
 /* listen.c: subscriptions/listen (2026-07-28), a request answered only
  * when it ends. */

@@ -3,8 +3,10 @@
  * fuzz_remote_message.c - libFuzzer target for everything the MCP client
  * session (src/remote/session.c) reads from a server. Byte 0 chooses the
  * version the session asks for (bits 0-1: negotiate, 2025-06-18,
- * 2025-11-25, 2026-07-28) and how elicitations are answered (bits 2-3:
- * declined by the callback, accepted from inside it, never answered);
+ * 2025-11-25, 2026-07-28), how elicitations are answered (bits 2-3:
+ * declined by the callback, accepted from inside it, never answered) and
+ * whether the messages come as if on the first call's HTTP response
+ * stream once it is sent (bit 4);
  * the rest is the server's output, one message a line, delivered through a
  * transport double (the stdio framing is the real transport's business).
  * Once the session is ready the driver lists the tools and starts two
@@ -15,6 +17,7 @@
  * `ready` twice; `closed` other than once; a handle left on the loop.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -101,11 +104,16 @@ static void on_closed(void *ud, const tg_error *err)
     ((driver *)ud)->nclosed++;
 }
 
-static int on_elicit(void *ud, uint64_t ticket, const char *params, size_t len)
+static int on_elicit(void *ud, uint64_t ticket, uint64_t call,
+                     const char *params, size_t len)
 {
     driver *d = ud;
     (void)params;
     (void)len;
+    /* the call it is about is one the session was asked to make */
+    if (call != 0 &&
+        (!d->called || (call != d->call_id[0] && call != d->call_id[1])))
+        abort();
     if (d->elicit_mode == 0)
         return 1; /* decline now */
     if (d->elicit_mode == 2)
@@ -212,8 +220,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (p < end && d.nclosed == 0) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = (size_t)((nl != NULL ? nl : end) - p);
+        char stream[24];
+        if (d.called && (data[0] & 16))
+            snprintf(stream, sizeof stream, "%llu",
+                     (unsigned long long)d.call_id[0]);
         if (n > 0)
-            t->base.cbs.message(t->base.ud, p, n);
+            t->base.cbs.message(t->base.ud, p, n,
+                                d.called && (data[0] & 16) ? stream : NULL);
         p += n + (nl != NULL);
         if (d.nready > 0 && !d.called && d.nclosed == 0 &&
             tg__rsession_version(d.s) != TG_MCP_VERSION_UNKNOWN &&

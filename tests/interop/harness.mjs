@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // tests/interop: what the scripts that drive the official MCP TypeScript
-// SDK's Client against toolgate share (sdk_client.mjs, sdk_gateway.mjs):
+// SDK's Client against toolgate share (sdk_client.mjs, sdk_gateway.mjs,
+// sdk_gateway_elicit.mjs):
 // the checks and their `ok NAME` / `not ok NAME: reason` lines, time bounds
 // scaled by TG_TEST_TIME_SCALE, waiting for a condition, and starting
 // `toolgate serve` over stdio or Streamable HTTP with an SDK transport in
@@ -73,19 +74,19 @@ export function freePort() {
 }
 
 /* Resolves once something listens on 127.0.0.1:port; rejects when child
- * exits first or after 20 s (scaled). */
-export async function waitForPort(port, child) {
+ * (named `what` in the error) exits first or after 20 s (scaled). */
+export async function waitForPort(port, child, what = 'toolgate serve') {
     const until = Date.now() + ms(20000);
     for (;;) {
         if (child.exitCode !== null || child.signalCode !== null)
-            throw new Error(`toolgate serve exited (${child.exitCode ?? child.signalCode}) before listening`);
+            throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening`);
         const up = await new Promise((r) => {
             const s = netConnect(port, '127.0.0.1');
             s.on('connect', () => { s.destroy(); r(true); });
             s.on('error', () => r(false));
         });
         if (up) return;
-        if (Date.now() > until) throw new Error(`toolgate serve did not listen on ${port}`);
+        if (Date.now() > until) throw new Error(`${what} did not listen on ${port}`);
         await sleep(50);
     }
 }

@@ -60,6 +60,7 @@ typedef struct harness {
     tg_error list_err;
     int nelicit;
     uint64_t elicit_ticket;
+    uint64_t elicit_call; /* the call it is about, 0: none known */
     char elicit_params[2048];
     int elicit_mode; /* 0: answer later, 1: decline now */
 } harness;
@@ -115,11 +116,13 @@ static void h_changed(void *ud)
     ((harness *)ud)->nchanged++;
 }
 
-static int h_elicit(void *ud, uint64_t ticket, const char *params, size_t len)
+static int h_elicit(void *ud, uint64_t ticket, uint64_t call,
+                    const char *params, size_t len)
 {
     harness *h = ud;
     h->nelicit++;
     h->elicit_ticket = ticket;
+    h->elicit_call = call;
     snprintf(h->elicit_params, sizeof h->elicit_params, "%.*s", (int)len,
              params);
     return h->elicit_mode;

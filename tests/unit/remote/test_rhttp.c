@@ -57,6 +57,7 @@ typedef struct sess {
     uv_loop_t loop;
     tg__rtransport *t;
     char *msgs[MAX_SEEN];
+    char *streams[MAX_SEEN]; /* the request whose stream carried it */
     size_t n_msgs;
     struct {
         char *id;
@@ -72,11 +73,14 @@ typedef struct sess {
     int close_on_msg;
 } sess;
 
-static void on_message(void *ud, const char *json, size_t len)
+static void on_message(void *ud, const char *json, size_t len,
+                       const char *stream)
 {
     sess *s = ud;
-    if (s->n_msgs < MAX_SEEN)
+    if (s->n_msgs < MAX_SEEN) {
+        s->streams[s->n_msgs] = stream != NULL ? strdup(stream) : NULL;
         s->msgs[s->n_msgs++] = strndup(json, len);
+    }
     if (s->drop_on_msg != NULL) {
         tg__rtransport_drop(s->t, s->drop_on_msg);
         s->drop_on_msg = NULL;
@@ -288,8 +292,10 @@ static void sess_end(sess *s)
     uv_run(&s->loop, UV_RUN_NOWAIT);
     assert_int_equal(s->closed, 1);
     assert_int_equal(uv_loop_close(&s->loop), 0);
-    for (size_t i = 0; i < s->n_msgs; i++)
+    for (size_t i = 0; i < s->n_msgs; i++) {
         free(s->msgs[i]);
+        free(s->streams[i]);
+    }
     for (size_t i = 0; i < s->n_fails; i++)
         free(s->fails[i].id);
     free(s);
@@ -697,9 +703,12 @@ static void test_fault_resume(void **state)
         assert_int_equal(json_integer_value(json_object_get(res, "gets")), 1);
         assert_true(took >= 200);
         assert_true(took < (double)tg_test_ms(4000));
-        /* The notification came first, the priming event not at all. */
+        /* The notification came first, the priming event not at all; it
+         * came on the request's stream, and the session is told so. */
         assert_int_equal(s->n_msgs, 2);
         assert_non_null(strstr(s->msgs[0], "notifications/message"));
+        assert_non_null(s->streams[0]);
+        assert_string_equal(s->streams[0], "4");
         assert_int_equal(s->n_fails, 0);
         json_decref(r);
         sess_end(s);

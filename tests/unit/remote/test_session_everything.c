@@ -147,9 +147,13 @@ static void test_everything(void **state)
     rec_cleanup(&c);
 
     /* An elicitation answered later, by the owner. */
-    h_call(&h, &c, "trigger-elicitation-request", "{}", 0, false);
+    uint64_t eid =
+        h_call(&h, &c, "trigger-elicitation-request", "{}", 0, false);
     assert_true(h_run_until(&h, elicited, NULL, 20000));
     assert_non_null(strstr(h.elicit_params, "requestedSchema"));
+    /* related to its call: by the call's stream (HTTP), or as the only
+     * call in flight (stdio) */
+    assert_int_equal(h.elicit_call, eid);
     const char *answer =
         "{\"action\":\"accept\",\"content\":{\"name\":\"Ada Lovelace\","
         "\"check\":true}}";

@@ -294,11 +294,14 @@ static void ask_once(harness *h, rec_call *c, const char *args,
                      const char *answer)
 {
     int before = h->nelicit;
-    h_call(h, c, "guarded", args, 0, false);
+    uint64_t id = h_call(h, c, "guarded", args, 0, false);
     if (!h_run_until(h, elicited, &before, 20000))
         fail_msg("no elicitation; the call: done %d, %s", c->done,
                  c->result != NULL ? c->result : c->err.message);
     assert_non_null(strstr(h->elicit_params, "guarded"));
+    /* the call it is about: its input (2026-07-28), or the only call in
+     * flight (stdio) */
+    assert_int_equal(h->elicit_call, id);
     tg_error err;
     assert_int_equal(tg__rsession_elicit_reply(h->s, h->elicit_ticket, answer,
                                                strlen(answer), &err),
