@@ -375,8 +375,8 @@ static void submitted_waits(void **state)
     submitted a;
     submit_one(rt, &a, "a1", "fx__greet", "{\"name\":\"live\"}");
     drive(rt, &a, 0);
-    assert_non_null(strstr(submitted_payload(&a, TG_OUTCOME_SUCCESS),
-                           "hello live"));
+    assert_non_null(
+        strstr(submitted_payload(&a, TG_OUTCOME_SUCCESS), "hello live"));
     tg_turn_free(a.turn);
 
     /* a server that never answers initialize: the call waits (connect_ms
