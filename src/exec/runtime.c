@@ -643,7 +643,11 @@ static size_t unanswered(const tg_turn *turn)
 static void check_all(tg_runtime *rt, tg__run *run, tg_result **replies)
 {
     for (size_t i = 0; i < run->n; i++) {
-        if (replies != NULL && replies[i] != NULL)
+        if (run->jobs[i].state != TG__JOB_NEW) {
+            /* canceled while its run waited for a source */
+            if (replies != NULL)
+                tg__result_free(replies[i]);
+        } else if (replies != NULL && replies[i] != NULL)
             tg__job_complete(&run->jobs[i], replies[i]);
         else
             (void)check(rt, run, &run->jobs[i]);
@@ -822,6 +826,7 @@ void tg__run_end(tg__run *run)
         rt->admit = run->rnext;
     if (--rt->nruns == 0)
         accepting_set(rt, false);
+    tg__run_unwait_sources(run);
     for (size_t i = 0; i < run->n; i++)
         tg__job_release(&run->jobs[i]);
     if (run->ops.done != NULL)
@@ -832,17 +837,26 @@ void tg__run_end(tg__run *run)
 }
 
 /* Starts a journaled run: accepted, checked, started or queued, or waiting
- * for its schema checks on the pool. */
+ * for its schema checks on the pool, or first for the MCP sources whose
+ * tools it names to list them (run_sources.c). */
 static void run_begin(tg_runtime *rt, tg__run *run, tg_result **replies)
 {
     /* A lazy MCP server this turn names is started, not waited for (this
      * runs on the loop): its calls are unknown until it is ready. */
-    if (rt->sources != NULL)
-        tg__rsrcs_prepare(rt, run->turn->calls, run->turn->n, -1);
     run->admitted = true;
-    check_all(rt, run, replies);
+    if (rt->sources != NULL) {
+        tg__rsrcs_prepare(rt, run->turn->calls, run->turn->n, -1);
+        if (tg__run_wait_sources(run, replies))
+            return; /* tg__run_check goes on (run_sources.c) */
+    }
+    tg__run_check(run, replies);
+}
+
+void tg__run_check(tg__run *run, tg_result **replies)
+{
+    check_all(run->rt, run, replies);
     if (run->defer_rest && run->checking > 0)
-        wait_checks(rt, run); /* tg__run_checks_done goes on */
+        wait_checks(run->rt, run); /* tg__run_checks_done goes on */
     else
         tg__run_checks_done(run);
 }

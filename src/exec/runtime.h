@@ -126,6 +126,12 @@ struct tg__run {
     tg_turn_ops ops;
     void *ud;
     tg__run *rprev, *rnext;
+    /* a submitted run waiting for MCP sources to list their tools before
+     * its checks (run_sources.c): one waiter per source (owned), how many
+     * are still to come, and its journal replies meanwhile (owned) */
+    struct tg__srcwait *srcwaits;
+    size_t nsrcwaits, srcwaiting;
+    tg_result **replies;
 };
 
 /* A cancel request queued from any thread; strings live after the struct. */
@@ -441,6 +447,17 @@ void tg__run_end(tg__run *run);
 /* schema_work.c: the last schema check of a submitted run ended: finishes
  * the checks that waited for it and readies its jobs. */
 void tg__run_checks_done(tg__run *run);
+/* runtime.c: the checks of a journaled run (replies[i], when not NULL,
+ * ends job i with its recorded result; jobs ended meanwhile are skipped,
+ * their replies freed), then its jobs start, queue or wait. */
+void tg__run_check(tg__run *run, tg_result **replies);
+/* run_sources.c: when calls of the submitted run name tools of MCP sources
+ * still starting, parks the run until every one is ready or failed
+ * (replies copied) and returns true; tg__run_check follows. False: nothing
+ * to wait for (or no memory to wait with). */
+bool tg__run_wait_sources(tg__run *run, tg_result **replies);
+/* run_sources.c: a parked run that ends lets go of its sources. */
+void tg__run_unwait_sources(tg__run *run);
 /* Cancels every live job of one run (scheduler.c). */
 void tg__run_cancel(tg__run *run, const char *by, const char *reason);
 

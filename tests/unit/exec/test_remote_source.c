@@ -10,9 +10,11 @@
  * call; a removed source's tools are gone and its server ends; a list
  * change registers the new tool for the next turn; progress extends a
  * deadline up to max_timeout_ms, and only then; no descriptor is left
- * open once the runtime is freed.
+ * open once the runtime is freed; a submitted turn naming a source's tool
+ * before the source listed its tools waits for the list.
  */
 #include <dirent.h>
+#include <poll.h>
 #include "tg_test_exec.h"
 
 /* How many descriptors the process has open. */
@@ -299,6 +301,129 @@ static void progress_extends(void **state)
     tg_runtime_free(rt);
 }
 
+/* What a submitted turn saw: its one result, and whether it is done. */
+typedef struct submitted {
+    tg_turn *turn;
+    int done;
+} submitted;
+
+static void on_submitted_done(void *ud, tg_turn *t, int status,
+                              const tg_error *err)
+{
+    (void)t;
+    (void)err;
+    assert_int_equal(status, 0);
+    ((submitted *)ud)->done = 1;
+}
+
+/* Submits one call of tool (id `id`) to rt, served like a server would. */
+static void submit_one(tg_runtime *rt, submitted *s, const char *id,
+                       const char *tool, const char *args)
+{
+    static const tg_turn_ops ops = {NULL, NULL, NULL, on_submitted_done};
+    tg_error err = {0};
+    memset(s, 0, sizeof *s);
+    assert_int_equal(
+        tg_turn_new_call("mcp", id, tool, args, strlen(args), &s->turn, &err),
+        0);
+    assert_int_equal(tg_runtime_submit(rt, s->turn, &ops, s, &err), 0);
+}
+
+/* Steps rt from a poll loop until s is done, or for `ms` when ms > 0 and
+ * s is not done by then. */
+static void drive(tg_runtime *rt, submitted *s, long ms)
+{
+    long scale = tg_test_time_scale();
+    double end = tg_test_now_ms() + (double)(ms > 0 ? ms : 60000 * scale);
+    while (!s->done) {
+        (void)tg_runtime_step(rt);
+        if (tg_test_now_ms() > end) {
+            if (ms > 0)
+                return;
+            fail_msg("the submitted turn did not end in time");
+        }
+        struct pollfd p = {.fd = tg_runtime_fd(rt), .events = POLLIN};
+        int t = tg_runtime_timeout(rt);
+        (void)poll(&p, 1, t < 0 || t > 50 ? 50 : t);
+    }
+}
+
+/* The payload of s's result, with its outcome checked. */
+static const char *submitted_payload(const submitted *s, tg_outcome want)
+{
+    const tg_result *r = tg_turn_result(s->turn, 0);
+    assert_non_null(r);
+    assert_int_equal(tg_result_outcome(r), want);
+    return tg_result_payload_json(r);
+}
+
+/* A turn submitted (as toolgate serve does) naming a tool of a source that
+ * has not listed its tools yet waits for the list, then is checked like
+ * any other call; one canceled meanwhile ends canceled, not started; one
+ * whose source fails to start ends SOURCE_UNAVAILABLE saying why. */
+static void submitted_waits(void **state)
+{
+    tg_test_fx_env *env = *state;
+    long scale = tg_test_time_scale();
+    tg_runtime *rt = runtime(env);
+    tg_error err = {0};
+    char entry[PATH_MAX + 200];
+    snprintf(entry, sizeof entry,
+             "{\"name\":\"fx\",\"mcp\":{\"command\":[\"%s/mcp_tools\"]}}",
+             env->fx);
+    assert_int_equal(tg_runtime_add_source(rt, entry, &err), 0);
+    submitted a;
+    submit_one(rt, &a, "a1", "fx__greet", "{\"name\":\"live\"}");
+    drive(rt, &a, 0);
+    assert_non_null(
+        strstr(submitted_payload(&a, TG_OUTCOME_SUCCESS), "hello live"));
+    tg_turn_free(a.turn);
+
+    /* a server that never answers initialize: the call waits (connect_ms
+     * far off) until it is canceled by id */
+    snprintf(entry, sizeof entry,
+             "{\"name\":\"mute\",\"mcp\":{\"command\":[\"%s/sleep_ms\","
+             "\"600000\"],\"connect_ms\":%ld}}",
+             env->fx, 600000 * scale);
+    assert_int_equal(tg_runtime_add_source(rt, entry, &err), 0);
+    submitted b;
+    submit_one(rt, &b, "b1", "mute__x", "{}");
+    drive(rt, &b, 200);
+    assert_false(b.done);
+    assert_int_equal(tg_runtime_cancel(rt, "b1", "user", "enough"), 0);
+    drive(rt, &b, 0);
+    const tg_result *r = tg_turn_result(b.turn, 0);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
+    assert_int_equal(tg_result_execution(r), TG_EXECUTION_NOT_STARTED);
+    tg_turn_free(b.turn);
+
+    /* one whose negotiation's deadline passes: the wait ends with it */
+    snprintf(entry, sizeof entry,
+             "{\"name\":\"late\",\"mcp\":{\"command\":[\"%s/sleep_ms\","
+             "\"600000\"],\"connect_ms\":%ld}}",
+             env->fx, 300 * scale);
+    assert_int_equal(tg_runtime_add_source(rt, entry, &err), 0);
+    submitted c;
+    submit_one(rt, &c, "c1", "late__x", "{}");
+    drive(rt, &c, 0);
+    const char *p = submitted_payload(&c, TG_OUTCOME_ERROR);
+    assert_non_null(strstr(p, "SOURCE_UNAVAILABLE"));
+    assert_non_null(strstr(p, "failed"));
+    tg_turn_free(c.turn);
+
+    /* freed while a turn waits for a source: it ends, canceled */
+    submitted d;
+    submit_one(rt, &d, "d1", "mute__y", "{}");
+    drive(rt, &d, 100);
+    assert_false(d.done);
+    tg_runtime_free(rt);
+    assert_true(d.done);
+    r = tg_turn_result(d.turn, 0);
+    assert_non_null(r);
+    assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
+    tg_turn_free(d.turn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +436,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(list_changed, setup,
                                         tg_test_dir_teardown),
         cmocka_unit_test_setup_teardown(progress_extends, setup,
+                                        tg_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(submitted_waits, setup,
                                         tg_test_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
