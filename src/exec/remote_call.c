@@ -71,13 +71,26 @@ static void finish(rcall *rc, tg_result *r)
 static void decide_source(rcall *rc)
 {
     const tg__rsource *rs = rc->src->rs;
-    json_t *server = json_loads(tg__rsource_server_info(rs), 0, NULL);
+    tg__rsrc *src = rc->src;
+    const char *info = tg__rsource_server_info(rs);
+    if (src->server == NULL || strcmp(src->server_text, info) != 0) {
+        /* parsed once a session, not once a call */
+        json_decref(src->server);
+        free(src->server_text);
+        src->server = json_loads(info, 0, NULL); /* new ref */
+        src->server_text = src->server != NULL ? strdup(info) : NULL;
+        if (src->server_text == NULL) {
+            json_decref(src->server);
+            src->server = NULL;
+        }
+    }
+    json_t *server = src->server != NULL ? json_incref(src->server)
+                                         : json_object(); /* new ref */
     json_t *v = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?}", "name",
-                          rc->src->cfg->name, "tool", rc->c.tool->remote_name,
+                          src->cfg->name, "tool", rc->c.tool->remote_name,
                           "transport", tg__rsource_transport(rs), "protocol",
-                          tg__rsource_protocol(rs), "server",
-                          server ? server : json_object(), "sandbox",
-                          rc->src->sandbox); /* new ref */
+                          tg__rsource_protocol(rs), "server", server, "sandbox",
+                          src->sandbox); /* new ref */
     (void)rc->c.sink.decide(rc->c.sink.ctx, "source", v);
 }
 
