@@ -75,6 +75,15 @@ void srv_req_detach(srv_req *r)
 
 srv_req *srv_req_find(srv_session *s, const json_t *id)
 {
+    /* every call in flight is compared: integer ids (the usual ones)
+     * without json_equal's calls */
+    if (json_is_integer(id)) {
+        json_int_t v = json_integer_value(id);
+        for (srv_req *r = s->reqs; r != NULL; r = r->snext)
+            if (json_is_integer(r->id) && json_integer_value(r->id) == v)
+                return r;
+        return NULL;
+    }
     for (srv_req *r = s->reqs; r != NULL; r = r->snext)
         if (json_equal(r->id, id))
             return r;
