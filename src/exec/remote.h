@@ -26,12 +26,16 @@ typedef struct tg__rsrc {
     tg_runtime *rt;
     tg__source_cfg *cfg;
     tg__rsource *rs;
-    char *prefix;        /* name + separator */
-    json_t *tools;       /* what the last list made: [{name, remote, state,
-                            reason?, flags?}] (new ref) */
-    json_t *defs;        /* the last list's definitions as served (new ref) */
-    json_t *mem_pins;    /* journal off: {remote name: checksum} (new ref) */
-    bool removed;        /* tg_runtime_remove_source: closed, tools gone */
+    char *prefix;     /* name + separator */
+    json_t *tools;    /* what the last list made: [{name, remote, state,
+                         reason?, flags?}] (new ref) */
+    json_t *defs;     /* the last list's definitions as served (new ref) */
+    json_t *mem_pins; /* journal off: {remote name: checksum} (new ref) */
+    bool removed;     /* tg_runtime_remove_source: closed, tools gone */
+    /* the server's serverInfo as decisions.source shows it, kept while its
+     * text (the session's) stays the same (remote_call.c) */
+    char *server_text;   /* owned */
+    json_t *server;      /* new ref, shared by the decisions (never changed) */
     const char *sandbox; /* how a stdio server runs: "bubblewrap", "none";
                             NULL for HTTP (static) */
     struct tg__rcall *calls; /* its calls sent (remote_call.c's list) */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "jtape.h"
 #include "output.h"
 #include "remote.h"
 #include "text.h"
@@ -105,13 +106,26 @@ static void finish(rcall *rc, tg_result *r)
 static void decide_source(rcall *rc)
 {
     const tg__rsource *rs = rc->src->rs;
-    json_t *server = json_loads(tg__rsource_server_info(rs), 0, NULL);
+    tg__rsrc *src = rc->src;
+    const char *info = tg__rsource_server_info(rs);
+    if (src->server == NULL || strcmp(src->server_text, info) != 0) {
+        /* parsed once a session, not once a call */
+        json_decref(src->server);
+        free(src->server_text);
+        src->server = json_loads(info, 0, NULL); /* new ref */
+        src->server_text = src->server != NULL ? strdup(info) : NULL;
+        if (src->server_text == NULL) {
+            json_decref(src->server);
+            src->server = NULL;
+        }
+    }
+    json_t *server = src->server != NULL ? json_incref(src->server)
+                                         : json_object(); /* new ref */
     json_t *v = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?}", "name",
-                          rc->src->cfg->name, "tool", rc->c.tool->remote_name,
+                          src->cfg->name, "tool", rc->c.tool->remote_name,
                           "transport", tg__rsource_transport(rs), "protocol",
-                          tg__rsource_protocol(rs), "server",
-                          server ? server : json_object(), "sandbox",
-                          rc->src->sandbox); /* new ref */
+                          tg__rsource_protocol(rs), "server", server, "sandbox",
+                          src->sandbox); /* new ref */
     (void)rc->c.sink.decide(rc->c.sink.ctx, "source", v);
 }
 
@@ -163,9 +177,92 @@ static tg_result *through_output(rcall *rc, const char *text, size_t len)
     return tg__output_finish(&o, rc->c.call, NULL);
 }
 
+/* The text span of member `name` of the object that the tape's text is
+ * (top level only): 1 with *at and *len set, 0 when absent, -1 when a key
+ * has escapes (the caller then asks jansson). */
+static int member_span(const tg_jtape *t, const char *name, const char **at,
+                       size_t *len)
+{
+    size_t nl = strlen(name), end = t->tok[0].a;
+    const char *s = t->text;
+    for (size_t i = 1; i < end;) {
+        const tg_jtok *k = &t->tok[i], *v = &t->tok[i + 1];
+        size_t next =
+            v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY ? v->a : i + 2;
+        if (k->flags & TG_JT_ESCAPED)
+            return -1;
+        if (k->b == nl && memcmp(s + k->a, name, nl) == 0) {
+            /* from past the key's quote and ':' to before the next key's
+             * quote and ',' (or the object's '}') */
+            size_t a = (size_t)k->a + k->b + 1;
+            while (s[a] == ' ' || s[a] == '\t' || s[a] == '\n' ||
+                   s[a] == '\r' || s[a] == ':')
+                a++;
+            size_t e;
+            if (next < end) {
+                e = (size_t)t->tok[next].a - 1; /* the next key's quote */
+            } else {
+                e = t->len;
+                while (e > a && s[e - 1] != '}')
+                    e--;
+                e--; /* the object's '}' */
+            }
+            while (e > a &&
+                   (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\n' ||
+                    s[e - 1] == '\r' || s[e - 1] == ','))
+                e--;
+            *at = s + a;
+            *len = e - a;
+            return 1;
+        }
+        i = next;
+    }
+    return 0;
+}
+
+/* A success the common way, without jansson: when the result is JSON that
+ * json_loadb takes as it is (no duplicate keys, no U+0000) and the member
+ * that becomes the output (content, or structuredContent for a tool with
+ * an outputSchema) is already written as json_dumps would write it, that
+ * text goes out as it is. Returns 1 with *r set (NULL: out of memory), 0
+ * when the caller must take the jansson way. */
+static int from_result_text(rcall *rc, const tg__rcall_end *end, tg_result **r)
+{
+    tg_jtok st[256], st2[256];
+    tg_jtape t, m;
+    if (end->is_error || tg__jtape_parse_in(end->result, end->result_len, st,
+                                            256, &t, NULL) != 0)
+        return 0;
+    int done = 0;
+    bool schema = rc->c.tool->out_schema != NULL;
+    const char *at = NULL;
+    size_t len = 0;
+    int found = t.tok[0].kind == TG_JT_OBJECT
+                    ? member_span(&t, schema ? "structuredContent" : "content",
+                                  &at, &len)
+                    : -1;
+    if (found == 0 && !schema) {
+        *r = through_output(rc, "[]", 2);
+        done = 1;
+    } else if (found == 1 &&
+               tg__jtape_parse_in(at, len, st2, 256, &m, NULL) == 0) {
+        if ((!schema || m.tok[0].kind == TG_JT_OBJECT) &&
+            tg__jtape_is_dump_form(&m)) {
+            *r = through_output(rc, at, len);
+            done = 1;
+        }
+        tg__jtape_free(&m);
+    }
+    tg__jtape_free(&t);
+    return done;
+}
+
 static tg_result *from_result(rcall *rc, const tg__rcall_end *end)
 {
     const tg_call *call = rc->c.call;
+    tg_result *fast;
+    if (from_result_text(rc, end, &fast))
+        return fast;
     json_error_t je;
     json_t *res = json_loadb(end->result, end->result_len, 0, &je); /* new */
     if (res == NULL)

@@ -265,6 +265,8 @@ static void rsrc_free(tg__rsrc *src)
     json_decref(src->tools);
     json_decref(src->defs);
     json_decref(src->mem_pins);
+    json_decref(src->server);
+    free(src->server_text);
     free(src);
 }
 

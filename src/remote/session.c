@@ -33,7 +33,9 @@
 
 #include "buf.h"
 #include "error.h"
+#include "json_out.h"
 #include "jsonrpc.h"
+#include "jtape.h"
 #include "toolgate.h"
 
 typedef enum req_kind {
@@ -69,6 +71,7 @@ typedef struct pending {
     tg_mcp_version offered; /* REQ_INITIALIZE */
     /* REQ_CALL under 2026-07-28: what a retry needs */
     json_t *params;    /* the call's params (new ref) */
+    char *params_text; /* or their text, made json_t on a retry (owned) */
     json_t *responses; /* inputResponses being collected (new ref) */
     json_t *state;     /* the server's requestState (new ref) */
     int waiting;       /* elicitations not answered yet */
@@ -102,6 +105,8 @@ struct tg__rsession {
     bool timer_on;
     uv_timer_t timer;
     char *client_name, *client_version;
+    char *meta_text;   /* modern_meta's text without its '}' (owned) */
+    unsigned meta_key; /* what meta_text was made for (meta_text_of) */
     tg_mcp_version want, version;
     tg_mcp_version offering; /* the version of the initialize sent */
     char **root_uri, **root_name;
@@ -193,11 +198,32 @@ static bool modern(const tg__rsession *s)
     return s->version == TG_MCP_V2026_07_28;
 }
 
+/* modern_meta(s) as text without its closing '}', kept while what it
+ * depends on (roots, an elicit callback) stays; NULL on out of memory.
+ * Borrowed from s. */
+static const char *meta_text_of(tg__rsession *s)
+{
+    unsigned key =
+        1u | (s->nroots > 0 ? 2u : 0u) | (s->cbs.elicit != NULL ? 4u : 0u);
+    if (s->meta_text != NULL && s->meta_key == key)
+        return s->meta_text;
+    free(s->meta_text);
+    json_t *m = modern_meta(s); /* new ref */
+    s->meta_text = m != NULL ? dump(m) : NULL;
+    json_decref(m);
+    if (s->meta_text == NULL)
+        return NULL;
+    s->meta_text[strlen(s->meta_text) - 1] = '\0';
+    s->meta_key = key;
+    return s->meta_text;
+}
+
 /* ------------------------------------------------------------ requests */
 
 static void free_pending(pending *p)
 {
     json_decref(p->params);
+    free(p->params_text);
     json_decref(p->responses);
     json_decref(p->state);
     free(p);
@@ -291,6 +317,30 @@ static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
     return tg__rtransport_send(s->t, msg->data, msg->len, &m, err);
 }
 
+/* Sends request p (its id set) with the params text ptext[0..plen) and
+ * records it (the caller still owns p on failure); `name` is the tool a
+ * tools/call names, for the transport's log. Returns 0 or an error. */
+static int send_params_text(tg__rsession *s, const char *method,
+                            const char *name, const char *ptext, size_t plen,
+                            pending *p, tg_error *err)
+{
+    char small[1024]; /* most requests fit: no allocation */
+    tg_buf msg;
+    tg__buf_init_with(&msg, small, sizeof small, 0);
+    char idtext[24];
+    snprintf(idtext, sizeof idtext, "%llu", (unsigned long long)p->id);
+    tg_rpc_id id = {.kind = TG_RPC_ID_INT, .num = (long long)p->id};
+    int rc = tg__rpc_write_request(&msg, &id, method, ptext, plen);
+    if (rc != 0)
+        tg__error_set(err, rc, "out of memory");
+    else if ((rc = send_text(s, &msg, method, name, idtext, err)) == 0) {
+        link_pending(s, p);
+        rearm(s);
+    }
+    tg__buf_cleanup(&msg);
+    return rc;
+}
+
 /* Sends request `method` with params (stolen; NULL: {}), under a new id,
  * and records it as p (filled by the caller but for id; the caller still
  * owns p on failure). Under 2026-07-28 params gets the request _meta (progress:
@@ -299,12 +349,8 @@ static int send_request(tg__rsession *s, const char *method, json_t *params,
                         pending *p, bool progress, tg_error *err)
 {
     int rc = TG_ENOMEM;
-    tg_buf msg;
-    tg__buf_init(&msg, 0);
     char *ptext = NULL;
-    char idtext[24];
     p->id = ++s->next_id;
-    snprintf(idtext, sizeof idtext, "%llu", (unsigned long long)p->id);
     if (params == NULL && (params = json_object()) == NULL)
         goto fail;
     if (modern(s) || progress || p->kind == REQ_DISCOVER) {
@@ -320,25 +366,17 @@ static int send_request(tg__rsession *s, const char *method, json_t *params,
     }
     if ((ptext = dump(params)) == NULL)
         goto fail;
-    tg_rpc_id id = {.kind = TG_RPC_ID_INT, .num = (long long)p->id};
-    if (tg__rpc_write_request(&msg, &id, method, ptext, strlen(ptext)) != 0)
-        goto fail;
     const char *name = NULL;
     json_t *jn = json_object_get(params, "name"); /* borrowed */
     if (p->kind == REQ_CALL && json_is_string(jn))
         name = json_string_value(jn);
-    rc = send_text(s, &msg, method, name, idtext, err);
-    if (rc != 0)
-        goto done;
-    link_pending(s, p);
-    rearm(s);
+    rc = send_params_text(s, method, name, ptext, strlen(ptext), p, err);
     goto done;
 fail:
     tg__error_set(err, rc, "out of memory");
 done:
     free(ptext);
     json_decref(params);
-    tg__buf_cleanup(&msg);
     return rc;
 }
 
@@ -446,6 +484,7 @@ static void free_session(tg__rsession *s)
         free(e->input_key);
         free(e);
     }
+    free(s->meta_text);
     free(s->client_name);
     free(s->client_version);
     free(s->caps);
@@ -860,12 +899,104 @@ void tg__rtool_list_free(tg__rtool_list *list)
 
 /* ------------------------------------------------------------ tools/call */
 
+/* Whether args[0..len) is a JSON object that json_loadb takes with
+ * JSON_REJECT_DUPLICATES and json_dumps writes back as it is. */
+static bool args_as_dumped(const char *args, size_t len)
+{
+    tg_jtok st[128];
+    tg_jtape t;
+    if (tg__jtape_parse_in(args, len, st, 128, &t, NULL) != 0)
+        return false;
+    bool ok = t.tok[0].kind == TG_JT_OBJECT && tg__jtape_is_dump_form(&t);
+    tg__jtape_free(&t);
+    return ok;
+}
+
+/* tools/call the common way: when the arguments' text is what jansson
+ * would write, the params are written as text around it (in the order
+ * and form send_request writes them), without a json_t. p is filled but
+ * for its id; the caller still owns it on failure. Returns 0, 1 when the
+ * caller must take the jansson way, or an error. */
+static int call_as_text(tg__rsession *s, const tg__rcall_args *a, pending *p,
+                        bool progress, tg_error *err)
+{
+    if (a->arguments != NULL && !args_as_dumped(a->arguments, a->arguments_len))
+        return 1;
+    const char *meta = modern(s) ? meta_text_of(s) : NULL;
+    char small[1024];
+    tg_buf b;
+    tg__buf_init_with(&b, small, sizeof small, 0);
+    int rc = tg__buf_puts(&b, "{\"name\":");
+    if (rc == 0)
+        rc = tg__json_string(&b, a->name, strlen(a->name));
+    if (rc == 0 && a->arguments != NULL &&
+        (rc = tg__buf_puts(&b, ",\"arguments\":")) == 0)
+        rc = tg__buf_append(&b, a->arguments, a->arguments_len);
+    size_t call_len = b.len; /* the params of a retry, but for '}' */
+    if (rc == 0 && modern(s) && meta == NULL)
+        rc = TG_ENOMEM;
+    if (rc == 0 && modern(s)) {
+        if ((p->params_text = malloc(call_len + 2)) == NULL)
+            rc = TG_ENOMEM;
+        else {
+            memcpy(p->params_text, b.data, call_len);
+            memcpy(p->params_text + call_len, "}", 2);
+        }
+    }
+    p->id = ++s->next_id;
+    if (rc == 0 && (modern(s) || progress)) {
+        rc = tg__buf_puts(&b, ",\"_meta\":");
+        if (rc == 0)
+            rc = tg__buf_puts(&b, meta != NULL ? meta : "{");
+        if (rc == 0 && progress) {
+            rc = tg__buf_puts(&b, meta != NULL ? ",\"progressToken\":"
+                                               : "\"progressToken\":");
+            if (rc == 0)
+                rc = tg__json_integer(&b, (long long)p->id);
+        }
+        if (rc == 0)
+            rc = tg__buf_puts(&b, "}");
+    }
+    if (rc == 0)
+        rc = tg__buf_puts(&b, "}");
+    if (rc != 0)
+        tg__error_set(err, rc, "out of memory");
+    else
+        rc = send_params_text(s, "tools/call", a->name, b.data, b.len, p, err);
+    tg__buf_cleanup(&b);
+    return rc;
+}
+
+/* The params a retry of call p sends again (borrowed), made from their
+ * text the first time; NULL on out of memory. */
+static json_t *call_params(pending *p)
+{
+    if (p->params == NULL && p->params_text != NULL)
+        p->params = json_loads(p->params_text, 0, NULL); /* new ref */
+    return p->params;
+}
+
 int tg__rsession_call(tg__rsession *s, const tg__rcall_args *a,
                       const tg__rcall_cbs *cbs, void *ud, uint64_t *call_id,
                       tg_error *err)
 {
     if (s->st != S_READY)
         return tg__error_set(err, TG_EIO, "the MCP session is not ready");
+    pending *fast = calloc(1, sizeof *fast);
+    if (fast == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    fast->kind = REQ_CALL;
+    fast->cbs = *cbs;
+    fast->ud = ud;
+    fast->deadline = deadline_in(s, a->deadline_ms);
+    int frc = call_as_text(s, a, fast, cbs->progress != NULL, err);
+    if (frc == 0) {
+        *call_id = fast->key = fast->id;
+        return 0;
+    }
+    free_pending(fast);
+    if (frc != 1)
+        return frc;
     json_t *args = NULL; /* new ref */
     if (a->arguments != NULL) {
         json_error_t je;
@@ -1017,7 +1148,7 @@ static json_t *roots_json(const tg__rsession *s);
 static void retry_call(tg__rsession *s, pending *p)
 {
     tg_error e;
-    json_t *params = json_copy(p->params); /* new ref */
+    json_t *params = json_copy(call_params(p)); /* new ref */
     if (params == NULL ||
         json_object_set(params, "inputResponses", p->responses) != 0 ||
         (p->state != NULL &&
@@ -1066,7 +1197,7 @@ static void on_input_required(tg__rsession *s, pending *p,
     json_t *r = tg__rpc_value_json(b, result);              /* new ref */
     json_t *requests = json_object_get(r, "inputRequests"); /* borrowed */
     json_t *rstate = json_object_get(r, "requestState");    /* borrowed */
-    if (r == NULL || p->params == NULL ||
+    if (r == NULL || call_params(p) == NULL ||
         (requests != NULL && !json_is_object(requests)) ||
         (requests == NULL && rstate == NULL)) {
         json_decref(r);

@@ -22,8 +22,10 @@
 #include <strings.h>
 #include <time.h>
 
+#include "json_out.h"
 #include "server.h"
 #include "tasks.h"
+#include "utf8.h"
 
 #define PROGRESS_EVERY_MS 50
 
@@ -76,6 +78,15 @@ void srv_req_detach(srv_req *r)
 
 srv_req *srv_req_find(srv_session *s, const json_t *id)
 {
+    /* every call in flight is compared: integer ids (the usual ones)
+     * without json_equal's calls */
+    if (json_is_integer(id)) {
+        json_int_t v = json_integer_value(id);
+        for (srv_req *r = s->reqs; r != NULL; r = r->snext)
+            if (json_is_integer(r->id) && json_integer_value(r->id) == v)
+                return r;
+        return NULL;
+    }
     for (srv_req *r = s->reqs; r != NULL; r = r->snext)
         if (json_equal(r->id, id))
             return r;
@@ -96,12 +107,14 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
 
 /* ------------------------------------------------------------ progress */
 
-static void send_note(srv_req *r, json_t *msg_take)
+/* Sends the notification written in b (a JSON-RPC message without its
+ * newline) on the request's stream, unless it was silenced or answered. */
+static void send_note_text(srv_req *r, tg_buf *b, bool ok)
 {
-    if (r->silent || r->answered)
-        return;
-    (void)srv_send_json(r->srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
-                        msg_take);
+    if (ok && !r->silent && !r->answered)
+        (void)srv_send(r->srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
+                       b->data, b->len);
+    tg__buf_cleanup(b);
 }
 
 static void progress(srv_req *r, bool force)
@@ -114,12 +127,22 @@ static void progress(srv_req *r, bool force)
     if ((double)r->out_bytes <= r->progress_sent)
         return;
     r->progress_sent = (double)r->out_bytes;
-    json_t *p = json_pack("{s:O,s:I}", "progressToken", r->progress_token,
-                          "progress", (json_int_t)r->out_bytes);
-    if (r->lines != NULL && r->lines->last_line[0] != '\0')
-        json_object_set_new(p, "message", json_string(r->lines->last_line));
-    send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
-                           "notifications/progress", "params", p));
+    /* written as text, in jansson's order and escapes: no json_t a note */
+    char small[512];
+    tg_buf b;
+    tg__buf_init_with(&b, small, sizeof small, 0);
+    bool ok = tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"notifications/progress\",\"params\":{"
+                               "\"progressToken\":") == 0 &&
+              tg__json_dump(r->progress_token, &b) == 0 &&
+              tg__buf_puts(&b, ",\"progress\":") == 0 &&
+              tg__json_integer(&b, (long long)r->out_bytes) == 0;
+    if (ok && r->lines != NULL && r->lines->last_line[0] != '\0')
+        ok = tg__buf_puts(&b, ",\"message\":") == 0 &&
+             tg__json_string(&b, r->lines->last_line,
+                             strlen(r->lines->last_line)) == 0;
+    ok = ok && tg__buf_puts(&b, "}}") == 0;
+    send_note_text(r, &b, ok);
 }
 
 /* v as JSON: an integer when it is one (2^53 at most), else a real. */
@@ -195,19 +218,33 @@ static void log_line(srv_req *r, const char *line, size_t len)
 {
     if (r->log_level < 0 || len == 0)
         return;
-    json_t *text = json_stringn(line, len);
-    if (text == NULL)
+    if (!tg__utf8_valid((const unsigned char *)line, len))
         return; /* not UTF-8: a log message carries text */
-    int lvl = line_level(json_string_value(text));
-    if (lvl < r->log_level) {
-        json_decref(text);
+    /* line_level reads, past '[' and ' ', a word of at most 15 letters */
+    size_t skip = 0;
+    while (skip < len && (line[skip] == '[' || line[skip] == ' '))
+        skip++;
+    char head[17];
+    size_t hn = len - skip < sizeof head - 1 ? len - skip : sizeof head - 1;
+    memcpy(head, line + skip, hn);
+    head[hn] = '\0';
+    int lvl = line_level(head);
+    if (lvl < r->log_level)
         return;
-    }
-    send_note(r,
-              json_pack("{s:s,s:s,s:{s:s,s:s,s:o}}", "jsonrpc", "2.0", "method",
-                        "notifications/message", "params", "level",
-                        srv_log_level_name(lvl), "logger",
-                        tg_call_tool(tg_turn_call(r->turn, 0)), "data", text));
+    const char *tool = tg_call_tool(tg_turn_call(r->turn, 0));
+    char small[512];
+    tg_buf b;
+    tg__buf_init_with(&b, small, sizeof small, 0);
+    bool ok = tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"notifications/message\",\"params\":{"
+                               "\"level\":\"") == 0 &&
+              tg__buf_puts(&b, srv_log_level_name(lvl)) == 0 &&
+              tg__buf_puts(&b, "\",\"logger\":") == 0 &&
+              tg__json_string(&b, tool, strlen(tool)) == 0 &&
+              tg__buf_puts(&b, ",\"data\":") == 0 &&
+              tg__json_string(&b, line, len) == 0 &&
+              tg__buf_puts(&b, "}}") == 0;
+    send_note_text(r, &b, ok);
 }
 
 /* Feeds output to a line reader: complete lines go to `emit` (cut at the
@@ -236,14 +273,9 @@ static void keep_last(srv_req *r, const char *line, size_t len)
     memcpy(last, line, len);
     last[len] = '\0';
     /* a cut in the middle of a character is no text: drop that tail */
-    while (len > 0 && ((unsigned char)last[len - 1] & 0x80)) {
-        json_t *t = json_string(last);
-        if (t != NULL) {
-            json_decref(t);
-            break;
-        }
+    while (len > 0 && ((unsigned char)last[len - 1] & 0x80) &&
+           !tg__utf8_valid((const unsigned char *)last, len))
         last[--len] = '\0';
-    }
 }
 
 static void on_output(void *ud, const tg_call *call, int stream,
@@ -260,8 +292,14 @@ static void on_output(void *ud, const tg_call *call, int stream,
      * stdout for the progress notifications' last line. Without memory
      * for the line readers there are no log lines and no last line. */
     bool wanted = stream == 2 ? r->log_level >= 0 : r->progress_token != NULL;
-    if (wanted && r->lines == NULL)
-        r->lines = calloc(1, sizeof *r->lines);
+    if (wanted && r->lines == NULL) {
+        /* 5 KB of buffers: only their lengths need a start */
+        r->lines = malloc(sizeof *r->lines);
+        if (r->lines != NULL) {
+            r->lines->line_len = r->lines->eline_len = 0;
+            r->lines->last_line[0] = '\0';
+        }
+    }
     struct srv_req_lines *l = wanted ? r->lines : NULL;
     if (l != NULL && stream == 2)
         lines(r, l->eline, sizeof l->eline, &l->eline_len, data, len, log_line);

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -89,8 +90,9 @@ struct tg_spool_writer {
     unsigned char pend[4]; /* a UTF-8 sequence cut by the chunking */
     size_t npend;
     unsigned char last;
-    char head[HEAD_KEEP];
     size_t head_len;
+    /* last: 8 KiB that are read only where written, never zeroed */
+    char head[HEAD_KEEP];
     char tail[TAIL_KEEP]; /* ring: byte at offset x is tail[x % TAIL_KEEP] */
 };
 
@@ -263,9 +265,10 @@ int tg__spool_writer_new(tg_spool *sp, size_t inline_max, tg_spool_writer **out,
     if (sp == NULL || sp->dirfd < 0)
         return tg__error_set(err, TG_EINVAL,
                              "the spool is not open for writing");
-    tg_spool_writer *w = calloc(1, sizeof *w);
+    tg_spool_writer *w = malloc(sizeof *w);
     if (w == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
+    memset(w, 0, offsetof(tg_spool_writer, head)); /* a writer a call */
     w->sp = sp;
     w->inline_max = inline_max;
     w->out.fd = -1;
