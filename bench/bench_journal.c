@@ -1056,13 +1056,106 @@ static int history(const char *dir, long rows)
     return failed;
 }
 
+/* ------------------------------------------------------------ lone calls */
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Calls that come alone, as a client calling one at a time sends them:
+ * each is begun (its running row committed) and finished (its result
+ * committed) by itself, two transactions a call. Prints the p50 and p99
+ * of the pair, of begin and of finish, the writer thread's CPU time a
+ * call, and the WAL's size at the end (a WAL that checkpoints stays
+ * small). */
+static int lone(const char *dir, long n)
+{
+    char path[4200], wal[4300];
+    tg_journal *j = NULL;
+    tg_error err = {0};
+    if (path_join(path, sizeof path, dir, "lone.db") != 0)
+        return 1;
+    remove_db(path);
+    snprintf(wal, sizeof wal, "%.4200s-wal", path);
+    if (tg__journal_open_sqlite(path, &j, &err) != 0) {
+        fprintf(stderr, "journal: %s\n", err.message);
+        return 1;
+    }
+    double *lat = malloc((size_t)n * 3 * sizeof *lat);
+    if (lat == NULL)
+        return 1;
+    double *lb = lat + n, *lf = lat + 2 * n, cpu = 0;
+    int ret = 1;
+    for (long i = 0; i < n; i++) {
+        char id[32], args[300];
+        snprintf(id, sizeof id, "lone_%09ld", i);
+        args_text(args, sizeof args, i);
+        tg_call *call = tg__call_new(id, "search", "toolgate");
+        tg_result *res = NULL;
+        if (call == NULL ||
+            tg__call_set_args_text(call, args, strlen(args)) != 0 ||
+            (res = tg__result_success(call, json_string(PAYLOAD_TEXT))) ==
+                NULL) {
+            tg__call_free(call);
+            goto done;
+        }
+        double c0 = thread_cpu(), t0 = bench_now();
+        int ok = tg__journal_begin(j, &call, 1, &err) == 0;
+        double t1 = bench_now();
+        ok = ok && tg__journal_finish(j, &call, &res, 1, &err) == 0;
+        double t2 = bench_now();
+        cpu += thread_cpu() - c0;
+        lat[i] = (t2 - t0) * 1e6;
+        lb[i] = (t1 - t0) * 1e6;
+        lf[i] = (t2 - t1) * 1e6;
+        tg__result_free(res);
+        tg__call_free(call);
+        if (!ok) {
+            fprintf(stderr, "journal: %s\n", err.message);
+            goto done;
+        }
+    }
+    struct stat st;
+    long long walsz = stat(wal, &st) == 0 ? (long long)st.st_size : 0;
+    qsort(lat, (size_t)n, sizeof *lat, by_double);
+    qsort(lb, (size_t)n, sizeof *lb, by_double);
+    qsort(lf, (size_t)n, sizeof *lf, by_double);
+    printf("  lone calls: %ld calls, each begun then finished by itself "
+           "(two transactions a call), sync normal\n",
+           n);
+    printf("    begin + finish  p50 %7.1f us  p99 %7.1f us  (%.0f calls/s at "
+           "p50)\n",
+           lat[n / 2], lat[n * 99 / 100], 1e6 / lat[n / 2]);
+    printf("    begin           p50 %7.1f us  p99 %7.1f us\n", lb[n / 2],
+           lb[n * 99 / 100]);
+    printf("    finish          p50 %7.1f us  p99 %7.1f us\n", lf[n / 2],
+           lf[n * 99 / 100]);
+    printf("    writer CPU      %7.1f us a call; WAL at the end %lld KiB\n",
+           cpu / (double)n * 1e6, walsz / 1024);
+    ret = 0;
+done:
+    free(lat);
+    tg__journal_close(j);
+    remove_db(path);
+    return ret;
+}
+
 /* ------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
     const char *dir = getenv("TMPDIR");
     const char *mode = "both";
-    long history_rows = 0;
+    long history_rows = 0, lone_calls = 0;
     int turns = 30, rounds = DEFAULT_ROUNDS, chain_only = 0;
     /* Lines as they come, also into a file: the history mode runs long. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1077,6 +1170,8 @@ int main(int argc, char **argv)
             rounds = (int)strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--chain") == 0) {
             chain_only = 1;
+        } else if (strcmp(argv[i], "--lone") == 0 && i + 1 < argc) {
+            lone_calls = strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--history-rows") == 0 && i + 1 < argc) {
             history_rows = strtol(argv[++i], NULL, 10);
         } else if (argv[i][0] >= '1' && argv[i][0] <= '9') {
@@ -1088,6 +1183,7 @@ int main(int argc, char **argv)
                 "[--dir DIR] [--sync normal|full|both]\n"
                 "       bench_journal --chain [TURNS_PER_ROUND] [--rounds N] "
                 "[--dir DIR]\n"
+                "       bench_journal --lone CALLS [--dir DIR]\n"
                 "       bench_journal --history-rows N [--dir DIR]\n");
             return 2;
         }
@@ -1106,6 +1202,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_journal: cannot make a directory in %s: %s\n",
                 dir, strerror(errno));
         return 1;
+    }
+    if (lone_calls > 0) {
+        int rc = lone(work, lone_calls);
+        rmdir(work);
+        return rc;
     }
     int failed = chain_only ? 0 : throughput(work, turns, rounds, mode);
     failed |= chain_cost(work, turns, rounds);

@@ -23,6 +23,7 @@
  * replaced one could serve forged answers.
  */
 #include "checkpointer.h"
+#include "walbuf.h"
 #include "journal.h"
 
 #include <errno.h>
@@ -3059,9 +3060,11 @@ int tg__journal_open_sqlite_opts(const char *path,
         sj->start = (sqlite3_int64)start;
     read_boot_id(sj->boot);
 
-    int orc = sqlite3_open_v2(
-        path, &sj->db,
-        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    /* walbuf.c: a transaction's WAL frames in one write */
+    int orc = sqlite3_open_v2(path, &sj->db,
+                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                  SQLITE_OPEN_NOMUTEX,
+                              tg__walbuf_vfs());
     if (orc != SQLITE_OK) {
         rc = db_fail(sj, orc, "cannot open", err);
         goto fail;
