@@ -186,8 +186,14 @@ static void relay_progress(srv_req *r, const char *data, size_t len)
         json_object_set_new(params, "message", json_string(end + 2));
     r->progress_relayed = true;
     r->progress_sent = p;
-    send_note(r, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
-                           "notifications/progress", "params", params));
+    json_t *msg =
+        json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+                  "notifications/progress", "params", params); /* new ref */
+    tg_buf b;
+    tg__buf_init(&b, 0);
+    bool ok = msg != NULL && tg__json_dump(msg, &b) == 0;
+    json_decref(msg);
+    send_note_text(r, &b, ok);
 }
 
 /* The level a log line starts with ("ERROR: x", "[warn] y"), else info. */
