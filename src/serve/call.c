@@ -107,6 +107,17 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
 
 /* ------------------------------------------------------------ progress */
 
+/* Starts a notification's text in b (on small, cap bytes, growing past
+ * it): {"jsonrpc":"2.0","method":"METHOD","params":{ - the params' members
+ * follow. False on out of memory. */
+static bool note_begin(tg_buf *b, char *small, size_t cap, const char *method)
+{
+    tg__buf_init_with(b, small, cap, 0);
+    return tg__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"") == 0 &&
+           tg__buf_puts(b, method) == 0 &&
+           tg__buf_puts(b, "\",\"params\":{") == 0;
+}
+
 /* Sends the notification written in b (a JSON-RPC message without its
  * newline) on the request's stream, unless it was silenced or answered. */
 static void send_note_text(srv_req *r, tg_buf *b, bool ok)
@@ -130,10 +141,8 @@ static void progress(srv_req *r, bool force)
     /* written as text, in jansson's order and escapes: no json_t a note */
     char small[512];
     tg_buf b;
-    tg__buf_init_with(&b, small, sizeof small, 0);
-    bool ok = tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":"
-                               "\"notifications/progress\",\"params\":{"
-                               "\"progressToken\":") == 0 &&
+    bool ok = note_begin(&b, small, sizeof small, "notifications/progress") &&
+              tg__buf_puts(&b, "\"progressToken\":") == 0 &&
               tg__json_dump(r->progress_token, &b) == 0 &&
               tg__buf_puts(&b, ",\"progress\":") == 0 &&
               tg__json_integer(&b, (long long)r->out_bytes) == 0;
@@ -240,10 +249,8 @@ static void log_line(srv_req *r, const char *line, size_t len)
     const char *tool = tg_call_tool(tg_turn_call(r->turn, 0));
     char small[512];
     tg_buf b;
-    tg__buf_init_with(&b, small, sizeof small, 0);
-    bool ok = tg__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":"
-                               "\"notifications/message\",\"params\":{"
-                               "\"level\":\"") == 0 &&
+    bool ok = note_begin(&b, small, sizeof small, "notifications/message") &&
+              tg__buf_puts(&b, "\"level\":\"") == 0 &&
               tg__buf_puts(&b, srv_log_level_name(lvl)) == 0 &&
               tg__buf_puts(&b, "\",\"logger\":") == 0 &&
               tg__json_string(&b, tool, strlen(tool)) == 0 &&
