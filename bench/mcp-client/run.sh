@@ -9,17 +9,24 @@
 # ratios against issue 16's goals (>= 0.9x the SDK's calls/s, <= +10% at
 # p50).
 #
-#   bench/mcp-client/run.sh [BUILD_DIR] [--calls N] [--inflight K]
+#   bench/mcp-client/run.sh [BUILD_DIR] [--calls N] [--inflight K] [--warmup W]
+#
+# Both clients first make W calls (default 5000) that are not timed: the
+# server is Node, and until its JIT has compiled the request path (a few
+# thousand calls) its own time per call falls by half, which would count
+# against whichever client runs first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build
 calls=2000
 inflight=16
+warmup=5000
 while [ $# -gt 0 ]; do
   case $1 in
     --calls) calls=$2; shift 2 ;;
     --inflight) inflight=$2; shift 2 ;;
-    -*) echo "usage: bench/mcp-client/run.sh [BUILD_DIR] [--calls N] [--inflight K]" >&2; exit 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    -*) echo "usage: bench/mcp-client/run.sh [BUILD_DIR] [--calls N] [--inflight K] [--warmup W]" >&2; exit 2 ;;
     *) build=$1; shift ;;
   esac
 done
@@ -34,7 +41,7 @@ cat >"$tmp/toolgate.json" <<JSON
 {"workspace": "$tmp", "journal": "$tmp/.toolgate/journal.db", "builtin_tools": [],
  "tools": [{"name": "ev", "mcp": {"command": ["$server"]}}]}
 JSON
-opts=(--calls "$calls" --inflight "$inflight" --warmup 200)
+opts=(--calls "$calls" --inflight "$inflight" --warmup "$warmup")
 echo "== server-everything's echo over stdio, $calls calls one at a time, then $inflight in flight"
 tg=$(cd "$tmp" && "$OLDPWD/$load" --config "$tmp/toolgate.json" --tool ev__echo --args '{"message":"hi"}' "${opts[@]}")
 sdk=$(node bench/mcp-client/sdk_client.mjs --tool echo --args '{"message":"hi"}' "${opts[@]}" -- "$server")
