@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "format.h"
 #include "jtape.h"
 #include "output.h"
 #include "remote.h"
@@ -220,6 +221,39 @@ static int member_span(const tg_jtape *t, const char *name, const char **at,
     return 0;
 }
 
+/* For a tool with an outputSchema: the server's content blocks beside its
+ * structuredContent (an image, a resource link), kept on the success so a
+ * gateway's MCP client gets them as the server sent them; the payload, and
+ * the text other formats show a model, stay the structured value. Only
+ * for an inline output, blocks that read as MCP content (tg__content_check)
+ * and a result within limits.max_output_bytes; else the blocks are left
+ * out. `blocks` is borrowed. Returns r. */
+static tg_result *keep_blocks(rcall *rc, tg_result *r, const json_t *blocks,
+                              const tg__rcall_end *end)
+{
+    int64_t max = rc->c.env->cfg->max_output_bytes;
+    tg_error e = {0};
+    if (r == NULL || r->outcome != TG_OUTCOME_SUCCESS || r->artifact != NULL ||
+        r->content != NULL || json_array_size(blocks) == 0 ||
+        (max > 0 && end->result_len > (uint64_t)max) ||
+        tg__content_check(blocks, &e) != 0)
+        return r;
+    r->content = json_incref((json_t *)blocks);
+    return r;
+}
+
+/* keep_blocks of the content blocks written at[0..len). */
+static tg_result *keep_blocks_text(rcall *rc, tg_result *r, const char *at,
+                                   size_t len, const tg__rcall_end *end)
+{
+    if (r == NULL || r->outcome != TG_OUTCOME_SUCCESS || r->artifact != NULL)
+        return r;
+    json_t *blocks = json_loadb(at, len, JSON_REJECT_DUPLICATES, NULL); /* new */
+    r = keep_blocks(rc, r, blocks, end);
+    json_decref(blocks);
+    return r;
+}
+
 /* A success the common way, without jansson: when the result is JSON that
  * json_loadb takes as it is (no duplicate keys, no U+0000) and the member
  * that becomes the output (content, or structuredContent for a tool with
@@ -252,6 +286,8 @@ static int from_result_text(rcall *rc, const tg__rcall_end *end, tg_result **r)
             done = 1;
         }
         tg__jtape_free(&m);
+        if (done && schema && member_span(&t, "content", &at, &len) == 1)
+            *r = keep_blocks_text(rc, *r, at, len, end);
     }
     tg__jtape_free(&t);
     return done;
@@ -292,6 +328,8 @@ static tg_result *from_result(rcall *rc, const tg__rcall_end *end)
         r = text ? through_output(rc, text, strlen(text)) : NULL;
         free(text);
         json_decref(empty);
+        if (rc->c.tool->out_schema != NULL)
+            r = keep_blocks(rc, r, content, end);
     }
     json_decref(res);
     return r;

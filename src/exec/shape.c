@@ -33,7 +33,8 @@
 #define INLINE_STEPS 32768
 
 /* n (may be NULL) takes r's place: r's exit status, duration and artifact
- * carried over, r freed. Returns n. */
+ * carried over, and to a success r's content blocks (a remote tool's,
+ * beside its structured value), r freed. Returns n. */
 static tg_result *replace(tg_result *r, tg_result *n)
 {
     if (n != NULL) {
@@ -41,6 +42,10 @@ static tg_result *replace(tg_result *r, tg_result *n)
         n->duration_ms = r->duration_ms;
         n->artifact = r->artifact;
         r->artifact = NULL;
+        if (n->outcome == TG_OUTCOME_SUCCESS && n->content == NULL) {
+            n->content = r->content;
+            r->content = NULL;
+        }
     }
     tg__result_free(r);
     return n;
@@ -110,8 +115,10 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
         return NULL;
     }
     tg_result *n = success_with(call, r, json_pack("{s:O}", "content", blocks));
-    if (n != NULL)
+    if (n != NULL) {
+        json_decref(n->content);
         n->content = json_incref(blocks);
+    }
     json_decref(blocks);
     return n;
 }

@@ -102,7 +102,9 @@ static int output_text(const tg_result *result, const json_t *part, tg_buf *out)
 
 bool tg__result_content_payload(const tg_result *r)
 {
-    if (r->outcome != TG_OUTCOME_SUCCESS || !json_is_array(r->content))
+    /* a structured value is the payload even when it holds the blocks */
+    if (r->outcome != TG_OUTCOME_SUCCESS || !json_is_array(r->content) ||
+        tg_result_structured(r))
         return false;
     const json_t *p = tg__result_payload(r); /* borrowed */
     const json_t *c = json_object_get(p, "content");

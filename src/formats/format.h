@@ -109,9 +109,11 @@ int tg__envelope_put(const tg_result *r, const char *text, size_t len,
 int tg__envelope_blocks(const tg_result *r, const json_t *content, tg_buf *head,
                         tg_buf *tail);
 /* Whether r's payload is the content convention of a tool with "output":
- * "mcp-content": a success whose payload is {"content": BLOCKS} and whose
- * content is those BLOCKS. Renderers then draw from the blocks (described
- * as text where the format has no such block), never from the payload. */
+ * "mcp-content": a success, not a structured one, whose payload is
+ * {"content": BLOCKS} and whose content is those BLOCKS. Renderers then
+ * draw from the blocks (described as text where the format has no such
+ * block), never from the payload. A structured result may carry blocks
+ * beside its value (a remote tool's): only MCP's renderer shows them. */
 bool tg__result_content_payload(const tg_result *r);
 /* The same text (enveloped when the result is untrusted) appended as one
  * JSON string literal: a payload's known

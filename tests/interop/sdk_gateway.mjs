@@ -229,10 +229,11 @@ async function scenarioFs() {
     await check('fs: read_media_file (the image reaches the client)', async () => {
         const res = await good('read_media_file', { path: join(D, 'p.png') });
         // The tool declares an outputSchema: its structuredContent is the
-        // result (the content blocks beside it are not carried yet).
-        const blocks = [...(res.content || []), ...(res.structuredContent?.content || [])];
-        const img = blocks.find((c) => c.type === 'image');
-        if (!img) return `no image block: ${JSON.stringify(res).slice(0, 300)}`;
+        // payload, and the server's content blocks come beside it as the
+        // server sent them: the image is a content block.
+        const img = (res.content || []).find((c) => c.type === 'image');
+        if (!img) return `no image block in content: ${JSON.stringify(res).slice(0, 300)}`;
+        if (!res.structuredContent) return 'no structuredContent beside the blocks';
         if (img.mimeType !== 'image/png') return `mimeType ${img.mimeType}`;
         return Buffer.from(img.data, 'base64').equals(png) || 'the image is not the file';
     });
@@ -337,7 +338,7 @@ async function scenarioEverything() {
     await check('everything: an image block passes through', async () => {
         const res = await callOk(client, 'ev__get-tiny-image', {});
         const img = (res.content || []).find((c) => c.type === 'image');
-        if (!img) return `no image block: ${JSON.stringify(res).slice(0, 300)}`;
+        if (!img) return `no image block in content: ${JSON.stringify(res).slice(0, 300)}`;
         if (img.mimeType !== 'image/png') return `mimeType ${img.mimeType}`;
         const bytes = Buffer.from(img.data, 'base64');
         return bytes.subarray(1, 4).toString('latin1') === 'PNG' || 'the data is no PNG';
