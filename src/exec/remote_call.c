@@ -248,7 +248,8 @@ static tg_result *keep_blocks_text(rcall *rc, tg_result *r, const char *at,
 {
     if (r == NULL || r->outcome != TG_OUTCOME_SUCCESS || r->artifact != NULL)
         return r;
-    json_t *blocks = json_loadb(at, len, JSON_REJECT_DUPLICATES, NULL); /* new */
+    /* new ref */
+    json_t *blocks = json_loadb(at, len, JSON_REJECT_DUPLICATES, NULL);
     r = keep_blocks(rc, r, blocks, end);
     json_decref(blocks);
     return r;
