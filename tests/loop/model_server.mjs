@@ -235,7 +235,7 @@ function responsesAnswer(turn, ctx, calls, usage) {
             push('response.output_item.added', { output_index: oi, item: fcItem(c, s.i, 'in_progress', '') });
         if (s.piece !== '') push('response.function_call_arguments.delta', { item_id, output_index: oi, delta: s.piece });
         if (s.last) {
-            push('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.text });
+            push('response.function_call_arguments.done', { item_id, output_index: oi, name: c.name, arguments: c.text });
             push('response.output_item.done', { output_index: oi, item: fcItem(c, s.i, 'completed', c.text) });
         }
     }
@@ -289,7 +289,8 @@ function anthropicAnswer(turn, ctx, calls, usage) {
 /* Gemini: a GenerateContentResponse whose candidate's parts hold the text
  * and functionCall parts (an id only where the script gives one), or the
  * stream of them: the text in pieces, the calls whole in the last chunk
- * with the finishReason, as SSE (CRLF-delimited, as the API writes it) or
+ * with the finishReason, as SSE (CRLF line ends: a client's SSE reader must
+ * take them) or
  * as one JSON array. */
 function geminiAnswer(turn, ctx, calls, usage) {
     const um = { promptTokenCount: usage.input, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output };
