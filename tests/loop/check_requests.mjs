@@ -191,7 +191,12 @@ export function checkLog(entries, provider, opts = {}) {
     const mine = entries
         .filter((e) => isObj(e) && Number.isInteger(e.n))
         .filter((e) => {
-            const u = new URL(e.path, 'http://127.0.0.1');
+            let u;
+            try {
+                u = new URL(String(e.path), 'http://127.0.0.1');
+            } catch {
+                return false;
+            }
             return routeOf(e.method, u.pathname, u.searchParams)?.provider === provider;
         })
         .sort((a, b) => a.n - b.n);

@@ -457,6 +457,10 @@ export function startServer({ script, port = 0, logFile = null, strict = false }
         const a = renderAnswer(turn, { n, provider: p, stream, model, body, rawLen });
         await sendAnswer(res, turn, a);
     }
+    /* A loop may wait long between requests (a slow tool): the connection
+     * it keeps stays open for it rather than closing under a request. */
+    server.keepAliveTimeout = 600000;
+    server.headersTimeout = 601000;
     server.listen(port, '127.0.0.1');
     return server;
 }

@@ -98,7 +98,23 @@ resp_s='{"model": "gpt-test", "stream": true, "input": "hi"}'
 anth='{"model": "claude-test", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}'
 anth_s='{"model": "claude-test", "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": "hi"}]}'
 gem='{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}'
-n=0
+# reads NAME URL BODY: POSTs BODY with Node's client, writes NAME.out and
+# NAME.code, and NAME.reads: how many pieces the client read the body in.
+cat >reads.mjs <<'JS'
+import http from 'node:http';
+import fs from 'node:fs';
+const [name, url, body] = process.argv.slice(2);
+const r = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+    const parts = [];
+    res.on('data', (d) => parts.push(d));
+    res.on('end', () => {
+        fs.writeFileSync(`${name}.out`, Buffer.concat(parts));
+        fs.writeFileSync(`${name}.code`, String(res.statusCode));
+        fs.writeFileSync(`${name}.reads`, String(parts.length));
+    });
+});
+r.end(body);
+JS
 for mode in whole sse interleaved; do
   [ $mode = whole ] && b=$chat || b=$chat_s
   req chat_$mode /v1/chat/completions "$b" -H 'Authorization: Bearer sk-test-SECRET-1234'
@@ -108,7 +124,7 @@ for mode in whole sse interleaved; do
   req anth_$mode /v1/messages "$b" -H 'x-api-key: sk-ant-SECRET-5678'
   case $mode in
     whole) req gem_$mode '/v1beta/models/gemini-test:generateContent' "$gem" -H 'x-goog-api-key: AIza-SECRET-9' ;;
-    sse) req gem_$mode '/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key=SECRET-Q' "$gem" ;;
+    sse) node reads.mjs gem_$mode "$BASE/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key=SECRET-Q" "$gem" ;;
     interleaved) req gem_$mode '/v1beta/models/gemini-test:streamGenerateContent' "$gem" ;;
   esac
 done
@@ -157,6 +173,11 @@ eq "gemini whole: parts" "$(jq -c '[.candidates[0].content.parts[] | keys[0]]' g
   '["text","functionCall","functionCall","functionCall","functionCall"]'
 eq "gemini whole: an id only where the script has one" \
   "$(jq -r '.candidates[0].content.parts[1:] | map(.functionCall.id // "-") | join(" ")' gem_whole.out)" "call_a call_b - call_d"
+# chunk_bytes 9: the body left in ~120 writes of 9 bytes, a turn of the
+# server's event loop between them; a client reads it in one piece only if
+# it slept through all of them (it reads ~120 pieces on an idle machine)
+check "gemini sse in 9-byte chunks: read in pieces ($(cat gem_sse.reads) of $(wc -c <gem_sse.out) bytes)" \
+  test "$(cat gem_sse.reads)" -gt 1
 eq "gemini sse: CRLF after each data line" "$(grep -c $'^data: .*\r$' gem_sse.out)" "$(grep -c '^data: ' gem_sse.out)"
 eq "gemini array: a JSON array of responses, the calls in the last" \
   "$(jq -r '(length > 1 | tostring) + " " + .[-1].candidates[0].finishReason' gem_interleaved.out)" "true STOP"
