@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The scripted model server (model_server.mjs) that the agent loop's tests
-# run against, driven with curl on every endpoint, whole and streamed: what
-# it answers parses with toolgate's own reader into the scripted calls
+# run against, driven with curl (one stream with Node's client) on every
+# endpoint, whole and streamed: what it answers parses with toolgate's own
+# reader into the scripted calls
 # (`toolgate run` with the echo built-in: the arguments come back as the
 # payload; a made-up tool is UNKNOWN_TOOL, broken arguments
 # MALFORMED_ARGUMENTS), errors come in each provider's error shape with the
