@@ -6,7 +6,7 @@
 // the provider's format and place (OpenAI Chat: the role:"tool" messages
 // right after the assistant message, tool_call_id; Responses: a later
 // function_call_output item, call_id; Anthropic: tool_result blocks in the
-// next message, a user message, tool_use_id; Gemini: functionResponse parts
+// next message, a user message, before any other block, tool_use_id; Gemini: functionResponse parts
 // in the next content, by id when the call has one, else by name in order),
 // nothing dangling and no result without its call. Given the server's
 // script too, it checks that the calls the server sent in turn k (an
@@ -98,6 +98,11 @@ function anthropicProblems(body, out) {
     let from = -1;
     msgs.forEach((m, i) => {
         const results = m?.role === 'user' ? blocks(m).filter((b) => b.type === 'tool_result') : [];
+        /* The API takes tool_result blocks only before any other content of
+         * their message. */
+        const other = blocks(m).findIndex((b) => b.type !== 'tool_result');
+        if (results.length && other >= 0 && other < blocks(m).findLastIndex((b) => b.type === 'tool_result'))
+            out.problems.push(`messages[${i}]: a tool_result after other content (tool_result blocks come first)`);
         for (const r of results) {
             if (!pending || !pending.has(r.tool_use_id))
                 out.problems.push(`messages[${i}]: a tool_result for ${q(r.tool_use_id)}, which the message before it does not call (or answered already)`);

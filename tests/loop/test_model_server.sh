@@ -332,7 +332,10 @@ u='{"role": "user", "content": "hi"}'
 line 0 $A "{\"messages\": [$u, $tu, $tr_]}" >anth_good.jsonl
 line 0 $A "{\"messages\": [$u, $tu, $u]}" >anth_dangling.jsonl
 line 0 $A "{\"messages\": [$u, $tu, $u, {\"role\": \"assistant\", \"content\": \"k\"}, $tr_]}" >anth_late.jsonl
+line 0 $A "{\"messages\": [$u, $tu, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"t\"}, {\"type\": \"tool_result\", \"tool_use_id\": \"toolu_1\", \"content\": \"x\"}]}]}" >anth_order.jsonl
 eq "check anthropic: good" "$(cr anth_good.jsonl anthropic)" 0
+eq "check anthropic: a tool_result after text" "$(cr anth_order.jsonl anthropic)" 1
+contains "check anthropic: says so" "$(cat cr.out)" 'messages[2]: a tool_result after other content'
 eq "check anthropic: dangling" "$(cr anth_dangling.jsonl anthropic)" 1
 contains "check anthropic: says so" "$(cat cr.out)" 'messages[1]: tool_use "toolu_1" has no tool_result in the next message'
 eq "check anthropic: a result not in the next message" "$(cr anth_late.jsonl anthropic)" 1
