@@ -276,7 +276,8 @@ req s1 /v1/chat/completions "{\"model\": \"m\", \"messages\": [{\"role\": \"user
 req s2 /v1/chat/completions "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, $asked, {\"role\": \"user\", \"content\": \"go on\"}]}"
 req s3 /v1/messages '{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_x", "name": "echo", "input": {}}]}, {"role": "user", "content": "and?"}]}'
 eq "strict: a well-formed first request answered" "$(cat s0.code) $(jq -r '.choices[0].message.tool_calls[0].id' s0.out)" "200 call_r"
-eq "strict: a conversation with every call answered" "$(cat s1.code)" 200
+eq "strict: a conversation with every call answered; repeat_last: the last turn again" \
+  "$(cat s1.code) $(jq -r '.choices[0].message.tool_calls[0].id' s1.out)" "200 call_r"
 eq "strict: a dangling call is a 400" "$(cat s2.code) $(jq -r .error.type s2.out)" "400 invalid_request_error"
 contains "strict: naming the call" "$(jq -r .error.message s2.out)" '"call_r" has no role:"tool" message after it'
 eq "strict: anthropic's shape" "$(cat s3.code) $(jq -r .error.type s3.out)" "400 invalid_request_error"
