@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conversation.c - the pieces every model client shares: the provider
+ * table's lookup, URLs and headers, the text of an answer, the tool
+ * results joining the conversation, and the provider's message in an
+ * error answer.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop_int.h"
+
+int tg__loop_fail(tg_error *err, int code, const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->code = code;
+    err->pointer[0] = '\0';
+    err->line = err->column = 0;
+    return code;
+}
+
+const tg__provider *tg__provider_find(const char *name)
+{
+    static const tg__provider *const all[] = {
+        &tg__provider_openai_chat, &tg__provider_openai_responses,
+        &tg__provider_anthropic, &tg__provider_gemini};
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+char *tg__url_join(const char *base_url, const char *tail)
+{
+    size_t n = strlen(base_url);
+    while (n > 0 && base_url[n - 1] == '/')
+        n--;
+    size_t t = strlen(tail);
+    char *s = malloc(n + t + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, base_url, n);
+    memcpy(s + n, tail, t + 1);
+    return s;
+}
+
+int tg__header_add(struct curl_slist **headers, const char *name,
+                   const char *value, tg_error *err)
+{
+    size_t n = strlen(name) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (line == NULL)
+        goto fail;
+    snprintf(line, n, "%s: %s", name, value);
+    struct curl_slist *h = curl_slist_append(*headers, line);
+    /* The line may hold an API key: wipe our copy (curl keeps its own). */
+    memset(line, 0, n);
+    free(line);
+    if (h == NULL)
+        goto fail;
+    *headers = h;
+    return 0;
+fail:
+    if (err != NULL) {
+        err->code = TG_ENOMEM;
+        snprintf(err->message, sizeof err->message,
+                 "out of memory adding header %s", name);
+    }
+    return TG_ENOMEM;
+}
+
+int tg__text_append(char **text, const json_t *array, const char *type,
+                    const char *key)
+{
+    size_t i;
+    const json_t *item; /* borrowed */
+    size_t have = *text != NULL ? strlen(*text) : 0;
+    if (*text == NULL) {
+        *text = calloc(1, 1);
+        if (*text == NULL)
+            return TG_ENOMEM;
+    }
+    if (!json_is_array(array))
+        return 0;
+    json_array_foreach(array, i, item)
+    {
+        if (type != NULL &&
+            !json_is_string(json_object_get(item, "type"))) /* borrowed */
+            continue;
+        if (type != NULL &&
+            strcmp(json_string_value(json_object_get(item, "type")), type))
+            continue;
+        if (json_is_true(json_object_get(item, "thought")))
+            continue;
+        const json_t *t = json_object_get(item, key); /* borrowed */
+        if (!json_is_string(t))
+            continue;
+        size_t n = json_string_length(t);
+        char *grown = realloc(*text, have + n + 1);
+        if (grown == NULL)
+            return TG_ENOMEM;
+        memcpy(grown + have, json_string_value(t), n);
+        have += n;
+        grown[have] = '\0';
+        *text = grown;
+    }
+    return 0;
+}
+
+int tg__conv_add_results(json_t *list, const char *json, tg_error *err)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(json, JSON_REJECT_DUPLICATES, &jerr); /* new ref */
+    if (v == NULL) {
+        if (err != NULL) {
+            err->code = TG_EPARSE;
+            snprintf(err->message, sizeof err->message,
+                     "the tool results are not JSON: %s (line %d)", jerr.text,
+                     jerr.line);
+        }
+        return TG_EPARSE;
+    }
+    int rc = 0;
+    if (json_is_array(v))
+        rc = json_array_extend(list, v);
+    else if (json_is_object(v))
+        rc = json_array_append(list, v);
+    else {
+        json_decref(v);
+        if (err != NULL) {
+            err->code = TG_EFORMAT;
+            snprintf(err->message, sizeof err->message,
+                     "the tool results are neither an array of messages "
+                     "nor one message");
+        }
+        return TG_EFORMAT;
+    }
+    json_decref(v);
+    if (rc != 0) {
+        if (err != NULL) {
+            err->code = TG_ENOMEM;
+            snprintf(err->message, sizeof err->message,
+                     "out of memory adding the tool results");
+        }
+        return TG_ENOMEM;
+    }
+    return 0;
+}
+
+void tg__provider_error(const char *body, size_t len, char *buf, size_t n)
+{
+    json_t *v = json_loadb(body != NULL ? body : "", body != NULL ? len : 0, 0,
+                           NULL);                    /* new ref */
+    const json_t *e = json_object_get(v, "error");   /* borrowed */
+    const json_t *m = json_object_get(e, "message"); /* borrowed */
+    if (!json_is_string(m))
+        m = json_is_string(e) ? e : json_object_get(v, "message");
+    if (json_is_string(m)) {
+        snprintf(buf, n, "%s", json_string_value(m));
+    } else {
+        size_t k = body != NULL ? len : 0;
+        if (k > 300)
+            k = 300;
+        snprintf(buf, n, "%.*s", (int)k, k > 0 ? body : "(empty body)");
+    }
+    json_decref(v);
+    /* Whatever the server sent is shown on a terminal by the CLI: keep it
+     * one line of printable bytes. */
+    for (char *p = buf; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+}
