@@ -70,12 +70,8 @@ int tg__header_add(struct curl_slist **headers, const char *name,
     *headers = h;
     return 0;
 fail:
-    if (err != NULL) {
-        err->code = TG_ENOMEM;
-        snprintf(err->message, sizeof err->message,
-                 "out of memory adding header %s", name);
-    }
-    return TG_ENOMEM;
+    return tg__loop_fail(err, TG_ENOMEM, "out of memory adding header %s",
+                         name);
 }
 
 int tg__text_append(char **text, const json_t *array, const char *type,
@@ -119,41 +115,25 @@ int tg__text_append(char **text, const json_t *array, const char *type,
 int tg__conv_add_results(json_t *list, const char *json, tg_error *err)
 {
     json_error_t jerr;
-    json_t *v = json_loads(json, JSON_REJECT_DUPLICATES, &jerr); /* new ref */
-    if (v == NULL) {
-        if (err != NULL) {
-            err->code = TG_EPARSE;
-            snprintf(err->message, sizeof err->message,
-                     "the tool results are not JSON: %s (line %d)", jerr.text,
-                     jerr.line);
-        }
-        return TG_EPARSE;
-    }
+    json_t *v = json_loads(json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+                           &jerr); /* new ref */
+    if (v == NULL)
+        return tg__loop_fail(err, TG_EPARSE,
+                             "the tool results are not JSON: %s (line %d)",
+                             jerr.text, jerr.line);
     int rc = 0;
     if (json_is_array(v))
-        rc = json_array_extend(list, v);
+        rc = json_array_extend(list, v) != 0 ? TG_ENOMEM : 0;
     else if (json_is_object(v))
-        rc = json_array_append(list, v);
-    else {
-        json_decref(v);
-        if (err != NULL) {
-            err->code = TG_EFORMAT;
-            snprintf(err->message, sizeof err->message,
-                     "the tool results are neither an array of messages "
-                     "nor one message");
-        }
-        return TG_EFORMAT;
-    }
+        rc = json_array_append(list, v) != 0 ? TG_ENOMEM : 0;
+    else
+        rc = tg__loop_fail(err, TG_EFORMAT,
+                           "the tool results are neither an array of "
+                           "messages nor one message");
     json_decref(v);
-    if (rc != 0) {
-        if (err != NULL) {
-            err->code = TG_ENOMEM;
-            snprintf(err->message, sizeof err->message,
-                     "out of memory adding the tool results");
-        }
-        return TG_ENOMEM;
-    }
-    return 0;
+    if (rc == TG_ENOMEM)
+        tg__loop_fail(err, rc, "out of memory adding the tool results");
+    return rc;
 }
 
 void tg__provider_error(const char *body, size_t len, char *buf, size_t n)
@@ -170,7 +150,10 @@ void tg__provider_error(const char *body, size_t len, char *buf, size_t n)
         size_t k = body != NULL ? len : 0;
         if (k > 300)
             k = 300;
-        snprintf(buf, n, "%.*s", (int)k, k > 0 ? body : "(empty body)");
+        if (k == 0)
+            snprintf(buf, n, "(empty body)");
+        else
+            snprintf(buf, n, "%.*s", (int)k, body);
     }
     json_decref(v);
     /* Whatever the server sent is shown on a terminal by the CLI: keep it
