@@ -53,6 +53,10 @@ typedef struct tg_loop_options {
     int max_attempts;        /* per request, retries included; 0: 5 */
     long retry_budget_ms;    /* time spent waiting to retry; 0: 120,000 */
     long retry_base_ms;      /* first backoff; 0: 500 (then doubled) */
+    /* 1: ask for a streamed answer (Server-Sent Events): each tool starts
+     * the moment its call is complete, while the model still writes, and
+     * the text event gets the text as it comes. 0: whole answers. */
+    int stream;
 } tg_loop_options;
 
 /* Why a loop stopped (tg_loop_stop_reason). */
@@ -73,7 +77,8 @@ const char *tg_loop_stop_name(int stop);
 /* What the loop reports, on the thread running it; any may be NULL. The
  * call, result and turn pointers are borrowed for the callback. */
 typedef struct tg_loop_events {
-    /* Text of the model's turn (text[0..len), not NUL-terminated). */
+    /* Text of the model's turn (text[0..len), not NUL-terminated): the
+     * whole text of a whole answer, each piece of a streamed one. */
     void (*text)(void *ud, int iteration, const char *text, size_t len);
     void (*call_started)(void *ud, int iteration, const tg_call *call);
     void (*call_finished)(void *ud, int iteration, const tg_call *call,

@@ -50,6 +50,8 @@ static const char agent_usage[] =
     "(default 5)\n"
     "  --retry-budget MS     most time spent waiting to retry (default "
     "120000)\n"
+    "  --stream              ask for a streamed answer: each tool starts as\n"
+    "                        soon as its call is complete\n"
     "  --approve             answer every 'ask' of the policy with yes\n"
     "  --no-journal          do not record calls and results\n"
     "  --quiet               no progress on stderr\n"
@@ -69,7 +71,7 @@ typedef struct agent_opts {
     long long max_attempts, retry_budget_ms;
     const char **stop_tools;
     size_t nstop_tools;
-    int approve, no_journal, quiet;
+    int approve, no_journal, quiet, stream;
 } agent_opts;
 
 static tg_loop *the_loop; /* for the SIGINT handler only */
@@ -98,6 +100,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         O_ATTEMPTS,
         O_BUDGET,
         O_APPROVE,
+        O_STREAM,
         O_NOJOURNAL,
         O_QUIET,
         O_CONFIG,
@@ -119,6 +122,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         {"max-attempts", required_argument, NULL, O_ATTEMPTS},
         {"retry-budget", required_argument, NULL, O_BUDGET},
         {"approve", no_argument, NULL, O_APPROVE},
+        {"stream", no_argument, NULL, O_STREAM},
         {"no-journal", no_argument, NULL, O_NOJOURNAL},
         {"quiet", no_argument, NULL, O_QUIET},
         {"config", required_argument, NULL, O_CONFIG},
@@ -188,6 +192,9 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             break;
         case O_APPROVE:
             o->approve = 1;
+            break;
+        case O_STREAM:
+            o->stream = 1;
             break;
         case O_NOJOURNAL:
             o->no_journal = 1;
@@ -400,6 +407,7 @@ int cmd_agent(int argc, char **argv)
         .request_timeout_ms = (long)o.request_timeout_ms,
         .max_attempts = (int)o.max_attempts,
         .retry_budget_ms = (long)o.retry_budget_ms,
+        .stream = o.stream,
     };
     static const tg_loop_events progress = {
         .call_started = ev_started,

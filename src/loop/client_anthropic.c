@@ -29,7 +29,7 @@ static int start(json_t *conv, const char *system, const char *prompt,
     return 0;
 }
 
-static char *url(const char *base_url, const char *model)
+static char *url(const char *base_url, const char *model, int stream)
 {
     return tg__url_join(base_url, "/v1/messages");
 }
@@ -77,6 +77,43 @@ static int answer(json_t *list, const json_t *resp, char **text, tg_error *err)
     return 0;
 }
 
+/* content_block_delta events of type text_delta carry the text. */
+static const char *stream_event(const json_t *ev, json_t **extra)
+{
+    const json_t *d = json_object_get(ev, "delta");  /* borrowed */
+    const json_t *type = json_object_get(d, "type"); /* borrowed */
+    const json_t *t = json_object_get(d, "text");    /* borrowed */
+    if (json_is_string(type) &&
+        strcmp(json_string_value(type), "text_delta") == 0 && json_is_string(t))
+        return json_string_value(t);
+    return NULL;
+}
+
+static int stream_answer(json_t *list, const char *text, const tg_turn *turn,
+                         const json_t *extra, tg_error *err)
+{
+    json_t *content = json_array(); /* new ref */
+    if (content == NULL)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    int bad =
+        text[0] != '\0' &&
+        json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text",
+                                                 "text", text)) != 0;
+    for (size_t i = 0; !bad && i < tg_turn_call_count(turn); i++) {
+        const tg_call *c = tg_turn_call(turn, i);
+        bad =
+            json_array_append_new(
+                content, json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use",
+                                   "id", tg_call_id(c), "name", tg_call_tool(c),
+                                   "input", tg__loop_args_value(c))) != 0;
+    }
+    if (bad ||
+        json_array_append_new(list, json_pack("{s:s, s:o}", "role", "assistant",
+                                              "content", content)) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
 const tg__provider tg__provider_anthropic = {
     .name = "anthropic",
     .format = "anthropic",
@@ -87,4 +124,6 @@ const tg__provider tg__provider_anthropic = {
     .headers = headers,
     .request = request,
     .answer = answer,
+    .stream_event = stream_event,
+    .stream_answer = stream_answer,
 };

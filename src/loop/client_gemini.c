@@ -31,16 +31,19 @@ static int start(json_t *conv, const char *system, const char *prompt,
     return 0;
 }
 
-static char *url(const char *base_url, const char *model)
+static char *url(const char *base_url, const char *model, int stream)
 {
-    static const char head[] = "/v1beta/models/", tail[] = ":generateContent";
+    static const char head[] = "/v1beta/models/";
+    const char *tail =
+        stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
     size_t n = strlen(model);
-    char *path = malloc(sizeof head + n + sizeof tail);
+    size_t t = strlen(tail);
+    char *path = malloc(sizeof head + n + t);
     if (path == NULL)
         return NULL;
     memcpy(path, head, sizeof head - 1);
     memcpy(path + sizeof head - 1, model, n);
-    memcpy(path + sizeof head - 1 + n, tail, sizeof tail);
+    memcpy(path + sizeof head - 1 + n, tail, t + 1);
     char *u = tg__url_join(base_url, path);
     free(path);
     return u;
@@ -96,6 +99,45 @@ static int answer(json_t *list, const json_t *resp, char **text, tg_error *err)
     return 0;
 }
 
+/* Each event is a GenerateContentResponse: its parts are kept (the turn
+ * is their sum, thought signatures included), their text is the delta. */
+static const char *stream_event(const json_t *ev, json_t **extra)
+{
+    const json_t *parts = json_object_get(
+        json_object_get(json_array_get(json_object_get(ev, "candidates"), 0),
+                        "content"),
+        "parts"); /* borrowed */
+    if (!json_is_array(parts))
+        return NULL;
+    if (*extra == NULL)
+        *extra = json_array(); /* new ref */
+    const char *text = NULL;
+    size_t i;
+    json_t *part; /* borrowed */
+    json_array_foreach(parts, i, part)
+    {
+        if (*extra != NULL)
+            json_array_append(*extra, part);
+        const json_t *t = json_object_get(part, "text"); /* borrowed */
+        if (json_is_string(t) &&
+            !json_is_true(json_object_get(part, "thought")))
+            text = json_string_value(t); /* one text part per event */
+    }
+    return text;
+}
+
+static int stream_answer(json_t *list, const char *text, const tg_turn *turn,
+                         const json_t *extra, tg_error *err)
+{
+    json_t *parts =
+        extra != NULL ? json_deep_copy(extra) : json_array(); /* new ref */
+    if (parts == NULL ||
+        json_array_append_new(list, json_pack("{s:s, s:o}", "role", "model",
+                                              "parts", parts)) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
 const tg__provider tg__provider_gemini = {
     .name = "gemini",
     .format = "gemini",
@@ -106,4 +148,6 @@ const tg__provider tg__provider_gemini = {
     .headers = headers,
     .request = request,
     .answer = answer,
+    .stream_event = stream_event,
+    .stream_answer = stream_answer,
 };

@@ -28,7 +28,7 @@ static int start(json_t *conv, const char *system, const char *prompt,
     return 0;
 }
 
-static char *url(const char *base_url, const char *model)
+static char *url(const char *base_url, const char *model, int stream)
 {
     return tg__url_join(base_url, "/chat/completions");
 }
@@ -82,6 +82,47 @@ static int answer(json_t *list, const json_t *resp, char **text, tg_error *err)
     return *text != NULL ? 0 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
 }
 
+/* chat.completion.chunk: choices[0].delta.content. */
+static const char *stream_event(const json_t *ev, json_t **extra)
+{
+    const json_t *delta = json_object_get(
+        json_array_get(json_object_get(ev, "choices"), 0), "delta");
+    const json_t *c = json_object_get(delta, "content"); /* borrowed */
+    return json_is_string(c) ? json_string_value(c) : NULL;
+}
+
+static int stream_answer(json_t *list, const char *text, const tg_turn *turn,
+                         const json_t *extra, tg_error *err)
+{
+    json_t *msg = json_pack("{s:s, s:o}", "role", "assistant", "content",
+                            text[0] != '\0' ? json_string(text)
+                                            : json_null()); /* new ref */
+    json_t *calls = json_array();                           /* new ref */
+    for (size_t i = 0;
+         msg != NULL && calls != NULL && i < tg_turn_call_count(turn); i++) {
+        const tg_call *c = tg_turn_call(turn, i);
+        if (json_array_append_new(
+                calls, json_pack("{s:s, s:s, s:{s:s, s:s}}", "id",
+                                 tg_call_id(c), "type", "function", "function",
+                                 "name", tg_call_tool(c), "arguments",
+                                 tg__loop_args_text(c))) != 0)
+            goto fail;
+    }
+    if (msg == NULL || calls == NULL)
+        goto fail;
+    if (json_array_size(calls) > 0 &&
+        json_object_set(msg, "tool_calls", calls) != 0)
+        goto fail;
+    json_decref(calls);
+    if (json_array_append_new(list, msg) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    return 0;
+fail:
+    json_decref(calls);
+    json_decref(msg);
+    return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+}
+
 const tg__provider tg__provider_openai_chat = {
     .name = "openai",
     .format = "openai-chat",
@@ -92,6 +133,8 @@ const tg__provider tg__provider_openai_chat = {
     .headers = headers,
     .request = request,
     .answer = answer,
+    .stream_event = stream_event,
+    .stream_answer = stream_answer,
 };
 
 /* ------------------------------------------------- the Responses API */
@@ -116,7 +159,7 @@ static int r_start(json_t *conv, const char *system, const char *prompt,
     return 0;
 }
 
-static char *r_url(const char *base_url, const char *model)
+static char *r_url(const char *base_url, const char *model, int stream)
 {
     return tg__url_join(base_url, "/responses");
 }
@@ -146,6 +189,56 @@ static int r_answer(json_t *list, const json_t *resp, char **text,
     return 0;
 }
 
+/* response.output_text.delta events carry the text; response.completed
+ * the whole output, kept to stand for the turn. */
+static const char *r_stream_event(const json_t *ev, json_t **extra)
+{
+    const json_t *type = json_object_get(ev, "type"); /* borrowed */
+    if (!json_is_string(type))
+        return NULL;
+    const char *t = json_string_value(type);
+    if (strcmp(t, "response.output_text.delta") == 0) {
+        const json_t *d = json_object_get(ev, "delta"); /* borrowed */
+        return json_is_string(d) ? json_string_value(d) : NULL;
+    }
+    if (strcmp(t, "response.completed") == 0) {
+        json_t *out = json_object_get(json_object_get(ev, "response"),
+                                      "output"); /* borrowed */
+        if (json_is_array(out)) {
+            json_decref(*extra);
+            *extra = json_deep_copy(out); /* new ref */
+        }
+    }
+    return NULL;
+}
+
+static int r_stream_answer(json_t *list, const char *text, const tg_turn *turn,
+                           const json_t *extra, tg_error *err)
+{
+    if (json_array_size(extra) > 0) {
+        if (json_array_extend(list, (json_t *)extra) != 0)
+            return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        return 0;
+    }
+    /* No response.completed: the items rebuilt from what streamed. */
+    if (text[0] != '\0' &&
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:[{s:s, s:s}]}", "type", "message",
+                            "role", "assistant", "content", "type",
+                            "output_text", "text", text)) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < tg_turn_call_count(turn); i++) {
+        const tg_call *c = tg_turn_call(turn, i);
+        if (json_array_append_new(
+                list,
+                json_pack("{s:s, s:s, s:s, s:s}", "type", "function_call",
+                          "call_id", tg_call_id(c), "name", tg_call_tool(c),
+                          "arguments", tg__loop_args_text(c))) != 0)
+            return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 const tg__provider tg__provider_openai_responses = {
     .name = "openai-responses",
     .format = "openai-responses",
@@ -156,4 +249,6 @@ const tg__provider tg__provider_openai_responses = {
     .headers = headers,
     .request = request,
     .answer = r_answer,
+    .stream_event = r_stream_event,
+    .stream_answer = r_stream_answer,
 };

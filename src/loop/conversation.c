@@ -112,7 +112,25 @@ int tg__text_append(char **text, const json_t *array, const char *type,
     return 0;
 }
 
-int tg__conv_add_results(json_t *list, const char *json, tg_error *err)
+json_t *tg__loop_args_value(const tg_call *call)
+{
+    const char *a = tg_call_args_json(call);
+    json_t *v = a != NULL ? json_loads(a, 0, NULL) : NULL; /* new ref */
+    if (!json_is_object(v)) {
+        json_decref(v);
+        v = json_object();
+    }
+    return v;
+}
+
+const char *tg__loop_args_text(const tg_call *call)
+{
+    if (tg_call_args_raw(call) != NULL)
+        return tg_call_args_raw(call);
+    return tg_call_args_json(call) != NULL ? tg_call_args_json(call) : "{}";
+}
+
+int tg__results_merge(json_t **acc, const char *json, tg_error *err)
 {
     json_error_t jerr;
     json_t *v = json_loads(json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
@@ -122,17 +140,54 @@ int tg__conv_add_results(json_t *list, const char *json, tg_error *err)
                              "the tool results are not JSON: %s (line %d)",
                              jerr.text, jerr.line);
     int rc = 0;
-    if (json_is_array(v))
-        rc = json_array_extend(list, v) != 0 ? TG_ENOMEM : 0;
-    else if (json_is_object(v))
-        rc = json_array_append(list, v) != 0 ? TG_ENOMEM : 0;
-    else
+    if (!json_is_array(v) && !json_is_object(v)) {
         rc = tg__loop_fail(err, TG_EFORMAT,
                            "the tool results are neither an array of "
                            "messages nor one message");
+    } else if (*acc == NULL) {
+        *acc = v;
+        return 0;
+    } else if (json_is_array(v) && json_is_array(*acc)) {
+        rc = json_array_extend(*acc, v) != 0 ? TG_ENOMEM : 0;
+    } else if (json_is_object(v) && json_is_object(*acc)) {
+        const char *key =
+            json_is_array(json_object_get(v, "parts")) ? "parts" : "content";
+        json_t *mine = json_object_get(*acc, key); /* borrowed */
+        json_t *theirs = json_object_get(v, key);  /* borrowed */
+        if (!json_is_array(mine) || !json_is_array(theirs))
+            rc = tg__loop_fail(err, TG_EFORMAT,
+                               "two result messages without a \"%s\" "
+                               "array cannot be joined",
+                               key);
+        else
+            rc = json_array_extend(mine, theirs) != 0 ? TG_ENOMEM : 0;
+    } else {
+        rc = tg__loop_fail(err, TG_EFORMAT,
+                           "results of one turn came as an array and as a "
+                           "message");
+    }
     json_decref(v);
     if (rc == TG_ENOMEM)
-        tg__loop_fail(err, rc, "out of memory adding the tool results");
+        tg__loop_fail(err, rc, "out of memory joining the tool results");
+    return rc;
+}
+
+int tg__conv_add(json_t *list, json_t *acc, tg_error *err)
+{
+    int bad = json_is_array(acc) ? json_array_extend(list, acc)
+                                 : json_array_append(list, acc);
+    return bad ? tg__loop_fail(err, TG_ENOMEM,
+                               "out of memory adding the tool results")
+               : 0;
+}
+
+int tg__conv_add_results(json_t *list, const char *json, tg_error *err)
+{
+    json_t *acc = NULL;
+    int rc = tg__results_merge(&acc, json, err);
+    if (rc == 0)
+        rc = tg__conv_add(list, acc, err);
+    json_decref(acc);
     return rc;
 }
 

@@ -20,6 +20,10 @@ struct sink {
     tg__http_reply *reply;
     size_t max_body;
     int over; /* the body passed max_body */
+    CURL *easy;
+    tg__http_data_fn on_data; /* a 2xx answer's bytes, as they come */
+    void *data_ud;
+    int data_failed;
 };
 
 int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
@@ -59,6 +63,17 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     struct sink *s = ud;
     tg__http_reply *r = s->reply;
     size_t len = size * n;
+    if (s->on_data != NULL) {
+        long status = 0;
+        curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200 && status < 300) {
+            if (s->on_data(s->data_ud, data, len) != 0) {
+                s->data_failed = 1;
+                return 0;
+            }
+            return len;
+        }
+    }
     if (r->len + len > s->max_body) {
         s->over = 1;
         return 0; /* curl ends the transfer: CURLE_WRITE_ERROR */
@@ -124,12 +139,17 @@ static void wait_slice(tg__http *h, long max_ms, int with_curl)
 int tg__http_post(tg__http *h, const char *url,
                   const struct curl_slist *headers, const char *body,
                   size_t len, long timeout_ms, size_t max_body,
+                  tg__http_data_fn on_data, void *data_ud,
                   tg__http_reply *reply, tg_error *err)
 {
     memset(reply, 0, sizeof *reply);
     reply->retry_after_ms = -1;
-    struct sink sink = {.reply = reply, .max_body = max_body};
     CURL *e = h->easy;
+    struct sink sink = {.reply = reply,
+                        .max_body = max_body,
+                        .easy = e,
+                        .on_data = on_data,
+                        .data_ud = data_ud};
     curl_easy_reset(e);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -172,6 +192,7 @@ int tg__http_post(tg__http *h, const char *url,
     if (sink.over)
         return tg__loop_fail(err, TG_ELIMIT,
                              "the model's answer passed %zu bytes", max_body);
+    reply->data_failed = sink.data_failed;
     if (reply->curl_code == CURLE_OK)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &reply->status);
     else {

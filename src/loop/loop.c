@@ -36,8 +36,9 @@ struct tg_loop {
     long tool_calls;
     tg_loop_stop stop;
     char *answer;
-    /* the turn running now: */
-    int turn_done, stop_tool_hit;
+    /* the turns running now: */
+    size_t open_turns;
+    int turn_failed, stop_tool_hit;
 };
 
 const char *tg_loop_stop_name(int stop)
@@ -123,7 +124,7 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     if (events != NULL)
         l->ev = *events;
     l->ud = ud;
-    l->url = bad ? NULL : prov->url(l->base_url, l->model);
+    l->url = bad ? NULL : prov->url(l->base_url, l->model, options->stream);
     l->answer = strdup("");
     l->conv = json_object(); /* new ref */
     if (bad || l->url == NULL || l->answer == NULL || l->conv == NULL) {
@@ -231,11 +232,16 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
 
 /* --------------------------------------------------------- one request */
 
+static int sse_submit(void *ud, tg_turn *turn, tg_error *err);
+static void sse_text(void *ud, const char *text, size_t len);
+
 /* Sends the conversation until an answer (2xx) comes, retrying what is
- * worth it within the budget. *resp is the parsed answer (new ref), *raw
- * its text (malloc'd). */
-static int ask_model(tg_loop *l, json_t **resp, char **raw, size_t *raw_len,
-                     tg_error *err)
+ * worth it within the budget. A whole answer: *resp is the parsed answer
+ * (new ref), *raw its text (malloc'd). Streamed (sse not NULL): the events
+ * go to *sse as they come (its calls start then); a stream that dropped
+ * is sent again, in a fresh *sse, only while no call was handed over. */
+static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
+                     size_t *raw_len, tg_error *err)
 {
     json_t *body = NULL;
     char *text = NULL;
@@ -243,6 +249,10 @@ static int ask_model(tg_loop *l, json_t **resp, char **raw, size_t *raw_len,
     tg__http_reply reply = {0};
     int rc = l->prov->request(l->conv, l->tools, l->model, l->opt.max_tokens,
                               &body, err);
+    /* Gemini streams from another URL; the others are asked in the body. */
+    if (rc == 0 && sse != NULL && strcmp(l->prov->name, "gemini") != 0 &&
+        json_object_set_new(body, "stream", json_true()) != 0)
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
     if (rc != 0)
         goto out;
     text = json_dumps(body, JSON_COMPACT);
@@ -256,15 +266,40 @@ static int ask_model(tg_loop *l, json_t **resp, char **raw, size_t *raw_len,
     long waited = 0;
     for (int attempt = 1;; attempt++) {
         tg__http_reply_cleanup(&reply);
+        if (sse != NULL && *sse == NULL) {
+            static const tg__lsse_ops sse_ops = {sse_text, sse_submit};
+            rc = tg__lsse_new(l->prov, &sse_ops, l, sse, err);
+            if (rc != 0)
+                goto out;
+        }
         rc = tg__http_post(&l->http, l->url, headers, text, strlen(text),
-                           l->opt.request_timeout_ms, MAX_ANSWER_BYTES, &reply,
-                           err);
+                           l->opt.request_timeout_ms, MAX_ANSWER_BYTES,
+                           sse != NULL ? tg__lsse_feed : NULL,
+                           sse != NULL ? *sse : NULL, &reply, err);
         if (rc != 0)
             goto out;
+        if (reply.data_failed) {
+            const tg_error *e = tg__lsse_error(*sse);
+            rc = tg__loop_fail(err, e != NULL ? e->code : TG_EINTERNAL,
+                               "%s %s: the streamed answer: %s", l->prov->name,
+                               l->url, e != NULL ? e->message : "unreadable");
+            goto out;
+        }
+        long status = reply.status;
+        if (sse != NULL && status == 0 && reply.curl_code != CURLE_OK) {
+            /* Was the answer a 2xx stream that dropped? */
+            curl_easy_getinfo(l->http.easy, CURLINFO_RESPONSE_CODE, &status);
+            if (status >= 200 && status < 300 && tg__lsse_handed(*sse) > 0)
+                break; /* calls run: finish with what came */
+        }
         if (reply.status >= 200 && reply.status < 300)
             break;
         char why[400], msg[320];
-        if (reply.status != 0) {
+        if (sse != NULL && status >= 200 && status < 300) {
+            snprintf(why, sizeof why, "the stream dropped: %s", reply.curl_msg);
+            tg__lsse_free(*sse); /* nothing ran: start afresh */
+            *sse = NULL;
+        } else if (reply.status != 0) {
             tg__provider_error(reply.body, reply.len, msg, sizeof msg);
             snprintf(why, sizeof why, "HTTP %ld: %s", reply.status, msg);
         } else {
@@ -297,6 +332,8 @@ static int ask_model(tg_loop *l, json_t **resp, char **raw, size_t *raw_len,
             goto out;
         }
     }
+    if (sse != NULL)
+        goto out; /* the events went to *sse */
     json_error_t jerr;
     *resp = json_loadb(reply.body, reply.len, 0, &jerr); /* new ref */
     if (!json_is_object(*resp)) {
@@ -341,44 +378,84 @@ static void on_finished(void *ud, const tg_call *call, const tg_result *r)
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 {
     tg_loop *l = ud;
-    l->turn_done = status == 0 ? 1 : -1;
+    l->open_turns--;
+    if (status != 0)
+        l->turn_failed = 1;
 }
 
-/* Runs every call of turn and adds the results to the conversation. */
-static int run_calls(tg_loop *l, tg_turn *turn, tg_error *err)
+static const tg_turn_ops turn_ops = {on_started, NULL, on_finished, on_done};
+
+/* Submits a turn of the iteration; the calls start at the next flush. */
+static int submit(tg_loop *l, tg_turn *turn, tg_error *err)
 {
-    static const tg_turn_ops ops = {on_started, NULL, on_finished, on_done};
     int rc = tg_turn_set_caller(turn, l->id, err);
-    if (rc != 0)
-        return rc;
-    l->turn_done = 0;
-    rc = tg_runtime_submit(l->rt, turn, &ops, l, err);
-    if (rc != 0)
-        return rc;
-    (void)tg__runtime_drain(&l->http);
-    if (l->turn_done != 1)
-        return tg__loop_fail(err, TG_EINTERNAL,
-                             "the runtime failed while running the calls of "
-                             "iteration %d",
-                             l->iteration);
+    if (rc == 0)
+        rc = tg_runtime_submit(l->rt, turn, &turn_ops, l, err);
+    if (rc == 0)
+        l->open_turns++;
+    return rc;
+}
+
+static int sse_submit(void *ud, tg_turn *turn, tg_error *err)
+{
+    tg_loop *l = ud;
+    int rc = submit(l, turn, err);
+    if (rc == 0)
+        tg_runtime_flush(l->rt); /* the tool starts now */
+    return rc;
+}
+
+static void sse_text(void *ud, const char *text, size_t len)
+{
+    tg_loop *l = ud;
+    if (l->ev.text != NULL)
+        l->ev.text(l->ud, l->iteration, text, len);
+}
+
+/* The results of `turn` (every call has one) merged into *acc, as the
+ * prompt factory (or the runtime's rendering) makes them. */
+static int merge_results(tg_loop *l, const tg_turn *turn, json_t **acc,
+                         tg_error *err)
+{
     char *results = NULL;
+    int rc;
     if (l->ev.results != NULL) {
         rc = l->ev.results(l->ud, turn, l->prov->format, &results, err);
         if (rc == 0 && results == NULL)
             rc = tg__loop_fail(err, TG_EINVAL,
                                "the prompt factory gave no results");
         if (rc == 0)
-            rc = tg__conv_add_results(
-                json_object_get(l->conv, l->prov->list_key), results, err);
+            rc = tg__results_merge(acc, results, err);
         free(results);
     } else {
         size_t n;
         rc = tg_turn_render(turn, l->prov->format, &results, &n, err);
         if (rc == 0)
-            rc = tg__conv_add_results(
-                json_object_get(l->conv, l->prov->list_key), results, err);
+            rc = tg__results_merge(acc, results, err);
         tg_free(results);
     }
+    return rc;
+}
+
+/* Waits for every submitted turn, then adds the results of turns[0..n)
+ * (in the model's order) to the conversation. */
+static int finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
+                        tg_error *err)
+{
+    (void)tg__runtime_drain(&l->http);
+    if (l->open_turns != 0 || l->turn_failed)
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "the runtime failed while running the calls of "
+                             "iteration %d",
+                             l->iteration);
+    json_t *acc = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = merge_results(l, turns[i], &acc, err);
+    if (rc == 0 && acc != NULL)
+        rc =
+            tg__conv_add(json_object_get(l->conv, l->prov->list_key), acc, err);
+    json_decref(acc);
     return rc;
 }
 
@@ -388,24 +465,41 @@ static int fail_loop(tg_loop *l, int rc)
     return rc == TG_ECANCELED ? 0 : rc;
 }
 
-int tg_loop_step(tg_loop *l, tg_error *err)
+/* After the calls of an iteration: the event, then whether to stop. */
+static void after_calls(tg_loop *l, size_t ncalls)
 {
-    if (!l->started)
-        return tg__loop_fail(err, TG_EINVAL, "the loop was not started");
-    if (l->stop != TG_LOOP_RUNNING)
-        return 0;
-    if (l->cancel) {
+    l->tool_calls += (long)ncalls;
+    if (l->ev.iteration_done != NULL)
+        l->ev.iteration_done(l->ud, l->iteration, ncalls);
+    if (l->cancel)
         l->stop = TG_LOOP_CANCELED;
-        return 0;
-    }
+    else if (l->stop_tool_hit)
+        l->stop = TG_LOOP_STOP_TOOL;
+    else if (l->opt.max_tool_calls > 0 &&
+             l->tool_calls >= l->opt.max_tool_calls)
+        l->stop = TG_LOOP_TOOL_BUDGET;
+    else if (l->iteration >= l->opt.max_iterations)
+        l->stop = TG_LOOP_MAX_ITERATIONS;
+}
+
+static int answered(tg_loop *l)
+{
+    l->stop = TG_LOOP_ANSWERED;
+    if (l->ev.iteration_done != NULL)
+        l->ev.iteration_done(l->ud, l->iteration, 0);
+    return 0;
+}
+
+/* One iteration with a whole answer: its calls run as one turn. */
+static int step_whole(tg_loop *l, tg_error *err)
+{
     json_t *resp = NULL;
     char *raw = NULL, *text = NULL;
     size_t raw_len = 0;
     tg_turn *turn = NULL;
-    int rc = ask_model(l, &resp, &raw, &raw_len, err);
+    int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
     if (rc != 0)
         goto out;
-    l->iteration++;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
     rc = l->prov->answer(list, resp, &text, err);
     if (rc != 0)
@@ -421,34 +515,93 @@ int tg_loop_step(tg_loop *l, tg_error *err)
         goto out;
     size_t ncalls = tg_turn_call_count(turn);
     if (ncalls == 0) {
-        l->stop = TG_LOOP_ANSWERED;
-        if (l->ev.iteration_done != NULL)
-            l->ev.iteration_done(l->ud, l->iteration, 0);
+        rc = answered(l);
         goto out;
     }
-    l->stop_tool_hit = 0;
-    rc = run_calls(l, turn, err);
-    if (rc != 0)
-        goto out;
-    l->tool_calls += (long)ncalls;
-    if (l->ev.iteration_done != NULL)
-        l->ev.iteration_done(l->ud, l->iteration, ncalls);
-    if (l->cancel)
-        l->stop = TG_LOOP_CANCELED;
-    else if (l->stop_tool_hit)
-        l->stop = TG_LOOP_STOP_TOOL;
-    else if (l->opt.max_tool_calls > 0 &&
-             l->tool_calls >= l->opt.max_tool_calls)
-        l->stop = TG_LOOP_TOOL_BUDGET;
-    else if (l->iteration >= l->opt.max_iterations)
-        l->stop = TG_LOOP_MAX_ITERATIONS;
+    rc = submit(l, turn, err);
+    if (rc == 0)
+        rc = finish_calls(l, &turn, 1, err);
+    if (rc == 0)
+        after_calls(l, ncalls);
 out:
     tg_turn_free(turn);
     free(text);
     free(raw);
     json_decref(resp);
+    return rc;
+}
+
+/* One iteration with a streamed answer: each call runs as a turn of its
+ * own from the moment it is complete; the results go in the model's
+ * order. */
+static int step_streamed(tg_loop *l, tg_error *err)
+{
+    tg__lsse *sse = NULL;
+    tg_turn *whole = NULL, **turns = NULL;
+    int rc = ask_model(l, &sse, NULL, NULL, NULL, err);
+    if (rc == 0)
+        rc = tg__lsse_finish(sse, &whole, err);
+    if (rc != 0) {
+        /* What was handed over still ends (canceled when so asked). */
+        (void)tg__runtime_drain(&l->http);
+        goto out;
+    }
+    char *text = strdup(tg__lsse_text(sse));
+    if (text == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    free(l->answer);
+    l->answer = text;
+    json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    rc = l->prov->stream_answer(list, l->answer, whole, tg__lsse_extra(sse),
+                                err);
     if (rc != 0)
+        goto out;
+    size_t ncalls = tg_turn_call_count(whole);
+    if (ncalls == 0) {
+        rc = answered(l);
+        goto out;
+    }
+    turns = calloc(ncalls, sizeof *turns);
+    if (turns == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < ncalls; i++)
+        turns[i] = tg__lsse_turn_for(sse, tg_call_id(tg_turn_call(whole, i)));
+    rc = finish_calls(l, turns, ncalls, err);
+    if (rc == 0)
+        after_calls(l, ncalls);
+out:
+    if (rc != 0)
+        (void)tg__runtime_drain(&l->http);
+    free(turns);
+    tg_turn_free(whole);
+    tg__lsse_free(sse);
+    return rc;
+}
+
+int tg_loop_step(tg_loop *l, tg_error *err)
+{
+    if (!l->started)
+        return tg__loop_fail(err, TG_EINVAL, "the loop was not started");
+    if (l->stop != TG_LOOP_RUNNING)
+        return 0;
+    if (l->cancel) {
+        l->stop = TG_LOOP_CANCELED;
+        return 0;
+    }
+    l->iteration++;
+    l->stop_tool_hit = 0;
+    l->turn_failed = 0;
+    int rc = l->opt.stream ? step_streamed(l, err) : step_whole(l, err);
+    if (rc != 0) {
+        if (l->open_turns == 0 && tg_loop_tool_calls(l) >= 0 &&
+            l->stop == TG_LOOP_RUNNING)
+            l->iteration--; /* no answer came for it */
         return fail_loop(l, rc);
+    }
     return l->stop == TG_LOOP_RUNNING ? 1 : 0;
 }
 
