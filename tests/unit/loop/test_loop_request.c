@@ -273,16 +273,16 @@ static void test_gemini(void **state)
 
 static void test_urls_and_headers(void **state)
 {
-    char *u = tg__provider_openai_chat.url("http://h:1/v1/", "m");
+    char *u = tg__provider_openai_chat.url("http://h:1/v1/", "m", 0);
     assert_string_equal(u, "http://h:1/v1/chat/completions");
     free(u);
-    u = tg__provider_openai_responses.url("http://h:1/v1", "m");
+    u = tg__provider_openai_responses.url("http://h:1/v1", "m", 0);
     assert_string_equal(u, "http://h:1/v1/responses");
     free(u);
-    u = tg__provider_anthropic.url("https://api.anthropic.com", "m");
+    u = tg__provider_anthropic.url("https://api.anthropic.com", "m", 0);
     assert_string_equal(u, "https://api.anthropic.com/v1/messages");
     free(u);
-    u = tg__provider_gemini.url("http://h//", "gemini-2.5-flash");
+    u = tg__provider_gemini.url("http://h//", "gemini-2.5-flash", 0);
     assert_string_equal(
         u, "http://h/v1beta/models/gemini-2.5-flash:generateContent");
     free(u);

@@ -155,6 +155,7 @@ static void server_stop(struct server *s)
 
 struct rec {
     int text, started, finished, iterations, retries, factory;
+    int started_at_text; /* calls started when the last text came */
     long last_delay;
     int last_attempt;
     tg_loop *loop;
@@ -165,6 +166,7 @@ static void on_text(void *ud, int it, const char *t, size_t n)
 {
     struct rec *r = ud;
     r->text++;
+    r->started_at_text = r->started;
     if (r->cancel_on_text)
         tg_loop_cancel(r->loop);
 }
@@ -441,6 +443,115 @@ static void test_limits(void **state)
     server_stop(&s);
 }
 
+#define SSE_HEAD                                                               \
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: "       \
+    "close\r\n\r\n"
+
+static void test_streamed(void **state)
+{
+    struct fx *f = *state;
+    /* Anthropic: a tool_use block complete, then text: the tool has
+     * started before the text after it arrives. */
+    static const char *const answers[] = {
+        SSE_HEAD
+        "event: message_start\ndata: {\"type\":\"message_start\","
+        "\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[]}}"
+        "\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+        "\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":"
+        "\"tu_1\",\"name\":\"echo\",\"input\":{}}}\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+        "\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+        "\"partial_json\":\"{\\\"text\\\":\\\"early\\\"}\"}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+        "\"index\":0}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+        "\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}"
+        "\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+        "\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":"
+        "\"still writing\"}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+        "\"index\":1}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
+        "{\"stop_reason\":\"tool_use\"}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        SSE_HEAD
+        "event: message_start\ndata: {\"type\":\"message_start\","
+        "\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[]}}"
+        "\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+        "\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}"
+        "\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+        "\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"all \"}}"
+        "\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+        "\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"done\"}}"
+        "\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
+        "{\"stop_reason\":\"end_turn\"}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"};
+    struct server s;
+    server_start(&s, answers, 2);
+    struct rec r = {0};
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    tg_loop_options o = {
+        .provider = "anthropic", .base_url = url, .model = "m", .stream = 1};
+    tg_loop *l = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_loop_new(f->rt, &o, &events, &r, &l, &err), 0);
+    assert_int_equal(tg_loop_start(l, "go", &err), 0);
+    assert_int_equal(tg_loop_step(l, &err), 1);
+    assert_int_equal(r.text, 1);
+    assert_int_equal(r.started_at_text, 1); /* the tool ran first */
+    assert_int_equal(tg_loop_step(l, &err), 0);
+    assert_int_equal(tg_loop_stop_reason(l), TG_LOOP_ANSWERED);
+    assert_string_equal(tg_loop_answer(l), "all done");
+    assert_int_equal(r.text, 3); /* two deltas */
+    assert_non_null(strstr(s.bodies[0], "\"stream\":true"));
+    assert_non_null(strstr(s.bodies[1], "\"tool_use_id\":\"tu_1\""));
+    assert_non_null(strstr(s.bodies[1], "\"tool_use\""));
+    assert_non_null(strstr(s.bodies[1], "still writing"));
+    tg_loop_free(l);
+    server_stop(&s);
+}
+
+static void test_stream_cut(void **state)
+{
+    struct fx *f = *state;
+    /* Chat Completions: call c1 complete, c2 cut inside its arguments. */
+    static const char *const answers[] = {
+        SSE_HEAD
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{"
+        "\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{"
+        "\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"one\\\"}"
+        "\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{"
+        "\"index\":1,\"id\":\"c2\",\"type\":\"function\",\"function\":{"
+        "\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"tw\"}}]}}]}"
+        "\n\n",
+        SSE_HEAD "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+                 "\"fine\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"};
+    struct server s;
+    server_start(&s, answers, 2);
+    struct rec r = {0};
+    tg_loop_options o = {.stream = 1};
+    tg_loop *l = new_loop(f, &s, &r, &o, &events);
+    tg_error err = {0};
+    assert_int_equal(tg_loop_run(l, "go", &err), 0);
+    assert_int_equal(tg_loop_stop_reason(l), TG_LOOP_ANSWERED);
+    assert_int_equal(r.finished, 2);
+    /* both calls answered in the next request, the cut one as an error */
+    assert_non_null(strstr(s.bodies[1], "\"tool_call_id\":\"c1\""));
+    assert_non_null(strstr(s.bodies[1], "\"tool_call_id\":\"c2\""));
+    assert_non_null(strstr(s.bodies[1], "MALFORMED_ARGUMENTS"));
+    assert_string_equal(tg_loop_answer(l), "fine");
+    tg_loop_free(l);
+    server_stop(&s);
+}
+
 static void test_bad_options(void **state)
 {
     struct fx *f = *state;
@@ -475,6 +586,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
