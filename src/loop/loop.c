@@ -539,6 +539,10 @@ static int step_streamed(tg_loop *l, tg_error *err)
     tg__lsse *sse = NULL;
     tg_turn *whole = NULL, **turns = NULL;
     int rc = ask_model(l, &sse, NULL, NULL, NULL, err);
+    /* Canceled while calls of the stream run: they end canceled, and the
+     * turn as far as it came is kept with their results. */
+    if (rc == TG_ECANCELED && sse != NULL && tg__lsse_handed(sse) > 0)
+        rc = 0;
     if (rc == 0)
         rc = tg__lsse_finish(sse, &whole, err);
     if (rc != 0) {
