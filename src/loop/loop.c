@@ -39,6 +39,7 @@ struct tg_loop {
     /* the turns running now: */
     size_t open_turns;
     int turn_failed, stop_tool_hit;
+    int answer_came; /* the model answered this iteration's request */
 };
 
 const char *tg_loop_stop_name(int stop)
@@ -500,6 +501,7 @@ static int step_whole(tg_loop *l, tg_error *err)
     int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
     if (rc != 0)
         goto out;
+    l->answer_came = 1;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
     rc = l->prov->answer(list, resp, &text, err);
     if (rc != 0)
@@ -543,6 +545,7 @@ static int step_streamed(tg_loop *l, tg_error *err)
      * turn as far as it came is kept with their results. */
     if (rc == TG_ECANCELED && sse != NULL && tg__lsse_handed(sse) > 0)
         rc = 0;
+    l->answer_came = rc == 0;
     if (rc == 0)
         rc = tg__lsse_finish(sse, &whole, err);
     if (rc != 0) {
@@ -599,10 +602,10 @@ int tg_loop_step(tg_loop *l, tg_error *err)
     l->iteration++;
     l->stop_tool_hit = 0;
     l->turn_failed = 0;
+    l->answer_came = 0;
     int rc = l->opt.stream ? step_streamed(l, err) : step_whole(l, err);
     if (rc != 0) {
-        if (l->open_turns == 0 && tg_loop_tool_calls(l) >= 0 &&
-            l->stop == TG_LOOP_RUNNING)
+        if (!l->answer_came)
             l->iteration--; /* no answer came for it */
         return fail_loop(l, rc);
     }
