@@ -44,7 +44,7 @@ for p in $PROVIDERS; do
 done
 
 # A stream cut inside the last call's arguments: the server's own stream of
-# the turn is read first (curl) to find where "beta-beta" starts; the cut
+# the turn is read first (node's fetch) to find where "beta-beta" starts; the cut
 # falls 4 bytes after it. The call cut short is answered with an error
 # (its arguments cut: MALFORMED_ARGUMENTS; none of them arrived: the
 # schema's INVALID_ARGUMENTS). A Gemini call comes whole in one event: an
@@ -59,8 +59,9 @@ for p in $PROVIDERS; do
     gemini) path="/v1beta/models/test-model:streamGenerateContent?alt=sse" ;;
   esac
   start_server "{\"turns\": [{$CALLS}]}"
-  full=$(curl -sN -X POST -H 'content-type: application/json' \
-    --data '{"stream": true}' "$BASE$path")
+  full=$(node -e 'fetch(process.argv[1], {method: "POST",
+      headers: {"content-type": "application/json"}, body: "{\"stream\": true}"})
+    .then((r) => r.text()).then((t) => process.stdout.write(t))' "$BASE$path")
   prefix=${full%%beta-beta*}
   if [ "$prefix" == "$full" ]; then
     fail "$p: the server's stream holds no call_b arguments"
