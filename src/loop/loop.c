@@ -333,8 +333,9 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
             goto out;
         }
     }
-    if (sse != NULL)
+    if (sse != NULL && (reply.len == 0 || tg__lsse_handed(*sse) > 0))
         goto out; /* the events went to *sse */
+    /* else a server that answered a streamed request whole: read it so */
     json_error_t jerr;
     *resp = json_loadb(reply.body, reply.len, 0, &jerr); /* new ref */
     if (!json_is_object(*resp)) {
@@ -491,16 +492,13 @@ static int answered(tg_loop *l)
     return 0;
 }
 
-/* One iteration with a whole answer: its calls run as one turn. */
-static int step_whole(tg_loop *l, tg_error *err)
+/* A whole answer: its calls run as one turn. */
+static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
+                        size_t raw_len, tg_error *err)
 {
-    json_t *resp = NULL;
-    char *raw = NULL, *text = NULL;
-    size_t raw_len = 0;
+    char *text = NULL;
     tg_turn *turn = NULL;
-    int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
-    if (rc != 0)
-        goto out;
+    int rc;
     l->answer_came = 1;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
     rc = l->prov->answer(list, resp, &text, err);
@@ -528,6 +526,17 @@ static int step_whole(tg_loop *l, tg_error *err)
 out:
     tg_turn_free(turn);
     free(text);
+    return rc;
+}
+
+static int step_whole(tg_loop *l, tg_error *err)
+{
+    json_t *resp = NULL;
+    char *raw = NULL;
+    size_t raw_len = 0;
+    int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
+    if (rc == 0)
+        rc = whole_answer(l, resp, raw, raw_len, err);
     free(raw);
     json_decref(resp);
     return rc;
@@ -540,7 +549,14 @@ static int step_streamed(tg_loop *l, tg_error *err)
 {
     tg__lsse *sse = NULL;
     tg_turn *whole = NULL, **turns = NULL;
-    int rc = ask_model(l, &sse, NULL, NULL, NULL, err);
+    json_t *resp = NULL;
+    char *raw = NULL;
+    size_t raw_len = 0;
+    int rc = ask_model(l, &sse, &resp, &raw, &raw_len, err);
+    if (rc == 0 && resp != NULL) {
+        rc = whole_answer(l, resp, raw, raw_len, err);
+        goto out;
+    }
     /* Canceled while calls of the stream run: they end canceled, and the
      * turn as far as it came is kept with their results. */
     if (rc == TG_ECANCELED && sse != NULL && tg__lsse_handed(sse) > 0)
@@ -583,6 +599,8 @@ static int step_streamed(tg_loop *l, tg_error *err)
 out:
     if (rc != 0)
         (void)tg__runtime_drain(&l->http);
+    free(raw);
+    json_decref(resp);
     free(turns);
     tg_turn_free(whole);
     tg__lsse_free(sse);

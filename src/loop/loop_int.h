@@ -148,11 +148,12 @@ void tg__http_cleanup(tg__http *h);
 /* POSTs body[0..len) to url with headers (borrowed) and waits for the
  * whole answer (at most max_body bytes, else TG_ELIMIT), stepping the
  * runtime meanwhile. With on_data, the bytes of a 2xx answer go to it
- * instead (an event stream); other answers are kept in reply->body. Returns 0
- * with *reply filled when an HTTP answer or a transport failure (reply->status
- * 0, curl_code set) came; TG_ECANCELED when the cancel flag was raised (the
- * transfer is abandoned); TG_ENOMEM. *reply is the caller's to clean up in
- * every case. */
+ * instead (an event stream), unless its Content-Type is application/json
+ * (a server that answered whole); other answers are kept in reply->body.
+ * Returns 0 with *reply filled when an HTTP answer or a transport failure
+ * (reply->status 0, curl_code set) came; TG_ECANCELED when the cancel flag was
+ * raised (the transfer is abandoned); TG_ENOMEM. *reply is the caller's to
+ * clean up in every case. */
 int tg__http_post(tg__http *h, const char *url,
                   const struct curl_slist *headers, const char *body,
                   size_t len, long timeout_ms, size_t max_body,

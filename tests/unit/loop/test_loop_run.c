@@ -552,6 +552,27 @@ static void test_stream_cut(void **state)
     server_stop(&s);
 }
 
+/* A server that answers a streamed request whole (application/json). */
+static void test_stream_answered_whole(void **state)
+{
+    struct fx *f = *state;
+    static const char *const answers[] = {CALLS2, ANSWER};
+    struct server s;
+    server_start(&s, answers, 2);
+    struct rec r = {0};
+    tg_loop_options o = {.stream = 1};
+    tg_loop *l = new_loop(f, &s, &r, &o, &events);
+    tg_error err = {0};
+    assert_int_equal(tg_loop_run(l, "go", &err), 0);
+    assert_int_equal(tg_loop_stop_reason(l), TG_LOOP_ANSWERED);
+    assert_string_equal(tg_loop_answer(l), "the end");
+    assert_int_equal(r.finished, 2);
+    assert_non_null(strstr(s.bodies[0], "\"stream\":true"));
+    assert_non_null(strstr(s.bodies[1], "\"tool_call_id\":\"c2\""));
+    tg_loop_free(l);
+    server_stop(&s);
+}
+
 static void test_bad_options(void **state)
 {
     struct fx *f = *state;
@@ -588,6 +609,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streamed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_answered_whole, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
