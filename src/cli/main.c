@@ -27,6 +27,7 @@ static const char usage[] =
     "  artifact list|read|grep|head|tail  read spooled tool outputs\n"
     "  doctor           what protects the tools' subprocesses here\n"
     "  mcp              the MCP servers behind toolgate: list, tools, accept\n"
+    "  agent PROMPT     run an agent loop against a model API with the tools\n"
     "  version          print the version\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
@@ -58,7 +59,8 @@ int main(int argc, char **argv)
                     {"stats", cmd_stats},     {"validate", cmd_validate},
                     {"policy", cmd_policy},   {"artifact", cmd_artifact},
                     {"doctor", cmd_doctor},   {"serve", cmd_serve},
-                    {"journal", cmd_journal}, {"mcp", cmd_mcp}};
+                    {"journal", cmd_journal}, {"mcp", cmd_mcp},
+                    {"agent", cmd_agent}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop.c - the agent loop (toolgate_loop.h): each iteration sends the
+ * conversation to the model (retried within a budget), runs every call of
+ * its answer through the runtime as one submitted turn, and adds the
+ * results the prompt factory makes of them to the conversation; it stops
+ * when the model answers without calls, or at a limit, a stop tool or a
+ * cancel. The conversation is one JSON object in the provider's shape, so
+ * a transcript is the request without the tools, and a journal of the
+ * loop (later) can record it per iteration under the loop's id.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "loop_int.h"
+
+#define MAX_ANSWER_BYTES ((size_t)64 * 1024 * 1024)
+
+struct tg_loop {
+    tg_runtime *rt; /* borrowed */
+    const tg__provider *prov;
+    char *base_url, *model, *api_key, *system, *url;
+    tg_loop_options opt; /* strings point at the copies above or are NULL */
+    char **stop_tools;
+    tg_loop_events ev;
+    void *ud;
+    tg__http http;
+    volatile sig_atomic_t cancel;
+    char id[32];
+    unsigned rnd;
+    json_t *conv;  /* new ref: the provider's members of the conversation */
+    json_t *tools; /* new ref: the definitions in the provider's shape */
+    int started, iteration;
+    long tool_calls;
+    tg_loop_stop stop;
+    char *answer;
+    /* the turns running now: */
+    size_t open_turns;
+    int turn_failed, stop_tool_hit;
+    int answer_came; /* the model answered this iteration's request */
+};
+
+const char *tg_loop_stop_name(int stop)
+{
+    static const char *const names[] = {
+        "running",   "answered", "max_iterations", "tool_budget",
+        "stop_tool", "canceled", "failed"};
+    return stop >= 0 && stop <= TG_LOOP_FAILED ? names[stop] : "failed";
+}
+
+static char *dup_or_null(const char *s, int *bad)
+{
+    if (s == NULL)
+        return NULL;
+    char *d = strdup(s);
+    if (d == NULL)
+        *bad = 1;
+    return d;
+}
+
+static void wipe_free(char *s)
+{
+    if (s != NULL) {
+        memset(s, 0, strlen(s));
+        free(s);
+    }
+}
+
+int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
+                const tg_loop_events *events, void *ud, tg_loop **out,
+                tg_error *err)
+{
+    *out = NULL;
+    if (rt == NULL || options == NULL)
+        return tg__loop_fail(err, TG_EINVAL, "tg_loop_new: no runtime");
+    const tg__provider *prov = tg__provider_find(options->provider);
+    if (prov == NULL)
+        return tg__loop_fail(err, TG_EINVAL,
+                             "unknown provider '%s' (openai, "
+                             "openai-responses, anthropic, gemini)",
+                             options->provider ? options->provider : "");
+    if (options->base_url == NULL || options->base_url[0] == '\0')
+        return tg__loop_fail(err, TG_EINVAL, "no base URL");
+    if (options->model == NULL || options->model[0] == '\0')
+        return tg__loop_fail(err, TG_EINVAL, "no model");
+    if (options->max_iterations < 0 || options->max_tool_calls < 0 ||
+        options->max_attempts < 0 || options->retry_budget_ms < 0 ||
+        options->request_timeout_ms < 0 || options->retry_base_ms < 0)
+        return tg__loop_fail(err, TG_EINVAL, "a negative limit");
+    tg_loop *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    int bad = 0;
+    l->rt = rt;
+    l->prov = prov;
+    l->opt = *options;
+    l->base_url = dup_or_null(options->base_url, &bad);
+    l->model = dup_or_null(options->model, &bad);
+    l->api_key = dup_or_null(options->api_key, &bad);
+    l->system = dup_or_null(options->system, &bad);
+    l->opt.provider = prov->name;
+    l->opt.base_url = l->base_url;
+    l->opt.model = l->model;
+    l->opt.api_key = NULL; /* only l->api_key holds it */
+    l->opt.system = l->system;
+    if (l->opt.max_iterations == 0)
+        l->opt.max_iterations = 20;
+    if (l->opt.request_timeout_ms == 0)
+        l->opt.request_timeout_ms = 600000;
+    if (l->opt.max_attempts == 0)
+        l->opt.max_attempts = 5;
+    if (l->opt.retry_budget_ms == 0)
+        l->opt.retry_budget_ms = 120000;
+    if (l->opt.retry_base_ms == 0)
+        l->opt.retry_base_ms = 500;
+    if (options->nstop_tools > 0) {
+        l->stop_tools = calloc(options->nstop_tools, sizeof(char *));
+        bad |= l->stop_tools == NULL;
+        for (size_t i = 0; !bad && i < options->nstop_tools; i++)
+            l->stop_tools[i] = dup_or_null(options->stop_tools[i], &bad);
+    }
+    l->opt.stop_tools = NULL;
+    if (events != NULL)
+        l->ev = *events;
+    l->ud = ud;
+    l->url = bad ? NULL : prov->url(l->base_url, l->model, options->stream);
+    l->answer = strdup("");
+    l->conv = json_object(); /* new ref */
+    if (bad || l->url == NULL || l->answer == NULL || l->conv == NULL) {
+        tg_loop_free(l);
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    }
+    unsigned char r[12];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        /* No entropy source: the clock still tells loops apart. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        memcpy(r, &ts, sizeof r < sizeof ts ? sizeof r : sizeof ts);
+    }
+    static const char hex[] = "0123456789abcdef";
+    memcpy(l->id, "loop_", 5);
+    for (int i = 0; i < 8; i++) {
+        l->id[5 + 2 * i] = hex[r[i] >> 4];
+        l->id[6 + 2 * i] = hex[r[i] & 15];
+    }
+    l->id[21] = '\0';
+    memcpy(&l->rnd, r + 8, sizeof l->rnd);
+    int rc = tg__http_init(&l->http, rt, &l->cancel, err);
+    if (rc != 0) {
+        tg_loop_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+void tg_loop_free(tg_loop *l)
+{
+    if (l == NULL)
+        return;
+    tg__http_cleanup(&l->http);
+    wipe_free(l->api_key);
+    free(l->base_url);
+    free(l->model);
+    free(l->system);
+    free(l->url);
+    free(l->answer);
+    if (l->stop_tools != NULL)
+        for (size_t i = 0; i < l->opt.nstop_tools; i++)
+            free(l->stop_tools[i]);
+    free(l->stop_tools);
+    json_decref(l->conv);
+    json_decref(l->tools);
+    free(l);
+}
+
+void tg_loop_cancel(tg_loop *l)
+{
+    if (l != NULL)
+        l->cancel = 1;
+}
+
+tg_loop_stop tg_loop_stop_reason(const tg_loop *l)
+{
+    return l->stop;
+}
+
+const char *tg_loop_answer(const tg_loop *l)
+{
+    return l->answer;
+}
+
+const char *tg_loop_id(const tg_loop *l)
+{
+    return l->id;
+}
+
+int tg_loop_iteration(const tg_loop *l)
+{
+    return l->iteration;
+}
+
+long tg_loop_tool_calls(const tg_loop *l)
+{
+    return l->tool_calls;
+}
+
+int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
+{
+    if (l->started)
+        return tg__loop_fail(err, TG_EINVAL, "the loop was started already");
+    if (prompt == NULL)
+        return tg__loop_fail(err, TG_EINVAL, "no prompt");
+    int rc = l->prov->start(l->conv, l->system, prompt, err);
+    if (rc != 0)
+        return rc;
+    char *text = NULL;
+    rc = tg_runtime_tools(l->rt, l->prov->format, &text, err);
+    if (rc != 0)
+        return rc;
+    json_error_t jerr;
+    l->tools = json_loads(text, 0, &jerr); /* new ref */
+    tg_free(text);
+    if (l->tools == NULL)
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "the runtime's tool definitions are not JSON: %s",
+                             jerr.text);
+    l->started = 1;
+    return 0;
+}
+
+/* --------------------------------------------------------- one request */
+
+static int sse_submit(void *ud, tg_turn *turn, tg_error *err);
+static void sse_text(void *ud, const char *text, size_t len);
+
+/* Sends the conversation until an answer (2xx) comes, retrying what is
+ * worth it within the budget. A whole answer: *resp is the parsed answer
+ * (new ref), *raw its text (malloc'd). Streamed (sse not NULL): the events
+ * go to *sse as they come (its calls start then); a stream that dropped
+ * is sent again, in a fresh *sse, only while no call was handed over. */
+static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
+                     size_t *raw_len, tg_error *err)
+{
+    json_t *body = NULL;
+    char *text = NULL;
+    struct curl_slist *headers = NULL;
+    tg__http_reply reply = {0};
+    int rc = l->prov->request(l->conv, l->tools, l->model, l->opt.max_tokens,
+                              &body, err);
+    /* Gemini streams from another URL; the others are asked in the body. */
+    if (rc == 0 && sse != NULL && strcmp(l->prov->name, "gemini") != 0 &&
+        json_object_set_new(body, "stream", json_true()) != 0)
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    if (rc != 0)
+        goto out;
+    text = json_dumps(body, JSON_COMPACT);
+    if (text == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = l->prov->headers(&headers, l->api_key, err);
+    if (rc != 0)
+        goto out;
+    long waited = 0;
+    for (int attempt = 1;; attempt++) {
+        tg__http_reply_cleanup(&reply);
+        if (sse != NULL && *sse == NULL) {
+            static const tg__lsse_ops sse_ops = {sse_text, sse_submit};
+            rc = tg__lsse_new(l->prov, &sse_ops, l, sse, err);
+            if (rc != 0)
+                goto out;
+        }
+        rc = tg__http_post(&l->http, l->url, headers, text, strlen(text),
+                           l->opt.request_timeout_ms, MAX_ANSWER_BYTES,
+                           sse != NULL ? tg__lsse_feed : NULL,
+                           sse != NULL ? *sse : NULL, &reply, err);
+        if (rc != 0)
+            goto out;
+        if (reply.data_failed) {
+            const tg_error *e = tg__lsse_error(*sse);
+            rc = tg__loop_fail(err, e != NULL ? e->code : TG_EINTERNAL,
+                               "%s %s: the streamed answer: %s", l->prov->name,
+                               l->url, e != NULL ? e->message : "unreadable");
+            goto out;
+        }
+        long status = reply.status;
+        if (sse != NULL && status == 0 && reply.curl_code != CURLE_OK) {
+            /* Was the answer a 2xx stream that dropped? */
+            curl_easy_getinfo(l->http.easy, CURLINFO_RESPONSE_CODE, &status);
+            if (status >= 200 && status < 300 && tg__lsse_handed(*sse) > 0)
+                break; /* calls run: finish with what came */
+        }
+        if (reply.status >= 200 && reply.status < 300)
+            break;
+        char why[400], msg[320];
+        if (sse != NULL && status >= 200 && status < 300) {
+            snprintf(why, sizeof why, "the stream dropped: %s", reply.curl_msg);
+            tg__lsse_free(*sse); /* nothing ran: start afresh */
+            *sse = NULL;
+        } else if (reply.status != 0) {
+            tg__provider_error(reply.body, reply.len, msg, sizeof msg);
+            snprintf(why, sizeof why, "HTTP %ld: %s", reply.status, msg);
+        } else {
+            snprintf(why, sizeof why, "connection failed: %s", reply.curl_msg);
+        }
+        if (!tg__retry_worth(reply.status, reply.curl_code)) {
+            rc = tg__loop_fail(err, reply.status != 0 ? TG_EINVAL : TG_EIO,
+                               "%s %s: %s", l->prov->name, l->url, why);
+            goto out;
+        }
+        l->rnd = l->rnd * 1103515245u + 12345u;
+        long delay = tg__retry_delay(attempt + 1, l->opt.retry_base_ms,
+                                     reply.retry_after_ms, l->rnd >> 8);
+        if (attempt >= l->opt.max_attempts ||
+            waited + delay > l->opt.retry_budget_ms) {
+            rc = tg__loop_fail(err, TG_EIO,
+                               "%s %s: gave up after %d attempt%s (retry "
+                               "budget: %d attempts, %ld ms of waiting): %s",
+                               l->prov->name, l->url, attempt,
+                               attempt == 1 ? "" : "s", l->opt.max_attempts,
+                               l->opt.retry_budget_ms, why);
+            goto out;
+        }
+        if (l->ev.retry != NULL)
+            l->ev.retry(l->ud, attempt + 1, delay, why);
+        waited += delay;
+        if (tg__http_wait(&l->http, delay) != 0) {
+            rc = tg__loop_fail(err, TG_ECANCELED,
+                               "canceled while waiting to retry");
+            goto out;
+        }
+    }
+    if (sse != NULL && (reply.len == 0 || tg__lsse_handed(*sse) > 0))
+        goto out; /* the events went to *sse */
+    /* else a server that answered a streamed request whole: read it so */
+    json_error_t jerr;
+    *resp = json_loadb(reply.body, reply.len, 0, &jerr); /* new ref */
+    if (!json_is_object(*resp)) {
+        json_decref(*resp);
+        *resp = NULL;
+        rc = tg__loop_fail(err, TG_EPARSE,
+                           "%s %s: the answer is not a JSON object: %s",
+                           l->prov->name, l->url, jerr.text);
+        goto out;
+    }
+    *raw = reply.body;
+    *raw_len = reply.len;
+    reply.body = NULL;
+out:
+    tg__http_reply_cleanup(&reply);
+    curl_slist_free_all(headers);
+    free(text);
+    json_decref(body);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the calls */
+
+static void on_started(void *ud, const tg_call *call)
+{
+    tg_loop *l = ud;
+    if (l->ev.call_started != NULL)
+        l->ev.call_started(l->ud, l->iteration, call);
+}
+
+static void on_finished(void *ud, const tg_call *call, const tg_result *r)
+{
+    tg_loop *l = ud;
+    for (size_t i = 0; l->stop_tools != NULL && i < l->opt.nstop_tools; i++)
+        if (tg_result_succeeded(r) &&
+            strcmp(tg_result_tool(r), l->stop_tools[i]) == 0)
+            l->stop_tool_hit = 1;
+    if (l->ev.call_finished != NULL)
+        l->ev.call_finished(l->ud, l->iteration, call, r);
+}
+
+static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
+{
+    tg_loop *l = ud;
+    l->open_turns--;
+    if (status != 0)
+        l->turn_failed = 1;
+}
+
+static const tg_turn_ops turn_ops = {on_started, NULL, on_finished, on_done};
+
+/* Submits a turn of the iteration; the calls start at the next flush. */
+static int submit(tg_loop *l, tg_turn *turn, tg_error *err)
+{
+    int rc = tg_turn_set_caller(turn, l->id, err);
+    if (rc == 0)
+        rc = tg_runtime_submit(l->rt, turn, &turn_ops, l, err);
+    if (rc == 0)
+        l->open_turns++;
+    return rc;
+}
+
+static int sse_submit(void *ud, tg_turn *turn, tg_error *err)
+{
+    tg_loop *l = ud;
+    int rc = submit(l, turn, err);
+    if (rc == 0)
+        tg_runtime_flush(l->rt); /* the tool starts now */
+    return rc;
+}
+
+static void sse_text(void *ud, const char *text, size_t len)
+{
+    tg_loop *l = ud;
+    if (l->ev.text != NULL)
+        l->ev.text(l->ud, l->iteration, text, len);
+}
+
+/* The results of `turn` (every call has one) merged into *acc, as the
+ * prompt factory (or the runtime's rendering) makes them. */
+static int merge_results(tg_loop *l, const tg_turn *turn, json_t **acc,
+                         tg_error *err)
+{
+    char *results = NULL;
+    int rc;
+    if (l->ev.results != NULL) {
+        rc = l->ev.results(l->ud, turn, l->prov->format, &results, err);
+        if (rc == 0 && results == NULL)
+            rc = tg__loop_fail(err, TG_EINVAL,
+                               "the prompt factory gave no results");
+        if (rc == 0)
+            rc = tg__results_merge(acc, results, err);
+        free(results);
+    } else {
+        size_t n;
+        rc = tg_turn_render(turn, l->prov->format, &results, &n, err);
+        if (rc == 0)
+            rc = tg__results_merge(acc, results, err);
+        tg_free(results);
+    }
+    return rc;
+}
+
+/* Waits for every submitted turn, then adds the results of turns[0..n)
+ * (in the model's order) to the conversation. */
+static int finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
+                        tg_error *err)
+{
+    (void)tg__runtime_drain(&l->http);
+    if (l->open_turns != 0 || l->turn_failed)
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "the runtime failed while running the calls of "
+                             "iteration %d",
+                             l->iteration);
+    json_t *acc = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = merge_results(l, turns[i], &acc, err);
+    if (rc == 0 && acc != NULL)
+        rc =
+            tg__conv_add(json_object_get(l->conv, l->prov->list_key), acc, err);
+    json_decref(acc);
+    return rc;
+}
+
+static int fail_loop(tg_loop *l, int rc)
+{
+    l->stop = rc == TG_ECANCELED ? TG_LOOP_CANCELED : TG_LOOP_FAILED;
+    return rc == TG_ECANCELED ? 0 : rc;
+}
+
+/* After the calls of an iteration: the event, then whether to stop. */
+static void after_calls(tg_loop *l, size_t ncalls)
+{
+    l->tool_calls += (long)ncalls;
+    if (l->ev.iteration_done != NULL)
+        l->ev.iteration_done(l->ud, l->iteration, ncalls);
+    if (l->cancel)
+        l->stop = TG_LOOP_CANCELED;
+    else if (l->stop_tool_hit)
+        l->stop = TG_LOOP_STOP_TOOL;
+    else if (l->opt.max_tool_calls > 0 &&
+             l->tool_calls >= l->opt.max_tool_calls)
+        l->stop = TG_LOOP_TOOL_BUDGET;
+    else if (l->iteration >= l->opt.max_iterations)
+        l->stop = TG_LOOP_MAX_ITERATIONS;
+}
+
+static int answered(tg_loop *l)
+{
+    l->stop = TG_LOOP_ANSWERED;
+    if (l->ev.iteration_done != NULL)
+        l->ev.iteration_done(l->ud, l->iteration, 0);
+    return 0;
+}
+
+/* A whole answer: its calls run as one turn. */
+static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
+                        size_t raw_len, tg_error *err)
+{
+    char *text = NULL;
+    tg_turn *turn = NULL;
+    int rc;
+    l->answer_came = 1;
+    json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    rc = l->prov->answer(list, resp, &text, err);
+    if (rc != 0)
+        goto out;
+    free(l->answer);
+    l->answer = text;
+    text = NULL;
+    if (l->ev.text != NULL && l->answer[0] != '\0')
+        l->ev.text(l->ud, l->iteration, l->answer, strlen(l->answer));
+    rc = tg_turn_parse(raw, raw_len, l->prov->format, "the model's answer",
+                       &turn, err);
+    if (rc != 0)
+        goto out;
+    size_t ncalls = tg_turn_call_count(turn);
+    if (ncalls == 0) {
+        rc = answered(l);
+        goto out;
+    }
+    rc = submit(l, turn, err);
+    if (rc == 0)
+        rc = finish_calls(l, &turn, 1, err);
+    if (rc == 0)
+        after_calls(l, ncalls);
+out:
+    tg_turn_free(turn);
+    free(text);
+    return rc;
+}
+
+static int step_whole(tg_loop *l, tg_error *err)
+{
+    json_t *resp = NULL;
+    char *raw = NULL;
+    size_t raw_len = 0;
+    int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
+    if (rc == 0)
+        rc = whole_answer(l, resp, raw, raw_len, err);
+    free(raw);
+    json_decref(resp);
+    return rc;
+}
+
+/* One iteration with a streamed answer: each call runs as a turn of its
+ * own from the moment it is complete; the results go in the model's
+ * order. */
+static int step_streamed(tg_loop *l, tg_error *err)
+{
+    tg__lsse *sse = NULL;
+    tg_turn *whole = NULL, **turns = NULL;
+    json_t *resp = NULL;
+    char *raw = NULL;
+    size_t raw_len = 0;
+    int rc = ask_model(l, &sse, &resp, &raw, &raw_len, err);
+    if (rc == 0 && resp != NULL) {
+        rc = whole_answer(l, resp, raw, raw_len, err);
+        goto out;
+    }
+    /* Canceled while calls of the stream run: they end canceled, and the
+     * turn as far as it came is kept with their results. */
+    if (rc == TG_ECANCELED && sse != NULL && tg__lsse_handed(sse) > 0)
+        rc = 0;
+    l->answer_came = rc == 0;
+    if (rc == 0)
+        rc = tg__lsse_finish(sse, &whole, err);
+    if (rc != 0) {
+        /* What was handed over still ends (canceled when so asked). */
+        (void)tg__runtime_drain(&l->http);
+        goto out;
+    }
+    char *text = strdup(tg__lsse_text(sse));
+    if (text == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    free(l->answer);
+    l->answer = text;
+    json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    rc = l->prov->stream_answer(list, l->answer, whole, tg__lsse_extra(sse),
+                                err);
+    if (rc != 0)
+        goto out;
+    size_t ncalls = tg_turn_call_count(whole);
+    if (ncalls == 0) {
+        rc = answered(l);
+        goto out;
+    }
+    turns = calloc(ncalls, sizeof *turns);
+    if (turns == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < ncalls; i++)
+        turns[i] = tg__lsse_turn_for(sse, tg_call_id(tg_turn_call(whole, i)));
+    rc = finish_calls(l, turns, ncalls, err);
+    if (rc == 0)
+        after_calls(l, ncalls);
+out:
+    if (rc != 0)
+        (void)tg__runtime_drain(&l->http);
+    free(raw);
+    json_decref(resp);
+    free(turns);
+    tg_turn_free(whole);
+    tg__lsse_free(sse);
+    return rc;
+}
+
+int tg_loop_step(tg_loop *l, tg_error *err)
+{
+    if (!l->started)
+        return tg__loop_fail(err, TG_EINVAL, "the loop was not started");
+    if (l->stop != TG_LOOP_RUNNING)
+        return 0;
+    if (l->cancel) {
+        l->stop = TG_LOOP_CANCELED;
+        return 0;
+    }
+    l->iteration++;
+    l->stop_tool_hit = 0;
+    l->turn_failed = 0;
+    l->answer_came = 0;
+    int rc = l->opt.stream ? step_streamed(l, err) : step_whole(l, err);
+    if (rc != 0) {
+        if (!l->answer_came)
+            l->iteration--; /* no answer came for it */
+        return fail_loop(l, rc);
+    }
+    return l->stop == TG_LOOP_RUNNING ? 1 : 0;
+}
+
+int tg_loop_run(tg_loop *l, const char *prompt, tg_error *err)
+{
+    int rc = tg_loop_start(l, prompt, err);
+    if (rc != 0) {
+        l->stop = TG_LOOP_FAILED;
+        return rc;
+    }
+    while ((rc = tg_loop_step(l, err)) == 1)
+        ;
+    return rc < 0 ? rc : 0;
+}
+
+char *tg_loop_transcript(const tg_loop *l)
+{
+    json_t *t = json_deep_copy(l->conv); /* new ref */
+    if (t == NULL ||
+        json_object_set_new(t, "loop_id", json_string(l->id)) != 0 ||
+        json_object_set_new(t, "provider", json_string(l->prov->name)) ||
+        json_object_set_new(t, "model", json_string(l->model)) != 0 ||
+        json_object_set_new(t, "iterations", json_integer(l->iteration)) ||
+        json_object_set_new(t, "stop",
+                            json_string(tg_loop_stop_name(l->stop))) != 0) {
+        json_decref(t);
+        return NULL;
+    }
+    char *s = json_dumps(t, JSON_COMPACT);
+    json_decref(t);
+    return s;
+}

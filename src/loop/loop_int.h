@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_int.h - what the files of the agent loop share: the table of a model
+ * API (one per provider: how a conversation starts, the request's URL,
+ * headers and body, how an answer joins the conversation), the HTTP
+ * exchange on libcurl's multi interface beside the runtime, the retry
+ * policy, and the conversation helpers. The loop is a face: it includes
+ * toolgate.h and toolgate_loop.h only, never a header of the runtime.
+ */
+#ifndef TG_LOOP_INT_H
+#define TG_LOOP_INT_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "toolgate.h"
+#include "toolgate_loop.h"
+
+/* ------------------------------------------------------------ providers */
+
+/* One model API. Every function returns 0 or a negative TG_E code with err
+ * filled; json_t results are new refs. */
+typedef struct tg__provider {
+    const char *name;     /* the --provider name: "openai", ... */
+    const char *format;   /* toolgate's wire format: "openai-chat", ... */
+    const char *list_key; /* the conversation's list: "messages", ... */
+    const char *key_env;  /* the default environment variable of the key */
+    /* Fills conv (an empty object) with the system prompt (NULL: none) and
+     * the user prompt, in the provider's shape. */
+    int (*start)(json_t *conv, const char *system, const char *prompt,
+                 tg_error *err);
+    /* The URL of a request, streamed or not (malloc'd; caller frees). */
+    char *(*url)(const char *base_url, const char *model, int stream);
+    /* Appends the provider's headers (content type, version, the key when
+     * key is not NULL or "") to *headers. */
+    int (*headers)(struct curl_slist **headers, const char *key, tg_error *err);
+    /* The request body: conv (borrowed) and the tool definitions as
+     * tg_runtime_tools renders them for `format` (borrowed; NULL or empty:
+     * none), the model, Anthropic's max_tokens. *out is a new ref. */
+    int (*request)(const json_t *conv, const json_t *tools, const char *model,
+                   int max_tokens, json_t **out, tg_error *err);
+    /* Appends the assistant turn of a whole response `resp` (borrowed) to
+     * the conversation list `list`, and sets *text (malloc'd, "" when none)
+     * to its text. TG_EFORMAT when resp has no assistant turn. */
+    int (*answer)(json_t *list, const json_t *resp, char **text, tg_error *err);
+    /* One event of a streamed answer (borrowed): the text it adds
+     * (borrowed from ev, NULL when none); what the provider needs to
+     * rebuild the assistant turn is kept in *extra (created on first use,
+     * a new ref the caller releases): Gemini's parts, the Responses API's
+     * final output items. */
+    const char *(*stream_event)(const json_t *ev, json_t **extra);
+    /* Appends the assistant turn of a streamed answer to list: its text,
+     * the calls of `turn` (the stream's whole turn, in the model's order)
+     * and extra as stream_event left it (may be NULL). */
+    int (*stream_answer)(json_t *list, const char *text, const tg_turn *turn,
+                         const json_t *extra, tg_error *err);
+} tg__provider;
+
+extern const tg__provider tg__provider_openai_chat;
+extern const tg__provider tg__provider_openai_responses;
+extern const tg__provider tg__provider_anthropic;
+extern const tg__provider tg__provider_gemini;
+
+/* The provider named `name` (static), or NULL. */
+const tg__provider *tg__provider_find(const char *name);
+
+/* -------------------------------------------------------- conversation */
+
+/* Fills err (may be NULL) with code and the formatted message; returns
+ * code. */
+int tg__loop_fail(tg_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* base_url without its trailing slashes, then `tail` (a malloc'd string,
+ * NULL on out of memory). */
+char *tg__url_join(const char *base_url, const char *tail);
+/* Appends `name: value` to *headers (copied by curl); the formatted line
+ * is wiped before it returns (it may carry a key). 0 or TG_ENOMEM. */
+int tg__header_add(struct curl_slist **headers, const char *name,
+                   const char *value, tg_error *err);
+/* Concatenates the string members `key` of the objects in `array` whose
+ * `type` is `type` (NULL: any) onto *text (malloc'd, may be NULL at first).
+ * Skips objects with "thought": true. 0 or TG_ENOMEM. */
+int tg__text_append(char **text, const json_t *array, const char *type,
+                    const char *key);
+/* The arguments of `call` as a JSON value for a rebuilt assistant turn:
+ * the object when they decoded to one, else {} (new ref; NULL on out of
+ * memory). */
+json_t *tg__loop_args_value(const tg_call *call);
+/* The arguments of `call` as the string a Chat Completions or Responses
+ * turn carries: as the wire carried them, else the object's JSON, else
+ * "{}" (borrowed from the call). */
+const char *tg__loop_args_text(const tg_call *call);
+/* Merges the results of one turn (JSON text in a provider's shape: an
+ * array of messages, or one message) into *acc (NULL at first; a new ref
+ * the caller releases): arrays are joined, and two messages become one
+ * (their "content" or "parts" arrays joined: the one user message of
+ * Anthropic, the one user content of Gemini, for calls that ran as turns
+ * of their own). TG_EPARSE, TG_EFORMAT for other shapes, TG_ENOMEM. */
+int tg__results_merge(json_t **acc, const char *json, tg_error *err);
+/* Adds merged results to the conversation list: an array's items, or one
+ * message. 0 or TG_ENOMEM. */
+int tg__conv_add(json_t *list, json_t *acc, tg_error *err);
+/* Adds the prompt factory's output (JSON text: an array of messages or
+ * one message) to list. TG_EPARSE when it is not JSON, TG_EFORMAT when it
+ * is neither an array nor an object. */
+int tg__conv_add_results(json_t *list, const char *json, tg_error *err);
+/* The provider's message in an error answer: error.message, error (a
+ * string), message, else the body's first 300 bytes; in buf (size n). */
+void tg__provider_error(const char *body, size_t len, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- HTTP */
+
+/* One HTTP exchange's outcome. */
+typedef struct tg__http_reply {
+    long status;   /* the HTTP status, 0 when none came */
+    int curl_code; /* CURLcode of the transfer */
+    char curl_msg[CURL_ERROR_SIZE];
+    char *body; /* NUL-terminated, malloc'd (tg__http_reply_cleanup) */
+    size_t len;
+    long retry_after_ms; /* Retry-After / retry-after-ms, -1 when none */
+    int data_failed;     /* the data callback stopped the transfer */
+} tg__http_reply;
+
+/* Takes n bytes of a 2xx answer as they arrive; nonzero stops the
+ * transfer. Called from inside curl: it must not call curl_multi_*. */
+typedef int (*tg__http_data_fn)(void *ud, const char *data, size_t n);
+
+/* The loop's HTTP state: a multi handle kept across requests (connections
+ * are reused), the runtime stepped while a request is in flight, and the
+ * cancel flag looked at every 100 ms at most. */
+typedef struct tg__http {
+    CURLM *multi;
+    CURL *easy;
+    tg_runtime *rt;                /* borrowed */
+    volatile sig_atomic_t *cancel; /* borrowed */
+} tg__http;
+
+/* Caller-owned h: a multi and an easy handle. 0 or TG_ENOMEM. */
+int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
+                  tg_error *err);
+void tg__http_cleanup(tg__http *h);
+/* POSTs body[0..len) to url with headers (borrowed) and waits for the
+ * whole answer (at most max_body bytes, else TG_ELIMIT), stepping the
+ * runtime meanwhile. With on_data, the bytes of a 2xx answer go to it
+ * instead (an event stream), unless its Content-Type is application/json
+ * (a server that answered whole); other answers are kept in reply->body.
+ * Returns 0 with *reply filled when an HTTP answer or a transport failure
+ * (reply->status 0, curl_code set) came; TG_ECANCELED when the cancel flag was
+ * raised (the transfer is abandoned); TG_ENOMEM. *reply is the caller's to
+ * clean up in every case. */
+int tg__http_post(tg__http *h, const char *url,
+                  const struct curl_slist *headers, const char *body,
+                  size_t len, long timeout_ms, size_t max_body,
+                  tg__http_data_fn on_data, void *data_ud,
+                  tg__http_reply *reply, tg_error *err);
+void tg__http_reply_cleanup(tg__http_reply *r);
+/* Waits ms milliseconds stepping the runtime. 0, or TG_ECANCELED as soon
+ * as the cancel flag is raised. */
+int tg__http_wait(tg__http *h, long ms);
+/* Steps the runtime until no submitted turn is pending, waiting on its
+ * descriptor; once the cancel flag is raised, every call is canceled (by
+ * "user") and the turns still end with one result per call. Returns 1 when
+ * it canceled, else 0. */
+int tg__runtime_drain(tg__http *h);
+
+/* ------------------------------------------------------------ streaming */
+
+/* A streamed answer being read (stream.c). */
+typedef struct tg__lsse tg__lsse;
+typedef struct tg__lsse_ops {
+    /* A piece of the answer's text (borrowed for the call). */
+    void (*text)(void *ud, const char *text, size_t len);
+    /* A call is complete: `turn` (one call, owned by the tg__lsse) is to
+     * run now. 0, or a TG_E code with err filled that fails the stream. */
+    int (*submit)(void *ud, tg_turn *turn, tg_error *err);
+} tg__lsse_ops;
+
+/* A reader for prov's event stream; ops copied. *out is the caller's
+ * (tg__lsse_free, once every turn handed over has ended). */
+int tg__lsse_new(const tg__provider *prov, const tg__lsse_ops *ops, void *ud,
+                 tg__lsse **out, tg_error *err);
+void tg__lsse_free(tg__lsse *x);
+/* A tg__http_data_fn: the stream's bytes (ud is the tg__lsse). */
+int tg__lsse_feed(void *ud, const char *data, size_t n);
+/* The number of calls handed over so far. */
+size_t tg__lsse_handed(const tg__lsse *x);
+/* All the text so far (borrowed, valid until the next feed). */
+const char *tg__lsse_text(const tg__lsse *x);
+/* What stream_event kept (borrowed, may be NULL). */
+const json_t *tg__lsse_extra(const tg__lsse *x);
+/* Why feeding failed (borrowed), or NULL. */
+const tg_error *tg__lsse_error(const tg__lsse *x);
+/* The one-call turn handed over for call `id` (borrowed), or NULL. */
+tg_turn *tg__lsse_turn_for(const tg__lsse *x, const char *id);
+/* Ends the stream: *out is the whole turn (the caller's, tg_turn_free),
+ * its calls in the model's order; every call not handed over yet is
+ * handed over now. The stream's error otherwise. */
+int tg__lsse_finish(tg__lsse *x, tg_turn **out, tg_error *err);
+
+/* --------------------------------------------------------------- retry */
+
+/* 1 when a request that ended so is worth sending again: HTTP 408, 429,
+ * 500, 502, 503, 504, 529, or a transport failure that is not a bad URL,
+ * an unknown host, a refused connection or TLS trouble; else 0. */
+int tg__retry_worth(long status, int curl_code);
+/* The delay before attempt `attempt` (2, 3, ...): the server's
+ * retry_after_ms when it gave one (>= 0), else base_ms doubled per
+ * attempt (capped at 60 s) with jitter: a value in [d/2, d] drawn from
+ * `rnd`. */
+long tg__retry_delay(int attempt, long base_ms, long retry_after_ms,
+                     unsigned rnd);
+/* Reads a Retry-After value (delta seconds or an HTTP date, against now
+ * `now_s`) into milliseconds; -1 when unreadable. */
+long tg__retry_after_parse(const char *value, long long now_s);
+
+#endif
