@@ -452,7 +452,10 @@ int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
                  jerr.column);
         return 0;
     }
-    if (tape_depth(&b->tape, lim.max_depth) > lim.max_depth) {
+    /* the depth is at most the number of tokens: a short message needs
+     * no walk */
+    if (b->tape.n > lim.max_depth &&
+        tape_depth(&b->tape, lim.max_depth) > lim.max_depth) {
         fail_whole(b, TG_RPC_INVALID_REQUEST,
                    INVALID "the message is nested more than %llu deep%.0llu",
                    lim.max_depth, 0);
