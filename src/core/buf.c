@@ -71,7 +71,7 @@ int tg__buf_reserve(tg_buf *b, size_t n)
     return grow(b, b->len + n + 1);
 }
 
-int tg__buf_append(tg_buf *b, const void *p, size_t n)
+int tg__buf_append_grow(tg_buf *b, const void *p, size_t n)
 {
     int rc = 0;
     size_t room = b->limit - b->len;

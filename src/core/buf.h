@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct tg_buf {
     char *data; /* NUL-terminated when len > 0 or after tg__buf_cstr */
@@ -28,9 +29,22 @@ void tg__buf_init(tg_buf *b, size_t limit);
 void tg__buf_init_with(tg_buf *b, char *storage, size_t size, size_t limit);
 /* Frees the bytes; the buffer is empty and reusable afterwards. */
 void tg__buf_cleanup(tg_buf *b);
+/* tg__buf_append's general case (growing, the limit, nothing to append):
+ * the same contract. */
+int tg__buf_append_grow(tg_buf *b, const void *p, size_t n);
 /* Appends n bytes. Past the limit, appends what fits, sets truncated and
- * returns TG_ELIMIT; TG_ENOMEM on allocation failure; else 0. */
-int tg__buf_append(tg_buf *b, const void *p, size_t n);
+ * returns TG_ELIMIT; TG_ENOMEM on allocation failure; else 0. Inline: the
+ * usual append fits the room it has (a literal's memcpy is then a move). */
+static inline int tg__buf_append(tg_buf *b, const void *p, size_t n)
+{
+    if (n > 0 && n < b->cap - b->len && n <= b->limit - b->len) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return 0;
+    }
+    return tg__buf_append_grow(b, p, n);
+}
 /* Appends a NUL-terminated string. */
 int tg__buf_puts(tg_buf *b, const char *s);
 /* Appends formatted text. */

@@ -219,7 +219,35 @@ int tg__json_ms(tg_buf *out, double ms)
     if (ms > -MS_ROUNDED_BELOW && ms < MS_ROUNDED_BELOW) {
         /* half away from zero; |us| < 10^15 fits an int64_t exactly */
         double us = ms * 1000;
-        ms = (double)(int64_t)(us + (us < 0 ? -0.5 : 0.5)) / 1000;
+        int64_t k = (int64_t)(us + (us < 0 ? -0.5 : 0.5));
+        /* The shortest form is k's digits with the point three places in
+         * (see MS_ROUNDED_BELOW), written here without the general
+         * writer: the integer part, then the thousandths without their
+         * trailing zeros (".0" when none are left). */
+        uint64_t u = k < 0 ? (uint64_t)-k : (uint64_t)k;
+        char *end = num + sizeof num, *w = end;
+        unsigned frac = (unsigned)(u % 1000);
+        if (frac == 0)
+            *--w = '0';
+        else {
+            int digits = 3;
+            while (frac % 10 == 0) {
+                frac /= 10;
+                digits--;
+            }
+            while (digits-- > 0) {
+                *--w = (char)('0' + frac % 10);
+                frac /= 10;
+            }
+        }
+        *--w = '.';
+        u /= 1000;
+        do
+            *--w = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (k < 0)
+            *--w = '-';
+        return tg__buf_append(out, w, (size_t)(end - w));
     }
     if (ms == 0)
         ms = 0; /* -0 too */

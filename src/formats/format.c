@@ -41,8 +41,10 @@ const tg_format *tg__format_find(const char *name)
 {
     if (name == NULL)
         return NULL;
+    /* the first byte rules most of them out without a call */
     for (size_t i = 0; i < NFORMATS; i++)
-        if (strcmp(formats[i]->name, name) == 0)
+        if (formats[i]->name[0] == name[0] &&
+            strcmp(formats[i]->name, name) == 0)
             return formats[i];
     return NULL;
 }

@@ -40,10 +40,10 @@ static const char *kind_name(const tg_jtok *t)
     }
 }
 
-/* Whether the key token k is `want` (escapes decoded). */
-static bool key_is(const tg_jtape *t, const tg_jtok *k, const char *want)
+/* Whether the key token k is the n bytes of `want` (escapes decoded). */
+static bool key_isn(const tg_jtape *t, const tg_jtok *k, const char *want,
+                    size_t n)
 {
-    size_t n = strlen(want);
     if (!(k->flags & TG_JT_ESCAPED))
         return k->b == n && memcmp(t->text + k->a, want, n) == 0;
     tg_jstr_iter it;
@@ -53,6 +53,9 @@ static bool key_is(const tg_jtape *t, const tg_jtok *k, const char *want)
             return false;
     return tg__jstr_iter_next(&it) == -1;
 }
+
+/* key_isn with a string literal: its length is known when compiling. */
+#define key_is(t, k, lit) key_isn(t, k, "" lit, sizeof lit - 1)
 
 /* Where each container of the text starts and ends, from the tape: the
  * tokens are in document order and only white space and punctuation lie
@@ -337,8 +340,10 @@ static int classify(tg_rpc_batch *b, size_t i, const char *where, tg_rpc_msg *m,
     p->has_method = true;
     m->method_len = mlen;
     m->kind = id_ok ? TG_RPC_REQUEST : TG_RPC_NOTIFICATION;
-    if (mb.params != NULL)
-        value_text(b, (size_t)(mb.params - t->tok), &m->params, &m->params_len);
+    if (mb.params != NULL) {
+        m->params_tok = (size_t)(mb.params - t->tok);
+        value_text(b, m->params_tok, &m->params, &m->params_len);
+    }
     return 0;
 }
 
@@ -447,7 +452,10 @@ int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
                  jerr.column);
         return 0;
     }
-    if (tape_depth(&b->tape, lim.max_depth) > lim.max_depth) {
+    /* the depth is at most the number of tokens: a short message needs
+     * no walk */
+    if (b->tape.n > lim.max_depth &&
+        tape_depth(&b->tape, lim.max_depth) > lim.max_depth) {
         fail_whole(b, TG_RPC_INVALID_REQUEST,
                    INVALID "the message is nested more than %llu deep%.0llu",
                    lim.max_depth, 0);
@@ -527,9 +535,9 @@ static size_t member(const tg_jtape *t, size_t obj, const char *key)
 {
     if (t->tok[obj].kind != TG_JT_OBJECT)
         return 0;
-    size_t end = t->tok[obj].a;
+    size_t end = t->tok[obj].a, n = strlen(key);
     for (size_t k = obj + 1; k < end; k = after_value(t, k + 1))
-        if (key_is(t, &t->tok[k], key))
+        if (key_isn(t, &t->tok[k], key, n))
             return k + 1;
     return 0;
 }
@@ -552,8 +560,7 @@ int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
 {
     if (m->params == NULL || n == 0)
         return 0;
-    size_t obj = member(&b->tape, m->tok, "params");
-    return obj != 0 && find_path(b, obj, path, n, out);
+    return find_path(b, m->params_tok, path, n, out);
 }
 
 int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
@@ -607,8 +614,8 @@ json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v)
 
 json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
 {
-    size_t tok = m->params != NULL ? member(&b->tape, m->tok, "params") : 0;
-    return tok != 0 ? tg__jtape_to_json(&b->tape, tok) : json_object();
+    return m->params != NULL ? tg__jtape_to_json(&b->tape, m->params_tok)
+                             : json_object();
 }
 
 /* ------------------------------------------------------------ writers */

@@ -111,7 +111,8 @@ typedef struct tg_rpc_msg {
     /* INVALID: the code (-32600) and message of the answer */
     int fail_code;
     char fail_message[256];
-    size_t tok; /* the message object's token in the tape (internal) */
+    size_t tok;        /* the message object's token in the tape (internal) */
+    size_t params_tok; /* its params object's token, when params (internal) */
 } tg_rpc_msg;
 
 #define TG_RPC_INLINE_TOKENS 96

@@ -42,6 +42,8 @@ static uint64_t now_ms(void)
 
 void srv_req_link(srv_req *r)
 {
+    r->id_is_int = json_is_integer(r->id);
+    r->id_num = r->id_is_int ? json_integer_value(r->id) : 0;
     r->snext = r->s->reqs;
     if (r->snext != NULL)
         r->snext->sprev = r;
@@ -79,11 +81,11 @@ void srv_req_detach(srv_req *r)
 srv_req *srv_req_find(srv_session *s, const json_t *id)
 {
     /* every call in flight is compared: integer ids (the usual ones)
-     * without json_equal's calls */
+     * without calls into jansson (srv_req_link keeps them) */
     if (json_is_integer(id)) {
         json_int_t v = json_integer_value(id);
         for (srv_req *r = s->reqs; r != NULL; r = r->snext)
-            if (json_is_integer(r->id) && json_integer_value(r->id) == v)
+            if (r->id_is_int && r->id_num == v)
                 return r;
         return NULL;
     }

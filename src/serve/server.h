@@ -79,7 +79,9 @@ struct srv_req {
     srv_out *out;   /* a reference */
     srv_req *snext, *sprev, *onext, *oprev;
     tg_mcp_version version;
-    json_t *id;             /* the JSON-RPC id (new ref) */
+    json_t *id;     /* the JSON-RPC id (new ref) */
+    bool id_is_int; /* id is an integer: id_num (srv_req_link) */
+    json_int_t id_num;
     json_t *progress_token; /* new ref, or NULL */
     int log_level;          /* what log messages it gets, -1: none */
     tg_turn *turn;
@@ -251,7 +253,8 @@ void srv_listen_end(srv_req *r, bool by_server);
 void srv_listen_end_all(tg_srv *srv);
 
 /* call.c */
-/* Puts r (s and out set) in its session's and its out's lists. */
+/* Puts r (s, out and id set; the id no longer changes) in its session's
+ * and its out's lists. */
 void srv_req_link(srv_req *r);
 /* Unlinks r and lets go of what it holds (its turn, ids, references). */
 void srv_req_free(srv_req *r);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "jcs.h"
 #include "json_out.h"
 #include "toolgate.h"
 
@@ -94,6 +95,15 @@ static void test_ms_random(void **state)
         double want = (double)(int64_t)(ms * 1000 + 0.5) / 1000;
         if (strtod(t, NULL) != want)
             fail_msg("%.17g printed as %s, not %.17g", ms, t, want);
+        /* ... in the shortest form: the general JCS writer's digits, with
+         * ".0" after a whole number */
+        char jcs[48];
+        int n = tg__jcs_number(want, jcs, sizeof jcs - 2);
+        assert_true(n > 0);
+        if (strchr(jcs, '.') == NULL)
+            memcpy(jcs + n, ".0", 3);
+        if (strcmp(t, jcs) != 0)
+            fail_msg("%.17g printed as %s, not %s", ms, t, jcs);
     }
     tg__buf_cleanup(&b);
 }
