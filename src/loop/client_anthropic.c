@@ -17,16 +17,7 @@
 static int start(json_t *conv, const char *system, const char *prompt,
                  tg_error *err)
 {
-    json_t *msgs = json_array(); /* new ref */
-    if (msgs == NULL || json_object_set_new(conv, "messages", msgs) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    if (system != NULL &&
-        json_object_set_new(conv, "system", json_string(system)) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    if (json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user",
-                                              "content", prompt)) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    return 0;
+    return tg__conv_start(conv, "messages", "system", system, prompt, err);
 }
 
 static char *url(const char *base_url, const char *model, int stream)

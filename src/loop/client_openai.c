@@ -147,16 +147,7 @@ const tg__provider tg__provider_openai_chat = {
 static int r_start(json_t *conv, const char *system, const char *prompt,
                    tg_error *err)
 {
-    json_t *input = json_array(); /* new ref */
-    if (input == NULL || json_object_set_new(conv, "input", input) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    if (system != NULL &&
-        json_object_set_new(conv, "instructions", json_string(system)) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    if (json_array_append_new(input, json_pack("{s:s, s:s}", "role", "user",
-                                               "content", prompt)) != 0)
-        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    return 0;
+    return tg__conv_start(conv, "input", "instructions", system, prompt, err);
 }
 
 static char *r_url(const char *base_url, const char *model, int stream)

@@ -26,6 +26,21 @@ int tg__loop_fail(tg_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+int tg__conv_start(json_t *conv, const char *list_key, const char *system_key,
+                   const char *system, const char *prompt, tg_error *err)
+{
+    json_t *list = json_array(); /* new ref */
+    if (list == NULL || json_object_set_new(conv, list_key, list) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    if (system != NULL &&
+        json_object_set_new(conv, system_key, json_string(system)) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    if (json_array_append_new(list, json_pack("{s:s, s:s}", "role", "user",
+                                              "content", prompt)) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
 const tg__provider *tg__provider_find(const char *name)
 {
     static const tg__provider *const all[] = {

@@ -76,6 +76,14 @@ int tg__loop_fail(tg_error *err, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Starts a conversation kept as a list under `list_key` of conv, the
+ * system prompt (NULL: none) a string member `system_key` beside it, the
+ * user's prompt the list's first message {"role": "user", "content"}:
+ * Anthropic's messages/system, OpenAI Responses' input/instructions. 0 or
+ * TG_ENOMEM. */
+int tg__conv_start(json_t *conv, const char *list_key, const char *system_key,
+                   const char *system, const char *prompt, tg_error *err);
+
 /* base_url without its trailing slashes, then `tail` (a malloc'd string,
  * NULL on out of memory). */
 char *tg__url_join(const char *base_url, const char *tail);
