@@ -9,6 +9,7 @@
  * a transcript is the request without the tools, and a journal of the
  * loop (later) can record it per iteration under the loop's id.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -387,10 +388,23 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 
 static const tg_turn_ops turn_ops = {on_started, NULL, on_finished, on_done};
 
+/* The caller scope of iteration `iteration`'s calls: "<loop id>/<n>". The
+ * journal keys calls by id within a caller scope, so a model that numbers
+ * its calls afresh in every answer (call_0, ...) gets each call run, while
+ * the same call of the same iteration, sent again by a resumed loop, is
+ * answered from the journal. */
+static void iteration_scope(const tg_loop *l, int iteration, char *buf,
+                            size_t n)
+{
+    snprintf(buf, n, "%s/%d", l->id, iteration);
+}
+
 /* Submits a turn of the iteration; the calls start at the next flush. */
 static int submit(tg_loop *l, tg_turn *turn, tg_error *err)
 {
-    int rc = tg_turn_set_caller(turn, l->id, err);
+    char scope[64];
+    iteration_scope(l, l->iteration, scope, sizeof scope);
+    int rc = tg_turn_set_caller(turn, scope, err);
     if (rc == 0)
         rc = tg_runtime_submit(l->rt, turn, &turn_ops, l, err);
     if (rc == 0)
