@@ -733,6 +733,9 @@ size_t tg_runtime_flush(tg_runtime *rt);
  * judge is a deny, as in the pipeline. */
 int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
                             tg_error *err);
+/* The path of the journal the runtime records its calls in (borrowed,
+ * valid while rt lives), NULL when the journal is off. */
+const char *tg_runtime_journal(const tg_runtime *rt);
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);
@@ -907,6 +910,61 @@ int tg_task_get(tg_task_store *ts, const char *task_id, const char *caller,
  * caller (any more). */
 int tg_task_list(tg_task_store *ts, const char *caller, const char *after,
                  size_t limit, char **out, tg_error *err);
+
+/* ------------------------------------------------------------------- loops */
+
+/* Durable agent loops (toolgate_loop.h): each loop's start (its settings
+ * and prompt) and every step of it (the model's answer of an iteration,
+ * the results that went back, the end), kept in tables of the journal's
+ * file beside the calls the loop ran, so a loop killed at any point is
+ * resumed from its last durable step and read back by `toolgate history
+ * --loop`. A store is one connection of its own to the file; one thread
+ * at a time. */
+typedef struct tg_loop_store tg_loop_store;
+
+/* Opens the loop store of the journal at `journal_path` (created when
+ * absent, recovered like the runtime's journal). *out is the caller's
+ * (tg_loop_store_free). TG_EINVAL for a NULL path, TG_EJOURNAL naming the
+ * file. */
+int tg_loop_store_open(const char *journal_path, tg_loop_store **out,
+                       tg_error *err);
+/* Closes and frees the store. NULL is a no-op. */
+void tg_loop_store_free(tg_loop_store *ls);
+/* Records loop `loop_id` (1 to 128 bytes) as running, owned by this
+ * process, with `meta_json` (a JSON object: what resuming it needs).
+ * Committed when it returns. TG_EEXIST for an id taken, TG_EINVAL for a
+ * missing or bad argument. */
+int tg_loop_store_begin(tg_loop_store *ls, const char *loop_id,
+                        const char *meta_json, tg_error *err);
+/* Takes loop `loop_id` over for this process (a resume): it becomes
+ * running again, owned by this process. A loop is taken over when it is
+ * "running" and the process that owned it died, or when it ended "failed"
+ * or "canceled". TG_ENOTFOUND for no such loop, TG_EEXIST while the
+ * process that owns it still runs, or when it ended otherwise. */
+int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err);
+/* Records step `kind` ("answer", "results", ...: the loop's vocabulary) of
+ * iteration `iteration` (>= 1) of the loop, `body_json` (JSON text),
+ * committed when it returns. TG_EEXIST when that iteration has that step
+ * already, TG_ENOTFOUND for no such loop. */
+int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
+                       const char *kind, const char *body_json, tg_error *err);
+/* Ends the loop with `status` (the stop reason's name, not "running") and
+ * its answer (may be NULL). Committed when it returns. */
+int tg_loop_store_end(tg_loop_store *ls, const char *loop_id,
+                      const char *status, const char *answer, tg_error *err);
+/* Loop `loop_id` as one JSON object {"loop_id", "status" ("running", or
+ * how it stopped), "answer", "created_at", "updated_at" (epoch ms),
+ * "iterations" (the highest iteration with a step), "meta", "owner_alive"
+ * (while running: whether the process that runs it is alive), "steps":
+ * [{"iteration", "kind", "at", "body"}, ...] in the order recorded} in
+ * *out, the caller's (tg_free). TG_ENOTFOUND when there is no such loop. */
+int tg_loop_store_get(tg_loop_store *ls, const char *loop_id, char **out,
+                      tg_error *err);
+/* The newest loops, at most `limit` (0: 20), as a JSON array of the
+ * objects tg_loop_store_get gives without "steps", in *out, the
+ * caller's. */
+int tg_loop_store_list(tg_loop_store *ls, size_t limit, char **out,
+                       tg_error *err);
 
 /* --------------------------------------------------------------- artifacts */
 

@@ -112,6 +112,37 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
 /* Frees the loop (the API key is wiped). NULL is a no-op. */
 void tg_loop_free(tg_loop *loop);
 
+/* Durability: when the runtime's journal is on, the loop records itself
+ * there (toolgate.h, "loops") - its settings and prompt, then per
+ * iteration the model's answer before any of its calls' results, and the
+ * results - and the journal keeps the calls of iteration N under the
+ * caller scope "<loop id>/<N>". A loop killed at any point is resumed:
+ *
+ * A loop made again from the journal of `rt` where loop `loop_id` stopped:
+ * one cut short (its process died), failed or canceled; a loop that ended
+ * otherwise is not resumed (TG_EEXIST), nor one whose process still runs.
+ * `options` (may be NULL) gives what is not journaled (the API key, retry
+ * settings) and may change the rest; its NULL strings and zero limits are
+ * the journaled ones. The conversation is rebuilt and the loop started:
+ * step it, or tg_loop_run with a NULL prompt. When its last answer's calls
+ * have no results yet, the first step runs them: a call that ran is
+ * answered from the journal - one the dead process left running as an
+ * error INTERRUPTED (execution "started"), unless its tool is idempotent
+ * (the idempotentHint annotation of a configured tool or a trusted MCP
+ * source), which is run again - and only calls that never started run
+ * now: at most once. TG_EINVAL when the journal is off, TG_ENOTFOUND for
+ * no such loop. *out is the caller's (tg_loop_free). */
+int tg_loop_resume(tg_runtime *rt, const char *loop_id,
+                   const tg_loop_options *options, const tg_loop_events *events,
+                   void *ud, tg_loop **out, tg_error *err);
+/* Loop `loop_id` of the journal at `journal_path` as tg_loop_transcript
+ * gives it, rebuilt from the journal, "stop" its status there ("running"
+ * while it runs or was cut short), plus "answer" and "steps" (each
+ * {"iteration", "kind", "at"}). *out is the caller's (tg_free).
+ * TG_ENOTFOUND for no such loop. */
+int tg_loop_show(const char *journal_path, const char *loop_id, char **out,
+                 tg_error *err);
+
 /* Sets the user prompt (copied) and starts the conversation; once, before
  * the first step. TG_EINVAL when called twice. */
 int tg_loop_start(tg_loop *loop, const char *prompt, tg_error *err);
@@ -122,7 +153,8 @@ int tg_loop_start(tg_loop *loop, const char *prompt, tg_error *err);
  * TG_LOOP_FAILED and err is filled too), or a negative TG_E code when it
  * cannot go on (also TG_LOOP_FAILED). */
 int tg_loop_step(tg_loop *loop, tg_error *err);
-/* tg_loop_start then tg_loop_step until it stops. Returns 0 when the loop
+/* tg_loop_start (not for a resumed loop: prompt NULL) then tg_loop_step
+ * until it stops. Returns 0 when the loop
  * stopped for any reason but a failure (look at tg_loop_stop_reason), else
  * the negative TG_E code (err filled). */
 int tg_loop_run(tg_loop *loop, const char *prompt, tg_error *err);

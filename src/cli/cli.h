@@ -94,6 +94,14 @@ void cli_print_pretty(const char *text);
 
 int cmd_run(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
+/* The journal path of the configuration (config NULL: the default one) in
+ * *out (malloc'd); EXIT_CONFIG with a message when the journal is off. */
+int cli_journal_path(const char *config, char **out);
+/* `toolgate history --loops` / `--loop ID` (cmd_loops.c). */
+int cli_history_loops(int argc, char **argv);
+/* Prints the transcript of loop `id` of the journal at path (`toolgate
+ * show LOOP_ID`); an exit status. */
+int cli_show_loop(const char *path, const char *id);
 int cmd_history(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_stats(int argc, char **argv);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 static const char agent_usage[] =
     "usage: toolgate agent --provider P --base-url URL --model NAME "
     "[OPTIONS] PROMPT|-\n"
+    "       toolgate agent --resume LOOP_ID [OPTIONS]\n"
     "\n"
     "Runs an agent loop: sends PROMPT (or stdin with -) to the model with\n"
     "the configured tools, runs the tool calls it answers with, sends the\n"
@@ -42,6 +44,11 @@ static const char agent_usage[] =
     "  --max-tool-calls N    tool calls at most over the loop (default: no "
     "limit)\n"
     "  --stop-tool NAME      stop once a call of NAME succeeds (repeatable)\n"
+    "  --resume LOOP_ID      go on with a loop of the journal that was cut\n"
+    "                        short (killed), failed or was canceled: calls\n"
+    "                        that ran are answered from the journal, never\n"
+    "                        run again; provider, URL, model, prompt and\n"
+    "                        limits are the journaled ones unless given\n"
     "  --transcript FILE     write the conversation (provider's format, "
     "JSON)\n"
     "  --timeout MS          default deadline of each tool call\n"
@@ -66,7 +73,7 @@ enum { EXIT_MODEL = 5 };
 
 typedef struct agent_opts {
     const char *provider, *base_url, *model, *key_env, *key_file, *system;
-    const char *transcript, *config, *prompt;
+    const char *transcript, *config, *prompt, *resume;
     long long max_iterations, max_tool_calls, timeout_ms, request_timeout_ms;
     long long max_attempts, retry_budget_ms;
     const char **stop_tools;
@@ -104,6 +111,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         O_NOJOURNAL,
         O_QUIET,
         O_CONFIG,
+        O_RESUME,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -126,6 +134,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         {"no-journal", no_argument, NULL, O_NOJOURNAL},
         {"quiet", no_argument, NULL, O_QUIET},
         {"config", required_argument, NULL, O_CONFIG},
+        {"resume", required_argument, NULL, O_RESUME},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0}};
     int c, st = EXIT_DONE;
@@ -205,6 +214,9 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         case O_CONFIG:
             o->config = optarg;
             break;
+        case O_RESUME:
+            o->resume = optarg;
+            break;
         case O_HELP:
             fputs(agent_usage, stdout);
             return -1;
@@ -224,7 +236,13 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
                   argv[optind]);
         return EXIT_USAGE;
     }
-    const char *missing = o->provider == NULL   ? "--provider"
+    if (o->resume != NULL && o->prompt != NULL) {
+        cli_error("agent: --resume goes on with the loop's own prompt; give "
+                  "no PROMPT");
+        return EXIT_USAGE;
+    }
+    const char *missing = o->resume != NULL     ? NULL
+                          : o->provider == NULL ? "--provider"
                           : o->base_url == NULL ? "--base-url"
                           : o->model == NULL    ? "--model"
                           : o->prompt == NULL   ? "a PROMPT (or - for stdin)"
@@ -244,7 +262,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
 /* Reads the API key: --api-key-file (its first line), --api-key-env (must
  * be set), else the provider's variable when set; *key NULL: none. The key
  * is never printed. */
-static int read_key(const agent_opts *o, char **key)
+static int read_key(const agent_opts *o, const char *provider, char **key)
 {
     *key = NULL;
     if (o->key_file != NULL) {
@@ -264,9 +282,9 @@ static int read_key(const agent_opts *o, char **key)
     }
     const char *var = o->key_env;
     if (var == NULL)
-        var = strcmp(o->provider, "anthropic") == 0 ? "ANTHROPIC_API_KEY"
-              : strcmp(o->provider, "gemini") == 0  ? "GEMINI_API_KEY"
-                                                    : "OPENAI_API_KEY";
+        var = strcmp(provider, "anthropic") == 0 ? "ANTHROPIC_API_KEY"
+              : strcmp(provider, "gemini") == 0  ? "GEMINI_API_KEY"
+                                                 : "OPENAI_API_KEY";
     const char *v = getenv(var);
     if (v == NULL || v[0] == '\0') {
         if (o->key_env != NULL) {
@@ -338,6 +356,40 @@ static int write_transcript(const char *path, const tg_loop *loop)
     return ok ? EXIT_DONE : EXIT_INTERNAL;
 }
 
+/* With --resume and no --provider: the journaled loop's provider in
+ * *provider (malloc'd), for the default variable of its key. */
+static int resumed_provider(tg_runtime *rt, const agent_opts *o,
+                            char **provider)
+{
+    *provider = NULL;
+    if (o->resume == NULL || o->provider != NULL)
+        return EXIT_DONE;
+    const char *journal = tg_runtime_journal(rt);
+    if (journal == NULL) {
+        cli_error("agent: --resume: the journal is off (a loop is resumed "
+                  "from the journal it was recorded in)");
+        return EXIT_USAGE;
+    }
+    char *text = NULL;
+    tg_error err = {0};
+    int rc = tg_loop_show(journal, o->resume, &text, &err);
+    if (rc != 0) {
+        cli_error("agent: --resume: %s", err.message);
+        return rc == TG_ENOTFOUND ? EXIT_USAGE : cli_exit_for(rc);
+    }
+    json_t *loop = json_loads(text, 0, NULL); /* new ref */
+    tg_free(text);
+    const char *name = json_string_value(json_object_get(loop, "provider"));
+    char *p = name != NULL ? strdup(name) : NULL;
+    json_decref(loop);
+    if (p == NULL) {
+        cli_error("agent: --resume: the loop names no provider");
+        return EXIT_INTERNAL;
+    }
+    *provider = p;
+    return EXIT_DONE;
+}
+
 static int load_system(const char *arg, char **out)
 {
     *out = NULL;
@@ -364,10 +416,11 @@ int cmd_agent(int argc, char **argv)
     tg_loop *loop = NULL;
     char *key = NULL, *system = NULL, *prompt = NULL;
     tg_error err = {0};
-    if ((status = read_key(&o, &key)) != EXIT_DONE ||
-        (status = load_system(o.system, &system)) != EXIT_DONE)
+    if ((status = load_system(o.system, &system)) != EXIT_DONE)
         goto done;
-    if (strcmp(o.prompt, "-") == 0) {
+    if (o.prompt == NULL) {
+        /* --resume: the journaled prompt */
+    } else if (strcmp(o.prompt, "-") == 0) {
         size_t len;
         if ((status = cli_read_all("-", CLI_MAX_INPUT, &prompt, &len)) !=
             EXIT_DONE)
@@ -394,6 +447,13 @@ int cmd_agent(int argc, char **argv)
         fputc('\n', stderr);
     }
     tg_runtime_set_approve(rt, o.approve);
+    char *provider = NULL;
+    if ((status = resumed_provider(rt, &o, &provider)) != EXIT_DONE)
+        goto done;
+    status = read_key(&o, provider != NULL ? provider : o.provider, &key);
+    free(provider);
+    if (status != EXIT_DONE)
+        goto done;
     tg_loop_options lo = {
         .provider = o.provider,
         .base_url = o.base_url,
@@ -415,7 +475,11 @@ int cmd_agent(int argc, char **argv)
         .iteration_done = ev_iteration,
         .retry = ev_retry,
     };
-    rc = tg_loop_new(rt, &lo, o.quiet ? NULL : &progress, NULL, &loop, &err);
+    rc = o.resume != NULL
+             ? tg_loop_resume(rt, o.resume, &lo, o.quiet ? NULL : &progress,
+                              NULL, &loop, &err)
+             : tg_loop_new(rt, &lo, o.quiet ? NULL : &progress, NULL, &loop,
+                           &err);
     if (key != NULL) {
         memset(key, 0, strlen(key)); /* the loop holds its own copy */
         free(key);
@@ -423,9 +487,13 @@ int cmd_agent(int argc, char **argv)
     }
     if (rc != 0) {
         cli_error("agent: %s", err.message);
-        status = EXIT_USAGE;
+        status =
+            rc == TG_EJOURNAL || rc == TG_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         goto done;
     }
+    if (!o.quiet && tg_runtime_journal(rt) != NULL)
+        fprintf(stderr, "toolgate: agent: loop %s%s\n", tg_loop_id(loop),
+                o.resume != NULL ? " resumed" : "");
     the_loop = loop;
     struct sigaction sa = {0};
     sa.sa_handler = on_sigint;
@@ -442,6 +510,9 @@ int cmd_agent(int argc, char **argv)
     const char *answer = tg_loop_answer(loop);
     if (rc != 0) {
         cli_error("agent: %s", err.message);
+        if (tg_runtime_journal(rt) != NULL)
+            cli_error("agent: go on later with: toolgate agent --resume %s",
+                      tg_loop_id(loop));
         status = rc == TG_ENOMEM || rc == TG_EINTERNAL || rc == TG_EJOURNAL
                      ? EXIT_INTERNAL
                      : EXIT_MODEL;

@@ -15,16 +15,20 @@ static const char history_usage[] =
     "usage: toolgate history [--tool T] [--outcome O] [--caller C]\n"
     "                        [--since TIME] [--limit N] [--json]\n"
     "\n"
+    "       toolgate history --loops | --loop ID [--json]\n"
+    "\n"
     "Lists journaled results, newest first (default 20). TIME is RFC 3339 or\n"
     "Unix seconds/milliseconds. --json prints result records as JSON Lines,\n"
-    "each with its call under \"call\".\n";
+    "each with its call under \"call\". --loops lists the agent loops;\n"
+    "--loop ID shows one, iteration by iteration, with its calls.\n";
 
 static const char show_usage[] =
     "usage: toolgate show ID [--config FILE]\n"
     "\n"
-    "Prints the newest journaled call with this id and its matched result.\n";
+    "Prints the newest journaled call with this id and its matched result;\n"
+    "for the id of an agent loop (loop_...), the loop's transcript.\n";
 
-static int journal_path(const char *config, char **out)
+int cli_journal_path(const char *config, char **out)
 {
     tg_config *cfg = NULL;
     int status = cli_load_config(config, &cfg);
@@ -64,6 +68,10 @@ static void print_row(const json_t *rec) /* borrowed */
 
 int cmd_history(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--loops") == 0 || strcmp(argv[i], "--loop") == 0 ||
+            strncmp(argv[i], "--loop=", 7) == 0)
+            return cli_history_loops(argc, argv);
     tg_history_query q = {0};
     const char *config = NULL;
     int as_json = 0;
@@ -74,7 +82,7 @@ int cmd_history(int argc, char **argv)
         return opt < 0 ? EXIT_DONE : opt;
     q.limit = (int)limit;
     char *path = NULL, *text = NULL;
-    int status = journal_path(config, &path);
+    int status = cli_journal_path(config, &path);
     if (status != EXIT_DONE)
         return status;
     tg_error err = {0};
@@ -134,12 +142,14 @@ int cmd_show(int argc, char **argv)
         return EXIT_USAGE;
     }
     char *path = NULL, *text = NULL;
-    int status = journal_path(config, &path);
+    int status = cli_journal_path(config, &path);
     if (status != EXIT_DONE)
         return status;
     tg_error err = {0};
     int rc = tg_journal_show(path, argv[optind], &text, &err);
-    if (rc != 0) {
+    if (rc == TG_ENOTFOUND && strncmp(argv[optind], "loop_", 5) == 0) {
+        status = cli_show_loop(path, argv[optind]);
+    } else if (rc != 0) {
         cli_error("%s", err.message);
         status = rc == TG_ENOTFOUND ? EXIT_USAGE : cli_exit_for(rc);
     } else {

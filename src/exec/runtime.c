@@ -336,6 +336,11 @@ static void end_submitted(tg_runtime *rt)
     }
 }
 
+const char *tg_runtime_journal(const tg_runtime *rt)
+{
+    return rt != NULL && rt->journal != NULL ? rt->cfg->journal : NULL;
+}
+
 void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)

@@ -32,6 +32,7 @@
 
 #include "error.h"
 #include "journal.h"
+#include "store_sql.h"
 #include "timeutil.h"
 
 #define TASK_ID_MAX 128
@@ -67,8 +68,7 @@ static const char schema[] =
 
 static int db_fail(tg_task_store *ts, int rc, const char *what, tg_error *err)
 {
-    return tg__error_set(err, TG_EJOURNAL, "tasks: %s: %s", what,
-                         ts->db ? sqlite3_errmsg(ts->db) : sqlite3_errstr(rc));
+    return tg__store_fail(ts->db, rc, "tasks", what, err);
 }
 
 static int oom(tg_error *err)
@@ -79,14 +79,7 @@ static int oom(tg_error *err)
 static int prepare(tg_task_store *ts, const char *sql, sqlite3_stmt **st,
                    tg_error *err)
 {
-    int rc = sqlite3_prepare_v2(ts->db, sql, -1, st, NULL);
-    return rc == SQLITE_OK ? 0 : db_fail(ts, rc, "preparing a statement", err);
-}
-
-static int bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    return s != NULL ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT)
-                     : sqlite3_bind_null(st, i);
+    return tg__store_prepare(ts->db, "tasks", sql, st, err);
 }
 
 int tg_task_store_open(const char *journal_path, tg_task_store **out,
@@ -173,10 +166,12 @@ int tg_task_create(tg_task_store *ts, const char *task_id, const char *caller,
         &st, err);
     if (rc != 0)
         return rc;
-    int b = bind_text(st, 1, task_id) | bind_text(st, 2, caller) |
-            bind_text(st, 3, call_id) | sqlite3_bind_int64(st, 4, now) |
-            bind_text(st, 7, meta_json) | sqlite3_bind_int64(st, 8, pid) |
-            sqlite3_bind_int64(st, 9, start) | bind_text(st, 10, boot);
+    int b =
+        tg__store_bind_text(st, 1, task_id) |
+        tg__store_bind_text(st, 2, caller) |
+        tg__store_bind_text(st, 3, call_id) | sqlite3_bind_int64(st, 4, now) |
+        tg__store_bind_text(st, 7, meta_json) | sqlite3_bind_int64(st, 8, pid) |
+        sqlite3_bind_int64(st, 9, start) | tg__store_bind_text(st, 10, boot);
     if (ttl_ms >= 0) {
         b |= sqlite3_bind_int64(st, 5, ttl_ms);
         b |= sqlite3_bind_int64(
@@ -213,8 +208,10 @@ int tg_task_finish(tg_task_store *ts, const char *task_id, const char *status,
                      &st, err);
     if (rc != 0)
         return rc;
-    int b = bind_text(st, 1, task_id) | bind_text(st, 2, status) |
-            bind_text(st, 3, message) | bind_text(st, 4, answer_json) |
+    int b = tg__store_bind_text(st, 1, task_id) |
+            tg__store_bind_text(st, 2, status) |
+            tg__store_bind_text(st, 3, message) |
+            tg__store_bind_text(st, 4, answer_json) |
             sqlite3_bind_int64(st, 5, tg__now_ms());
     int s = b == SQLITE_OK ? sqlite3_step(st) : b;
     if (s != SQLITE_DONE)
@@ -250,20 +247,6 @@ enum {
     T_BOOT
 };
 
-static json_t *col_str(sqlite3_stmt *st, int c)
-{
-    const unsigned char *t = sqlite3_column_text(st, c);
-    return t != NULL ? json_string((const char *)t) : json_null();
-}
-
-static json_t *col_json(sqlite3_stmt *st, int c)
-{
-    const unsigned char *t = sqlite3_column_text(st, c);
-    json_t *v =
-        t != NULL ? json_loads((const char *)t, JSON_DECODE_ANY, NULL) : NULL;
-    return v != NULL ? v : json_null();
-}
-
 /* The task of the current row as the object tg_task_get describes, without
  * "call" (new ref; NULL on out of memory). */
 static json_t *row_task(tg_task_store *ts, sqlite3_stmt *st)
@@ -273,11 +256,12 @@ static json_t *row_task(tg_task_store *ts, sqlite3_stmt *st)
     json_t *t = json_object();
     if (t == NULL)
         return NULL;
-    int bad = json_object_set_new(t, "taskId", col_str(st, T_ID));
-    bad |= json_object_set_new(t, "callId", col_str(st, T_CALL));
-    bad |= json_object_set_new(t, "caller", col_str(st, T_CALLER));
-    bad |= json_object_set_new(t, "status", col_str(st, T_STATUS));
-    bad |= json_object_set_new(t, "statusMessage", col_str(st, T_MESSAGE));
+    int bad = json_object_set_new(t, "taskId", tg__store_col_str(st, T_ID));
+    bad |= json_object_set_new(t, "callId", tg__store_col_str(st, T_CALL));
+    bad |= json_object_set_new(t, "caller", tg__store_col_str(st, T_CALLER));
+    bad |= json_object_set_new(t, "status", tg__store_col_str(st, T_STATUS));
+    bad |= json_object_set_new(t, "statusMessage",
+                               tg__store_col_str(st, T_MESSAGE));
     bad |= json_object_set_new(
         t, "createdAt", json_integer(sqlite3_column_int64(st, T_CREATED)));
     bad |= json_object_set_new(
@@ -287,8 +271,8 @@ static json_t *row_task(tg_task_store *ts, sqlite3_stmt *st)
         sqlite3_column_type(st, T_TTL) == SQLITE_NULL
             ? json_null()
             : json_integer(sqlite3_column_int64(st, T_TTL)));
-    bad |= json_object_set_new(t, "meta", col_json(st, T_META));
-    bad |= json_object_set_new(t, "answer", col_json(st, T_ANSWER));
+    bad |= json_object_set_new(t, "meta", tg__store_col_json(st, T_META));
+    bad |= json_object_set_new(t, "answer", tg__store_col_json(st, T_ANSWER));
     bad |= json_object_set_new(
         t, "ownerAlive",
         json_boolean(working &&
@@ -301,14 +285,6 @@ static json_t *row_task(tg_task_store *ts, sqlite3_stmt *st)
         return NULL;
     }
     return t;
-}
-
-static int dump_out(json_t *v_take, char **out, tg_error *err)
-{
-    *out = v_take != NULL ? json_dumps(v_take, JSON_COMPACT | JSON_ENCODE_ANY)
-                          : NULL;
-    json_decref(v_take);
-    return *out != NULL ? 0 : oom(err);
 }
 
 int tg_task_get(tg_task_store *ts, const char *task_id, const char *caller,
@@ -327,7 +303,8 @@ int tg_task_get(tg_task_store *ts, const char *task_id, const char *caller,
                                  " WHERE task_id = ?1 AND caller_id = ?2",
                                  &st, err)) != 0)
         goto done;
-    int b = bind_text(st, 1, task_id) | bind_text(st, 2, caller);
+    int b = tg__store_bind_text(st, 1, task_id) |
+            tg__store_bind_text(st, 2, caller);
     int s = b == SQLITE_OK ? sqlite3_step(st) : b;
     if (s == SQLITE_DONE) {
         /* Another caller's task is as unknown as one that never was. */
@@ -366,7 +343,7 @@ int tg_task_get(tg_task_store *ts, const char *task_id, const char *caller,
         rc = oom(err);
         goto done;
     }
-    rc = dump_out(t, out, err);
+    rc = tg__store_dump(t, out, err);
     t = NULL;
 done:
     sqlite3_finalize(st);
@@ -398,7 +375,8 @@ int tg_task_list(tg_task_store *ts, const char *caller, const char *after,
                           " AND caller_id = ?2",
                           &st, err)) != 0)
             goto done;
-        int b = bind_text(st, 1, after) | bind_text(st, 2, caller);
+        int b = tg__store_bind_text(st, 1, after) |
+                tg__store_bind_text(st, 2, caller);
         int s = b == SQLITE_OK ? sqlite3_step(st) : b;
         if (s == SQLITE_DONE) {
             rc = tg__error_set(err, TG_ENOTFOUND, "no task '%s' to list after",
@@ -419,7 +397,8 @@ int tg_task_list(tg_task_store *ts, const char *caller, const char *after,
                       " ORDER BY rowid LIMIT ?3",
                       &st, err)) != 0)
         goto done;
-    int b = bind_text(st, 1, caller) | sqlite3_bind_int64(st, 2, from) |
+    int b = tg__store_bind_text(st, 1, caller) |
+            sqlite3_bind_int64(st, 2, from) |
             sqlite3_bind_int64(st, 3, (sqlite3_int64)limit);
     if (b != SQLITE_OK) {
         rc = db_fail(ts, b, "binding a query", err);
@@ -441,7 +420,7 @@ int tg_task_list(tg_task_store *ts, const char *caller, const char *after,
         rc = db_fail(ts, s, "listing tasks", err);
         goto done;
     }
-    rc = dump_out(list, out, err);
+    rc = tg__store_dump(list, out, err);
     list = NULL;
 done:
     sqlite3_finalize(st);

@@ -19,30 +19,6 @@
 
 #define MAX_ANSWER_BYTES ((size_t)64 * 1024 * 1024)
 
-struct tg_loop {
-    tg_runtime *rt; /* borrowed */
-    const tg__provider *prov;
-    char *base_url, *model, *api_key, *system, *url;
-    tg_loop_options opt; /* strings point at the copies above or are NULL */
-    char **stop_tools;
-    tg_loop_events ev;
-    void *ud;
-    tg__http http;
-    volatile sig_atomic_t cancel;
-    char id[32];
-    unsigned rnd;
-    json_t *conv;  /* new ref: the provider's members of the conversation */
-    json_t *tools; /* new ref: the definitions in the provider's shape */
-    int started, iteration;
-    long tool_calls;
-    tg_loop_stop stop;
-    char *answer;
-    /* the turns running now: */
-    size_t open_turns;
-    int turn_failed, stop_tool_hit;
-    int answer_came; /* the model answered this iteration's request */
-};
-
 const char *tg_loop_stop_name(int stop)
 {
     static const char *const names[] = {
@@ -174,6 +150,9 @@ void tg_loop_free(tg_loop *l)
     free(l->stop_tools);
     json_decref(l->conv);
     json_decref(l->tools);
+    json_decref(l->idempotent);
+    json_decref(l->pending_answer);
+    tg_loop_store_free(l->store);
     free(l);
 }
 
@@ -228,6 +207,8 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
         return tg__loop_fail(err, TG_EINTERNAL,
                              "the runtime's tool definitions are not JSON: %s",
                              jerr.text);
+    if (!l->resumed && (rc = tg__loop_journal_begin(l, prompt, err)) != 0)
+        return rc;
     l->started = 1;
     return 0;
 }
@@ -388,22 +369,22 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 
 static const tg_turn_ops turn_ops = {on_started, NULL, on_finished, on_done};
 
-/* The caller scope of iteration `iteration`'s calls: "<loop id>/<n>". The
- * journal keys calls by id within a caller scope, so a model that numbers
- * its calls afresh in every answer (call_0, ...) gets each call run, while
- * the same call of the same iteration, sent again by a resumed loop, is
- * answered from the journal. */
-static void iteration_scope(const tg_loop *l, int iteration, char *buf,
-                            size_t n)
+void tg__loop_scope(const tg_loop *l, int iteration, char *buf, size_t n)
 {
+    /* The journal keys calls by id within a caller scope, so a model that
+     * numbers its calls afresh in every answer (call_0, ...) gets each call
+     * run, while the same call of the same iteration, sent again by a
+     * resumed loop, is answered from the journal. */
     snprintf(buf, n, "%s/%d", l->id, iteration);
 }
 
-/* Submits a turn of the iteration; the calls start at the next flush. */
-static int submit(tg_loop *l, tg_turn *turn, tg_error *err)
+int tg__loop_submit(tg_loop *l, tg_turn *turn, const char *scope, tg_error *err)
 {
-    char scope[64];
-    iteration_scope(l, l->iteration, scope, sizeof scope);
+    char own[64];
+    if (scope == NULL) {
+        tg__loop_scope(l, l->iteration, own, sizeof own);
+        scope = own;
+    }
     int rc = tg_turn_set_caller(turn, scope, err);
     if (rc == 0)
         rc = tg_runtime_submit(l->rt, turn, &turn_ops, l, err);
@@ -415,7 +396,7 @@ static int submit(tg_loop *l, tg_turn *turn, tg_error *err)
 static int sse_submit(void *ud, tg_turn *turn, tg_error *err)
 {
     tg_loop *l = ud;
-    int rc = submit(l, turn, err);
+    int rc = tg__loop_submit(l, turn, NULL, err);
     if (rc == 0)
         tg_runtime_flush(l->rt); /* the tool starts now */
     return rc;
@@ -453,10 +434,10 @@ static int merge_results(tg_loop *l, const tg_turn *turn, json_t **acc,
     return rc;
 }
 
-/* Waits for every submitted turn, then adds the results of turns[0..n)
- * (in the model's order) to the conversation. */
-static int finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
-                        tg_error *err)
+static void after_calls(tg_loop *l, size_t ncalls);
+
+int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
+                          size_t ncalls, tg_error *err)
 {
     (void)tg__runtime_drain(&l->http);
     if (l->open_turns != 0 || l->turn_failed)
@@ -465,13 +446,25 @@ static int finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
                              "iteration %d",
                              l->iteration);
     json_t *acc = NULL;
+    json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    size_t from = json_array_size(list);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = merge_results(l, turns[i], &acc, err);
     if (rc == 0 && acc != NULL)
-        rc =
-            tg__conv_add(json_object_get(l->conv, l->prov->list_key), acc, err);
+        rc = tg__conv_add(list, acc, err);
     json_decref(acc);
+    if (rc == 0) {
+        json_t *extra = json_pack("{s:I}", "calls", (json_int_t)ncalls);
+        rc = extra != NULL
+                 ? tg__loop_journal_step(l, "results", from, extra, err)
+                 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        json_decref(extra);
+    }
+    if (rc == 0) {
+        l->pending = 0;
+        after_calls(l, ncalls);
+    }
     return rc;
 }
 
@@ -506,6 +499,19 @@ static int answered(tg_loop *l)
     return 0;
 }
 
+/* Records the model's answer (the conversation's items from `from` on, and
+ * its text) before any of its calls' results: what a resume rebuilds the
+ * iteration from. */
+static int record_answer(tg_loop *l, size_t from, tg_error *err)
+{
+    json_t *extra = json_pack("{s:s}", "text", l->answer); /* new ref */
+    int rc = extra != NULL
+                 ? tg__loop_journal_step(l, "answer", from, extra, err)
+                 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    json_decref(extra);
+    return rc;
+}
+
 /* A whole answer: its calls run as one turn. */
 static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
                         size_t raw_len, tg_error *err)
@@ -515,12 +521,15 @@ static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
     int rc;
     l->answer_came = 1;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    size_t from = json_array_size(list);
     rc = l->prov->answer(list, resp, &text, err);
     if (rc != 0)
         goto out;
     free(l->answer);
     l->answer = text;
     text = NULL;
+    if ((rc = record_answer(l, from, err)) != 0)
+        goto out;
     if (l->ev.text != NULL && l->answer[0] != '\0')
         l->ev.text(l->ud, l->iteration, l->answer, strlen(l->answer));
     rc = tg_turn_parse(raw, raw_len, l->prov->format, "the model's answer",
@@ -532,11 +541,9 @@ static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
         rc = answered(l);
         goto out;
     }
-    rc = submit(l, turn, err);
+    rc = tg__loop_submit(l, turn, NULL, err);
     if (rc == 0)
-        rc = finish_calls(l, &turn, 1, err);
-    if (rc == 0)
-        after_calls(l, ncalls);
+        rc = tg__loop_finish_calls(l, &turn, 1, ncalls, err);
 out:
     tg_turn_free(turn);
     free(text);
@@ -591,8 +598,11 @@ static int step_streamed(tg_loop *l, tg_error *err)
     free(l->answer);
     l->answer = text;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    size_t from = json_array_size(list);
     rc = l->prov->stream_answer(list, l->answer, whole, tg__lsse_extra(sse),
                                 err);
+    if (rc == 0)
+        rc = record_answer(l, from, err);
     if (rc != 0)
         goto out;
     size_t ncalls = tg_turn_call_count(whole);
@@ -607,9 +617,7 @@ static int step_streamed(tg_loop *l, tg_error *err)
     }
     for (size_t i = 0; i < ncalls; i++)
         turns[i] = tg__lsse_turn_for(sse, tg_call_id(tg_turn_call(whole, i)));
-    rc = finish_calls(l, turns, ncalls, err);
-    if (rc == 0)
-        after_calls(l, ncalls);
+    rc = tg__loop_finish_calls(l, turns, ncalls, ncalls, err);
 out:
     if (rc != 0)
         (void)tg__runtime_drain(&l->http);
@@ -629,24 +637,33 @@ int tg_loop_step(tg_loop *l, tg_error *err)
         return 0;
     if (l->cancel) {
         l->stop = TG_LOOP_CANCELED;
+        tg__loop_journal_end(l);
         return 0;
     }
-    l->iteration++;
     l->stop_tool_hit = 0;
     l->turn_failed = 0;
-    l->answer_came = 0;
-    int rc = l->opt.stream ? step_streamed(l, err) : step_whole(l, err);
+    int rc;
+    if (l->pending) {
+        /* a resumed loop: the last answer's calls first */
+        l->answer_came = 1;
+        rc = tg__loop_run_pending(l, err);
+    } else {
+        l->iteration++;
+        l->answer_came = 0;
+        rc = l->opt.stream ? step_streamed(l, err) : step_whole(l, err);
+    }
     if (rc != 0) {
         if (!l->answer_came)
             l->iteration--; /* no answer came for it */
-        return fail_loop(l, rc);
+        rc = fail_loop(l, rc);
     }
-    return l->stop == TG_LOOP_RUNNING ? 1 : 0;
+    tg__loop_journal_end(l);
+    return rc != 0 ? rc : l->stop == TG_LOOP_RUNNING ? 1 : 0;
 }
 
 int tg_loop_run(tg_loop *l, const char *prompt, tg_error *err)
 {
-    int rc = tg_loop_start(l, prompt, err);
+    int rc = l->resumed ? 0 : tg_loop_start(l, prompt, err);
     if (rc != 0) {
         l->stop = TG_LOOP_FAILED;
         return rc;
@@ -656,20 +673,26 @@ int tg_loop_run(tg_loop *l, const char *prompt, tg_error *err)
     return rc < 0 ? rc : 0;
 }
 
-char *tg_loop_transcript(const tg_loop *l)
+char *tg__loop_transcript_json(const json_t *conv, const char *id,
+                               const char *provider, const char *model,
+                               int iterations, const char *stop)
 {
-    json_t *t = json_deep_copy(l->conv); /* new ref */
-    if (t == NULL ||
-        json_object_set_new(t, "loop_id", json_string(l->id)) != 0 ||
-        json_object_set_new(t, "provider", json_string(l->prov->name)) ||
-        json_object_set_new(t, "model", json_string(l->model)) != 0 ||
-        json_object_set_new(t, "iterations", json_integer(l->iteration)) ||
-        json_object_set_new(t, "stop",
-                            json_string(tg_loop_stop_name(l->stop))) != 0) {
+    json_t *t = json_deep_copy(conv); /* new ref */
+    if (t == NULL || json_object_set_new(t, "loop_id", json_string(id)) != 0 ||
+        json_object_set_new(t, "provider", json_string(provider)) ||
+        json_object_set_new(t, "model", json_string(model)) != 0 ||
+        json_object_set_new(t, "iterations", json_integer(iterations)) ||
+        json_object_set_new(t, "stop", json_string(stop)) != 0) {
         json_decref(t);
         return NULL;
     }
     char *s = json_dumps(t, JSON_COMPACT);
     json_decref(t);
     return s;
+}
+
+char *tg_loop_transcript(const tg_loop *l)
+{
+    return tg__loop_transcript_json(l->conv, l->id, l->prov->name, l->model,
+                                    l->iteration, tg_loop_stop_name(l->stop));
 }

@@ -227,4 +227,71 @@ long tg__retry_delay(int attempt, long base_ms, long retry_after_ms,
  * `now_s`) into milliseconds; -1 when unreadable. */
 long tg__retry_after_parse(const char *value, long long now_s);
 
+/* ------------------------------------------------------------- the loop */
+
+/* A loop (toolgate_loop.h); loop.c runs it, journal.c records it, resume.c
+ * rebuilds it from the journal. */
+struct tg_loop {
+    tg_runtime *rt; /* borrowed */
+    const tg__provider *prov;
+    char *base_url, *model, *api_key, *system, *url;
+    tg_loop_options opt; /* strings point at the copies above or are NULL */
+    char **stop_tools;
+    tg_loop_events ev;
+    void *ud;
+    tg__http http;
+    volatile sig_atomic_t cancel;
+    char id[32];
+    unsigned rnd;
+    json_t *conv;  /* new ref: the provider's members of the conversation */
+    json_t *tools; /* new ref: the definitions in the provider's shape */
+    int started, iteration;
+    long tool_calls;
+    tg_loop_stop stop;
+    char *answer;
+    /* the turns running now: */
+    size_t open_turns;
+    int turn_failed, stop_tool_hit;
+    int answer_came; /* the model answered this iteration's request */
+    /* durability (journal.c): the store in the runtime's journal file, or
+     * NULL when the journal is off */
+    tg_loop_store *store;
+    int resumed; /* made by tg_loop_resume: the conversation is rebuilt */
+    int pending; /* the answer of `iteration` awaits its calls' results */
+    json_t *pending_answer; /* new ref: that answer's items */
+    json_t *idempotent;     /* new ref: tool names run again when interrupted */
+};
+
+/* Records the loop's start in the runtime's journal (nothing when it is
+ * off): its id, settings and prompt. 0 or a negative TG_E code. */
+int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err);
+/* Records step `kind` of the current iteration: the conversation's items
+ * from index `from` on (what the step added), and `extra` (borrowed, an
+ * object whose members join the body; may be NULL). */
+int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
+                          const json_t *extra, tg_error *err);
+/* Records how the loop ended (when it has a store and stopped). */
+void tg__loop_journal_end(tg_loop *l);
+/* The caller scope of iteration `iteration`'s calls: "<loop id>/<n>". */
+void tg__loop_scope(const tg_loop *l, int iteration, char *buf, size_t n);
+/* Submits one turn of the iteration (the calls in caller scope `scope`,
+ * NULL: the iteration's); the calls start at the next flush. */
+int tg__loop_submit(tg_loop *l, tg_turn *turn, const char *scope,
+                    tg_error *err);
+/* Waits for every submitted turn, adds the results of turns[0..n) (in the
+ * model's order) to the conversation, records them, and decides whether
+ * the loop stops (ncalls calls ran this iteration). */
+int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
+                          size_t ncalls, tg_error *err);
+/* The conversation conv (borrowed) as a transcript (toolgate_loop.h): its
+ * members and the loop's; malloc'd JSON text, NULL on out of memory. */
+char *tg__loop_transcript_json(const json_t *conv, const char *id,
+                               const char *provider, const char *model,
+                               int iterations, const char *stop);
+/* Runs the calls of a resumed loop's last answer, which the journal has no
+ * results of: each answered from the journal when it ran (an interrupted
+ * call as INTERRUPTED, unless its tool is idempotent: run again), run now
+ * when it never started (resume.c). */
+int tg__loop_run_pending(tg_loop *l, tg_error *err);
+
 #endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * journal.c - a loop's record in the runtime's journal (toolgate.h,
+ * "loops"): its start (id, settings, prompt), then per iteration the
+ * model's answer - recorded before any of its calls' results - and the
+ * results that went back, each the items it added to the conversation, and
+ * how it ended. The calls themselves are the runtime's to journal, under
+ * the iteration's caller scope. With the journal off nothing is recorded
+ * and the loop cannot be resumed.
+ */
+#include <string.h>
+
+#include "loop_int.h"
+
+/* The settings a resume needs, beside the prompt (new ref, NULL on out of
+ * memory). The key is never in it. */
+static json_t *meta(const tg_loop *l, const char *prompt)
+{
+    json_t *stops = json_array(); /* new ref */
+    for (size_t i = 0; stops != NULL && i < l->opt.nstop_tools; i++)
+        if (json_array_append_new(stops, json_string(l->stop_tools[i])) != 0) {
+            json_decref(stops);
+            stops = NULL;
+        }
+    if (stops == NULL)
+        return NULL;
+    return json_pack("{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b}", "provider",
+                     l->prov->name, "base_url", l->base_url, "model", l->model,
+                     "system", l->system, "prompt", prompt, "max_iterations",
+                     l->opt.max_iterations, "max_tool_calls",
+                     (json_int_t)l->opt.max_tool_calls, "stop_tools", stops,
+                     "max_tokens", l->opt.max_tokens, "stream",
+                     l->opt.stream != 0); /* new ref */
+}
+
+int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err)
+{
+    const char *path = tg_runtime_journal(l->rt);
+    if (path == NULL)
+        return 0;
+    int rc = tg_loop_store_open(path, &l->store, err);
+    if (rc != 0)
+        return rc;
+    json_t *m = meta(l, prompt); /* new ref */
+    char *text = m != NULL ? json_dumps(m, JSON_COMPACT) : NULL;
+    json_decref(m);
+    rc = text != NULL ? tg_loop_store_begin(l->store, l->id, text, err)
+                      : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    free(text);
+    return rc;
+}
+
+int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
+                          const json_t *extra, tg_error *err)
+{
+    if (l->store == NULL)
+        return 0;
+    json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
+    json_t *items = json_array();                               /* new ref */
+    json_t *body = json_object();                               /* new ref */
+    int bad = items == NULL || body == NULL;
+    for (size_t i = from; !bad && i < json_array_size(list); i++)
+        bad = json_array_append(items, json_array_get(list, i)) != 0;
+    bad = bad ||
+          (extra != NULL && json_object_update(body, (json_t *)extra) != 0) ||
+          json_object_set(body, "items", items) != 0;
+    char *text = bad ? NULL : json_dumps(body, JSON_COMPACT);
+    json_decref(items);
+    json_decref(body);
+    int rc = text != NULL ? tg_loop_store_step(l->store, l->id, l->iteration,
+                                               kind, text, err)
+                          : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    free(text);
+    return rc;
+}
+
+void tg__loop_journal_end(tg_loop *l)
+{
+    if (l->store == NULL || l->stop == TG_LOOP_RUNNING)
+        return;
+    /* Best effort: the loop has stopped either way, and a record left
+     * "running" only lets a resume look at it again. */
+    (void)tg_loop_store_end(l->store, l->id, tg_loop_stop_name(l->stop),
+                            l->answer, NULL);
+}
