@@ -390,6 +390,35 @@ static int resumed_provider(tg_runtime *rt, const agent_opts *o,
     return EXIT_DONE;
 }
 
+/* --resume of a loop that ended for good (its process may have died
+ * before it printed the answer): the answer on stdout and the exit status
+ * of its end, as the run that ended it would have given. -1 when the loop
+ * did not end (it runs elsewhere). */
+static int ended_loop(tg_runtime *rt, const char *id)
+{
+    char *text = NULL;
+    if (tg_loop_show(tg_runtime_journal(rt), id, &text, NULL) != 0)
+        return -1;
+    json_t *loop = json_loads(text, 0, NULL); /* new ref */
+    tg_free(text);
+    const char *stop = json_string_value(json_object_get(loop, "stop"));
+    const char *answer = json_string_value(json_object_get(loop, "answer"));
+    int status = -1;
+    if (stop != NULL && strcmp(stop, "running") != 0) {
+        fprintf(stderr, "toolgate: agent: loop %s had ended (%s)\n", id, stop);
+        if (answer != NULL && answer[0] != '\0') {
+            cli_put_safe(stdout, answer, strlen(answer),
+                         TG_TERMINAL_KEEP_LINES);
+            fputc('\n', stdout);
+        }
+        status = strcmp(stop, "answered") == 0 || strcmp(stop, "stop_tool") == 0
+                     ? EXIT_DONE
+                     : EXIT_STRICT;
+    }
+    json_decref(loop);
+    return status;
+}
+
 static int load_system(const char *arg, char **out)
 {
     *out = NULL;
@@ -485,6 +514,9 @@ int cmd_agent(int argc, char **argv)
         free(key);
         key = NULL;
     }
+    if (rc == TG_EEXIST && o.resume != NULL &&
+        (status = ended_loop(rt, o.resume)) >= 0)
+        goto done;
     if (rc != 0) {
         cli_error("agent: %s", err.message);
         status =

@@ -193,7 +193,8 @@ int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err)
         goto done;
     }
     int64_t opid = sqlite3_column_int64(st, 1);
-    if (tg__journal_owner_alive(ls->j, opid, sqlite3_column_int64(st, 2),
+    if (strcmp(status, "running") == 0 &&
+        tg__journal_owner_alive(ls->j, opid, sqlite3_column_int64(st, 2),
                                 (const char *)sqlite3_column_text(st, 3))) {
         rc = tg__error_set(err, TG_EEXIST,
                            "loop '%s' is running in process %lld", loop_id,

@@ -23,7 +23,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
-import { parseScript, turnFor, isAnswer, callsOf, routeOf } from './script.mjs';
+import { parseScript, turnFor, isAnswer, callsOf, routeOf, assistantTurns } from './script.mjs';
 import { conversationProblems } from './check_requests.mjs';
 
 const MAX_BODY = 64 * 1024 * 1024;
@@ -355,7 +355,7 @@ function write(res, buf) {
 }
 
 /* Sends an answer: whole, in chunk_bytes pieces with a turn of the event
- * loop between them, or its first cut_after_bytes bytes followed by the
+ * loop (or chunk_delay_ms) between them, or its first cut_after_bytes bytes followed by the
  * connection's end (the socket destroyed: the client sees a transfer cut
  * short). */
 async function sendAnswer(res, turn, a) {
@@ -371,7 +371,7 @@ async function sendAnswer(res, turn, a) {
     if (end === 0) res.flushHeaders();
     for (let off = 0; off < end; off += step) {
         await write(res, body.subarray(off, Math.min(end, off + step)));
-        if (turn.chunk_bytes && off + step < end) await tick();
+        if (turn.chunk_bytes && off + step < end) await (turn.chunk_delay_ms ? sleep(turn.chunk_delay_ms) : tick());
     }
     if (cut < 0) {
         res.end();
@@ -442,7 +442,8 @@ export function startServer({ script, port = 0, logFile = null, strict = false }
                 return;
             }
         }
-        const turn = turnFor(script, n);
+        const tn = script.by_conversation ? assistantTurns(p, body) : n;
+        const turn = turnFor(script, tn);
         if (turn?.delay_ms) await sleep(turn.delay_ms);
         if (turn === null) {
             sendJson(res, 500, errorBody(p, 500, `script exhausted: request ${n}, the script has ${script.turns.length} turns`));
@@ -454,7 +455,7 @@ export function startServer({ script, port = 0, logFile = null, strict = false }
         }
         const stream = p === 'gemini' ? route.stream : body.stream === true ? 'sse' : null;
         const model = route.model ?? (typeof body.model === 'string' ? body.model : 'scripted-model');
-        const a = renderAnswer(turn, { n, provider: p, stream, model, body, rawLen });
+        const a = renderAnswer(turn, { n: tn, provider: p, stream, model, body, rawLen });
         await sendAnswer(res, turn, a);
     }
     /* A loop may wait long between requests (a slow tool): the connection

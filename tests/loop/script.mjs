@@ -35,7 +35,7 @@ export function providerName(name) {
 }
 
 const TURN_KEYS = new Set(['text', 'calls', 'usage', 'cut_after_bytes', 'delay_ms',
-    'chunk_bytes', 'interleave', 'status', 'headers', 'error', 'type', 'code']);
+    'chunk_bytes', 'chunk_delay_ms', 'interleave', 'status', 'headers', 'error', 'type', 'code']);
 
 function bad(where, what) {
     throw new Error(`${where}: ${what}`);
@@ -63,7 +63,7 @@ function checkTurn(t, i) {
         if (!Number.isInteger(t.status) || t.status < 400 || t.status > 599)
             bad(where, '"status" must be an HTTP error status (400..599)');
         if (t.error !== undefined && typeof t.error !== 'string') bad(where, '"error" must be a string');
-        for (const k of ['text', 'calls', 'usage', 'cut_after_bytes', 'chunk_bytes', 'interleave'])
+        for (const k of ['text', 'calls', 'usage', 'cut_after_bytes', 'chunk_bytes', 'chunk_delay_ms', 'interleave'])
             if (t[k] !== undefined) bad(where, `an error turn ("status") cannot have "${k}"`);
         return;
     }
@@ -72,6 +72,7 @@ function checkTurn(t, i) {
     if (t.text !== undefined && typeof t.text !== 'string') bad(where, '"text" must be a string');
     wholeAtLeast(t.cut_after_bytes, 0, where, 'cut_after_bytes');
     wholeAtLeast(t.chunk_bytes, 1, where, 'chunk_bytes');
+    wholeAtLeast(t.chunk_delay_ms, 0, where, 'chunk_delay_ms');
     if (t.interleave !== undefined && typeof t.interleave !== 'boolean') bad(where, '"interleave" must be a boolean');
     if (t.usage !== undefined) {
         if (t.usage === null || typeof t.usage !== 'object') bad(where, '"usage" must be an object');
@@ -103,7 +104,10 @@ export function parseScript(text) {
     }
     if (s === null || typeof s !== 'object' || Array.isArray(s)) throw new Error('the script must be a JSON object');
     for (const k of Object.keys(s))
-        if (k !== 'turns' && k !== 'repeat_last') throw new Error(`the script has an unknown key "${k}"`);
+        if (k !== 'turns' && k !== 'repeat_last' && k !== 'by_conversation')
+            throw new Error(`the script has an unknown key "${k}"`);
+    if (s.by_conversation !== undefined && typeof s.by_conversation !== 'boolean')
+        throw new Error('"by_conversation" must be a boolean');
     if (!Array.isArray(s.turns)) throw new Error('the script needs "turns", an array');
     if (s.repeat_last !== undefined && typeof s.repeat_last !== 'boolean')
         throw new Error('"repeat_last" must be a boolean');
@@ -117,6 +121,30 @@ export function parseScript(text) {
 export function turnFor(script, n) {
     if (n < script.turns.length) return script.turns[n];
     return script.repeat_last ? script.turns[script.turns.length - 1] : null;
+}
+
+/* The number of assistant turns in a request's conversation (body, a
+ * PROVIDER request): which turn answers it when the script says
+ * "by_conversation", so that a client that died and sends a request again
+ * (a resumed loop) gets the same answer, whatever the count of requests.
+ * OpenAI Responses: each run of output items (function_call, assistant
+ * message) counts once. */
+export function assistantTurns(provider, body) {
+    const list = provider === 'openai-chat' || provider === 'anthropic' ? body.messages
+        : provider === 'gemini' ? body.contents : body.input;
+    if (!Array.isArray(list)) return 0;
+    if (provider === 'openai-responses') {
+        let turns = 0, inTurn = false;
+        for (const it of list) {
+            const out = it && (it.type === 'function_call' || it.type === 'reasoning' ||
+                (it.role === 'assistant'));
+            if (out && !inTurn) turns++;
+            inTurn = !!out;
+        }
+        return turns;
+    }
+    const role = provider === 'gemini' ? 'model' : 'assistant';
+    return list.filter((m) => m && m.role === role).length;
 }
 
 /* Whether turn is an answer (not an HTTP error). */
