@@ -270,7 +270,7 @@ static int answer_from_calls(tg_loop *l, tg_error *err)
         /* the arguments as the model sent them, else as decoded */
         const char *raw = json_string_value(json_object_get(c, "args_raw"));
         json_t *args = json_object_get(c, "args");
-        char *a = raw != NULL           ? strdup(raw)
+        char *a = raw != NULL            ? strdup(raw)
                   : json_is_object(args) ? json_dumps(args, JSON_COMPACT)
                                          : strdup("{}");
         json_t *tc = json_pack("{s:O?,s:s,s:{s:O?,s:s?}}", "id",
