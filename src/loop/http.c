@@ -94,7 +94,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* Keeps Retry-After (seconds or a date) and retry-after-ms (OpenAI's). */
+/* Keeps Retry-After (seconds or a date), retry-after-ms (OpenAI's) and
+ * the providers' rate-limit headers. */
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
     struct sink *s = ud;
@@ -106,6 +107,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     line[len] = '\0';
     if (strncasecmp(line, "HTTP/", 5) == 0) {
         s->reply->retry_after_ms = -1; /* a new answer (after a 100) */
+        tg__ratelimit_clear(s->reply);
+    } else if (tg__ratelimit_header(s->reply, line, (long long)time(NULL))) {
+        /* kept */
     } else if (strncasecmp(line, "retry-after-ms:", 15) == 0) {
         char *end;
         long ms = strtol(line + 15, &end, 10);
@@ -150,6 +154,7 @@ int tg__http_post(tg__http *h, const char *url,
 {
     memset(reply, 0, sizeof *reply);
     reply->retry_after_ms = -1;
+    tg__ratelimit_clear(reply);
     CURL *e = h->easy;
     struct sink sink = {.reply = reply,
                         .max_body = max_body,

@@ -295,7 +295,7 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
         }
         l->rnd = l->rnd * 1103515245u + 12345u;
         long delay = tg__retry_delay(attempt + 1, l->opt.retry_base_ms,
-                                     reply.retry_after_ms, l->rnd >> 8);
+                                     tg__retry_server_ms(&reply), l->rnd >> 8);
         if (attempt >= l->opt.max_attempts ||
             waited + delay > l->opt.retry_budget_ms) {
             rc = tg__loop_fail(err, TG_EIO,

@@ -132,7 +132,11 @@ typedef struct tg__http_reply {
     char *body; /* NUL-terminated, malloc'd (tg__http_reply_cleanup) */
     size_t len;
     long retry_after_ms; /* Retry-After / retry-after-ms, -1 when none */
-    int data_failed;     /* the data callback stopped the transfer */
+    /* the providers' rate-limit headers, per kind (requests, tokens, input
+     * tokens, output tokens): what remains and when it resets (ms from
+     * now), -1 when not sent */
+    long rl_remaining[4], rl_reset_ms[4];
+    int data_failed; /* the data callback stopped the transfer */
 } tg__http_reply;
 
 /* Takes n bytes of a 2xx answer as they arrive; nonzero stops the
@@ -226,6 +230,19 @@ long tg__retry_delay(int attempt, long base_ms, long retry_after_ms,
 /* Reads a Retry-After value (delta seconds or an HTTP date, against now
  * `now_s`) into milliseconds; -1 when unreadable. */
 long tg__retry_after_parse(const char *value, long long now_s);
+/* Reads a rate-limit header line (OpenAI's x-ratelimit-{remaining,reset}-
+ * {requests,tokens}, reset a duration such as "1s", "6m0s" or "20ms";
+ * Anthropic's anthropic-ratelimit-{requests,tokens,input-tokens,
+ * output-tokens}-{remaining,reset}, reset an RFC 3339 time, against now
+ * `now_s`) into r. 1 when it was one, else 0. */
+int tg__ratelimit_header(tg__http_reply *r, const char *line, long long now_s);
+/* How long the server asked to wait before a retry, in ms, -1 when it did
+ * not say: Retry-After / retry-after-ms, else the rate-limit headers (the
+ * latest reset of what is used up, else the soonest), else Gemini's
+ * RetryInfo retryDelay in an error body. */
+long tg__retry_server_ms(const tg__http_reply *r);
+/* Resets the rate-limit fields of r (none sent). */
+void tg__ratelimit_clear(tg__http_reply *r);
 
 /* ------------------------------------------------------------- the loop */
 

@@ -361,6 +361,67 @@ static void test_retry_policy(void **state)
         30000);
 }
 
+/* The providers' rate-limit headers and Gemini's RetryInfo say when to
+ * come back when Retry-After does not. */
+static void test_ratelimit_headers(void **state)
+{
+    (void)state;
+    tg__http_reply r = {.retry_after_ms = -1, .status = 429};
+    tg__ratelimit_clear(&r);
+    assert_int_equal(tg__retry_server_ms(&r), -1);
+    /* OpenAI: Go durations; the used-up kind decides */
+    assert_int_equal(
+        tg__ratelimit_header(&r, "x-ratelimit-reset-requests: 1s\r\n", 0), 1);
+    assert_int_equal(
+        tg__ratelimit_header(&r, "x-ratelimit-reset-tokens: 6m0.5s\r\n", 0), 1);
+    assert_int_equal(tg__retry_server_ms(&r), 1000); /* the soonest */
+    assert_int_equal(
+        tg__ratelimit_header(&r, "X-RateLimit-Remaining-Tokens: 0\r\n", 0), 1);
+    assert_int_equal(tg__retry_server_ms(&r), 360500);
+    assert_int_equal(tg__ratelimit_header(&r, "x-request-id: 7\r\n", 0), 0);
+    tg__ratelimit_clear(&r);
+    assert_int_equal(
+        tg__ratelimit_header(&r, "x-ratelimit-reset-requests: 20ms\r\n", 0), 1);
+    assert_int_equal(tg__retry_server_ms(&r), 20);
+    tg__ratelimit_clear(&r);
+    assert_int_equal(
+        tg__ratelimit_header(&r, "x-ratelimit-reset-requests: soon\r\n", 0), 1);
+    assert_int_equal(tg__retry_server_ms(&r), -1);
+    /* Anthropic: RFC 3339 times against now */
+    tg__ratelimit_clear(&r);
+    long long now = 1764315000LL; /* 2025-11-28T07:30:00Z */
+    assert_int_equal(tg__ratelimit_header(&r,
+                                          "anthropic-ratelimit-output-tokens-"
+                                          "reset: 2025-11-28T07:30:12Z\r\n",
+                                          now),
+                     1);
+    assert_int_equal(
+        tg__ratelimit_header(
+            &r, "anthropic-ratelimit-output-tokens-remaining: 0", now),
+        1);
+    assert_int_equal(tg__retry_server_ms(&r), 12000);
+    assert_int_equal(tg__ratelimit_header(&r,
+                                          "anthropic-ratelimit-requests-reset: "
+                                          "2025-11-28T08:30:02.5+01:00",
+                                          now),
+                     1);
+    assert_int_equal(r.rl_reset_ms[0], 2500);
+    /* Retry-After wins */
+    r.retry_after_ms = 3000;
+    assert_int_equal(tg__retry_server_ms(&r), 3000);
+    /* Gemini: RetryInfo in the body of a 429 */
+    tg__http_reply g = {.retry_after_ms = -1, .status = 429};
+    tg__ratelimit_clear(&g);
+    char body[] = "{\"error\":{\"code\":429,\"details\":[{\"@type\":"
+                  "\"type.googleapis.com/google.rpc.RetryInfo\","
+                  "\"retryDelay\":\"38s\"}]}}";
+    g.body = body;
+    g.len = sizeof body - 1;
+    assert_int_equal(tg__retry_server_ms(&g), 38000);
+    g.status = 500; /* only a rate limit's */
+    assert_int_equal(tg__retry_server_ms(&g), -1);
+}
+
 static void test_provider_error(void **state)
 {
     char buf[128];
@@ -401,6 +462,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_openai_responses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anthropic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gemini, setup, teardown),
+        cmocka_unit_test(test_ratelimit_headers),
         cmocka_unit_test(test_urls_and_headers),
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_provider_error),
