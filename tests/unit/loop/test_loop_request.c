@@ -455,6 +455,62 @@ static void test_results_shapes(void **state)
     json_decref(list);
 }
 
+/* A streamed Anthropic answer keeps its thinking: thinking blocks (text
+ * and signature from their deltas) and redacted_thinking blocks go back
+ * first in the assistant turn, as the API wants for a tool use. */
+static void test_anthropic_stream_thinking(void **state)
+{
+    (void)state;
+    static const char *const events[] = {
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":"
+        "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+        "\"thinking_delta\",\"thinking\":\"Let me \"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+        "\"thinking_delta\",\"thinking\":\"think.\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+        "\"signature_delta\",\"signature\":\"sig==\"}}",
+        "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":"
+        "{\"type\":\"redacted_thinking\",\"data\":\"opaque\"}}",
+        "{\"type\":\"content_block_start\",\"index\":2,\"content_block\":"
+        "{\"type\":\"text\",\"text\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":"
+        "\"text_delta\",\"text\":\"Hi\"}}",
+    };
+    const tg__provider *p = &tg__provider_anthropic;
+    json_t *extra = NULL;
+    const char *text = NULL;
+    for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
+        json_t *ev = json_loads(events[i], 0, NULL);
+        assert_non_null(ev);
+        const char *t = p->stream_event(ev, &extra);
+        if (t != NULL)
+            text = strcmp(t, "Hi") == 0 ? "Hi" : "?";
+        json_decref(ev);
+    }
+    assert_string_equal(text, "Hi");
+    tg_turn *turn = NULL;
+    tg_error err = {0};
+    assert_int_equal(tg_turn_new_call("anthropic", "toolu_1", "echo",
+                                      "{\"text\":\"x\"}", 12, &turn, &err),
+                     0);
+    json_t *list = json_array();
+    assert_int_equal(p->stream_answer(list, "Hi", turn, extra, &err), 0);
+    char *got = json_dumps(json_array_get(list, 0), JSON_COMPACT);
+    assert_string_equal(
+        got, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+             "\"thinking\":\"Let me think.\",\"signature\":\"sig==\"},"
+             "{\"type\":\"redacted_thinking\",\"data\":\"opaque\"},"
+             "{\"type\":\"text\",\"text\":\"Hi\"},{\"type\":\"tool_use\","
+             "\"id\":\"toolu_1\",\"name\":\"echo\",\"input\":{\"text\":"
+             "\"x\"}}]}");
+    free(got);
+    json_decref(list);
+    json_decref(extra);
+    tg_turn_free(turn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +518,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_openai_responses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anthropic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gemini, setup, teardown),
+        cmocka_unit_test(test_anthropic_stream_thinking),
         cmocka_unit_test(test_ratelimit_headers),
         cmocka_unit_test(test_urls_and_headers),
         cmocka_unit_test(test_retry_policy),
