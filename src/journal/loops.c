@@ -70,6 +70,40 @@ static int prepare(tg_loop_store *ls, const char *sql, sqlite3_stmt **st,
     return tg__store_prepare(ls->db, "loops", sql, st, err);
 }
 
+#define LOOP_COLUMNS                                                           \
+    "loop_id, status, answer, created_at, updated_at, iterations, meta,"       \
+    " owner_pid, owner_start, owner_boot, rowid"
+enum {
+    L_ID,
+    L_STATUS,
+    L_ANSWER,
+    L_CREATED,
+    L_UPDATED,
+    L_ITERATIONS,
+    L_META,
+    L_PID,
+    L_START,
+    L_BOOT,
+    L_ROWID
+};
+
+/* Finds loop `loop_id`: *st (the caller finalizes, also on failure) is on
+ * its row, columns LOOP_COLUMNS. TG_ENOTFOUND for no such loop. */
+static int find_loop(tg_loop_store *ls, const char *loop_id, sqlite3_stmt **st,
+                     tg_error *err)
+{
+    int rc = prepare(
+        ls, "SELECT " LOOP_COLUMNS " FROM loops WHERE loop_id = ?1", st, err);
+    if (rc != 0)
+        return rc;
+    int b = tg__store_bind_text(*st, 1, loop_id);
+    int s = b == SQLITE_OK ? sqlite3_step(*st) : b;
+    if (s == SQLITE_DONE)
+        return tg__error_set(err, TG_ENOTFOUND, "no loop '%s' in the journal",
+                             loop_id);
+    return s == SQLITE_ROW ? 0 : db_fail(ls, s, "reading a loop", err);
+}
+
 static int bad_json(const char *text, int object)
 {
     json_t *v = text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
@@ -94,20 +128,14 @@ int tg_loop_store_open(const char *journal_path, tg_loop_store **out,
     tg_loop_store *ls = calloc(1, sizeof *ls);
     if (ls == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
-    int rc = tg__journal_open_sqlite(journal_path, &ls->j, err);
-    if (rc != 0)
-        goto fail;
-    ls->db = tg__journal_sqlite_db(ls->j);
-    int src = sqlite3_exec(ls->db, schema, NULL, NULL, NULL);
-    if (src != SQLITE_OK) {
-        rc = db_fail(ls, src, "creating the tables", err);
-        goto fail;
+    int rc =
+        tg__store_open(journal_path, schema, "loops", &ls->j, &ls->db, err);
+    if (rc != 0) {
+        tg_loop_store_free(ls);
+        return rc;
     }
     *out = ls;
     return 0;
-fail:
-    tg_loop_store_free(ls);
-    return rc;
 }
 
 void tg_loop_store_free(tg_loop_store *ls)
@@ -165,24 +193,10 @@ int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err)
     if (ls == NULL || bad_id(loop_id))
         return tg__error_set(err, TG_EINVAL, "loops: no loop id");
     sqlite3_stmt *st = NULL;
-    int rc = prepare(ls,
-                     "SELECT status, owner_pid, owner_start, owner_boot"
-                     " FROM loops WHERE loop_id = ?1",
-                     &st, err);
+    int rc = find_loop(ls, loop_id, &st, err);
     if (rc != 0)
-        return rc;
-    int b = tg__store_bind_text(st, 1, loop_id);
-    int s = b == SQLITE_OK ? sqlite3_step(st) : b;
-    if (s == SQLITE_DONE) {
-        rc = tg__error_set(err, TG_ENOTFOUND, "no loop '%s' in the journal",
-                           loop_id);
         goto done;
-    }
-    if (s != SQLITE_ROW) {
-        rc = db_fail(ls, s, "reading a loop", err);
-        goto done;
-    }
-    const char *status = (const char *)sqlite3_column_text(st, 0);
+    const char *status = (const char *)sqlite3_column_text(st, L_STATUS);
     if (status == NULL ||
         (strcmp(status, "running") != 0 && strcmp(status, "failed") != 0 &&
          strcmp(status, "canceled") != 0)) {
@@ -192,10 +206,11 @@ int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err)
                            loop_id, status ? status : "?");
         goto done;
     }
-    int64_t opid = sqlite3_column_int64(st, 1);
+    int64_t opid = sqlite3_column_int64(st, L_PID);
     if (strcmp(status, "running") == 0 &&
-        tg__journal_owner_alive(ls->j, opid, sqlite3_column_int64(st, 2),
-                                (const char *)sqlite3_column_text(st, 3))) {
+        tg__journal_owner_alive(
+            ls->j, opid, sqlite3_column_int64(st, L_START),
+            (const char *)sqlite3_column_text(st, L_BOOT))) {
         rc = tg__error_set(err, TG_EEXIST,
                            "loop '%s' is running in process %lld", loop_id,
                            (long long)opid);
@@ -212,9 +227,10 @@ int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err)
                       " WHERE loop_id = ?1",
                       &st, err)) != 0)
         goto done;
-    b = tg__store_bind_text(st, 1, loop_id) | sqlite3_bind_int64(st, 2, pid) |
-        sqlite3_bind_int64(st, 3, start) | tg__store_bind_text(st, 4, boot) |
-        sqlite3_bind_int64(st, 5, tg__now_ms());
+    int b = tg__store_bind_text(st, 1, loop_id) |
+            sqlite3_bind_int64(st, 2, pid) | sqlite3_bind_int64(st, 3, start) |
+            tg__store_bind_text(st, 4, boot) |
+            sqlite3_bind_int64(st, 5, tg__now_ms());
     rc = run(ls, st, b, "taking a loop over", err);
 done:
     sqlite3_finalize(st);
@@ -306,23 +322,6 @@ int tg_loop_store_end(tg_loop_store *ls, const char *loop_id,
 
 /* ------------------------------------------------------------ reading */
 
-#define LOOP_COLUMNS                                                           \
-    "loop_id, status, answer, created_at, updated_at, iterations, meta,"       \
-    " owner_pid, owner_start, owner_boot, rowid"
-enum {
-    L_ID,
-    L_STATUS,
-    L_ANSWER,
-    L_CREATED,
-    L_UPDATED,
-    L_ITERATIONS,
-    L_META,
-    L_PID,
-    L_START,
-    L_BOOT,
-    L_ROWID
-};
-
 /* The loop of the current row, without "steps" (new ref; NULL on out of
  * memory). */
 static json_t *row_loop(tg_loop_store *ls, sqlite3_stmt *st)
@@ -406,21 +405,9 @@ int tg_loop_store_get(tg_loop_store *ls, const char *loop_id, char **out,
         return tg__error_set(err, TG_EINVAL, "loops: no loop id");
     sqlite3_stmt *st = NULL;
     json_t *o = NULL, *steps = NULL; /* new refs */
-    int rc = prepare(
-        ls, "SELECT " LOOP_COLUMNS " FROM loops WHERE loop_id = ?1", &st, err);
+    int rc = find_loop(ls, loop_id, &st, err);
     if (rc != 0)
-        return rc;
-    int b = tg__store_bind_text(st, 1, loop_id);
-    int s = b == SQLITE_OK ? sqlite3_step(st) : b;
-    if (s == SQLITE_DONE) {
-        rc = tg__error_set(err, TG_ENOTFOUND, "no loop '%s' in the journal",
-                           loop_id);
         goto done;
-    }
-    if (s != SQLITE_ROW) {
-        rc = db_fail(ls, s, "reading a loop", err);
-        goto done;
-    }
     if ((o = row_loop(ls, st)) == NULL) {
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
         goto done;

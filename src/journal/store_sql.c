@@ -14,6 +14,19 @@ int tg__store_fail(sqlite3 *db, int rc, const char *who, const char *what,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
+int tg__store_open(const char *path, const char *schema, const char *who,
+                   tg_journal **j, sqlite3 **db, tg_error *err)
+{
+    int rc = tg__journal_open_sqlite(path, j, err);
+    if (rc != 0)
+        return rc;
+    *db = tg__journal_sqlite_db(*j);
+    int src = sqlite3_exec(*db, schema, NULL, NULL, NULL);
+    return src == SQLITE_OK
+               ? 0
+               : tg__store_fail(*db, src, who, "creating the tables", err);
+}
+
 int tg__store_prepare(sqlite3 *db, const char *who, const char *sql,
                       sqlite3_stmt **st, tg_error *err)
 {

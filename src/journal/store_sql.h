@@ -11,8 +11,15 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "journal.h"
 #include "toolgate.h"
 
+/* Opens the journal at path as a connection of a store (*j, the caller's
+ * to close with tg__journal_close even on failure; *db borrowed from it)
+ * and creates the store's tables (`schema`: CREATE ... IF NOT EXISTS).
+ * 0, or TG_EJOURNAL naming who. */
+int tg__store_open(const char *path, const char *schema, const char *who,
+                   tg_journal **j, sqlite3 **db, tg_error *err);
 /* Fills err with TG_EJOURNAL: "<who>: <what>: <SQLite's message>" (db's
  * message, else rc's text when db is NULL). Returns TG_EJOURNAL. */
 int tg__store_fail(sqlite3 *db, int rc, const char *who, const char *what,

@@ -91,21 +91,15 @@ int tg_task_store_open(const char *journal_path, tg_task_store **out,
     tg_task_store *ts = calloc(1, sizeof *ts);
     if (ts == NULL)
         return oom(err);
-    int rc = tg__journal_open_sqlite(
-        journal_path != NULL ? journal_path : ":memory:", &ts->j, err);
-    if (rc != 0)
-        goto fail;
-    ts->db = tg__journal_sqlite_db(ts->j);
-    int src = sqlite3_exec(ts->db, schema, NULL, NULL, NULL);
-    if (src != SQLITE_OK) {
-        rc = db_fail(ts, src, "creating the table", err);
-        goto fail;
+    int rc =
+        tg__store_open(journal_path != NULL ? journal_path : ":memory:", schema,
+                       "tasks", &ts->j, &ts->db, err);
+    if (rc != 0) {
+        tg_task_store_free(ts);
+        return rc;
     }
     *out = ts;
     return 0;
-fail:
-    tg_task_store_free(ts);
-    return rc;
 }
 
 void tg_task_store_free(tg_task_store *ts)
