@@ -57,6 +57,15 @@ typedef struct tg_loop_options {
      * the moment its call is complete, while the model still writes, and
      * the text event gets the text as it comes. 0: whole answers. */
     int stream;
+    /* Wall-clock budget of the loop from tg_loop_start (or a resume), in
+     * ms; 0: none. When it runs out mid-iteration the request in flight is
+     * abandoned and running calls end canceled (by "system"), each still
+     * answered in the conversation. */
+    long max_time_ms;
+    /* Token budget: the tokens the model's answers report (input and
+     * output, as each provider counts them); once an answer brings the
+     * total to it, its calls run and the loop stops. 0: none. */
+    long max_total_tokens;
 } tg_loop_options;
 
 /* Why a loop stopped (tg_loop_stop_reason). */
@@ -67,11 +76,14 @@ typedef enum tg_loop_stop {
     TG_LOOP_TOOL_BUDGET = 3,    /* max_tool_calls calls were made */
     TG_LOOP_STOP_TOOL = 4,      /* a tool of stop_tools succeeded */
     TG_LOOP_CANCELED = 5,       /* tg_loop_cancel */
-    TG_LOOP_FAILED = 6          /* a request failed for good (tg_error) */
+    TG_LOOP_FAILED = 6,         /* a request failed for good (tg_error) */
+    TG_LOOP_TIME_BUDGET = 7,    /* max_time_ms ran out */
+    TG_LOOP_TOKEN_BUDGET = 8    /* max_total_tokens were spent */
 } tg_loop_stop;
 
 /* Static name of a stop reason ("answered", "max_iterations",
- * "tool_budget", "stop_tool", "canceled", "failed", "running"). */
+ * "tool_budget", "stop_tool", "canceled", "failed", "time_budget",
+ * "token_budget", "running"). */
 const char *tg_loop_stop_name(int stop);
 
 /* What the loop reports, on the thread running it; any may be NULL. The
@@ -174,8 +186,11 @@ const char *tg_loop_id(const tg_loop *loop);
 int tg_loop_iteration(const tg_loop *loop);
 /* The number of tool calls run so far. */
 long tg_loop_tool_calls(const tg_loop *loop);
+/* The tokens the model's answers reported so far (0 when the provider
+ * reports none). */
+long tg_loop_tokens(const tg_loop *loop);
 /* The conversation as JSON in the provider's format: {"loop_id",
- * "provider", "model", "iterations", "stop", and the provider's own
+ * "provider", "model", "iterations", "stop", "tokens", and the provider's own
  * members: "messages" (openai: the system prompt its first message;
  * anthropic: with "system"), "instructions" and "input"
  * (openai-responses), "systemInstruction" and "contents" (gemini)}. No

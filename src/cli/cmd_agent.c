@@ -43,6 +43,10 @@ static const char agent_usage[] =
     "  --max-iterations N    model requests at most (default 20)\n"
     "  --max-tool-calls N    tool calls at most over the loop (default: no "
     "limit)\n"
+    "  --max-time MS         wall-clock budget of the loop: a request in\n"
+    "                        flight is abandoned, running calls canceled\n"
+    "  --max-total-tokens N  token budget: the tokens the model's answers\n"
+    "                        report; the loop stops once they reach N\n"
     "  --stop-tool NAME      stop once a call of NAME succeeds (repeatable)\n"
     "  --resume LOOP_ID      go on with a loop of the journal that was cut\n"
     "                        short (killed), failed or was canceled: calls\n"
@@ -75,7 +79,7 @@ typedef struct agent_opts {
     const char *provider, *base_url, *model, *key_env, *key_file, *system;
     const char *transcript, *config, *prompt, *resume;
     long long max_iterations, max_tool_calls, timeout_ms, request_timeout_ms;
-    long long max_attempts, retry_budget_ms;
+    long long max_attempts, retry_budget_ms, max_time_ms, max_total_tokens;
     const char **stop_tools;
     size_t nstop_tools;
     int approve, no_journal, quiet, stream;
@@ -112,6 +116,8 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         O_QUIET,
         O_CONFIG,
         O_RESUME,
+        O_MAX_TIME,
+        O_MAX_TOKENS,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -135,6 +141,8 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         {"quiet", no_argument, NULL, O_QUIET},
         {"config", required_argument, NULL, O_CONFIG},
         {"resume", required_argument, NULL, O_RESUME},
+        {"max-time", required_argument, NULL, O_MAX_TIME},
+        {"max-total-tokens", required_argument, NULL, O_MAX_TOKENS},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0}};
     int c, st = EXIT_DONE;
@@ -216,6 +224,14 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             break;
         case O_RESUME:
             o->resume = optarg;
+            break;
+        case O_MAX_TIME:
+            st = cli_parse_int("--max-time", optarg, 1, 86400000LL * 365,
+                               &o->max_time_ms);
+            break;
+        case O_MAX_TOKENS:
+            st = cli_parse_int("--max-total-tokens", optarg, 1, 1000000000000LL,
+                               &o->max_total_tokens);
             break;
         case O_HELP:
             fputs(agent_usage, stdout);
@@ -497,6 +513,8 @@ int cmd_agent(int argc, char **argv)
         .max_attempts = (int)o.max_attempts,
         .retry_budget_ms = (long)o.retry_budget_ms,
         .stream = o.stream,
+        .max_time_ms = (long)o.max_time_ms,
+        .max_total_tokens = (long)o.max_total_tokens,
     };
     static const tg_loop_events progress = {
         .call_started = ev_started,
@@ -562,12 +580,12 @@ int cmd_agent(int argc, char **argv)
     if (stop == TG_LOOP_ANSWERED || stop == TG_LOOP_STOP_TOOL) {
         status = EXIT_DONE;
     } else {
-        cli_error("agent: stopped without an answer: %s after %d "
-                  "iteration%s and %ld tool call%s",
-                  tg_loop_stop_name(stop), tg_loop_iteration(loop),
-                  tg_loop_iteration(loop) == 1 ? "" : "s",
-                  tg_loop_tool_calls(loop),
-                  tg_loop_tool_calls(loop) == 1 ? "" : "s");
+        cli_error(
+            "agent: stopped without an answer: %s after %d "
+            "iteration%s, %ld tool call%s and %ld tokens",
+            tg_loop_stop_name(stop), tg_loop_iteration(loop),
+            tg_loop_iteration(loop) == 1 ? "" : "s", tg_loop_tool_calls(loop),
+            tg_loop_tool_calls(loop) == 1 ? "" : "s", tg_loop_tokens(loop));
         status = EXIT_STRICT;
     }
 done:

@@ -123,6 +123,26 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the loop must stop now: the cancel flag, or the deadline passed
+ * (the flag is then raised to TG__CANCEL_BUDGET). */
+static int stopped(tg__http *h)
+{
+    if (*h->cancel)
+        return 1;
+    if (h->deadline_ms > 0 && now_ms() >= h->deadline_ms) {
+        *h->cancel = TG__CANCEL_BUDGET;
+        return 1;
+    }
+    return 0;
+}
+
 /* One wait of the shared loop: curl's sockets and the runtime's
  * descriptor, at most SLICE_MS, then a step of the runtime when it has
  * turns. */
@@ -180,9 +200,12 @@ int tg__http_post(tg__http *h, const char *url,
         return tg__loop_fail(err, TG_ENOMEM, "cannot start a request");
     int rc = 0, done = 0;
     while (!done) {
-        if (*h->cancel) {
+        if (stopped(h)) {
             rc = tg__loop_fail(err, TG_ECANCELED,
-                               "canceled while waiting for the model");
+                               *h->cancel == TG__CANCEL_BUDGET
+                                   ? "the time budget ran out while waiting "
+                                     "for the model"
+                                   : "canceled while waiting for the model");
             break;
         }
         int running = 0;
@@ -217,18 +240,11 @@ int tg__http_post(tg__http *h, const char *url,
     return 0;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int tg__http_wait(tg__http *h, long ms)
 {
     long long end = now_ms() + ms;
     for (;;) {
-        if (*h->cancel)
+        if (stopped(h))
             return TG_ECANCELED;
         long long left = end - now_ms();
         if (left <= 0)
@@ -242,10 +258,14 @@ int tg__runtime_drain(tg__http *h)
     int canceled = 0;
     tg_runtime_flush(h->rt);
     while (tg_runtime_pending(h->rt) > 0) {
-        if (*h->cancel && !canceled) {
+        if (stopped(h) && !canceled) {
             canceled = 1;
-            (void)tg_runtime_cancel(h->rt, NULL, "user",
-                                    "the agent loop was interrupted");
+            if (*h->cancel == TG__CANCEL_BUDGET)
+                (void)tg_runtime_cancel(h->rt, NULL, "system",
+                                        "the agent loop's time budget ran out");
+            else
+                (void)tg_runtime_cancel(h->rt, NULL, "user",
+                                        "the agent loop was interrupted");
         }
         if (tg_runtime_step(h->rt) == 0)
             break;

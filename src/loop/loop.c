@@ -22,9 +22,9 @@
 const char *tg_loop_stop_name(int stop)
 {
     static const char *const names[] = {
-        "running",   "answered", "max_iterations", "tool_budget",
-        "stop_tool", "canceled", "failed"};
-    return stop >= 0 && stop <= TG_LOOP_FAILED ? names[stop] : "failed";
+        "running",  "answered", "max_iterations", "tool_budget", "stop_tool",
+        "canceled", "failed",   "time_budget",    "token_budget"};
+    return stop >= 0 && stop <= TG_LOOP_TOKEN_BUDGET ? names[stop] : "failed";
 }
 
 static char *dup_or_null(const char *s, int *bad)
@@ -64,7 +64,8 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
         return tg__loop_fail(err, TG_EINVAL, "no model");
     if (options->max_iterations < 0 || options->max_tool_calls < 0 ||
         options->max_attempts < 0 || options->retry_budget_ms < 0 ||
-        options->request_timeout_ms < 0 || options->retry_base_ms < 0)
+        options->request_timeout_ms < 0 || options->retry_base_ms < 0 ||
+        options->max_time_ms < 0 || options->max_total_tokens < 0)
         return tg__loop_fail(err, TG_EINVAL, "a negative limit");
     tg_loop *l = calloc(1, sizeof *l);
     if (l == NULL)
@@ -187,6 +188,25 @@ long tg_loop_tool_calls(const tg_loop *l)
     return l->tool_calls;
 }
 
+long tg_loop_tokens(const tg_loop *l)
+{
+    return l->tokens;
+}
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Why the loop was cut short: the time budget, or tg_loop_cancel. */
+static tg_loop_stop cut_reason(const tg_loop *l)
+{
+    return l->cancel == TG__CANCEL_BUDGET ? TG_LOOP_TIME_BUDGET
+                                          : TG_LOOP_CANCELED;
+}
+
 int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
 {
     if (l->started)
@@ -209,6 +229,9 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
                              jerr.text);
     if (!l->resumed && (rc = tg__loop_journal_begin(l, prompt, err)) != 0)
         return rc;
+    l->started_ms = mono_ms();
+    if (l->opt.max_time_ms > 0)
+        l->http.deadline_ms = l->started_ms + l->opt.max_time_ms;
     l->started = 1;
     return 0;
 }
@@ -235,6 +258,11 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
     /* Gemini streams from another URL; the others are asked in the body. */
     if (rc == 0 && sse != NULL && strcmp(l->prov->name, "gemini") != 0 &&
         json_object_set_new(body, "stream", json_true()) != 0)
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    /* Chat Completions streams its usage only when asked */
+    if (rc == 0 && sse != NULL && l->prov == &tg__provider_openai_chat &&
+        json_object_set_new(body, "stream_options",
+                            json_pack("{s:b}", "include_usage", 1)) != 0)
         rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
     if (rc != 0)
         goto out;
@@ -470,7 +498,7 @@ int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
 
 static int fail_loop(tg_loop *l, int rc)
 {
-    l->stop = rc == TG_ECANCELED ? TG_LOOP_CANCELED : TG_LOOP_FAILED;
+    l->stop = rc == TG_ECANCELED ? cut_reason(l) : TG_LOOP_FAILED;
     return rc == TG_ECANCELED ? 0 : rc;
 }
 
@@ -481,12 +509,15 @@ static void after_calls(tg_loop *l, size_t ncalls)
     if (l->ev.iteration_done != NULL)
         l->ev.iteration_done(l->ud, l->iteration, ncalls);
     if (l->cancel)
-        l->stop = TG_LOOP_CANCELED;
+        l->stop = cut_reason(l);
     else if (l->stop_tool_hit)
         l->stop = TG_LOOP_STOP_TOOL;
     else if (l->opt.max_tool_calls > 0 &&
              l->tool_calls >= l->opt.max_tool_calls)
         l->stop = TG_LOOP_TOOL_BUDGET;
+    else if (l->opt.max_total_tokens > 0 &&
+             l->tokens >= l->opt.max_total_tokens)
+        l->stop = TG_LOOP_TOKEN_BUDGET;
     else if (l->iteration >= l->opt.max_iterations)
         l->stop = TG_LOOP_MAX_ITERATIONS;
 }
@@ -502,9 +533,11 @@ static int answered(tg_loop *l)
 /* Records the model's answer (the conversation's items from `from` on, and
  * its text) before any of its calls' results: what a resume rebuilds the
  * iteration from. */
-static int record_answer(tg_loop *l, size_t from, tg_error *err)
+static int record_answer(tg_loop *l, size_t from, long tokens, tg_error *err)
 {
-    json_t *extra = json_pack("{s:s}", "text", l->answer); /* new ref */
+    l->tokens += tokens;
+    json_t *extra = json_pack("{s:s,s:I}", "text", l->answer, "tokens",
+                              (json_int_t)tokens); /* new ref */
     int rc = extra != NULL
                  ? tg__loop_journal_step(l, "answer", from, extra, err)
                  : tg__loop_fail(err, TG_ENOMEM, "out of memory");
@@ -528,7 +561,9 @@ static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
     free(l->answer);
     l->answer = text;
     text = NULL;
-    if ((rc = record_answer(l, from, err)) != 0)
+    tg__usage u = {0};
+    tg__usage_update(&u, resp);
+    if ((rc = record_answer(l, from, tg__usage_tokens(&u), err)) != 0)
         goto out;
     if (l->ev.text != NULL && l->answer[0] != '\0')
         l->ev.text(l->ud, l->iteration, l->answer, strlen(l->answer));
@@ -602,7 +637,7 @@ static int step_streamed(tg_loop *l, tg_error *err)
     rc = l->prov->stream_answer(list, l->answer, whole, tg__lsse_extra(sse),
                                 err);
     if (rc == 0)
-        rc = record_answer(l, from, err);
+        rc = record_answer(l, from, tg__lsse_tokens(sse), err);
     if (rc != 0)
         goto out;
     size_t ncalls = tg_turn_call_count(whole);
@@ -635,8 +670,11 @@ int tg_loop_step(tg_loop *l, tg_error *err)
         return tg__loop_fail(err, TG_EINVAL, "the loop was not started");
     if (l->stop != TG_LOOP_RUNNING)
         return 0;
+    if (!l->cancel && l->http.deadline_ms > 0 &&
+        mono_ms() >= l->http.deadline_ms)
+        l->cancel = TG__CANCEL_BUDGET;
     if (l->cancel) {
-        l->stop = TG_LOOP_CANCELED;
+        l->stop = cut_reason(l);
         tg__loop_journal_end(l);
         return 0;
     }
@@ -675,14 +713,15 @@ int tg_loop_run(tg_loop *l, const char *prompt, tg_error *err)
 
 char *tg__loop_transcript_json(const json_t *conv, const char *id,
                                const char *provider, const char *model,
-                               int iterations, const char *stop)
+                               int iterations, const char *stop, long tokens)
 {
     json_t *t = json_deep_copy(conv); /* new ref */
     if (t == NULL || json_object_set_new(t, "loop_id", json_string(id)) != 0 ||
         json_object_set_new(t, "provider", json_string(provider)) ||
         json_object_set_new(t, "model", json_string(model)) != 0 ||
         json_object_set_new(t, "iterations", json_integer(iterations)) ||
-        json_object_set_new(t, "stop", json_string(stop)) != 0) {
+        json_object_set_new(t, "stop", json_string(stop)) != 0 ||
+        json_object_set_new(t, "tokens", json_integer(tokens)) != 0) {
         json_decref(t);
         return NULL;
     }
@@ -694,5 +733,6 @@ char *tg__loop_transcript_json(const json_t *conv, const char *id,
 char *tg_loop_transcript(const tg_loop *l)
 {
     return tg__loop_transcript_json(l->conv, l->id, l->prov->name, l->model,
-                                    l->iteration, tg_loop_stop_name(l->stop));
+                                    l->iteration, tg_loop_stop_name(l->stop),
+                                    l->tokens);
 }

@@ -151,7 +151,11 @@ typedef struct tg__http {
     CURL *easy;
     tg_runtime *rt;                /* borrowed */
     volatile sig_atomic_t *cancel; /* borrowed */
+    long long deadline_ms; /* CLOCK_MONOTONIC ms the loop stops at, 0: none */
 } tg__http;
+
+/* The cancel flag's value once the deadline passed (1: tg_loop_cancel). */
+#define TG__CANCEL_BUDGET 2
 
 /* Caller-owned h: a multi and an easy handle. 0 or TG_ENOMEM. */
 int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
@@ -204,6 +208,8 @@ int tg__lsse_feed(void *ud, const char *data, size_t n);
 size_t tg__lsse_handed(const tg__lsse *x);
 /* All the text so far (borrowed, valid until the next feed). */
 const char *tg__lsse_text(const tg__lsse *x);
+/* The tokens the stream's events reported so far. */
+long tg__lsse_tokens(const tg__lsse *x);
 /* What stream_event kept (borrowed, may be NULL). */
 const json_t *tg__lsse_extra(const tg__lsse *x);
 /* Why feeding failed (borrowed), or NULL. */
@@ -214,6 +220,19 @@ tg_turn *tg__lsse_turn_for(const tg__lsse *x, const char *id);
  * its calls in the model's order; every call not handed over yet is
  * handed over now. The stream's error otherwise. */
 int tg__lsse_finish(tg__lsse *x, tg_turn **out, tg_error *err);
+
+/* --------------------------------------------------------------- usage */
+
+/* The tokens of one answer so far (usage.c). */
+typedef struct tg__usage {
+    long input, output, total;
+} tg__usage;
+
+/* Takes what `obj` (a whole answer or one event of a stream, borrowed)
+ * says of the tokens into u. */
+void tg__usage_update(tg__usage *u, const json_t *obj);
+/* The answer's tokens: its total, else input and output. */
+long tg__usage_tokens(const tg__usage *u);
 
 /* --------------------------------------------------------------- retry */
 
@@ -277,6 +296,8 @@ struct tg_loop {
     int pending; /* the answer of `iteration` awaits its calls' results */
     json_t *pending_answer; /* new ref: that answer's items */
     json_t *idempotent;     /* new ref: tool names run again when interrupted */
+    long tokens;            /* the answers' tokens so far */
+    long long started_ms;   /* CLOCK_MONOTONIC ms of the start (or resume) */
 };
 
 /* Records the loop's start in the runtime's journal (nothing when it is
@@ -304,7 +325,7 @@ int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
  * members and the loop's; malloc'd JSON text, NULL on out of memory. */
 char *tg__loop_transcript_json(const json_t *conv, const char *id,
                                const char *provider, const char *model,
-                               int iterations, const char *stop);
+                               int iterations, const char *stop, long tokens);
 /* Runs the calls of a resumed loop's last answer, which the journal has no
  * results of: each answered from the journal when it ran (an interrupted
  * call as INTERRUPTED, unless its tool is idempotent: run again), run now

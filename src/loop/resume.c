@@ -239,6 +239,8 @@ static int apply_steps(tg_loop *l, const json_t *loop, tg_error *err)
             json_decref(l->pending_answer);
             l->pending_answer = json_incref(items);
             l->pending = 1;
+            l->tokens +=
+                (long)json_integer_value(json_object_get(body, "tokens"));
         } else if (strcmp(kind, "results") == 0) {
             l->tool_calls +=
                 (long)json_integer_value(json_object_get(body, "calls"));
@@ -344,6 +346,9 @@ static tg_loop_options merged_options(const tg_loop_options *given,
     if (o.max_tool_calls == 0)
         o.max_tool_calls =
             (long)json_integer_value(json_object_get(m, "max_tool_calls"));
+    if (o.max_total_tokens == 0)
+        o.max_total_tokens =
+            (long)json_integer_value(json_object_get(m, "max_total_tokens"));
     if (o.max_tokens == 0)
         o.max_tokens =
             (int)json_integer_value(json_object_get(m, "max_tokens"));
@@ -454,6 +459,7 @@ int tg_loop_show(const char *journal_path, const char *loop_id, char **out,
                      prompt, err);
     json_t *list = json_object_get(conv, prov->list_key); /* borrowed */
     json_t *steps = json_array();                         /* new ref */
+    long tokens = 0;
     size_t i;
     json_t *step;
     json_array_foreach(json_object_get(loop, "steps"), i, step)
@@ -461,6 +467,8 @@ int tg_loop_show(const char *journal_path, const char *loop_id, char **out,
         if (rc != 0)
             break;
         json_t *items = json_object_get(json_object_get(step, "body"), "items");
+        tokens += (long)json_integer_value(
+            json_object_get(json_object_get(step, "body"), "tokens"));
         if (steps == NULL || !json_is_array(items) ||
             json_array_extend(list, items) != 0 ||
             json_array_append_new(
@@ -483,7 +491,7 @@ int tg_loop_show(const char *journal_path, const char *loop_id, char **out,
         *out = tg__loop_transcript_json(
             conv, loop_id, prov->name, model,
             (int)json_integer_value(json_object_get(loop, "iterations")),
-            json_string_value(json_object_get(loop, "status")));
+            json_string_value(json_object_get(loop, "status")), tokens);
         if (*out == NULL)
             rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
     }

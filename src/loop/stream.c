@@ -26,7 +26,8 @@ struct tg__lsse {
     size_t line_len, line_cap;
     char *text;
     size_t text_len;
-    json_t *extra;   /* new ref or NULL: stream_event's */
+    json_t *extra; /* new ref or NULL: stream_event's */
+    tg__usage usage;
     tg_turn **calls; /* the one-call turns handed over, owned */
     size_t ncalls, cap;
     int failed;
@@ -105,6 +106,11 @@ static int hand_over(tg__lsse *x, const tg_call *c)
     return 0;
 }
 
+long tg__lsse_tokens(const tg__lsse *x)
+{
+    return tg__usage_tokens(&x->usage);
+}
+
 /* One line of the event stream: the text of a data line. */
 static void read_line(tg__lsse *x, char *line, size_t len)
 {
@@ -118,6 +124,7 @@ static void read_line(tg__lsse *x, char *line, size_t len)
     json_t *ev = json_loads(data, 0, NULL); /* new ref */
     if (ev == NULL)
         return; /* [DONE], or an event the parser judges */
+    tg__usage_update(&x->usage, ev);
     const char *t = x->prov->stream_event(ev, &x->extra);
     size_t n = t != NULL ? strlen(t) : 0;
     if (n > 0) {
