@@ -315,7 +315,9 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
 
 /* The HTTP exchange alone: n POSTs of `len` bytes on one libcurl handle
  * (one connection, as the loop's) to the same server, answered the same;
- * microseconds per request, the server's time taken out; -1 on failure. */
+ * the median of microseconds per request, the server's time taken out (the
+ * median: stalls of the exchange are left in the loop's figure); -1 on
+ * failure. */
 static double http_floor(const char *base, int n, size_t len)
 {
     char url[128];
@@ -323,8 +325,8 @@ static double http_floor(const char *base, int n, size_t len)
     CURL *e = curl_easy_init();
     struct curl_slist *h =
         curl_slist_append(NULL, "Content-Type: application/json");
-    double us = -1;
-    if (body == NULL || e == NULL || h == NULL)
+    double *v = calloc((size_t)n, sizeof *v), us = -1;
+    if (body == NULL || e == NULL || h == NULL || v == NULL)
         goto done;
     memset(body, ' ', len);
     body[0] = '{';
@@ -336,19 +338,23 @@ static double http_floor(const char *base, int n, size_t len)
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    long long t0 = now_ns();
     for (int i = 0; i < n; i++) {
         if (i % model.iters == 0)
             atomic_store(&model.step, 0);
+        long long s0 = atomic_load(&model.server_ns), t0 = now_ns();
         if (curl_easy_perform(e) != CURLE_OK)
             goto done;
+        long long dt = now_ns() - t0;
+        dt -= atomic_load(&model.server_ns) - s0;
+        v[i] = (double)dt / 1e3;
     }
-    us = (double)(now_ns() - t0 - atomic_load(&model.server_ns)) / 1e3 / n;
+    us = bench_median(v, n);
 done:
     curl_slist_free_all(h);
     if (e != NULL)
         curl_easy_cleanup(e);
     free(body);
+    free(v);
     return us;
 }
 

@@ -57,7 +57,7 @@ for round in $(seq 1 "$rounds"); do
   mkdir -p "$tmp/j$round"
   "$drv" --loops "$loops" --iters "$iters" --calls "$calls" --journal "$tmp/j$round" > "$tmp/on"
   jq -c --argjson r "$round" '. + {round: $r, side: "toolgate"}' "$tmp/off" "$tmp/on" >> "$tmp/results"
-  jq -r 'select(.measure == "overhead") | "  toolgate tg_loop, journal \(if .journal == 1 then "on " else "off" end): \(.us_per_iteration) us/iteration (wall \(.wall_us_per_iteration), the server \(.server_us / 1000 | floor) ms, the tool \(.tool_us / 1000 | floor) ms in all), peak RSS \(.peak_rss_kb / 1024 * 10 | floor / 10) MiB"' "$tmp/off" "$tmp/on"
+  jq -r 'select(.measure == "overhead") | "  toolgate tg_loop, journal \(if .journal == 1 then "on " else "off" end): \(.us_per_iteration) us/iteration (\(.us_per_iteration_no_http) without the HTTP exchange, \(.http_us_per_request) us a request of \(.mean_request_bytes) B alone; wall \(.wall_us_per_iteration), the server \(.server_us / 1000 | floor) ms, the tool \(.tool_us / 1000 | floor) ms in all), peak RSS \(.peak_rss_kb / 1024 * 10 | floor / 10) MiB"' "$tmp/off" "$tmp/on"
 done
 
 echo "== ratios (the SDK / toolgate within each round; goals from issue 17$( [ "$rounds" -gt 1 ] && echo "; the median of $rounds rounds [lowest-highest]"))"
@@ -72,6 +72,7 @@ jq -rs '
      off: (map(select(.measure == "overhead" and .journal == 0)) | first),
      on: (map(select(.measure == "overhead" and .journal == 1)) | first)})) as $rs
   | "  overhead per iteration, journal off: \($rs | m(q(.s.us_per_iteration; .off.us_per_iteration))) lower than the SDK (goal >= 20x); journal on: \($rs | m(q(.s.us_per_iteration; .on.us_per_iteration)))",
+    "  the same without the HTTP exchange (toolgate only: the SDK'"'"'s mock has none), journal off: \($rs | m(q(.s.us_per_iteration; .off.us_per_iteration_no_http))); journal on: \($rs | m(q(.s.us_per_iteration; .on.us_per_iteration_no_http)))",
     "  peak RSS: the SDK \($rs | m(q(.s.peak_rss_kb; .off.peak_rss_kb))) toolgate'"'"'s (goal >= 10x); journal on \($rs | m(q(.s.peak_rss_kb; .on.peak_rss_kb)))"
 ' "$tmp/results"
 if [ "$reps" -gt 0 ]; then
