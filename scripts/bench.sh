@@ -18,3 +18,4 @@ scripts/npm-deps.sh tests/interop
 "$build/bench/bench_sandbox" 300 bench
 "$build/bench/bench_spool" --mib 1024 --rounds 3
 bench/mcp/run.sh "$build/toolgate"
+bench/loop/run.sh "$build"
