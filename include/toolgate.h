@@ -252,6 +252,12 @@ int tg_turn_cancel_all(tg_turn *turn, const char *by, const char *reason,
                        tg_error *err);
 /* Sets the caller id of every call that has none (borrowed string, copied). */
 int tg_turn_set_caller(tg_turn *turn, const char *caller_id, tg_error *err);
+/* Sets the skills of every call that has none: the names (copied) of the
+ * prompt modules the model had when it made the turn (the turn-level
+ * attribution of the call record, `skills`, journaled with the call).
+ * TG_EINVAL for a NULL or empty name. */
+int tg_turn_set_skills(tg_turn *turn, const char *const *names, size_t n,
+                       tg_error *err);
 /* Renders the turn's results in `format` (NULL: the turn's own format). Every
  * call must have a result. On success *out is new text the caller frees with
  * tg_free(), *out_len its length. */

@@ -30,6 +30,13 @@ extern "C" {
 
 typedef struct tg_loop tg_loop;
 
+/* A skill: a prompt module (its text) the model gets in the system prompt
+ * under its name. */
+typedef struct tg_loop_skill {
+    const char *name;
+    const char *text;
+} tg_loop_skill;
+
 /* Options of tg_loop_new. Strings are copied by tg_loop_new; zeroes give
  * the defaults. */
 typedef struct tg_loop_options {
@@ -66,6 +73,12 @@ typedef struct tg_loop_options {
      * output, as each provider counts them); once an answer brings the
      * total to it, its calls run and the loop stops. 0: none. */
     long max_total_tokens;
+    /* Skills: each added to the system prompt after `system`, under a
+     * heading "## Skill: NAME"; every call of the loop carries their names
+     * in its record's `skills` (journaled). Copied; names unique and not
+     * empty (TG_EINVAL). A resumed loop keeps the journaled ones. */
+    const tg_loop_skill *skills;
+    size_t nskills;
 } tg_loop_options;
 
 /* Why a loop stopped (tg_loop_stop_reason). */

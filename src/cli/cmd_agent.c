@@ -40,6 +40,8 @@ static const char agent_usage[] =
     "                        key is sent)\n"
     "  --api-key-file F      read the API key from F instead\n"
     "  --system TEXT|@FILE   the system prompt\n"
+    "  --skill NAME=FILE     add FILE to the system prompt as skill NAME\n"
+    "                        (repeatable); every call records the names\n"
     "  --max-iterations N    model requests at most (default 20)\n"
     "  --max-tool-calls N    tool calls at most over the loop (default: no "
     "limit)\n"
@@ -82,6 +84,8 @@ typedef struct agent_opts {
     long long max_attempts, retry_budget_ms, max_time_ms, max_total_tokens;
     const char **stop_tools;
     size_t nstop_tools;
+    const char **skills; /* NAME=FILE */
+    size_t nskills;
     int approve, no_journal, quiet, stream;
 } agent_opts;
 
@@ -118,6 +122,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         O_RESUME,
         O_MAX_TIME,
         O_MAX_TOKENS,
+        O_SKILL,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -143,6 +148,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         {"resume", required_argument, NULL, O_RESUME},
         {"max-time", required_argument, NULL, O_MAX_TIME},
         {"max-total-tokens", required_argument, NULL, O_MAX_TOKENS},
+        {"skill", required_argument, NULL, O_SKILL},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0}};
     int c, st = EXIT_DONE;
@@ -177,6 +183,17 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             st = cli_parse_int("--max-tool-calls", optarg, 1, 1000000000,
                                &o->max_tool_calls);
             break;
+        case O_SKILL: {
+            const char **grown =
+                realloc(o->skills, (o->nskills + 1) * sizeof(char *));
+            if (grown == NULL) {
+                cli_error("out of memory");
+                return EXIT_INTERNAL;
+            }
+            o->skills = grown;
+            o->skills[o->nskills++] = optarg;
+            break;
+        }
         case O_STOP_TOOL: {
             const char **grown =
                 realloc(o->stop_tools, (o->nstop_tools + 1) * sizeof(char *));
@@ -435,6 +452,51 @@ static int ended_loop(tg_runtime *rt, const char *id)
     return status;
 }
 
+/* The skills of --skill NAME=FILE (each file read whole) in *out (n of
+ * them; names and texts malloc'd, free_skills frees). */
+static int load_skills(const agent_opts *o, tg_loop_skill **out)
+{
+    *out = o->nskills > 0 ? calloc(o->nskills, sizeof **out) : NULL;
+    if (o->nskills > 0 && *out == NULL) {
+        cli_error("out of memory");
+        return EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < o->nskills; i++) {
+        const char *eq = strchr(o->skills[i], '=');
+        if (eq == NULL || eq == o->skills[i] || eq[1] == '\0') {
+            cli_error("agent: --skill wants NAME=FILE, not '%s'", o->skills[i]);
+            return EXIT_USAGE;
+        }
+        char *name = strndup(o->skills[i], (size_t)(eq - o->skills[i]));
+        if (name == NULL) {
+            cli_error("out of memory");
+            return EXIT_INTERNAL;
+        }
+        (*out)[i].name = name;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp((*out)[j].name, name) == 0) {
+                cli_error("agent: --skill %s is given twice", name);
+                return EXIT_USAGE;
+            }
+        char *text = NULL;
+        size_t len;
+        int st = cli_read_all(eq + 1, CLI_MAX_INPUT, &text, &len);
+        if (st != EXIT_DONE)
+            return st == EXIT_INTERNAL ? st : EXIT_USAGE;
+        (*out)[i].text = text;
+    }
+    return EXIT_DONE;
+}
+
+static void free_skills(tg_loop_skill *k, size_t n)
+{
+    for (size_t i = 0; k != NULL && i < n; i++) {
+        free((char *)k[i].name);
+        free((char *)k[i].text);
+    }
+    free(k);
+}
+
 static int load_system(const char *arg, char **out)
 {
     *out = NULL;
@@ -460,8 +522,10 @@ int cmd_agent(int argc, char **argv)
     tg_runtime *rt = NULL;
     tg_loop *loop = NULL;
     char *key = NULL, *system = NULL, *prompt = NULL;
+    tg_loop_skill *skills = NULL;
     tg_error err = {0};
-    if ((status = load_system(o.system, &system)) != EXIT_DONE)
+    if ((status = load_system(o.system, &system)) != EXIT_DONE ||
+        (status = load_skills(&o, &skills)) != EXIT_DONE)
         goto done;
     if (o.prompt == NULL) {
         /* --resume: the journaled prompt */
@@ -515,6 +579,8 @@ int cmd_agent(int argc, char **argv)
         .stream = o.stream,
         .max_time_ms = (long)o.max_time_ms,
         .max_total_tokens = (long)o.max_total_tokens,
+        .skills = skills,
+        .nskills = o.nskills,
     };
     static const tg_loop_events progress = {
         .call_started = ev_started,
@@ -599,5 +665,7 @@ done:
     free(system);
     free(prompt);
     free(o.stop_tools);
+    free_skills(skills, o.nskills);
+    free(o.skills);
     return status;
 }

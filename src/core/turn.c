@@ -157,6 +157,32 @@ int tg_turn_set_caller(tg_turn *t, const char *caller_id, tg_error *err)
     return 0;
 }
 
+int tg_turn_set_skills(tg_turn *t, const char *const *names, size_t n,
+                       tg_error *err)
+{
+    if (t == NULL || (n > 0 && names == NULL))
+        return tg__error_set(err, TG_EINVAL, "tg_turn_set_skills: no turn");
+    for (size_t k = 0; k < n; k++)
+        if (names[k] == NULL || names[k][0] == '\0')
+            return tg__error_set(err, TG_EINVAL,
+                                 "tg_turn_set_skills: skill %zu has no name",
+                                 k + 1);
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->calls[i]->skills != NULL)
+            continue;
+        json_t *a = json_array(); /* new ref */
+        for (size_t k = 0; a != NULL && k < n; k++)
+            if (json_array_append_new(a, json_string(names[k])) != 0) {
+                json_decref(a);
+                a = NULL;
+            }
+        if (a == NULL)
+            return tg__error_set(err, TG_ENOMEM, "out of memory");
+        t->calls[i]->skills = a;
+    }
+    return 0;
+}
+
 int tg_turn_cancel_all(tg_turn *t, const char *by, const char *reason,
                        tg_error *err)
 {

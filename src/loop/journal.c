@@ -22,15 +22,25 @@ static json_t *meta(const tg_loop *l, const char *prompt)
             json_decref(stops);
             stops = NULL;
         }
-    if (stops == NULL)
+    json_t *skills = json_array(); /* new ref */
+    for (size_t i = 0; skills != NULL && i < l->nskills; i++)
+        if (json_array_append_new(skills, json_string(l->skill_names[i]))) {
+            json_decref(skills);
+            skills = NULL;
+        }
+    if (stops == NULL || skills == NULL) {
+        json_decref(stops);
+        json_decref(skills);
         return NULL;
+    }
     return json_pack(
-        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I}", "provider",
+        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I,s:o}", "provider",
         l->prov->name, "base_url", l->base_url, "model", l->model, "system",
         l->system, "prompt", prompt, "max_iterations", l->opt.max_iterations,
         "max_tool_calls", (json_int_t)l->opt.max_tool_calls, "stop_tools",
         stops, "max_tokens", l->opt.max_tokens, "stream", l->opt.stream != 0,
-        "max_total_tokens", (json_int_t)l->opt.max_total_tokens); /* new ref */
+        "max_total_tokens", (json_int_t)l->opt.max_total_tokens, "skills",
+        skills); /* new ref */
 }
 
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err)

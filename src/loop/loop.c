@@ -77,7 +77,11 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     l->base_url = dup_or_null(options->base_url, &bad);
     l->model = dup_or_null(options->model, &bad);
     l->api_key = dup_or_null(options->api_key, &bad);
-    l->system = dup_or_null(options->system, &bad);
+    int src = tg__loop_skills(l, options, &l->system, err);
+    if (src != 0) {
+        tg_loop_free(l);
+        return src;
+    }
     l->opt.provider = prov->name;
     l->opt.base_url = l->base_url;
     l->opt.model = l->model;
@@ -100,6 +104,8 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
             l->stop_tools[i] = dup_or_null(options->stop_tools[i], &bad);
     }
     l->opt.stop_tools = NULL;
+    l->opt.skills = NULL;
+    l->opt.nskills = 0;
     if (events != NULL)
         l->ev = *events;
     l->ud = ud;
@@ -143,6 +149,9 @@ void tg_loop_free(tg_loop *l)
     free(l->base_url);
     free(l->model);
     free(l->system);
+    for (size_t i = 0; i < l->nskills; i++)
+        free(l->skill_names[i]);
+    free(l->skill_names);
     free(l->url);
     free(l->answer);
     if (l->stop_tools != NULL)
@@ -414,6 +423,9 @@ int tg__loop_submit(tg_loop *l, tg_turn *turn, const char *scope, tg_error *err)
         scope = own;
     }
     int rc = tg_turn_set_caller(turn, scope, err);
+    if (rc == 0 && l->nskills > 0)
+        rc = tg_turn_set_skills(turn, (const char *const *)l->skill_names,
+                                l->nskills, err);
     if (rc == 0)
         rc = tg_runtime_submit(l->rt, turn, &turn_ops, l, err);
     if (rc == 0)

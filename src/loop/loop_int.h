@@ -296,9 +296,19 @@ struct tg_loop {
     int pending; /* the answer of `iteration` awaits its calls' results */
     json_t *pending_answer; /* new ref: that answer's items */
     json_t *idempotent;     /* new ref: tool names run again when interrupted */
-    long tokens;            /* the answers' tokens so far */
-    long long started_ms;   /* CLOCK_MONOTONIC ms of the start (or resume) */
+    char **skill_names;     /* the skills' names (nskills of them) */
+    size_t nskills;
+    long tokens;          /* the answers' tokens so far */
+    long long started_ms; /* CLOCK_MONOTONIC ms of the start (or resume) */
 };
+
+/* The system prompt with the skills of `o` added (malloc'd, NULL when
+ * there is neither), and their names in l->skill_names (skills.c).
+ * TG_EINVAL for a skill without a name or text, or a name given twice. */
+int tg__loop_skills(tg_loop *l, const tg_loop_options *o, char **system,
+                    tg_error *err);
+/* Sets l's skill names from a JSON array of strings (borrowed). */
+int tg__loop_skill_names(tg_loop *l, const json_t *names, tg_error *err);
 
 /* Records the loop's start in the runtime's journal (nothing when it is
  * off): its id, settings and prompt. 0 or a negative TG_E code. */

@@ -402,7 +402,14 @@ int tg_loop_resume(tg_runtime *rt, const char *loop_id,
     const char *stops[64];
     size_t nstops = 0;
     tg_loop_options o = merged_options(options, m, stops, &nstops);
-    if ((rc = tg_loop_new(rt, &o, events, ud, &l, err)) != 0)
+    if (o.nskills > 0) {
+        rc = tg__loop_fail(err, TG_EINVAL,
+                           "a resumed loop keeps the skills it was started "
+                           "with");
+        goto fail;
+    }
+    if ((rc = tg_loop_new(rt, &o, events, ud, &l, err)) != 0 ||
+        (rc = tg__loop_skill_names(l, json_object_get(m, "skills"), err)) != 0)
         goto fail;
     snprintf(l->id, sizeof l->id, "%s", loop_id);
     l->resumed = 1;

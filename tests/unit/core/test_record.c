@@ -913,6 +913,20 @@ static void test_turn_container(void **state)
     assert_int_equal(tg_turn_set_caller(t, "alice", &err), 0);
     assert_string_equal(tg_call_caller_id(tg_turn_call(t, 0)), "alice");
     assert_string_equal(tg_call_caller_id(tg_turn_call(t, 2)), "bob");
+    /* skills: set on calls without any, kept on one that has its own, in
+     * the record; an empty name is refused */
+    const char *names[] = {"cite", "french"};
+    const char *bad[] = {"cite", ""};
+    t->calls[2]->skills = json_pack("[s]", "own");
+    assert_int_equal(tg_turn_set_skills(t, bad, 2, &err), TG_EINVAL);
+    assert_null(t->calls[0]->skills);
+    assert_int_equal(tg_turn_set_skills(t, names, 2, &err), 0);
+    char *rec = tg_call_to_json(tg_turn_call(t, 0));
+    assert_non_null(strstr(rec, "\"skills\":[\"cite\",\"french\"]"));
+    tg_free(rec);
+    rec = tg_call_to_json(tg_turn_call(t, 2));
+    assert_non_null(strstr(rec, "\"skills\":[\"own\"]"));
+    tg_free(rec);
     tg_turn_free(t);
     tg_turn_free(NULL);
 }
