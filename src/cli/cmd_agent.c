@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "toolgate_loop.h"
@@ -68,6 +69,8 @@ static const char agent_usage[] =
     "  --approve             answer every 'ask' of the policy with yes\n"
     "  --no-journal          do not record calls and results\n"
     "  --quiet               no progress on stderr\n"
+    "  --progress            the live view (the model's text as it streams,\n"
+    "                        per iteration) even when stderr is no terminal\n"
     "  --config FILE         configuration file\n"
     "\n"
     "exit status: 0 answered (or a --stop-tool succeeded), 1 stopped by a\n"
@@ -86,7 +89,7 @@ typedef struct agent_opts {
     size_t nstop_tools;
     const char **skills; /* NAME=FILE */
     size_t nskills;
-    int approve, no_journal, quiet, stream;
+    int approve, no_journal, quiet, stream, live;
 } agent_opts;
 
 static tg_loop *the_loop; /* for the SIGINT handler only */
@@ -123,6 +126,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         O_MAX_TIME,
         O_MAX_TOKENS,
         O_SKILL,
+        O_PROGRESS,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -149,6 +153,7 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
         {"max-time", required_argument, NULL, O_MAX_TIME},
         {"max-total-tokens", required_argument, NULL, O_MAX_TOKENS},
         {"skill", required_argument, NULL, O_SKILL},
+        {"progress", no_argument, NULL, O_PROGRESS},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0}};
     int c, st = EXIT_DONE;
@@ -235,6 +240,9 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             break;
         case O_QUIET:
             o->quiet = 1;
+            break;
+        case O_PROGRESS:
+            o->live = 1;
             break;
         case O_CONFIG:
             o->config = optarg;
@@ -336,14 +344,48 @@ static int read_key(const agent_opts *o, const char *provider, char **key)
 
 /* ------------------------------------------------------------ progress */
 
+/* What stderr shows: one line per event, or (on a terminal, or with
+ * --progress) a live view that adds the model's text as it streams, under
+ * a heading per iteration. Everything from the model or a tool is escaped
+ * for the terminal. */
+typedef struct view {
+    int live;
+    int shown;   /* the iteration whose heading is out */
+    int in_text; /* the cursor is after streamed text */
+} view;
+
 static void say(const char *prefix, const char *text)
 {
     fputs(prefix, stderr);
     cli_put_safe(stderr, text, strlen(text), 0);
 }
 
+static void heading(view *v, int iteration)
+{
+    if (v->in_text) {
+        fputc('\n', stderr);
+        v->in_text = 0;
+    }
+    if (v->live && v->shown != iteration) {
+        fprintf(stderr, "--- iteration %d\n", iteration);
+        v->shown = iteration;
+    }
+}
+
+static void ev_text(void *ud, int iteration, const char *text, size_t len)
+{
+    view *v = ud;
+    if (!v->live)
+        return;
+    heading(v, iteration);
+    cli_put_safe(stderr, text, len, TG_TERMINAL_KEEP_LINES);
+    v->in_text = len > 0 && text[len - 1] != '\n';
+    fflush(stderr);
+}
+
 static void ev_started(void *ud, int iteration, const tg_call *call)
 {
+    heading(ud, iteration);
     say("toolgate: agent: call ", tg_call_id(call));
     say(" ", tg_call_tool(call));
     fputs(" started\n", stderr);
@@ -352,6 +394,7 @@ static void ev_started(void *ud, int iteration, const tg_call *call)
 static void ev_finished(void *ud, int iteration, const tg_call *call,
                         const tg_result *r)
 {
+    heading(ud, iteration);
     say("toolgate: agent: call ", tg_call_id(call));
     say(" ", tg_call_tool(call));
     fprintf(stderr, ": %s (%.1f ms)", tg_outcome_name(tg_result_outcome(r)),
@@ -363,12 +406,14 @@ static void ev_finished(void *ud, int iteration, const tg_call *call,
 
 static void ev_iteration(void *ud, int iteration, size_t ncalls)
 {
+    heading(ud, iteration);
     fprintf(stderr, "toolgate: agent: iteration %d: %zu call%s\n", iteration,
             ncalls, ncalls == 1 ? "" : "s");
 }
 
 static void ev_retry(void *ud, int attempt, long delay_ms, const char *why)
 {
+    heading(ud, ((view *)ud)->shown);
     fprintf(stderr, "toolgate: agent: attempt %d in %ld ms after ", attempt,
             delay_ms);
     cli_put_safe(stderr, why, strlen(why), 0);
@@ -583,16 +628,18 @@ int cmd_agent(int argc, char **argv)
         .nskills = o.nskills,
     };
     static const tg_loop_events progress = {
+        .text = ev_text,
         .call_started = ev_started,
         .call_finished = ev_finished,
         .iteration_done = ev_iteration,
         .retry = ev_retry,
     };
-    rc = o.resume != NULL
-             ? tg_loop_resume(rt, o.resume, &lo, o.quiet ? NULL : &progress,
-                              NULL, &loop, &err)
-             : tg_loop_new(rt, &lo, o.quiet ? NULL : &progress, NULL, &loop,
-                           &err);
+    view v = {.live = o.live || (!o.quiet && isatty(STDERR_FILENO))};
+    rc =
+        o.resume != NULL
+            ? tg_loop_resume(rt, o.resume, &lo, o.quiet ? NULL : &progress, &v,
+                             &loop, &err)
+            : tg_loop_new(rt, &lo, o.quiet ? NULL : &progress, &v, &loop, &err);
     if (key != NULL) {
         memset(key, 0, strlen(key)); /* the loop holds its own copy */
         free(key);

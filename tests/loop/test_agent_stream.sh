@@ -18,8 +18,14 @@ SCRIPT='{"turns": [
 
 for p in $PROVIDERS; do
   start_server "$SCRIPT"
-  agent "$p" --stream --transcript transcript.json "Say the numbers."
+  agent "$p" --stream --progress --transcript transcript.json "Say the numbers."
   eq "$p: exit status" "$STATUS" 0
+  # the live view: each iteration's heading, the model's text as it came,
+  # the calls' lines after it
+  contains "$p: live view: iteration 1's heading" "$(cat err.txt)" "--- iteration 1"
+  eq "$p: live view: the streamed text under its iteration" \
+    "$(sed -n '/^--- iteration 1$/,/^--- iteration 2$/p' err.txt | grep -c '^first$')" 1
+  contains "$p: live view: iteration 3's text" "$(cat err.txt)" "$(printf -- '--- iteration 3\nAll done.')"
   eq "$p: the answer" "$(sed 's/ *$//' out.txt)" "All done."
   eq "$p: three requests" "$(requests)" 3
   if [ "$p" != gemini ]; then
