@@ -60,7 +60,10 @@ static int headers(struct curl_slist **h, const char *key, tg_error *err)
 static int request(const json_t *conv, const json_t *tools, const char *model,
                    int max_tokens, json_t **out, tg_error *err)
 {
-    json_t *body = json_deep_copy(conv); /* new ref */
+    /* A shallow copy: the request shares the conversation's messages and
+     * the tool definitions (it is serialized, never changed below its own
+     * members), so a request costs no copy of a conversation that grows. */
+    json_t *body = json_copy((json_t *)conv); /* new ref */
     if (body == NULL)
         goto fail;
     /* tg_runtime_tools renders gemini as one Tool object. */

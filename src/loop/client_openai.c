@@ -54,11 +54,14 @@ static int headers(struct curl_slist **h, const char *key, tg_error *err)
 static int request(const json_t *conv, const json_t *tools, const char *model,
                    int max_tokens, json_t **out, tg_error *err)
 {
-    json_t *body = json_deep_copy(conv); /* new ref */
+    /* A shallow copy: the request shares the conversation's messages and
+     * the tool definitions (it is serialized, never changed below its own
+     * members), so a request costs no copy of a conversation that grows. */
+    json_t *body = json_copy((json_t *)conv); /* new ref */
     if (body == NULL || json_object_set_new(body, "model", json_string(model)))
         goto fail;
     if (json_array_size(tools) > 0 &&
-        json_object_set_new(body, "tools", json_deep_copy(tools)) != 0)
+        json_object_set(body, "tools", (json_t *)tools) != 0)
         goto fail;
     *out = body;
     return 0;
