@@ -55,8 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *v = r.body != NULL ? json_loadb(r.body, r.len, 0, NULL) : NULL;
     tg__usage u = {0};
     tg__usage_update(&u, v);
-    if (u.input < 0 || u.output < 0 || u.total < 0 ||
-        tg__usage_tokens(&u) < 0)
+    if (u.input < 0 || u.output < 0 || u.total < 0 || tg__usage_tokens(&u) < 0)
         abort();
     json_decref(v);
     free(text);
