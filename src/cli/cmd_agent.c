@@ -100,6 +100,19 @@ static void on_sigint(int sig)
     tg_loop_cancel(the_loop);
 }
 
+/* Appends arg (borrowed from argv) to the list of a repeatable option. */
+static int append_arg(const char ***list, size_t *n, const char *arg)
+{
+    const char **grown = realloc(*list, (*n + 1) * sizeof(char *));
+    if (grown == NULL) {
+        cli_error("out of memory");
+        return EXIT_INTERNAL;
+    }
+    *list = grown;
+    grown[(*n)++] = arg;
+    return EXIT_DONE;
+}
+
 static int parse_opts(int argc, char **argv, agent_opts *o)
 {
     enum {
@@ -188,28 +201,12 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             st = cli_parse_int("--max-tool-calls", optarg, 1, 1000000000,
                                &o->max_tool_calls);
             break;
-        case O_SKILL: {
-            const char **grown =
-                realloc(o->skills, (o->nskills + 1) * sizeof(char *));
-            if (grown == NULL) {
-                cli_error("out of memory");
-                return EXIT_INTERNAL;
-            }
-            o->skills = grown;
-            o->skills[o->nskills++] = optarg;
+        case O_SKILL:
+            st = append_arg(&o->skills, &o->nskills, optarg);
             break;
-        }
-        case O_STOP_TOOL: {
-            const char **grown =
-                realloc(o->stop_tools, (o->nstop_tools + 1) * sizeof(char *));
-            if (grown == NULL) {
-                cli_error("out of memory");
-                return EXIT_INTERNAL;
-            }
-            o->stop_tools = grown;
-            o->stop_tools[o->nstop_tools++] = optarg;
+        case O_STOP_TOOL:
+            st = append_arg(&o->stop_tools, &o->nstop_tools, optarg);
             break;
-        }
         case O_TRANSCRIPT:
             o->transcript = optarg;
             break;

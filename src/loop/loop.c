@@ -494,7 +494,7 @@ int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
     if (rc == 0 && acc != NULL)
         rc = tg__conv_add(list, acc, err);
     json_decref(acc);
-    if (rc == 0) {
+    if (rc == 0 && l->store != NULL) {
         json_t *extra = json_pack("{s:I}", "calls", (json_int_t)ncalls);
         rc = extra != NULL
                  ? tg__loop_journal_step(l, "results", from, extra, err)
@@ -548,6 +548,8 @@ static int answered(tg_loop *l)
 static int record_answer(tg_loop *l, size_t from, long tokens, tg_error *err)
 {
     l->tokens += tokens;
+    if (l->store == NULL)
+        return 0; /* the journal is off: nothing to build */
     json_t *extra = json_pack("{s:s,s:I}", "text", l->answer, "tokens",
                               (json_int_t)tokens); /* new ref */
     int rc = extra != NULL
