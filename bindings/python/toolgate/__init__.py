@@ -25,6 +25,7 @@ from typing import Any, Dict
 from ._native import has as _has
 from ._native import lib as _lib
 from ._native import take_str as _take_str
+from .agent import PROVIDERS, Agent, show_loop
 from .errors import (AlreadyExists, ConfigError, Denied, Error, FormatError,
                      InvalidArgument, JournalError, LimitExceeded, NotFound,
                      ParseError, SchemaError, ToolError)
@@ -49,7 +50,7 @@ def versions() -> Dict[str, Any]:
     return {"toolgate": library_version()}
 
 
-__all__ = ["AlreadyExists", "Call", "Config", "ConfigError", "Denied",
+__all__ = ["Agent", "PROVIDERS", "show_loop", "AlreadyExists", "Call", "Config", "ConfigError", "Denied",
            "Error", "Event", "FormatError", "InvalidArgument", "JournalError",
            "LimitExceeded", "NotFound", "ParseError", "Result", "Runtime",
            "SchemaError", "Stream", "ToolContext", "ToolError", "Turn",

@@ -177,8 +177,9 @@ class Turn:
     """A model turn: its calls and, once run, one result per call. Frees the
     C turn when closed or collected."""
 
-    def __init__(self, ptr: int) -> None:
+    def __init__(self, ptr: int, owned: bool = True) -> None:
         self._ptr: Optional[int] = ptr
+        self._owned = owned  # False: a turn lent to a callback
 
     @property
     def _p(self) -> int:
@@ -188,9 +189,9 @@ class Turn:
 
     def close(self) -> None:
         """Frees the turn now (calls and results taken from it go with it)."""
-        if self._ptr:
+        if self._ptr and self._owned:
             lib.tg_turn_free(self._ptr)
-            self._ptr = None
+        self._ptr = None
 
     def __del__(self) -> None:
         self.close()
