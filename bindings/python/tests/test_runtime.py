@@ -171,3 +171,26 @@ def test_results_render_in_another_format(runtime):
     anthropic = turn.render_json("anthropic")
     assert anthropic["role"] == "user"
     assert anthropic["content"][0]["tool_use_id"] == "o"
+
+
+def test_arun_lets_the_event_loop_go_on(runtime, scale):
+    import asyncio
+
+    started, gate = threading.Event(), threading.Event()
+
+    def wait_for_gate(args):
+        started.set()
+        return gate.wait(30 * scale)  # the coroutine below must open it
+
+    runtime.register("wait_for_gate", wait_for_gate)
+
+    async def main():
+        task = asyncio.ensure_future(runtime.arun(toolgate.parse(
+            chat(("w", "wait_for_gate", "{}")))))
+        while not started.is_set():  # runs only if arun does not block
+            await asyncio.sleep(0.001)
+        gate.set()
+        return await task
+
+    (r,) = asyncio.run(main())
+    assert r.succeeded and r.data is True

@@ -283,6 +283,12 @@ class Agent:
                   err)
         return self.answer
 
+    async def arun(self, prompt: Optional[str]) -> str:
+        """run() for asyncio: the loop runs on a worker thread while the
+        event loop goes on (its callbacks run on that thread)."""
+        import asyncio
+        return await asyncio.to_thread(self.run, prompt)
+
     def start(self, prompt: str) -> None:
         """Sets the user prompt; once, before the first step()."""
         err = TgError()

@@ -284,6 +284,13 @@ class Runtime:
                                           ctypes.byref(err)), err)
         return [r for r in turn.results if r is not None]
 
+    async def arun(self, turn: Turn,
+                   caller: Optional[str] = None) -> List[Result]:
+        """run() for asyncio: the turn runs on a worker thread (the GIL
+        released) while the event loop goes on."""
+        import asyncio
+        return await asyncio.to_thread(self.run, turn, caller)
+
     def cancel(self, call_id: Optional[str] = None, by: str = "user",
                reason: str = "") -> None:
         """Cancels the running or queued call `call_id` (None: every call);
