@@ -19,7 +19,8 @@ import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double,
                     c_int, c_int64, c_long, c_size_t, c_uint, c_ulong,
                     c_void_p)
-from typing import Optional
+import sys
+from typing import Any, Callable, Optional
 
 
 class TgError(Structure):
@@ -191,6 +192,51 @@ for _name, (_res, _args) in _OPTIONAL.items():
     _fn.argtypes = _args
 
 
+class Handle:
+    """An owned C handle (a `void *` in `_ptr`), freed with the library
+    function named by the subclass's `_free_name` on close(), when the
+    object is collected, or at the end of a `with` block."""
+
+    _free_name = ""
+    _what = "handle"
+    _ptr: Optional[int] = None
+    _owned = True
+
+    @property
+    def _p(self) -> int:
+        if not self._ptr:
+            raise ValueError(f"toolgate: the {self._what} is closed")
+        return self._ptr
+
+    def close(self) -> None:
+        """Frees the C object now (views taken from it go with it)."""
+        ptr, self._ptr = self._ptr, None
+        if ptr and self._owned:
+            getattr(lib, self._free_name)(ptr)
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def guard(callback: Callable[..., None]) -> Callable[..., None]:
+    """`callback` made safe to call from C: an exception it raises is
+    reported (sys.excepthook) instead of crossing into the library."""
+
+    def guarded(*args: Any) -> None:
+        try:
+            callback(*args)
+        except BaseException as e:  # noqa: BLE001 - cannot cross into C
+            sys.excepthook(type(e), e, e.__traceback__)
+
+    return guarded
+
+
 def has(name: str) -> bool:
     """Whether the loaded library exports `name`."""
     try:
@@ -222,6 +268,6 @@ def arg(s: Optional[str]) -> Optional[bytes]:
     return None if s is None else s.encode("utf-8", "surrogateescape")
 
 
-__all__ = ["lib", "TgError", "TgEvents", "TgHistoryQuery", "HANDLER_FN",
+__all__ = ["Handle", "guard", "lib", "TgError", "TgEvents", "TgHistoryQuery", "HANDLER_FN",
            "EV_CALL_FN", "EV_OUTPUT_FN", "EV_FINISHED_FN", "take_str", "text",
            "arg", "has", "c_int64", "c_ulong"]

@@ -17,12 +17,11 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import sys
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_long,
                     c_size_t, c_void_p)
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ._native import TgError, arg, lib, take_str, text
+from ._native import Handle, TgError, arg, guard, lib, take_str, text
 from .errors import Error, raise_for
 from .runtime import Runtime
 from .turn import Call, Result, Turn
@@ -95,11 +94,8 @@ _libc.malloc.argtypes = [c_size_t]
 PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 
 
-def _report(e: BaseException) -> None:
-    sys.excepthook(type(e), e, e.__traceback__)
 
-
-class Agent:
+class Agent(Handle):
     """An agent loop over `runtime` (which must outlive it, and runs no
     other turn while the loop runs) against `provider` at `base_url` with
     `model`. The API key: `api_key`, else the environment variable
@@ -117,6 +113,9 @@ class Agent:
     messages / items or one message, in the provider's format; None: the
     runtime's rendering). The Call, Result and Turn given to a callback are
     valid during it only."""
+
+    _free_name = "tg_loop_free"
+    _what = "agent loop"
 
     def __init__(self, runtime: Runtime, provider: str, base_url: str,
                  model: str, *, api_key: Optional[str] = None,
@@ -136,7 +135,6 @@ class Agent:
                  on_retry: Optional[Callable[[int, int, str], None]] = None,
                  prompt_factory: Optional[Callable[[Turn, str], Any]] = None,
                  _resume: Optional[str] = None) -> None:
-        self._ptr: Optional[int] = None
         self._runtime = runtime  # the loop borrows it
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env)
@@ -205,41 +203,21 @@ class Agent:
                 prompt_factory: Any) -> _Events:
         ev = _Events()
         if on_text:
-            def t(ud: int, it: int, s: int, n: int) -> None:
-                try:
-                    on_text(it, ctypes.string_at(s, n).decode("utf-8",
-                                                              "replace"))
-                except BaseException as e:  # noqa: BLE001
-                    _report(e)
-            ev.text = _TEXT(t)
+            ev.text = _TEXT(guard(lambda ud, it, s, n: on_text(
+                it, ctypes.string_at(s, n).decode("utf-8", "replace"))))
         if on_call_started:
-            def cs(ud: int, it: int, call: int) -> None:
-                try:
-                    on_call_started(it, Call(call, None))
-                except BaseException as e:  # noqa: BLE001
-                    _report(e)
-            ev.call_started = _CALL(cs)
+            ev.call_started = _CALL(guard(lambda ud, it, call: on_call_started(
+                it, Call(call, None))))
         if on_call_finished:
-            def cf(ud: int, it: int, call: int, result: int) -> None:
-                try:
-                    on_call_finished(it, Call(call, None), Result(result, None))
-                except BaseException as e:  # noqa: BLE001
-                    _report(e)
-            ev.call_finished = _FINISHED(cf)
+            ev.call_finished = _FINISHED(guard(
+                lambda ud, it, call, result: on_call_finished(
+                    it, Call(call, None), Result(result, None))))
         if on_iteration:
-            def idone(ud: int, it: int, n: int) -> None:
-                try:
-                    on_iteration(it, n)
-                except BaseException as e:  # noqa: BLE001
-                    _report(e)
-            ev.iteration_done = _ITERATION(idone)
+            ev.iteration_done = _ITERATION(guard(
+                lambda ud, it, n: on_iteration(it, n)))
         if on_retry:
-            def rt(ud: int, attempt: int, delay: int, why: bytes) -> None:
-                try:
-                    on_retry(attempt, delay, text(why) or "")
-                except BaseException as e:  # noqa: BLE001
-                    _report(e)
-            ev.retry = _RETRY(rt)
+            ev.retry = _RETRY(guard(lambda ud, attempt, delay, why: on_retry(
+                attempt, delay, text(why) or "")))
         if prompt_factory:
             def res(ud: int, turn: int, fmt: bytes, out: Any,
                     err: Any) -> int:
@@ -267,12 +245,6 @@ class Agent:
             ev.results = _RESULTS(res)
         self._keep.append(ev)
         return ev
-
-    @property
-    def _p(self) -> int:
-        if not self._ptr:
-            raise ValueError("toolgate: the agent loop is closed")
-        return self._ptr
 
     def run(self, prompt: Optional[str]) -> str:
         """Starts the loop with `prompt` (None for a resumed loop) and runs
@@ -339,20 +311,6 @@ class Agent:
     def transcript(self) -> Dict[str, Any]:
         """The conversation in the provider's format (no key in it)."""
         return json.loads(take_str(lib.tg_loop_transcript(self._p)))
-
-    def close(self) -> None:
-        if self._ptr:
-            lib.tg_loop_free(self._ptr)
-            self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
-
-    def __enter__(self) -> "Agent":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def show_loop(journal: str, loop_id: str) -> Dict[str, Any]:

@@ -15,30 +15,31 @@ import ctypes
 import inspect
 import json
 import os
-import sys
 import threading
 from typing import (Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
                     Union)
 
 from ._native import (EV_CALL_FN, EV_FINISHED_FN, EV_OUTPUT_FN, HANDLER_FN,
-                      TgError, TgEvents, arg, lib, take_str, text)
+                      Handle, TgError, guard, TgEvents, arg, lib, take_str, text)
 from .errors import Denied, ToolError, raise_for
 from .turn import Call, Result, Turn
 
 TG_TOOL_INLINE = 1
 
 
-class Config:
+class Config(Handle):
     """A configuration: the embedded defaults, then a toolgate.json file
     (`path`), then `settings` (a dict with the file's keys, e.g.
     ``{"journal": None, "limits": {"timeout_ms": 5000}}``). Relative paths
     in `settings` are taken from `base_dir` (default: the current
     directory). Raises ConfigError naming the bad key."""
 
+    _free_name = "tg_config_free"
+    _what = "configuration"
+
     def __init__(self, path: Union[str, os.PathLike, None] = None,
                  settings: Optional[Mapping[str, Any]] = None,
                  base_dir: Union[str, os.PathLike, None] = None) -> None:
-        self._ptr: Optional[int] = None
         self._ptr = lib.tg_config_new()
         if not self._ptr:
             raise MemoryError("toolgate: tg_config_new")
@@ -59,23 +60,10 @@ class Config:
                                      ctypes.byref(err)), err)
 
     @property
-    def _p(self) -> int:
-        if not self._ptr:
-            raise ValueError("toolgate: the configuration is closed")
-        return self._ptr
-
-    @property
     def journal(self) -> Optional[str]:
         """The journal path in force, None when the journal is off."""
         return text(lib.tg_config_journal(self._p))
 
-    def close(self) -> None:
-        if self._ptr:
-            lib.tg_config_free(self._ptr)
-            self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
 
 
 class ToolContext:
@@ -187,15 +175,17 @@ def _trampoline(fn: ToolFn, wants_ctx: bool) -> Any:
     return HANDLER_FN(handler)
 
 
-class Runtime:
+class Runtime(Handle):
     """A runtime built from a Config (None: the embedded defaults, which
     journal to ./.toolgate/journal.db; pass ``Config(settings={"journal":
     None})`` for none). Use as a context manager or close() it: closing
     cancels what still runs and closes the journal."""
 
+    _free_name = "tg_runtime_free"
+    _what = "runtime"
+
     def __init__(self, config: Optional[Config] = None,
                  on_event: Optional[Callable[[Event], None]] = None) -> None:
-        self._ptr: Optional[int] = None
         own = config is None
         cfg = Config() if config is None else config
         out = ctypes.c_void_p()
@@ -212,26 +202,6 @@ class Runtime:
         self._lock = threading.Lock()
         if on_event is not None:
             self._set_events(on_event)
-
-    @property
-    def _p(self) -> int:
-        if not self._ptr:
-            raise ValueError("toolgate: the runtime is closed")
-        return self._ptr
-
-    def close(self) -> None:
-        if self._ptr:
-            lib.tg_runtime_free(self._ptr)
-            self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
-
-    def __enter__(self) -> "Runtime":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def register(self, name: str, fn: ToolFn,
                  schema: Optional[Mapping[str, Any]] = None,
@@ -321,34 +291,25 @@ class Runtime:
 
     def _set_events(self, on_event: Callable[[Event], None]) -> None:
         def call_event(kind: str) -> Any:
-            def cb(ud: int, call: int) -> None:
-                c = Call(call, None)
-                _deliver(on_event, Event(kind, c.id, c.tool))
-            return EV_CALL_FN(cb)
+            return EV_CALL_FN(guard(lambda ud, call: on_event(
+                Event(kind, *_names(call)))))
 
-        def output(ud: int, call: int, stream: int, data: int,
-                   n: int) -> None:
-            c = Call(call, None)
-            _deliver(on_event, Event("output", c.id, c.tool, stream,
-                                     ctypes.string_at(data, n)))
-
-        def finished(ud: int, call: int, result: int) -> None:
-            c = Call(call, None)
-            r = Result(result, None)
-            _deliver(on_event, Event("finished", c.id, c.tool,
-                                     result=r.to_dict()))
-
-        ev = TgEvents(call_event("accepted"), call_event("started"),
-                      EV_OUTPUT_FN(output), EV_FINISHED_FN(finished))
+        ev = TgEvents(
+            call_event("accepted"), call_event("started"),
+            EV_OUTPUT_FN(guard(lambda ud, call, stream, data, n: on_event(
+                Event("output", *_names(call), stream,
+                      ctypes.string_at(data, n))))),
+            EV_FINISHED_FN(guard(lambda ud, call, result: on_event(
+                Event("finished", *_names(call),
+                      result=Result(result, None).to_dict())))))
         self._keep.append(ev)
         lib.tg_runtime_set_events(self._p, ctypes.byref(ev), None)
 
 
-def _deliver(on_event: Callable[[Event], None], event: Event) -> None:
-    try:
-        on_event(event)
-    except BaseException:  # noqa: BLE001 - a callback cannot fail the turn
-        sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
+def _names(call: int) -> tuple:
+    """The id and tool of a borrowed call."""
+    c = Call(call, None)
+    return c.id, c.tool
 
 
 __all__ = ["Config", "Runtime", "ToolContext", "Event"]

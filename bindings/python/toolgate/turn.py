@@ -11,7 +11,7 @@ import ctypes
 import json
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from ._native import TgError, arg, lib, take_str, text
+from ._native import Handle, TgError, arg, lib, take_str, text
 from .errors import raise_for
 
 JsonText = Union[str, bytes, bytearray, Dict[str, Any], List[Any]]
@@ -29,6 +29,18 @@ def _json(s: Optional[bytes]) -> Any:
     return None if s is None else json.loads(s)
 
 
+def _text(fn: Any, doc: str = "") -> Any:
+    return property(lambda self: text(fn(self._ptr)), doc=doc)
+
+
+def _decoded(fn: Any, doc: str = "") -> Any:
+    return property(lambda self: _json(fn(self._ptr)), doc=doc)
+
+
+def _flag(fn: Any, doc: str = "") -> Any:
+    return property(lambda self: bool(fn(self._ptr)), doc=doc)
+
+
 class Call:
     """A normalized tool call: id, tool, arguments (a dict, even when the
     wire carried a JSON string), checksum, caller, format, index."""
@@ -39,44 +51,18 @@ class Call:
         self._ptr = ptr
         self._owner = owner  # keeps the turn (or handler scope) alive
 
-    @property
-    def id(self) -> str:
-        return text(lib.tg_call_id(self._ptr)) or ""
-
-    @property
-    def tool(self) -> str:
-        return text(lib.tg_call_tool(self._ptr)) or ""
-
-    @property
-    def arguments(self) -> Optional[Dict[str, Any]]:
-        """The arguments as a dict; None when they did not decode to an
-        object (the call then ends with an error result)."""
-        return _json(lib.tg_call_args_json(self._ptr))
-
-    @property
-    def arguments_json(self) -> Optional[str]:
-        return text(lib.tg_call_args_json(self._ptr))
-
-    @property
-    def arguments_raw(self) -> Optional[str]:
-        """The arguments as the wire carried them when that was a string."""
-        return text(lib.tg_call_args_raw(self._ptr))
-
-    @property
-    def checksum(self) -> Optional[str]:
-        return text(lib.tg_call_checksum(self._ptr))
-
-    @property
-    def caller_id(self) -> Optional[str]:
-        return text(lib.tg_call_caller_id(self._ptr))
-
-    @property
-    def format(self) -> Optional[str]:
-        return text(lib.tg_call_format(self._ptr))
-
-    @property
-    def index(self) -> int:
-        return int(lib.tg_call_index(self._ptr))
+    id = _text(lib.tg_call_id)
+    tool = _text(lib.tg_call_tool)
+    arguments = _decoded(lib.tg_call_args_json, """The arguments as a dict;
+        None when they did not decode to an object (the call then ends with
+        an error result).""")
+    arguments_json = _text(lib.tg_call_args_json)
+    arguments_raw = _text(lib.tg_call_args_raw, """The arguments as the
+        wire carried them when that was a string.""")
+    checksum = _text(lib.tg_call_checksum)
+    caller_id = _text(lib.tg_call_caller_id)
+    format = _text(lib.tg_call_format)
+    index = property(lambda self: int(lib.tg_call_index(self._ptr)))
 
     def to_dict(self) -> Dict[str, Any]:
         """The whole call record (docs/records.md)."""
@@ -96,74 +82,37 @@ class Result:
         self._ptr = ptr
         self._owner = owner
 
-    @property
-    def id(self) -> str:
-        return text(lib.tg_result_id(self._ptr)) or ""
-
-    @property
-    def tool(self) -> str:
-        return text(lib.tg_result_tool(self._ptr)) or ""
-
-    @property
-    def outcome(self) -> str:
-        """"success", "error", "canceled", "timeout" or "denied"."""
-        return lib.tg_outcome_name(lib.tg_result_outcome(self._ptr)).decode()
-
-    @property
-    def execution(self) -> str:
-        """"not_started", "started" or "finished"."""
-        return lib.tg_execution_name(
-            lib.tg_result_execution(self._ptr)).decode()
-
-    @property
-    def succeeded(self) -> bool:
-        return bool(lib.tg_result_succeeded(self._ptr))
-
-    @property
-    def is_error(self) -> bool:
-        return not self.succeeded
-
-    @property
-    def payload(self) -> Any:
-        """The result's JSON payload (docs/records.md conventions)."""
-        return _json(lib.tg_result_payload_json(self._ptr))
-
-    @property
-    def data(self) -> Any:
-        """The payload of a success, else None."""
-        return _json(lib.tg_result_data_json(self._ptr))
-
-    @property
-    def error_message(self) -> Optional[str]:
-        """The error message (or the reason of denied / canceled, the budget
-        of a timeout); None on success."""
-        return text(lib.tg_result_error_message(self._ptr))
-
-    @property
-    def error_code(self) -> Optional[str]:
-        return text(lib.tg_result_error_code(self._ptr))
-
-    @property
-    def duration_ms(self) -> float:
-        return float(lib.tg_result_duration_ms(self._ptr))
-
-    @property
-    def exit_status(self) -> Optional[int]:
-        status = int(lib.tg_result_exit_status(self._ptr))
-        return None if status < 0 else status
-
-    @property
-    def replayed(self) -> bool:
-        return bool(lib.tg_result_replayed(self._ptr))
-
-    @property
-    def structured(self) -> bool:
-        return bool(lib.tg_result_structured(self._ptr))
-
-    @property
-    def content(self) -> Optional[List[Any]]:
-        """The result's MCP content blocks, None when it has none."""
-        return _json(lib.tg_result_content_json(self._ptr))
+    id = _text(lib.tg_result_id)
+    tool = _text(lib.tg_result_tool)
+    outcome = property(
+        lambda self: lib.tg_outcome_name(
+            lib.tg_result_outcome(self._ptr)).decode(),
+        doc='"success", "error", "canceled", "timeout" or "denied".')
+    execution = property(
+        lambda self: lib.tg_execution_name(
+            lib.tg_result_execution(self._ptr)).decode(),
+        doc='"not_started", "started" or "finished".')
+    succeeded = _flag(lib.tg_result_succeeded)
+    is_error = property(lambda self: not self.succeeded)
+    payload = _decoded(lib.tg_result_payload_json,
+                       "The result's JSON payload (docs/records.md).")
+    data = _decoded(lib.tg_result_data_json,
+                    "The payload of a success, else None.")
+    error_message = _text(lib.tg_result_error_message, """The error message
+        (or the reason of denied / canceled, the budget of a timeout); None
+        on success.""")
+    error_code = _text(lib.tg_result_error_code)
+    duration_ms = property(
+        lambda self: float(lib.tg_result_duration_ms(self._ptr)))
+    exit_status = property(
+        lambda self: (lambda s: None if s < 0 else s)(
+            int(lib.tg_result_exit_status(self._ptr))),
+        doc="A command tool's exit status, None when there is none.")
+    replayed = _flag(lib.tg_result_replayed,
+                     "Whether the result came from the journal.")
+    structured = _flag(lib.tg_result_structured)
+    content = _decoded(lib.tg_result_content_json,
+                       "The result's MCP content blocks, None when none.")
 
     def to_dict(self) -> Dict[str, Any]:
         """The whole result record (its decisions included)."""
@@ -173,34 +122,16 @@ class Result:
         return f"<toolgate.Result {self.id!r} {self.outcome}>"
 
 
-class Turn:
+class Turn(Handle):
     """A model turn: its calls and, once run, one result per call. Frees the
     C turn when closed or collected."""
 
+    _free_name = "tg_turn_free"
+    _what = "turn"
+
     def __init__(self, ptr: int, owned: bool = True) -> None:
-        self._ptr: Optional[int] = ptr
+        self._ptr = ptr
         self._owned = owned  # False: a turn lent to a callback
-
-    @property
-    def _p(self) -> int:
-        if not self._ptr:
-            raise ValueError("toolgate: the turn is closed")
-        return self._ptr
-
-    def close(self) -> None:
-        """Frees the turn now (calls and results taken from it go with it)."""
-        if self._ptr and self._owned:
-            lib.tg_turn_free(self._ptr)
-        self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
-
-    def __enter__(self) -> "Turn":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def format(self) -> str:
@@ -299,13 +230,15 @@ def new_call(tool: str, arguments: Union[Dict[str, Any], str, None] = None,
     return Turn(out.value)  # type: ignore[arg-type]
 
 
-class Stream:
+class Stream(Handle):
     """The incremental reader of a streamed model turn (SSE of OpenAI Chat
     Completions or Responses, Anthropic, Gemini): feed bytes as they arrive;
     each call is handed out the moment its arguments are complete."""
 
+    _free_name = "tg_stream_free"
+    _what = "stream"
+
     def __init__(self, format: str = "auto") -> None:
-        self._ptr: Optional[int] = None
         out = ctypes.c_void_p()
         err = TgError()
         raise_for(lib.tg_stream_new(arg(format), ctypes.byref(out),
@@ -315,11 +248,9 @@ class Stream:
     def feed(self, data: Union[bytes, str]) -> List[Call]:
         """Reads more of the stream; returns the calls completed by it
         (views valid until finish() or close())."""
-        if not self._ptr:
-            raise ValueError("toolgate: the stream is finished")
         b = data.encode() if isinstance(data, str) else bytes(data)
         err = TgError()
-        raise_for(lib.tg_stream_feed(self._ptr, b, len(b),
+        raise_for(lib.tg_stream_feed(self._p, b, len(b),
                                      ctypes.byref(err)), err)
         calls = []
         while True:
@@ -334,23 +265,14 @@ class Stream:
 
     def finish(self) -> Turn:
         """Ends the stream: the turn of every call it carried."""
-        if not self._ptr:
-            raise ValueError("toolgate: the stream is finished")
         out = ctypes.c_void_p()
         err = TgError()
-        rc = lib.tg_stream_finish(self._ptr, ctypes.byref(out),
+        rc = lib.tg_stream_finish(self._p, ctypes.byref(out),
                                   ctypes.byref(err))
         self.close()
         raise_for(rc, err)
         return Turn(out.value)  # type: ignore[arg-type]
 
-    def close(self) -> None:
-        if self._ptr:
-            lib.tg_stream_free(self._ptr)
-            self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
 
 
 def renders(format: str) -> bool:
