@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#pragma GCC visibility push(default)
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,18 @@ const char *tg_err_name(int code);
 /* Releases memory the library handed to the caller (strings returned as
  * `char *`). NULL is a no-op. */
 void tg_free(void *p);
+
+/* The version of the library this program runs with ("0.1.0"), which may
+ * differ from the TOOLGATE_VERSION_STRING it was compiled against (the same
+ * SONAME: an older or newer 0.y.z). Static text; never NULL; any thread. */
+const char *tg_version(void);
+/* The runtime versions of toolgate and of the libraries it runs with, as one
+ * JSON object: {"toolgate":"0.1.0","jansson":"2.14","libuv":"1.44.2",
+ * "sqlite":"3.40.1","openssl":"3.0.17","pcre2":"10.42","libcurl":"7.88.1"}
+ * (each from the library's own version function, not from the headers it
+ * was built with). *out is the caller's, released with tg_free(). Returns 0
+ * or TG_EINVAL (out NULL) or TG_ENOMEM. Any thread. */
+int tg_versions_json(char **out, tg_error *err);
 
 /* ----------------------------------------------------------- terminal text */
 
@@ -1073,4 +1086,5 @@ int tg_runtime_doctor(tg_runtime *rt, int json, char **out, tg_error *err);
 #ifdef __cplusplus
 }
 #endif
+#pragma GCC visibility pop
 #endif /* TOOLGATE_H */

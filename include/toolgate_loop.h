@@ -23,6 +23,7 @@
 #define TOOLGATE_LOOP_H
 
 #include "toolgate.h"
+#pragma GCC visibility push(default)
 
 #ifdef __cplusplus
 extern "C" {
@@ -214,4 +215,5 @@ char *tg_loop_transcript(const tg_loop *loop);
 #ifdef __cplusplus
 }
 #endif
+#pragma GCC visibility pop
 #endif /* TOOLGATE_LOOP_H */

@@ -113,5 +113,6 @@ int cmd_artifact(int argc, char **argv);
 int cmd_journal(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 #endif

@@ -28,7 +28,7 @@ static const char usage[] =
     "  doctor           what protects the tools' subprocesses here\n"
     "  mcp              the MCP servers behind toolgate: list, tools, accept\n"
     "  agent PROMPT     run an agent loop against a model API with the tools\n"
-    "  version          print the version\n"
+    "  version          print the versions of toolgate and its libraries\n"
     "\n"
     "Every command takes --config FILE (default: $TOOLGATE_CONFIG, else\n"
     "./toolgate.json when present, else the embedded defaults) and --help.\n"
@@ -47,10 +47,8 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return EXIT_DONE;
     }
-    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("toolgate %s\n", TOOLGATE_VERSION_STRING);
-        return EXIT_DONE;
-    }
+    if (strcmp(cmd, "--version") == 0)
+        return cmd_version(argc - 1, argv + 1);
     static const struct {
         const char *name;
         int (*fn)(int, char **);
@@ -60,7 +58,7 @@ int main(int argc, char **argv)
                     {"policy", cmd_policy},   {"artifact", cmd_artifact},
                     {"doctor", cmd_doctor},   {"serve", cmd_serve},
                     {"journal", cmd_journal}, {"mcp", cmd_mcp},
-                    {"agent", cmd_agent}};
+                    {"agent", cmd_agent},     {"version", cmd_version}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
