@@ -3,7 +3,7 @@
 # Installs the Debian packages toolgate builds and tests with (DESIGN.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
 # the official test suite's tests refer to; python3-pytest for the Python
-# binding's tests, bindings/python/tests),
+# binding's tests and python3-pyflakes to check it, bindings/python),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 #
@@ -19,7 +19,7 @@ packages=(
   libjansson-dev libuv1-dev libsqlite3-dev libpcre2-dev libssl-dev
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
   jq sqlite3 procps clang-format strace bubblewrap
-  python3-jsonschema python3-pytest
+  python3-jsonschema python3-pytest python3-pyflakes
 )
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -91,3 +91,10 @@ def test_new_call_and_renders():
     assert (call.id, call.tool, call.arguments) == ("x1", "echo",
                                                      {"text": "hi"})
     assert toolgate.renders("anthropic") and not toolgate.renders("nope")
+
+
+def test_versions_name_the_libraries_it_runs_with():
+    v = toolgate.versions()
+    assert v["toolgate"] == toolgate.library_version() == toolgate.__version__
+    for lib in ("jansson", "libuv", "sqlite", "openssl", "pcre2", "libcurl"):
+        assert v[lib][0].isdigit(), (lib, v[lib])

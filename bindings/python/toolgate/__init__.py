@@ -19,13 +19,15 @@ Exceptions carry tg_error's message and position (toolgate.Error: code,
 name, message, pointer, line, column)."""
 from __future__ import annotations
 
+import ctypes as _ctypes
 import json as _json
 from typing import Any, Dict
 
-from ._native import has as _has
+from ._native import TgError
 from ._native import lib as _lib
 from ._native import take_str as _take_str
 from .agent import PROVIDERS, Agent, show_loop
+from .errors import raise_for
 from .errors import (AlreadyExists, ConfigError, Denied, Error, FormatError,
                      InvalidArgument, JournalError, LimitExceeded, NotFound,
                      ParseError, SchemaError, ToolError)
@@ -38,16 +40,16 @@ __version__ = "0.1.0"
 
 def library_version() -> str:
     """The version of the loaded libtoolgate."""
-    if _has("tg_version"):
-        return _lib.tg_version().decode()
-    return __version__
+    return _lib.tg_version().decode()
 
 
 def versions() -> Dict[str, Any]:
     """The versions of libtoolgate and of the libraries it runs with."""
-    if _has("tg_versions_json"):
-        return _json.loads(_take_str(_lib.tg_versions_json()))
-    return {"toolgate": library_version()}
+    out = _ctypes.c_void_p()
+    err = TgError()
+    raise_for(_lib.tg_versions_json(_ctypes.byref(out), _ctypes.byref(err)),
+              err)
+    return _json.loads(_take_str(out.value))
 
 
 __all__ = ["Agent", "PROVIDERS", "show_loop", "AlreadyExists", "Call", "Config", "ConfigError", "Denied",

@@ -56,6 +56,8 @@ _OUT = POINTER(c_void_p)
 
 # name: (restype, argtypes)
 _PROTOTYPES = {
+    "tg_version": (c_char_p, []),
+    "tg_versions_json": (c_int, [_OUT, _E]),
     "tg_strerror": (c_char_p, [c_int]),
     "tg_err_name": (c_char_p, [c_int]),
     "tg_free": (None, [c_void_p]),
@@ -152,11 +154,6 @@ _PROTOTYPES = {
     "tg_journal_verify": (c_int, [c_char_p, c_char_p, c_size_t, _OUT, _E]),
 }
 
-# Present in newer libraries only: looked up when there, else None.
-_OPTIONAL = {
-    "tg_version": (c_char_p, []),
-    "tg_versions_json": (c_void_p, []),
-}
 
 
 def _load() -> ctypes.CDLL:
@@ -181,13 +178,6 @@ def _load() -> ctypes.CDLL:
 lib = _load()
 for _name, (_res, _args) in _PROTOTYPES.items():
     _fn = getattr(lib, _name)
-    _fn.restype = _res
-    _fn.argtypes = _args
-for _name, (_res, _args) in _OPTIONAL.items():
-    try:
-        _fn = getattr(lib, _name)
-    except AttributeError:
-        continue
     _fn.restype = _res
     _fn.argtypes = _args
 
@@ -237,15 +227,6 @@ def guard(callback: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
-def has(name: str) -> bool:
-    """Whether the loaded library exports `name`."""
-    try:
-        getattr(lib, name)
-        return True
-    except AttributeError:
-        return False
-
-
 def take_str(ptr: Optional[int], length: Optional[int] = None) -> str:
     """Copies a `char *` the library handed over into a str and frees it."""
     if not ptr:
@@ -270,4 +251,4 @@ def arg(s: Optional[str]) -> Optional[bytes]:
 
 __all__ = ["Handle", "guard", "lib", "TgError", "TgEvents", "TgHistoryQuery", "HANDLER_FN",
            "EV_CALL_FN", "EV_OUTPUT_FN", "EV_FINISHED_FN", "take_str", "text",
-           "arg", "has", "c_int64", "c_ulong"]
+           "arg", "c_int64", "c_ulong"]
