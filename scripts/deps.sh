@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages toolgate builds and tests with (DESIGN.md),
+# Installs the Debian packages toolgate builds and tests with (docs/design.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
 # the official test suite's tests refer to; python3-pytest for the Python
 # binding's tests and python3-pyflakes to check it, bindings/python),

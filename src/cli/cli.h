@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli.h - what the command files of the `toolgate` binary share: exit
- * statuses (spec/cli.md), reading input, loading the configuration, and the
+ * statuses (docs/guide.md), reading input, loading the configuration, and the
  * command entry points. The CLI uses only the public header toolgate.h.
  */
 #ifndef TG_CLI_H
@@ -54,7 +54,7 @@ void cli_put_cell(FILE *f, const char *s, int width);
  * after the end of a stream, pieces for a call already complete) as
  * "toolgate: NAME: warning: ..." on stderr; name names the input. */
 void cli_print_turn_warnings(const char *name, const tg_turn *turn);
-/* Maps a library error code to the exit status of spec/cli.md: bad input
+/* Maps a library error code to the exit status of docs/guide.md: bad input
  * (TG_EPARSE, TG_EFORMAT, TG_EINVAL, TG_ENOTFOUND, and TG_ELIMIT, a limit
  * the input passed) is 2, configuration 3, the rest 4. */
 int cli_exit_for(int code);

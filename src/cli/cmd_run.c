@@ -278,7 +278,7 @@ int cmd_run(int argc, char **argv)
     rc = tg_runtime_run_turn(rt, turn, &err);
     progress_clear(prog);
     if (rc != 0) {
-        /* Results that are not durable are not printed (DESIGN.md). */
+        /* Results that are not durable are not printed (docs/design.md). */
         cli_error("%s", err.message);
         status = EXIT_INTERNAL;
         goto done;

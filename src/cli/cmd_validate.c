@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_validate.c - `toolgate validate SCHEMA_FILE [INSTANCE_FILE|-]`: JSON
- * against a JSON Schema (spec/cli.md). One instance: nothing and exit 0
+ * against a JSON Schema (docs/guide.md). One instance: nothing and exit 0
  * when valid, one {"path","keyword","message"} line per violation and exit
  * 1 when not. --lines: JSON Lines instances, `true` or `false` per line,
  * exit 0. A schema that is not JSON or not a schema exits 2.
@@ -164,7 +164,7 @@ int cmd_validate(int argc, char **argv)
     if (rc != 0) {
         cli_error("%s: %s", schema_path, err.message);
         /* Not JSON, not a schema or an unresolvable $ref: the user's
-         * input is wrong (spec/cli.md: exit 2). */
+         * input is wrong (docs/guide.md: exit 2). */
         status = rc == TG_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         goto done;
     }

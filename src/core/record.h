@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * record.h - the call record and the result record (spec/records.md) as C
+ * record.h - the call record and the result record (docs/records.md) as C
  * structs, their constructors for each outcome's payload convention, and
  * their JSON form (used by the native format and the journal).
  *
@@ -46,7 +46,7 @@ struct tg_call {
     const char *format;    /* static format name */
     size_t index;
     int64_t created_at, updated_at, completed_at; /* epoch ms, 0 = unset */
-    bool inline_output; /* records.md `inline`, default true */
+    bool inline_output; /* docs/records.md `inline`, default true */
     bool from_artifact_tool;
     unsigned repaired; /* TG_REPAIR_* (repair.h) done to its arguments */
     /* Format-specific extras kept for rendering (JSON-RPC id, progress
@@ -201,7 +201,7 @@ int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
     ;
 /* Replaces a string field (copied; NULL allowed). Returns 0 or TG_ENOMEM. */
 int tg__strset(char **field, const char *value);
-/* The call as a JSON object (records.md); new reference, NULL on OOM. */
+/* The call as a JSON object (docs/records.md); new reference, NULL on OOM. */
 json_t *tg__call_to_json(const tg_call *call);
 /* A call from its JSON record (borrowed); args may be an object or a string.
  * Fails with TG_EPARSE naming the bad field in err. */
@@ -249,7 +249,7 @@ void tg__result_free(tg_result *result);
 /* tg__result_write flags: also the gate's decisions (the journal and the
  * record API show them; the native wire format does not). */
 #define TG__RECORD_DECISIONS 1u
-/* Appends the result record (records.md) as compact JSON text: id, tool,
+/* Appends the result record (docs/records.md) as compact JSON text: id, tool,
  * outcome, execution, payload, content, artifact, duration_ms (in ms to
  * the microsecond, tg__json_ms), exit_status, completed_at; then replayed,
  * decisions (with TG__RECORD_DECISIONS) and repaired when set; then
@@ -260,7 +260,7 @@ void tg__result_free(tg_result *result);
  * part of the record then. */
 int tg__result_write(const tg_result *result, unsigned flags,
                      const json_t *call, tg_buf *out);
-/* The `repaired` list of a result record (records.md): one description per
+/* The `repaired` list of a result record (docs/records.md): one description per
  * TG_REPAIR_* bit, a new array; NULL on out of memory. And back: the bits
  * of such a list (unknown entries are ignored). */
 json_t *tg__repaired_to_json(unsigned repaired);
@@ -271,7 +271,7 @@ int tg__result_from_json(const json_t *obj, tg_result **out, tg_error *err);
 /* The error code of an error payload (borrowed from the payload), or NULL. */
 const char *tg__result_code(const tg_result *result);
 /* Where the payload of a command that ran and did not succeed holds what
- * it printed (records.md): the error's `details` of EXIT_STATUS,
+ * it printed (docs/records.md): the error's `details` of EXIT_STATUS,
  * KILLED_BY_SIGNAL and OUTPUT_LIMIT (members exit_status or signal,
  * stdout, stderr, stdout_artifact, stderr_artifact), or the `timeout`
  * object when it has stdout or stderr. Borrowed from the payload; NULL for

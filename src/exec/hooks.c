@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hooks.c - the before and after hooks of the configuration (spec/cli.md,
- * "hooks"). A hook is a command the operator configured: it reads JSON on
- * its standard input and answers one JSON object on its standard output.
+ * hooks.c - the before and after hooks of the configuration
+ * (docs/configuration.md, "hooks"). A hook is a command the operator
+ * configured: it reads JSON on its standard input and answers one JSON object
+ * on its standard output.
  *
  * Before hooks run, in order, once a call has passed its checks (schema,
  * policy) and before its tool starts. Each gets the call record and answers

@@ -385,9 +385,9 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
                               const char *detail, bool *oom);
 
 /* ------------------------------------------------------------ hooks */
-/* hooks.c: the before and after hooks of cfg->hooks (spec/cli.md). Each
- * hook is a subprocess of its own (own process group, the watchdog, its own
- * deadline) run on the thread pool, one hook at a time per job, so the loop
+/* hooks.c: the before and after hooks of cfg->hooks (docs/configuration.md).
+ * Each hook is a subprocess of its own (own process group, the watchdog, its
+ * own deadline) run on the thread pool, one hook at a time per job, so the loop
  * never waits for one. Before hooks run when a checked job would start
  * (tg__job_start) and may allow, deny, cancel or rewrite the arguments;
  * after hooks run on the result of a tool that ran (success or error) and

@@ -532,7 +532,7 @@ void tg__commit(tg_runtime *rt)
             tg_result *r = j->result;
             j->result = NULL;
             run->remaining--;
-            /* A result that is not durable is never shown (DESIGN.md). */
+            /* A result that is not durable is never shown (docs/design.md). */
             if (r == NULL || run->failed) {
                 tg__result_free(r);
                 if (run->submitted && run->remaining == 0 && run->cancel_sent)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * anthropic.c - the Anthropic Messages API wire format (spec/formats.md,
+ * anthropic.c - the Anthropic Messages API wire format (docs/formats.md,
  * "anthropic"): reads the "tool_use" content blocks of a Messages API
  * response or an assistant message, or of the last assistant message of a
  * messages array (only the blocks no later "tool_result" block answers), and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fenced.c - legacy fenced blocks (spec/formats.md, "Legacy fenced blocks"):
+ * fenced.c - legacy fenced blocks (docs/formats.md, "Legacy fenced blocks"):
  * plain assistant text from a model without native tool calling, in which
  * Markdown code fences are the calls. Input only, and only when named
  * (--from fenced): any Markdown answer has fences, so detection never

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gemini.c - the Gemini generateContent wire format (spec/formats.md,
+ * gemini.c - the Gemini generateContent wire format (docs/formats.md,
  * "gemini"): reads the functionCall parts of a generateContent response
  * (candidates[0].content), of one model content, or of the last model content
  * of a contents array (only the calls no later functionResponse answers), and

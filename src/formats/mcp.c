@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mcp.c - the Model Context Protocol wire format (spec/formats.md, "mcp";
+ * mcp.c - the Model Context Protocol wire format (docs/formats.md, "mcp";
  * JSON-RPC 2.0): reads a `tools/call` request or a batch array of them and
  * renders JSON-RPC responses whose result is a CallToolResult (written by
  * mcp_result.c, which the MCP server's answers share).

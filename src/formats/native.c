@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * native.c - toolgate's own wire format (spec/formats.md, "toolgate"): JSON
+ * native.c - toolgate's own wire format (docs/formats.md, "toolgate"): JSON
  * Lines of call records in, JSON Lines of result records out
- * (spec/records.md). One document holding a single record, or an array of
+ * (docs/records.md). One document holding a single record, or an array of
  * records, is read too, so a one-line file and a pretty-printed record work.
  *
  * Unlike provider formats, a record without an id or a tool is not a call at

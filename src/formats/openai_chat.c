@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * openai_chat.c - the OpenAI Chat Completions wire format (spec/formats.md,
+ * openai_chat.c - the OpenAI Chat Completions wire format (docs/formats.md,
  * "openai-chat"): reads the tool calls of a whole response, of one assistant
  * message, or of a messages array (only the calls no later "tool" message
  * answers), and renders results as the "tool" messages the model expects

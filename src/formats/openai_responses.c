@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * openai_responses.c - the OpenAI Responses API wire format
- * (spec/formats.md, "openai-responses"): reads the function calls of a whole
+ * (docs/formats.md, "openai-responses"): reads the function calls of a whole
  * response object (output[] items of type "function_call") or of an
  * input-items array (the function_call items that no later
  * function_call_output answers), and renders results as the

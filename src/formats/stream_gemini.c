@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-/* The deterministic id of records.md for a Gemini call without one,
+/* The deterministic id of docs/records.md for a Gemini call without one,
  * "gemini-<h>-<k>" as gemini.c writes it (k the call's position in the
  * turn), with h the first 8 hex digits of the SHA-256 of the stream's
  * events up to this one: a stream has no single document to hash, so the

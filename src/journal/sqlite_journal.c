@@ -1795,7 +1795,7 @@ static int row_result_rec(struct sqlite_journal *sj, sqlite3_stmt *st,
         goto fail;
     }
     int outcome = sqlite3_column_int(st, R_OUTCOME);
-    /* Values written by a newer toolgate read as error (records.md). */
+    /* Values written by a newer toolgate read as error (docs/records.md). */
     if (outcome < TG_OUTCOME_SUCCESS || outcome > TG_OUTCOME_DENIED)
         outcome = TG_OUTCOME_ERROR;
     const char *id = col_text(st, R_ID), *tool = col_text(st, R_TOOL);
@@ -2563,7 +2563,7 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
             goto fail;
         }
         int oc = sqlite3_column_int(st, 1);
-        /* Values of a newer toolgate count as error (records.md). */
+        /* Values of a newer toolgate count as error (docs/records.md). */
         t->outcomes[oc >= 0 && oc <= 4 ? oc : 1]++;
         t->calls++;
         if (sqlite3_column_int(st, 2) != 0)

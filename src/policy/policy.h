@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * policy.h - the permission policy engine (issue 6; `policy` of toolgate.json,
- * spec/cli.md): rules read top to bottom, the first whose every condition
- * holds decides allow / deny / ask, none: the default. A rule may test the
- * tool name (glob), the caller id (string or glob), the tool's MCP
+ * docs/configuration.md): rules read top to bottom, the first whose every
+ * condition holds decides allow / deny / ask, none: the default. A rule may
+ * test the tool name (glob), the caller id (string or glob), the tool's MCP
  * annotations (absent hints take the MCP defaults: readOnlyHint false,
  * destructiveHint true, idempotentHint false, openWorldHint true) and the
  * call's arguments (equals, one_of, matches a regex, under a path,

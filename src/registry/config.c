@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.c - the configuration of spec/cli.md: the embedded defaults,
+ * config.c - the configuration of docs/configuration.md: the embedded defaults,
  * loading toolgate.json (every key checked for type and range, every error
  * naming the key), the command line's setters and a deep copy for runtimes.
  *
@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "builtin.h"
+#include "config_keys.h"
 #include "error.h"
 #include "jint.h"
 #include "schema.h"
@@ -350,19 +351,16 @@ static const char *describe(const json_t *v, char *buf, size_t size)
     }
 }
 
-/* Checks that every member of object `obj` is one of `allowed` (NULL-ended).
- * `prefix` is the dotted key of obj plus "." ("" at the top). */
+/* Checks that every member of object `obj` is a key config_keys.c lists for
+ * `section`. `prefix` is the dotted key of obj plus "." ("" at the top). */
 static int check_keys(loadctx *lc, const json_t *obj, const char *pointer,
-                      const char *prefix, const char *const *allowed)
+                      const char *prefix, const char *section)
 {
     const char *key;
     json_t *v; /* borrowed */
     json_object_foreach((json_t *)obj, key, v)
     {
-        bool ok = false;
-        for (size_t i = 0; allowed[i] && !ok; i++)
-            ok = strcmp(key, allowed[i]) == 0;
-        if (!ok) {
+        if (!tg__config_key_known(section, key)) {
             char ptr[256];
             snprintf(ptr, sizeof ptr, "%s/%s", pointer, key);
             return unknown_key(lc, ptr, prefix, key);
@@ -444,8 +442,6 @@ static int load_workspace(tg_config *cfg, loadctx *lc, const json_t *v)
 
 static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"path", "sync", "keep_days", "max_rows",
-                                       NULL};
     if (json_is_null(v) || json_is_false(v)) {
         free(cfg->journal);
         cfg->journal = NULL;
@@ -467,7 +463,7 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
                    "journal must be a path, an object, false or null, got %s",
                    describe(v, d, sizeof d));
     }
-    int rc = check_keys(lc, v, "/journal", "journal.", keys);
+    int rc = check_keys(lc, v, "/journal", "journal.", "journal");
     if (rc)
         return rc;
     /* Every setting is checked before any is stored, so a bad file leaves
@@ -513,8 +509,6 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
 
 static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"dir", "inline_max_bytes", "max_bytes",
-                                       NULL};
     if (json_is_null(v) || json_is_false(v)) {
         /* no spool: output stays in memory up to limits.max_output_bytes */
         free(cfg->spool_dir);
@@ -523,7 +517,7 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
     }
     int rc = need_type(lc, v, JSON_OBJECT, "spool", "/spool",
                        "an object, null or false");
-    if (rc || (rc = check_keys(lc, v, "/spool", "spool.", keys)))
+    if (rc || (rc = check_keys(lc, v, "/spool", "spool.", "spool")))
         return rc;
     json_t *m = json_object_get(v, "dir"); /* borrowed */
     if (m && (rc = get_path(lc, m, "spool.dir", "/spool/dir", &cfg->spool_dir)))
@@ -550,12 +544,8 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
 
 static int load_limits(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {
-        "timeout_ms",    "parallel", "max_args_bytes",       "max_output_bytes",
-        "kill_grace_ms", "repair",   "max_validation_steps", NULL,
-    };
     int rc = need_type(lc, v, JSON_OBJECT, "limits", "/limits", "an object");
-    if (rc || (rc = check_keys(lc, v, "/limits", "limits.", keys)))
+    if (rc || (rc = check_keys(lc, v, "/limits", "limits.", "limits")))
         return rc;
     int64_t n;
     json_t *m = json_object_get(v, "timeout_ms"); /* borrowed */
@@ -729,11 +719,10 @@ static bool is_decision(const json_t *v)
  * each rule are the policy engine's to check. */
 static int load_policy(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"default", "rules", NULL};
     int rc = 0;
     if (!json_is_null(v)) {
         rc = need_type(lc, v, JSON_OBJECT, "policy", "/policy", "an object");
-        if (rc || (rc = check_keys(lc, v, "/policy", "policy.", keys)))
+        if (rc || (rc = check_keys(lc, v, "/policy", "policy.", "policy")))
             return rc;
         json_t *d = json_object_get(v, "default"); /* borrowed */
         if (d && !is_decision(d))
@@ -751,6 +740,10 @@ static int load_policy(tg_config *cfg, loadctx *lc, const json_t *v)
             snprintf(ptr, sizeof ptr, "/policy/rules/%zu", i);
             if (!json_is_object(rule))
                 return bad(lc, ptr, "policy.rules[%zu] must be an object", i);
+            char prefix[48];
+            snprintf(prefix, sizeof prefix, "policy.rules[%zu].", i);
+            if ((rc = check_keys(lc, rule, ptr, prefix, "policy.rules[]")))
+                return rc;
             if (!is_decision(json_object_get(rule, "decision")))
                 return bad(lc, ptr,
                            "policy.rules[%zu].decision must be \"allow\", "
@@ -785,14 +778,13 @@ static int check_command(loadctx *lc, const json_t *argv, const char *key,
 static int check_hook(loadctx *lc, const json_t *entry, const char *list,
                       size_t i)
 {
-    static const char *const keys[] = {"command", "timeout_ms", NULL};
     char key[64], ptr[64], prefix[72];
     snprintf(key, sizeof key, "hooks.%s[%zu]", list, i);
     snprintf(ptr, sizeof ptr, "/hooks/%s/%zu", list, i);
     if (!json_is_object(entry))
         return check_command(lc, entry, key, ptr);
     snprintf(prefix, sizeof prefix, "%s.", key);
-    int rc = check_keys(lc, entry, ptr, prefix, keys);
+    int rc = check_keys(lc, entry, ptr, prefix, "hooks.before[]");
     if (rc)
         return rc;
     char k2[96], p2[96];
@@ -817,12 +809,11 @@ static int check_hook(loadctx *lc, const json_t *entry, const char *list,
  * written; src/exec/hooks.c reads it. */
 static int load_hooks(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"before", "after", "timeout_ms", NULL};
     static const char *const lists[] = {"before", "after"};
     int rc = 0;
     if (!json_is_null(v)) {
         rc = need_type(lc, v, JSON_OBJECT, "hooks", "/hooks", "an object");
-        if (rc || (rc = check_keys(lc, v, "/hooks", "hooks.", keys)))
+        if (rc || (rc = check_keys(lc, v, "/hooks", "hooks.", "hooks")))
             return rc;
         int64_t n;
         json_t *t = json_object_get(v, "timeout_ms"); /* borrowed */
@@ -862,15 +853,13 @@ static int load_hooks(tg_config *cfg, loadctx *lc, const json_t *v)
  * Every value is checked before any is stored. */
 static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
 {
-    static const char *const keys[] = {"mode", "bwrap", "hide", "rlimits",
-                                       NULL};
     static const char *const rkeys[] = {"cpu_s", "as_mb",    "nofile",
                                         "nproc", "fsize_mb", NULL};
     static const int64_t rmax[] = {INT64_C(31536000), INT64_C(1) << 30,
                                    INT64_C(1048576), INT64_C(4194304),
                                    INT64_C(1) << 30};
     int rc = need_type(lc, v, JSON_OBJECT, "sandbox", "/sandbox", "an object");
-    if (rc || (rc = check_keys(lc, v, "/sandbox", "sandbox.", keys)))
+    if (rc || (rc = check_keys(lc, v, "/sandbox", "sandbox.", "sandbox")))
         return rc;
     int mode = cfg->sandbox_mode;
     json_t *m = json_object_get(v, "mode"); /* borrowed */
@@ -929,7 +918,7 @@ static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
         if ((rc = need_type(lc, r, JSON_OBJECT, "sandbox.rlimits",
                             "/sandbox/rlimits", "an object")) ||
             (rc = check_keys(lc, r, "/sandbox/rlimits", "sandbox.rlimits.",
-                             rkeys))) {
+                             "sandbox.rlimits"))) {
             free(bwrap);
             return rc;
         }
@@ -970,11 +959,7 @@ static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
  * that follow it move before the other paths are read. */
 static int apply(tg_config *cfg, loadctx *lc, const json_t *root)
 {
-    static const char *const keys[] = {
-        "workspace",     "journal",  "spool",  "limits",
-        "builtin_tools", "tools",    "policy", "hooks",
-        "sandbox",       "envelope", NULL};
-    int rc = check_keys(lc, root, "", "", keys);
+    int rc = check_keys(lc, root, "", "", "");
     if (rc)
         return rc;
     json_t *v; /* borrowed */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.h - the configuration (spec/cli.md, toolgate.json): workspace,
- * journal, spool, limits, tools, policy and hooks, with the embedded defaults.
- * Loading validates every key and names the bad one (exit status 3 in the
- * CLI); tool entries are validated by the registry's rules (tool.h).
+ * config.h - the configuration (docs/configuration.md, toolgate.json):
+ * workspace, journal, spool, limits, tools, policy and hooks, with the embedded
+ * defaults. Loading validates every key and names the bad one (exit status 3 in
+ * the CLI); tool entries are validated by the registry's rules (tool.h).
  */
 #ifndef TG_REGISTRY_CONFIG_H
 #define TG_REGISTRY_CONFIG_H

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_keys.h"
 #include "tool.h"
 
 /* Fails with TG_ECONFIG: "tools[2].mcp.pin must be ..." with the JSON
@@ -308,12 +309,6 @@ static int options(const json_t *mcp, tg__source_cfg *c, tg_error *err,
 int tg__source_cfg_parse(const json_t *entry, const char *key,
                          tg__source_cfg **out, tg_error *err)
 {
-    static const char *const top[] = {"name", "mcp", NULL};
-    static const char *const keys[] = {
-        "command",        "env",        "cwd",       "env_pass",  "network",
-        "sandbox",        "url",        "headers",   "token_env", "separator",
-        "trusted",        "pin",        "start",     "roots",     "timeout_ms",
-        "max_timeout_ms", "connect_ms", "max_tools", NULL};
     static const char *const stdio_only[] = {"env",     "cwd",     "env_pass",
                                              "network", "sandbox", NULL};
     static const char *const http_only[] = {"headers", "token_env", NULL};
@@ -322,10 +317,7 @@ int tg__source_cfg_parse(const json_t *entry, const char *key,
     json_t *v; /* borrowed */
     json_object_foreach((json_t *)entry, k, v)
     {
-        bool known = false;
-        for (size_t i = 0; top[i] && !known; i++)
-            known = strcmp(k, top[i]) == 0;
-        if (!known)
+        if (!tg__config_key_known("tools[] (MCP source)", k))
             return bad(err, key, k,
                        "is not a member of an MCP source (it has \"name\" "
                        "and \"mcp\")");
@@ -335,10 +327,7 @@ int tg__source_cfg_parse(const json_t *entry, const char *key,
         return bad(err, key, "mcp", "must be an object");
     json_object_foreach((json_t *)mcp, k, v)
     {
-        bool known = false;
-        for (size_t i = 0; keys[i] && !known; i++)
-            known = strcmp(k, keys[i]) == 0;
-        if (!known)
+        if (!tg__config_key_known("tools[].mcp", k))
             return bad(err, key, "mcp", "has an unknown member '%s'", k);
     }
     const json_t *name = json_object_get(entry, "name"); /* borrowed */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_keys.h"
 #include "context_env.h"
 #include "error.h"
 #include "jint.h"
@@ -194,7 +195,7 @@ static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
     const json_t *m; /* borrowed */
     json_object_foreach((json_t *)v, k, m)
     {
-        if (strcmp(k, "min") != 0 && strcmp(k, "max") != 0)
+        if (!tg__config_key_known("tools[].ok_exit", k))
             return tg__config_bad(err, key, "ok_exit",
                                   ": unknown key '%s' (a range has \"min\" and "
                                   "\"max\")",
@@ -308,7 +309,7 @@ static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
     json_t *v; /* borrowed */
     json_object_foreach(ce, k, v)
     {
-        if (strcmp(k, "allow") != 0 && strcmp(k, "deny") != 0)
+        if (!tg__config_key_known("tools[].context_env", k))
             return tg__config_bad(
                 err, ckey, NULL,
                 ": unknown key '%.64s' (it takes \"allow\" and "
@@ -477,11 +478,6 @@ static int output_members(const json_t *entry, const char *key, tg_tool *t,
 int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
                          tg_error *err)
 {
-    static const char *const keys[] = {
-        "name",    "description", "input_schema",  "annotations", "command",
-        "stdin",   "env",         "timeout_ms",    "mcp",         "output",
-        "network", "sandbox",     "env_pass",      "option_args", "context_env",
-        "ok_exit", "title",       "output_schema", NULL};
     int rc;
     tg_tool *t = NULL;
     *out = NULL;
@@ -492,10 +488,9 @@ int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
     json_t *v; /* borrowed */
     json_object_foreach((json_t *)entry, k, v)
     {
-        bool known = false;
-        for (size_t i = 0; keys[i] && !known; i++)
-            known = strcmp(k, keys[i]) == 0;
-        if (!known) {
+        /* "mcp" makes the entry a source (source_config.c); said below */
+        if (!tg__config_key_known("tools[]", k) &&
+            !tg__config_key_known("tools[] (MCP source)", k)) {
             tg__config_bad(err, key, k, "%s", "");
             /* the wording of unknown keys at the top level */
             return tg__error_set(err, TG_ECONFIG, "unknown key '%s' in %s", k,

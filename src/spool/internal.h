@@ -61,7 +61,8 @@ int tg__spool_open_artifact(tg_spool *sp, const char *id, spool_meta *m,
 int tg__spool_commit(tg_spool *sp, const spool_meta *m, const char *tmpname,
                      tg_error *err);
 
-/* Builds the records.md artifact object from a row (new ref, NULL: OOM). */
+/* Builds the docs/records.md artifact object from a row (new ref, NULL: OOM).
+ */
 json_t *tg__spool_meta_json(const spool_meta *m, bool with_times);
 
 /* Newlines in p[0..n). */

@@ -106,7 +106,7 @@ typedef struct tg_spool_outcome {
     uint64_t bytes;    /* bytes kept (inline or in the artifact) */
     char *inline_data; /* NUL-terminated, inline_len bytes; caller's */
     size_t inline_len;
-    /* {"id","bytes","lines","sha256","media_type","preview"} (records.md),
+    /* {"id","bytes","lines","sha256","media_type","preview"} (docs/records.md),
      * new ref, the caller's */
     json_t *artifact;
 } tg_spool_outcome;

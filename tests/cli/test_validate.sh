@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # test_validate.sh - `toolgate validate`: exit statuses, violation lines,
-# --lines, --draft, --remote, --format-assert, bad schemas (spec/cli.md).
+# --lines, --draft, --remote, --format-assert, bad schemas (docs/guide.md).
 . "$(dirname "$0")/lib.sh"
 
 cat > schema.json <<'J'

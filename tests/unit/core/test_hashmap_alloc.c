@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_hashmap_alloc.c - the failing-allocation loop of DESIGN.md over the
+ * test_hashmap_alloc.c - the failing-allocation loop of docs/design.md over the
  * hash table: a table is filled with 500 keys (growing from empty through
  * six sizes), a third of them removed and others added again, once
  * counting allocations, then for N = 1, 2, ... again with the N-th

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_record.c - the call and result records (record.c) and the turn
- * container (turn.c): payload shapes of spec/records.md for every outcome,
+ * container (turn.c): payload shapes of docs/records.md for every outcome,
  * JSON round trips, forward-compatible outcome names, argument decoding
  * (MALFORMED_ARGUMENTS, "" as {}, duplicate keys, bytes no tool gets),
  * duplicate call ids, the limits on ids, tool names and caller ids, and the
@@ -201,7 +201,7 @@ static void test_result_round_trip(void **state)
     r->content = load("[{\"type\":\"text\",\"text\":\"out\"}]");
     r->artifact = load("{\"id\":\"art_1\",\"bytes\":10}");
 
-    /* The record's text, byte for byte: members in records.md's order. */
+    /* The record's text, byte for byte: members in docs/records.md's order. */
     char *text = tg_result_to_json(r);
     assert_non_null(text);
     assert_string_equal(

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_alloc_fail.c - the failing-allocation loop of DESIGN.md over parse and
- * render: run the operation once counting allocations (T), then for N = 1..T
- * run it again with the N-th allocation refused. Every run must end with
+ * test_alloc_fail.c - the failing-allocation loop of docs/design.md over parse
+ * and render: run the operation once counting allocations (T), then for N
+ * = 1..T run it again with the N-th allocation refused. Every run must end with
  * success or an error code (never a crash), and free everything it allocated.
  *
  * Two ways to refuse allocations:

@@ -3,8 +3,8 @@
  * test_format_golden.c - golden files for every wire format:
  * tests/data/formats/<format>/<case>/ holds
  *   input           a model turn as a provider (or toolgate) sends it
- *   calls.expected  the parsed calls, one call record per line (records.md),
- *                   plus "pre_error":{"code","message"} for a call that ends
+ *   calls.expected  the parsed calls, one call record per line
+ * (docs/records.md), plus "pre_error":{"code","message"} for a call that ends
  *                   without running and "checksum_in" for a checksum the call
  *                   arrived with
  *   expected        the rendered results in the same format
@@ -19,7 +19,7 @@
  * modulo 4: 0 success {"ok":INDEX}, 1 success with a string payload holding
  * a newline, quotes, a backslash and a tab, 2 error UNKNOWN_TOOL, 3 timeout
  * after 1000 ms. A case may instead list its results in a file `results`:
- * JSON Lines, line i the result record (records.md: outcome, payload,
+ * JSON Lines, line i the result record (docs/records.md: outcome, payload,
  * content, ...) of call i, with id and tool taken from the call, for the
  * outcomes and content blocks the rule above does not reach (a call with a
  * pre-error still gets that error; its line is ignored).

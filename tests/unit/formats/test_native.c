@@ -577,7 +577,7 @@ static void test_fast_lines_crafted(void **state)
 #define DURATION_MARK 987654321987LL
 
 /* The reference rendering: each result's record built as a jansson object
- * (records.md's members in order) and dumped by jansson, one a line, with
+ * (docs/records.md's members in order) and dumped by jansson, one a line, with
  * the duration written as want_ms[i] (jansson would print 17 digits).
  * TG_ENOMEM where jansson refuses the record. */
 static int render_jansson(const tg_turn *turn, const char *const *want_ms,

@@ -45,7 +45,7 @@
 
 /* ------------------------------------------------------------ allocations
  *
- * The failing-allocation loop of DESIGN.md, as test_alloc_fail.c runs it
+ * The failing-allocation loop of docs/design.md, as test_alloc_fail.c runs it
  * over whole documents: in plain glibc builds every allocation is counted
  * and can be refused (malloc and friends defined here over glibc's
  * __libc_* entry points); under ASan, which owns malloc, only jansson's

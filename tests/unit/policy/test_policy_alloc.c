@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_policy_alloc.c - the failing-allocation loop of DESIGN.md over the
+ * test_policy_alloc.c - the failing-allocation loop of docs/design.md over the
  * policy engine: a policy using every feature (globs, caller, annotations,
  * equals/one_of on nested JSON, regexes, under, max_length) is compiled
  * once counting allocations, then for N = 1, 2, ... compiled again with the

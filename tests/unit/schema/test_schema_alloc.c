@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_schema_alloc.c - the failing-allocation loop of DESIGN.md over the
+ * test_schema_alloc.c - the failing-allocation loop of docs/design.md over the
  * schema layer: for realistic schemas ($ref and $defs, $anchor,
  * $dynamicRef, patterns, formats, unevaluatedProperties/Items, a remote
  * document), compile once counting allocations, then for N = 1, 2, ...

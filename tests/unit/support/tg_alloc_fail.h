@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tg_alloc_fail.h - the allocator of the failing-allocation tests (DESIGN.md):
- * include it first in exactly one file of a test program. It defines
- * malloc, calloc, realloc, free, strdup and strndup for the whole program,
- * so the library, jansson, PCRE2 and libc are all counted and can be
+ * tg_alloc_fail.h - the allocator of the failing-allocation tests
+ * (docs/design.md): include it first in exactly one file of a test program. It
+ * defines malloc, calloc, realloc, free, strdup and strndup for the whole
+ * program, so the library, jansson, PCRE2 and libc are all counted and can be
  * refused. They forward to the next definition: glibc's __libc_* entry
  * points in a plain build, AddressSanitizer's allocator (found with
  * dlsym(RTLD_NEXT)) in a sanitizer build, where LeakSanitizer then still
