@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages toolgate builds and tests with (DESIGN.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
-# the official test suite's tests refer to; no Python runs),
+# the official test suite's tests refer to; no Python runs; groff-base and
+# man-db: the install test renders the man pages),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 #
@@ -19,6 +20,7 @@ packages=(
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
   jq sqlite3 procps clang-format strace bubblewrap
   python3-jsonschema
+  groff-base man-db
 )
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
