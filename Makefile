@@ -9,6 +9,12 @@
 # TG_TEST_TIME_SCALE, default 1) in the plain stage and by SAN_TIME_SCALE
 # (3x that) in the sanitizer stage; TG_TEST_DATA_DIR, when set, says where
 # the shared test data is (README, "Tests").
+#
+# `make install` installs under PREFIX (default /usr/local), below DESTDIR
+# when set (a staging directory); `make deb` builds the Debian package
+# (build/toolgate_VERSION_ARCH.deb) and checks it (scripts/deb.sh).
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 BUILD      ?= build
 SAN_BUILD  ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -24,7 +30,7 @@ ifneq ($(TG_TEST_DATA_DIR),)
 CMAKE_ARGS += -DTG_TEST_DATA_DIR=$(TG_TEST_DATA_DIR)
 endif
 
-.PHONY: all build deps interop-deps test test-plain test-sanitize demo bench fuzz install clean format checksrc
+.PHONY: all build deps interop-deps test test-plain test-sanitize demo bench fuzz install deb clean format checksrc
 
 all: build
 
@@ -75,7 +81,10 @@ fuzz:
 	@TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
-	cmake --install $(BUILD)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+deb: build
+	@scripts/deb.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -3,7 +3,8 @@
 # Installs the Debian packages toolgate builds and tests with (docs/design.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
 # the official test suite's tests refer to; python3-pytest for the Python
-# binding's tests and python3-pyflakes to check it, bindings/python),
+# binding's tests and python3-pyflakes to check it, bindings/python;
+# groff-base and man-db: the install test renders the man pages),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 #
@@ -20,6 +21,7 @@ packages=(
   libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
   jq sqlite3 procps clang-format strace bubblewrap
   python3-jsonschema python3-pytest python3-pyflakes
+  groff-base man-db
 )
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
