@@ -106,6 +106,21 @@ for cmd in $("$root/bin/toolgate" --help | awk '/^commands:/ { on = 1; next } on
   grep -q "^\.B toolgate $cmd\b" "$root/share/man/man1/toolgate.1" ||
     fail "toolgate(1) has no synopsis of '$cmd'"
 done
+# the Python package, found by a python3 given only its directory, loads
+# the installed library beside it
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+pydir=$root/lib/python$pyver/dist-packages
+[ -f "$pydir/toolgate/__init__.py" ] || fail "the Python package is not in $prefix/lib/python$pyver/dist-packages"
+pyout=$(cd "$work" && env -u TOOLGATE_LIBRARY PYTHONPATH="$pydir" /usr/bin/python3 -c '
+import toolgate, sys
+lib = toolgate._native.lib._name
+t = toolgate.parse({"choices": [{"message": {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]})
+print(lib, toolgate.library_version(), t.calls[0].id)' 2>&1) ||
+  fail "the installed Python package: $pyout"
+case $pyout in
+  "$libdir/libtoolgate.so.0 0.1.0 c1"|"$libdir"/*"libtoolgate.so.0 0.1.0 c1") ;;
+  *) fail "the installed Python package loaded: '$pyout' (expected $libdir/libtoolgate.so.0)" ;;
+esac
 first=$("$root/bin/toolgate" --version | head -1)
 [ "$first" = "toolgate $(pkg-config --modversion toolgate)" ] || fail "installed toolgate --version: '$first'"
 
@@ -113,4 +128,4 @@ if [ $fails -ne 0 ]; then
   echo "install.sh: $fails failures" >&2
   exit 1
 fi
-echo "install.sh: installed under DESTDIR$prefix; find_package, pkg-config (shared and static) and the man pages checked"
+echo "install.sh: installed under DESTDIR$prefix; find_package, pkg-config (shared and static), the man pages and the Python package checked"

@@ -3,8 +3,9 @@
 binding calls.
 
 The library is found, in order: the path in $TOOLGATE_LIBRARY; the loader's
-search path (``libtoolgate.so.0``, then what ``ctypes.util.find_library``
-finds). A foreign call through ``ctypes.CDLL`` releases the GIL while it
+search path (``libtoolgate.so.0``); the lib directory the package was
+installed under (``make install``); what ``ctypes.util.find_library``
+finds. A foreign call through ``ctypes.CDLL`` releases the GIL while it
 runs, and a callback from one of toolgate's threads takes it back, so Python
 threads go on while tools run and a Python tool may run on any thread.
 
@@ -160,6 +161,12 @@ def _load() -> ctypes.CDLL:
     path = os.environ.get("TOOLGATE_LIBRARY")
     names = [path] if path else ["libtoolgate.so.0"]
     if not path:
+        # installed by `make install`: PREFIX/lib/pythonX.Y/dist-packages/
+        # toolgate beside PREFIX/lib/libtoolgate.so.0
+        beside = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "..", "..", "..", "libtoolgate.so.0")
+        if os.path.exists(beside):
+            names.append(os.path.normpath(beside))
         found = ctypes.util.find_library("toolgate")
         if found:
             names.append(found)
