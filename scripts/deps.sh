@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages toolgate builds and tests with (DESIGN.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
-# the official test suite's tests refer to; no Python runs),
+# the build embeds in the validator, src/schema/metaschemas.cmake; no
+# Python runs),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 #
