@@ -436,7 +436,10 @@ typedef struct tg_schema tg_schema;
  * not JSON (err names line and column), TG_ESCHEMA when it is not a valid
  * schema (err->pointer is the JSON pointer of the bad keyword, the message
  * says why), TG_ENOTFOUND when a $ref cannot be resolved. *out is the
- * caller's: free with tg_schema_free. */
+ * caller's: free with tg_schema_free. The metaschemas of drafts 2020-12,
+ * 2019-09 and 7 and the vocabulary metaschemas of 2020-12 and 2019-09 are
+ * built in: a $ref to one resolves with no remotes (a remote of the same
+ * URL is used instead). */
 int tg_schema_compile(const char *text, size_t len,
                       const tg_schema_options *options, tg_schema **out,
                       tg_error *err);

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages toolgate builds and tests with (docs/design.md),
 # (python3-jsonschema only for the JSON Schema metaschemas it ships, which
-# the official test suite's tests refer to; python3-pytest for the Python
-# binding's tests and python3-pyflakes to check it, bindings/python;
-# groff-base and man-db: the install test renders the man pages),
+# the build embeds in the validator, src/schema/metaschemas.cmake;
+# python3-pytest for the Python binding's tests and python3-pyflakes to
+# check it, bindings/python; groff-base and man-db: the install test renders
+# the man pages),
 # only those missing. As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.
 #

@@ -27,7 +27,9 @@ static const char validate_usage[] =
     "  --format-assert         check `format` instead of treating it as an\n"
     "                          annotation\n"
     "  --remote PREFIX=DIR     read $refs to URLs under PREFIX from files in\n"
-    "                          DIR (repeatable; nothing is fetched)\n"
+    "                          DIR (repeatable; nothing is fetched). The\n"
+    "                          metaschemas of the three drafts and their\n"
+    "                          vocabularies are built in\n"
     "\n"
     "exit status: 0 valid (or --lines), 1 invalid, 2 usage error or a\n"
     "schema that is not JSON or not a schema, 4 internal failure.\n";

@@ -8,7 +8,8 @@
  * vocabularies, schema resource and JSON pointer, and registers every
  * resource ($id), $anchor and $dynamicAnchor under its absolute URI.
  * Documents named by $ref or $schema are loaded on demand from the
- * caller's bundle or the remotes directories and indexed the same way.
+ * caller's bundle, the remotes directories or the built-in metaschemas
+ * (internal.h, tg__metaschemas) and indexed the same way.
  *
  * The build pass then turns subschemas into nodes from a work list: a
  * node is created (and memoised per JSON value) the first time something
@@ -304,8 +305,34 @@ static int read_file(const char *path, tg_buf *out)
     return rc;
 }
 
-/* Finds the document of absolute URL abs in the bundle or the remotes and
- * indexes it; 0 (found or not: the caller looks it up), or an error. */
+/* The built-in metaschema of absolute URL abs, parsed, into *out (new
+ * reference; NULL when abs names none). Parsed per compile, when a schema
+ * names it: a program that never refers to one pays nothing, and nothing
+ * is shared between compiles. 0, TG_ENOMEM, or TG_EINTERNAL when the
+ * embedded text is not JSON (a broken build). */
+static int builtin_document(comp *C, const char *abs, json_t **out)
+{
+    *out = NULL;
+    for (size_t k = 0; k < tg__nmetaschemas; k++) {
+        const tg__metaschema *m = &tg__metaschemas[k];
+        if (strcmp(m->url, abs) != 0)
+            continue;
+        tg_jtape_error jerr;
+        int rc = tg__schema_read(m->text, m->len, out, &jerr);
+        if (rc == TG_ENOMEM)
+            return oom(C);
+        if (rc != 0)
+            return tg__error_set(C->err, TG_EINTERNAL,
+                                 "built-in metaschema '%s' is not JSON", abs);
+        return 0;
+    }
+    return 0;
+}
+
+/* Finds the document of absolute URL abs in the bundle, the remotes or the
+ * built-in metaschemas (in that order: a caller may bring its own copy)
+ * and indexes it; 0 (found or not: the caller looks it up), or an
+ * error. */
 static int load_document(comp *C, const char *abs, tg_schema_draft draft,
                          unsigned vocab)
 {
@@ -360,6 +387,11 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
         tg__buf_cleanup(&text);
         if (frc == TG_ENOMEM)
             return oom(C);
+    }
+    if (doc == NULL) {
+        int rc = builtin_document(C, abs, &doc);
+        if (rc != 0)
+            return rc;
     }
     if (doc == NULL)
         return 0;

@@ -155,6 +155,24 @@ int tg__uri_has_scheme(const char *s);
  * escape. */
 int tg__uri_pct_decode(const char *s, size_t len, tg_buf *out);
 
+/* ------------------------------------------------------------ metaschemas */
+
+/* A built-in metaschema: the JSON Schema metaschemas of drafts 2020-12,
+ * 2019-09 and 7 and the vocabulary metaschemas of 2020-12 and 2019-09,
+ * generated at build time from Debian's python3-jsonschema
+ * (embed_metaschemas.cmake) into metaschemas.c of the build directory.
+ * `url` is what a $ref or $schema names it by, without a fragment; `text`
+ * its JSON text, NUL-ended, static. compile.c parses one only when a
+ * schema being compiled refers to it, after the caller's documents and
+ * remotes. */
+typedef struct tg__metaschema {
+    const char *url;
+    const char *text;
+    size_t len;
+} tg__metaschema;
+extern const tg__metaschema tg__metaschemas[];
+extern const size_t tg__nmetaschemas;
+
 /* ------------------------------------------------------------ compiled form */
 
 typedef struct tg__node tg__node;

@@ -64,6 +64,67 @@ set -e
 eq "unresolvable \$ref exits 2" "$st" 2
 contains "unresolvable \$ref named" "$(cat err.txt)" "http://example.test/schemas/int.json"
 
+# the metaschemas are built in: a $ref to one resolves with no --remote
+# (and nothing is fetched: the tests have no network)
+echo '{"type":"objekt","minLength":-1}' > badmeta.json
+for meta in https://json-schema.org/draft/2020-12/schema \
+    https://json-schema.org/draft/2019-09/schema \
+    'http://json-schema.org/draft-07/schema#'; do
+  printf '{"$ref":"%s"}\n' "$meta" > meta.json
+  check "$meta built in: a schema is valid" "$TOOLGATE" validate meta.json schema.json
+  set +e
+  out=$("$TOOLGATE" validate meta.json badmeta.json 2>err.txt); st=$?
+  set -e
+  eq "$meta built in: a bad schema is invalid" "$st" 1
+  contains "$meta: the bad type named" "$out" '"path":"/type"'
+  contains "$meta: the bad minLength named" "$out" '"path":"/minLength","keyword":"minimum"'
+  eq "$meta: nothing on stderr" "$(cat err.txt)" ""
+done
+# and through $schema: a schema in draft 7 whose property is a draft-7 schema
+printf '%s\n' '{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"s":{"$ref":"http://json-schema.org/draft-07/schema#"}}}' > meta7.json
+echo '{"s":{"items":[{"type":"string"}]}}' > tuple_ok.json
+echo '{"s":{"items":[{"type":"strin"}]}}' > tuple_bad.json
+check "draft-07 metaschema via \$schema: valid" "$TOOLGATE" validate meta7.json tuple_ok.json
+set +e
+out=$("$TOOLGATE" validate meta7.json tuple_bad.json); st=$?
+set -e
+eq "draft-07 metaschema via \$schema: invalid" "$st" 1
+contains "draft-07: the tuple named" "$out" '"path":"/s/items","keyword":"anyOf"'
+# a vocabulary metaschema, and a custom metaschema (under --remote) that
+# builds on the built-in ones and turns format assertion on
+echo '{"$ref":"https://json-schema.org/draft/2020-12/meta/validation"}' > vocab.json
+check "vocabulary metaschema built in" "$TOOLGATE" validate vocab.json schema.json
+set +e
+"$TOOLGATE" validate vocab.json badmeta.json >/dev/null; st=$?
+set -e
+eq "vocabulary metaschema checks" "$st" 1
+mkdir metas
+cat > metas/strict <<'J'
+{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"http://example.test/metas/strict",
+ "$vocabulary":{"https://json-schema.org/draft/2020-12/vocab/core":true,
+  "https://json-schema.org/draft/2020-12/vocab/validation":true,
+  "https://json-schema.org/draft/2020-12/vocab/format-assertion":true},
+ "$dynamicAnchor":"meta",
+ "allOf":[{"$ref":"https://json-schema.org/draft/2020-12/meta/core"},
+  {"$ref":"https://json-schema.org/draft/2020-12/meta/validation"},
+  {"$ref":"https://json-schema.org/draft/2020-12/meta/format-assertion"}]}
+J
+echo '{"$schema":"http://example.test/metas/strict","format":"ipv4"}' > strictip.json
+echo '"999.1.1.1"' > badip.json
+set +e
+"$TOOLGATE" validate --remote http://example.test/metas/=metas strictip.json badip.json >/dev/null; st=$?
+set -e
+eq "custom metaschema with format-assertion asserts" "$st" 1
+echo '"10.0.0.1"' > goodip.json
+check "custom metaschema: a good address" "$TOOLGATE" validate --remote http://example.test/metas/=metas strictip.json goodip.json
+echo '{"$ref":"http://example.test/metas/strict"}' > strictref.json
+echo '{"format":7}' > badformat.json
+set +e
+out=$("$TOOLGATE" validate --remote http://example.test/metas/=metas strictref.json badformat.json); st=$?
+set -e
+eq "custom metaschema validates schemas through the built-in ones" "$st" 1
+contains "custom metaschema: format must be a string" "$out" '"path":"/format"'
+
 # formats: annotations by default, asserted on request
 echo '{"format":"ipv4"}' > ip.json
 echo '"999.1.1.1"' > badip.json

@@ -3,12 +3,12 @@
  * test_schema_alloc.c - the failing-allocation loop of docs/design.md over the
  * schema layer: for realistic schemas ($ref and $defs, $anchor,
  * $dynamicRef, patterns, formats, unevaluatedProperties/Items, a remote
- * document), compile once counting allocations, then for N = 1, 2, ...
- * compile again with the N-th allocation refused, until a run refuses
- * nothing; the same for validation with a report (the public text entry
- * point, which parses the instance and writes JSON Lines, and the jansson
- * one). Every run must end in TG_ENOMEM, or in exactly the result of the
- * run that refused nothing (an allocation whose failure has a fallback,
+ * document, a built-in metaschema), compile once counting allocations,
+ * then for N = 1, 2, ... compile again with the N-th allocation refused,
+ * until a run refuses nothing; the same for validation with a report (the
+ * public text entry point, which parses the instance and writes JSON Lines, and
+ * the jansson one). Every run must end in TG_ENOMEM, or in exactly the result
+ * of the run that refused nothing (an allocation whose failure has a fallback,
  * such as PCRE2's JIT compile); never a crash, and nothing it allocated
  * may outlive it.
  *
@@ -190,6 +190,17 @@ static const scenario scenarios[] = {
       "}",
       "{\"n\":{\"id\":2,\"children\":[{\"name\":1}]},"
       "\"t\":{\"a\":1,\"kids\":[{\"b\":1}]}}"}},
+    {"a tool that takes a schema: $ref to the built-in 2020-12 metaschema "
+     "(its seven vocabulary metaschemas, $dynamicRef)",
+     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
+     "\"schema\":{\"$ref\":\"https://json-schema.org/draft/2020-12/"
+     "schema\"}}}",
+     0,
+     {"{\"schema\":{\"type\":\"objekt\",\"minLength\":-1,\"properties\":"
+      "{\"a\":{\"items\":{\"format\":3}}},\"$defs\":{\"x\":5}}}",
+      "{\"schema\":{\"type\":\"object\",\"properties\":{\"path\":{"
+      "\"type\":\"string\",\"minLength\":1}},\"required\":[\"path\"]}}",
+      "{\"schema\":[]}"}},
 };
 
 typedef struct ctx {
