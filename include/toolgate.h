@@ -742,6 +742,9 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
 /* The path of the journal the runtime records its calls in (borrowed,
  * valid while rt lives), NULL when the journal is off. */
 const char *tg_runtime_journal(const tg_runtime *rt);
+/* The directory of the spool the runtime keeps its artifacts in (borrowed,
+ * valid while rt lives), NULL when the spool is off. */
+const char *tg_runtime_spool_dir(const tg_runtime *rt);
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);
