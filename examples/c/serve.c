@@ -57,8 +57,8 @@ static int stats(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
         return tg_handler_fail(ctx, "BAD_INPUT", "numbers: no number given");
     char out[160];
     int w = snprintf(out, sizeof out,
-                     "{\"count\":%ld,\"sum\":%.17g,\"min\":%.17g,\"max\":%."
-                     "17g}",
+                     "{\"count\":%ld,\"sum\":%.15g,"
+                     "\"min\":%.15g,\"max\":%.15g}",
                      n, sum, min, max);
     return tg_handler_set_json(ctx, out, (size_t)w);
 }
