@@ -169,7 +169,12 @@ int tg_server_new(tg_runtime *rt, const tg_server_options *opts,
         free(s);
         return rc;
     }
-    uv_async_init(srv_loop(s->srv), &s->stop, on_stop);
+    if (uv_async_init(srv_loop(s->srv), &s->stop, on_stop) != 0) {
+        srv_free(s->srv);
+        free_options(s);
+        free(s);
+        return fail(err, TG_EINTERNAL, "cannot make the server's stop");
+    }
     s->stop.data = s;
     uv_unref((uv_handle_t *)&s->stop);
     srv_on_stopped(s->srv, on_stopped, s);

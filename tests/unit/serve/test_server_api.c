@@ -180,6 +180,27 @@ static const char init_msg[] =
     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{"
     "\"name\":\"t\",\"version\":\"1\"}}}";
 
+/* POSTs initialize to 127.0.0.1:port/mcp with the `extra` header lines
+ * (each ending in \r\n); 1 when a 200 with the server's info came back. */
+static int http_initialize(int port, const char *extra)
+{
+    char req[1024], buf[8192] = "";
+    size_t len = 0;
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s"
+             "Content-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             port, extra, strlen(init_msg), init_msg);
+    int fd = connect_port(port);
+    int got = fd >= 0 && write_all(fd, req) == 0 &&
+              read_until(fd, buf, sizeof buf, &len, "\"serverInfo\"", 10000) &&
+              strstr(buf, "HTTP/1.1 200") != NULL;
+    if (fd >= 0)
+        close(fd);
+    return got;
+}
+
 /* ------------------------------------------------------------ tests */
 
 static void test_stdio_socketpair(void **state)
@@ -235,21 +256,7 @@ static void test_http_stop_from_thread(void **state)
     runner r;
     run_start(&r, e.srv, -1, -1);
     /* a client is served: initialize over HTTP */
-    int fd = connect_port(port);
-    assert_true(fd >= 0);
-    char req[1024];
-    snprintf(req, sizeof req,
-             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-             "Content-Type: application/json\r\n"
-             "Accept: application/json, text/event-stream\r\n"
-             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-             port, strlen(init_msg), init_msg);
-    assert_int_equal(write_all(fd, req), 0);
-    char buf[8192] = "";
-    size_t len = 0;
-    assert_true(read_until(fd, buf, sizeof buf, &len, "\"serverInfo\"", 10000));
-    assert_non_null(strstr(buf, "HTTP/1.1 200"));
-    close(fd);
+    assert_true(http_initialize(port, ""));
     /* stopped from this thread, not the one running it */
     tg_server_stop(e.srv);
     tg_server_stop(e.srv); /* idempotent */
@@ -405,21 +412,10 @@ static void test_options_copied(void **state)
     int port = tg_server_port(e.srv);
     runner r;
     run_start(&r, e.srv, -1, -1);
-    char req[1024], buf[8192] = "";
-    size_t len = 0;
-    snprintf(req, sizeof req,
-             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-             "Origin: https://app.example\r\n"
-             "Authorization: Bearer s3cret\r\n"
-             "Content-Type: application/json\r\n"
-             "Accept: application/json, text/event-stream\r\n"
-             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-             port, strlen(init_msg), init_msg);
-    int fd = connect_port(port);
-    assert_true(fd >= 0);
-    assert_int_equal(write_all(fd, req), 0);
-    assert_true(read_until(fd, buf, sizeof buf, &len, "\"serverInfo\"", 10000));
-    close(fd);
+    /* the origin and the token are the server's copies */
+    assert_true(http_initialize(port, "Origin: https://app.example\r\n"
+                                      "Authorization: Bearer s3cret\r\n"));
+    assert_false(http_initialize(port, "Authorization: Bearer xxxxxx\r\n"));
     tg_server_stop(e.srv);
     run_join(&r, 10000);
     env_free(&e);
