@@ -87,7 +87,8 @@ void tg_free(void *p);
 const char *tg_version(void);
 /* The runtime versions of toolgate and of the libraries it runs with, as one
  * JSON object: {"toolgate":"0.1.0","jansson":"2.14","libuv":"1.44.2",
- * "sqlite":"3.40.1","openssl":"3.0.17","pcre2":"10.42","libcurl":"7.88.1"}
+ * "sqlite":"3.40.1","openssl":"3.0.17","pcre2":"10.42","libcurl":"7.88.1",
+ * "libmicrohttpd":"0.9.75"}
  * (each from the library's own version function, not from the headers it
  * was built with). *out is the caller's, released with tg_free(). Returns 0
  * or TG_EINVAL (out NULL) or TG_ENOMEM. Any thread. */
@@ -758,6 +759,9 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
 /* The path of the journal the runtime records its calls in (borrowed,
  * valid while rt lives), NULL when the journal is off. */
 const char *tg_runtime_journal(const tg_runtime *rt);
+/* The directory of the spool the runtime keeps its artifacts in (borrowed,
+ * valid while rt lives), NULL when the spool is off. */
+const char *tg_runtime_spool_dir(const tg_runtime *rt);
 /* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);

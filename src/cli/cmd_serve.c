@@ -5,8 +5,10 @@
  * through the gate (schema, policy, sandbox, deadline, spool, journal).
  * SIGTERM and SIGINT stop it gracefully: nothing new is taken, running
  * calls get --grace MS to end before they are canceled, every request is
- * answered, and the journal is closed.
+ * answered, and the journal is closed. A face over the public API
+ * (toolgate_serve.h), as a C program embedding the server would be.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,13 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
-#ifdef TG_HAVE_HTTP
-#include "http_transport.h"
-#else
-typedef struct srv_http srv_http;
-#endif
-#include "serve.h"
-#include "stdio_transport.h"
+#include "toolgate_serve.h"
 
 static const char serve_usage[] =
     "usage: toolgate serve (--stdio | --http HOST:PORT) [options]\n"
@@ -155,36 +151,37 @@ static int parse(int argc, char **argv, serve_opts *o)
     return 0;
 }
 
-typedef struct serve_state {
-    tg_srv *srv;
-    srv_http *http;
-    int64_t grace;
-    uv_signal_t sigs[2];
-} serve_state;
-
-static void on_signal(uv_signal_t *h, int signum)
+/* Splits "HOST:PORT" or "[V6]:PORT" into host (size bytes) and *port. */
+static int parse_listen(const char *listen, char *host, size_t size, int *port)
 {
-    serve_state *st = h->data;
-    (void)signum;
-#ifdef TG_HAVE_HTTP
-    if (st->http != NULL)
-        srv_http_stop_accepting(st->http);
-#endif
-    srv_stop(st->srv, st->grace);
-}
-
-/* The signal watchers must not keep the loop alive once the server is
- * done. */
-static void on_stopped(tg_srv *srv, void *ud)
-{
-    serve_state *st = ud;
-    (void)srv;
-    for (int i = 0; i < 2; i++)
-        uv_close((uv_handle_t *)&st->sigs[i], NULL);
-#ifdef TG_HAVE_HTTP
-    if (st->http != NULL)
-        srv_http_close(st->http);
-#endif
+    const char *colon, *h0 = listen, *h1;
+    if (listen[0] == '[') {
+        h0 = listen + 1;
+        h1 = strchr(h0, ']');
+        colon = h1 != NULL && h1[1] == ':' ? h1 + 1 : NULL;
+    } else {
+        colon = strrchr(listen, ':');
+        h1 = colon;
+    }
+    char *end = NULL;
+    long p = -1;
+    if (colon != NULL && colon[1] >= '0' && colon[1] <= '9') {
+        errno = 0;
+        p = strtol(colon + 1, &end, 10);
+        if (errno != 0 || *end != '\0')
+            p = -1;
+    }
+    size_t n = colon != NULL ? (size_t)(h1 - h0) : 0;
+    if (colon == NULL || p < 0 || p > 65535 || n == 0 || n >= size) {
+        cli_error("serve: --http wants HOST:PORT (127.0.0.1:8080, [::1]:0), "
+                  "not '%.64s'",
+                  listen);
+        return EXIT_USAGE;
+    }
+    memcpy(host, h0, n);
+    host[n] = '\0';
+    *port = (int)p;
+    return 0;
 }
 
 static int make_runtime(const serve_opts *o, tg_config **cfgp, tg_runtime **rtp)
@@ -224,6 +221,11 @@ int cmd_serve(int argc, char **argv)
     int status = parse(argc, argv, &o);
     if (status != 0)
         return status < 0 ? EXIT_DONE : status;
+    char host[256];
+    int port = 0;
+    if (o.http != NULL &&
+        (status = parse_listen(o.http, host, sizeof host, &port)) != 0)
+        return status;
     tg_config *cfg = NULL;
     tg_runtime *rt = NULL;
     if ((status = make_runtime(&o, &cfg, &rt)) != EXIT_DONE) {
@@ -233,55 +235,32 @@ int cmd_serve(int argc, char **argv)
     /* Writing to a client that went away must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
     tg_error err = {0};
-    srv_options so = {.caller = o.caller,
-                      .trace = o.trace,
-                      .spool_dir = tg_config_spool_dir(cfg),
-                      .journal = tg_config_journal(cfg)};
-    serve_state st = {.grace = o.grace};
-    srv_stdio *sio = NULL;
-    st.srv = srv_new(rt, &so, &err);
-    if (st.srv == NULL) {
+    tg_server_options so = {.caller = o.caller,
+                            .trace = o.trace,
+                            .grace_ms = o.grace > 0 ? (long)o.grace : -1,
+                            .http_token_file = o.token_file,
+                            .allow_origins = o.origins,
+                            .nallow_origins = (size_t)o.norigins};
+    tg_server *srv = NULL;
+    int rc = tg_server_new(rt, &so, &srv, &err);
+    if (rc == 0 && o.http != NULL) {
+        if ((rc = tg_server_listen_http(srv, host, port, &err)) != 0)
+            cli_error("serve: --http %s: %s", o.http, err.message);
+        else
+            fprintf(stderr, "toolgate: serving MCP on %s\n",
+                    tg_server_url(srv));
+    } else if (rc != 0) {
         cli_error("serve: %s", err.message);
-        status = EXIT_INTERNAL;
-        goto out;
     }
-    if (o.stdio) {
-        sio = srv_stdio_start(st.srv, o.caller, o.grace, &err);
-        if (sio == NULL)
-            status = EXIT_INTERNAL;
-    } else {
-#ifdef TG_HAVE_HTTP
-        srv_http_options ho = {.listen = o.http,
-                               .token_file = o.token_file,
-                               .origins = o.origins,
-                               .norigins = o.norigins,
-                               .caller = o.caller,
-                               .grace_ms = o.grace};
-        if (srv_http_start(st.srv, &ho, &st.http, &err) != 0)
-            status = err.code == TG_EINVAL ? EXIT_USAGE : EXIT_INTERNAL;
-#else
-        snprintf(err.message, sizeof err.message, "--http is not built yet");
-        status = EXIT_USAGE;
-#endif
-    }
-    if (status != EXIT_DONE) {
+    if (rc == 0 && ((rc = tg_server_stop_on_signal(srv, SIGTERM, &err)) != 0 ||
+                    (rc = tg_server_stop_on_signal(srv, SIGINT, &err)) != 0))
         cli_error("serve: %s", err.message);
-        goto out;
-    }
-    int signums[2] = {SIGTERM, SIGINT};
-    for (int i = 0; i < 2; i++) {
-        uv_signal_init(srv_loop(st.srv), &st.sigs[i]);
-        st.sigs[i].data = &st;
-        uv_signal_start(&st.sigs[i], on_signal, signums[i]);
-    }
-    srv_on_stopped(st.srv, on_stopped, &st);
-    srv_run(st.srv);
-out:
-    srv_stdio_free(sio);
-    srv_free(st.srv);
-#ifdef TG_HAVE_HTTP
-    srv_http_free(st.http);
-#endif
+    if (rc == 0 && (rc = o.stdio ? tg_server_run_stdio(srv, 0, 1, &err)
+                                 : tg_server_run(srv, &err)) != 0)
+        cli_error("serve: %s", err.message);
+    if (rc != 0)
+        status = rc == TG_EINVAL ? EXIT_USAGE : EXIT_INTERNAL;
+    tg_server_free(srv);
     tg_runtime_free(rt);
     tg_config_free(cfg);
     return status;

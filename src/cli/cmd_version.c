@@ -2,16 +2,12 @@
 /*
  * cmd_version.c - `toolgate version [--json]` and `toolgate --version`:
  * toolgate's version, then the run-time versions of the libraries it runs
- * with, as the library reports them (tg_versions_json), and libmicrohttpd's,
- * which the server face of this binary links (serve --http).
+ * with, as the library reports them (tg_versions_json).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef TG_HAVE_HTTP
-#include <microhttpd.h>
-#endif
 
 #include "cli.h"
 
@@ -48,11 +44,6 @@ int cmd_version(int argc, char **argv)
     json_t *v = json_loads(text, 0, NULL); /* new ref */
     tg_free(text);
     text = NULL;
-#ifdef TG_HAVE_HTTP
-    if (v != NULL && json_object_set_new(v, "libmicrohttpd",
-                                         json_string(MHD_get_version())) < 0)
-        goto oom;
-#endif
     if (v == NULL)
         goto oom;
     if (as_json) {

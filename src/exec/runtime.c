@@ -341,6 +341,11 @@ const char *tg_runtime_journal(const tg_runtime *rt)
     return rt != NULL && rt->journal != NULL ? rt->cfg->journal : NULL;
 }
 
+const char *tg_runtime_spool_dir(const tg_runtime *rt)
+{
+    return rt != NULL && rt->spool != NULL ? rt->cfg->spool_dir : NULL;
+}
+
 void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)

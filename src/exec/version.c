@@ -2,13 +2,14 @@
 /*
  * version.c - tg_version and tg_versions_json: which toolgate a program runs
  * with, and which versions of the libraries under it (jansson, libuv,
- * SQLite, OpenSSL, PCRE2, libcurl), each asked of the library itself at run
- * time, so that a report names what is loaded rather than the headers the
- * build saw. Here in the execution layer because it is the one that links
- * all of them.
+ * SQLite, OpenSSL, PCRE2, libcurl, libmicrohttpd for the MCP server's
+ * HTTP), each asked of the library itself at run time, so that a report
+ * names what is loaded rather than the headers the build saw. Here in the
+ * execution layer because it is the one that links all of them.
  */
 #include <curl/curl.h>
 #include <jansson.h>
+#include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -49,6 +50,7 @@ int tg_versions_json(char **out, tg_error *err)
         {"openssl", OpenSSL_version(OPENSSL_VERSION_STRING)},
         {"pcre2", pcre2_version(pcre2, sizeof pcre2)},
         {"libcurl", curl != NULL ? curl->version : "unknown"},
+        {"libmicrohttpd", MHD_get_version()},
     };
     json_t *v = json_object(); /* new ref */
     for (size_t i = 0; v != NULL && i < sizeof names / sizeof names[0]; i++)

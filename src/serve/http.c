@@ -979,7 +979,7 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(host, service, &hints, &res);
     if (gai != 0) {
-        fail(err, TG_EINVAL, "--http: cannot resolve '%s': %s", host,
+        fail(err, TG_EINVAL, "cannot resolve '%s': %s", host,
              gai_strerror(gai));
         return TG_EINVAL;
     }
@@ -1004,7 +1004,7 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
     freeaddrinfo(res);
     if (fd < 0) {
         fail(err, last == EADDRINUSE ? TG_EEXIST : TG_EIO,
-             "--http: cannot listen on %s:%d: %s", host, port, strerror(last));
+             "cannot listen on %s:%d: %s", host, port, strerror(last));
         return last == EADDRINUSE ? TG_EEXIST : TG_EIO;
     }
     struct sockaddr_storage ss;
@@ -1028,6 +1028,7 @@ static int bind_listen(srv_http *h, const char *host, int port, tg_error *err)
                  h->endpoint);
     }
     h->listen_fd = fd;
+    h->port = (int)bound_port;
     return 0;
 }
 
@@ -1072,46 +1073,12 @@ static void defaults(srv_http_options *o)
         o->poll_ms = 5000;
 }
 
-/* Splits "HOST:PORT" or "[V6]:PORT" into host (size bytes) and *port. */
-static int parse_listen(const char *listen, char *host, size_t size, int *port,
-                        tg_error *err)
-{
-    const char *colon, *h0 = listen, *h1;
-    if (listen[0] == '[') {
-        h0 = listen + 1;
-        h1 = strchr(h0, ']');
-        colon = h1 != NULL && h1[1] == ':' ? h1 + 1 : NULL;
-    } else {
-        colon = strrchr(listen, ':');
-        h1 = colon;
-    }
-    char *end = NULL;
-    long p = -1;
-    if (colon != NULL && colon[1] >= '0' && colon[1] <= '9') {
-        errno = 0;
-        p = strtol(colon + 1, &end, 10);
-        if (errno != 0 || *end != '\0')
-            p = -1;
-    }
-    size_t n = colon != NULL ? (size_t)(h1 - h0) : 0;
-    if (colon == NULL || p < 0 || p > 65535 || n == 0 || n >= size) {
-        fail(err, TG_EINVAL,
-             "--http wants HOST:PORT (127.0.0.1:8080, [::1]:0), not '%.64s'",
-             listen);
-        return TG_EINVAL;
-    }
-    memcpy(host, h0, n);
-    host[n] = '\0';
-    *port = (int)p;
-    return 0;
-}
-
 /* The token: the first line of path, without its line end. */
 static char *read_token(const char *path, tg_error *err)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        fail(err, TG_EINVAL, "--token-file %s: %s", path, strerror(errno));
+        fail(err, TG_EINVAL, "token file %s: %s", path, strerror(errno));
         return NULL;
     }
     char line[4096];
@@ -1123,8 +1090,7 @@ static char *read_token(const char *path, tg_error *err)
     char *token = n > 0 ? strndup(line, n) : NULL;
     OPENSSL_cleanse(line, sizeof line);
     if (n == 0)
-        fail(err, TG_EINVAL, "--token-file %s: no token on its first line",
-             path);
+        fail(err, TG_EINVAL, "token file %s: no token on its first line", path);
     else if (token == NULL)
         fail(err, TG_ENOMEM, "out of memory");
     return token;
@@ -1142,8 +1108,8 @@ int srv_http_start(tg_srv *srv, const srv_http_options *opt, srv_http **out,
                    tg_error *err)
 {
     *out = NULL;
-    char host[256] = "127.0.0.1";
-    int port = 0, rc = TG_ENOMEM;
+    const char *host = opt->host != NULL ? opt->host : "127.0.0.1";
+    int rc = TG_ENOMEM;
     char *token = NULL;
     srv_http *h = calloc(1, sizeof *h);
     if (h == NULL)
@@ -1152,14 +1118,15 @@ int srv_http_start(tg_srv *srv, const srv_http_options *opt, srv_http **out,
     h->loop = srv_loop(srv);
     h->listen_fd = -1;
     h->o = *opt;
-    h->o.listen = h->o.endpoint = h->o.token = h->o.token_file = NULL;
+    h->o.host = h->o.endpoint = h->o.token = h->o.token_file = NULL;
     h->o.origins = NULL;
     h->o.caller = NULL;
     defaults(&h->o);
     rc = TG_EINVAL;
-    if (opt->listen != NULL &&
-        parse_listen(opt->listen, host, sizeof host, &port, err) != 0)
+    if (opt->port < 0 || opt->port > 65535 || host[0] == '\0') {
+        fail(err, rc, "cannot listen on '%.64s' port %d", host, opt->port);
         goto fail;
+    }
     const char *endpoint = opt->endpoint != NULL ? opt->endpoint : "/mcp";
     if (endpoint[0] != '/' || strlen(endpoint) > 64) {
         fail(err, rc,
@@ -1196,7 +1163,7 @@ int srv_http_start(tg_srv *srv, const srv_http_options *opt, srv_http **out,
             h->n_origins++;
         }
     }
-    if ((rc = bind_listen(h, host, port, err)) != 0)
+    if ((rc = bind_listen(h, host, opt->port, err)) != 0)
         goto fail;
     size_t pool =
         h->o.max_header * 2 > (32u << 10) ? h->o.max_header * 2 : (32u << 10);
@@ -1254,6 +1221,11 @@ fail:
 const char *srv_http_url(const srv_http *h)
 {
     return h->url;
+}
+
+int srv_http_port(const srv_http *h)
+{
+    return h->port;
 }
 
 void srv_http_stop_accepting(srv_http *h)

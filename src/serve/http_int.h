@@ -57,6 +57,7 @@ struct srv_http {
     size_t n_origins;
     srv_http_options o; /* numbers only; strings above */
     char url[128];
+    int port; /* the one bound */
 
     http_session **buckets; /* sessions by id: chained, a power of two */
     size_t n_buckets;

@@ -23,9 +23,9 @@ typedef struct srv_http srv_http;
 
 /* How to serve. Zero fields take the defaults in brackets. */
 typedef struct srv_http_options {
-    const char *listen;         /* "HOST:PORT" ("[::1]:PORT" for IPv6); HOST an
-                                   address or "localhost", PORT 0 for an
-                                   ephemeral one [127.0.0.1:0] */
+    const char *host;           /* an address ("::1" for IPv6) or a name
+                                   such as "localhost" [127.0.0.1] */
+    int port;                   /* 0: an ephemeral one [0] */
     const char *endpoint;       /* the one path served ["/mcp"] */
     const char *token;          /* when set, every request needs
                                    Authorization: Bearer <token> */
@@ -74,13 +74,16 @@ typedef struct srv_http_options {
 /* Starts serving for `srv` on its loop: binds, listens, and prints
  * "toolgate: serving MCP on http://HOST:PORT/ENDPOINT" on stderr (unless
  * quiet). The options are copied. Returns 0 with *out the transport, or
- * TG_EINVAL (a bad option: address, token file, endpoint) or another
- * TG_E code (the address cannot be bound, no memory) with err filled. */
+ * TG_EINVAL (a bad option: address, port, token file, endpoint),
+ * TG_EEXIST (the address is in use) or another TG_E code (it cannot be
+ * bound, no memory) with err filled. */
 int srv_http_start(tg_srv *srv, const srv_http_options *o, srv_http **out,
                    tg_error *err);
 /* The URL served ("http://127.0.0.1:PORT/mcp"; borrowed, valid until
  * srv_http_free), with the actual port when port 0 was asked for. */
 const char *srv_http_url(const srv_http *h);
+/* The port bound (the actual one when port 0 was asked for). */
+int srv_http_port(const srv_http *h);
 /* The first step of a graceful shutdown (SIGTERM): stops accepting
  * connections (the listening socket is closed) and closes idle keep-alive
  * connections; later requests on open ones get Connection: close.

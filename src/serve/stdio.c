@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stdio.c - the stdio transport: newline-delimited JSON-RPC on stdin and
- * stdout, one session for the process, any number of requests in flight.
- * stdout carries MCP messages and nothing else. A client that stops
- * reading its responses is not let grow the server's memory: past a bound
- * of queued output the server stops reading stdin until the client
- * catches up. A line longer than the message limit is answered with an
- * error and skipped. EOF on stdin is a clean shutdown: calls still running
- * get the grace period to end (then they are canceled), every request is
- * answered, and the server stops.
+ * stdio.c - the stdio transport: newline-delimited JSON-RPC on an input
+ * and an output descriptor (stdin and stdout for `toolgate serve --stdio`;
+ * duplicates of them, so the caller's stay open), one session, any number
+ * of requests in flight. The output carries MCP messages and nothing
+ * else. A client that stops reading its responses is not let grow the
+ * server's memory: past a bound of queued output the server stops reading
+ * the input until the client catches up. A line longer than the message
+ * limit is answered with an error and skipped. EOF on the input is a
+ * clean shutdown: calls still running get the grace period to end (then
+ * they are canceled), every request is answered, and the server stops.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,9 @@ typedef struct stdio_tr {
     srv_out out; /* first: the session's out is this */
     tg_srv *srv;
     srv_session *s;
-    uv_stream_t *in; /* stdin as a stream, or NULL (a regular file) */
-    uv_stream_t *o;  /* stdout as a stream, or NULL (blocking writes) */
+    int in_fd, out_fd; /* the transport's duplicates of the caller's */
+    uv_stream_t *in;   /* in_fd as a stream, or NULL (a regular file) */
+    uv_stream_t *o;    /* out_fd as a stream, or NULL (blocking writes) */
     union {
         uv_pipe_t pipe;
         uv_tty_t tty;
@@ -130,6 +133,21 @@ static void on_idle(uv_idle_t *h)
     flush(h->data);
 }
 
+/* Writes all of data[0..len) to fd, a blocking descriptor. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
 {
     (void)kind;
@@ -137,9 +155,9 @@ static int out_send(srv_out *o, srv_msg_kind kind, const char *msg, size_t len)
     if (t->dead)
         return -1;
     if (t->o == NULL) {
-        /* stdout is a file: plain blocking writes */
-        if (fwrite(msg, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
-            fflush(stdout) != 0) {
+        /* the output is a file: plain blocking writes */
+        if (write_all(t->out_fd, msg, len) != 0 ||
+            write_all(t->out_fd, "\n", 1) != 0) {
             t->dead = true;
             return -1;
         }
@@ -269,12 +287,14 @@ static void start_reading(stdio_tr *t)
     }
     uv_buf_t b = uv_buf_init(t->fbuf, sizeof t->fbuf);
     t->fs.data = t;
-    if (uv_fs_read(srv_loop(t->srv), &t->fs, 0, &b, 1, -1, on_fs_read) != 0)
+    if (uv_fs_read(srv_loop(t->srv), &t->fs, t->in_fd, &b, 1, -1, on_fs_read) !=
+        0)
         on_eof(t);
 }
 
-/* stdin or stdout as a libuv stream (pipe, socket or terminal), or NULL
- * for a regular file. */
+/* The input or output as a libuv stream (pipe, socket or terminal), or
+ * NULL for a regular file. The stream owns fd once it is made (closing the
+ * handle closes it). */
 static uv_stream_t *open_stream(uv_loop_t *loop, int fd, void *h, void *data)
 {
     uv_handle_type ty = uv_guess_handle(fd);
@@ -316,13 +336,28 @@ static void on_stopped(tg_srv *srv, void *ud)
         uv_close((uv_handle_t *)&t->idle, NULL);
 }
 
-srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
-                           tg_error *err)
+srv_stdio *srv_stdio_start(tg_srv *srv, int in_fd, int out_fd,
+                           const char *caller, int64_t grace_ms, tg_error *err)
 {
+    int in = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
+    int out = in < 0 ? -1 : fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0) {
+        if (err != NULL) {
+            err->code = TG_EINVAL;
+            snprintf(err->message, sizeof err->message,
+                     "cannot serve descriptors %d and %d: %s", in_fd, out_fd,
+                     strerror(errno));
+        }
+        if (in >= 0)
+            close(in);
+        return NULL;
+    }
     stdio_tr *t = calloc(1, sizeof *t);
     if (t == NULL ||
         (t->s = srv_session_new(srv, SRV_VIA_STDIO, caller)) == NULL) {
         free(t);
+        close(in);
+        close(out);
         if (err != NULL) {
             err->code = TG_ENOMEM;
             snprintf(err->message, sizeof err->message, "out of memory");
@@ -332,9 +367,11 @@ srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
     srv_out_init(&t->out, &stdio_ops);
     t->srv = srv;
     t->grace_ms = grace_ms;
+    t->in_fd = in;
+    t->out_fd = out;
     srv_session_set_notify(t->s, &t->out);
-    t->in = open_stream(srv_loop(srv), 0, &t->in_h, t);
-    t->o = open_stream(srv_loop(srv), 1, &t->out_h, t);
+    t->in = open_stream(srv_loop(srv), in, &t->in_h, t);
+    t->o = open_stream(srv_loop(srv), out, &t->out_h, t);
     tg__buf_init(&t->pend, 0);
     uv_check_init(srv_loop(srv), &t->check);
     t->check.data = t;
@@ -353,6 +390,11 @@ void srv_stdio_free(srv_stdio *st)
     if (t == NULL)
         return;
     srv_session_release(t->s);
+    /* a stream's descriptor was closed with its handle */
+    if (t->in == NULL)
+        close(t->in_fd);
+    if (t->o == NULL)
+        close(t->out_fd);
     tg__buf_cleanup(&t->pend);
     free(t->line);
     free(t);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # symbols.sh LIBRARY MAP INCLUDE_DIR GCC - the ABI's three lists agree: the
-# functions the public headers declare (include/toolgate.h and
-# toolgate_loop.h, as GCC's -aux-info lists every declaration it compiled),
+# functions the public headers declare (include/toolgate.h, toolgate_loop.h and
+# toolgate_serve.h, as GCC's -aux-info lists every declaration it compiled),
 # the names of the version script (src/libtoolgate.map), and the symbols
 # the shared library exports (nm -D --defined-only, version nodes aside).
 # A function added to a header but not to the map, one left in the map
@@ -13,9 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Declared: every extern function whose declaration is in a public header.
-printf '#include "toolgate.h"\n#include "toolgate_loop.h"\n' >"$work/all.c"
+printf '#include "toolgate.h"\n#include "toolgate_loop.h"\n#include "toolgate_serve.h"\n' >"$work/all.c"
 "$gcc" -I"$inc" -aux-info "$work/aux.txt" -fsyntax-only "$work/all.c"
-grep -E '^/\* [^ ]*/toolgate(_loop)?\.h:[0-9]+:' "$work/aux.txt" |
+grep -E '^/\* [^ ]*/toolgate(_loop|_serve)?\.h:[0-9]+:' "$work/aux.txt" |
   perl -ne 'if (/\*\/ extern .*?\b(\w+) \(/) { print "$1\n" }
             elsif (!/\*\/ typedef /) { print STDERR "unexpected declaration: $_"; exit 1 }' |
   LC_ALL=C sort -u >"$work/declared"
