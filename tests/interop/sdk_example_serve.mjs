@@ -2,7 +2,9 @@
 // tests/interop: the official MCP TypeScript SDK's Client (pinned in
 // package-lock.json) against examples/c/serve.c, a C program that
 // registers a C function as the tool `stats` and serves it with the public
-// server API (include/toolgate_serve.h), over stdio or Streamable HTTP.
+// server API (include/toolgate_serve.h), over stdio or Streamable HTTP;
+// and against its Python twin, examples/python/mcp_server.py (a Python
+// function served with toolgate.Server), which must behave the same.
 // It initializes, finds `stats` (and nothing else) in tools/list with its
 // schema, calls it and gets what the C function computed, gets an isError
 // result for arguments the schema refuses (the function never ran), and

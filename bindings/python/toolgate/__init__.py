@@ -33,6 +33,7 @@ from .errors import (AlreadyExists, ConfigError, Denied, Error, FormatError,
                      ParseError, SchemaError, ToolError)
 from .journal import history, show, stats, verify
 from .runtime import Config, Event, Runtime, ToolContext
+from .server import Server
 from .turn import Call, Result, Stream, Turn, new_call, parse, renders
 
 __version__ = "0.1.0"
@@ -55,6 +56,6 @@ def versions() -> Dict[str, Any]:
 __all__ = ["Agent", "PROVIDERS", "show_loop", "AlreadyExists", "Call", "Config", "ConfigError", "Denied",
            "Error", "Event", "FormatError", "InvalidArgument", "JournalError",
            "LimitExceeded", "NotFound", "ParseError", "Result", "Runtime",
-           "SchemaError", "Stream", "ToolContext", "ToolError", "Turn",
+           "SchemaError", "Server", "Stream", "ToolContext", "ToolError", "Turn",
            "history", "library_version", "new_call", "parse", "renders",
            "show", "stats", "verify", "versions", "__version__"]
