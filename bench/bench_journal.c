@@ -154,7 +154,7 @@ static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)args;
     (void)len;
     (void)ud;
-    return tg_handler_set_json(ctx, PAYLOAD_TEXT, strlen(PAYLOAD_TEXT));
+    return tg_handler_set_json(ctx, PAYLOAD_TEXT, strlen(PAYLOAD_TEXT), NULL);
 }
 
 /* A runtime journaling to path with the given sync ("normal", "full", or

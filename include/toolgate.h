@@ -289,7 +289,8 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err);
  * (0: the default, 64 MiB): an event over it fails the stream (TG_ELIMIT),
  * a call whose arguments pass it ends with ARGUMENTS_TOO_LARGE. Call before
  * the first feed. Returns 0, or TG_EINVAL once bytes were fed. */
-int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
+int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes,
+                                  tg_error *err);
 /* Reads len bytes of the stream. Returns 0, or an error that ends the
  * stream (every later feed and finish returns it): TG_EPARSE for an event
  * whose data is not one JSON object - the data of several events joined
@@ -375,11 +376,11 @@ int tg_config_load(tg_config *cfg, const char *text, size_t len,
 /* Reads and loads a configuration file. */
 int tg_config_load_file(tg_config *cfg, const char *path, tg_error *err);
 /* Setters for the command line's overrides. Strings are copied. */
-int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms);
-int tg_config_set_parallel(tg_config *cfg, int n);
-int tg_config_set_journal(tg_config *cfg, const char *path); /* NULL: off */
-int tg_config_set_workspace(tg_config *cfg, const char *dir);
-int tg_config_set_cwd(tg_config *cfg, const char *dir);
+int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms, tg_error *err);
+int tg_config_set_parallel(tg_config *cfg, int n, tg_error *err);
+int tg_config_set_journal(tg_config *cfg, const char *path, tg_error *err);
+int tg_config_set_workspace(tg_config *cfg, const char *dir, tg_error *err);
+int tg_config_set_cwd(tg_config *cfg, const char *dir, tg_error *err);
 /* Reads an HMAC key file; checksums become hmac-sha256. */
 int tg_config_set_hmac_key_file(tg_config *cfg, const char *path,
                                 tg_error *err);
@@ -457,16 +458,19 @@ typedef int (*tg_handler_fn)(tg_handler_ctx *ctx, const char *args_json,
                              size_t args_len, void *user_data);
 
 /* Appends text output (copied). Returns 0, or TG_ELIMIT past the output cap. */
-int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len);
+int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len,
+                     tg_error *err);
 /* Sets the result to a JSON value given as text (copied, validated). */
-int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len);
+int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len,
+                        tg_error *err);
 /* Records a failure: `code` UPPER_SNAKE (NULL: "TOOL_FAILED"), message text. */
-int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message);
+int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message,
+                    tg_error *err);
 /* Refuses the call: it ends `denied` ({"denied":{"tool","reason"}}, execution
  * not_started) instead of running. For a tool that finds, before doing
  * anything, that the call is not allowed (a path leading outside the
  * workspace). The handler returns -1 after it. */
-int tg_handler_deny(tg_handler_ctx *ctx, const char *reason);
+int tg_handler_deny(tg_handler_ctx *ctx, const char *reason, tg_error *err);
 /* 1 once the call was canceled or its deadline passed; handlers that loop
  * should poll it and return. */
 int tg_handler_canceled(const tg_handler_ctx *ctx);
@@ -573,7 +577,8 @@ void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud);
  * before the answer arrived, or the runtime was freed, the answer is
  * accepted and ignored. TG_EINVAL (answer not a tg_approval, ask NULL) and
  * TG_ENOMEM (copying `detail`) leave the ask unanswered and the caller's. */
-int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail);
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail,
+                  tg_error *err);
 /* The id of the call `ask` is about: the ask's own copy, valid until
  * tg_ask_answer, from any thread. */
 const char *tg_ask_call_id(const tg_ask *ask);
@@ -644,7 +649,7 @@ int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err);
  * calls end with outcome canceled, by `by` ("user", "policy", "system").
  * Returns 0, or TG_ENOMEM. */
 int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
-                      const char *reason);
+                      const char *reason, tg_error *err);
 /* While tg_runtime_run_turn runs, delivery of signal `signum` (e.g. SIGINT)
  * cancels every running and queued call (outcome canceled, by "user") instead
  * of its default action; the turn still ends with one result per call. A

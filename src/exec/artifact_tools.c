@@ -28,10 +28,10 @@ static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
     int rc = tg__spool_tool_exec(spool, call->tool, args_json, args_len, NULL,
                                  0, &payload, &code, &err);
     if (rc != 0) {
-        tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message);
+        tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message, NULL);
         return -1;
     }
-    rc = tg_handler_set_json(ctx, payload, strlen(payload));
+    rc = tg_handler_set_json(ctx, payload, strlen(payload), NULL);
     free(payload);
     return rc == 0 ? 0 : -1;
 }

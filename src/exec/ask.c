@@ -123,17 +123,23 @@ static void ask_detach(tg_runtime *rt, tg__handoff *h)
         tg__ask_cancel(ask->job, "system", "the runtime is being freed");
 }
 
-int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail)
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail,
+                  tg_error *err)
 {
-    if (ask == NULL || (answer != TG_APPROVAL_NO && answer != TG_APPROVAL_YES &&
-                        answer != TG_APPROVAL_ALWAYS))
-        return TG_EINVAL;
+    if (ask == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_ask_answer needs an ask");
+    if (answer != TG_APPROVAL_NO && answer != TG_APPROVAL_YES &&
+        answer != TG_APPROVAL_ALWAYS)
+        return tg__error_set(err, TG_EINVAL,
+                             "%d is not an answer (TG_APPROVAL_NO, _YES or "
+                             "_ALWAYS)",
+                             (int)answer);
     char *copy = NULL;
     if (detail != NULL && (copy = tg__detail_copy(detail)) == NULL)
-        return TG_ENOMEM;
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     if (tg__handoff_claim(&ask->h) != 0) {
         free(copy);
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL, "the ask was answered already");
     }
     ask->answer = answer;
     ask->detail = copy;

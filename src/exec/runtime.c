@@ -425,10 +425,11 @@ void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud)
 }
 
 int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
-                      const char *reason)
+                      const char *reason, tg_error *err)
 {
     if (rt == NULL)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_cancel needs a runtime");
     if (by == NULL)
         by = "user";
     if (reason == NULL)
@@ -437,7 +438,7 @@ int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
            rl = strlen(reason) + 1;
     tg__cancel_req *r = malloc(sizeof *r + il + bl + rl);
     if (r == NULL)
-        return TG_ENOMEM;
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     char *s = (char *)(r + 1);
     r->next = NULL;
     r->id = NULL;

@@ -812,10 +812,13 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err)
     return 0;
 }
 
-int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes)
+int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes, tg_error *err)
 {
-    if (s == NULL || s->fed)
-        return TG_EINVAL;
+    if (s == NULL)
+        return tg__error_set(err, TG_EINVAL, "no stream");
+    if (s->fed)
+        return tg__error_set(err, TG_EINVAL,
+                             "the event size cap is set before the first feed");
     s->max = max_bytes ? max_bytes : TG_SSE_DEFAULT_MAX_DATA;
     s->sse.max_data = s->max;
     return 0;

@@ -118,27 +118,30 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     if (r == NULL)
         r = srv_task_req_by_call(srv, tg_call_id(call));
     if (r == NULL) {
-        tg_ask_answer(ask, TG_APPROVAL_NO, "no MCP client to ask");
+        tg_ask_answer(ask, TG_APPROVAL_NO, "no MCP client to ask", NULL);
         return;
     }
     if (r->retry_answer >= 0) {
         tg_ask_answer(ask, (tg_approval)r->retry_answer,
                       r->retry_answer == TG_APPROVAL_NO
                           ? "the MCP client's user declined"
-                          : "approved by the MCP client's user");
+                          : "approved by the MCP client's user",
+                      NULL);
         return;
     }
     if (!can_elicit(r->caps)) {
         tg_ask_answer(ask, TG_APPROVAL_NO,
                       "the MCP client cannot ask its user (it declared no "
-                      "elicitation capability)");
+                      "elicitation capability)",
+                      NULL);
         return;
     }
     if (r->detached && r->version == TG_MCP_V2026_07_28) {
         /* its request was answered with the task: no retry can come */
         tg_ask_answer(ask, TG_APPROVAL_NO,
                       "the call runs as a task, and under 2026-07-28 only "
-                      "its request could have asked the MCP client's user");
+                      "its request could have asked the MCP client's user",
+                      NULL);
         return;
     }
     json_t *q = question(call, reason);
@@ -149,7 +152,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
         json_decref(r->input);
         r->input = q;
         tg_ask_answer(ask, TG_APPROVAL_NO,
-                      "asked the MCP client's user (input required)");
+                      "asked the MCP client's user (input required)", NULL);
         return;
     }
     char id[48];
@@ -175,7 +178,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
             json_decref(r->ask_id);
             r->ask_id = NULL;
             tg_ask_answer(ask, TG_APPROVAL_NO,
-                          "the MCP client's user could not be asked");
+                          "the MCP client's user could not be asked", NULL);
         }
         free(text);
         return;
@@ -184,7 +187,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     free(text);
     if (sent != 0) {
         tg_ask_answer(ask, TG_APPROVAL_NO,
-                      "the MCP client's user could not be reached");
+                      "the MCP client's user could not be reached", NULL);
         return;
     }
     r->ask = ask;
@@ -215,7 +218,7 @@ void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
             d = TG_APPROVAL_NO;
             detail = "the MCP client's answer was not an ElicitResult";
         }
-        tg_ask_answer(r->ask, (tg_approval)d, detail);
+        tg_ask_answer(r->ask, (tg_approval)d, detail, NULL);
         r->ask = NULL;
         json_decref(r->ask_id);
         r->ask_id = NULL;
@@ -226,7 +229,7 @@ void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
 void srv_approval_drop(srv_req *r)
 {
     if (r->ask != NULL)
-        tg_ask_answer(r->ask, TG_APPROVAL_NO, "the request ended");
+        tg_ask_answer(r->ask, TG_APPROVAL_NO, "the request ended", NULL);
     r->ask = NULL;
     json_decref(r->ask_id);
     r->ask_id = NULL;

@@ -104,7 +104,7 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
     if (r->silent)
         return;
     r->silent = true;
-    (void)tg_runtime_cancel(srv->rt, r->call_id, "user", reason);
+    (void)tg_runtime_cancel(srv->rt, r->call_id, "user", reason, NULL);
 }
 
 /* ------------------------------------------------------------ progress */

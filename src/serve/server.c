@@ -420,7 +420,7 @@ static void on_grace(uv_timer_t *h)
 {
     tg_srv *srv = h->data;
     (void)tg_runtime_cancel(srv->rt, NULL, "system",
-                            "the server is shutting down");
+                            "the server is shutting down", NULL);
 }
 
 void srv_stop(tg_srv *srv, int64_t grace_ms)

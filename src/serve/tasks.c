@@ -650,7 +650,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
     }
     live->cancel_requested = true;
     (void)tg_runtime_cancel(c->srv->rt, live->r->call_id, "user",
-                            "the client cancelled the task");
+                            "the client cancelled the task", NULL);
     srv_kick(c->srv);
     if (v26)
         srv_reply(c, json_object());

@@ -128,7 +128,7 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
     *turn_out = NULL;
     if (tg_stream_new(format, &s, &err) != 0)
         abort();
-    if (tg_stream_set_max_event_bytes(s, max) != 0)
+    if (tg_stream_set_max_event_bytes(s, max, NULL) != 0)
         abort();
     if (flags & SLOW)
         tg__stream_no_fast_paths(s);

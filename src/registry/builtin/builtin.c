@@ -61,7 +61,7 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
         json_loadb(args_json, args_len, JSON_ALLOW_NUL, &jerr); /* new ref */
     int rc;
     if (args == NULL) {
-        tg_handler_fail(ctx, TG__FS_BADARGS, jerr.text);
+        tg_handler_fail(ctx, TG__FS_BADARGS, jerr.text, NULL);
         rc = -1;
         goto fail;
     }
@@ -70,18 +70,18 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
          * confinement refusing the call */
         if (run.errcode != NULL && (strcmp(run.errcode, TG__FS_OUTSIDE) == 0 ||
                                     strcmp(run.errcode, TG__FS_STATE) == 0))
-            tg_handler_deny(ctx, err.message);
+            tg_handler_deny(ctx, err.message, NULL);
         else
             tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
-                            err.message);
+                            err.message, NULL);
         rc = -1;
         goto fail;
     }
     /* past the output cap the runtime records OUTPUT_LIMIT itself */
     if (json_out)
-        tg_handler_set_json(ctx, tg__buf_cstr(&out), out.len);
+        tg_handler_set_json(ctx, tg__buf_cstr(&out), out.len, NULL);
     else
-        tg_handler_write(ctx, tg__buf_cstr(&out), out.len);
+        tg_handler_write(ctx, tg__buf_cstr(&out), out.len, NULL);
     rc = 0;
 fail:
     json_decref(args);

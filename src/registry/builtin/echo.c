@@ -49,29 +49,30 @@ int tg__echo_handler(tg_handler_ctx *ctx, const char *args_json,
     tg_jtape tape;
     if (tg__jtape_parse_in(args_json, args_len, small, 8, &tape, NULL) != 0) {
         tg_handler_fail(ctx, "INVALID_ARGUMENTS",
-                        "the arguments are not a JSON object");
+                        "the arguments are not a JSON object", NULL);
         return -1;
     }
     int rc = 0;
     size_t v = member(&tape, "text");
     if (v == 0 || tape.tok[v].kind != TG_JT_STRING) {
         tg_handler_fail(ctx, "INVALID_ARGUMENTS",
-                        "echo takes {\"text\": STRING}");
+                        "echo takes {\"text\": STRING}", NULL);
         rc = -1;
     } else if (tape.tok[v].b == 0) {
         /* no output would be a null payload: the empty text is "" */
-        if (tg_handler_set_json(ctx, "\"\"", 2) != 0)
+        if (tg_handler_set_json(ctx, "\"\"", 2, NULL) != 0)
             rc = -1;
     } else if (!(tape.tok[v].flags & TG_JT_ESCAPED)) {
         /* the bytes as written are the string */
-        if (tg_handler_write(ctx, tape.text + tape.tok[v].a, tape.tok[v].b))
+        if (tg_handler_write(ctx, tape.text + tape.tok[v].a, tape.tok[v].b,
+                             NULL))
             rc = -1;
     } else {
         char storage[512];
         tg_buf text;
         tg__buf_init_with(&text, storage, sizeof storage, 0);
         if (tg__jtape_decode(&tape, &tape.tok[v], &text) != 0 ||
-            tg_handler_write(ctx, tg__buf_cstr(&text), text.len) != 0)
+            tg_handler_write(ctx, tg__buf_cstr(&text), text.len, NULL) != 0)
             rc = -1;
         tg__buf_cleanup(&text);
     }

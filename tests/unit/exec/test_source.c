@@ -69,7 +69,7 @@ static int wait_canceled(tg_handler_ctx *ctx, const char *args, size_t len,
     double end = tg_test_now_ms() + (double)tg_test_ms(30000);
     while (!tg_handler_canceled(ctx) && tg_test_now_ms() < end)
         tg_test_sleep_ms(2);
-    tg_handler_write(ctx, "dropped", 7);
+    tg_handler_write(ctx, "dropped", 7, NULL);
     atomic_store(returned, 1);
     return 0;
 }
@@ -78,7 +78,7 @@ static int say_inline(tg_handler_ctx *ctx, const char *args, size_t len,
                       void *ud)
 {
     (void)args, (void)len, (void)ud;
-    return tg_handler_write(ctx, "inline", 6);
+    return tg_handler_write(ctx, "inline", 6, NULL);
 }
 
 typedef struct fixture {

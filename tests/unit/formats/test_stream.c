@@ -251,7 +251,7 @@ static run run_stream_as(const char *text, size_t len, const size_t *sizes,
     int quick = flags & RUN_QUICK;
     assert_int_equal(tg_stream_new(format, &s, &r.err), 0);
     if (max)
-        assert_int_equal(tg_stream_set_max_event_bytes(s, max), 0);
+        assert_int_equal(tg_stream_set_max_event_bytes(s, max, NULL), 0);
     if (flags & RUN_NO_EARLY)
         tg__stream_no_early(s);
     size_t off = 0, k = 0;
@@ -1588,7 +1588,10 @@ static void test_limits(void **state)
     tg_stream *s = NULL;
     assert_int_equal(tg_stream_new("auto", &s, NULL), 0);
     assert_int_equal(tg_stream_feed(s, ":", 1, NULL), 0);
-    assert_int_equal(tg_stream_set_max_event_bytes(s, 10), TG_EINVAL);
+    tg_error err = {0};
+    assert_int_equal(tg_stream_set_max_event_bytes(s, 10, &err), TG_EINVAL);
+    assert_string_equal(err.message,
+                        "the event size cap is set before the first feed");
     tg_stream_free(s);
     tg__buf_cleanup(&b);
 }
