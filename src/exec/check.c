@@ -63,7 +63,7 @@ static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
             e->code != 0 ? ": " : "", e->code != 0 ? e->message : "");
     }
     size_t n = tg__registry_count(rt->reg);
-    tg_buf names;
+    tg__buf names;
     tg__buf_init(&names, 0);
     int bad = 0;
     for (size_t i = 0; i < n && i < KNOWN_LISTED; i++) {
@@ -136,7 +136,7 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
      * the argument limit rather than by what the template could make. */
     int64_t lim =
         rt->cfg->max_args_bytes > 0 ? rt->cfg->max_args_bytes : 1 << 20;
-    tg_buf in;
+    tg__buf in;
     tg__buf_init(&in, (size_t)lim * 4 + json_string_length(tool->stdin_tpl));
     rc = tg__stdin_expand(json_string_value(tool->stdin_tpl), args, &in, &e);
     if (rc == 0) {
@@ -175,9 +175,9 @@ static int repair_text(tg_call *call)
     const char *raw = tg_call_args_raw(call);
     if (raw == NULL || call->args_unrepairable)
         return 0;
-    tg_buf fixed;
+    tg__buf fixed;
     unsigned done = 0;
-    tg_repair_cut cut;
+    tg__repair_cut cut;
     tg__buf_init(&fixed, 0);
     int rc = tg__repair_args_text(raw, strlen(raw), &fixed, &done, &cut);
     if (rc == 0 && cut.inside != NULL)
@@ -294,7 +294,7 @@ static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
                                     bool *oom)
 {
     const json_t *env = json_object_get(call->context, "env"); /* borrowed */
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     int rc = tg__context_env_check(env, tool->ctx_env_allow, tool->ctx_env_deny,
                                    &why);
@@ -339,7 +339,7 @@ static int record_verdict(tg__job *job, const char *key,
 static tg_result *ask_denied(tg_runtime *rt, const tg_call *call,
                              const char *reason, bool prompt, bool *oom)
 {
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     tg_result *r = NULL;
     if (tg__buf_printf(&why,
@@ -392,7 +392,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
     }
     tg_result *r = NULL;
     if (rc != 0) {
-        tg_buf why;
+        tg__buf why;
         tg__buf_init(&why, 0);
         if (tg__buf_printf(&why, "the policy could not judge this call: %s",
                            e.message) == 0)
@@ -496,7 +496,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                          "cannot verify the checksum of call '%s'", call->id));
         if (ok == 0) {
             const char *have = tg_call_checksum(call);
-            tg_quote q; /* what arrived is the caller's, of any length */
+            tg__quote_buf q; /* what arrived is the caller's, of any length */
             return refuse(
                 oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
                               "CHECKSUM_MISMATCH", NULL,
@@ -580,7 +580,7 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
     }
     if (approved_by != NULL)
         return check_after_policy(rt, job, oom);
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     tg_result *r = NULL;
     if ((detail != NULL

@@ -513,7 +513,7 @@ static tg_result *spawn_error(const tg_call *call, const char *prog,
 {
     switch (stage) {
     case TG__SPAWN_STAGE_CHDIR: {
-        tg_quote q; /* the call's context.cwd, of any length */
+        tg__quote_buf q; /* the call's context.cwd, of any length */
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "cannot change to directory '%s': %s",
                         tg__quote(&q, cwd ? cwd : "."), strerror(errnum));

@@ -35,7 +35,7 @@ static void ctx_init(tg_handler_ctx *c, const tg__source_env *env,
 /* Text output past spool.inline_max_bytes (or any, for a call with
  * `inline: false`) goes to the artifact store like a command's stdout. */
 static tg_result *spooled_text(const tg__source_env *env, const tg_call *call,
-                               const tg_buf *out)
+                               const tg__buf *out)
 {
     tg__output o;
     if (tg__output_init(&o, env->cfg, env->spool, call) != 0)

@@ -20,7 +20,7 @@
  * artifact store. */
 typedef struct tg__output {
     tg_spool_writer *w; /* NULL: in memory */
-    tg_buf mem;         /* capped at limits.max_output_bytes */
+    tg__buf mem;        /* capped at limits.max_output_bytes */
     int failed;         /* sticky: TG_ELIMIT (past the cap), TG_EIO, ... */
     tg_error e;         /* what failed */
 } tg__output;

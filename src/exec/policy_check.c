@@ -35,7 +35,7 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
         .workspace = rt->cfg->workspace,
         .cwd = rt->cfg->cwd,
     };
-    tg_buf explain;
+    tg__buf explain;
     tg__buf_init(&explain, 0);
     tg_policy_verdict v;
     tg_error e = {0};

@@ -211,7 +211,7 @@ struct tg_runtime {
     bool stopping; /* the journal failed: start nothing more */
     /* cancellable jobs by call id: id -> the newest job with it, which
      * chains to the others through hnext (scheduler.c) */
-    tg_hmap jobs_by_id;
+    tg__hmap jobs_by_id;
     /* results waiting for the group commit */
     tg__job *done_head, *done_tail;
     size_t ndone;

@@ -713,7 +713,7 @@ static void make_warning(tg__sandbox *sb)
 {
     free(sb->warning);
     sb->warning = NULL;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 4096);
     if (sb->needed && sb->mode == TG__SANDBOX_AUTO && !sb->bwrap_ok)
         (void)tg__buf_printf(

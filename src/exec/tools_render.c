@@ -143,7 +143,7 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
         if (json_array_append_new(tools, def))
             rc = TG_ENOMEM;
     }
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (rc == 0)
         rc = fmt->render_tools(tools, &b, err);

@@ -319,7 +319,7 @@ typedef struct fast_block {
     const char *input; /* the input's text, in the document */
     size_t input_len;
     int has_type, is_tool_use, has_input;
-    tg_buf names; /* id and name, each NUL-terminated */
+    tg__buf names; /* id and name, each NUL-terminated */
 } fast_block;
 
 /* Reads a string member that is only compared with `want`; sets *seen and
@@ -539,14 +539,14 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
-static int put_string(tg_buf *out, const json_t *s)
+static int put_string(tg__buf *out, const json_t *s)
 {
     return tg__json_string(out, json_string_value(s), json_string_length(s));
 }
 
 /* One MCP content block (borrowed) as an Anthropic block: text and image
  * pass through, everything else becomes a text block describing it. */
-static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
+static int put_block(tg__buf *out, const json_t *b, tg__buf *scratch)
 {
     if (tg__format_is_image_block(b)) {
         static const char open[] =
@@ -572,18 +572,18 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
  * content blocks (tg__format_put_blocks: on failure the payload's text comes
  * first, so the model learns why; an untrusted success is enveloped), else
  * the payload's text. */
-static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
+static int put_content(tg__buf *out, const tg_result *r, tg__buf *scratch)
 {
     int rc = tg__format_put_blocks(out, r, put_block, tg__format_put_text_block,
                                    scratch);
     return rc == 1 ? tg__format_payload_json_string(r, out, scratch) : rc;
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     static const char open[] = "{\"type\":\"tool_result\",\"tool_use_id\":";
     static const char content[] = ",\"content\":";
-    tg_buf scratch; /* payload text and block descriptions, reused */
+    tg__buf scratch; /* payload text and block descriptions, reused */
     tg__buf_init(&scratch, 0);
     int rc = tg__buf_puts(out, "{\"role\":\"user\",\"content\":[");
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -614,7 +614,7 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: [{"name","description","input_schema"}]. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
                                        err);

@@ -105,7 +105,7 @@ static int jcs_hash(const json_t *doc, unsigned char md[SHA256_DIGEST_LENGTH])
 {
     if (!tg__bad_bytes_unwritable(doc))
         return TG_ENOMEM;
-    tg_buf b;
+    tg__buf b;
     SHA256_CTX ctx;
     tg__buf_init(&b, 0);
     int rc = tg__jcs_write(doc, &b);
@@ -501,9 +501,9 @@ typedef struct fast_ctx {
     tg_jcur c;
     const char *text; /* the whole input, hashed for generated ids */
     size_t len;
-    char hash[9];    /* "" until a call without an id needs it */
-    tg_buf id, name; /* copies: the cursor's scratch is reused */
-    size_t k;        /* functionCall parts read so far */
+    char hash[9];     /* "" until a call without an id needs it */
+    tg__buf id, name; /* copies: the cursor's scratch is reused */
+    size_t k;         /* functionCall parts read so far */
 } fast_ctx;
 
 /* The document's hash, as doc_hash computes it for the document path. */
@@ -686,7 +686,7 @@ static int id_generated(const tg_call *call)
 
 /* The payload as compact JSON: its text when the result knows it, a string
  * escaped straight from its value (as jansson writes it), else dumped. */
-static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
+static int put_payload(tg__buf *out, const tg_result *r, tg__buf *scratch)
 {
     if (tg__result_output_part(r) != NULL) {
         /* what a failed command printed is read as text, like its output
@@ -728,8 +728,8 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
  * what a failed command printed: that is a text, see put_payload). Gemini has
  * no content blocks in a function response, so a result's blocks are added
  * as "content", their text description. */
-static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
-                        tg_buf *scratch)
+static int put_response(tg__buf *out, const tg_call *call, const tg_result *r,
+                        tg__buf *scratch)
 {
     static const char open[] = "{\"functionResponse\":{\"name\":";
     const char *name = call->tool ? call->tool : "";
@@ -764,9 +764,9 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
     return tg__buf_puts(out, "}}}");
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
-    tg_buf scratch; /* content descriptions, reused */
+    tg__buf scratch; /* content descriptions, reused */
     tg__buf_init(&scratch, 0);
     int rc = tg__buf_puts(out, "{\"role\":\"user\",\"parts\":[");
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -790,7 +790,7 @@ static json_t *tool_def(const json_t *t)
 
 /* Tool definitions: {"functionDeclarations":[{"name","description",
  * "parametersJsonSchema"}]}. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, "functionDeclarations",
                                        FORMAT_NAME, out, err);

@@ -334,7 +334,7 @@ int tg__jcur_string(tg_jcur *c, const char **s, size_t *n)
     return string_body(c, s, n);
 }
 
-int tg__jcur_string_into(tg_jcur *c, tg_buf *b)
+int tg__jcur_string_into(tg_jcur *c, tg__buf *b)
 {
     const char *s;
     size_t n;
@@ -623,7 +623,7 @@ int tg__jcur_key_is(const char *k, size_t kn, const char *want)
     return kn == strlen(want) && memcmp(k, want, kn) == 0;
 }
 
-int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen)
+int tg__jcur_string_once(tg_jcur *c, tg__buf *b, int *seen)
 {
     if (*seen)
         return TG_JCUR_BAIL;

@@ -47,7 +47,7 @@ int tg__jcur_string(tg_jcur *c, const char **s, size_t *n);
  * tg__buf_init_with), replacing its contents: a string decoded in the
  * scratch buffer changes places with b's bytes instead of being copied.
  * Returns 0, -1 when it is not a string the reader accepts, or TG_ENOMEM. */
-int tg__jcur_string_into(tg_jcur *c, tg_buf *b);
+int tg__jcur_string_into(tg_jcur *c, tg__buf *b);
 /* Validates and skips one value of any kind. Returns 0 or -1. */
 int tg__jcur_skip(tg_jcur *c);
 /* Member iteration, after the '{' was taken and *first set to 1: returns 1
@@ -73,7 +73,7 @@ int tg__jcur_key_is(const char *k, size_t kn, const char *want);
 /* Reads a string member into b (as tg__jcur_string_into) unless *seen says
  * the key came before (a duplicate key); sets *seen. Returns 0,
  * TG_JCUR_BAIL (duplicate, or not a plain string) or TG_ENOMEM. */
-int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen);
+int tg__jcur_string_once(tg_jcur *c, tg__buf *b, int *seen);
 /* Skips the value of a member the fast path does not read: a scalar is
  * skipped (0); an object or array, which a document of another format (or
  * an unusual one) may hold there, is not read at all: TG_JCUR_BAIL, so a
@@ -87,7 +87,7 @@ typedef struct tg_jcur_str {
     const char *s;
     size_t n;
     int seen;
-    tg_buf copy;
+    tg__buf copy;
 } tg_jcur_str;
 /* Reads a string member into f unless f->seen says the key came before (a
  * duplicate): 0, TG_JCUR_BAIL or TG_ENOMEM. */

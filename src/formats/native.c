@@ -101,7 +101,7 @@ static int blank(const char *s, size_t len)
 /* Scratch kept across the lines of one parse. */
 typedef struct line_reader {
     tg_jcur c;
-    tg_buf id, tool, args; /* args: the decoded string form */
+    tg__buf id, tool, args; /* args: the decoded string form */
 } line_reader;
 
 /* Reads the line s[0..n) as a plain record: 0 with *out set (the caller
@@ -184,7 +184,7 @@ static int slow_line(tg_turn *turn, const char *s, size_t n,
         /* Bytes no tool gets: the call's own failure when they are in its
          * arguments, the line's when they are anywhere else. */
         char what[TG_BAD_WHAT_MAX];
-        tg_buf where;
+        tg__buf where;
         tg__buf_init(&where, 0);
         rc = tg__format_bad_strings_placed(obj, turn, from, &where, what);
         if (rc == 1)
@@ -248,7 +248,7 @@ static int parse_text(tg_turn *turn, const char *text, size_t len,
  * one writer), without building a jansson object per result; the gate's
  * decisions stay in the journal. */
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -263,7 +263,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 }
 
 /* Tool definitions: JSON Lines of {"name","description","input_schema"}. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {

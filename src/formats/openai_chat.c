@@ -260,7 +260,7 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 #define FAST_BAIL TG_JCUR_BAIL
 
 typedef struct fast_call {
-    tg_buf id, type, name, args; /* copies: the cursor's scratch is reused */
+    tg__buf id, type, name, args; /* copies: the cursor's scratch is reused */
     int has_id, has_type, has_fn, has_name, has_args;
 } fast_call;
 
@@ -414,11 +414,11 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     return rc < 0 ? rc : 1;
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     static const char open[] = "{\"role\":\"tool\",\"tool_call_id\":";
     static const char content[] = ",\"content\":";
-    tg_buf text; /* the payload text of non-string payloads, reused */
+    tg__buf text; /* the payload text of non-string payloads, reused */
     tg__buf_init(&text, 0);
     int rc = tg__buf_append(out, "[", 1);
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -450,7 +450,7 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: the Chat Completions `tools` array. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
                                        err);

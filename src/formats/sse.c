@@ -82,7 +82,7 @@ static int oom(tg_sse *r)
     return fail(r, TG_ENOMEM);
 }
 
-static int set_buf(tg_buf *b, const char *p, size_t n)
+static int set_buf(tg__buf *b, const char *p, size_t n)
 {
     b->len = 0;
     int rc = tg__buf_append(b, p, n);

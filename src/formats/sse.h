@@ -55,8 +55,8 @@ typedef struct tg_sse_event {
 typedef int (*tg_sse_fn)(void *ud, const tg_sse_event *ev, tg_error *err);
 
 typedef struct tg_sse {
-    tg_buf line; /* the current line, when it spans chunks */
-    tg_buf type, data, id;
+    tg__buf line; /* the current line, when it spans chunks */
+    tg__buf type, data, id;
     size_t max_data;
     unsigned char bom[3]; /* a possible byte order mark, held back */
     size_t bom_len;

@@ -199,7 +199,7 @@ int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 /* The turn index of the first complete call with this id, or SIZE_MAX. */
 static size_t first_with_id(const tg_stream *s, const char *id)
 {
-    const tg_hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
+    const tg__hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
     return e != NULL ? e->val.idx : SIZE_MAX;
 }
 
@@ -207,7 +207,7 @@ static size_t first_with_id(const tg_stream *s, const char *id)
  * unless a call with it completed before. Returns 0 or TG_ENOMEM. */
 static int remember_id(tg_stream *s, size_t idx)
 {
-    tg_hentry *e;
+    tg__hentry *e;
     int rc = tg__hmap_put_str(&s->ids, s->turn->calls[idx]->id, &e);
     if (rc == 1)
         s->repeated_ids = true;

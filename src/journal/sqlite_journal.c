@@ -896,7 +896,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
                      sqlite3_stmt **out, tg_error *err)
 {
     sqlite3_stmt **slot = results ? &sj->st_results[k] : &sj->st_calls[k];
-    tg_buf sql;
+    tg__buf sql;
     int rc = 0;
     *out = *slot;
     if (*slot != NULL)
@@ -1841,7 +1841,7 @@ fail:
 /* Appends the result record of the current row (tg__result_write's text,
  * with the gate's decisions), with "call": call when call is not NULL. */
 static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st,
-                      const json_t *call, tg_buf *out, tg_error *err)
+                      const json_t *call, tg__buf *out, tg_error *err)
 {
     tg_result *r = NULL;
     int rc = row_result_rec(sj, st, &r, err);
@@ -2130,7 +2130,7 @@ static int parse_since(const char *since, int64_t *ms, tg_error *err)
         rc = tg__time_from_json(v, ms);
     json_decref(v);
     if (rc != 0) {
-        tg_quote q;
+        tg__quote_buf q;
         return tg__error_set(err, TG_EINVAL,
                              "invalid 'since' time '%s'%s: expected RFC 3339 "
                              "(2026-01-02T03:04:05Z) or Unix seconds or "
@@ -2141,7 +2141,7 @@ static int parse_since(const char *since, int64_t *ms, tg_error *err)
 }
 
 /* The text of a query's answer: *out takes b's bytes (the caller's). */
-static int text_out(tg_buf *b, char **out, tg_error *err)
+static int text_out(tg__buf *b, char **out, tg_error *err)
 {
     *out = tg__buf_take(b);
     return *out ? 0 : oom(err);
@@ -2153,7 +2153,7 @@ static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    tg_buf sql, text;
+    tg__buf sql, text;
     int rc = 0, outcome = -1;
     int64_t since = 0;
     *out = NULL;
@@ -2249,7 +2249,7 @@ static int sj_show(tg_journal *j, const char *call_id, char **out,
     struct sqlite_journal *sj = sj_of(j);
     sqlite3_stmt *st = NULL;
     json_t *call = NULL; /* new ref */
-    tg_buf text;
+    tg__buf text;
     int rc;
     *out = NULL;
     if (call_id == NULL)
@@ -2324,7 +2324,7 @@ static int query_filters(const tg_history_query *q, int *outcome,
 
 /* " FROM results r WHERE ..." with only the filters given
  * (parameters ?1 tool, ?2 outcome, ?3 caller, ?4 since). */
-static int filter_sql(tg_buf *sql, const tg_history_query *q)
+static int filter_sql(tg__buf *sql, const tg_history_query *q)
 {
     int b = tg__buf_puts(sql, " FROM results r WHERE 1");
     if (q->tool != NULL)
@@ -2358,7 +2358,7 @@ static int stats_stmt(struct sqlite_journal *sj, const char *cols,
                       const tg_history_query *q, const char *tail, int outcome,
                       int64_t since, sqlite3_stmt **st, tg_error *err)
 {
-    tg_buf sql;
+    tg__buf sql;
     int rc;
     *st = NULL;
     tg__buf_init(&sql, 4096);
@@ -2447,11 +2447,11 @@ static double select_kth(double *v, size_t n, size_t k)
 /* The entry of `tool` in *list, added when new. tools maps each entry's
  * name (its own copy) to its index. NULL on out of memory. */
 static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
-                                 size_t *cap, tg_hmap *tools, const char *tool)
+                                 size_t *cap, tg__hmap *tools, const char *tool)
 {
     size_t len;
     uint64_t h = tg__hash_str(tool, &len);
-    tg_hentry *e = tg__hmap_find(tools, tool, len, h);
+    tg__hentry *e = tg__hmap_find(tools, tool, len, h);
     if (e != NULL)
         return &(*list)[e->val.idx];
     if (*n == *cap) {
@@ -2495,7 +2495,7 @@ static int add_ms(struct tool_stat *t, double ms)
 /* Appends the statistics object of one tool: {"tool", "calls", "outcomes":
  * {"success", "error", "canceled", "timeout", "denied"}, "replayed",
  * "duration_ms": {"p50", "p95", "max"} or null}, times to the microsecond. */
-static int stat_write(struct tool_stat *t, tg_buf *out)
+static int stat_write(struct tool_stat *t, tg__buf *out)
 {
     static const char *const names[] = {"success", "error", "canceled",
                                         "timeout", "denied"};
@@ -2539,8 +2539,8 @@ static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    tg_hmap tools = {0}; /* tool name -> index in stats */
-    tg_buf text;
+    tg__hmap tools = {0}; /* tool name -> index in stats */
+    tg__buf text;
     struct tool_stat *stats = NULL;
     size_t n = 0, cap = 0;
     int rc, outcome, step;

@@ -130,10 +130,10 @@ typedef struct tg_rpc_batch {
     char fail_message[256];
     /* internal */
     tg_rpc_msg one;
-    tg_jtape tape;
-    tg_buf strings; /* decoded methods, ids and messages */
+    tg__jtape tape;
+    tg__buf strings; /* decoded methods, ids and messages */
     char strings_inline[128];
-    tg_jtok tokens[TG_RPC_INLINE_TOKENS];
+    tg__jtok tokens[TG_RPC_INLINE_TOKENS];
     struct tg_rpc_span {
         uint32_t start, end;
     } * span, spans_inline[TG_RPC_INLINE_TOKENS]; /* containers' text */
@@ -154,7 +154,7 @@ void tg__rpc_batch_cleanup(tg_rpc_batch *b);
 typedef struct tg_rpc_value {
     const char *json;
     size_t len;
-    int kind; /* tg_jkind: TG_JT_OBJECT, TG_JT_STRING, ... */
+    int kind; /* tg__jkind: TG_JT_OBJECT, TG_JT_STRING, ... */
     size_t tok;
 } tg_rpc_value;
 
@@ -179,7 +179,7 @@ int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
 /* Appends the decoded bytes of a string value (v->kind TG_JT_STRING) to
  * out. Returns 0, TG_EINVAL when v is not a string, TG_ENOMEM, TG_ELIMIT. */
 int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
-                         tg_buf *out);
+                         tg__buf *out);
 /* v as a jansson value (new reference), the same json_loadb builds, or NULL
  * on out of memory. */
 json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v);
@@ -195,29 +195,29 @@ json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m);
  * NONE is left out. */
 
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT} */
-int tg__rpc_write_result(tg_buf *out, const tg_rpc_id *id, const char *result,
+int tg__rpc_write_result(tg__buf *out, const tg_rpc_id *id, const char *result,
                          size_t result_len);
 /* The same in two halves, for a result written straight into out between
  * them: {"jsonrpc":"2.0","id":ID,"result": ... and the closing }. */
-int tg__rpc_write_result_open(tg_buf *out, const tg_rpc_id *id);
-int tg__rpc_write_close(tg_buf *out);
+int tg__rpc_write_result_open(tg__buf *out, const tg_rpc_id *id);
+int tg__rpc_write_close(tg__buf *out);
 /* {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MSG,"data":DATA}}
  * (data left out when NULL). */
-int tg__rpc_write_error(tg_buf *out, const tg_rpc_id *id, long long code,
+int tg__rpc_write_error(tg__buf *out, const tg_rpc_id *id, long long code,
                         const char *message, const char *data, size_t data_len);
 /* The answer to an invalid message (kind TG_RPC_INVALID): its error with
  * its id when readable. */
-int tg__rpc_write_invalid(tg_buf *out, const tg_rpc_msg *m);
+int tg__rpc_write_invalid(tg__buf *out, const tg_rpc_msg *m);
 /* The answer to a text that failed whole (b->fail_code != 0). */
-int tg__rpc_write_failure(tg_buf *out, const tg_rpc_batch *b);
+int tg__rpc_write_failure(tg__buf *out, const tg_rpc_batch *b);
 /* {"jsonrpc":"2.0","method":METHOD,"params":PARAMS} (params left out when
  * NULL). */
-int tg__rpc_write_notification(tg_buf *out, const char *method,
+int tg__rpc_write_notification(tg__buf *out, const char *method,
                                const char *params, size_t params_len);
 /* {"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}. */
-int tg__rpc_write_request(tg_buf *out, const tg_rpc_id *id, const char *method,
+int tg__rpc_write_request(tg__buf *out, const tg_rpc_id *id, const char *method,
                           const char *params, size_t params_len);
 /* Appends the id alone as JSON (nothing for NONE). */
-int tg__rpc_write_id(tg_buf *out, const tg_rpc_id *id);
+int tg__rpc_write_id(tg__buf *out, const tg_rpc_id *id);
 
 #endif

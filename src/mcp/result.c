@@ -16,7 +16,7 @@
 #include "json_out.h"
 #include "record.h"
 
-int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
+int tg__mcp_call_tool_result(tg__buf *out, const tg_result *r, tg_mcp_version v,
                              unsigned flags, const char *meta_members)
 {
     const tg_mcp_traits *t = tg__mcp_traits(v);
@@ -30,7 +30,7 @@ int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
         ctr |= TG_MCP_CTR_DECLARED;
     /* payload texts and messages: on the stack while they fit */
     char text_mem[512], scratch_mem[256];
-    tg_buf text, scratch;
+    tg__buf text, scratch;
     tg__buf_init_with(&text, text_mem, sizeof text_mem, 0);
     tg__buf_init_with(&scratch, scratch_mem, sizeof scratch_mem, 0);
     int rc = tg__format_mcp_call_tool_result(out, r, ctr, meta_members, &text,
@@ -48,7 +48,7 @@ int tg__mcp_result_rpc_error(const tg_result *r)
                : 0;
 }
 
-int tg__mcp_write_result_error(tg_buf *out, const tg_rpc_id *id,
+int tg__mcp_write_result_error(tg__buf *out, const tg_rpc_id *id,
                                const tg_result *r)
 {
     int code = tg__mcp_result_rpc_error(r);
@@ -147,7 +147,7 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
             goto fail;
         }
         tool_entry *e = &tools->t[tools->n];
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         e->name_len = json_string_length(name);
         e->has_execution = json_object_get(def, "execution") != NULL;
@@ -226,7 +226,7 @@ bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name)
 
 /* Appends tool e's definition, with execution.taskSupport when `support`
  * is not NULL and it has no execution of its own. */
-static int put_tool(tg_buf *out, const tool_entry *e, const char *support)
+static int put_tool(tg__buf *out, const tool_entry *e, const char *support)
 {
     if (support == NULL || e->has_execution)
         return tg__buf_append(out, e->json, e->len);
@@ -244,7 +244,7 @@ static int put_tool(tg_buf *out, const tool_entry *e, const char *support)
  * before. */
 #define CURSOR_PREFIX "t1."
 
-static int put_cursor(tg_buf *out, const tool_entry *last)
+static int put_cursor(tg__buf *out, const tool_entry *last)
 {
     static const char digits[] = "0123456789abcdef";
     int rc = tg__buf_puts(out, ",\"nextCursor\":\"" CURSOR_PREFIX);
@@ -277,8 +277,8 @@ static long long cursor_start(const tg_mcp_tools *tools, const char *cursor,
     return (long long)first_after(tools, name, nlen);
 }
 
-int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
-                       const char *cursor, size_t cursor_len,
+int tg__mcp_tools_page(tg__buf *out, const tg_mcp_tools *tools,
+                       tg_mcp_version v, const char *cursor, size_t cursor_len,
                        const tg_mcp_page_opts *opts, const char *meta_members)
 {
     const tg_mcp_traits *t = tg__mcp_traits(v);

@@ -5,7 +5,7 @@
  * result, the JSON-RPC error that answers a call refused before it ran
  * (an unknown tool), and the pages of a tools/list result.
  *
- * Everything is written as compact JSON straight into a tg_buf; the
+ * Everything is written as compact JSON straight into a tg__buf; the
  * CallToolResult is written by the same code `toolgate run --to mcp` uses
  * (src/formats/mcp_result.c), so the text a model reads is the text every
  * other format renders.
@@ -49,7 +49,7 @@
  *                      "execution", "durationMs", "callId"};
  *   resultType         "complete", under versions whose results carry one.
  * Returns 0, TG_EINVAL (v not spoken), TG_ENOMEM or TG_ELIMIT. */
-int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
+int tg__mcp_call_tool_result(tg__buf *out, const tg_result *r, tg_mcp_version v,
                              unsigned flags, const char *meta_members);
 
 /* The JSON-RPC error code that answers result r instead of a
@@ -61,7 +61,7 @@ int tg__mcp_result_rpc_error(const tg_result *r);
  * {"jsonrpc":"2.0","id":ID,"error":{"code":-32602,"message":"Unknown tool:
  * NAME"}}. Returns 0, TG_EINVAL (r is answered with a result), TG_ENOMEM
  * or TG_ELIMIT. */
-int tg__mcp_write_result_error(tg_buf *out, const tg_rpc_id *id,
+int tg__mcp_write_result_error(tg__buf *out, const tg_rpc_id *id,
                                const tg_result *r);
 
 /* ------------------------------------------------------------ tools/list */
@@ -116,8 +116,8 @@ typedef struct tg_mcp_page_opts {
  * stays in order when the list changes between pages. Returns 0,
  * TG_EINVAL for a cursor this server did not make (answer -32602), or
  * TG_ENOMEM / TG_ELIMIT. opts may be NULL (defaults). */
-int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
-                       const char *cursor, size_t cursor_len,
+int tg__mcp_tools_page(tg__buf *out, const tg_mcp_tools *tools,
+                       tg_mcp_version v, const char *cursor, size_t cursor_len,
                        const tg_mcp_page_opts *opts, const char *meta_members);
 
 #endif

@@ -282,7 +282,7 @@ static int compile_args(struct tg__rule *r, const json_t *obj,
  * './out'": what a reason or an explanation calls the rule. */
 static int write_summary(struct tg__rule *r, tg_error *err)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 4096);
     /* A summary cut at the cap (TG_ELIMIT) is still a fine name for the
      * rule; an allocation failure is not. */
@@ -396,7 +396,7 @@ static int compile_rule(struct tg__rule *r, size_t index, const json_t *obj,
     }
     if ((rc = write_summary(r, err)) != 0)
         return rc;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (reason != NULL)
         rc = tg__buf_puts(&b, reason);
@@ -506,7 +506,7 @@ int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err)
                 goto fail;
         }
     }
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__buf_printf(&b, "no policy rule matched; the default %s",
                        verbs[p->dflt]) != 0 ||

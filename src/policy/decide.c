@@ -90,7 +90,7 @@ static int decide_indexed(const tg_policy *p, struct tg__pctx *c,
 static int decide_explained(const tg_policy *p, struct tg__pctx *c,
                             tg_policy_verdict *out, tg_error *err)
 {
-    tg_buf *b = c->explain;
+    tg__buf *b = c->explain;
     tg__buf_printf(b, "call: tool '%s', caller %s%s%s\n", c->in->tool,
                    c->in->caller ? "'" : "",
                    c->in->caller ? c->in->caller : "(none)",
@@ -129,7 +129,7 @@ static int decide_explained(const tg_policy *p, struct tg__pctx *c,
 }
 
 int tg__policy_decide(const tg_policy *p, const tg_policy_input *in,
-                      tg_policy_verdict *out, tg_buf *explain, tg_error *err)
+                      tg_policy_verdict *out, tg__buf *explain, tg_error *err)
 {
     if (in == NULL || in->tool == NULL)
         return tg__error_set(err, TG_EINVAL,

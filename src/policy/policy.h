@@ -104,7 +104,7 @@ bool tg__policy_reads_args(const tg_policy *policy);
  *
  * Thread-safe: concurrent calls on one policy are allowed (see above). */
 int tg__policy_decide(const tg_policy *policy, const tg_policy_input *in,
-                      tg_policy_verdict *out, tg_buf *explain, tg_error *err);
+                      tg_policy_verdict *out, tg__buf *explain, tg_error *err);
 
 /* "allow", "deny" or "ask" (static). */
 const char *tg__policy_decision_name(tg_policy_decision d);

@@ -51,7 +51,7 @@ typedef struct loadctx {
  * collapsing it lexically is wrong across symbolic links. */
 static char *path_join(const char *base, const char *path)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (path[0] != '/' && tg__buf_puts(&b, base) != 0)
         goto fail;
@@ -1088,7 +1088,7 @@ int tg_config_load(tg_config *cfg, const char *text, size_t len,
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
     int rc = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, max);
     FILE *f = fopen(path, "rb");
     if (f == NULL)

@@ -53,9 +53,9 @@ int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len,
      * stack. A text that is its value's compact form already is kept as
      * the payload, and no jansson value is built: rendering needs the text,
      * not the value. */
-    tg_jtok small[32];
-    tg_jtape tape;
-    tg_jtape_error jerr; /* filled only for a caller who reads it */
+    tg__jtok small[32];
+    tg__jtape tape;
+    tg__jtape_error jerr; /* filled only for a caller who reads it */
     int rc = tg__jtape_parse_in(json, len, small, 32, &tape,
                                 err != NULL ? &jerr : NULL);
     if (rc == TG_ENOMEM)

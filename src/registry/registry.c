@@ -19,7 +19,7 @@
 struct tg_registry {
     tg_tool **tools; /* registration order */
     size_t count, cap;
-    tg_hmap by_name; /* tool name (the tool's own) -> the tool */
+    tg__hmap by_name; /* tool name (the tool's own) -> the tool */
     /* removed tools, kept until the registry is freed */
     tg_tool **gone;
     size_t ngone, capgone;
@@ -49,7 +49,7 @@ const tg_tool *tg__registry_find(const tg_registry *reg, const char *name)
 {
     if (name == NULL)
         return NULL;
-    tg_hentry *e = tg__hmap_find_str(&reg->by_name, name);
+    tg__hentry *e = tg__hmap_find_str(&reg->by_name, name);
     return e ? e->val.ptr : NULL;
 }
 
@@ -66,7 +66,7 @@ int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err)
         reg->tools = tools;
         reg->cap = cap;
     }
-    tg_hentry *e;
+    tg__hentry *e;
     rc = tg__hmap_put_str(&reg->by_name, tool_take->name, &e);
     if (rc == 1) {
         rc = tg__error_set(err, TG_EEXIST,
@@ -99,7 +99,7 @@ const tg_tool *tg__registry_at(const tg_registry *reg, size_t i)
 
 tg_tool *tg__registry_remove(tg_registry *reg, const char *name)
 {
-    tg_hentry *e = name ? tg__hmap_find_str(&reg->by_name, name) : NULL;
+    tg__hentry *e = name ? tg__hmap_find_str(&reg->by_name, name) : NULL;
     if (e == NULL)
         return NULL;
     tg_tool *t = e->val.ptr;

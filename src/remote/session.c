@@ -292,7 +292,7 @@ static uint64_t deadline_in(tg__rsession *s, unsigned ms)
 }
 
 /* Sends one message; m's fields as transport.h says. */
-static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
+static int send_text(tg__rsession *s, tg__buf *msg, const char *method,
                      const char *name, const char *id, tg_error *err)
 {
     /* The version the message speaks: the negotiated one; for the
@@ -325,7 +325,7 @@ static int send_params_text(tg__rsession *s, const char *method,
                             pending *p, tg_error *err)
 {
     char small[1024]; /* most requests fit: no allocation */
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init_with(&msg, small, sizeof small, 0);
     char idtext[24];
     snprintf(idtext, sizeof idtext, "%llu", (unsigned long long)p->id);
@@ -393,7 +393,7 @@ static void send_cancel(tg__rsession *s, const pending *p, const char *reason)
                                "reason", reason != NULL ? reason : "");
     char *ptext = params != NULL ? dump(params) : NULL;
     json_decref(params);
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     tg_error e;
     if (ptext != NULL &&
@@ -646,7 +646,7 @@ static void on_initialize(tg__rsession *s, const pending *p, json_t *result)
     }
     (void)p;
     s->version = v;
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     if (tg__rpc_write_notification(&msg, "notifications/initialized", NULL,
                                    0) != 0 ||
@@ -805,7 +805,7 @@ static void on_list_page(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     job->pages++;
     if (tg__rpc_value_find(b, result, cursor_path, 1, &cur) &&
         cur.kind == TG_JT_STRING) {
-        tg_buf cb;
+        tg__buf cb;
         tg__buf_init(&cb, 0);
         if (tg__rpc_value_string(b, &cur, &cb) != 0) {
             tg__buf_cleanup(&cb);
@@ -903,8 +903,8 @@ void tg__rtool_list_free(tg__rtool_list *list)
  * JSON_REJECT_DUPLICATES and json_dumps writes back as it is. */
 static bool args_as_dumped(const char *args, size_t len)
 {
-    tg_jtok st[128];
-    tg_jtape t;
+    tg__jtok st[128];
+    tg__jtape t;
     if (tg__jtape_parse_in(args, len, st, 128, &t, NULL) != 0)
         return false;
     bool ok = t.tok[0].kind == TG_JT_OBJECT && tg__jtape_is_dump_form(&t);
@@ -924,7 +924,7 @@ static int call_as_text(tg__rsession *s, const tg__rcall_args *a, pending *p,
         return 1;
     const char *meta = modern(s) ? meta_text_of(s) : NULL;
     char small[1024];
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     int rc = tg__buf_puts(&b, "{\"name\":");
     if (rc == 0)
@@ -1419,7 +1419,7 @@ static void on_error(tg__rsession *s, pending *p, const tg_rpc_batch *b,
 static void respond(tg__rsession *s, const tg_rpc_id *id, const char *result,
                     long long code, const char *message)
 {
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     int rc = result != NULL
                  ? tg__rpc_write_result(&msg, id, result, strlen(result))

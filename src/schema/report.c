@@ -12,7 +12,7 @@
 
 #include "buf.h"
 
-int tg__schema_show(const char *s, size_t n, tg_buf *out)
+int tg__schema_show(const char *s, size_t n, tg__buf *out)
 {
     int rc = 0;
     size_t run = 0;
@@ -29,7 +29,7 @@ int tg__schema_show(const char *s, size_t n, tg_buf *out)
 
 char *tg__schema_show_dup(const char *s, size_t n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__schema_show(s, n, &b) != 0) {
         tg__buf_cleanup(&b);
@@ -57,7 +57,7 @@ char *tg__schema_report_message(const tg_schema_report *report)
 {
     if (report == NULL || report->n == 0)
         return NULL;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < report->n; i++) {

@@ -105,11 +105,11 @@ void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
  * TG_ELIMIT (err says which limit: budget->exhausted tells the step budget
  * from the others), TG_ECANCELED (budget->stop) or TG_ENOMEM. Thread-safe:
  * concurrent validations may share the compiled schema, not a budget. */
-int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
+int tg__schema_validate_tape_in(const tg_schema *schema, const tg__jtape *tape,
                                 size_t index, tg_schema_report *report,
                                 tg_schema_budget *budget, tg_error *err);
 /* tg__schema_validate_tape_in with a fresh default budget. */
-int tg__schema_validate_tape(const tg_schema *schema, const tg_jtape *tape,
+int tg__schema_validate_tape(const tg_schema *schema, const tg__jtape *tape,
                              size_t index, tg_schema_report *report,
                              tg_error *err);
 /* The same for a jansson value (borrowed). */

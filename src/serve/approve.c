@@ -244,7 +244,7 @@ static void state_mac(const tg_srv *srv, const char *caller, const char *tool,
     /* one-shot HMAC() over "expiry\ncaller\0tool\0args" */
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__buf_printf(&b, "%lld\n", expiry) == 0 &&
         tg__buf_append(&b, caller, strlen(caller) + 1) == 0 &&

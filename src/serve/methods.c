@@ -264,7 +264,7 @@ static void m_tools_list(srv_ctx *c)
         fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
         return;
     }
-    tg_buf page;
+    tg__buf page;
     tg__buf_init(&page, 0);
     /* Every tool on one page unless there are very many: clients that read
      * one page see them all. */

@@ -293,7 +293,7 @@ int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
                          const char *result, size_t len)
 {
     char small[1024]; /* most results fit: no allocation */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     int rc = -1;
     if (tg__buf_reserve(&b, len + 64) == 0 &&

@@ -274,7 +274,7 @@ void srv_req_detach(srv_req *r);
  * result cannot be rendered - with the error's message in msg[msg_size].
  * A tool that declares an outputSchema in srv's tool list gets no
  * structuredContent with an outcome other than success. */
-int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
+int srv_call_answer(tg_srv *srv, tg__buf *result, const tg_turn *turn,
                     tg_mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */

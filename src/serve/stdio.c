@@ -36,7 +36,7 @@ typedef struct stdio_tr {
     char *line; /* the line being read */
     size_t len, cap;
     bool skipping;    /* the rest of a line over the limit */
-    tg_buf pend;      /* messages of this loop iteration, not written yet */
+    tg__buf pend;     /* messages of this loop iteration, not written yet */
     uv_check_t check; /* writes them */
     uv_idle_t idle;   /* while they wait, the poll does not block */
     uv_shutdown_t shut;

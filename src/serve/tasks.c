@@ -200,7 +200,7 @@ static void finish(srv_tasks *ts, const char *id, const tg_turn *turn,
                    tg_mcp_version v, int status, const tg_error *why,
                    bool cancelled)
 {
-    tg_buf answer, res;
+    tg__buf answer, res;
     tg__buf_init(&answer, 0);
     tg__buf_init(&res, 0);
     char m[512];

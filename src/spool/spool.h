@@ -168,7 +168,7 @@ int tg__spool_handle_text(const json_t *artifact, char **text);
 
 /* Result of a text read (lines, head, tail, a byte range). */
 typedef struct tg_spool_text {
-    tg_buf text;          /* the bytes read (capped) */
+    tg__buf text;         /* the bytes read (capped) */
     uint64_t offset;      /* byte offset of text[0] in the artifact */
     uint64_t first_line;  /* 1-based line of text[0] (0 for a byte read) */
     uint64_t last_line;   /* line of the last byte (0 when empty) */

@@ -282,7 +282,7 @@ static json_t *text_json(const tg_spool_text *r, size_t *skipped) /* new */
     }
     if (skipped)
         *skipped = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     json_t *v = tg__spool_append_sanitized(&b, s, n) == 0
                     ? json_stringn(b.len ? b.data : "", b.len)

@@ -78,8 +78,8 @@ struct tg_spool_writer {
     bool force, limited, in_file, failed;
     tg_error fail; /* the sticky error once failed */
 
-    tg_buf mem; /* the output while it fits inline */
-    sink out;   /* the temporary file once in_file */
+    tg__buf mem; /* the output while it fits inline */
+    sink out;    /* the temporary file once in_file */
     char tmpname[64];
 
     EVP_MD_CTX *md;

@@ -25,7 +25,7 @@ static void check_slice(const char *text, size_t len, const char *s, size_t n)
 }
 
 /* The written message must be JSON with the same id as given. */
-static void check_written(const tg_buf *out, const tg_rpc_id *id)
+static void check_written(const tg__buf *out, const tg_rpc_id *id)
 {
     json_error_t jerr;
     json_t *v = json_loadb(out->data, out->len, 0, &jerr); /* new ref */
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tg__rpc_batch_cleanup(&b);
         return 0;
     }
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     if (b.fail_code != 0) {
         if (b.n != 0 || (b.fail_code != TG_RPC_PARSE_ERROR &&
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         check_slice(text, len, v.json, v.len);
                         /* read alone (keys may hold U+0000, which
                          * jansson refuses: the tape's reader) */
-                        tg_jtape alone;
+                        tg__jtape alone;
                         if (tg__jtape_parse(v.json, v.len, TG_JTAPE_ALLOW_NUL,
                                             &alone, NULL) != 0)
                             abort();

@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tg_policy_verdict v, v2;
     tg_error err2 = {0};
     rc = tg__policy_decide(p, &in, &v, NULL, &err);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 1 << 20);
     int rc2 = tg__policy_decide(p, &in, &v2, &b, &err2);
     tg__buf_cleanup(&b);

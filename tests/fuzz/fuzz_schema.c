@@ -61,7 +61,7 @@ static void check_lines(const char *lines)
 
 /* One validation of the tape with memoization `memo` and `steps` steps;
  * *nviol the violations when `report`. */
-static int run(const tg_schema *s, const tg_jtape *t, int memo, uint64_t steps,
+static int run(const tg_schema *s, const tg__jtape *t, int memo, uint64_t steps,
                int report, const atomic_int *stop, tg_schema_budget *b,
                size_t *nviol)
 {
@@ -86,7 +86,7 @@ static int run(const tg_schema *s, const tg_jtape *t, int memo, uint64_t steps,
  * entry point). */
 static void costs(const tg_schema *s, const char *inst, size_t ilen, int want)
 {
-    tg_jtape t;
+    tg__jtape t;
     if (tg__jtape_parse(inst, ilen, TG_JTAPE_ALLOW_NUL, &t, NULL) != 0)
         return;
     tg_schema_budget b;

@@ -24,7 +24,7 @@
 #define KEEP 8 /* bytes an event keeps once discarding */
 
 typedef struct log_ctx {
-    tg_buf log;
+    tg__buf log;
     size_t max;
     tg_sse *reader;
     int discarding;

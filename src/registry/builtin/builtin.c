@@ -27,7 +27,7 @@
  * far more than grep's 10,000 shown lines or a 100,000-entry listing. */
 #define OUT_LIMIT (32u << 20)
 
-typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg_buf *out,
+typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err);
 
 typedef struct builtin_def {
@@ -47,7 +47,7 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
                     core_fn core, bool json_out)
 {
     tg_error err = {0};
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, OUT_LIMIT);
     tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
                     .cwd = tg_handler_cwd(ctx),

@@ -133,7 +133,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-int tg__utf8_append(tg_buf *b, const char *s, size_t n)
+int tg__utf8_append(tg__buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, run = 0;
@@ -174,7 +174,7 @@ static const char *inside(const char *ws, const char *p)
     return rest;
 }
 
-int tg__ws_relpath(tg_fsrun *run, const char *path, size_t len, tg_buf *rel,
+int tg__ws_relpath(tg_fsrun *run, const char *path, size_t len, tg__buf *rel,
                    tg_error *err)
 {
     int rc;
@@ -240,7 +240,7 @@ int tg__ws_open_walk(int root_fd, const char *rel, int flags)
     int *stack = NULL; /* O_PATH descriptors of the directories walked */
     size_t depth = 0, cap = 0;
     char *target = NULL;
-    tg_buf todo, next;
+    tg__buf todo, next;
     tg__buf_init(&todo, 0);
     tg__buf_init(&next, 0);
     size_t pos = 0;
@@ -319,7 +319,7 @@ int tg__ws_open_walk(int root_fd, const char *rel, int flags)
                 rc = -ENOMEM;
                 break;
             }
-            tg_buf t = todo;
+            tg__buf t = todo;
             todo = next;
             next = t;
             pos = 0;
@@ -469,7 +469,7 @@ int tg__ws_dir_in_state(tg_fsrun *run, int root_fd, int dirfd)
 static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
                          const struct stat *st)
 {
-    tg_buf cur, next;
+    tg__buf cur, next;
     tg__buf_init(&cur, 0);
     tg__buf_init(&next, 0);
     char *target = malloc(PATH_MAX);
@@ -518,7 +518,7 @@ static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
                          tg__buf_puts(&next, target) != 0)
                     rc = -ENOMEM;
                 else {
-                    tg_buf t = cur;
+                    tg__buf t = cur;
                     cur = next;
                     next = t;
                     again = true;
@@ -598,7 +598,7 @@ int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
                 tg_error *err)
 {
     int rc;
-    tg_buf rel;
+    tg__buf rel;
     tg__buf_init(&rel, 0);
     *fd_out = -1;
     const char *p = json_string_value(path);

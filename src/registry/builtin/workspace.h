@@ -74,7 +74,7 @@ typedef struct tg_fsrun {
  * relative one is taken from the call's cwd when that lies in the
  * workspace. A NUL byte or a path elsewhere is refused (TG__FS_OUTSIDE);
  * ".." is left for the resolution beneath the root to judge. */
-int tg__ws_relpath(tg_fsrun *run, const char *path, size_t len, tg_buf *rel,
+int tg__ws_relpath(tg_fsrun *run, const char *path, size_t len, tg__buf *rel,
                    tg_error *err);
 
 /* Opens `rel` (relative, from tg__ws_relpath) beneath the directory root_fd
@@ -115,7 +115,7 @@ int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
 
 /* Appends s[0..n) with every invalid UTF-8 sequence replaced by U+FFFD, for
  * names that must go into JSON. */
-int tg__utf8_append(tg_buf *b, const char *s, size_t n);
+int tg__utf8_append(tg__buf *b, const char *s, size_t n);
 
 /* Argument helpers of the cores. tg__fs_args checks that args is an object
  * whose members are all in `allowed` (NULL-ended); tg__fs_int reads an
@@ -142,24 +142,25 @@ int tg__fs_canceled(tg_fsrun *run, tg_error *err);
  *
  * read_file {path, offset_line?, max_lines?, max_bytes? = 256 KiB}: the
  * text of a file (files holding a NUL byte are refused: BINARY_FILE). */
-int tg__read_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__read_file_run(tg_fsrun *run, const json_t *args, tg__buf *out,
                       tg_error *err);
 /* list_dir {path? = "."}: a JSON array of {"name","type","size"} sorted by
  * name; type is "file", "dir", "symlink" or "other" (links not followed). */
-int tg__list_dir_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__list_dir_run(tg_fsrun *run, const json_t *args, tg__buf *out,
                      tg_error *err);
 /* grep {pattern, path? = ".", glob?, max_matches? = 200, ignore_case?}:
  * lines "path:LINE:text" for each matching line (PCRE2, UTF), recursing
  * below path without following symlinks, skipping binary files and the
  * .git and .toolgate directories. */
-int tg__grep_run(tg_fsrun *run, const json_t *args, tg_buf *out, tg_error *err);
+int tg__grep_run(tg_fsrun *run, const json_t *args, tg__buf *out,
+                 tg_error *err);
 
 /* write_file {path, content}: writes content to the file atomically (a
  * temporary file beside it, fsync, rename over it, fsync of the
  * directory); the parent directory must exist beneath the workspace. A
  * symlink or hard link at path is replaced, never written through. Output:
  * {"path","bytes"}. */
-int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__write_file_run(tg_fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err);
 
 /* The tools' input schemas (JSON text). */

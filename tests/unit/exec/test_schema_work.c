@@ -43,7 +43,7 @@ static int handler(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
  * subschemas before one that passes. */
 static char *wide_schema(int branches)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":"
                      "\"array\",\"items\":{\"anyOf\":[");
@@ -55,7 +55,7 @@ static char *wide_schema(int branches)
 
 static char *wide_args(int n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"v\":[");
     for (int k = 0; k < n; k++)

@@ -26,7 +26,7 @@
 
 /* What a source reported about one call. */
 typedef struct record {
-    tg_buf out; /* stream 1 */
+    tg__buf out; /* stream 1 */
     int chunks;
     bool sandbox_decided;
     int dones;

@@ -64,7 +64,7 @@ static void write_file(const char *path, const char *text)
 /* The parsed calls as golden lines. */
 static char *calls_lines(const tg_turn *turn)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < turn->n; i++) {
         const tg_call *c = turn->calls[i];
@@ -221,7 +221,7 @@ static void compare_lines(const char *what, const char *expected,
 static char *stable_text(const char *text)
 {
     json_t *lines = load_lines(text); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < json_array_size(lines); i++) {
         json_t *line = json_array_get(lines, i); /* borrowed */
@@ -263,7 +263,7 @@ static size_t fast_taken[NALL];
 static char *calls_and_meta(const tg_turn *turn)
 {
     char *lines = calls_lines(turn);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_append(&b, lines, strlen(lines));
     for (size_t i = 0; i < turn->n; i++) {
@@ -439,7 +439,7 @@ static void check_cross_format(const char *path, const tg_turn *turn,
     if (rendered == NULL)
         return; /* an input-only format */
 
-    tg_buf calls;
+    tg__buf calls;
     tg__buf_init(&calls, 0);
     for (size_t i = 0; i < turn->n; i++) {
         char *rec = tg_call_to_json(turn->calls[i]);

@@ -161,7 +161,7 @@ static void test_many_calls_and_answers(void **state)
     (void)state;
     /* 2000 calls, every odd one answered: the answered set is searched, not
      * scanned, and the right half remains. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "[");
     for (int i = 0; i < 2000; i++)
@@ -427,7 +427,7 @@ static void test_render_tools(void **state)
         "{\"name\":\"now\"}]",
         0, &jerr); /* new ref */
     assert_non_null(tools);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_error err;
     assert_int_equal(

@@ -25,7 +25,7 @@
  * escaped so CR, LF and NUL show; with `positions`, then where the data
  * lines were and whether data was clipped: "|first-last/count|clipped". */
 typedef struct seen {
-    tg_buf log;
+    tg__buf log;
     int fail_at; /* make the fail_at-th event's callback fail; 0: never */
 } seen;
 
@@ -38,7 +38,7 @@ static struct {
     size_t discard_keep;
 } opt;
 
-static void put_escaped(tg_buf *b, const char *s, size_t n)
+static void put_escaped(tg__buf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];

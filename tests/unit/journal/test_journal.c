@@ -1153,7 +1153,7 @@ static void test_args_over_the_limit(void **state)
     tg_journal_options o = {.max_args_bytes = 4096};
     tg_journal *j = jt_open(f->path, &o);
     size_t big = 3u << 20;
-    tg_buf text;
+    tg__buf text;
     tg__buf_init(&text, 0);
     /* "\u00e9" written as UTF-8 so the cut meets a two-byte character */
     assert_int_equal(tg__buf_puts(&text, "{\"path\": \"a"), 0);

@@ -24,7 +24,7 @@ static char *answer(tg_rpc_batch *b, const char *text, bool batches)
 {
     tg_rpc_limits lim = {0, 0, 0, batches};
     assert_int_equal(tg__rpc_read(b, text, strlen(text), &lim), 0);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     if (b->fail_code != 0)
         assert_int_equal(tg__rpc_write_failure(&out, b), 0);
@@ -166,7 +166,7 @@ static void test_requests_and_ids(void **state)
     assert_memory_equal(v.json, "9", 1);
     const char *name_path[] = {"name"};
     assert_int_equal(tg__rpc_params_find(&b, m, name_path, 1, &v), 1);
-    tg_buf s;
+    tg__buf s;
     tg__buf_init(&s, 0);
     assert_int_equal(tg__rpc_value_string(&b, &v, &s), 0);
     assert_string_equal(tg__buf_cstr(&s), "echo");
@@ -179,7 +179,7 @@ static void test_requests_and_ids(void **state)
     json_decref(params);
 
     /* the response echoes the id verbatim */
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     assert_int_equal(tg__rpc_write_result(&out, &m->id, "{}", 2), 0);
     assert_string_equal(tg__buf_cstr(&out),
@@ -273,7 +273,7 @@ static void test_limits(void **state)
     (void)state;
     tg_rpc_batch b;
     /* over max_bytes: refused before parsing */
-    tg_buf big;
+    tg__buf big;
     tg__buf_init(&big, 0);
     tg__buf_puts(&big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
                        "\"params\":{\"s\":\"");
@@ -296,7 +296,7 @@ static void test_limits(void **state)
      * limit the same answer */
     static const unsigned depths[] = {10, 11, 3000};
     for (size_t k = 0; k < 3; k++) {
-        tg_buf t;
+        tg__buf t;
         tg__buf_init(&t, 0);
         tg__buf_puts(&t, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
                          "\"params\":{\"x\":");
@@ -367,7 +367,7 @@ static void test_batches(void **state)
 static void test_writers(void **state)
 {
     (void)state;
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, -5};
     assert_int_equal(tg__rpc_write_request(&out, &id, "elicitation/create",

@@ -52,7 +52,7 @@ static size_t make_results(tg_result **r)
 }
 
 /* Appends {"version":V,"answers":A,"message":M} and a newline. */
-static void line(tg_buf *out, tg_mcp_version v, const char *answers,
+static void line(tg__buf *out, tg_mcp_version v, const char *answers,
                  const char *msg, size_t len)
 {
     tg__buf_printf(out, "{\"version\":\"%s\",", tg__mcp_version_name(v));
@@ -68,7 +68,7 @@ static void test_call_tool_results(void **state)
     (void)state;
     tg_result *r[8];
     size_t n = make_results(r);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < 3; k++) {
@@ -149,7 +149,7 @@ static void test_unknown_tool_error(void **state)
         tg__result_error(c, TG_EXECUTION_FINISHED, "TOOL_FAILED", NULL, "no");
     assert_int_equal(tg__mcp_result_rpc_error(unknown), -32602);
     assert_int_equal(tg__mcp_result_rpc_error(other), 0);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, 4};
     assert_int_equal(tg__mcp_write_result_error(&out, &id, unknown), 0);
@@ -166,7 +166,7 @@ static void test_unknown_tool_error(void **state)
 /* n tool definitions named t<i> in reverse order, as {"tools":[...]}. */
 static char *tool_defs(size_t n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"tools\":[");
     for (size_t i = n; i-- > 0;)
@@ -186,7 +186,7 @@ static void test_tools_pages(void **state)
     tg_error err;
     assert_int_equal(tg__mcp_tools_new(defs, strlen(defs), &tools, &err), 0);
     assert_int_equal(tg__mcp_tools_count(tools), 250);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     /* default page: every tool, sorted, no cursor */
     assert_int_equal(tg__mcp_tools_page(&out, tools, TG_MCP_V2025_11_25, NULL,
@@ -354,7 +354,7 @@ static void test_messages_conform(void **state)
         return;
     tg_result *r[8];
     size_t n = make_results(r);
-    tg_buf lines, msg, body;
+    tg__buf lines, msg, body;
     tg__buf_init(&lines, 0);
     tg__buf_init(&msg, 0);
     tg__buf_init(&body, 0);

@@ -73,7 +73,7 @@ static long decide_full(const tg_policy *p, const char *tool,
     if (rc != 0)
         fail_msg("decide failed: %s", err.message);
     /* The explained path must reach the same verdict. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg_policy_verdict v2;
     rc = tg__policy_decide(p, &in, &v2, &b, &err);
@@ -569,7 +569,7 @@ static void test_reasons_and_explain(void **state)
     tg_policy_input in = {"write_file", "guest", NULL, args, t.ws, NULL};
     tg_policy_verdict v;
     tg_error err = {0};
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__policy_decide(p, &in, &v, &b, &err), 0);
     assert_int_equal(v.rule, 4);
@@ -641,7 +641,7 @@ static void *thread_main(void *opaque)
 static void test_concurrent(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"default\":\"deny\",\"rules\":[");
     for (int i = 0; i < 25; i++)

@@ -69,7 +69,7 @@ static void decide_all(const tg_policy *p, json_t *const *ann,
                               args[i],       "/tmp",          NULL};
         tg_policy_verdict v;
         tg_error err = {0};
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         g[i].rc = tg__policy_decide(p, &in, &v, explain ? &b : NULL, &err);
         tg__buf_cleanup(&b);

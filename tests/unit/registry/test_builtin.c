@@ -125,12 +125,12 @@ static tg_fsrun run_in(const tree *t)
     return run;
 }
 
-typedef int (*core_fn)(tg_fsrun *, const json_t *, tg_buf *, tg_error *);
+typedef int (*core_fn)(tg_fsrun *, const json_t *, tg__buf *, tg_error *);
 
 /* Runs a core on args (JSON text); returns rc, output in out (caller
  * cleans up), error code in *code. */
 static int run_tool(tg_fsrun *run, core_fn core, const char *args_text,
-                    tg_buf *out, tg_error *err)
+                    tg__buf *out, tg_error *err)
 {
     json_t *args = tg_test_json(args_text); /* new ref */
     tg__buf_init(out, 0);
@@ -146,7 +146,7 @@ static void expect_ok(const tree *t, core_fn core, const char *args,
                       const char *want)
 {
     tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     int rc = run_tool(&run, core, args, &out, &err);
     if (rc != 0)
@@ -161,7 +161,7 @@ static void expect_fail(const tree *t, core_fn core, const char *args,
                         const char *code, const char *text)
 {
     tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     int rc = run_tool(&run, core, args, &out, &err);
     if (rc >= 0 || run.errcode == NULL || strcmp(run.errcode, code) != 0 ||
@@ -276,7 +276,7 @@ static void relpath(void **state)
 {
     tree *t = *state;
     tg_fsrun run = run_in(t);
-    tg_buf rel;
+    tg__buf rel;
     tg_error err = {0};
     char p[PBUF];
 
@@ -377,7 +377,7 @@ static void read_file(void **state)
     snprintf(cwd, sizeof cwd, "%s/sub", t->ws);
     tg_fsrun run = run_in(t);
     run.cwd = cwd;
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__read_file_run,
                               "{\"path\":\"../a.txt\",\"max_lines\":1}", &out,
@@ -404,7 +404,7 @@ static void list_dir(void **state)
               "[{\"name\":\"c.txt\",\"type\":\"file\",\"size\":10}]");
 
     tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__list_dir_run, "{}", &out, &err), 0);
     json_t *list = tg_test_json(tg__buf_cstr(&out)); /* new ref */
@@ -544,7 +544,7 @@ static void grep_catastrophic(void **state)
     put(t, "ws/evil.txt", big, 2997);
     free(big);
     tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__grep_run,
                               "{\"pattern\":\"NEEDLE\",\"path\":\"evil.txt\"}",
@@ -569,7 +569,7 @@ static void canceled(void **state)
     tree *t = *state;
     tg_fsrun run = run_in(t);
     run.canceled = always;
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(
         run_tool(&run, tg__grep_run, "{\"pattern\":\"x\"}", &out, &err),
@@ -776,7 +776,7 @@ static void own_files(void **state)
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         tg_fsrun run = {.workspace = t->ws, .state = own};
-        tg_buf out;
+        tg__buf out;
         tg_error err;
         int rc = run_tool(&run, refused[i].core, refused[i].args, &out, &err);
         if (rc >= 0 || run.errcode == NULL ||
@@ -789,7 +789,7 @@ static void own_files(void **state)
     }
     /* From a cwd inside them, a relative path is refused too. */
     tg_fsrun run = {.workspace = t->ws, .cwd = tg, .state = own};
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_true(
         run_tool(&run, tg__read_file_run, "{\"path\":\"x\"}", &out, &err) < 0);

@@ -47,7 +47,7 @@ static tg_schema *compile_ok(const char *text, int format_assert)
  * path agree. */
 static int check(const tg_schema *s, const char *text, tg_schema_report *rep)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL), 0);
     tg_error err;
     memset(&err, 0, sizeof err);
@@ -250,7 +250,7 @@ static void test_compile_errors(void **state)
  * reads schema texts. */
 static json_t *nul_json(const char *text)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_ALLOW_NUL, &t, NULL), 0);
     json_t *j = tg__jtape_to_json(&t, 0); /* new ref */
@@ -280,7 +280,7 @@ static int nul_verdict(const char *schema, const char *instance,
     if (tg_schema_compile(schema, strlen(schema), &opt, &s[1], &err) != 0)
         fail_msg("compile of %s from text failed: %s", schema, err.message);
     json_t *ij = nul_json(instance); /* new ref */
-    tg_jtape it;
+    tg__jtape it;
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &it, NULL),
                      0);
@@ -320,7 +320,7 @@ static int nul_report(const char *schema, const char *instance,
     json_t *sj = nul_json(schema); /* new ref */
     assert_int_equal(tg__schema_compile(sj, NULL, &s, &err), 0);
     json_decref(sj);
-    tg_jtape it;
+    tg__jtape it;
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &it, NULL),
                      0);
@@ -536,7 +536,7 @@ static void test_limits(void **state)
     assert_true(rc == TG_ELIMIT || rc == 0);
     tg_schema_free(re);
     /* A huge enum and a long uniqueItems array stay fast. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"uniqueItems\":true,\"items\":{\"enum\":[");
     for (int k = 0; k < 5000; k++)
@@ -696,7 +696,7 @@ static void test_public_text(void **state)
     assert_null(lines);
     assert_int_equal(err.code, TG_EPARSE);
     /* A large instance (past the stack token buffer). */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"a\":\"x\",\"c\":[");
     for (int k = 0; k < 1000; k++)

@@ -222,7 +222,7 @@ static int options_for(ctx *c, const scenario *sc)
  * refuses U+0000 in keys. */
 static json_t *inst_json(const char *text)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_ALLOW_NUL, &t, NULL), 0);
     json_t *j = tg__jtape_to_json(&t, 0); /* new ref */

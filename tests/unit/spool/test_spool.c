@@ -462,7 +462,7 @@ static void test_output_limit(void **state)
 static void test_preview_and_handle(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (int i = 1; i <= 1000; i++)
         assert_int_equal(tg__buf_printf(&b, "line %d\r\n", i), 0);
@@ -599,7 +599,7 @@ static void test_second_name(void **state)
 static void test_line_reads_match_source(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     size_t nlines = 150000;
     uint64_t *starts = malloc((nlines + 1) * sizeof *starts);
@@ -836,7 +836,7 @@ static void test_grep_giant_line(void **state)
 static void test_grep_across_blocks(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     size_t nlines = 400000; /* ~11 MB */
     for (size_t i = 1; i <= nlines; i++)
