@@ -108,7 +108,7 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
     *out = NULL;
     if (format == NULL)
         format = "mcp";
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     if (fmt == NULL || fmt->render_tools == NULL)
         return tg__error_set(err, TG_EFORMAT,
                              "cannot list tools in format '%s' (supported: "

@@ -339,7 +339,7 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     return 0;
 }
 
-const tg_format tg__format_fenced = {
+const tg__format tg__format_fenced = {
     .name = FORMAT_NAME,
     .detect = NULL,
     .parse = parse,

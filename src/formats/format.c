@@ -18,7 +18,7 @@
 #include "stream.h"
 
 /* Detection order breaks ties: the first format with the highest score wins. */
-static const tg_format *const formats[] = {
+static const tg__format *const formats[] = {
     &tg__format_openai_chat,      &tg__format_native,
     &tg__format_anthropic,        &tg__format_gemini,
     &tg__format_openai_responses, &tg__format_mcp,
@@ -37,7 +37,7 @@ int tg__format_error(tg_error *err, const char *pointer, const char *fmt,
     return tg__error_set(err, TG_EFORMAT, fmt, arg);
 }
 
-const tg_format *tg__format_find(const char *name)
+const tg__format *tg__format_find(const char *name)
 {
     if (name == NULL)
         return NULL;
@@ -248,9 +248,9 @@ static void describe(const json_t *v, tg__buf *d, int depth)
     }
 }
 
-static const tg_format *detect(const json_t *doc)
+static const tg__format *detect(const json_t *doc)
 {
-    const tg_format *best = NULL;
+    const tg__format *best = NULL;
     int best_score = 0;
     for (size_t i = 0; i < NFORMATS; i++) {
         if (formats[i]->detect == NULL)
@@ -328,7 +328,7 @@ static int bad_strings_placed(const json_t *doc, tg_turn *turn,
     return rc;
 }
 
-static int parse_doc(const tg_format *fmt, tg_turn *turn, const json_t *doc,
+static int parse_doc(const tg__format *fmt, tg_turn *turn, const json_t *doc,
                      const char *source_name, tg_error *err)
 {
     int rc = fmt->parse(turn, doc, err);
@@ -344,7 +344,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
 {
     tg_turn *turn = NULL;
     json_t *doc = NULL; /* new ref */
-    const tg_format *fmt = NULL;
+    const tg__format *fmt = NULL;
     int rc;
 
     tg__error_clear(err);
@@ -383,7 +383,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     /* The fast paths first: they read the common shapes without building
      * the document, and step aside for everything else. */
     for (size_t i = 0; i < NFORMATS; i++) {
-        const tg_format *f = formats[i];
+        const tg__format *f = formats[i];
         if (f->parse_fast == NULL || (fmt != NULL && f != fmt))
             continue;
         if ((turn = tg__turn_new(f->name)) == NULL)
@@ -467,7 +467,7 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
         *out_len = 0;
     if (format == NULL || strcmp(format, "auto") == 0)
         format = turn->format;
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     if (fmt == NULL || fmt->render == NULL) {
         /* Name the formats that can render, from the table itself. */
         tg__buf names;
@@ -526,7 +526,7 @@ int tg_turn_new_call(const char *format, const char *id, const char *tool,
     if (id == NULL || tool == NULL)
         return tg__error_set(err, TG_EINVAL,
                              "tg_turn_new_call needs an id and a tool name");
-    const tg_format *fmt = format != NULL ? tg__format_find(format) : NULL;
+    const tg__format *fmt = format != NULL ? tg__format_find(format) : NULL;
     if (fmt == NULL)
         return tg__error_set(err, TG_EINVAL, "unknown format '%s'",
                              format != NULL ? format : "(null)");

@@ -16,7 +16,7 @@
 #include "json_out.h"
 #include "turn.h"
 
-typedef struct tg_format {
+typedef struct tg__format {
     const char *name;
     /* Confidence (0 = not this format, higher = surer) that the parsed
      * document `doc` (borrowed) is in this format. NULL for formats that are
@@ -44,7 +44,7 @@ typedef struct tg_format {
      * an array of {"name","description","input_schema","annotations"?}
      * objects. NULL for formats without tool definitions. */
     int (*render_tools)(const json_t *tools, tg__buf *out, tg_error *err);
-} tg_format;
+} tg__format;
 
 /* Fails with TG_EFORMAT: sets err's JSON pointer and a message from fmt
  * with one string argument. Returns TG_EFORMAT. */
@@ -81,16 +81,16 @@ int tg__format_render_tool_list(const json_t *tools,
                                 tg__buf *out, tg_error *err);
 
 /* The format named `name`, or NULL. */
-const tg_format *tg__format_find(const char *name);
+const tg__format *tg__format_find(const char *name);
 
 /* Format implementations. */
-extern const tg_format tg__format_openai_chat;
-extern const tg_format tg__format_native;
-extern const tg_format tg__format_openai_responses;
-extern const tg_format tg__format_mcp;
-extern const tg_format tg__format_fenced;
-extern const tg_format tg__format_anthropic;
-extern const tg_format tg__format_gemini;
+extern const tg__format tg__format_openai_chat;
+extern const tg__format tg__format_native;
+extern const tg__format tg__format_openai_responses;
+extern const tg__format tg__format_mcp;
+extern const tg__format tg__format_fenced;
+extern const tg__format tg__format_anthropic;
+extern const tg__format tg__format_gemini;
 
 /* Helpers shared by renderers: the text a model sees for a result's payload
  * (the string itself when the payload is a string, else compact JSON), in

@@ -498,7 +498,7 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 /* tg__jcur_key_is for a literal: its length is known when compiling (the
  * strlen was a visible share of reading a large turn). */
 typedef struct fast_ctx {
-    tg_jcur c;
+    tg__jcur c;
     const char *text; /* the whole input, hashed for generated ids */
     size_t len;
     char hash[9];     /* "" until a call without an id needs it */
@@ -523,7 +523,7 @@ static int fast_hash(fast_ctx *fx)
 /* The value of a part's functionCall: adds it as the k-th call. */
 static int fast_function_call(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key, *args = "{}";
     size_t kn, args_len = 2;
     int first = 1, m = -1, rc = 0, has_id = 0, has_name = 0, has_args = 0;
@@ -576,7 +576,7 @@ static int fast_function_call(fast_ctx *fx, tg_turn *turn)
 /* The value of candidates[0].content.parts. */
 static int fast_parts(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, e = -1, rc = 0;
@@ -606,7 +606,7 @@ static int fast_parts(fast_ctx *fx, tg_turn *turn)
  * path does not read it either). */
 static int fast_content(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, seen = 0;
@@ -627,7 +627,7 @@ typedef struct fast_content_args {
     tg_turn *turn;
 } fast_content_args;
 
-static int read_content(tg_jcur *c, void *ctx)
+static int read_content(tg__jcur *c, void *ctx)
 {
     (void)c; /* fx->c */
     fast_content_args *a = ctx;
@@ -796,7 +796,7 @@ static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
                                        FORMAT_NAME, out, err);
 }
 
-const tg_format tg__format_gemini = {
+const tg__format tg__format_gemini = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

@@ -271,7 +271,7 @@ typedef struct fast_id {
 } fast_id;
 
 typedef struct fast_ctx {
-    tg_jcur c;
+    tg__jcur c;
     fast_id id, token;
     tg__buf name;     /* a copy: the cursor's scratch is reused */
     const char *args; /* the arguments object's text */
@@ -280,7 +280,7 @@ typedef struct fast_ctx {
 
 /* Reads a string or an integer (not a real) into *v, unless it was read
  * before (a duplicate key). */
-static int fast_id_read(tg_jcur *c, fast_id *v)
+static int fast_id_read(tg__jcur *c, fast_id *v)
 {
     int next = tg__jcur_peek(c);
     if (v->kind != 0)
@@ -321,7 +321,7 @@ static json_t *fast_id_value(const fast_id *v)
 /* The value of params._meta: only progressToken is read. */
 static int fast_meta(fast_ctx *fx)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0;
@@ -338,7 +338,7 @@ static int fast_meta(fast_ctx *fx)
 
 static int fast_params(fast_ctx *fx)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, has_name = 0, has_meta = 0;
@@ -367,7 +367,7 @@ static int fast_params(fast_ctx *fx)
 
 /* Reads a string member that must be `want` (else the request is not the
  * plain shape), unless *seen says the key came before. */
-static int fast_string_is(tg_jcur *c, const char *want, int *seen)
+static int fast_string_is(tg__jcur *c, const char *want, int *seen)
 {
     const char *v;
     size_t n;
@@ -381,7 +381,7 @@ static int fast_string_is(tg_jcur *c, const char *want, int *seen)
 /* One request object; batch says it is a member of a batch array. */
 static int fast_request(fast_ctx *fx, tg_turn *turn, int batch)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, has_jsonrpc = 0, has_method = 0;
@@ -690,7 +690,7 @@ static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
                                        out, err);
 }
 
-const tg_format tg__format_mcp = {
+const tg__format tg__format_mcp = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

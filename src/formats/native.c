@@ -100,7 +100,7 @@ static int blank(const char *s, size_t len)
 
 /* Scratch kept across the lines of one parse. */
 typedef struct line_reader {
-    tg_jcur c;
+    tg__jcur c;
     tg__buf id, tool, args; /* args: the decoded string form */
 } line_reader;
 
@@ -108,7 +108,7 @@ typedef struct line_reader {
  * owns it), TG_JCUR_BAIL when the line is not one, or TG_ENOMEM. */
 static int fast_line(line_reader *lr, const char *s, size_t n, tg_call **out)
 {
-    tg_jcur *c = &lr->c;
+    tg__jcur *c = &lr->c;
     const char *k, *span = NULL;
     size_t kn, span_len = 0;
     int first = 1, m = -1, rc = 0, seen_id = 0, seen_tool = 0, seen_args = 0;
@@ -280,7 +280,7 @@ static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
     return 0;
 }
 
-const tg_format tg__format_native = {
+const tg__format tg__format_native = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

@@ -264,7 +264,7 @@ typedef struct fast_call {
     int has_id, has_type, has_fn, has_name, has_args;
 } fast_call;
 
-static int fast_function(tg_jcur *c, fast_call *fc)
+static int fast_function(tg__jcur *c, fast_call *fc)
 {
     const char *k;
     size_t kn;
@@ -282,7 +282,7 @@ static int fast_function(tg_jcur *c, fast_call *fc)
     return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
 }
 
-static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
+static int fast_tool_call(tg__jcur *c, fast_call *fc, tg_turn *turn)
 {
     const char *k;
     size_t kn;
@@ -318,7 +318,7 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
 
 /* The value of choices[0].message; sets *done when its tool_calls array
  * was read. */
-static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+static int fast_message(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done)
 {
     const char *k;
     size_t kn;
@@ -348,7 +348,7 @@ typedef struct fast_message_args {
     int *done;
 } fast_message_args;
 
-static int read_message(tg_jcur *c, void *ctx)
+static int read_message(tg__jcur *c, void *ctx)
 {
     fast_message_args *a = ctx;
     return fast_message(c, a->fc, a->turn, a->done);
@@ -356,7 +356,7 @@ static int read_message(tg_jcur *c, void *ctx)
 
 /* choices[0].message, which must hold tool_calls; the other choices are
  * only checked. */
-static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+static int fast_choices(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done)
 {
     fast_message_args a = {fc, turn, done};
     int rc = tg__jcur_first_element_member(c, "message", read_message, &a);
@@ -380,7 +380,7 @@ static int known_member(const char *k, size_t kn)
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
-    tg_jcur c;
+    tg__jcur c;
     fast_call fc;
     const char *k;
     size_t kn;
@@ -456,7 +456,7 @@ static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
                                        err);
 }
 
-const tg_format tg__format_openai_chat = {
+const tg__format tg__format_openai_chat = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

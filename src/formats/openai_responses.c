@@ -324,7 +324,7 @@ static int response_container(const char *k, size_t kn)
 }
 
 typedef struct fast_item {
-    tg_jcur_str call_id, id, name;
+    tg__jcur_str call_id, id, name;
     tg__buf args;  /* the arguments string, decoded */
     tg__buf names; /* call_id and name, each NUL-terminated */
     int has_type, is_call, has_args;
@@ -369,7 +369,7 @@ static int fast_add_call(fast_item *it, tg_turn *turn)
 
 /* One output item: a function_call item becomes a call, an item of another
  * type is passed over. */
-static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
+static int fast_item_read(tg__jcur *c, fast_item *it, tg_turn *turn)
 {
     const char *k, *s;
     size_t kn, n;
@@ -408,7 +408,7 @@ static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
     return fast_add_call(it, turn);
 }
 
-static int fast_output(tg_jcur *c, fast_item *it, tg_turn *turn)
+static int fast_output(tg__jcur *c, fast_item *it, tg_turn *turn)
 {
     int first = 1, e = -1, rc = 0;
     if (tg__jcur_take(c, '[') != 0)
@@ -420,7 +420,7 @@ static int fast_output(tg_jcur *c, fast_item *it, tg_turn *turn)
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
-    tg_jcur c;
+    tg__jcur c;
     fast_item it;
     const char *k;
     size_t kn;
@@ -543,7 +543,7 @@ static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
                                        err);
 }
 
-const tg_format tg__format_openai_responses = {
+const tg__format tg__format_openai_responses = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

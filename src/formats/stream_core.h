@@ -161,7 +161,7 @@ extern const tg__stream_provider tg__stream_anthropic;
 extern const tg__stream_provider tg__stream_gemini;
 
 struct tg_stream {
-    tg_sse sse;
+    tg__sse sse;
     int provider; /* TG__SP_* */
     int fixed;    /* the caller named the provider */
     int fed;      /* bytes were fed: the cap is fixed */
@@ -194,7 +194,7 @@ struct tg_stream {
     bool repeated_ids;   /* two complete calls share an id */
     SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
     char api_error[200]; /* the first error the provider streamed, or "" */
-    tg_jcur cur;         /* the fast paths' cursor (its scratch is kept) */
+    tg__jcur cur;        /* the fast paths' cursor (its scratch is kept) */
     tg__buf arena;       /* strings a fast path read from the current event */
 };
 

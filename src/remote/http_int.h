@@ -86,7 +86,7 @@ typedef struct xfer {
     char ctype[64];                  /* its Content-Type, lowercased */
     char sid[TG__RHTTP_SID_MAX + 1]; /* its Mcp-Session-Id, "" when none */
     tg__buf in;                      /* a JSON body or an excerpt */
-    tg_sse sse;
+    tg__sse sse;
     int sse_live;  /* sse was initialised */
     tg_error fail; /* why the reader gave up (code 0: it did not) */
 } xfer;

@@ -184,7 +184,7 @@ static void decide(xfer *x)
 }
 
 /* The SSE reader's callback: one event of x's stream. */
-static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+static int on_event(void *ud, const tg__sse_event *ev, tg_error *err)
 {
     (void)err;
     xfer *x = ud;

@@ -282,7 +282,7 @@ static char *calls_and_meta(const tg_turn *turn)
 static void check_fast_paths(const char *path, const char *input, size_t len)
 {
     for (size_t k = 0; k < NALL; k++) {
-        const tg_format *f = tg__format_find(all_formats[k]);
+        const tg__format *f = tg__format_find(all_formats[k]);
         assert_non_null(f);
         if (f->parse_fast == NULL)
             continue;
@@ -301,7 +301,7 @@ static void check_fast_paths(const char *path, const char *input, size_t len)
                      f->name);
         int score = f->detect(doc);
         for (size_t j = 0; j < NALL; j++) {
-            const tg_format *g = tg__format_find(all_formats[j]);
+            const tg__format *g = tg__format_find(all_formats[j]);
             if (g != f && g->detect != NULL && g->detect(doc) >= score)
                 fail_msg("%s: the %s fast path took a document %s detects "
                          "as well",
@@ -510,7 +510,7 @@ static void run_case(const char *format, const char *dir)
 
     tg_error err;
     tg_turn *auto_turn = NULL, *turn = NULL;
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     assert_non_null(fmt);
     int rc;
     /* Formats without detection (fenced) are read only when named. */
@@ -688,7 +688,7 @@ static void test_every_input_detected_as_its_format(void **state)
         char fdir[4096];
         join(fdir, sizeof fdir, root, formats[f]);
         /* Formats read only when named (fenced) have no detection. */
-        const tg_format *fmt = tg__format_find(formats[f]);
+        const tg__format *fmt = tg__format_find(formats[f]);
         if (fmt != NULL && fmt->detect == NULL) {
             free(formats[f]);
             continue;
@@ -726,7 +726,7 @@ static void test_every_fast_path_exercised(void **state)
 {
     (void)state;
     for (size_t k = 0; k < NALL; k++) {
-        const tg_format *f = tg__format_find(all_formats[k]);
+        const tg__format *f = tg__format_find(all_formats[k]);
         if (f->parse_fast != NULL && fast_taken[k] == 0)
             fail_msg("no golden input takes the %s fast path", f->name);
     }

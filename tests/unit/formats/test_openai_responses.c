@@ -21,7 +21,7 @@
 #include "tg_fast_check.h"
 #include "turn.h"
 
-static int score(const tg_format *f, const char *text)
+static int score(const tg__format *f, const char *text)
 {
     json_error_t jerr;
     json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
@@ -53,7 +53,7 @@ static const char *const response2 =
 static void test_detect(void **state)
 {
     (void)state;
-    const tg_format *f = &tg__format_openai_responses;
+    const tg__format *f = &tg__format_openai_responses;
     assert_int_equal(score(f, response2), 4);
     assert_int_equal(score(f, "{\"output\":[{\"type\":\"function_call\"}]}"),
                      3);
