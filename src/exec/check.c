@@ -205,7 +205,7 @@ static int repair_text(tg_call *call)
 
 /* INVALID_ARGUMENTS listing every violation of the report. */
 static tg_result *schema_failure(const tg_call *call,
-                                 const tg_schema_report *rep, bool *oom)
+                                 const tg__schema_report *rep, bool *oom)
 {
     json_t *details = tg__schema_report_details(rep); /* new ref */
     char *msg = tg__schema_report_message(rep);
@@ -221,7 +221,7 @@ static tg_result *schema_failure(const tg_call *call,
 }
 
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg_schema_budget *budget,
+                            const tg_tool *tool, tg__schema_budget *budget,
                             bool *oom)
 {
     tg_error e = {0};
@@ -232,7 +232,7 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
                                          NULL, budget, &e);
     if (rc == 1)
         return NULL;
-    tg_schema_report rep = {0};
+    tg__schema_report rep = {0};
     if (rc == 0)
         rc = tg__schema_validate_tape_in(tool->schema, &call->args_tape, 0,
                                          &rep, budget, &e);
@@ -509,7 +509,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     }
     if (tool->schema != NULL) {
         int64_t steps = rt->cfg->max_validation_steps;
-        tg_schema_budget b;
+        tg__schema_budget b;
         tg__schema_budget_init(&b,
                                (uint64_t)(steps > 0 && steps < INLINE_STEPS
                                               ? steps

@@ -614,11 +614,11 @@ static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
     }
     if (tool->schema == NULL)
         return 0;
-    tg_schema_report rep = {0};
+    tg__schema_report rep = {0};
     tg_error e = {0};
     /* On the loop thread, under the whole budget: a hook is the operator's
      * program, and the budget bounds what its answer can cost. */
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, (uint64_t)rt->cfg->max_validation_steps, NULL);
     int v = tg__schema_validate_json_in(tool->schema, args, &rep, &b, &e);
     if (v != 1) {

@@ -277,7 +277,7 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom);
  * (budget->exhausted). NULL too when budget->stop stopped it: the caller
  * looks at its flag. Sets *oom on allocation failure. */
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg_schema_budget *budget,
+                            const tg_tool *tool, tg__schema_budget *budget,
                             bool *oom);
 
 /* schema_work.c: the schema check of job on the thread pool with the whole
@@ -438,7 +438,7 @@ tg_result *tg__check_policy_again(tg_runtime *rt, tg__job *job, bool *oom);
  * of args (borrowed) with each quoted number or boolean the schema wants
  * unquoted. Returns 1 with *out the copy (new ref), 0 when nothing could
  * be coerced, or TG_ENOMEM. */
-int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
+int tg__coerce_args(const tg_schema *schema, const tg__schema_report *report,
                     const json_t *args, json_t **out);
 
 /* runtime.c, for the scheduler: a submitted run's last result was

@@ -133,8 +133,8 @@ typedef struct shape_work {
     tg_result *r;    /* the success, its payload the value checked */
     json_t *value;   /* borrowed from r */
     json_t *printed; /* the text it was parsed from (new ref) */
-    tg_schema_budget budget;
-    tg_schema_report rep;
+    tg__schema_budget budget;
+    tg__schema_report rep;
     tg_error e;
     int rc;
 } shape_work;
@@ -143,8 +143,8 @@ typedef struct shape_work {
  * violations when rc == 0; printed: the tool's text). Takes r. */
 static tg_result *verdict(const tg_call *call, tg_result *r,
                           const json_t *printed, int rc,
-                          const tg_schema_report *rep,
-                          const tg_schema_budget *b, const tg_error *e)
+                          const tg__schema_report *rep,
+                          const tg__schema_budget *b, const tg_error *e)
 {
     if (rc == 1) {
         /* recorded with the result, so a replay of it is structured too */
@@ -207,7 +207,7 @@ static tg_result *verdict(const tg_call *call, tg_result *r,
 /* Verdict first (nothing allocated for plain schemas), then the report of
  * an output that fails, from the same budget. */
 static int validate(const tg_schema *s, const json_t *value,
-                    tg_schema_report *rep, tg_schema_budget *b, tg_error *e)
+                    tg__schema_report *rep, tg__schema_budget *b, tg_error *e)
 {
     int rc = tg__schema_validate_json_in(s, value, NULL, b, e);
     if (rc == 0)
@@ -313,8 +313,8 @@ static tg_result *json_result(const tg__source_env *env, const tg_call *call,
         return r;
     }
     int64_t steps = env->cfg->max_validation_steps;
-    tg_schema_budget b;
-    tg_schema_report rep = {0};
+    tg__schema_budget b;
+    tg__schema_report rep = {0};
     tg_error e = {0};
     tg__schema_budget_init(
         &b,

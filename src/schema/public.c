@@ -87,7 +87,7 @@ static int put_jstr(tg__buf *b, const char *s)
  * and json_dumps: jansson 2.14's dump ignores a failed write of an object
  * key, so running out of memory there gives a line without its key
  * instead of an error. */
-static int put_lines(const tg_schema_report *r, char **out)
+static int put_lines(const tg__schema_report *r, char **out)
 {
     tg__buf b;
     tg__buf_init(&b, 0);
@@ -133,7 +133,7 @@ int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
     if (rc != 0)
         return tg__error_set(err, rc, "cannot read the instance: %s",
                              tg_strerror(rc));
-    tg_schema_report report;
+    tg__schema_report report;
     memset(&report, 0, sizeof report);
     rc = tg__schema_validate_tape(schema, &tape, 0, violations ? &report : NULL,
                                   err);
@@ -239,14 +239,14 @@ int tg__schema_json_text(const json_t *v, tg__buf *out)
 }
 
 int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
-                             tg_schema_report *report, tg_error *err)
+                             tg__schema_report *report, tg_error *err)
 {
     return tg__schema_validate_json_in(schema, instance, report, NULL, err);
 }
 
 int tg__schema_validate_json_in(const tg_schema *schema, const json_t *instance,
-                                tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err)
+                                tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err)
 {
     tg__buf b;
     char store[1024];

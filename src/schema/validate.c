@@ -67,13 +67,13 @@ typedef struct ann {
 
 typedef struct vctx {
     const tg__jtape *t;
-    tg_schema_report *report;
+    tg__schema_report *report;
     tg_error *err;
     unsigned depth;
     /* the budget: `left` in the current chunk, `rest` beyond it */
     uint64_t left, rest;
-    tg_schema_budget *budget;
-    int memo_on; /* verdicts are remembered (see tg_schema_budget.memo) */
+    tg__schema_budget *budget;
+    int memo_on; /* verdicts are remembered (see tg__schema_budget.memo) */
     int dyn;     /* scopes are interned (the schema is `dynamic`) */
     tg__memo memo;
     tg__rx_scratch rx;
@@ -300,7 +300,7 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
 static int vio(vctx *c, const ipath *p, const char *kw, int subj,
                const char *fmt, ...)
 {
-    tg_schema_report *r = c->report;
+    tg__schema_report *r = c->report;
     size_t max = r->max ? r->max : 100;
     if (r->n >= max) {
         r->truncated = 1;
@@ -325,7 +325,7 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
         rc = tg__buf_puts(&msg, text);
     if (rc == 0 && r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        tg_schema_violation *v = realloc(r->v, cap * sizeof *v);
+        tg__schema_violation *v = realloc(r->v, cap * sizeof *v);
         if (v == NULL)
             rc = TG_ENOMEM;
         else {
@@ -542,7 +542,7 @@ static int oom_err(vctx *c)
  * or the end of the budget. */
 static NOINLINE int refill(vctx *c, uint64_t k)
 {
-    tg_schema_budget *b = c->budget;
+    tg__schema_budget *b = c->budget;
     if (b->stop != NULL &&
         atomic_load_explicit(b->stop, memory_order_relaxed) != 0)
         return tg__error_set(c->err, TG_ECANCELED, "validation was canceled");
@@ -869,7 +869,7 @@ static inline int fold(vctx *c, int r, int *valid, int *rc)
 static inline int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
                         const scope *sc, ann *a)
 {
-    tg_schema_report *saved = c->report;
+    tg__schema_report *saved = c->report;
     c->report = NULL;
     int r = eval(c, n, i, p, sc, a);
     c->report = saved;
@@ -1412,7 +1412,7 @@ static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
     return rc;
 }
 
-void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
+void tg__schema_budget_init(tg__schema_budget *budget, uint64_t steps,
                             const atomic_int *stop)
 {
     budget->steps = budget->limit = steps ? steps : TG_SCHEMA_DEFAULT_STEPS;
@@ -1422,10 +1422,10 @@ void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
 }
 
 int tg__schema_validate_tape_in(const tg_schema *schema, const tg__jtape *tape,
-                                size_t index, tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err)
+                                size_t index, tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err)
 {
-    tg_schema_budget fresh;
+    tg__schema_budget fresh;
     if (budget == NULL) {
         fresh.steps = fresh.limit = TG_SCHEMA_DEFAULT_STEPS;
         fresh.exhausted = 0;
@@ -1459,7 +1459,7 @@ int tg__schema_validate_tape_in(const tg_schema *schema, const tg__jtape *tape,
 }
 
 int tg__schema_validate_tape(const tg_schema *schema, const tg__jtape *tape,
-                             size_t index, tg_schema_report *report,
+                             size_t index, tg__schema_report *report,
                              tg_error *err)
 {
     return tg__schema_validate_tape_in(schema, tape, index, report, NULL, err);

@@ -45,7 +45,7 @@ static tg_schema *compile_ok(const char *text, int format_assert)
 /* Validates text through the tape entry point with a report; returns the
  * verdict, the report filled. Checks the verdict-only path and the jansson
  * path agree. */
-static int check(const tg_schema *s, const char *text, tg_schema_report *rep)
+static int check(const tg_schema *s, const char *text, tg__schema_report *rep)
 {
     tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL), 0);
@@ -66,7 +66,7 @@ static int check(const tg_schema *s, const char *text, tg_schema_report *rep)
 static int verdict(const char *schema, const char *instance)
 {
     tg_schema *s = compile_ok(schema, 0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int v = check(s, instance, &rep);
     tg__schema_report_cleanup(&rep);
@@ -74,8 +74,8 @@ static int verdict(const char *schema, const char *instance)
     return v;
 }
 
-static const tg_schema_violation *find(const tg_schema_report *r,
-                                       const char *message)
+static const tg__schema_violation *find(const tg__schema_report *r,
+                                        const char *message)
 {
     for (size_t k = 0; k < r->n; k++)
         if (strcmp(r->v[k].message, message) == 0)
@@ -83,10 +83,10 @@ static const tg_schema_violation *find(const tg_schema_report *r,
     return NULL;
 }
 
-static void expect_violation(const tg_schema_report *r, const char *path,
+static void expect_violation(const tg__schema_report *r, const char *path,
                              const char *keyword, const char *message)
 {
-    const tg_schema_violation *v = find(r, message);
+    const tg__schema_violation *v = find(r, message);
     if (v == NULL) {
         for (size_t k = 0; k < r->n; k++)
             fprintf(stderr, "  have: [%s] %s: %s\n", r->v[k].path,
@@ -113,7 +113,7 @@ static void test_messages(void **state)
         "\"mode\":{\"enum\":[\"r\",\"w\"]},"
         "\"path\":{}}}",
         0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int v = check(s,
                   "{\"text\":42,\"n\":12,\"items\":[\"a\",\"abcd\"],"
@@ -177,7 +177,7 @@ static void test_report_cap(void **state)
 {
     (void)state;
     tg_schema *s = compile_ok("{\"items\":{\"type\":\"string\"}}", 0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     rep.max = 2;
     assert_int_equal(check(s, "[1,2,3,4,5]", &rep), 0);
@@ -290,7 +290,7 @@ static int nul_verdict(const char *schema, const char *instance,
         int a =
             tg_schema_validate(s[k], instance, strlen(instance), &lines, &err);
         int b = tg__schema_validate_tape(s[k], &it, 0, NULL, &err);
-        tg_schema_report rep;
+        tg__schema_report rep;
         memset(&rep, 0, sizeof rep);
         int c = tg__schema_validate_json(s[k], ij, &rep, &err);
         if (a != b || a != c || (a != 0 && a != 1))
@@ -313,7 +313,7 @@ static int nul_verdict(const char *schema, const char *instance,
 /* Validates through the tape with a report (the schema read as nul_json
  * reads it); returns the verdict. */
 static int nul_report(const char *schema, const char *instance,
-                      tg_schema_report *rep)
+                      tg__schema_report *rep)
 {
     tg_schema *s = NULL;
     tg_error err;
@@ -457,7 +457,7 @@ static void test_nul(void **state)
                "/$ref");
 
     /* Messages and paths show U+0000 as \u0000 (they are C strings). */
-    tg_schema_report rep;
+    tg__schema_report rep;
     assert_int_equal(nul_report("{\"required\":[\"a\\u0000b\"],"
                                 "\"additionalProperties\":{\"type\":"
                                 "\"string\"},\"properties\":{\"p\\u0000\":"

@@ -284,7 +284,7 @@ static void validate(const tg_schema *s, const char *inst, const json_t *ij,
     o->rc = tg_schema_validate(s, inst, strlen(inst), &o->lines, &err);
     if (o->rc == TG_ENOMEM && err.code != TG_ENOMEM)
         o->rc = -1000; /* an error code without its tg_error */
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     o->jrc = tg__schema_validate_json(s, ij, &rep, &err);
     if (o->jrc == TG_ENOMEM && err.code != TG_ENOMEM)

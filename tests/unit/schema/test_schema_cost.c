@@ -76,10 +76,10 @@ static outcome run(const tg_schema *s, const char *instance, int memo,
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &t, NULL),
                      0);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, steps, NULL);
     b.memo = memo;
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     tg_error err;
     memset(&err, 0, sizeof err);
@@ -466,13 +466,13 @@ static void test_budget(void **state)
     /* Validations share a budget: the verdict and then the report. */
     tg__jtape t;
     assert_int_equal(tg__jtape_parse(inst, strlen(inst), 0, &t, NULL), 0);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, full.steps + full.steps / 2, NULL);
     tg_error err;
     memset(&err, 0, sizeof err);
     assert_int_equal(tg__schema_validate_tape_in(s, &t, 0, NULL, &b, &err), 1);
     assert_int_equal(b.steps, full.steps / 2);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     assert_int_equal(tg__schema_validate_tape_in(s, &t, 0, &rep, &b, &err),
                      TG_ELIMIT);
@@ -517,7 +517,7 @@ static void test_stop(void **state)
     assert_int_equal(tg__jtape_parse(inst, strlen(inst), 0, &t, NULL), 0);
     atomic_int stop;
     atomic_init(&stop, 1);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg_error err;
     /* Stopped before it starts: it ends at the first chunk. */
     tg__schema_budget_init(&b, UINT64_C(1) << 40, &stop);

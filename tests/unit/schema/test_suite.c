@@ -172,18 +172,18 @@ static int check_one(const tg_schema *s, const json_t *data,
         at = 0;
     }
     int quiet = tg__schema_validate_tape(s, tape, at, NULL, &err);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int loud = tg__schema_validate_tape(s, tape, at, &rep, &err);
-    tg_schema_report rep2;
+    tg__schema_report rep2;
     memset(&rep2, 0, sizeof rep2);
     int viaj = tg__schema_validate_json(s, data, &rep2, &err);
     /* Memoized from the first step on, as a costly validation is after its
      * first few thousand steps: the same verdict and violations. */
-    tg_schema_budget memo;
+    tg__schema_budget memo;
     tg__schema_budget_init(&memo, 0, NULL);
     memo.memo = TG_SCHEMA_MEMO_ALWAYS;
-    tg_schema_report rep3;
+    tg__schema_report rep3;
     memset(&rep3, 0, sizeof rep3);
     int memo_q = tg__schema_validate_tape_in(s, tape, at, NULL, &memo, &err);
     int memo_r = tg__schema_validate_tape_in(s, tape, at, &rep3, &memo, &err);
