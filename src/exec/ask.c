@@ -27,7 +27,7 @@ struct tg_ask {
     char *call_id;      /* tg_ask_call_id */
     /* loop thread only */
     tg__job *job; /* the waiting job, NULL once it ended */
-    tg_policy_verdict verdict;
+    tg__policy_verdict verdict;
 };
 
 static void ask_destroy(tg__handoff *h)
@@ -51,7 +51,7 @@ void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud)
     rt->ask_ud = ud;
 }
 
-int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v)
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg__policy_verdict *v)
 {
     tg_ask *ask = calloc(1, sizeof *ask);
     if (ask == NULL)

@@ -311,7 +311,7 @@ static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
  * "rule" (index, or null for the default), "reason", "approved_by", and
  * "detail" (what an asynchronous answer said, tg_ask_answer)}. */
 static int record_verdict(tg__job *job, const char *key,
-                          const tg_policy_verdict *v, const char *approved_by,
+                          const tg__policy_verdict *v, const char *approved_by,
                           const char *detail)
 {
     static const char *const names[] = {"allow", "deny", "ask"};
@@ -370,7 +370,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
                                bool prompt, bool *oom)
 {
     tg_call *call = job->call;
-    tg_policy_input in = {
+    tg__policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,
         .annotations = job->tool->annotations,
@@ -379,7 +379,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
         .workspace = rt->cfg->workspace,
         .cwd = rt->cfg->cwd,
     };
-    tg_policy_verdict v;
+    tg__policy_verdict v;
     tg_error e = {0};
     if (in.args == NULL && tg__policy_reads_args(rt->policy)) {
         *oom = true; /* the arguments decoded before: only memory fails */
@@ -567,7 +567,7 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
 }
 
 tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
-                              const tg_policy_verdict *v, tg_approval answer,
+                              const tg__policy_verdict *v, tg_approval answer,
                               const char *detail, bool *oom)
 {
     const tg_call *call = job->call;

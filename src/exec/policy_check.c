@@ -27,7 +27,7 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
             call->id,
             call->pre_error_message ? call->pre_error_message : "not decoded");
     const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
-    tg_policy_input in = {
+    tg__policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,
         .annotations = tool ? tool->annotations : NULL,
@@ -37,7 +37,7 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
     };
     tg__buf explain;
     tg__buf_init(&explain, 0);
-    tg_policy_verdict v;
+    tg__policy_verdict v;
     tg_error e = {0};
     int rc = tg__policy_decide(rt->policy, &in, &v, &explain, &e);
     json_t *o = NULL; /* new ref */

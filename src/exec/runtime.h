@@ -148,7 +148,7 @@ typedef struct tg__cancel_req {
 struct tg_runtime {
     tg_config *cfg;
     tg_registry *reg;
-    tg_policy *policy;      /* compiled cfg->policy */
+    tg__policy *policy;     /* compiled cfg->policy */
     bool approve;           /* every `ask` is answered yes (--approve) */
     tg_approve_fn approver; /* asks an operator, or NULL */
     void *approver_ud;
@@ -358,7 +358,7 @@ char *tg__detail_copy(const char *text);
  * TG__JOB_ASKING, holds no slot, and is cancellable by id and with
  * everything (tg__asks_cancel_all). `v` is the policy's verdict (copied).
  * Returns 0, or TG_ENOMEM (the job is untouched). */
-int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v);
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg__policy_verdict *v);
 /* Ends a TG__JOB_ASKING job `canceled` (not_started, by and reason); its ask
  * stays the asker's to answer. */
 void tg__ask_cancel(tg__job *job, const char *by, const char *reason);
@@ -381,7 +381,7 @@ void tg__elicit_drop(void *ctx, tg_elicit *el, const char *action);
  * NULL when the call may run, else its refusal (denied on NO); sets *oom
  * on allocation failure. */
 tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
-                              const tg_policy_verdict *v, tg_approval answer,
+                              const tg__policy_verdict *v, tg_approval answer,
                               const char *detail, bool *oom);
 
 /* ------------------------------------------------------------ hooks */

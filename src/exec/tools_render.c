@@ -93,7 +93,7 @@ static int visible(tg_runtime *rt, const tg_tool *t, const char *caller,
 {
     if (rt->policy == NULL)
         return 1;
-    tg_policy_input in = {
+    tg__policy_input in = {
         .tool = t->name, .caller = caller, .annotations = t->annotations};
     return tg__policy_reachable(rt->policy, &in, err);
 }

@@ -58,7 +58,7 @@ void tg__ptab_free(tg__hmap *t)
     tg__hmap_cleanup(t);
 }
 
-int tg__policy_index(tg_policy *p)
+int tg__policy_index(tg__policy *p)
 {
     p->always = malloc((p->nrules + 1) * sizeof *p->always);
     if (p->always == NULL)

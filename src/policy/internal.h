@@ -72,7 +72,7 @@ struct tg__rule {
     signed char hint[TG__HINT_COUNT]; /* -1: not tested, else 0/1 */
     size_t nargs;
     struct tg__parg *args;
-    tg_policy_decision decision;
+    tg__policy_decision decision;
     char *summary; /* "tool 'write_file', args.path under './out'" */
     char *reason;  /* the rule's reason, or one naming the rule */
 };
@@ -86,8 +86,8 @@ struct tg__plist {
     char key[]; /* the table's key, NUL-terminated */
 };
 
-struct tg_policy {
-    tg_policy_decision dflt;
+struct tg__policy {
+    tg__policy_decision dflt;
     bool reads_args; /* some rule has argument conditions */
     char *default_reason;
     size_t nrules;
@@ -121,11 +121,11 @@ tg__ptab_get(const tg__hmap *t, const char *key, size_t keylen, uint64_t hash)
 /* Frees every list of t and t's slots. */
 void tg__ptab_free(tg__hmap *t);
 /* Builds p's index from its rules. Returns 0 or TG_ENOMEM. */
-int tg__policy_index(tg_policy *p);
+int tg__policy_index(tg__policy *p);
 
 /* match.c: per-decision state and the condition tests. */
 struct tg__pctx {
-    const tg_policy_input *in;
+    const tg__policy_input *in;
     pcre2_match_data *md; /* created on the first regex test, per decision */
     char ws[TG__POLICY_PATH_MAX];  /* resolved workspace, "" until needed */
     char cwd[TG__POLICY_PATH_MAX]; /* resolved cwd, "" until needed */

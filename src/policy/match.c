@@ -253,7 +253,7 @@ static bool pattern_explain(tg__buf *b, const char *what,
 int tg__rule_match(struct tg__pctx *c, const struct tg__rule *r,
                    bool check_tool, tg_error *err)
 {
-    const tg_policy_input *in = c->in;
+    const tg__policy_input *in = c->in;
     tg__buf *b = c->explain;
     if (b != NULL) {
         if (!pattern_explain(b, "tool", &r->tool, in->tool) ||
