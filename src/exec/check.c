@@ -67,7 +67,7 @@ static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
     tg__buf_init(&names, 0);
     int bad = 0;
     for (size_t i = 0; i < n && i < KNOWN_LISTED; i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         bad |= tg__buf_printf(&names, "%s%s", i ? ", " : "", t->name);
     }
     if (n > KNOWN_LISTED)
@@ -104,7 +104,7 @@ static tg_result *invalid_args(const tg_call *call, const tg_error *e,
 /* Expands the command's templates into the job. */
 static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
 {
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     const tg_call *call = job->call;
     tg_error e = {0};
     /* Templates read the arguments as an object: built here, on the one
@@ -221,7 +221,7 @@ static tg_result *schema_failure(const tg_call *call,
 }
 
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg__schema_budget *budget,
+                            const tg__tool *tool, tg__schema_budget *budget,
                             bool *oom)
 {
     tg_error e = {0};
@@ -290,7 +290,7 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
  * (context_env.c) and the tool's "context_env": a variable that would load
  * code into the tool or pick the program it runs ends the call `denied`,
  * naming it. */
-static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
+static tg_result *check_context_env(const tg_call *call, const tg__tool *tool,
                                     bool *oom)
 {
     const json_t *env = json_object_get(call->context, "env"); /* borrowed */
@@ -464,7 +464,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                       tg__fail(call, TG_EXECUTION_NOT_STARTED,
                                "MALFORMED_ARGUMENTS", NULL,
                                "arguments of call '%s' are missing", call->id));
-    const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
+    const tg__tool *tool = tg__registry_find(rt->reg, call->tool);
     if (tool == NULL)
         return refuse(oom, unknown_tool(rt, call));
     if (tool->state != TG_TOOL_ENABLED)
@@ -551,7 +551,7 @@ static tg_result *check_after_policy(tg_runtime *rt, tg__job *job, bool *oom)
 tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
 {
     tg_call *call = job->call;
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     *oom = false;
     if (call->context != NULL) {
         tg_result *r = check_context_env(call, tool, oom);

@@ -63,7 +63,7 @@ typedef struct tg__proc {
     /* the call, borrowed from the scheduler until done */
     bool live; /* false once the call has its result (done was called) */
     const tg_call *call;
-    const tg_tool *tool;
+    const tg__tool *tool;
     char *const *argv;
     uint64_t start_ns;
     tg__source_sink sink;
@@ -618,7 +618,7 @@ static void command_start(const tg__source_call *c, void **state)
 {
     const tg__source_env *env = c->env;
     const tg_call *call = c->call;
-    const tg_tool *tool = c->tool;
+    const tg__tool *tool = c->tool;
     char **envp = NULL;
     tg_result *refusal = NULL;
     const char *prog = c->argv[0];

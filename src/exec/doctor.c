@@ -80,7 +80,7 @@ static const char *dir_state(const char *path)
 static bool passed(const tg_runtime *rt, const char *name, size_t len)
 {
     for (size_t i = 0; i < tg__registry_count(rt->reg); i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         size_t j;
         json_t *v; /* borrowed */
         json_array_foreach(t->env_pass, j, v)
@@ -153,7 +153,7 @@ static json_t *report(tg_runtime *rt)
             json_array_append_new(json_object_get(own, "refused_to_file_tools"),
                                   json_string(rt->state.refuse[i]));
     for (size_t i = 0; rc == 0 && i < tg__registry_count(rt->reg); i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         if (t->kind != TG_TOOL_KIND_COMMAND)
             continue;
         tg__sbx_level l = tg__sandbox_level(sb, t);

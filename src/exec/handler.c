@@ -134,7 +134,7 @@ typedef struct tg__pool {
     const tg_call *orig;
     uint64_t start_ns;
     tg__source_sink sink;
-    const tg_tool *tool;
+    const tg__tool *tool;
     uv_work_t work;
     uv_timer_t timer;
     int rc;

@@ -597,7 +597,7 @@ static void finish(tg__job *job, tg_result *r)
 static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
                     tg__buf *why)
 {
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     char *text = json_dumps(args, JSON_COMPACT);
     if (text == NULL)
         return TG_ENOMEM;

@@ -26,7 +26,7 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
             err, TG_EINVAL, "call '%s' has no arguments object to judge: %s",
             call->id,
             call->pre_error_message ? call->pre_error_message : "not decoded");
-    const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
+    const tg__tool *tool = tg__registry_find(rt->reg, call->tool);
     tg__policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,

@@ -141,7 +141,7 @@ static char **sandboxed_argv(tg_runtime *rt, const tg__source_cfg *c,
     if (!c->sandbox || rt->cfg->sandbox_mode == TG__SANDBOX_OFF)
         return NULL;
     tg__sandbox_probe(&rt->sandbox, rt->cfg, rt->base_env);
-    tg_tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
+    tg__tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
     /* a program that is not there is said plainly by the plain spawn */
     if (tg__sandbox_level(&rt->sandbox, &shape) != TG__SBX_BWRAP ||
         tg__proc_resolve(argv[0], tg__proc_getenv(envp, "PATH"), cwd, path,

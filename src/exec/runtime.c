@@ -80,18 +80,18 @@ static char **capture_env(void)
 
 /* The values of every name a command tool passes on ("env_pass"), taken
  * now like the allowlist: a tool sees its own names only (process.c). */
-static char **capture_pass(const tg_registry *reg)
+static char **capture_pass(const tg__registry *reg)
 {
     size_t n = 1, k = 0;
     for (size_t i = 0; i < tg__registry_count(reg); i++) {
-        const tg_tool *t = tg__registry_at(reg, i);
+        const tg__tool *t = tg__registry_at(reg, i);
         n += t->env_pass ? json_array_size(t->env_pass) : 0;
     }
     char **env = calloc(n, sizeof *env);
     if (env == NULL)
         return NULL;
     for (size_t i = 0; i < tg__registry_count(reg); i++) {
-        const tg_tool *t = tg__registry_at(reg, i);
+        const tg__tool *t = tg__registry_at(reg, i);
         size_t j;
         json_t *name; /* borrowed */
         json_array_foreach(t->env_pass, j, name)
@@ -405,7 +405,7 @@ int tg_runtime_register(tg_runtime *rt, const char *name,
         return tg__error_set(err, TG_EINVAL,
                              "tg_runtime_register needs a runtime, a name "
                              "and a handler");
-    tg_tool *tool = NULL;
+    tg__tool *tool = NULL;
     int rc = tg__tool_new_handler(name, description, schema_json, fn, user_data,
                                   flags, &tool, err);
     if (rc != 0)

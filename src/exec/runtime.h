@@ -65,9 +65,9 @@ typedef enum tg__job_state {
  * hands it (source.h) until it is done, and may outlive the run. */
 struct tg__job {
     tg__run *run;
-    tg_call *call;       /* borrowed from the turn */
-    const tg_tool *tool; /* borrowed from the registry */
-    size_t index;        /* slot in the turn */
+    tg_call *call;        /* borrowed from the turn */
+    const tg__tool *tool; /* borrowed from the registry */
+    size_t index;         /* slot in the turn */
     tg__job_state state;
     bool holds_slot;      /* counts against the parallel limit */
     tg_result *result;    /* waiting for the group commit */
@@ -147,7 +147,7 @@ typedef struct tg__cancel_req {
 
 struct tg_runtime {
     tg_config *cfg;
-    tg_registry *reg;
+    tg__registry *reg;
     tg__policy *policy;     /* compiled cfg->policy */
     bool approve;           /* every `ask` is answered yes (--approve) */
     tg_approve_fn approver; /* asks an operator, or NULL */
@@ -277,7 +277,7 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom);
  * (budget->exhausted). NULL too when budget->stop stopped it: the caller
  * looks at its flag. Sets *oom on allocation failure. */
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg__schema_budget *budget,
+                            const tg__tool *tool, tg__schema_budget *budget,
                             bool *oom);
 
 /* schema_work.c: the schema check of job on the thread pool with the whole

@@ -96,7 +96,7 @@ static void hash_remove(tg_runtime *rt, tg__job *job)
 /* ------------------------------------------------------------ jobs */
 
 /* The per-call deadline of a tool in ms; 0: none. */
-static int64_t budget_ms(const tg_runtime *rt, const tg_tool *tool)
+static int64_t budget_ms(const tg_runtime *rt, const tg__tool *tool)
 {
     if (tool != NULL && tool->timeout_ms > 0)
         return tool->timeout_ms;

@@ -126,7 +126,7 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
 /* An output schema check on the pool. */
 typedef struct shape_work {
     uv_work_t req;
-    const tg_tool *tool;
+    const tg__tool *tool;
     const tg_call *call;
     void (*done)(void *ctx, tg_result *r);
     void *ctx;
@@ -238,7 +238,7 @@ static void on_work_done(uv_work_t *req, int status)
 /* Starts the whole check of r's value on the pool; 0, or a libuv code
  * (nothing started). */
 static int start_work(const tg__source_env *env, const tg_call *call,
-                      const tg_tool *tool, tg_result *r, json_t *value,
+                      const tg__tool *tool, tg_result *r, json_t *value,
                       json_t *printed, void (*done)(void *, tg_result *),
                       void *ctx)
 {
@@ -268,7 +268,7 @@ static int start_work(const tg__source_env *env, const tg_call *call,
  * value, then checked. Returns the result, or NULL with *started when the
  * check went to the pool (which calls done). */
 static tg_result *json_result(const tg__source_env *env, const tg_call *call,
-                              const tg_tool *tool, tg_result *r,
+                              const tg__tool *tool, tg_result *r,
                               void (*done)(void *, tg_result *), void *ctx,
                               bool *started)
 {
@@ -336,7 +336,7 @@ static tg_result *json_result(const tg__source_env *env, const tg_call *call,
 }
 
 void tg__shape(const tg__source_env *env, const tg_call *call,
-               const tg_tool *tool, tg_result *r,
+               const tg__tool *tool, tg_result *r,
                void (*done)(void *ctx, tg_result *r), void *ctx)
 {
     bool started = false;

@@ -688,7 +688,7 @@ static int load_tools(tg_config *cfg, loadctx *lc, const json_t *v)
             rc = tg__source_cfg_parse(entry, key, &src, lc->err);
             tg__source_cfg_free(src);
         } else {
-            tg_tool *tool = NULL;
+            tg__tool *tool = NULL;
             rc = tg__tool_from_config(entry, key, &tool, lc->err);
             tg__tool_free(tool);
         }

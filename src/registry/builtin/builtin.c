@@ -27,7 +27,7 @@
  * far more than grep's 10,000 shown lines or a 100,000-entry listing. */
 #define OUT_LIMIT (32u << 20)
 
-typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg__buf *out,
+typedef int (*core_fn)(tg__fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err);
 
 typedef struct builtin_def {
@@ -49,11 +49,11 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
     tg_error err = {0};
     tg__buf out;
     tg__buf_init(&out, OUT_LIMIT);
-    tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
-                    .cwd = tg_handler_cwd(ctx),
-                    .canceled = ctx_canceled,
-                    .cancel_ud = ctx,
-                    .state = tg_handler_state_paths(ctx)};
+    tg__fsrun run = {.workspace = tg_handler_workspace(ctx),
+                     .cwd = tg_handler_cwd(ctx),
+                     .canceled = ctx_canceled,
+                     .cancel_ud = ctx,
+                     .state = tg_handler_state_paths(ctx)};
     /* JSON_ALLOW_NUL: a NUL byte in a path is refused by name, not as a
      * parse error */
     json_error_t jerr;
@@ -103,7 +103,7 @@ static int builtin_handler(tg_handler_ctx *ctx, const char *args_json,
 static const builtin_def builtins[] = {TG__BUILTIN_MAP(BUILTIN_DEF)};
 #undef BUILTIN_DEF
 
-int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
+int tg__builtin_add(tg__registry *reg, const char *name, tg_error *err)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
         const builtin_def *b = &builtins[i];
@@ -111,7 +111,7 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
             continue;
         if (b->flags & TG__BUILTIN_COMMAND)
             return tg__shell_add(reg, err); /* the one command built-in */
-        tg_tool *tool = NULL;
+        tg__tool *tool = NULL;
         /* The file tools are not TG_TOOL_INLINE: they do file I/O, so they
          * run on workers. echo, the one inline built-in, has its own
          * handler (echo.c). */
@@ -138,7 +138,7 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
                          TG__BUILTIN_NAMES);
 }
 
-int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
+int tg__registry_load(tg__registry *reg, const tg_config *cfg, tg_error *err)
 {
     int rc;
     size_t i;
@@ -147,7 +147,7 @@ int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
     {
         char key[32];
         snprintf(key, sizeof key, "tools[%zu]", i);
-        tg_tool *tool = NULL;
+        tg__tool *tool = NULL;
         if (tg__source_entry(v))
             continue; /* an MCP server: the runtime makes its source */
         if ((rc = tg__tool_from_config(v, key, &tool, err)) ||

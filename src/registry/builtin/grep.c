@@ -50,7 +50,7 @@ const char tg__grep_schema[] =
     "\"required\":[\"pattern\"],\"additionalProperties\":false}";
 
 typedef struct grepctx {
-    tg_fsrun *run;
+    tg__fsrun *run;
     tg_error *err;
     tg__buf *out;
     pcre2_code *re;
@@ -313,7 +313,8 @@ static int compile(grepctx *g, const json_t *pattern, bool icase)
     return 0;
 }
 
-int tg__grep_run(tg_fsrun *run, const json_t *args, tg__buf *out, tg_error *err)
+int tg__grep_run(tg__fsrun *run, const json_t *args, tg__buf *out,
+                 tg_error *err)
 {
     static const char *const keys[] = {"pattern",     "path",        "glob",
                                        "max_matches", "ignore_case", NULL};

@@ -77,7 +77,7 @@ fail:
     return rc;
 }
 
-int tg__list_dir_run(tg_fsrun *run, const json_t *args, tg__buf *out,
+int tg__list_dir_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                      tg_error *err)
 {
     static const char *const keys[] = {"path", NULL};

@@ -93,7 +93,7 @@ static int feed(window *w, const char *p, size_t n, tg__buf *out)
     return 0;
 }
 
-int tg__read_file_run(tg_fsrun *run, const json_t *args, tg__buf *out,
+int tg__read_file_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                       tg_error *err)
 {
     static const char *const keys[] = {"path", "offset_line", "max_lines",

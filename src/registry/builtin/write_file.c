@@ -64,7 +64,7 @@ static int make_temp(int dirfd, char *tmp, size_t size)
     return -EEXIST;
 }
 
-int tg__write_file_run(tg_fsrun *run, const json_t *args, tg__buf *out,
+int tg__write_file_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err)
 {
     static const char *const allowed[] = {"path", "content", NULL};

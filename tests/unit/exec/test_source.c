@@ -128,7 +128,7 @@ static int teardown(void **state)
 static const tg__source_ops *start(fixture *f, tg_call *call, record *r,
                                    int64_t budget_ms, char **argv, void **src)
 {
-    const tg_tool *tool = tg__registry_find(f->rt->reg, tg_call_tool(call));
+    const tg__tool *tool = tg__registry_find(f->rt->reg, tg_call_tool(call));
     assert_non_null(tool);
     const tg__source_ops *ops = tg__source_of(tool);
     tg__buf_init(&r->out, 0);
