@@ -39,7 +39,7 @@
 #define CONTEXT_WINDOW (256 * 1024)    /* bytes read for context lines */
 
 typedef struct grepctx {
-    const tg_spool_grep_opts *o;
+    const tg__spool_grep_opts *o;
     const spool_meta *m;
     tg_error *err;
     int fd;
@@ -97,7 +97,7 @@ static bool contains(const char *p, size_t n, const char *needle)
     return memmem(p, n, needle, strlen(needle)) != NULL;
 }
 
-static int compile(grepctx *g, tg_spool_grep_opts const *o)
+static int compile(grepctx *g, tg__spool_grep_opts const *o)
 {
     uint32_t opts = PCRE2_MULTILINE;
     if (!g->m->binary)
@@ -523,7 +523,7 @@ static int scan(grepctx *g)
     return rc;
 }
 
-int tg__spool_grep(tg_spool *sp, const char *id, const tg_spool_grep_opts *o,
+int tg__spool_grep(tg_spool *sp, const char *id, const tg__spool_grep_opts *o,
                    json_t **out, tg_error *err)
 {
     *out = NULL;

@@ -65,8 +65,8 @@ static void cleanup(void)
 
 static void put(int k, const char *data, size_t len)
 {
-    tg_spool_writer *w = NULL;
-    tg_spool_outcome o;
+    tg__spool_writer *w = NULL;
+    tg__spool_outcome o;
     tg_error err = {0};
     if (tg__spool_writer_new(sp, 0, &w, &err) != 0)
         die(err.message);
