@@ -518,9 +518,9 @@ static int waiting(tg__rsrc *src, const char *remote, char **old, char **cur,
                    char **checksum, tg_error *err)
 {
     *old = *cur = *checksum = NULL;
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     if (j != NULL) {
-        tg_pin_row *rows = NULL;
+        tg__pin_row *rows = NULL;
         size_t n = 0;
         int rc = tg__journal_pins_read(j, src->cfg->name, &rows, &n, err);
         if (rc != 0)

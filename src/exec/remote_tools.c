@@ -130,13 +130,13 @@ static int make_tool(tg__rsrc *src, const char *name, const char *remote,
 
 /* The pins of src: from the journal (rows with an accepted definition),
  * or from memory. *entries point into *rows / src->mem_pins. */
-static int read_pins(tg__rsrc *src, tg_pin_row **rows, size_t *nrows,
+static int read_pins(tg__rsrc *src, tg__pin_row **rows, size_t *nrows,
                      tg__pin_entry **entries, size_t *n, tg_error *err)
 {
     *rows = NULL;
     *nrows = *n = 0;
     *entries = NULL;
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     if (j != NULL) {
         int rc = tg__journal_pins_read(j, src->cfg->name, rows, nrows, err);
         if (rc != 0)
@@ -169,7 +169,7 @@ static int read_pins(tg__rsrc *src, tg_pin_row **rows, size_t *nrows,
  * waiting for the user. */
 static void record_pins(tg__rsrc *src, const tg__pin_verdict *v, size_t n)
 {
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     tg_error e = {0};
     for (size_t i = 0; i < n; i++) {
         if (v[i].kind == TG_PIN_REMOVED || v[i].kind == TG_PIN_SAME)
@@ -350,7 +350,7 @@ done:
 void tg__rsrc_apply(tg__rsrc *src, json_t *defs)
 {
     json_t *rows = json_array(); /* new ref */
-    tg_pin_row *prow = NULL;
+    tg__pin_row *prow = NULL;
     size_t nprow = 0, npins = 0, nv = 0;
     tg__pin_entry *pins = NULL;
     tg__pin_verdict *verdicts = NULL;

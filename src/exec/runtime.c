@@ -186,7 +186,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     /* Before the journal opens: it must not follow a link a tool made. */
     if ((rc = tg__state_init(&rt->state, rt->cfg, err)) != 0)
         goto fail;
-    tg_journal_options jopts = {
+    tg__journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,

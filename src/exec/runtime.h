@@ -162,11 +162,11 @@ struct tg_runtime {
     void *elicit_ud;
     struct tg__handoff *handoffs;
     struct tg__handoff *answered_head, *answered_tail;
-    tg__watchdog watch;  /* kills the tool groups left when it ends */
-    tg_journal *journal; /* NULL when off */
-    tg__state state;     /* toolgate's own files and what keeps tools from
-                            them (state.h) */
-    tg_spool *spool;     /* the artifact store, NULL when off */
+    tg__watchdog watch;   /* kills the tool groups left when it ends */
+    tg__journal *journal; /* NULL when off */
+    tg__state state;      /* toolgate's own files and what keeps tools from
+                             them (state.h) */
+    tg_spool *spool;      /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */

@@ -1308,12 +1308,12 @@ static void test_stdin_not_read(void **state)
 /* ------------------------------------------------------------ journal */
 
 typedef struct fake_journal {
-    tg_journal base;
+    tg__journal base;
     int begins, finishes, fail_begin, fail_finish_at;
     size_t begun, rows, biggest;
 } fake_journal;
 
-static int fj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+static int fj_begin(tg__journal *j, tg_call *const *calls, size_t n,
                     tg_error *err)
 {
     fake_journal *f = (fake_journal *)j;
@@ -1325,7 +1325,7 @@ static int fj_begin(tg_journal *j, tg_call *const *calls, size_t n,
     return 0;
 }
 
-static int fj_finish(tg_journal *j, tg_call *const *calls,
+static int fj_finish(tg__journal *j, tg_call *const *calls,
                      tg_result *const *results, size_t n, tg_error *err)
 {
     fake_journal *f = (fake_journal *)j;
@@ -1340,13 +1340,13 @@ static int fj_finish(tg_journal *j, tg_call *const *calls,
     return 0;
 }
 
-static void fj_close(tg_journal *j)
+static void fj_close(tg__journal *j)
 {
     (void)j; /* lives on the test's stack */
 }
 
-static const tg_journal_ops fake_ops = {"fake", fj_begin, fj_finish,
-                                        NULL,   NULL,     fj_close};
+static const tg__journal_ops fake_ops = {"fake", fj_begin, fj_finish,
+                                         NULL,   NULL,     fj_close};
 
 static void test_group_commit(void **state)
 {
