@@ -64,7 +64,7 @@ static bool key_isn(const tg__jtape *t, const tg__jtok *k, const char *want,
  * token inside it (or after the containers inside it that close there).
  * Fills b->span for every container token (indexed by token). Returns 0 or
  * TG_ENOMEM. */
-static int find_spans(tg_rpc_batch *b)
+static int find_spans(tg__rpc_batch *b)
 {
     const tg__jtape *t = &b->tape;
     if (t->n <= TG_RPC_INLINE_TOKENS)
@@ -100,7 +100,7 @@ static int find_spans(tg_rpc_batch *b)
 
 /* The text of the value at token i: a scalar's bytes (a string with its
  * quotes), a container from its bracket to its closing one. */
-static void value_text(const tg_rpc_batch *b, size_t i, const char **s,
+static void value_text(const tg__rpc_batch *b, size_t i, const char **s,
                        size_t *n)
 {
     const tg__jtape *t = &b->tape;
@@ -146,7 +146,7 @@ static void read_members(const tg__jtape *t, size_t i, members *m)
 /* Appends the decoded string token to the batch's strings, NUL-ended;
  * *off is where it starts. Returns 0, 1 when it holds U+0000, or
  * TG_ENOMEM. */
-static int keep_string(tg_rpc_batch *b, const tg__jtok *tok, size_t *off,
+static int keep_string(tg__rpc_batch *b, const tg__jtok *tok, size_t *off,
                        size_t *len)
 {
     *off = b->strings.len;
@@ -165,7 +165,7 @@ typedef struct pending {
     bool has_method, has_id_str, has_message;
 } pending;
 
-static void fail_msg(tg_rpc_msg *m, int code, const char *fmt, const char *a,
+static void fail_msg(tg__rpc_msg *m, int code, const char *fmt, const char *a,
                      const char *b2)
 {
     m->kind = TG_RPC_INVALID;
@@ -175,7 +175,7 @@ static void fail_msg(tg_rpc_msg *m, int code, const char *fmt, const char *a,
 
 /* Reads the id token into m->id; returns 0 (not readable: id stays NONE),
  * 1 (read), or TG_ENOMEM. */
-static int read_id(tg_rpc_batch *b, const tg__jtok *id, tg_rpc_msg *m,
+static int read_id(tg__rpc_batch *b, const tg__jtok *id, tg__rpc_msg *m,
                    pending *p)
 {
     size_t tok = (size_t)(id - b->tape.tok);
@@ -216,8 +216,8 @@ static int read_id(tg_rpc_batch *b, const tg__jtok *id, tg_rpc_msg *m,
 #define INVALID "Invalid Request: "
 
 /* Classifies the member at token i into m. */
-static int classify(tg_rpc_batch *b, size_t i, const char *where, tg_rpc_msg *m,
-                    pending *p)
+static int classify(tg__rpc_batch *b, size_t i, const char *where,
+                    tg__rpc_msg *m, pending *p)
 {
     const tg__jtape *t = &b->tape;
     const tg__jtok *v = &t->tok[i];
@@ -368,7 +368,7 @@ static unsigned tape_depth(const tg__jtape *t, unsigned limit)
     return max;
 }
 
-static void fail_whole(tg_rpc_batch *b, int code, const char *fmt,
+static void fail_whole(tg__rpc_batch *b, int code, const char *fmt,
                        unsigned long long a, unsigned long long c)
 {
     b->fail_code = code;
@@ -376,7 +376,7 @@ static void fail_whole(tg_rpc_batch *b, int code, const char *fmt,
 }
 
 /* Points the messages' strings into b->strings, which no longer moves. */
-static void fix_strings(tg_rpc_batch *b, const pending *p, tg_rpc_msg *m)
+static void fix_strings(tg__rpc_batch *b, const pending *p, tg__rpc_msg *m)
 {
     const char *base = b->strings.data;
     if (p->has_method)
@@ -387,7 +387,7 @@ static void fix_strings(tg_rpc_batch *b, const pending *p, tg_rpc_msg *m)
         m->error_message = base + p->message;
 }
 
-void tg__rpc_batch_cleanup(tg_rpc_batch *b)
+void tg__rpc_batch_cleanup(tg__rpc_batch *b)
 {
     if (b->msgs != NULL && b->msgs != &b->one)
         free(b->msgs);
@@ -400,10 +400,10 @@ void tg__rpc_batch_cleanup(tg_rpc_batch *b)
     tg__buf_cleanup(&b->strings);
 }
 
-int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
-                 const tg_rpc_limits *limits)
+int tg__rpc_read(tg__rpc_batch *b, const char *text, size_t len,
+                 const tg__rpc_limits *limits)
 {
-    tg_rpc_limits lim = {0, 0, 0, false};
+    tg__rpc_limits lim = {0, 0, 0, false};
     if (limits != NULL)
         lim = *limits;
     if (lim.max_bytes == 0)
@@ -543,8 +543,8 @@ static size_t member(const tg__jtape *t, size_t obj, const char *key)
 }
 
 /* Follows path[0..n) from the object at token obj into out. */
-static int find_path(const tg_rpc_batch *b, size_t obj, const char *const *path,
-                     size_t n, tg_rpc_value *out)
+static int find_path(const tg__rpc_batch *b, size_t obj,
+                     const char *const *path, size_t n, tg__rpc_value *out)
 {
     for (size_t s = 0; s < n; s++)
         if ((obj = member(&b->tape, obj, path[s])) == 0)
@@ -555,16 +555,16 @@ static int find_path(const tg_rpc_batch *b, size_t obj, const char *const *path,
     return 1;
 }
 
-int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                        const char *const *path, size_t n, tg_rpc_value *out)
+int tg__rpc_params_find(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                        const char *const *path, size_t n, tg__rpc_value *out)
 {
     if (m->params == NULL || n == 0)
         return 0;
     return find_path(b, m->params_tok, path, n, out);
 }
 
-int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                         tg_rpc_value *out)
+int tg__rpc_result_value(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                         tg__rpc_value *out)
 {
     if (m->kind != TG_RPC_RESULT)
         return 0;
@@ -577,14 +577,14 @@ int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
     return 1;
 }
 
-int tg__rpc_value_find(const tg_rpc_batch *b, const tg_rpc_value *obj,
-                       const char *const *path, size_t n, tg_rpc_value *out)
+int tg__rpc_value_find(const tg__rpc_batch *b, const tg__rpc_value *obj,
+                       const char *const *path, size_t n, tg__rpc_value *out)
 {
     return find_path(b, obj->tok, path, n, out);
 }
 
-int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
-                       size_t *cursor, tg_rpc_value *out)
+int tg__rpc_array_next(const tg__rpc_batch *b, const tg__rpc_value *array,
+                       size_t *cursor, tg__rpc_value *out)
 {
     const tg__jtape *t = &b->tape;
     if (t->tok[array->tok].kind != TG_JT_ARRAY)
@@ -599,7 +599,7 @@ int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
     return 1;
 }
 
-int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
+int tg__rpc_value_string(const tg__rpc_batch *b, const tg__rpc_value *v,
                          tg__buf *out)
 {
     if (v->kind != TG_JT_STRING)
@@ -607,12 +607,12 @@ int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
     return tg__jtape_decode(&b->tape, &b->tape.tok[v->tok], out);
 }
 
-json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v)
+json_t *tg__rpc_value_json(const tg__rpc_batch *b, const tg__rpc_value *v)
 {
     return tg__jtape_to_json(&b->tape, v->tok);
 }
 
-json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
+json_t *tg__rpc_params_json(const tg__rpc_batch *b, const tg__rpc_msg *m)
 {
     return m->params != NULL ? tg__jtape_to_json(&b->tape, m->params_tok)
                              : json_object();
@@ -622,7 +622,7 @@ json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
 
 #define PUT(lit) tg__buf_append(out, lit, sizeof lit - 1)
 
-int tg__rpc_write_id(tg__buf *out, const tg_rpc_id *id)
+int tg__rpc_write_id(tg__buf *out, const tg__rpc_id *id)
 {
     switch (id != NULL ? id->kind : TG_RPC_ID_NONE) {
     case TG_RPC_ID_STRING:
@@ -640,7 +640,7 @@ int tg__rpc_write_id(tg__buf *out, const tg_rpc_id *id)
 }
 
 /* {"jsonrpc":"2.0" and ,"id":ID when there is one */
-static int put_head(tg__buf *out, const tg_rpc_id *id)
+static int put_head(tg__buf *out, const tg__rpc_id *id)
 {
     int rc = PUT("{\"jsonrpc\":\"2.0\"");
     if (rc == 0 && id != NULL && id->kind != TG_RPC_ID_NONE &&
@@ -649,7 +649,7 @@ static int put_head(tg__buf *out, const tg_rpc_id *id)
     return rc;
 }
 
-int tg__rpc_write_result_open(tg__buf *out, const tg_rpc_id *id)
+int tg__rpc_write_result_open(tg__buf *out, const tg__rpc_id *id)
 {
     int rc = put_head(out, id);
     return rc != 0 ? rc : PUT(",\"result\":");
@@ -660,7 +660,7 @@ int tg__rpc_write_close(tg__buf *out)
     return tg__buf_append(out, "}", 1);
 }
 
-int tg__rpc_write_result(tg__buf *out, const tg_rpc_id *id, const char *result,
+int tg__rpc_write_result(tg__buf *out, const tg__rpc_id *id, const char *result,
                          size_t result_len)
 {
     int rc = tg__rpc_write_result_open(out, id);
@@ -669,7 +669,7 @@ int tg__rpc_write_result(tg__buf *out, const tg_rpc_id *id, const char *result,
     return rc != 0 ? rc : tg__rpc_write_close(out);
 }
 
-int tg__rpc_write_error(tg__buf *out, const tg_rpc_id *id, long long code,
+int tg__rpc_write_error(tg__buf *out, const tg__rpc_id *id, long long code,
                         const char *message, const char *data, size_t data_len)
 {
     int rc;
@@ -685,13 +685,13 @@ int tg__rpc_write_error(tg__buf *out, const tg_rpc_id *id, long long code,
     return PUT("}}");
 }
 
-int tg__rpc_write_invalid(tg__buf *out, const tg_rpc_msg *m)
+int tg__rpc_write_invalid(tg__buf *out, const tg__rpc_msg *m)
 {
     return tg__rpc_write_error(out, &m->id, m->fail_code, m->fail_message, NULL,
                                0);
 }
 
-int tg__rpc_write_failure(tg__buf *out, const tg_rpc_batch *b)
+int tg__rpc_write_failure(tg__buf *out, const tg__rpc_batch *b)
 {
     return tg__rpc_write_error(out, NULL, b->fail_code, b->fail_message, NULL,
                                0);
@@ -703,8 +703,9 @@ int tg__rpc_write_notification(tg__buf *out, const char *method,
     return tg__rpc_write_request(out, NULL, method, params, params_len);
 }
 
-int tg__rpc_write_request(tg__buf *out, const tg_rpc_id *id, const char *method,
-                          const char *params, size_t params_len)
+int tg__rpc_write_request(tg__buf *out, const tg__rpc_id *id,
+                          const char *method, const char *params,
+                          size_t params_len)
 {
     int rc;
     if ((rc = put_head(out, id)) != 0 || (rc = PUT(",\"method\":")) != 0 ||

@@ -326,7 +326,7 @@ static void on_output(void *ud, const tg_call *call, int stream,
 /* ------------------------------------------------------------ result */
 
 int srv_call_answer(tg_srv *srv, tg__buf *result, const tg_turn *turn,
-                    tg_mcp_version v, int status, const tg_error *err,
+                    tg__mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size)
 {
     const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
@@ -441,7 +441,7 @@ int srv_call_start(srv_ctx *c)
     static const char *const name_path[] = {"name"},
                              *const args_path[] = {"arguments"},
                              *const token_path[] = {"_meta", "progressToken"};
-    tg_rpc_value nv, av = {0}, tv;
+    tg__rpc_value nv, av = {0}, tv;
     char name_small[128];
     tg__buf nb;
     tg__buf_init_with(&nb, name_small, sizeof name_small, 0);

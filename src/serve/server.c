@@ -216,7 +216,7 @@ const char *srv_session_caller(const srv_session *s)
 
 /* ------------------------------------------------------------ versions */
 
-tg_mcp_version srv_version_parse(const char *name)
+tg__mcp_version srv_version_parse(const char *name)
 {
     return name != NULL ? tg__mcp_version_from_name(name, strlen(name))
                         : TG_MCP_VERSION_UNKNOWN;
@@ -225,7 +225,7 @@ tg_mcp_version srv_version_parse(const char *name)
 /* ------------------------------------------------------------ sending */
 
 /* Appends {"version","answers","message"} to the trace file. */
-static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
+static void trace(tg_srv *srv, tg__mcp_version v, const char *answers,
                   const char *msg, size_t len)
 {
     if (srv->trace == NULL)
@@ -237,7 +237,7 @@ static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
     fflush(srv->trace);
 }
 
-int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
+int srv_send(tg_srv *srv, srv_out *out, tg__mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len)
 {
     /* A closed out is the transport's to judge: an HTTP stream kept for a
@@ -250,7 +250,7 @@ int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
     return rc;
 }
 
-int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_json(tg_srv *srv, srv_out *out, tg__mcp_version v,
                   const char *answers, srv_msg_kind kind, json_t *msg_take)
 {
     if (msg_take == NULL)
@@ -264,7 +264,7 @@ int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
     return rc;
 }
 
-int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result(tg_srv *srv, srv_out *out, tg__mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take)
 {
     if (result_take == NULL)
@@ -288,7 +288,7 @@ int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
                                    "result", result_take));
 }
 
-int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result_text(tg_srv *srv, srv_out *out, tg__mcp_version v,
                          const char *answers, const json_t *id,
                          const char *result, size_t len)
 {
@@ -305,7 +305,7 @@ int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
     return rc;
 }
 
-int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_error(tg_srv *srv, srv_out *out, tg__mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take)
 {

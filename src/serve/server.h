@@ -39,7 +39,7 @@ struct tg_srv {
     unsigned char state_key[32]; /* signs 2026-07-28 requestStates */
     uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
-    tg_mcp_tools *tools; /* the tool list, built on first use */
+    tg__mcp_tools *tools; /* the tool list, built on first use */
     /* the tool list each caller may see (srv_tools_for), built on its
      * first use; callers come from the configuration and the tokens */
     struct srv_caller_tools *caller_tools;
@@ -63,7 +63,7 @@ struct srv_session {
     srv_via via;
     int refs;
     bool initialized, ended;
-    tg_mcp_version version;
+    tg__mcp_version version;
     json_t *client_caps; /* new ref, or NULL */
     json_t *client_info; /* new ref, or NULL */
     int log_level;       /* logging/setLevel, -1 before */
@@ -78,7 +78,7 @@ struct srv_req {
     srv_session *s; /* a reference */
     srv_out *out;   /* a reference */
     srv_req *snext, *sprev, *onext, *oprev;
-    tg_mcp_version version;
+    tg__mcp_version version;
     json_t *id;     /* the JSON-RPC id (new ref) */
     bool id_is_int; /* id is an integer: id_num (srv_req_link) */
     json_int_t id_num;
@@ -135,7 +135,7 @@ void srv_warn_session(tg_srv *srv, srv_session *s);
 void srv_session_hold(srv_session *s);
 const char *srv_session_caller(const srv_session *s);
 /* The version named (NULL: none), TG_MCP_VERSION_UNKNOWN for others. */
-tg_mcp_version srv_version_parse(const char *name);
+tg__mcp_version srv_version_parse(const char *name);
 /* n bytes of the CSPRNG as 2n lowercase hex digits and a NUL in out. */
 void srv_random_hex(char *out, size_t n);
 /* n bytes of the CSPRNG. */
@@ -144,19 +144,19 @@ void srv_random_bytes(unsigned char *out, size_t n);
 /* Sending: msg on out (what a closed out still takes is its transport's
  * call: a stream kept for a resume takes it, others refuse), traced with
  * the version and the method a response answers. Return 0 or -1. */
-int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
+int srv_send(tg_srv *srv, srv_out *out, tg__mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len);
-int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_json(tg_srv *srv, srv_out *out, tg__mcp_version v,
                   const char *answers, srv_msg_kind kind, json_t *msg_take);
 /* A result response; under 2026-07-28 with resultType ("complete" unless
  * set) and _meta serverInfo, as every result of that version carries. */
-int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result(tg_srv *srv, srv_out *out, tg__mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take);
 /* A result response whose result is JSON text already (an object). */
-int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result_text(tg_srv *srv, srv_out *out, tg__mcp_version v,
                          const char *answers, const json_t *id,
                          const char *result, size_t len);
-int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_error(tg_srv *srv, srv_out *out, tg__mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take);
 
@@ -166,13 +166,13 @@ typedef struct srv_ctx {
     tg_srv *srv;
     srv_session *s;
     srv_out *out;
-    tg_mcp_version version;
+    tg__mcp_version version;
     const json_t *id;   /* borrowed */
     const char *method; /* borrowed */
     /* the message as read (srv_handle's), or NULL for an answer sent
      * later; its params through srv_params / srv_param_find */
-    const tg_rpc_batch *rpc;
-    const tg_rpc_msg *msg;
+    const tg__rpc_batch *rpc;
+    const tg__rpc_msg *msg;
     json_t *params_json; /* srv_params' (new ref), made on first use */
     bool params_made;
     int log_level;      /* 2026-07-28: from _meta; else the session's */
@@ -188,16 +188,16 @@ const json_t *srv_params(srv_ctx *c);
  * without making the jansson params (a hot path's few members): true with
  * *out set when present. */
 bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
-                    tg_rpc_value *out);
+                    tg__rpc_value *out);
 /* Answers c's request with a result (resultType and serverInfo added
  * under 2026-07-28). */
 void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tool list (borrowed; built on first use), or NULL. */
-const tg_mcp_tools *srv_tools(tg_srv *srv);
+const tg__mcp_tools *srv_tools(tg_srv *srv);
 /* The tools `caller` may see: what the policy denies that caller whatever
  * the arguments is left out (borrowed; built on the caller's first use),
  * or NULL. */
-const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
+const tg__mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
 /* Frees the lists srv_tools_for built. */
 void srv_tools_free(tg_srv *srv);
 /* When the runtime's tools changed since the last announcement (an MCP
@@ -207,7 +207,7 @@ void srv_tools_free(tg_srv *srv);
 void srv_tools_announce(tg_srv *srv);
 /* The _meta members every result of version v carries (JSON text of
  * members: serverInfo under 2026-07-28), or NULL. */
-const char *srv_meta_members(tg_mcp_version v);
+const char *srv_meta_members(tg__mcp_version v);
 
 /* approve.c: a policy `ask` put to the client's user (elicitation, or
  * under 2026-07-28 an InputRequiredResult and the retry's answer). */
@@ -275,7 +275,7 @@ void srv_req_detach(srv_req *r);
  * A tool that declares an outputSchema in srv's tool list gets no
  * structuredContent with an outcome other than success. */
 int srv_call_answer(tg_srv *srv, tg__buf *result, const tg_turn *turn,
-                    tg_mcp_version v, int status, const tg_error *err,
+                    tg__mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);
