@@ -156,7 +156,7 @@ static int parse(int argc, char **argv, serve_opts *o)
 }
 
 typedef struct serve_state {
-    tg_srv *srv;
+    tg__srv *srv;
     srv_http *http;
     int64_t grace;
     uv_signal_t sigs[2];
@@ -175,7 +175,7 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* The signal watchers must not keep the loop alive once the server is
  * done. */
-static void on_stopped(tg_srv *srv, void *ud)
+static void on_stopped(tg__srv *srv, void *ud)
 {
     serve_state *st = ud;
     (void)srv;

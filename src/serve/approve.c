@@ -41,7 +41,7 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-srv_req *srv_req_by_call(tg_srv *srv, const char *call_id)
+srv_req *srv_req_by_call(tg__srv *srv, const char *call_id)
 {
     for (srv_session *s = srv->sessions; s != NULL; s = s->next)
         for (srv_req *r = s->reqs; r != NULL; r = r->snext)
@@ -113,7 +113,7 @@ int srv_req_send_request(srv_req *r, const char *text)
 static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
                    const char *reason)
 {
-    tg_srv *srv = ud;
+    tg__srv *srv = ud;
     srv_req *r = srv_req_by_call(srv, tg_call_id(call));
     if (r == NULL)
         r = srv_task_req_by_call(srv, tg_call_id(call));
@@ -194,7 +194,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     r->ask_id = json_string(id);
 }
 
-void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
+void srv_client_response(tg__srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error)
 {
     if (srv_elicit_response(s, id, result, is_error))
@@ -238,7 +238,7 @@ void srv_approval_drop(srv_req *r)
 /* ------------------------------------------------------------ MRTR */
 
 /* The HMAC of the state's parts, as 64 hex digits in out[65]. */
-static void state_mac(const tg_srv *srv, const char *caller, const char *tool,
+static void state_mac(const tg__srv *srv, const char *caller, const char *tool,
                       const char *args, long long expiry, char *out)
 {
     /* one-shot HMAC() over "expiry\ncaller\0tool\0args" */
@@ -316,7 +316,7 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
 
 void srv_approval_input_required(srv_req *r)
 {
-    tg_srv *srv = r->srv;
+    tg__srv *srv = r->srv;
     const tg_call *call = tg_turn_call(r->turn, 0);
     const char *args = tg_call_args_json(call);
     json_t *parsed = args != NULL ? json_loads(args, 0, NULL) : NULL;
@@ -337,7 +337,7 @@ void srv_approval_input_required(srv_req *r)
     srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
 }
 
-void srv_approvals_init(tg_srv *srv)
+void srv_approvals_init(tg__srv *srv)
 {
     srv_random_bytes(srv->state_key, sizeof srv->state_key);
     tg_runtime_set_ask(srv->rt, on_ask, srv);

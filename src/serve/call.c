@@ -95,7 +95,7 @@ srv_req *srv_req_find(srv_session *s, const json_t *id)
     return NULL;
 }
 
-void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
+void srv_req_cancel(tg__srv *srv, srv_req *r, const char *reason)
 {
     if (r->listen) {
         srv_listen_end(r, false); /* the client ended it: nothing is sent */
@@ -325,7 +325,7 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-int srv_call_answer(tg_srv *srv, tg__buf *result, const tg_turn *turn,
+int srv_call_answer(tg__srv *srv, tg__buf *result, const tg_turn *turn,
                     tg__mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size)
 {
@@ -394,7 +394,7 @@ void srv_req_free(srv_req *r)
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 {
     srv_req *r = ud;
-    tg_srv *srv = r->srv;
+    tg__srv *srv = r->srv;
     (void)turn;
     if (r->lines != NULL && r->lines->eline_len > 0)
         log_line(r, r->lines->eline, r->lines->eline_len);
@@ -435,7 +435,7 @@ static void call_id_make(char *out, const char *boot, uint64_t n)
 
 int srv_call_start(srv_ctx *c)
 {
-    tg_srv *srv = c->srv;
+    tg__srv *srv = c->srv;
     /* name, arguments and progress token from the token tape: a call
      * needs no jansson params */
     static const char *const name_path[] = {"name"},

@@ -165,7 +165,7 @@ bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
            tg__rpc_params_find(c->rpc, c->msg, path, n, out) == 1;
 }
 
-void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
+void srv_handle(tg__srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans)
 {
     memset(ans, 0, sizeof *ans);

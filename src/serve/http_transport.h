@@ -76,7 +76,7 @@ typedef struct srv_http_options {
  * quiet). The options are copied. Returns 0 with *out the transport, or
  * TG_EINVAL (a bad option: address, token file, endpoint) or another
  * TG_E code (the address cannot be bound, no memory) with err filled. */
-int srv_http_start(tg_srv *srv, const srv_http_options *o, srv_http **out,
+int srv_http_start(tg__srv *srv, const srv_http_options *o, srv_http **out,
                    tg_error *err);
 /* The URL served ("http://127.0.0.1:PORT/mcp"; borrowed, valid until
  * srv_http_free), with the actual port when port 0 was asked for. */

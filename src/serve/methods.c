@@ -145,7 +145,7 @@ static void m_set_level(srv_ctx *c)
 }
 
 /* Lets go of lists made before the runtime's tools last changed. */
-static void tools_fresh(tg_srv *srv)
+static void tools_fresh(tg__srv *srv)
 {
     unsigned long gen = tg_runtime_tools_generation(srv->rt);
     if (gen != srv->tools_gen) {
@@ -154,7 +154,7 @@ static void tools_fresh(tg_srv *srv)
     }
 }
 
-const tg__mcp_tools *srv_tools(tg_srv *srv)
+const tg__mcp_tools *srv_tools(tg__srv *srv)
 {
     tools_fresh(srv);
     if (srv->tools != NULL)
@@ -173,7 +173,7 @@ struct srv_caller_tools {
     char caller[]; /* "" for none */
 };
 
-const tg__mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
+const tg__mcp_tools *srv_tools_for(tg__srv *srv, const char *caller)
 {
     const char *key = caller != NULL ? caller : "";
     tools_fresh(srv);
@@ -197,7 +197,7 @@ const tg__mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
     return t->tools;
 }
 
-void srv_tools_free(tg_srv *srv)
+void srv_tools_free(tg__srv *srv)
 {
     tg__mcp_tools_free(srv->tools);
     srv->tools = NULL;

@@ -23,7 +23,7 @@
 
 typedef struct stdio_tr {
     srv_out out; /* first: the session's out is this */
-    tg_srv *srv;
+    tg__srv *srv;
     srv_session *s;
     uv_stream_t *in; /* stdin as a stream, or NULL (a regular file) */
     uv_stream_t *o;  /* stdout as a stream, or NULL (blocking writes) */
@@ -298,7 +298,7 @@ static void on_shutdown(uv_shutdown_t *req, int status)
         uv_close((uv_handle_t *)req->handle, NULL);
 }
 
-static void on_stopped(tg_srv *srv, void *ud)
+static void on_stopped(tg__srv *srv, void *ud)
 {
     (void)srv;
     stdio_tr *t = ud;
@@ -316,7 +316,7 @@ static void on_stopped(tg_srv *srv, void *ud)
         uv_close((uv_handle_t *)&t->idle, NULL);
 }
 
-srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
+srv_stdio *srv_stdio_start(tg__srv *srv, const char *caller, int64_t grace_ms,
                            tg_error *err)
 {
     stdio_tr *t = calloc(1, sizeof *t);

@@ -14,7 +14,7 @@ typedef struct srv_stdio srv_stdio;
  * server, giving running calls grace_ms before they are canceled. NULL on
  * out of memory (err filled). Freed with srv_stdio_free after the loop
  * ended. */
-srv_stdio *srv_stdio_start(tg_srv *srv, const char *caller, int64_t grace_ms,
+srv_stdio *srv_stdio_start(tg__srv *srv, const char *caller, int64_t grace_ms,
                            tg_error *err);
 void srv_stdio_free(srv_stdio *t);
 

@@ -69,7 +69,7 @@ typedef struct waiter {
 } waiter;
 
 struct srv_tasks {
-    tg_srv *srv;
+    tg__srv *srv;
     tg_task_store *store;
     srv_task *live;
     waiter *waiters;
@@ -83,7 +83,7 @@ static tg__mcp_tasks kind(tg__mcp_version v)
     return t != NULL ? t->tasks : TG_MCP_TASKS_NONE;
 }
 
-static srv_tasks *tasks_of(tg_srv *srv)
+static srv_tasks *tasks_of(tg__srv *srv)
 {
     if (srv->tasks == NULL && (srv->tasks = calloc(1, sizeof *srv->tasks)))
         srv->tasks->srv = srv;
@@ -392,7 +392,7 @@ static void send_answer(srv_ctx *c, const json_t *row)
 
 /* The context of an answer sent later, outside srv_method: to request
  * `id` of session s on out, under v. */
-static srv_ctx later_ctx(tg_srv *srv, srv_session *s, srv_out *out,
+static srv_ctx later_ctx(tg__srv *srv, srv_session *s, srv_out *out,
                          tg__mcp_version v, const json_t *id,
                          const char *method, srv_answer *ans)
 {
@@ -431,7 +431,7 @@ static void on_poll(uv_timer_t *h);
  * running while some wait on a task another server runs. */
 static void check_waiters(srv_tasks *ts)
 {
-    tg_srv *srv = ts->srv;
+    tg__srv *srv = ts->srv;
     bool remote = false;
     for (waiter **pp = &ts->waiters, *w; (w = *pp) != NULL;) {
         if (find_live(ts, w->task_id) != NULL) {
@@ -861,7 +861,7 @@ int srv_task_done(srv_req *r, int status, const tg_error *err)
     return 1;
 }
 
-srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id)
+srv_req *srv_task_req_by_call(tg__srv *srv, const char *call_id)
 {
     for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
          t = t->next)
@@ -870,7 +870,7 @@ srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id)
     return NULL;
 }
 
-srv_req *srv_task_req_by_ask(tg_srv *srv, const json_t *ask_id)
+srv_req *srv_task_req_by_ask(tg__srv *srv, const json_t *ask_id)
 {
     for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
          t = t->next)
@@ -927,7 +927,7 @@ int srv_task_ask(srv_req *r, const char *msg_text)
     return 0;
 }
 
-void srv_tasks_free(tg_srv *srv)
+void srv_tasks_free(tg__srv *srv)
 {
     srv_tasks *ts = srv->tasks;
     if (ts == NULL)
