@@ -159,7 +159,7 @@ int tg__bad_bytes_unwritable(const json_t *v)
 /* ------------------------------------------------------------ the walk */
 
 typedef struct walk {
-    tg_bad_pass pass;
+    tg__bad_pass pass;
     void *ctx;
     tg__jseg *path;
     size_t depth, cap;
@@ -244,7 +244,7 @@ static int put_token(tg__buf *out, const char *str, size_t n)
     return rc;
 }
 
-int tg__bad_bytes_find(const json_t *v, tg_bad_pass pass, void *ctx,
+int tg__bad_bytes_find(const json_t *v, tg__bad_pass pass, void *ctx,
                        tg__buf *where, char *what)
 {
     walk w = {pass, ctx, NULL, 0, 0, what, false};

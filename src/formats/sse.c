@@ -89,7 +89,7 @@ static int set_buf(tg__buf *b, const char *p, size_t n)
     return rc;
 }
 
-static int dispatch(tg__sse *r, int at_end, tg_sse_fn fn, void *ud)
+static int dispatch(tg__sse *r, int at_end, tg__sse_fn fn, void *ud)
 {
     if (r->data_lines == 0) {
         r->type.len = 0;
@@ -179,7 +179,7 @@ add_data_clipped(tg__sse *r, const char *v, size_t vlen, int clipped)
 }
 
 /* Interprets one line (without its line end). */
-static int process_line(tg__sse *r, const char *p, size_t n, tg_sse_fn fn,
+static int process_line(tg__sse *r, const char *p, size_t n, tg__sse_fn fn,
                         void *ud)
 {
     int clipped = 0;
@@ -267,7 +267,7 @@ static int gather(tg__sse *r, const char *p, size_t n)
     return tg__buf_append(&r->line, p, n) == 0 ? 0 : oom(r);
 }
 
-static int feed_bytes(tg__sse *r, const char *p, size_t n, tg_sse_fn fn,
+static int feed_bytes(tg__sse *r, const char *p, size_t n, tg__sse_fn fn,
                       void *ud)
 {
     const char *end = p + n;
@@ -316,7 +316,7 @@ static int report(tg__sse *r, int rc, tg_error *err)
     return rc;
 }
 
-int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg_sse_fn fn,
+int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg__sse_fn fn,
                  void *ud, tg_error *err)
 {
     if (r->failed)
@@ -348,7 +348,7 @@ int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg_sse_fn fn,
     return report(r, feed_bytes(r, (const char *)u, len, fn, ud), err);
 }
 
-int tg__sse_finish(tg__sse *r, tg_sse_fn fn, void *ud, tg_error *err)
+int tg__sse_finish(tg__sse *r, tg__sse_fn fn, void *ud, tg_error *err)
 {
     if (r->failed)
         return report(r, r->failed, err);

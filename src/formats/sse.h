@@ -52,7 +52,7 @@ typedef struct tg__sse_event {
 
 /* Receives each event. A non-zero return (a TG_E* code, err filled) stops
  * the reader: feed and finish return it, now and on every later call. */
-typedef int (*tg_sse_fn)(void *ud, const tg__sse_event *ev, tg_error *err);
+typedef int (*tg__sse_fn)(void *ud, const tg__sse_event *ev, tg_error *err);
 
 typedef struct tg__sse {
     tg__buf line; /* the current line, when it spans chunks */
@@ -85,11 +85,11 @@ void tg__sse_cleanup(tg__sse *r);
 /* Reads len bytes, calling fn for each event they complete. Returns 0, the
  * callback's code, TG_ELIMIT (a line or an event's data over the cap),
  * TG_ENOMEM, or TG_EINVAL after tg__sse_finish. */
-int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg_sse_fn fn,
+int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg__sse_fn fn,
                  void *ud, tg_error *err);
 /* Ends the input: a last line without a line end is read, and an event
  * still pending is dispatched with at_end set. Returns as tg__sse_feed. */
-int tg__sse_finish(tg__sse *r, tg_sse_fn fn, void *ud, tg_error *err);
+int tg__sse_finish(tg__sse *r, tg__sse_fn fn, void *ud, tg_error *err);
 /* From the next line on, the events only need counting (their consumer read
  * the end of its stream): each keeps at most keep bytes of its data (at
  * least 1; clipped set when it had more) and no line or event fails for
