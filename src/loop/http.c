@@ -26,7 +26,7 @@ struct sink {
     int data_failed;
 };
 
-int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
+int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
                   tg_error *err)
 {
     memset(h, 0, sizeof *h);
