@@ -154,7 +154,7 @@ static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)args;
     (void)len;
     (void)ud;
-    return tg_handler_set_json(ctx, PAYLOAD_TEXT, strlen(PAYLOAD_TEXT));
+    return tg_handler_set_json(ctx, PAYLOAD_TEXT, strlen(PAYLOAD_TEXT), NULL);
 }
 
 /* A runtime journaling to path with the given sync ("normal", "full", or
@@ -735,7 +735,7 @@ enum { C_OFF, C_SHA, C_HMAC, N_CHAIN };
 
 /* One round of `turns` turns into j: returns the seconds spent in begin and
  * finish, or -1. */
-static double chain_round(tg_journal *j, int turns, long *next_id)
+static double chain_round(tg__journal *j, int turns, long *next_id)
 {
     tg_call *calls[CALLS_PER_TURN];
     tg_result *results[CALLS_PER_TURN];
@@ -781,7 +781,7 @@ static int chain_cost(const char *dir, int turns, int rounds)
                                          "chain-hmac"};
     static const unsigned char key[] = "a bench key of 32 bytes, or so..";
     char path[N_CHAIN][4200];
-    tg_journal *j[N_CHAIN] = {NULL, NULL, NULL};
+    tg__journal *j[N_CHAIN] = {NULL, NULL, NULL};
     double rate[N_CHAIN][MAX_ROUNDS], ratio[2][MAX_ROUNDS], cost[2][MAX_ROUNDS];
     long next_id = 0;
     int ret = 1;
@@ -792,7 +792,7 @@ static int chain_cost(const char *dir, int turns, int rounds)
         if (path_join(path[k], sizeof path[k], dir, name) != 0)
             return 1;
         remove_db(path[k]);
-        tg_journal_options o = {.unchained = k == C_OFF};
+        tg__journal_options o = {.unchained = k == C_OFF};
         if (k == C_HMAC) {
             o.hmac_key = key;
             o.hmac_key_len = sizeof key - 1;
@@ -1080,7 +1080,7 @@ static double thread_cpu(void)
 static int lone(const char *dir, long n)
 {
     char path[4200], wal[4300];
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     tg_error err = {0};
     if (path_join(path, sizeof path, dir, "lone.db") != 0)
         return 1;

@@ -43,7 +43,7 @@ static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)args;
     (void)len;
     (void)ud;
-    return tg_handler_set_json(ctx, "{\"ok\":true}", 11);
+    return tg_handler_set_json(ctx, "{\"ok\":true}", 11, NULL);
 }
 
 /* The response document: n tool calls of a grep-like tool. */

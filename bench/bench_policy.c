@@ -125,7 +125,7 @@ static void make_calls(struct call *c)
 
 /* Median decisions/s of policy p over the prepared calls; by_rule: how
  * many decisions of the last round a rule made. -1 on error. */
-static double measure(const tg_policy *p, const struct call *calls, long n,
+static double measure(const tg__policy *p, const struct call *calls, long n,
                       long *by_rule)
 {
     double samples[ROUNDS];
@@ -135,9 +135,9 @@ static double measure(const tg_policy *p, const struct call *calls, long n,
         double t0 = bench_now();
         for (long i = 0; i < n; i++) {
             const struct call *c = &calls[i & (NCALLS - 1)];
-            tg_policy_input in = {c->tool, "agent", NULL,
-                                  c->args, "/srv",  NULL};
-            tg_policy_verdict v;
+            tg__policy_input in = {c->tool, "agent", NULL,
+                                   c->args, "/srv",  NULL};
+            tg__policy_verdict v;
             if (tg__policy_decide(p, &in, &v, NULL, &err) != 0) {
                 fprintf(stderr, "bench_policy: %s\n", err.message);
                 return -1;
@@ -152,9 +152,9 @@ static double measure(const tg_policy *p, const struct call *calls, long n,
     return bench_median(samples, ROUNDS);
 }
 
-static tg_policy *compile(json_t *pol)
+static tg__policy *compile(json_t *pol)
 {
-    tg_policy *p = NULL;
+    tg__policy *p = NULL;
     tg_error err = {0};
     if (pol == NULL || tg__policy_compile(pol, &p, &err) != 0) {
         fprintf(stderr, "bench_policy: %s\n", err.message);
@@ -169,9 +169,9 @@ int main(int argc, char **argv)
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 4000000;
     if (n <= 0)
         n = 4000000;
-    tg_policy *p = compile(make_policy());
-    tg_policy *suffix = compile(make_glob_policy(0));
-    tg_policy *worst = compile(make_glob_policy(1));
+    tg__policy *p = compile(make_policy());
+    tg__policy *suffix = compile(make_glob_policy(0));
+    tg__policy *worst = compile(make_glob_policy(1));
     static struct call calls[NCALLS];
     make_calls(calls);
     long by_rule = 0, other = 0;

@@ -126,7 +126,7 @@ static double spool_round(const char *spool_dir, uint64_t bytes, char *id,
     }
     int fd;
     pid_t pid = start_generator(bytes, &fd);
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     if (pid < 0 || tg__spool_writer_new(sp, 16384, &w, &err) != 0)
         return -1;
     char *buf = malloc(PIPE_READ);
@@ -144,7 +144,7 @@ static double spool_round(const char *spool_dir, uint64_t bytes, char *id,
     close(fd);
     int st;
     waitpid(pid, &st, 0);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     double tf = bench_now();
     if (rc != 0 || tg__spool_writer_finish(w, &o, &err) != 0) {
         fprintf(stderr, "spool write: %s\n", err.message);
@@ -204,7 +204,7 @@ static double cat_round(const char *path, uint64_t bytes, int do_fsync,
 static double our_grep(tg_spool *sp, const char *id, const char *pattern,
                        long long *count)
 {
-    tg_spool_grep_opts o = {
+    tg__spool_grep_opts o = {
         .pattern = pattern, .pattern_len = strlen(pattern), .count_only = true};
     json_t *res = NULL;
     tg_error err = {0};

@@ -23,7 +23,7 @@ static const char args_fmt[] =
     "\"context_lines\":2,\"mode\":\"content\"}";
 
 /* Appends s[0..n) escaped as the body of a JSON string. */
-static void put_escaped(tg_buf *b, const char *s, size_t n)
+static void put_escaped(tg__buf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '"' || s[i] == '\\')
@@ -32,7 +32,7 @@ static void put_escaped(tg_buf *b, const char *s, size_t n)
     }
 }
 
-static void openai_chat(tg_buf *b, int calls)
+static void openai_chat(tg__buf *b, int calls)
 {
     for (int i = 0; i < calls; i++) {
         char args[512];
@@ -61,7 +61,7 @@ static void openai_chat(tg_buf *b, int calls)
                     "\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
 }
 
-static void anthropic(tg_buf *b, int calls)
+static void anthropic(tg__buf *b, int calls)
 {
     tg__buf_puts(b, "event: message_start\ndata: {\"type\":\"message_start\","
                     "\"message\":{\"id\":\"msg_b\",\"type\":\"message\","
@@ -131,14 +131,14 @@ int main(int argc, char **argv)
         calls = 5000;
     static const struct {
         const char *name;
-        void (*make)(tg_buf *, int);
+        void (*make)(tg__buf *, int);
     } kinds[] = {{"openai-chat", openai_chat}, {"anthropic", anthropic}};
     int failed = 0;
     printf("bench_stream: %d streamed calls, MB/s of SSE, median of %d "
            "rounds\n",
            calls, ROUNDS);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         kinds[k].make(&b, calls);
         double whole[ROUNDS], chunked[ROUNDS];

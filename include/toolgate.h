@@ -16,9 +16,55 @@
  *     with tg_free(); `const char *` getters return borrowed pointers whose
  *     lifetime is stated on each function.
  *   - JSON crosses this API as UTF-8 text; no dependency's types appear here.
- *   - Unless a function says otherwise, a handle is used by one thread at a
- *     time. tg_runtime_cancel(), tg_ask_answer() and tg_elicit_answer()
- *     may be called from any thread.
+ *   - The contracts refer to files of the repository: docs/records.md (call
+ *     and result records, outcomes), docs/formats.md (wire formats),
+ *     docs/configuration.md (toolgate.json), docs/journal.md (the journal's
+ *     tables), docs/design.md (the architecture), README.md.
+ *
+ * Threads (what the code does; nothing else is promised):
+ *   - Any thread, at any time: tg_strerror, tg_err_name, tg_free,
+ *     tg_terminal_text, tg_outcome_name, tg_outcome_from_name,
+ *     tg_execution_name, tg_format_renders, tg_loop_stop_name (no state).
+ *   - A runtime is driven by one thread at a time, called its loop thread:
+ *     the thread that runs its turns (tg_runtime_run_turn, or
+ *     tg_runtime_submit with tg_runtime_step / tg_runtime_flush). Every
+ *     tg_runtime_* function but tg_runtime_cancel is called there, never
+ *     by two threads at once; the thread may change between calls. One
+ *     runtime cannot be driven by several threads at once; several
+ *     runtimes, each on its own thread, run side by side (they share only
+ *     libuv's process-wide thread pool).
+ *   - tg_runtime_cancel may be called from any thread while the runtime
+ *     lives (not during or after tg_runtime_free): it queues the request
+ *     under a mutex and wakes the loop (uv_async_send). It allocates, so it
+ *     is not async-signal-safe: for signals, tg_runtime_cancel_on_signal.
+ *   - Callbacks of a runtime (tg_events, tg_turn_ops, the approver, the
+ *     asker, the elicitation handler) run on its loop thread. In-process
+ *     tool handlers run on libuv's thread pool (process-wide,
+ *     UV_THREADPOOL_SIZE threads, 4 by default), several at once, calls of
+ *     the same tool included: a handler and its user_data must allow that.
+ *     TG_TOOL_INLINE handlers run on the loop thread. The tg_handler_*
+ *     functions are called by the handler, on its thread, during the call.
+ *   - tg_ask_answer, tg_elicit_answer and the tg_ask_* / tg_elicit_*
+ *     getters: any thread, until the answer.
+ *   - A configuration, a turn (with its calls and results), a stream, a
+ *     task store and a loop store: one thread at a time. The getters of a
+ *     call or result fill caches on first use (checksum, payload text,
+ *     content), so two threads reading one at once race. While a turn runs
+ *     or is submitted the runtime uses it: read it from the callbacks, and
+ *     after tg_runtime_run_turn returns or `done` fired. tg_runtime_new
+ *     copies the configuration, which may then change or be freed.
+ *   - A compiled schema may be validated by several threads at once; a
+ *     spool handle may be used by several threads at once.
+ *   - The functions that take a journal's path rather than a handle
+ *     (tg_journal_history, _show, _stats, _verify, tg_loop_show) open a
+ *     connection of their own: any thread, at the same time too.
+ *   - A loop (toolgate_loop.h): one thread at a time; tg_loop_cancel from
+ *     any thread or a signal handler.
+ *   - Process-wide effects: tg_runtime_run_turn blocks SIGPIPE in its
+ *     thread while it runs (tg_runtime_step does not: the caller ignores
+ *     it); a runtime with a stdio MCP source sets SIGPIPE to ignored when
+ *     its disposition was the default; tg_runtime_cancel_on_signal watches
+ *     the signal while turns run.
  */
 #ifndef TOOLGATE_H
 #define TOOLGATE_H
@@ -147,8 +193,8 @@ typedef struct tg_result tg_result;
 
 /* Borrowed getters of a call; pointers stay valid while the call (or the turn
  * that owns it) lives. */
-const char *tg_call_id(const tg_call *call);
-const char *tg_call_tool(const tg_call *call);
+const char *tg_call_id(const tg_call *call);   /* as the wire carried it */
+const char *tg_call_tool(const tg_call *call); /* the tool's name */
 /* The arguments as JSON text of an object, or NULL when they did not decode
  * to an object. When the wire carried them as a string this is that string
  * as it came (valid JSON, not serialised again: white space and escapes as
@@ -160,23 +206,28 @@ const char *tg_call_args_raw(const tg_call *call);
 /* The call's checksum ("sha256:<hex>" or "hmac-sha256:<hex>"), computed on
  * first use; NULL when the arguments are malformed. */
 const char *tg_call_checksum(const tg_call *call);
+/* The caller id (tg_turn_set_caller, a call record's "caller_id"), NULL
+ * when none. */
 const char *tg_call_caller_id(const tg_call *call);
+/* The wire format the call came in (static string: "openai-chat", ...). */
 const char *tg_call_format(const tg_call *call);
+/* The call's 0-based position in its turn. */
 size_t tg_call_index(const tg_call *call);
-/* The whole call record as JSON text (records.md); caller frees with tg_free.
- */
+/* The whole call record as JSON text (docs/records.md); caller frees with
+ * tg_free. NULL on out of memory. */
 char *tg_call_to_json(const tg_call *call);
 
 /* Borrowed getters of a result; valid while the result (or its turn) lives. */
-const char *tg_result_id(const tg_result *result);
-const char *tg_result_tool(const tg_result *result);
+const char *tg_result_id(const tg_result *result);   /* its call's id */
+const char *tg_result_tool(const tg_result *result); /* its call's tool */
 tg_outcome tg_result_outcome(const tg_result *result);
 tg_execution tg_result_execution(const tg_result *result);
 /* 1 when the outcome is success, else 0. */
 int tg_result_succeeded(const tg_result *result);
 /* 1 for every outcome but success. */
 int tg_result_is_error(const tg_result *result);
-/* The payload as compact JSON text (records.md conventions). */
+/* The payload as compact JSON text (the conventions of docs/records.md),
+ * made on first use; NULL on out of memory. */
 const char *tg_result_payload_json(const tg_result *result);
 /* The payload when the outcome is success, else NULL. */
 const char *tg_result_data_json(const tg_result *result);
@@ -215,8 +266,12 @@ const char *tg_result_content_json(const tg_result *result);
 
 /* ----------------------------------------------------------------- formats */
 
-/* Wire format names: "openai-chat", "toolgate", later "openai-responses",
- * "anthropic", "gemini", "mcp", "fenced". "auto" detects by shape. */
+/* Wire format names (docs/formats.md): "openai-chat", "openai-responses",
+ * "anthropic", "gemini", "mcp" and "toolgate" are read and rendered;
+ * "fenced" (tool calls in an assistant's fenced code blocks) is read only,
+ * when named (auto never picks it). "auto" detects the format by shape.
+ * Each of the first four is also read as a streamed (Server-Sent Events)
+ * turn, with tg_turn_parse or tg_stream_*. */
 
 /* 1 when `name` is a format results can be rendered in, else 0. Lets a caller
  * refuse a bad output format before any tool runs. */
@@ -237,6 +292,8 @@ typedef struct tg_turn tg_turn;
  * error and ends with an error result. */
 int tg_turn_parse(const char *text, size_t len, const char *format,
                   const char *source_name, tg_turn **out, tg_error *err);
+/* Frees the turn, its calls and results. NULL is a no-op. Not while the
+ * runtime runs it (after tg_runtime_run_turn returned, or in `done`). */
 void tg_turn_free(tg_turn *turn);
 /* The detected or given format of the turn (static string). */
 const char *tg_turn_format(const tg_turn *turn);
@@ -264,7 +321,8 @@ const tg_result *tg_turn_result(const tg_turn *turn, size_t i);
  * TG_EINVAL for another `by`. */
 int tg_turn_cancel_all(tg_turn *turn, const char *by, const char *reason,
                        tg_error *err);
-/* Sets the caller id of every call that has none (borrowed string, copied). */
+/* Sets the caller id of every call that has none (copied). TG_EINVAL for
+ * an id over its limit (256 bytes), TG_ENOMEM. */
 int tg_turn_set_caller(tg_turn *turn, const char *caller_id, tg_error *err);
 /* Sets the skills of every call that has none: the names (copied) of the
  * prompt modules the model had when it made the turn (the turn-level
@@ -302,8 +360,10 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err);
 /* Sets the most bytes one event's data, and one call's arguments, may hold
  * (0: the default, 64 MiB): an event over it fails the stream (TG_ELIMIT),
  * a call whose arguments pass it ends with ARGUMENTS_TOO_LARGE. Call before
- * the first feed. Returns 0, or TG_EINVAL once bytes were fed. */
-int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes);
+ * the first feed. Returns 0, or TG_EINVAL (err filled) for a NULL stream
+ * or once bytes were fed. */
+int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes,
+                                  tg_error *err);
 /* Reads len bytes of the stream. Returns 0, or an error that ends the
  * stream (every later feed and finish returns it): TG_EPARSE for an event
  * whose data is not one JSON object - the data of several events joined
@@ -378,23 +438,43 @@ void tg_stream_free(tg_stream *s);
 
 typedef struct tg_config tg_config;
 
-/* A configuration holding the embedded defaults. NULL on out of memory. */
+/* A configuration holding the embedded defaults (docs/configuration.md),
+ * its workspace the current directory. NULL on out of memory (or when the
+ * current directory is gone). The caller's: tg_config_free. */
 tg_config *tg_config_new(void);
+/* Frees the configuration. NULL is a no-op. A runtime made from it keeps
+ * its own copy. */
 void tg_config_free(tg_config *cfg);
 /* Loads toolgate.json text over the current settings. Relative paths are
  * resolved against `base_dir` (NULL: the current directory). Fails with
  * TG_ECONFIG naming the key. */
 int tg_config_load(tg_config *cfg, const char *text, size_t len,
                    const char *base_dir, tg_error *err);
-/* Reads and loads a configuration file. */
+/* Reads and loads a configuration file (at most 16 MiB); relative paths in
+ * it are resolved against its directory. TG_ECONFIG naming the file when
+ * it cannot be read, else as tg_config_load. */
 int tg_config_load_file(tg_config *cfg, const char *path, tg_error *err);
-/* Setters for the command line's overrides. Strings are copied. */
-int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms);
-int tg_config_set_parallel(tg_config *cfg, int n);
-int tg_config_set_journal(tg_config *cfg, const char *path); /* NULL: off */
-int tg_config_set_workspace(tg_config *cfg, const char *dir);
-int tg_config_set_cwd(tg_config *cfg, const char *dir);
-/* Reads an HMAC key file; checksums become hmac-sha256. */
+/* Setters for the command line's overrides. Each returns 0, or a negative
+ * code with err (may be NULL) filled and the configuration unchanged;
+ * paths are copied, made absolute against the current directory.
+ * TG_EINVAL for a NULL cfg. */
+/* The default deadline of a call, 1 to 86,400,000 ms (else TG_EINVAL). */
+int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms, tg_error *err);
+/* How many calls run at once, 1 to 1,024 (else TG_EINVAL). */
+int tg_config_set_parallel(tg_config *cfg, int n, tg_error *err);
+/* The journal's file; NULL turns the journal off. TG_EINVAL for "", or the
+ * code of the failure to make the path absolute. */
+int tg_config_set_journal(tg_config *cfg, const char *path, tg_error *err);
+/* The workspace: an existing directory (its real path is kept); the
+ * journal and spool still at their defaults move with it. TG_ECONFIG
+ * naming the directory and why, TG_ENOMEM. */
+int tg_config_set_workspace(tg_config *cfg, const char *dir, tg_error *err);
+/* The directory calls run in (NULL: the workspace): an existing directory,
+ * as for tg_config_set_workspace. */
+int tg_config_set_cwd(tg_config *cfg, const char *dir, tg_error *err);
+/* Reads an HMAC key file (at most 64 KiB; a trailing newline is not part of
+ * the key); checksums become hmac-sha256. TG_ECONFIG naming the file when
+ * it cannot be read or is empty, TG_ENOMEM. */
 int tg_config_set_hmac_key_file(tg_config *cfg, const char *path,
                                 tg_error *err);
 /* The HMAC key read by tg_config_set_hmac_key_file (borrowed, valid while
@@ -455,7 +535,8 @@ int tg_schema_compile(const char *text, size_t len,
  * else it is set to NULL. */
 int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
                        char **violations, tg_error *err);
-/* Frees a compiled schema. NULL is a no-op. */
+/* Frees a compiled schema (not while another thread validates with it).
+ * NULL is a no-op. */
 void tg_schema_free(tg_schema *schema);
 
 /* ----------------------------------------------------------------- runtime */
@@ -473,19 +554,32 @@ typedef struct tg_handler_ctx tg_handler_ctx;
 typedef int (*tg_handler_fn)(tg_handler_ctx *ctx, const char *args_json,
                              size_t args_len, void *user_data);
 
-/* Appends text output (copied). Returns 0, or TG_ELIMIT past the output cap. */
-int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len);
-/* Sets the result to a JSON value given as text (copied, validated). */
-int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len);
-/* Records a failure: `code` UPPER_SNAKE (NULL: "TOOL_FAILED"), message text. */
-int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message);
+/* The tg_handler_* functions are called by the handler during its call, on
+ * its thread; each returns 0 or a negative code with err (may be NULL)
+ * filled, TG_EINVAL for a NULL ctx. */
+/* Appends text output (copied). TG_ELIMIT past the output cap
+ * (limits.max_output_bytes: what fits is kept, and the call ends
+ * OUTPUT_LIMIT), TG_ENOMEM. */
+int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len,
+                     tg_error *err);
+/* Sets the result to a JSON value given as text (copied, validated as
+ * jansson would: duplicate keys and U+0000 are refused). TG_EINVAL with
+ * the line and column of what is not JSON (the result stays unset),
+ * TG_ENOMEM. */
+int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len,
+                        tg_error *err);
+/* Records a failure: `code` UPPER_SNAKE (NULL or another form:
+ * "TOOL_FAILED"), `message` (copied, may be NULL). TG_ENOMEM. */
+int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message,
+                    tg_error *err);
 /* Refuses the call: it ends `denied` ({"denied":{"tool","reason"}}, execution
  * not_started) instead of running. For a tool that finds, before doing
  * anything, that the call is not allowed (a path leading outside the
- * workspace). The handler returns -1 after it. */
-int tg_handler_deny(tg_handler_ctx *ctx, const char *reason);
+ * workspace). `reason` is copied. The handler returns -1 after it.
+ * TG_ENOMEM. */
+int tg_handler_deny(tg_handler_ctx *ctx, const char *reason, tg_error *err);
 /* 1 once the call was canceled or its deadline passed; handlers that loop
- * should poll it and return. */
+ * should poll it and return. An atomic read: any thread. */
 int tg_handler_canceled(const tg_handler_ctx *ctx);
 /* The call being run (borrowed, valid during the handler). */
 const tg_call *tg_handler_call(const tg_handler_ctx *ctx);
@@ -521,11 +615,15 @@ typedef struct tg_events {
 } tg_events;
 
 /* A runtime built from `cfg` (copied; cfg may be freed afterwards): its tools,
- * limits, journal (opened and recovered here) and event loop. */
+ * limits, journal (opened and recovered here) and event loop. *out is the
+ * caller's (tg_runtime_free); on failure it is NULL and err says what
+ * could not be made (the journal, a tool, the loop), e.g. TG_EJOURNAL,
+ * TG_ENOMEM. */
 int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err);
 /* Cancels what still runs (submitted turns too: their calls end canceled
  * by "system" and every `done` fires before it returns), waits for it,
- * closes the journal, frees. */
+ * closes the journal, frees. NULL is a no-op. On the loop thread, not from
+ * a callback, with no tg_runtime_cancel running on another thread. */
 void tg_runtime_free(tg_runtime *rt);
 /* Registers an in-process tool. `schema_json` is its input JSON Schema (NULL:
  * any object). Fails with TG_EEXIST when the name is taken. */
@@ -533,11 +631,13 @@ int tg_runtime_register(tg_runtime *rt, const char *name,
                         const char *description, const char *schema_json,
                         tg_handler_fn fn, void *user_data, unsigned flags,
                         tg_error *err);
-/* Sets the event callbacks (copied) and their user data. */
+/* Sets the event callbacks (copied; NULL: none) and their user data.
+ * Loop thread, between turns. */
 void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud);
 /* With approve set, every call the policy answers `ask` runs (as an operator
  * saying yes would let it); otherwise such a call ends `denied` with a
- * reason saying approval was needed and how to grant it. Off by default. */
+ * reason saying approval was needed and how to grant it. Off by default.
+ * Between turns. */
 void tg_runtime_set_approve(tg_runtime *rt, int approve);
 /* An operator's answer to a policy `ask`. */
 typedef enum tg_approval {
@@ -589,8 +689,10 @@ void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud);
  * Returns 0: the ask is freed (never touch it again). When the call ended
  * before the answer arrived, or the runtime was freed, the answer is
  * accepted and ignored. TG_EINVAL (answer not a tg_approval, ask NULL) and
- * TG_ENOMEM (copying `detail`) leave the ask unanswered and the caller's. */
-int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail);
+ * TG_ENOMEM (copying `detail`) leave the ask unanswered and the caller's;
+ * err (may be NULL) says which. */
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail,
+                  tg_error *err);
 /* The id of the call `ask` is about: the ask's own copy, valid until
  * tg_ask_answer, from any thread. */
 const char *tg_ask_call_id(const tg_ask *ask);
@@ -607,7 +709,7 @@ typedef struct tg_elicit tg_elicit;
  * now on and must answer it exactly once (tg_elicit_answer), also when the
  * call ended meanwhile (its deadline, a cancel, the server went away) or
  * the runtime was freed: the answer is what frees it. An elicitation the
- * runtime cannot relate to one call (see README.md, "MCP servers as tool
+ * runtime cannot relate to one call (README.md, "MCP servers as tool
  * sources") is declined without the handler. */
 typedef void (*tg_elicit_fn)(void *ud, tg_elicit *el);
 /* Sets the elicitation handler; NULL removes it. Without one every
@@ -657,15 +759,18 @@ const char *tg_elicit_params(const tg_elicit *el);
  * then have none. */
 int tg_runtime_run_turn(tg_runtime *rt, tg_turn *turn, tg_error *err);
 /* Cancels running or queued calls: the one with `call_id`, or every call when
- * call_id is NULL. Safe from any thread and from signal-free contexts; the
- * calls end with outcome canceled, by `by` ("user", "policy", "system").
- * Returns 0, or TG_ENOMEM. */
+ * call_id is NULL; the calls end with outcome canceled, by `by` ("user",
+ * "policy", "system"; NULL: "user") with `reason` (NULL: "canceled"), all
+ * copied. Any thread (see Threads; not from a signal handler). A cancel
+ * while no turn runs is dropped, not kept for the next turn. Returns 0,
+ * or TG_EINVAL (rt NULL) or TG_ENOMEM with err (may be NULL) filled. */
 int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
-                      const char *reason);
+                      const char *reason, tg_error *err);
 /* While tg_runtime_run_turn runs, delivery of signal `signum` (e.g. SIGINT)
  * cancels every running and queued call (outcome canceled, by "user") instead
  * of its default action; the turn still ends with one result per call. A
- * second delivery during the same turn skips the kill grace period. */
+ * second delivery during the same turn skips the kill grace period.
+ * TG_EINVAL for a signal that cannot be caught, TG_ELIMIT past 8 signals. */
 int tg_runtime_cancel_on_signal(tg_runtime *rt, int signum, tg_error *err);
 /* ------------------------------------------------- a long-lived runtime */
 
@@ -720,7 +825,8 @@ int tg_turn_new_call(const char *format, const char *id, const char *tool,
  * journal failed). Loop thread only. */
 int tg_runtime_submit(tg_runtime *rt, tg_turn *turn, const tg_turn_ops *ops,
                       void *ud, tg_error *err);
-/* The number of submitted turns that have not reported `done`. */
+/* The number of submitted turns that have not reported `done`. Loop
+ * thread. */
 size_t tg_runtime_pending(const tg_runtime *rt);
 /* A descriptor that becomes readable when the runtime has work (a tool's
  * output, a process that exited, a thread-pool job that ended, a cancel):
@@ -760,9 +866,11 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
  * valid while rt lives), NULL when the journal is off. */
 const char *tg_runtime_journal(const tg_runtime *rt);
 /* The directory of the spool the runtime keeps its artifacts in (borrowed,
- * valid while rt lives), NULL when the spool is off. */
+ * valid while rt lives), NULL when the spool is off. Any thread. */
 const char *tg_runtime_spool_dir(const tg_runtime *rt);
-/* The tool definitions in `format`'s shape (NULL: "mcp"); caller frees. */
+/* The tool definitions in `format`'s shape (NULL: "mcp"; docs/formats.md)
+ * as JSON text in *out, the caller's (tg_free). TG_EFORMAT for a format
+ * without tool definitions ("fenced", an unknown name), TG_ENOMEM. */
 int tg_runtime_tools(tg_runtime *rt, const char *format, char **out,
                      tg_error *err);
 /* The same, for what `caller` may see: a tool the runtime's policy denies
@@ -780,8 +888,8 @@ unsigned long tg_runtime_tools_generation(const tg_runtime *rt);
 /* ------------------------------------------------------ MCP servers */
 /* MCP servers behind the runtime ("tool sources"): their tools register as
  * <source><separator><tool> (separator "__" by default) and every call to
- * them goes through the gate like any other (README, "MCP servers as tool
- * sources"). All of these run on the thread that runs the runtime's turns,
+ * them goes through the gate like any other (README.md, "MCP servers as
+ * tool sources"). All of these run on the thread that runs the runtime's turns,
  * between turns (not from inside a callback). */
 
 /* Adds a source to a live runtime. entry_json is one "tools" entry of

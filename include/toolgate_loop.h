@@ -17,7 +17,11 @@
  * backoff and jitter (Retry-After honoured) within a budget of attempts and
  * time; another 4xx fails with the provider's message.
  *
- * One thread at a time per loop, except tg_loop_cancel.
+ * Threads: a loop is used by one thread at a time (it drives its runtime,
+ * which is then that runtime's loop thread: toolgate.h, "Threads"); its
+ * events run on that thread. tg_loop_cancel may be called from any thread
+ * and from a signal handler. Functions that can fail return 0 or a
+ * negative TG_E code and fill the caller's tg_error (may be NULL).
  */
 #ifndef TOOLGATE_LOOP_H
 #define TOOLGATE_LOOP_H
@@ -135,7 +139,8 @@ typedef struct tg_loop_events {
 int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
                 const tg_loop_events *events, void *ud, tg_loop **out,
                 tg_error *err);
-/* Frees the loop (the API key is wiped). NULL is a no-op. */
+/* Frees the loop (the API key is wiped), not its runtime. NULL is a
+ * no-op. */
 void tg_loop_free(tg_loop *loop);
 
 /* Durability: when the runtime's journal is on, the loop records itself
@@ -190,6 +195,7 @@ int tg_loop_run(tg_loop *loop, const char *prompt, tg_error *err);
  * 100 ms) and callable from any thread. */
 void tg_loop_cancel(tg_loop *loop);
 
+/* Why the loop stopped; TG_LOOP_RUNNING while it goes on. */
 tg_loop_stop tg_loop_stop_reason(const tg_loop *loop);
 /* The model's last text (its answer once the loop answered), "" when none;
  * borrowed until the next step or tg_loop_free. */

@@ -76,7 +76,7 @@ static int lookup(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)len;
     (void)ud;
     atomic_compare_exchange_strong(&tool_first_ns, &zero, t0);
-    int rc = tg_handler_set_json(ctx, "{\"ok\":true}", 11);
+    int rc = tg_handler_set_json(ctx, "{\"ok\":true}", 11, NULL);
     atomic_fetch_add(&tool_ns, now_ns() - t0);
     return rc;
 }

@@ -21,10 +21,11 @@ static int add(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)len;
     if (pa == NULL || pb == NULL || sscanf(pa + 4, "%lf", &a) != 1 ||
         sscanf(pb + 4, "%lf", &b) != 1)
-        return tg_handler_fail(ctx, "BAD_INPUT", "a and b must be numbers");
+        return tg_handler_fail(ctx, "BAD_INPUT", "a and b must be numbers",
+                               NULL);
     char out[64];
     int n = snprintf(out, sizeof out, "{\"sum\":%g}", a + b);
-    return tg_handler_set_json(ctx, out, (size_t)n);
+    return tg_handler_set_json(ctx, out, (size_t)n, NULL);
 }
 
 int main(void)
@@ -45,7 +46,8 @@ int main(void)
     size_t out_len = 0;
     int status = 1;
 
-    tg_config_set_journal(cfg, NULL); /* keep this example side-effect free */
+    tg_config_set_journal(cfg, NULL,
+                          NULL); /* keep this example side-effect free */
     if (tg_runtime_new(cfg, &rt, &err) != 0 ||
         tg_runtime_register(
             rt, "add", "Add two numbers",

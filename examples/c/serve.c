@@ -35,7 +35,7 @@ static int stats(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)ud;
     char *text = malloc(len + 1), *p, *end;
     if (text == NULL)
-        return tg_handler_fail(ctx, "NO_MEMORY", "out of memory");
+        return tg_handler_fail(ctx, "NO_MEMORY", "out of memory", NULL);
     memcpy(text, args, len);
     text[len] = '\0';
     p = strstr(text, "\"numbers\"");
@@ -54,13 +54,14 @@ static int stats(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     }
     free(text);
     if (n == 0)
-        return tg_handler_fail(ctx, "BAD_INPUT", "numbers: no number given");
+        return tg_handler_fail(ctx, "BAD_INPUT", "numbers: no number given",
+                               NULL);
     char out[160];
     int w = snprintf(out, sizeof out,
                      "{\"count\":%ld,\"sum\":%.15g,"
                      "\"min\":%.15g,\"max\":%.15g}",
                      n, sum, min, max);
-    return tg_handler_set_json(ctx, out, (size_t)w);
+    return tg_handler_set_json(ctx, out, (size_t)w, NULL);
 }
 
 int main(int argc, char **argv)

@@ -79,13 +79,13 @@ static int workspace_path(tg_handler_ctx *ctx, const char *args, char *out,
 {
     char rel[1024];
     if (arg_string(args, "path", rel, sizeof rel) != 0) {
-        tg_handler_fail(ctx, "BAD_INPUT", "path must be a plain string");
+        tg_handler_fail(ctx, "BAD_INPUT", "path must be a plain string", NULL);
         return -1;
     }
     const char *p = rel;
     for (const char *seg = p; seg != NULL;) {
         if (strncmp(seg, "..", 2) == 0 && (seg[2] == '/' || seg[2] == '\0')) {
-            tg_handler_deny(ctx, "the path leaves the workspace");
+            tg_handler_deny(ctx, "the path leaves the workspace", NULL);
             return -1;
         }
         seg = strchr(seg, '/');
@@ -93,12 +93,12 @@ static int workspace_path(tg_handler_ctx *ctx, const char *args, char *out,
             seg++;
     }
     if (rel[0] == '/') {
-        tg_handler_deny(ctx, "the path leaves the workspace");
+        tg_handler_deny(ctx, "the path leaves the workspace", NULL);
         return -1;
     }
     if ((size_t)snprintf(out, cap, "%s/%s", tg_handler_workspace(ctx), rel) >=
         cap) {
-        tg_handler_fail(ctx, "BAD_INPUT", "the path is too long");
+        tg_handler_fail(ctx, "BAD_INPUT", "the path is too long", NULL);
         return -1;
     }
     return 0;
@@ -114,12 +114,12 @@ static int read_file(tg_handler_ctx *ctx, const char *args, size_t len,
         return -1;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return tg_handler_fail(ctx, "NOT_FOUND", "no such file");
+        return tg_handler_fail(ctx, "NOT_FOUND", "no such file", NULL);
     char buf[4096];
     size_t n;
     int rc = 0;
     while (rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        rc = tg_handler_write(ctx, buf, n);
+        rc = tg_handler_write(ctx, buf, n, NULL);
     fclose(f);
     return rc == 0 ? 0 : -1;
 }
@@ -176,13 +176,14 @@ static int list_dir(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     size_t n = 0;
     char **names = dir_names(path, &n);
     if (names == NULL)
-        return tg_handler_fail(ctx, "NOT_FOUND", "no such directory");
+        return tg_handler_fail(ctx, "NOT_FOUND", "no such directory", NULL);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char line[1100];
         int m = snprintf(line, sizeof line, "%s\n", names[i]);
         rc = tg_handler_write(
-            ctx, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+            ctx, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1,
+            NULL);
     }
     free_names(names, n);
     return rc == 0 ? 0 : -1;
@@ -221,9 +222,9 @@ static int grep_walk(tg_handler_ctx *ctx, const char *dir, const char *shown,
                 continue;
             int m = snprintf(line, sizeof line, "%s:%ld:%s%s", label, no, text,
                              strchr(text, '\n') ? "" : "\n");
-            rc = tg_handler_write(ctx, line,
-                                  (size_t)m < sizeof line ? (size_t)m
-                                                          : sizeof line - 1);
+            rc = tg_handler_write(
+                ctx, line,
+                (size_t)m < sizeof line ? (size_t)m : sizeof line - 1, NULL);
         }
         fclose(f);
     }
@@ -238,7 +239,7 @@ static int grep(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     char needle[512], path[2048], shown[1024];
     if (arg_string(args, "pattern", needle, sizeof needle) != 0)
         return tg_handler_fail(ctx, "BAD_INPUT",
-                               "pattern must be a plain string");
+                               "pattern must be a plain string", NULL);
     if (arg_string(args, "path", shown, sizeof shown) != 0)
         snprintf(shown, sizeof shown, ".");
     if (workspace_path(ctx, args, path, sizeof path) != 0)
@@ -395,9 +396,9 @@ int main(int argc, char **argv)
     }
     /* The tools below take the built-in ones' names: those are off. */
     static const char no_builtins[] = "{\"builtin_tools\":[]}";
-    tg_config_set_journal(cfg, NULL); /* keep this example side-effect free */
-    tg_config_set_workspace(cfg, workspace);
-    if (tg_config_load(cfg, no_builtins, sizeof no_builtins - 1, NULL, &err) !=
+    if (tg_config_set_journal(cfg, NULL, &err) != 0 || /* no side effects */
+        tg_config_set_workspace(cfg, workspace, &err) != 0 ||
+        tg_config_load(cfg, no_builtins, sizeof no_builtins - 1, NULL, &err) !=
             0 ||
         tg_runtime_new(cfg, &r.rt, &err) != 0 ||
         tg_runtime_register(r.rt, "read_file", "Read a file", path_schema,

@@ -211,8 +211,8 @@ static int parse_opts(int argc, char **argv, agent_opts *o)
             o->transcript = optarg;
             break;
         case O_TIMEOUT:
-            st = cli_parse_int("--timeout", optarg, 1, 86400000LL * 365,
-                               &o->timeout_ms);
+            st =
+                cli_parse_int("--timeout", optarg, 1, 86400000, &o->timeout_ms);
             break;
         case O_REQ_TIMEOUT:
             st = cli_parse_int("--request-timeout", optarg, 1, 86400000LL,
@@ -582,11 +582,13 @@ int cmd_agent(int argc, char **argv)
     }
     if ((status = cli_load_config(o.config, &cfg)) != EXIT_DONE)
         goto done;
+    int rc = 0;
     if (o.timeout_ms)
-        tg_config_set_timeout_ms(cfg, o.timeout_ms);
-    if (o.no_journal)
-        tg_config_set_journal(cfg, NULL);
-    int rc = tg_runtime_new(cfg, &rt, &err);
+        rc = tg_config_set_timeout_ms(cfg, o.timeout_ms, &err);
+    if (rc == 0 && o.no_journal)
+        rc = tg_config_set_journal(cfg, NULL, &err);
+    if (rc == 0)
+        rc = tg_runtime_new(cfg, &rt, &err);
     if (rc != 0) {
         cli_error("%s", err.message);
         status = cli_exit_for(rc);

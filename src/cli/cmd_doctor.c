@@ -72,7 +72,7 @@ int cmd_doctor(int argc, char **argv)
         /* An unwritable journal is one of the findings: say it, and
          * report the rest without it. */
         cli_error("doctor: the journal cannot be opened: %s", err.message);
-        tg_config_set_journal(cfg, NULL);
+        tg_config_set_journal(cfg, NULL, NULL);
         rc = tg_runtime_new(cfg, &rt, &err);
     }
     if (rc == 0)

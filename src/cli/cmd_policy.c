@@ -77,7 +77,7 @@ int cmd_policy(int argc, char **argv)
     tg_error err = {0};
     if ((status = cli_load_config(config, &cfg)) != EXIT_DONE)
         goto done;
-    tg_config_set_journal(cfg, NULL); /* a check records nothing */
+    tg_config_set_journal(cfg, NULL, NULL); /* a check records nothing */
     int rc = tg_turn_parse(text, len, "auto", path, &turn, &err);
     if (rc == 0) {
         cli_print_turn_warnings(strcmp(path, "-") ? path : "<stdin>", turn);

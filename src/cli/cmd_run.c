@@ -152,20 +152,20 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 static int apply_opts(const run_opts *o, tg_config *cfg)
 {
     tg_error err = {0};
+    int rc = 0;
     if (o->timeout_ms)
-        tg_config_set_timeout_ms(cfg, o->timeout_ms);
-    if (o->parallel)
-        tg_config_set_parallel(cfg, (int)o->parallel);
-    if (o->no_journal)
-        tg_config_set_journal(cfg, NULL);
-    if (o->cwd && tg_config_set_cwd(cfg, o->cwd) != 0) {
-        cli_error("--cwd %s is not a directory", o->cwd);
-        return EXIT_USAGE;
-    }
-    if (o->hmac_key_file &&
-        tg_config_set_hmac_key_file(cfg, o->hmac_key_file, &err) != 0) {
+        rc = tg_config_set_timeout_ms(cfg, o->timeout_ms, &err);
+    if (rc == 0 && o->parallel)
+        rc = tg_config_set_parallel(cfg, (int)o->parallel, &err);
+    if (rc == 0 && o->no_journal)
+        rc = tg_config_set_journal(cfg, NULL, &err);
+    if (rc == 0 && o->cwd)
+        rc = tg_config_set_cwd(cfg, o->cwd, &err);
+    if (rc == 0 && o->hmac_key_file)
+        rc = tg_config_set_hmac_key_file(cfg, o->hmac_key_file, &err);
+    if (rc != 0) {
         cli_error("%s", err.message);
-        return EXIT_USAGE;
+        return rc == TG_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
     }
     return EXIT_DONE;
 }

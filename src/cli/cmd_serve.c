@@ -191,13 +191,15 @@ static int make_runtime(const serve_opts *o, tg_config **cfgp, tg_runtime **rtp)
     if (status != EXIT_DONE)
         return status;
     tg_config *cfg = *cfgp;
-    if ((o->parallel && tg_config_set_parallel(cfg, (int)o->parallel) != 0) ||
-        (o->timeout && tg_config_set_timeout_ms(cfg, o->timeout) != 0) ||
-        (o->no_journal && tg_config_set_journal(cfg, NULL) != 0)) {
-        cli_error("serve: out of memory");
-        return EXIT_INTERNAL;
-    }
-    int rc = tg_runtime_new(cfg, rtp, &err);
+    int rc = 0;
+    if (o->parallel)
+        rc = tg_config_set_parallel(cfg, (int)o->parallel, &err);
+    if (rc == 0 && o->timeout)
+        rc = tg_config_set_timeout_ms(cfg, o->timeout, &err);
+    if (rc == 0 && o->no_journal)
+        rc = tg_config_set_journal(cfg, NULL, &err);
+    if (rc == 0)
+        rc = tg_runtime_new(cfg, rtp, &err);
     if (rc != 0) {
         cli_error("serve: %s", err.message);
         return cli_exit_for(rc);

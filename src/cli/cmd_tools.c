@@ -58,7 +58,7 @@ int cmd_tools(int argc, char **argv)
         tg_config_free(cfg);
         return EXIT_CONFIG;
     }
-    tg_config_set_journal(cfg, NULL);
+    tg_config_set_journal(cfg, NULL, NULL);
     tg_runtime *rt = NULL;
     tg_error err = {0};
     char *out = NULL;

@@ -63,7 +63,7 @@ int tg__bad_bytes(const char *str, size_t n, size_t *at, char *what)
     return 0;
 }
 
-int tg__bad_bytes_replace(const char *str, size_t n, tg_buf *out)
+int tg__bad_bytes_replace(const char *str, size_t n, tg__buf *out)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, good = 0; /* s[good..i) is still to be copied */
@@ -159,9 +159,9 @@ int tg__bad_bytes_unwritable(const json_t *v)
 /* ------------------------------------------------------------ the walk */
 
 typedef struct walk {
-    tg_bad_pass pass;
+    tg__bad_pass pass;
     void *ctx;
-    tg_jseg *path;
+    tg__jseg *path;
     size_t depth, cap;
     char *what;
     bool found_key; /* the bad bytes are in the last key of path */
@@ -171,13 +171,13 @@ static int push(walk *w, const char *key, size_t klen, size_t index)
 {
     if (w->depth == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 16;
-        tg_jseg *p = realloc(w->path, cap * sizeof *p);
+        tg__jseg *p = realloc(w->path, cap * sizeof *p);
         if (p == NULL)
             return TG_ENOMEM;
         w->path = p;
         w->cap = cap;
     }
-    w->path[w->depth++] = (tg_jseg){key, klen, index};
+    w->path[w->depth++] = (tg__jseg){key, klen, index};
     return 0;
 }
 
@@ -222,7 +222,7 @@ static int visit(walk *w, const json_t *v)
 
 /* Appends s[0..n) to a JSON pointer's token: '~' and '/' escaped as RFC
  * 6901 says, and bytes no tool gets shown as \u escapes. */
-static int put_token(tg_buf *out, const char *str, size_t n)
+static int put_token(tg__buf *out, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
     int rc = 0;
@@ -244,8 +244,8 @@ static int put_token(tg_buf *out, const char *str, size_t n)
     return rc;
 }
 
-int tg__bad_bytes_find(const json_t *v, tg_bad_pass pass, void *ctx,
-                       tg_buf *where, char *what)
+int tg__bad_bytes_find(const json_t *v, tg__bad_pass pass, void *ctx,
+                       tg__buf *where, char *what)
 {
     walk w = {pass, ctx, NULL, 0, 0, what, false};
     if (where != NULL)

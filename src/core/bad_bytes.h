@@ -41,20 +41,20 @@ int tg__bad_bytes_unwritable(const json_t *v);
  * tg__bad_bytes finds them, replaced by U+FFFD: text that is valid UTF-8
  * and a C string, for keeping such a string where text goes (the journal's
  * args_raw). Returns 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__bad_bytes_replace(const char *s, size_t n, tg_buf *out);
+int tg__bad_bytes_replace(const char *s, size_t n, tg__buf *out);
 
 /* One step of the path from a value's root to a node: a member's key
  * (key != NULL, klen bytes, borrowed from the value) or an array index. */
-typedef struct tg_jseg {
+typedef struct tg__jseg {
     const char *key;
     size_t klen;
     size_t index;
-} tg_jseg;
+} tg__jseg;
 
 /* A walk's say about a node before it looks inside: 1 passes over the
  * node and everything in it, 0 looks. path[0..depth) leads to it. */
-typedef int (*tg_bad_pass)(const json_t *node, const tg_jseg *path,
-                           size_t depth, void *ctx);
+typedef int (*tg__bad_pass)(const json_t *node, const tg__jseg *path,
+                            size_t depth, void *ctx);
 
 /* The first key or string of v (borrowed), in document order, that holds
  * bytes no tool gets, skipping the nodes pass (may be NULL) passes over.
@@ -64,7 +64,7 @@ typedef int (*tg_bad_pass)(const json_t *node, const tg_jseg *path,
  * string" when v is that string - and into what[TG_BAD_WHAT_MAX] (may be
  * NULL) what it holds, as tg__bad_bytes; 0 when there is none; TG_ENOMEM,
  * or TG_ELIMIT from where. */
-int tg__bad_bytes_find(const json_t *v, tg_bad_pass pass, void *ctx,
-                       tg_buf *where, char *what);
+int tg__bad_bytes_find(const json_t *v, tg__bad_pass pass, void *ctx,
+                       tg__buf *where, char *what);
 
 #endif

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tg__buf_init(tg_buf *b, size_t limit)
+void tg__buf_init(tg__buf *b, size_t limit)
 {
     memset(b, 0, sizeof *b);
     b->limit = limit ? limit : SIZE_MAX - 1;
 }
 
-void tg__buf_init_with(tg_buf *b, char *storage, size_t size, size_t limit)
+void tg__buf_init_with(tg__buf *b, char *storage, size_t size, size_t limit)
 {
     tg__buf_init(b, limit);
     if (storage != NULL && size > 0) {
@@ -27,7 +27,7 @@ void tg__buf_init_with(tg_buf *b, char *storage, size_t size, size_t limit)
     }
 }
 
-void tg__buf_cleanup(tg_buf *b)
+void tg__buf_cleanup(tg__buf *b)
 {
     if (!b->external)
         free(b->data);
@@ -37,7 +37,7 @@ void tg__buf_cleanup(tg_buf *b)
     b->truncated = false;
 }
 
-static int grow(tg_buf *b, size_t need)
+static int grow(tg__buf *b, size_t need)
 {
     /* need counts the terminating NUL */
     if (need <= b->cap)
@@ -64,14 +64,14 @@ static int grow(tg_buf *b, size_t need)
     return 0;
 }
 
-int tg__buf_reserve(tg_buf *b, size_t n)
+int tg__buf_reserve(tg__buf *b, size_t n)
 {
     if (n > b->limit - b->len)
         return TG_ELIMIT;
     return grow(b, b->len + n + 1);
 }
 
-int tg__buf_append_grow(tg_buf *b, const void *p, size_t n)
+int tg__buf_append_grow(tg__buf *b, const void *p, size_t n)
 {
     int rc = 0;
     size_t room = b->limit - b->len;
@@ -89,12 +89,12 @@ int tg__buf_append_grow(tg_buf *b, const void *p, size_t n)
     return rc;
 }
 
-int tg__buf_puts(tg_buf *b, const char *s)
+int tg__buf_puts(tg__buf *b, const char *s)
 {
     return tg__buf_append(b, s, strlen(s));
 }
 
-int tg__buf_printf(tg_buf *b, const char *fmt, ...)
+int tg__buf_printf(tg__buf *b, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -116,14 +116,14 @@ int tg__buf_printf(tg_buf *b, const char *fmt, ...)
     return rc;
 }
 
-const char *tg__buf_cstr(tg_buf *b)
+const char *tg__buf_cstr(tg__buf *b)
 {
     if (b->data == NULL)
         return "";
     return b->data;
 }
 
-char *tg__buf_take(tg_buf *b)
+char *tg__buf_take(tg__buf *b)
 {
     if (b->external) {
         char *copy = malloc(b->len + 1);
@@ -143,7 +143,7 @@ char *tg__buf_take(tg_buf *b)
     return p;
 }
 
-int tg__buf_put_pointer_token(tg_buf *b, const char *key, size_t len)
+int tg__buf_put_pointer_token(tg__buf *b, const char *key, size_t len)
 {
     int rc = tg__buf_append(b, "/", 1);
     for (size_t i = 0, from = 0; rc == 0 && i <= len; i++) {

@@ -44,8 +44,8 @@
 
 /* Writes {"args":ARGS,"tool":TOOL} canonically into b; ARGS from the tape
  * when given, else from the jansson value. */
-static int canon(const char *tool, const json_t *args, const tg_jtape *tape,
-                 tg_buf *b)
+static int canon(const char *tool, const json_t *args, const tg__jtape *tape,
+                 tg__buf *b)
 {
     int rc;
     if ((rc = tg__buf_append(b, "{\"args\":", 8)) != 0 ||
@@ -59,12 +59,12 @@ static int canon(const char *tool, const json_t *args, const tg_jtape *tape,
 }
 
 /* Computes the raw 32-byte digest of (tool, args). */
-static int digest(const char *tool, const json_t *args, const tg_jtape *tape,
+static int digest(const char *tool, const json_t *args, const tg__jtape *tape,
                   const unsigned char *key, size_t key_len,
                   unsigned char out[DIGEST_LEN])
 {
     char stack[STACK_CANON];
-    tg_buf b;
+    tg__buf b;
     int rc;
     if (tool == NULL || (args == NULL && tape == NULL))
         return TG_EINVAL;
@@ -96,7 +96,7 @@ fail:
     return rc;
 }
 
-static int compute(const char *tool, const json_t *args, const tg_jtape *tape,
+static int compute(const char *tool, const json_t *args, const tg__jtape *tape,
                    const unsigned char *key, size_t key_len,
                    char out[TG_CHECKSUM_MAX])
 {
@@ -120,7 +120,7 @@ int tg__checksum_compute(const char *tool, const json_t *args,
     return compute(tool, args, NULL, key, key_len, out);
 }
 
-int tg__checksum_compute_tape(const char *tool, const tg_jtape *args,
+int tg__checksum_compute_tape(const char *tool, const tg__jtape *args,
                               const unsigned char *key, size_t key_len,
                               char out[TG_CHECKSUM_MAX])
 {
@@ -149,7 +149,7 @@ static int from_hex(const char *hex, unsigned char out[DIGEST_LEN])
 }
 
 static int verify(const char *expected, const char *tool, const json_t *args,
-                  const tg_jtape *tape, const unsigned char *key,
+                  const tg__jtape *tape, const unsigned char *key,
                   size_t key_len)
 {
     unsigned char want[DIGEST_LEN];
@@ -174,7 +174,7 @@ int tg__checksum_verify(const char *expected, const char *tool,
 }
 
 int tg__checksum_verify_tape(const char *expected, const char *tool,
-                             const tg_jtape *args, const unsigned char *key,
+                             const tg__jtape *args, const unsigned char *key,
                              size_t key_len)
 {
     return verify(expected, tool, NULL, args, key, key_len);

@@ -29,11 +29,11 @@ int tg__checksum_verify(const char *expected, const char *tool,
 
 /* The same two over arguments held as a JSON tape (jtape.h): the bytes
  * hashed are those of the jansson value of the same text. */
-int tg__checksum_compute_tape(const char *tool, const tg_jtape *args,
+int tg__checksum_compute_tape(const char *tool, const tg__jtape *args,
                               const unsigned char *key, size_t key_len,
                               char out[TG_CHECKSUM_MAX]);
 int tg__checksum_verify_tape(const char *expected, const char *tool,
-                             const tg_jtape *args, const unsigned char *key,
+                             const tg__jtape *args, const unsigned char *key,
                              size_t key_len);
 
 /* The SHA-256 of len bytes at data as 64 lowercase hex digits and a NUL in

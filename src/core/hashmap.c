@@ -34,7 +34,7 @@ uint64_t tg__hash_str(const char *s, size_t *len)
     return h;
 }
 
-void tg__hmap_cleanup(tg_hmap *m)
+void tg__hmap_cleanup(tg__hmap *m)
 {
     free(m->slot);
     m->slot = NULL;
@@ -43,9 +43,9 @@ void tg__hmap_cleanup(tg_hmap *m)
 }
 
 /* Moves every entry into a new array of n slots (a power of two). */
-static int rehash(tg_hmap *m, size_t n)
+static int rehash(tg__hmap *m, size_t n)
 {
-    tg_hentry *s = calloc(n, sizeof *s);
+    tg__hentry *s = calloc(n, sizeof *s);
     if (s == NULL)
         return TG_ENOMEM;
     for (size_t i = 0; m->slot != NULL && i <= m->mask; i++) {
@@ -62,10 +62,10 @@ static int rehash(tg_hmap *m, size_t n)
     return 0;
 }
 
-int tg__hmap_reserve(tg_hmap *m, size_t n)
+int tg__hmap_reserve(tg__hmap *m, size_t n)
 {
     size_t have = m->slot != NULL ? m->mask + 1 : 0;
-    if (n > SIZE_MAX / 4 / sizeof(tg_hentry))
+    if (n > SIZE_MAX / 4 / sizeof(tg__hentry))
         return TG_ENOMEM;
     size_t want = MIN_SLOTS;
     while (want < 2 * n)
@@ -73,15 +73,15 @@ int tg__hmap_reserve(tg_hmap *m, size_t n)
     return want <= have ? 0 : rehash(m, want);
 }
 
-int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
-                 tg_hentry **out)
+int tg__hmap_put(tg__hmap *m, const void *key, size_t len, uint64_t hash,
+                 tg__hentry **out)
 {
     if (len > UINT32_MAX)
         return TG_ELIMIT;
     if (m->slot == NULL || (m->count + 1) * 2 > m->mask + 1) {
         /* Growing for a key that is there already would fail for nothing
          * when memory is short: look first. */
-        tg_hentry *e = tg__hmap_find(m, key, len, hash);
+        tg__hentry *e = tg__hmap_find(m, key, len, hash);
         if (e != NULL) {
             *out = e;
             return 1;
@@ -97,7 +97,7 @@ int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
             *out = &m->slot[i];
             return 1;
         }
-    tg_hentry *e = &m->slot[i];
+    tg__hentry *e = &m->slot[i];
     e->key = key;
     e->len = (uint32_t)len;
     e->hash = h;
@@ -107,14 +107,14 @@ int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
     return 0;
 }
 
-void tg__hmap_remove(tg_hmap *m, tg_hentry *e)
+void tg__hmap_remove(tg__hmap *m, tg__hentry *e)
 {
     size_t hole = (size_t)(e - m->slot);
     size_t j = hole;
     m->count--;
     for (;;) {
         j = (j + 1) & m->mask;
-        tg_hentry *x = &m->slot[j];
+        tg__hentry *x = &m->slot[j];
         if (x->key == NULL)
             break;
         /* x may fill the hole unless its home slot lies cyclically in
@@ -130,7 +130,7 @@ void tg__hmap_remove(tg_hmap *m, tg_hentry *e)
     memset(&m->slot[hole], 0, sizeof m->slot[hole]);
 }
 
-tg_hentry *tg__hmap_next(const tg_hmap *m, size_t *pos)
+tg__hentry *tg__hmap_next(const tg__hmap *m, size_t *pos)
 {
     for (size_t i = *pos; m->slot != NULL && i <= m->mask; i++)
         if (m->slot[i].key != NULL) {

@@ -37,7 +37,7 @@ uint64_t tg__hash_bytes(const void *key, size_t len);
 uint64_t tg__hash_str(const char *s, size_t *len);
 
 /* One slot. Empty while key is NULL. */
-typedef struct tg_hentry {
+typedef struct tg__hentry {
     const void *key; /* the caller's bytes */
     uint32_t len;    /* of the key, in bytes */
     uint32_t hash;   /* the low 32 bits of the key's hash */
@@ -46,34 +46,34 @@ typedef struct tg_hentry {
         const void *cptr; /* for values the table's user only reads */
         size_t idx;
     } val; /* the caller's: zero in a new entry */
-} tg_hentry;
+} tg__hentry;
 
 /* A table; all zero (= {0}) is an empty table. */
-typedef struct tg_hmap {
-    tg_hentry *slot; /* NULL while empty and never grown */
-    size_t mask;     /* slots - 1 */
-    size_t count;    /* entries */
-} tg_hmap;
+typedef struct tg__hmap {
+    tg__hentry *slot; /* NULL while empty and never grown */
+    size_t mask;      /* slots - 1 */
+    size_t count;     /* entries */
+} tg__hmap;
 
 /* Frees the slots (never the keys or values); the table is empty and
  * usable again. */
-void tg__hmap_cleanup(tg_hmap *m);
+void tg__hmap_cleanup(tg__hmap *m);
 
 /* Makes room for n entries in all, so that inserting up to that many
  * allocates nothing. Returns 0 or TG_ENOMEM. */
-int tg__hmap_reserve(tg_hmap *m, size_t n);
+int tg__hmap_reserve(tg__hmap *m, size_t n);
 
 /* The entry of the key (len bytes, hash its hash), or NULL. The entry
  * stays valid until the table is next changed. Inline: it is the hot path
  * of every user (a policy decision probes several tables). */
-static inline tg_hentry *tg__hmap_find(const tg_hmap *m, const void *key,
-                                       size_t len, uint64_t hash)
+static inline tg__hentry *tg__hmap_find(const tg__hmap *m, const void *key,
+                                        size_t len, uint64_t hash)
 {
     if (m->slot == NULL || len > UINT32_MAX)
         return NULL;
     uint32_t h = (uint32_t)hash;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        tg_hentry *e = &m->slot[i];
+        tg__hentry *e = &m->slot[i];
         if (e->key == NULL)
             return NULL;
         if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
@@ -85,25 +85,26 @@ static inline tg_hentry *tg__hmap_find(const tg_hmap *m, const void *key,
  * *out a new entry (key stored, val zero, for the caller to fill); or
  * TG_ENOMEM (TG_ELIMIT for a key of 4 GiB or more) with the table
  * unchanged. *out stays valid until the table is next changed. */
-int tg__hmap_put(tg_hmap *m, const void *key, size_t len, uint64_t hash,
-                 tg_hentry **out);
+int tg__hmap_put(tg__hmap *m, const void *key, size_t len, uint64_t hash,
+                 tg__hentry **out);
 
 /* Removes the entry e (from tg__hmap_find or tg__hmap_put). Other entries
  * may move: pointers to entries are invalid afterwards. Never allocates. */
-void tg__hmap_remove(tg_hmap *m, tg_hentry *e);
+void tg__hmap_remove(tg__hmap *m, tg__hentry *e);
 
 /* Iteration in slot order: start with *pos = 0; each call returns the next
  * entry, or NULL at the end. The table must not change meanwhile. */
-tg_hentry *tg__hmap_next(const tg_hmap *m, size_t *pos);
+tg__hentry *tg__hmap_next(const tg__hmap *m, size_t *pos);
 
 /* tg__hmap_find and tg__hmap_put for a NUL-terminated key. */
-static inline tg_hentry *tg__hmap_find_str(const tg_hmap *m, const char *key)
+static inline tg__hentry *tg__hmap_find_str(const tg__hmap *m, const char *key)
 {
     size_t len;
     uint64_t h = tg__hash_str(key, &len);
     return tg__hmap_find(m, key, len, h);
 }
-static inline int tg__hmap_put_str(tg_hmap *m, const char *key, tg_hentry **out)
+static inline int tg__hmap_put_str(tg__hmap *m, const char *key,
+                                   tg__hentry **out)
 {
     size_t len;
     uint64_t h = tg__hash_str(key, &len);

@@ -2,7 +2,7 @@
 /*
  * jcs.c - RFC 8785 JSON Canonicalization Scheme over jansson values, the input
  * of every call checksum, so it sits on the hot path of every call. It writes
- * straight into a tg_buf, sorts object members on a scratch array shared by
+ * straight into a tg__buf, sorts object members on a scratch array shared by
  * the whole traversal (no allocation for small documents), and compares keys
  * by UTF-16 code units without converting them: UTF-8 byte order equals
  * UTF-16 order except where a supplementary character (4-byte UTF-8,
@@ -48,21 +48,21 @@ typedef struct member {
  * stack-like array (`m`), addressed by index because it may be reallocated
  * while outer objects still use their slice of it. */
 typedef struct jcs_ctx {
-    tg_buf *out;
+    tg__buf *out;
     member *m;
     size_t used, cap;
     member small[JCS_SMALL_MEMBERS];
     /* tapes only */
-    const tg_jtape *tape;
-    tg_buf keys; /* decoded escaped keys of the open objects */
-    tg_buf str;  /* the decoded string being written */
+    const tg__jtape *tape;
+    tg__buf keys; /* decoded escaped keys of the open objects */
+    tg__buf str;  /* the decoded string being written */
 } jcs_ctx;
 
 /* ------------------------------------------------------------ output */
 
 /* Appends n bytes; the check for room is inline, growing is tg__buf_append's
  * (which also keeps its cut-at-the-limit semantics). */
-static inline int put(tg_buf *b, const char *p, size_t n)
+static inline int put(tg__buf *b, const char *p, size_t n)
 {
     if (n < b->cap - b->len && n <= b->limit - b->len) {
         memcpy(b->data + b->len, p, n);
@@ -73,7 +73,7 @@ static inline int put(tg_buf *b, const char *p, size_t n)
     return tg__buf_append(b, p, n);
 }
 
-static inline int putc1(tg_buf *b, char c)
+static inline int putc1(tg__buf *b, char c)
 {
     if (b->cap - b->len > 1 && b->len < b->limit) {
         b->data[b->len++] = c;
@@ -161,7 +161,7 @@ static char *escape_byte(char *w, unsigned char c)
     return w;
 }
 
-int tg__jcs_write_string(const char *s, size_t len, tg_buf *out)
+int tg__jcs_write_string(const char *s, size_t len, tg__buf *out)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t worst = 6 * len + 2;
@@ -376,7 +376,7 @@ int tg__jcs_number(double d, char *buf, size_t size)
     return (int)len;
 }
 
-static int write_integer(json_int_t v, tg_buf *out)
+static int write_integer(json_int_t v, tg__buf *out)
 {
     if (v > JCS_MAX_SAFE_INT || v < -JCS_MAX_SAFE_INT) {
         /* Beyond 2^53 a JSON number means the nearest double in ES. */
@@ -471,7 +471,7 @@ static int write_value(jcs_ctx *c, const json_t *v, int depth);
 
 static int write_object(jcs_ctx *c, const json_t *obj, int depth)
 {
-    tg_buf *out = c->out;
+    tg__buf *out = c->out;
     size_t n = json_object_size(obj);
     size_t base = c->used;
     int rc;
@@ -511,7 +511,7 @@ static int write_object(jcs_ctx *c, const json_t *obj, int depth)
 
 static int write_value(jcs_ctx *c, const json_t *v, int depth)
 {
-    tg_buf *out = c->out;
+    tg__buf *out = c->out;
     int rc;
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -552,7 +552,7 @@ static int write_value(jcs_ctx *c, const json_t *v, int depth)
     return TG_EINVAL;
 }
 
-int tg__jcs_write(const json_t *value, tg_buf *out)
+int tg__jcs_write(const json_t *value, tg__buf *out)
 {
     jcs_ctx c;
     if (value == NULL)
@@ -573,7 +573,7 @@ int tg__jcs_write(const json_t *value, tg_buf *out)
  * exactly its value, and none needs escaping in JCS: the text holds no
  * control character, quote or backslash unescaped (the parser refused
  * them), and JSON.stringify escapes nothing else in valid UTF-8. */
-static int write_plain(tg_buf *out, const char *s, size_t n)
+static int write_plain(tg__buf *out, const char *s, size_t n)
 {
     if (n + 2 < out->cap - out->len && n + 2 <= out->limit - out->len) {
         char *w = out->data + out->len;
@@ -591,9 +591,9 @@ static int write_tvalue(jcs_ctx *c, size_t i, size_t *next);
 
 static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
 {
-    const tg_jtape *t = c->tape;
-    const tg_jtok *obj = &t->tok[i];
-    tg_buf *out = c->out;
+    const tg__jtape *t = c->tape;
+    const tg__jtok *obj = &t->tok[i];
+    tg__buf *out = c->out;
     size_t n = obj->b, base = c->used, kbase = c->keys.len;
     int rc;
     *next = obj->a;
@@ -603,7 +603,7 @@ static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
         return rc;
     size_t j = i + 1;
     for (size_t k = 0; k < n; k++) {
-        const tg_jtok *key = &t->tok[j];
+        const tg__jtok *key = &t->tok[j];
         member *m = &c->m[base + k];
         m->vidx = j + 1;
         m->decoded = (key->flags & TG_JT_ESCAPED) != 0;
@@ -616,7 +616,7 @@ static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
             m->key = t->text + key->a;
             m->len = key->b;
         }
-        const tg_jtok *v = &t->tok[j + 1];
+        const tg__jtok *v = &t->tok[j + 1];
         j = v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY ? v->a : j + 2;
     }
     /* Decoded keys are addressed by offset while the buffer may grow; it
@@ -648,9 +648,9 @@ static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
 
 static int write_tvalue(jcs_ctx *c, size_t i, size_t *next)
 {
-    const tg_jtape *t = c->tape;
-    const tg_jtok *k = &t->tok[i];
-    tg_buf *out = c->out;
+    const tg__jtape *t = c->tape;
+    const tg__jtok *k = &t->tok[i];
+    tg__buf *out = c->out;
     int rc;
     switch (k->kind) {
     case TG_JT_OBJECT:
@@ -711,7 +711,7 @@ static int write_tvalue(jcs_ctx *c, size_t i, size_t *next)
     return TG_EINVAL;
 }
 
-int tg__jcs_write_tape(const tg_jtape *tape, tg_buf *out)
+int tg__jcs_write_tape(const tg__jtape *tape, tg__buf *out)
 {
     jcs_ctx c;
     char kstore[256], sstore[256];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json_out.c - writing JSON text into a tg_buf: values through jansson's
+ * json_out.c - writing JSON text into a tg__buf: values through jansson's
  * compact dump, strings escaped the way that dump escapes them (eight
  * bytes at a time over plain ASCII), and times. Renderers, the record
  * writer, the journal's queries and the hooks all write with these, so
@@ -23,7 +23,7 @@
 #include "utf8.h"
 
 typedef struct dump_ctx {
-    tg_buf *out;
+    tg__buf *out;
     int rc; /* why the buffer refused, 0 while it did not */
 } dump_ctx;
 
@@ -38,7 +38,7 @@ static int dump_cb(const char *buffer, size_t size, void *data)
     return 0;
 }
 
-int tg__json_dump(const json_t *value, tg_buf *out)
+int tg__json_dump(const json_t *value, tg__buf *out)
 {
     /* The scalars a hot path writes most (ids) without jansson's dumper
      * and its snprintf; the same bytes. */
@@ -120,7 +120,7 @@ static size_t ascii_run(const unsigned char *s, size_t n)
     return i;
 }
 
-int tg__json_string(tg_buf *out, const char *str, size_t len)
+int tg__json_string(tg__buf *out, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
@@ -196,7 +196,7 @@ int tg__json_string(tg_buf *out, const char *str, size_t len)
  * value's digits. Larger values are written in their shortest form. */
 #define MS_ROUNDED_BELOW 1e12
 
-int tg__json_integer(tg_buf *out, long long v)
+int tg__json_integer(tg__buf *out, long long v)
 {
     char num[24], *w = num + sizeof num;
     /* Negated as unsigned: the most negative value has no positive twin. */
@@ -211,7 +211,7 @@ int tg__json_integer(tg_buf *out, long long v)
     return tg__buf_append(out, w, (size_t)(num + sizeof num - w));
 }
 
-int tg__json_ms(tg_buf *out, double ms)
+int tg__json_ms(tg__buf *out, double ms)
 {
     char num[48];
     if (!isfinite(ms))

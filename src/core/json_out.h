@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json_out.h - writing JSON text into a tg_buf the same way everywhere:
+ * json_out.h - writing JSON text into a tg__buf the same way everywhere:
  * jansson values compact, strings escaped as jansson escapes them, and
  * durations in milliseconds to the microsecond (json_out.c says why).
  */
@@ -15,18 +15,18 @@
 /* Appends `value` (borrowed) as compact JSON (any value, not only objects
  * and arrays), as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it.
  * Returns 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__json_dump(const json_t *value, tg_buf *out);
+int tg__json_dump(const json_t *value, tg__buf *out);
 
 /* Appends the len bytes of s as one JSON string literal (quotes included),
  * escaped as jansson's compact output does; bytes that are not valid UTF-8
  * become U+FFFD so the output is always valid JSON. Returns 0, TG_ENOMEM
  * or TG_ELIMIT. */
-int tg__json_string(tg_buf *out, const char *s, size_t len);
+int tg__json_string(tg__buf *out, const char *s, size_t len);
 
 /* Appends the integer v in decimal, as "%" JSON_INTEGER_FORMAT writes it
  * (without snprintf: a renderer of large batches writes many). Returns 0,
  * TG_ENOMEM or TG_ELIMIT. */
-int tg__json_integer(tg_buf *out, long long v);
+int tg__json_integer(tg__buf *out, long long v);
 
 /* Appends a duration or another time span of `ms` milliseconds as a JSON
  * number rounded to the microsecond (at most 3 decimals), in its shortest
@@ -34,6 +34,6 @@ int tg__json_integer(tg_buf *out, long long v);
  * Returns 0, TG_EINVAL for NaN and infinities (JSON has no such number),
  * TG_ENOMEM or TG_ELIMIT. The value itself is never changed: round only
  * what is written. */
-int tg__json_ms(tg_buf *out, double ms);
+int tg__json_ms(tg__buf *out, double ms);
 
 #endif

@@ -72,16 +72,16 @@ typedef struct parser {
     unsigned str_flags; /* TG_JT_ESCAPED; TG_JT_BAD (bad_ok only) */
     bool str_nul;
     /* tokens */
-    tg_jtok *tok;
+    tg__jtok *tok;
     size_t n, cap;
     bool tok_heap; /* tok was allocated (else it is small or the caller's) */
-    tg_jtok small[SMALL_TOKENS];
+    tg__jtok small[SMALL_TOKENS];
     /* hashed keys of objects with many members: pairs (key token + 1,
      * object token), 0 = empty slot */
     uint32_t *keys;
     size_t nkeys, kcap;
     /* the error */
-    tg_jtape_error *err;
+    tg__jtape_error *err;
     bool utf8_error; /* the error is a decoding error: no "near" context */
     /* NUL bytes jansson never sees (see lex): their offsets */
     bool unfetched; /* the last token ended by putting a byte back */
@@ -118,7 +118,7 @@ static int fail(parser *p, const char *fmt, ...)
 
 static int fail(parser *p, const char *fmt, ...)
 {
-    tg_jtape_error *e = p->err;
+    tg__jtape_error *e = p->err;
     if (e == NULL)
         return TG_EPARSE;
     char msg[ERR_TEXT - 32]; /* room for the context after it */
@@ -601,7 +601,7 @@ static inline int lex(parser *p)
 static int grow_tokens(parser *p)
 {
     size_t cap = p->cap * 2;
-    tg_jtok *t;
+    tg__jtok *t;
     if (!p->tok_heap) {
         if ((t = malloc(cap * sizeof *t)) != NULL)
             memcpy(t, p->tok, p->n * sizeof *t);
@@ -620,7 +620,7 @@ static inline int emit(parser *p, unsigned kind, unsigned flags, size_t a,
 {
     if (p->n == p->cap && grow_tokens(p) != 0)
         return TG_ENOMEM;
-    tg_jtok *t = &p->tok[p->n++];
+    tg__jtok *t = &p->tok[p->n++];
     t->kind = (uint8_t)kind;
     t->flags = (uint8_t)flags;
     t->a = (uint32_t)a;
@@ -630,8 +630,8 @@ static inline int emit(parser *p, unsigned kind, unsigned flags, size_t a,
 
 /* ------------------------------------------------------------ strings */
 
-void tg__jstr_iter_init(tg_jstr_iter *it, const tg_jtape *tape,
-                        const tg_jtok *tok)
+void tg__jstr_iter_init(tg__jstr_iter *it, const tg__jtape *tape,
+                        const tg__jtok *tok)
 {
     it->p = (const unsigned char *)tape->text + tok->a;
     it->end = it->p + tok->b;
@@ -662,7 +662,7 @@ static int utf8_put(long cp, unsigned char u[4])
     return 4;
 }
 
-int tg__jstr_iter_next(tg_jstr_iter *it)
+int tg__jstr_iter_next(tg__jstr_iter *it)
 {
     if (it->ipend < it->npend)
         return it->pend[it->ipend++];
@@ -706,7 +706,7 @@ int tg__jstr_iter_next(tg_jstr_iter *it)
     return it->pend[0];
 }
 
-int tg__jtape_decode(const tg_jtape *tape, const tg_jtok *tok, tg_buf *out)
+int tg__jtape_decode(const tg__jtape *tape, const tg__jtok *tok, tg__buf *out)
 {
     const char *s = tape->text + tok->a;
     if (!(tok->flags & TG_JT_ESCAPED))
@@ -715,7 +715,7 @@ int tg__jtape_decode(const tg_jtape *tape, const tg_jtok *tok, tg_buf *out)
     int rc = tg__buf_reserve(out, tok->b);
     if (rc != 0)
         return rc;
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, tape, tok);
     char *w = out->data + out->len;
     int c;
@@ -727,12 +727,12 @@ int tg__jtape_decode(const tg_jtape *tape, const tg_jtok *tok, tg_buf *out)
 }
 
 /* Whether keys x and y decode to the same bytes. */
-static bool key_equal(const tg_jtape *t, const tg_jtok *x, const tg_jtok *y)
+static bool key_equal(const tg__jtape *t, const tg__jtok *x, const tg__jtok *y)
 {
     if (!((x->flags | y->flags) & TG_JT_ESCAPED))
         return x->b == y->b &&
                memcmp(t->text + x->a, t->text + y->a, x->b) == 0;
-    tg_jstr_iter a, b;
+    tg__jstr_iter a, b;
     tg__jstr_iter_init(&a, t, x);
     tg__jstr_iter_init(&b, t, y);
     int ca, cb;
@@ -743,10 +743,10 @@ static bool key_equal(const tg_jtape *t, const tg_jtok *x, const tg_jtok *y)
     return ca == cb;
 }
 
-static uint32_t key_hash(const tg_jtape *t, const tg_jtok *k, uint32_t obj)
+static uint32_t key_hash(const tg__jtape *t, const tg__jtok *k, uint32_t obj)
 {
     uint32_t h = 2166136261u ^ obj; /* FNV-1a, salted by the object */
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, t, k);
     int c;
     while ((c = tg__jstr_iter_next(&it)) >= 0)
@@ -759,7 +759,8 @@ static uint32_t key_hash(const tg_jtape *t, const tg_jtok *k, uint32_t obj)
 /* Inserts key token k of object obj into the hash of keys; returns 1 when
  * an equal key of the same object is there already, 0 when inserted,
  * TG_ENOMEM. */
-static int key_insert(parser *p, const tg_jtape *view, uint32_t k, uint32_t obj)
+static int key_insert(parser *p, const tg__jtape *view, uint32_t k,
+                      uint32_t obj)
 {
     if (2 * (p->nkeys + 1) > p->kcap) {
         size_t cap = p->kcap ? p->kcap * 2 : 64;
@@ -804,13 +805,13 @@ static size_t skip(const parser *p, size_t i)
  * obj, which has `members` members before it. 1 yes, 0 no, TG_ENOMEM. */
 static int duplicate(parser *p, uint32_t obj, size_t members)
 {
-    tg_jtape view = {p->tok, p->n, (const char *)p->s, p->len, NULL};
+    tg__jtape view = {p->tok, p->n, (const char *)p->s, p->len, NULL};
     uint32_t k = (uint32_t)(p->n - 1);
     if (members < LINEAR_DUP_MEMBERS) {
-        const tg_jtok *nk = &p->tok[k];
+        const tg__jtok *nk = &p->tok[k];
         size_t i = obj + 1;
         for (size_t m = 0; m < members; m++) {
-            const tg_jtok *ok = &p->tok[i];
+            const tg__jtok *ok = &p->tok[i];
             /* Keys without escapes differ unless their bytes do not. */
             if ((ok->flags | nk->flags) & TG_JT_ESCAPED) {
                 if (key_equal(&view, ok, nk))
@@ -911,7 +912,7 @@ static int parse(parser *p)
             return 0;
         }
         {
-            tg_jtok *c = &p->tok[open[nopen - 1]];
+            tg__jtok *c = &p->tok[open[nopen - 1]];
             bool obj = c->kind == TG_JT_OBJECT;
             c->b++;
             if ((rc = lex(p)) != 0)
@@ -964,14 +965,14 @@ static int parse(parser *p)
  * its NUL, and padding that aligns the tokens after it. */
 static size_t text_room(size_t len)
 {
-    size_t align = _Alignof(tg_jtok);
+    size_t align = _Alignof(tg__jtok);
     return (len + 1 + align - 1) / align * align;
 }
 
 /* The parse shared by the entry points below: tokens in p->tok (the
  * parser's own storage or the caller's, or the heap when they outgrew it). */
 static int parse_text(parser *p, const char *text, size_t len, unsigned flags,
-                      tg_jtok *storage, size_t cap, tg_jtape_error *err)
+                      tg__jtok *storage, size_t cap, tg__jtape_error *err)
 {
     if (err != NULL)
         memset(err, 0, sizeof *err);
@@ -1008,15 +1009,15 @@ static int parse_text(parser *p, const char *text, size_t len, unsigned flags,
 
 /* Moves a finished parse into one allocation: `head` bytes for the
  * caller, then (with copy) the text, then the tokens. */
-static int finish(parser *p, bool copy, size_t head, tg_jtape *out)
+static int finish(parser *p, bool copy, size_t head, tg__jtape *out)
 {
-    size_t tbytes = p->n * sizeof(tg_jtok);
+    size_t tbytes = p->n * sizeof(tg__jtok);
     size_t toff = head + (copy ? text_room(p->len) : 0);
     char *mem = malloc(toff + tbytes);
     if (mem == NULL)
         return oom(p);
     memcpy(mem + toff, p->tok, tbytes);
-    out->tok = (const tg_jtok *)(void *)(mem + toff);
+    out->tok = (const tg__jtok *)(void *)(mem + toff);
     out->n = p->n;
     out->len = p->len;
     out->mem = mem;
@@ -1029,8 +1030,8 @@ static int finish(parser *p, bool copy, size_t head, tg_jtape *out)
     return 0;
 }
 
-int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
-                    tg_jtape_error *err)
+int tg__jtape_parse(const char *text, size_t len, unsigned flags,
+                    tg__jtape *out, tg__jtape_error *err)
 {
     parser p;
     memset(out, 0, sizeof *out);
@@ -1043,15 +1044,15 @@ int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
     return rc;
 }
 
-int tg__jtape_parse_in(const char *text, size_t len, tg_jtok *storage,
-                       size_t cap, tg_jtape *out, tg_jtape_error *err)
+int tg__jtape_parse_in(const char *text, size_t len, tg__jtok *storage,
+                       size_t cap, tg__jtape *out, tg__jtape_error *err)
 {
     return tg__jtape_parse_in_flags(text, len, 0, storage, cap, out, err);
 }
 
 int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
-                             tg_jtok *storage, size_t cap, tg_jtape *out,
-                             tg_jtape_error *err)
+                             tg__jtok *storage, size_t cap, tg__jtape *out,
+                             tg__jtape_error *err)
 {
     parser p;
     memset(out, 0, sizeof *out);
@@ -1076,7 +1077,7 @@ int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
 }
 
 void *tg__jtape_parse_head(const char *text, size_t len, size_t head,
-                           tg_jtape *out, tg_jtape_error *err, int *rc_out)
+                           tg__jtape *out, tg__jtape_error *err, int *rc_out)
 {
     parser p;
     memset(out, 0, sizeof *out);
@@ -1095,20 +1096,20 @@ void *tg__jtape_parse_head(const char *text, size_t len, size_t head,
     return block;
 }
 
-int tg__jtape_copy(tg_jtape *dst, const tg_jtape *src)
+int tg__jtape_copy(tg__jtape *dst, const tg__jtape *src)
 {
     memset(dst, 0, sizeof *dst);
     if (src->tok == NULL)
         return 0;
     size_t toff = text_room(src->len);
-    size_t tbytes = src->n * sizeof(tg_jtok);
+    size_t tbytes = src->n * sizeof(tg__jtok);
     char *mem = malloc(toff + tbytes);
     if (mem == NULL)
         return TG_ENOMEM;
     memcpy(mem, src->text, src->len);
     mem[src->len] = '\0';
     memcpy(mem + toff, src->tok, tbytes);
-    dst->tok = (const tg_jtok *)(void *)(mem + toff);
+    dst->tok = (const tg__jtok *)(void *)(mem + toff);
     dst->n = src->n;
     dst->text = mem;
     dst->len = src->len;
@@ -1116,7 +1117,7 @@ int tg__jtape_copy(tg_jtape *dst, const tg_jtape *src)
     return 0;
 }
 
-void tg__jtape_free(tg_jtape *tape)
+void tg__jtape_free(tg__jtape *tape)
 {
     if (tape == NULL)
         return;
@@ -1154,9 +1155,9 @@ static bool dump_string_form(const unsigned char *s, size_t n)
 
 /* Checks the value at token *i written from text position *pos on; moves
  * both past it. */
-static bool dump_form_at(const tg_jtape *t, size_t *i, size_t *pos)
+static bool dump_form_at(const tg__jtape *t, size_t *i, size_t *pos)
 {
-    const tg_jtok *k = &t->tok[*i];
+    const tg__jtok *k = &t->tok[*i];
     const unsigned char *s = (const unsigned char *)t->text;
     size_t p = *pos;
     switch (k->kind) {
@@ -1170,7 +1171,7 @@ static bool dump_form_at(const tg_jtape *t, size_t *i, size_t *pos)
             if (m > 0 && (p >= t->len || s[p++] != ','))
                 return false;
             if (obj) {
-                const tg_jtok *key = &t->tok[j++];
+                const tg__jtok *key = &t->tok[j++];
                 if (key->a != p + 1 || !dump_string_form(s + key->a, key->b))
                     return false;
                 p = key->a + key->b + 1;
@@ -1208,7 +1209,7 @@ static bool dump_form_at(const tg_jtape *t, size_t *i, size_t *pos)
     return true;
 }
 
-bool tg__jtape_is_dump_form(const tg_jtape *tape)
+bool tg__jtape_is_dump_form(const tg__jtape *tape)
 {
     size_t i = 0, pos = 0;
     if (tape == NULL || tape->n == 0)
@@ -1218,7 +1219,7 @@ bool tg__jtape_is_dump_form(const tg_jtape *tape)
 
 /* ------------------------------------------------------------ values */
 
-int tg__jtape_number(const tg_jtape *tape, const tg_jtok *tok, int64_t *iv,
+int tg__jtape_number(const tg__jtape *tape, const tg__jtok *tok, int64_t *iv,
                      double *dv)
 {
     const char *s = tape->text + tok->a;
@@ -1237,9 +1238,9 @@ int tg__jtape_number(const tg_jtape *tape, const tg_jtok *tok, int64_t *iv,
 }
 
 /* Builds the value at token i; *next receives the index after it. */
-static json_t *build(const tg_jtape *t, size_t i, size_t *next, tg_buf *tmp)
+static json_t *build(const tg__jtape *t, size_t i, size_t *next, tg__buf *tmp)
 {
-    const tg_jtok *k = &t->tok[i];
+    const tg__jtok *k = &t->tok[i];
     switch (k->kind) {
     case TG_JT_OBJECT: {
         json_t *o = json_object(); /* new ref */
@@ -1247,7 +1248,7 @@ static json_t *build(const tg_jtape *t, size_t i, size_t *next, tg_buf *tmp)
         if (o == NULL)
             return NULL;
         for (uint32_t m = 0; m < k->b; m++) {
-            const tg_jtok *key = &t->tok[j];
+            const tg__jtok *key = &t->tok[j];
             const char *kp = t->text + key->a;
             size_t kl = key->b;
             char *kcopy = NULL;
@@ -1321,10 +1322,10 @@ static json_t *build(const tg_jtape *t, size_t i, size_t *next, tg_buf *tmp)
     }
 }
 
-json_t *tg__jtape_to_json(const tg_jtape *tape, size_t i)
+json_t *tg__jtape_to_json(const tg__jtape *tape, size_t i)
 {
     char small[256];
-    tg_buf tmp;
+    tg__buf tmp;
     size_t next;
     if (tape == NULL || i >= tape->n)
         return NULL;

@@ -26,7 +26,7 @@
 
 #define TG_JTAPE_MAX_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH */
 
-typedef enum tg_jkind {
+typedef enum tg__jkind {
     TG_JT_OBJECT = 1,
     TG_JT_ARRAY,
     TG_JT_KEY, /* a member name; its value is the next token */
@@ -35,7 +35,7 @@ typedef enum tg_jkind {
     TG_JT_TRUE,
     TG_JT_FALSE,
     TG_JT_NULL
-} tg_jkind;
+} tg__jkind;
 
 /* Token flags. */
 #define TG_JT_ESCAPED 1u /* key or string: has backslash escapes */
@@ -45,8 +45,8 @@ typedef enum tg_jkind {
  * TG_JTAPE_BAD_STRINGS */
 #define TG_JT_BAD 4u
 
-typedef struct tg_jtok {
-    uint8_t kind;  /* tg_jkind */
+typedef struct tg__jtok {
+    uint8_t kind;  /* tg__jkind */
     uint8_t flags; /* TG_JT_* */
     /* Scalars: byte offset of the token in the text (strings and keys:
      * after the opening quote). Containers: index of the token after the
@@ -56,25 +56,25 @@ typedef struct tg_jtok {
      * written, escapes undecoded). Containers: number of members (objects)
      * or elements (arrays). */
     uint32_t b;
-} tg_jtok;
+} tg__jtok;
 
-typedef struct tg_jtape {
-    const tg_jtok *tok; /* tok[0] is the document's value */
-    size_t n;           /* number of tokens */
-    const char *text;   /* the text the offsets point into */
+typedef struct tg__jtape {
+    const tg__jtok *tok; /* tok[0] is the document's value */
+    size_t n;            /* number of tokens */
+    const char *text;    /* the text the offsets point into */
     size_t len;
     void *mem; /* the one allocation (the copied text first, then tokens) */
-} tg_jtape;
+} tg__jtape;
 
 /* Where and why a text was refused: jansson's json_error_t fields for the
  * same text (text as jansson words it, with its "near '...'" context). */
-typedef struct tg_jtape_error {
+typedef struct tg__jtape_error {
     int line;        /* 1-based */
     int column;      /* 1-based count of characters on the line, as jansson */
     size_t position; /* bytes read before the error */
     int oom;         /* 1 when parsing failed for want of memory */
     char text[160];
-} tg_jtape_error;
+} tg__jtape_error;
 
 /* Copy the text into the tape's allocation (NUL-ended, at its start);
  * tape->text then points there and the caller's text may go away. */
@@ -107,20 +107,20 @@ typedef struct tg_jtape_error {
  * Fills *out (free with tg__jtape_free) and returns 0; on bad JSON returns
  * TG_EPARSE with err filled, on allocation failure TG_ENOMEM (err->oom set),
  * for texts of 4 GiB or more TG_ELIMIT. err may be NULL. */
-int tg__jtape_parse(const char *text, size_t len, unsigned flags, tg_jtape *out,
-                    tg_jtape_error *err);
+int tg__jtape_parse(const char *text, size_t len, unsigned flags,
+                    tg__jtape *out, tg__jtape_error *err);
 
 /* Like tg__jtape_parse without a copy of the text, but the tokens go to
  * the caller's storage[cap] when they fit (then tape->mem is NULL and
  * nothing is allocated; tg__jtape_free is still correct to call). For
  * short-lived tapes of small documents. */
-int tg__jtape_parse_in(const char *text, size_t len, tg_jtok *storage,
-                       size_t cap, tg_jtape *out, tg_jtape_error *err);
+int tg__jtape_parse_in(const char *text, size_t len, tg__jtok *storage,
+                       size_t cap, tg__jtape *out, tg__jtape_error *err);
 /* tg__jtape_parse_in with flags: TG_JTAPE_ALLOW_NUL (TG_JTAPE_COPY is
  * ignored: the tape points into text). */
 int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
-                             tg_jtok *storage, size_t cap, tg_jtape *out,
-                             tg_jtape_error *err);
+                             tg__jtok *storage, size_t cap, tg__jtape *out,
+                             tg__jtape_error *err);
 
 /* Like tg__jtape_parse with TG_JTAPE_COPY, in an allocation that starts
  * with `head` bytes for the caller (a record that holds the tape): returns
@@ -128,48 +128,48 @@ int tg__jtape_parse_in_flags(const char *text, size_t len, unsigned flags,
  * tape's mem is NULL), or NULL with *rc set (TG_EPARSE and err filled,
  * TG_ENOMEM, TG_ELIMIT). The text and tokens follow the head, aligned. */
 void *tg__jtape_parse_head(const char *text, size_t len, size_t head,
-                           tg_jtape *out, tg_jtape_error *err, int *rc);
+                           tg__jtape *out, tg__jtape_error *err, int *rc);
 
 /* A copy of src with its own allocation holding the text and the tokens
  * (whatever src's text lives in). Returns 0 or TG_ENOMEM. */
-int tg__jtape_copy(tg_jtape *dst, const tg_jtape *src);
+int tg__jtape_copy(tg__jtape *dst, const tg__jtape *src);
 
 /* Frees the tape's allocation; the struct is zeroed. NULL is a no-op. */
-void tg__jtape_free(tg_jtape *tape);
+void tg__jtape_free(tg__jtape *tape);
 
 /* The jansson value of the token at index i and its children (new
  * reference), equal to what json_loadb returns for the same text: same
  * types (integer or real), same strings, same member order. NULL on out of
  * memory. */
-json_t *tg__jtape_to_json(const tg_jtape *tape, size_t i);
+json_t *tg__jtape_to_json(const tg__jtape *tape, size_t i);
 
 /* Whether the text is exactly what json_dumps(JSON_COMPACT |
  * JSON_ENCODE_ANY) writes for its value: no white space, escapes as jansson
  * writes them, no reals, no "-0". Lets a caller keep a text it was given
  * instead of encoding the value again. */
-bool tg__jtape_is_dump_form(const tg_jtape *tape);
+bool tg__jtape_is_dump_form(const tg__jtape *tape);
 
 /* Decoded bytes of a key or string token, one at a time, for comparing and
  * copying strings with escapes without allocating. */
-typedef struct tg_jstr_iter {
+typedef struct tg__jstr_iter {
     const unsigned char *p, *end;
     unsigned char pend[4]; /* bytes of a decoded escape not yet returned */
     int npend, ipend;
-} tg_jstr_iter;
+} tg__jstr_iter;
 
-void tg__jstr_iter_init(tg_jstr_iter *it, const tg_jtape *tape,
-                        const tg_jtok *tok);
+void tg__jstr_iter_init(tg__jstr_iter *it, const tg__jtape *tape,
+                        const tg__jtok *tok);
 /* The next decoded byte, or -1 at the end of the string. */
-int tg__jstr_iter_next(tg_jstr_iter *it);
+int tg__jstr_iter_next(tg__jstr_iter *it);
 
 /* Appends the decoded bytes of a key or string token to out; returns 0,
  * TG_ENOMEM or TG_ELIMIT. */
-int tg__jtape_decode(const tg_jtape *tape, const tg_jtok *tok, tg_buf *out);
+int tg__jtape_decode(const tg__jtape *tape, const tg__jtok *tok, tg__buf *out);
 
 /* The number token as jansson reads it: an integer (returns 1, *iv) or a
  * real (returns 2, *dv); -1 when memory ran out copying a long real. The
  * tape only holds numbers that read without overflow. */
-int tg__jtape_number(const tg_jtape *tape, const tg_jtok *tok, int64_t *iv,
+int tg__jtape_number(const tg__jtape *tape, const tg__jtok *tok, int64_t *iv,
                      double *dv);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "utf8.h"
 
-const char *tg__quoten(tg_quote *q, const char *s, size_t n)
+const char *tg__quoten(tg__quote_buf *q, const char *s, size_t n)
 {
     if (s == NULL)
         n = 0;
@@ -23,7 +23,7 @@ const char *tg__quoten(tg_quote *q, const char *s, size_t n)
     return q->text;
 }
 
-const char *tg__quote(tg_quote *q, const char *s)
+const char *tg__quote(tg__quote_buf *q, const char *s)
 {
     if (s == NULL)
         return "";

@@ -16,18 +16,18 @@
 #define TG_QUOTE_MAX 64
 
 /* Storage for one quotation: the cut text, an ellipsis and the size. */
-typedef struct tg_quote {
+typedef struct tg__quote_buf {
     char text[TG_QUOTE_MAX + 48];
-} tg_quote;
+} tg__quote_buf;
 
 /* s (NUL-terminated; NULL reads as "") as an error message may quote it:
  * s itself when it has at most TG_QUOTE_MAX bytes, else its first bytes up
  * to TG_QUOTE_MAX, cut at a UTF-8 character boundary, followed by
  * "…(N bytes)" in q. The result is borrowed: s, or q's text, valid while
  * both live. */
-const char *tg__quote(tg_quote *q, const char *s);
+const char *tg__quote(tg__quote_buf *q, const char *s);
 /* The same for s[0..n), which need not be NUL-terminated: always copied
  * into q (cut at a NUL byte too). */
-const char *tg__quoten(tg_quote *q, const char *s, size_t n);
+const char *tg__quoten(tg__quote_buf *q, const char *s, size_t n);
 
 #endif

@@ -122,7 +122,7 @@ static tg_call *call_block(const char *id, const char *tool, const char *format,
                            const char *text, size_t len, int dump_form, int *rc)
 {
     size_t il = strlen(id), tl = strlen(tool);
-    tg_jtape tape;
+    tg__jtape tape;
     void *block = NULL;
     *rc = TG_EPARSE;
     if (text != NULL && !only_space(text, len))
@@ -255,7 +255,7 @@ int tg__call_set_pre_error(tg_call *call, const char *code, const char *fmt,
 
 /* Whether s is longer than max bytes; when it is, *q holds its quotation
  * (a copy, with its size) and s is cut to at most max bytes. */
-static bool too_long(char *s, size_t max, tg_quote *q)
+static bool too_long(char *s, size_t max, tg__quote_buf *q)
 {
     if (s == NULL || strnlen(s, max + 1) <= max)
         return false;
@@ -267,7 +267,7 @@ static bool too_long(char *s, size_t max, tg_quote *q)
 
 int tg__call_check_names(tg_call *call)
 {
-    tg_quote qi, qt, qc;
+    tg__quote_buf qi, qt, qc;
     /* Every field is cut; the message names the first that was too long. */
     bool id = too_long(call->id, TG_CALL_ID_MAX, &qi);
     bool tool = too_long(call->tool, TG_TOOL_NAME_MAX, &qt);
@@ -310,7 +310,7 @@ static const char *json_kind(const json_t *v)
     }
 }
 
-static const char *tape_kind(const tg_jtape *t)
+static const char *tape_kind(const tg__jtape *t)
 {
     switch (t->tok[0].kind) {
     case TG_JT_OBJECT:
@@ -336,7 +336,7 @@ static int not_an_object(tg_call *call, const char *kind)
         "arguments of call '%s' must be a JSON object, got %s", call->id, kind);
 }
 
-/* Appends compact JSON of v to a tg_buf (json_dump_callback's sink). */
+/* Appends compact JSON of v to a tg__buf (json_dump_callback's sink). */
 static int dump_cb(const char *buffer, size_t size, void *data)
 {
     return tg__buf_append(data, buffer, size) == 0 ? 0 : -1;
@@ -346,7 +346,7 @@ static int dump_cb(const char *buffer, size_t size, void *data)
  * (bad_bytes.h): the raw string is text, in the journal too. */
 static int raw_copy_bad(tg_call *call, const char *text, size_t len)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = tg__bad_bytes_replace(text, len, &b);
     char *raw = rc == 0 ? tg__buf_take(&b) : NULL;
@@ -402,7 +402,7 @@ static int bad_args(tg_call *call, json_t *args)
             return 0;
     } else {
         char what[TG_BAD_WHAT_MAX];
-        tg_buf where;
+        tg__buf where;
         tg__buf_init(&where, 0);
         int rc = tg__bad_bytes_find(args, NULL, NULL, &where, what);
         if (rc == 1)
@@ -428,8 +428,8 @@ int tg__call_set_args(tg_call *call, json_t *args)
     if (args == NULL || !json_is_object(args))
         return not_an_object(call, args ? json_kind(args) : "nothing");
     char stack[1024];
-    tg_buf text;
-    tg_jtape_error e = {0};
+    tg__buf text;
+    tg__jtape_error e = {0};
     tg__buf_init_with(&text, stack, sizeof stack, 0);
     /* jansson refuses to write a string that is not UTF-8 (but passes
      * over such a key: looked for first); it writes U+0000, which the tape
@@ -470,7 +470,7 @@ static int only_space(const char *s, size_t len)
 
 int tg__call_set_args_text(tg_call *call, const char *text, size_t len)
 {
-    tg_jtape_error e;
+    tg__jtape_error e;
     int rc;
     args_clear(call);
     if (text == NULL)
@@ -873,8 +873,8 @@ json_t *tg__result_payload(const tg_result *r)
 {
     tg_result *m = (tg_result *)r; /* cache only; see record.h */
     if (m->payload_dom == NULL && m->payload_json_cache != NULL) {
-        tg_jtok small[64];
-        tg_jtape t;
+        tg__jtok small[64];
+        tg__jtape t;
         if (tg__jtape_parse_in(m->payload_json_cache,
                                strlen(m->payload_json_cache), small, 64, &t,
                                NULL) == 0) {
@@ -1103,7 +1103,7 @@ static int utf8_ok(const char *s)
 }
 
 /* "<name>":<value> with a comma before it, value written by jansson. */
-static int put_member(tg_buf *out, const char *name, const json_t *v)
+static int put_member(tg__buf *out, const char *name, const json_t *v)
 {
     int rc;
     if ((rc = tg__buf_puts(out, name)) != 0)
@@ -1111,7 +1111,7 @@ static int put_member(tg_buf *out, const char *name, const json_t *v)
     return v ? tg__json_dump(v, out) : PUT(out, "null");
 }
 
-static int put_payload(const tg_result *r, tg_buf *out)
+static int put_payload(const tg_result *r, tg__buf *out)
 {
     const json_t *p = r->payload_dom; /* borrowed */
     if (p == NULL) {
@@ -1127,7 +1127,7 @@ static int put_payload(const tg_result *r, tg_buf *out)
 }
 
 int tg__result_write(const tg_result *r, unsigned flags, const json_t *call,
-                     tg_buf *out)
+                     tg__buf *out)
 {
     /* An id or tool that is not UTF-8 (a record built in code from bytes no
      * parser checked) has no JSON string: refuse rather than alter it. */
@@ -1206,7 +1206,7 @@ unsigned tg__repaired_from_json(const json_t *list)
 
 char *tg_result_to_json(const tg_result *r)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__result_write(r, TG__RECORD_DECISIONS, NULL, &b) != 0) {
         tg__buf_cleanup(&b);

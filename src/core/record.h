@@ -35,7 +35,7 @@ struct tg_call {
      * tg__call_set_args* below. */
     const char *args_text;
     size_t args_len;
-    tg_jtape args_tape;
+    tg__jtape args_tape;
     json_t *args_dom;   /* the object, built on first use; see tg__call_args */
     char *args_raw_own; /* the wire's string when it is not args_text */
     bool args_raw_is_text; /* the wire's string is args_text itself */
@@ -259,7 +259,7 @@ void tg__result_free(tg_result *result);
  * a duration that is not a number), TG_ENOMEM or TG_ELIMIT; out may hold
  * part of the record then. */
 int tg__result_write(const tg_result *result, unsigned flags,
-                     const json_t *call, tg_buf *out);
+                     const json_t *call, tg__buf *out);
 /* The `repaired` list of a result record (docs/records.md): one description per
  * TG_REPAIR_* bit, a new array; NULL on out of memory. And back: the bits
  * of such a list (unknown entries are ignored). */

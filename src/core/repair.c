@@ -135,7 +135,7 @@ static int scan_value(const char *t, size_t len, size_t i, size_t *end,
 }
 
 /* Line and column (1-based, columns in characters) of the end of text. */
-static void end_position(const char *t, size_t len, tg_repair_cut *cut)
+static void end_position(const char *t, size_t len, tg__repair_cut *cut)
 {
     int line = 1, col = 1;
     for (size_t i = 0; i < len; i++) {
@@ -152,7 +152,7 @@ static void end_position(const char *t, size_t len, tg_repair_cut *cut)
 
 /* Copies text to out without commas that only precede a closing bracket
  * (outside strings). Sets *changed when one was dropped. */
-static int drop_trailing_commas(const char *text, size_t len, tg_buf *out,
+static int drop_trailing_commas(const char *text, size_t len, tg__buf *out,
                                 int *changed)
 {
     int in_str = 0, esc = 0;
@@ -183,7 +183,7 @@ static int drop_trailing_commas(const char *text, size_t len, tg_buf *out,
 
 static int is_object_text(const char *text, size_t len)
 {
-    tg_jtape tape;
+    tg__jtape tape;
     if (tg__jtape_parse(text, len, 0, &tape, NULL) != 0)
         return 0;
     int ok = tape.tok[0].kind == TG_JT_OBJECT;
@@ -191,8 +191,8 @@ static int is_object_text(const char *text, size_t len)
     return ok;
 }
 
-int tg__repair_args_text(const char *text, size_t len, tg_buf *out,
-                         unsigned *done, tg_repair_cut *cut)
+int tg__repair_args_text(const char *text, size_t len, tg__buf *out,
+                         unsigned *done, tg__repair_cut *cut)
 {
     *done = 0;
     out->len = 0;

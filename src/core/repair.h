@@ -22,12 +22,12 @@
 #define TG_REPAIR_COERCED 8u /* strings were coerced (src/exec) */
 
 /* Where text that was cut ends: it ended before its value closed. */
-typedef struct tg_repair_cut {
+typedef struct tg__repair_cut {
     const char *inside; /* static: "a string", "a key", "a number", "a
                            literal", "an object", "an array", "a Markdown
                            code fence"; NULL when the text was not cut */
     int line, column;   /* of the end (1-based; columns in characters) */
-} tg_repair_cut;
+} tg__repair_cut;
 
 /* Tries the text repairs on text[0..len) (arguments that did not parse as
  * a JSON object). Returns 1 with out (a buffer of the caller's, replaced)
@@ -36,8 +36,8 @@ typedef struct tg_repair_cut {
  * when cut is not NULL, cut->inside says whether the text was cut and
  * where (cut text is never completed); TG_ENOMEM or TG_ELIMIT from the
  * buffer. */
-int tg__repair_args_text(const char *text, size_t len, tg_buf *out,
-                         unsigned *done, tg_repair_cut *cut);
+int tg__repair_args_text(const char *text, size_t len, tg__buf *out,
+                         unsigned *done, tg__repair_cut *cut);
 
 /* A short description of one TG_REPAIR_* bit, for the result's `repaired`
  * list ("dropped trailing commas"). Static. */

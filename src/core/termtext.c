@@ -63,12 +63,12 @@ size_t tg__term_plain_prefix(const char *text, size_t n, unsigned flags)
     return n;
 }
 
-static int put_hex(tg_buf *out, const char *fmt, unsigned v)
+static int put_hex(tg__buf *out, const char *fmt, unsigned v)
 {
     return tg__buf_printf(out, fmt, v);
 }
 
-int tg__term_escape(tg_buf *out, const char *text, size_t n, unsigned flags)
+int tg__term_escape(tg__buf *out, const char *text, size_t n, unsigned flags)
 {
     const unsigned char *s = (const unsigned char *)text;
     bool json = (flags & TG__TERM_JSON) != 0;
@@ -113,7 +113,7 @@ int tg__term_escape(tg_buf *out, const char *text, size_t n, unsigned flags)
 
 char *tg_terminal_text(const char *text, size_t len, unsigned flags)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (text == NULL)
         len = 0;

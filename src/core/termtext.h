@@ -38,7 +38,7 @@
  * raw, become JSON escapes (\u007f, \u009b, \u202e), invalid bytes
  * \ufffd: the same JSON value, with nothing a terminal acts on.
  * Returns 0, TG_ENOMEM or TG_ELIMIT (out's cap). */
-int tg__term_escape(tg_buf *out, const char *s, size_t n, unsigned flags);
+int tg__term_escape(tg__buf *out, const char *s, size_t n, unsigned flags);
 
 /* The length of the longest prefix of s[0..n) that tg__term_escape would
  * copy unchanged under `flags` (n when all of it). Lets a writer send the

@@ -87,10 +87,10 @@ void tg__turn_mark_duplicates(tg_turn *t)
     /* One pass over a table of first occurrences: linear in the number of
      * calls (a sort of the ids cost a quarter of a microsecond per call in
      * a turn of 10,000). */
-    tg_hmap first = {0};
+    tg__hmap first = {0};
     int rc = tg__hmap_reserve(&first, t->n);
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
-        tg_hentry *e;
+        tg__hentry *e;
         /* reserved: only an id of 4 GiB could fail here */
         rc = tg__hmap_put_str(&first, t->calls[i]->id, &e);
         if (rc == 1) {
@@ -144,7 +144,7 @@ int tg_turn_set_caller(tg_turn *t, const char *caller_id, tg_error *err)
 {
     if (caller_id != NULL &&
         strnlen(caller_id, TG_CALLER_ID_MAX + 1) > TG_CALLER_ID_MAX) {
-        tg_quote q;
+        tg__quote_buf q;
         return tg__error_set(err, TG_EINVAL,
                              "caller id '%s' is longer than the limit of %d "
                              "bytes",

@@ -28,10 +28,10 @@ static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
     int rc = tg__spool_tool_exec(spool, call->tool, args_json, args_len, NULL,
                                  0, &payload, &code, &err);
     if (rc != 0) {
-        tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message);
+        tg_handler_fail(ctx, code ? code : "TOOL_FAILED", err.message, NULL);
         return -1;
     }
-    rc = tg_handler_set_json(ctx, payload, strlen(payload));
+    rc = tg_handler_set_json(ctx, payload, strlen(payload), NULL);
     free(payload);
     return rc == 0 ? 0 : -1;
 }
@@ -40,7 +40,7 @@ static int run_artifact_tool(tg_handler_ctx *ctx, const char *args_json,
  * error names its key, as every configuration error does. 0 when the name
  * is free or was not taken by the configuration (tg_runtime_register then
  * says so). */
-static int name_taken(const tg_registry *reg, const tg_config *cfg,
+static int name_taken(const tg__registry *reg, const tg_config *cfg,
                       const char *name, tg_error *err)
 {
     if (tg__registry_find(reg, name) == NULL)
@@ -66,7 +66,7 @@ static int name_taken(const tg_registry *reg, const tg_config *cfg,
     return 0;
 }
 
-int tg__artifact_tools_add(tg_registry *reg, const tg_config *cfg,
+int tg__artifact_tools_add(tg__registry *reg, const tg_config *cfg,
                            tg_spool *spool, tg_error *err)
 {
     json_t *defs = tg__spool_tool_defs(NULL, 0); /* new ref */
@@ -93,7 +93,7 @@ int tg__artifact_tools_add(tg_registry *reg, const tg_config *cfg,
             free(text);
             break;
         }
-        tg_tool *tool = NULL;
+        tg__tool *tool = NULL;
         rc = tg__tool_new_handler(
             name, json_string_value(json_object_get(d, "description")), text,
             run_artifact_tool, spool, 0, &tool, err);

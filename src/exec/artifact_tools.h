@@ -14,7 +14,7 @@
  * handlers over spool (borrowed: it must outlive reg's use). TG_ECONFIG
  * naming the entry when a tool of cfg's "tools" has one of their names;
  * TG_ENOMEM. */
-int tg__artifact_tools_add(tg_registry *reg, const tg_config *cfg,
+int tg__artifact_tools_add(tg__registry *reg, const tg_config *cfg,
                            tg_spool *spool, tg_error *err);
 
 #endif

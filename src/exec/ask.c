@@ -27,7 +27,7 @@ struct tg_ask {
     char *call_id;      /* tg_ask_call_id */
     /* loop thread only */
     tg__job *job; /* the waiting job, NULL once it ended */
-    tg_policy_verdict verdict;
+    tg__policy_verdict verdict;
 };
 
 static void ask_destroy(tg__handoff *h)
@@ -51,7 +51,7 @@ void tg_runtime_set_ask(tg_runtime *rt, tg_ask_fn fn, void *ud)
     rt->ask_ud = ud;
 }
 
-int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v)
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg__policy_verdict *v)
 {
     tg_ask *ask = calloc(1, sizeof *ask);
     if (ask == NULL)
@@ -123,17 +123,23 @@ static void ask_detach(tg_runtime *rt, tg__handoff *h)
         tg__ask_cancel(ask->job, "system", "the runtime is being freed");
 }
 
-int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail)
+int tg_ask_answer(tg_ask *ask, tg_approval answer, const char *detail,
+                  tg_error *err)
 {
-    if (ask == NULL || (answer != TG_APPROVAL_NO && answer != TG_APPROVAL_YES &&
-                        answer != TG_APPROVAL_ALWAYS))
-        return TG_EINVAL;
+    if (ask == NULL)
+        return tg__error_set(err, TG_EINVAL, "tg_ask_answer needs an ask");
+    if (answer != TG_APPROVAL_NO && answer != TG_APPROVAL_YES &&
+        answer != TG_APPROVAL_ALWAYS)
+        return tg__error_set(err, TG_EINVAL,
+                             "%d is not an answer (TG_APPROVAL_NO, _YES or "
+                             "_ALWAYS)",
+                             (int)answer);
     char *copy = NULL;
     if (detail != NULL && (copy = tg__detail_copy(detail)) == NULL)
-        return TG_ENOMEM;
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     if (tg__handoff_claim(&ask->h) != 0) {
         free(copy);
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL, "the ask was answered already");
     }
     ask->answer = answer;
     ask->detail = copy;

@@ -63,11 +63,11 @@ static tg_result *unknown_tool(tg_runtime *rt, const tg_call *call)
             e->code != 0 ? ": " : "", e->code != 0 ? e->message : "");
     }
     size_t n = tg__registry_count(rt->reg);
-    tg_buf names;
+    tg__buf names;
     tg__buf_init(&names, 0);
     int bad = 0;
     for (size_t i = 0; i < n && i < KNOWN_LISTED; i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         bad |= tg__buf_printf(&names, "%s%s", i ? ", " : "", t->name);
     }
     if (n > KNOWN_LISTED)
@@ -104,7 +104,7 @@ static tg_result *invalid_args(const tg_call *call, const tg_error *e,
 /* Expands the command's templates into the job. */
 static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
 {
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     const tg_call *call = job->call;
     tg_error e = {0};
     /* Templates read the arguments as an object: built here, on the one
@@ -136,7 +136,7 @@ static tg_result *prepare_command(tg_runtime *rt, tg__job *job, bool *oom)
      * the argument limit rather than by what the template could make. */
     int64_t lim =
         rt->cfg->max_args_bytes > 0 ? rt->cfg->max_args_bytes : 1 << 20;
-    tg_buf in;
+    tg__buf in;
     tg__buf_init(&in, (size_t)lim * 4 + json_string_length(tool->stdin_tpl));
     rc = tg__stdin_expand(json_string_value(tool->stdin_tpl), args, &in, &e);
     if (rc == 0) {
@@ -175,9 +175,9 @@ static int repair_text(tg_call *call)
     const char *raw = tg_call_args_raw(call);
     if (raw == NULL || call->args_unrepairable)
         return 0;
-    tg_buf fixed;
+    tg__buf fixed;
     unsigned done = 0;
-    tg_repair_cut cut;
+    tg__repair_cut cut;
     tg__buf_init(&fixed, 0);
     int rc = tg__repair_args_text(raw, strlen(raw), &fixed, &done, &cut);
     if (rc == 0 && cut.inside != NULL)
@@ -205,7 +205,7 @@ static int repair_text(tg_call *call)
 
 /* INVALID_ARGUMENTS listing every violation of the report. */
 static tg_result *schema_failure(const tg_call *call,
-                                 const tg_schema_report *rep, bool *oom)
+                                 const tg__schema_report *rep, bool *oom)
 {
     json_t *details = tg__schema_report_details(rep); /* new ref */
     char *msg = tg__schema_report_message(rep);
@@ -221,7 +221,7 @@ static tg_result *schema_failure(const tg_call *call,
 }
 
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg_schema_budget *budget,
+                            const tg__tool *tool, tg__schema_budget *budget,
                             bool *oom)
 {
     tg_error e = {0};
@@ -232,7 +232,7 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
                                          NULL, budget, &e);
     if (rc == 1)
         return NULL;
-    tg_schema_report rep = {0};
+    tg__schema_report rep = {0};
     if (rc == 0)
         rc = tg__schema_validate_tape_in(tool->schema, &call->args_tape, 0,
                                          &rep, budget, &e);
@@ -290,11 +290,11 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
  * (context_env.c) and the tool's "context_env": a variable that would load
  * code into the tool or pick the program it runs ends the call `denied`,
  * naming it. */
-static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
+static tg_result *check_context_env(const tg_call *call, const tg__tool *tool,
                                     bool *oom)
 {
     const json_t *env = json_object_get(call->context, "env"); /* borrowed */
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     int rc = tg__context_env_check(env, tool->ctx_env_allow, tool->ctx_env_deny,
                                    &why);
@@ -311,7 +311,7 @@ static tg_result *check_context_env(const tg_call *call, const tg_tool *tool,
  * "rule" (index, or null for the default), "reason", "approved_by", and
  * "detail" (what an asynchronous answer said, tg_ask_answer)}. */
 static int record_verdict(tg__job *job, const char *key,
-                          const tg_policy_verdict *v, const char *approved_by,
+                          const tg__policy_verdict *v, const char *approved_by,
                           const char *detail)
 {
     static const char *const names[] = {"allow", "deny", "ask"};
@@ -339,7 +339,7 @@ static int record_verdict(tg__job *job, const char *key,
 static tg_result *ask_denied(tg_runtime *rt, const tg_call *call,
                              const char *reason, bool prompt, bool *oom)
 {
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     tg_result *r = NULL;
     if (tg__buf_printf(&why,
@@ -370,7 +370,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
                                bool prompt, bool *oom)
 {
     tg_call *call = job->call;
-    tg_policy_input in = {
+    tg__policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,
         .annotations = job->tool->annotations,
@@ -379,7 +379,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
         .workspace = rt->cfg->workspace,
         .cwd = rt->cfg->cwd,
     };
-    tg_policy_verdict v;
+    tg__policy_verdict v;
     tg_error e = {0};
     if (in.args == NULL && tg__policy_reads_args(rt->policy)) {
         *oom = true; /* the arguments decoded before: only memory fails */
@@ -392,7 +392,7 @@ static tg_result *check_policy(tg_runtime *rt, tg__job *job, const char *key,
     }
     tg_result *r = NULL;
     if (rc != 0) {
-        tg_buf why;
+        tg__buf why;
         tg__buf_init(&why, 0);
         if (tg__buf_printf(&why, "the policy could not judge this call: %s",
                            e.message) == 0)
@@ -464,7 +464,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                       tg__fail(call, TG_EXECUTION_NOT_STARTED,
                                "MALFORMED_ARGUMENTS", NULL,
                                "arguments of call '%s' are missing", call->id));
-    const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
+    const tg__tool *tool = tg__registry_find(rt->reg, call->tool);
     if (tool == NULL)
         return refuse(oom, unknown_tool(rt, call));
     if (tool->state != TG_TOOL_ENABLED)
@@ -496,7 +496,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
                          "cannot verify the checksum of call '%s'", call->id));
         if (ok == 0) {
             const char *have = tg_call_checksum(call);
-            tg_quote q; /* what arrived is the caller's, of any length */
+            tg__quote_buf q; /* what arrived is the caller's, of any length */
             return refuse(
                 oom, tg__fail(call, TG_EXECUTION_NOT_STARTED,
                               "CHECKSUM_MISMATCH", NULL,
@@ -509,7 +509,7 @@ tg_result *tg__check_call(tg_runtime *rt, tg__job *job, bool *oom)
     }
     if (tool->schema != NULL) {
         int64_t steps = rt->cfg->max_validation_steps;
-        tg_schema_budget b;
+        tg__schema_budget b;
         tg__schema_budget_init(&b,
                                (uint64_t)(steps > 0 && steps < INLINE_STEPS
                                               ? steps
@@ -551,7 +551,7 @@ static tg_result *check_after_policy(tg_runtime *rt, tg__job *job, bool *oom)
 tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
 {
     tg_call *call = job->call;
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     *oom = false;
     if (call->context != NULL) {
         tg_result *r = check_context_env(call, tool, oom);
@@ -567,7 +567,7 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom)
 }
 
 tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
-                              const tg_policy_verdict *v, tg_approval answer,
+                              const tg__policy_verdict *v, tg_approval answer,
                               const char *detail, bool *oom)
 {
     const tg_call *call = job->call;
@@ -580,7 +580,7 @@ tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
     }
     if (approved_by != NULL)
         return check_after_policy(rt, job, oom);
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     tg_result *r = NULL;
     if ((detail != NULL

@@ -83,13 +83,13 @@ static json_t *unquote(const char *s, unsigned want)
     return v;
 }
 
-int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
+int tg__coerce_args(const tg_schema *schema, const tg__schema_report *report,
                     const json_t *args, json_t **out)
 {
     *out = NULL;
     json_t *copy = NULL; /* new ref, made on the first change */
     for (size_t i = 0; i < report->n; i++) {
-        const tg_schema_violation *v = &report->v[i];
+        const tg__schema_violation *v = &report->v[i];
         if (strcmp(v->keyword, "type") != 0 || v->path[0] == '\0')
             continue;
         unsigned want = tg__schema_types_at(schema, v->path);

@@ -63,7 +63,7 @@ typedef struct tg__proc {
     /* the call, borrowed from the scheduler until done */
     bool live; /* false once the call has its result (done was called) */
     const tg_call *call;
-    const tg_tool *tool;
+    const tg__tool *tool;
     char *const *argv;
     uint64_t start_ns;
     tg__source_sink sink;
@@ -513,7 +513,7 @@ static tg_result *spawn_error(const tg_call *call, const char *prog,
 {
     switch (stage) {
     case TG__SPAWN_STAGE_CHDIR: {
-        tg_quote q; /* the call's context.cwd, of any length */
+        tg__quote_buf q; /* the call's context.cwd, of any length */
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "cannot change to directory '%s': %s",
                         tg__quote(&q, cwd ? cwd : "."), strerror(errnum));
@@ -618,7 +618,7 @@ static void command_start(const tg__source_call *c, void **state)
 {
     const tg__source_env *env = c->env;
     const tg_call *call = c->call;
-    const tg_tool *tool = c->tool;
+    const tg__tool *tool = c->tool;
     char **envp = NULL;
     tg_result *refusal = NULL;
     const char *prog = c->argv[0];

@@ -80,7 +80,7 @@ static const char *dir_state(const char *path)
 static bool passed(const tg_runtime *rt, const char *name, size_t len)
 {
     for (size_t i = 0; i < tg__registry_count(rt->reg); i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         size_t j;
         json_t *v; /* borrowed */
         json_array_foreach(t->env_pass, j, v)
@@ -153,7 +153,7 @@ static json_t *report(tg_runtime *rt)
             json_array_append_new(json_object_get(own, "refused_to_file_tools"),
                                   json_string(rt->state.refuse[i]));
     for (size_t i = 0; rc == 0 && i < tg__registry_count(rt->reg); i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         if (t->kind != TG_TOOL_KIND_COMMAND)
             continue;
         tg__sbx_level l = tg__sandbox_level(sb, t);
@@ -240,7 +240,7 @@ static json_t *report(tg_runtime *rt)
 
 /* Appends s (NULL: "?") made safe for a terminal: a field of the report
  * that came from outside (a path, a name, a program's message). */
-static void put(tg_buf *b, const char *s)
+static void put(tg__buf *b, const char *s)
 {
     if (s == NULL)
         s = "?";
@@ -248,7 +248,7 @@ static void put(tg_buf *b, const char *s)
 }
 
 /* "%-16s" of a row's label, then its value made safe, then `tail`. */
-static void row(tg_buf *b, const char *label, const char *value,
+static void row(tg__buf *b, const char *label, const char *value,
                 const char *tail)
 {
     (void)tg__buf_printf(b, "%-16s", label);
@@ -257,7 +257,7 @@ static void row(tg_buf *b, const char *label, const char *value,
 }
 
 /* The strings of a JSON array joined by sep, or `none`. */
-static void join(tg_buf *b, const json_t *arr, const char *sep,
+static void join(tg__buf *b, const json_t *arr, const char *sep,
                  const char *none)
 {
     size_t i;
@@ -274,7 +274,7 @@ static void join(tg_buf *b, const json_t *arr, const char *sep,
     }
 }
 
-static void limit_text(tg_buf *b, const char *what, json_int_t v,
+static void limit_text(tg__buf *b, const char *what, json_int_t v,
                        const char *unit)
 {
     if (v == 0)
@@ -285,7 +285,7 @@ static void limit_text(tg_buf *b, const char *what, json_int_t v,
 
 /* The lines about toolgate's own files: what keeps tools from them, and
  * which tools nothing does. */
-static void own_files_text(tg_buf *b, const json_t *own, bool isolated)
+static void own_files_text(tg__buf *b, const json_t *own, bool isolated)
 {
     const json_t *exposed = json_object_get(own, "exposed_to"); /* borrowed */
     (void)tg__buf_printf(b, "%-16s", "toolgate files");
@@ -320,7 +320,7 @@ static void own_files_text(tg_buf *b, const json_t *own, bool isolated)
 /* Lines for a person, from the report. */
 static char *render_text(const json_t *r)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     const json_t *s = json_object_get(r, "sandbox");     /* borrowed */
     const json_t *bw = json_object_get(s, "bubblewrap"); /* borrowed */

@@ -309,7 +309,7 @@ int tg_elicit_answer(tg_elicit *el, tg_elicit_action action,
                                  "the content of an accepted elicitation "
                                  "must be a JSON object");
         }
-        tg_schema_report rep = {0};
+        tg__schema_report rep = {0};
         int v = tg__schema_validate_json(el->schema, c, &rep, err);
         if (v == 0) {
             char *why = tg__schema_report_message(&rep);

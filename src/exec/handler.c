@@ -35,7 +35,7 @@ static void ctx_init(tg_handler_ctx *c, const tg__source_env *env,
 /* Text output past spool.inline_max_bytes (or any, for a call with
  * `inline: false`) goes to the artifact store like a command's stdout. */
 static tg_result *spooled_text(const tg__source_env *env, const tg_call *call,
-                               const tg_buf *out)
+                               const tg__buf *out)
 {
     tg__output o;
     if (tg__output_init(&o, env->cfg, env->spool, call) != 0)
@@ -134,7 +134,7 @@ typedef struct tg__pool {
     const tg_call *orig;
     uint64_t start_ns;
     tg__source_sink sink;
-    const tg_tool *tool;
+    const tg__tool *tool;
     uv_work_t work;
     uv_timer_t timer;
     int rc;

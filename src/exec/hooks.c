@@ -97,7 +97,7 @@ struct tg__hook {
     int spawn_stage, errnum;
     bool status_known;
     int status;
-    tg_buf out;
+    tg__buf out;
     char err[2 * HOOK_ERR_TAIL];
     size_t err_len;
 };
@@ -463,7 +463,7 @@ static bool is_space(char c)
  * its name ("timed out after 200 ms"), into why; false when it ran and
  * exited 0. A before hook's stderr tail is quoted, an after hook's never.
  * Returns TG_ENOMEM through *rc. */
-static bool run_failure(const tg__hook *h, tg_buf *why, int *rc)
+static bool run_failure(const tg__hook *h, tg__buf *why, int *rc)
 {
     char sig[32];
     *rc = 0;
@@ -521,7 +521,7 @@ static bool run_failure(const tg__hook *h, tg_buf *why, int *rc)
 /* The answer as an object (new ref): NULL with the reason in why when it
  * is not one. Blank output is `empty_ok`'s to allow: *answer stays NULL. */
 static bool parse_answer(const tg__hook *h, bool empty_ok, json_t **answer,
-                         tg_buf *why, int *rc)
+                         tg__buf *why, int *rc)
 {
     *answer = NULL;
     *rc = 0;
@@ -574,7 +574,7 @@ static const char *answer_reason(const json_t *answer)
 
 /* Text made valid UTF-8 for a record (stderr may be anything): a JSON
  * string, new ref. */
-static json_t *clean_text(tg_buf *b)
+static json_t *clean_text(tg__buf *b)
 {
     return tg__json_text(b->data ? b->data : "", b->len);
 }
@@ -596,9 +596,9 @@ static void finish(tg__job *job, tg_result *r)
  * limit and valid against the tool's schema. Returns 0, 1 when refused
  * (the reason in why), or TG_ENOMEM. */
 static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
-                    tg_buf *why)
+                    tg__buf *why)
 {
-    const tg_tool *tool = job->tool;
+    const tg__tool *tool = job->tool;
     char *text = json_dumps(args, JSON_COMPACT);
     if (text == NULL)
         return TG_ENOMEM;
@@ -615,11 +615,11 @@ static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
     }
     if (tool->schema == NULL)
         return 0;
-    tg_schema_report rep = {0};
+    tg__schema_report rep = {0};
     tg_error e = {0};
     /* On the loop thread, under the whole budget: a hook is the operator's
      * program, and the budget bounds what its answer can cost. */
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, (uint64_t)rt->cfg->max_validation_steps, NULL);
     int v = tg__schema_validate_json_in(tool->schema, args, &rep, &b, &e);
     if (v != 1) {
@@ -640,7 +640,7 @@ static int vet_args(tg_runtime *rt, const tg__job *job, const json_t *args,
 
 /* A command tool's argv and stdin from the call's (new) arguments. Returns
  * 0, 1 when the templates refuse them (the reason in why), or TG_ENOMEM. */
-static int reprepare(tg_runtime *rt, tg__job *job, tg_buf *why)
+static int reprepare(tg_runtime *rt, tg__job *job, tg__buf *why)
 {
     bool oom = false;
     tg__argv_free(job->argv);
@@ -666,7 +666,7 @@ static int reprepare(tg_runtime *rt, tg__job *job, tg_buf *why)
 
 /* The policy on the rewritten arguments. Returns 0, 1 when it refuses them
  * (the reason in why), or TG_ENOMEM. */
-static int repolicy(tg_runtime *rt, tg__job *job, tg_buf *why)
+static int repolicy(tg_runtime *rt, tg__job *job, tg__buf *why)
 {
     bool oom = false;
     tg_result *r = tg__check_policy_again(rt, job, &oom);
@@ -692,7 +692,7 @@ static int repolicy(tg_runtime *rt, tg__job *job, tg_buf *why)
  * had), 1 when they are refused (the reason in why; the call keeps what the
  * model sent, and is denied, so its command needs no preparation), or
  * TG_ENOMEM. */
-static int rewrite(tg_runtime *rt, tg__job *job, json_t *args, tg_buf *why,
+static int rewrite(tg_runtime *rt, tg__job *job, json_t *args, tg__buf *why,
                    char prev[TG_CHECKSUM_MAX])
 {
     tg_call *call = job->call;
@@ -738,7 +738,7 @@ enum { V_ALLOW, V_DENY, V_CANCEL };
 
 static void before_done(tg_runtime *rt, tg__job *job, tg__hook *h)
 {
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     json_t *answer = NULL;      /* new ref */
     json_t *entry = NULL;       /* new ref */
@@ -789,7 +789,7 @@ static void before_done(tg_runtime *rt, tg__job *job, tg__hook *h)
     if (failed) {
         /* The hook's words come after its name: "before hook 'x' ..." */
         reason_json = clean_text(&why);
-        tg_buf full;
+        tg__buf full;
         tg__buf_init(&full, 0);
         if (reason_json == NULL ||
             tg__buf_printf(&full, "before hook '%s' %s", hook_name(h),
@@ -886,7 +886,7 @@ static bool timeout_payload(const json_t *p)
 
 static void after_done(tg_runtime *rt, tg__job *job, tg__hook *h)
 {
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     json_t *answer = NULL; /* new ref */
     json_t *entry = NULL;  /* new ref */
@@ -993,7 +993,7 @@ static void on_hook_done(uv_work_t *w, int status)
 static char *hook_input(const tg__job *job, const tg_result *held, size_t *len)
 {
     json_t *call = tg__call_to_json(job->call); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = call != NULL ? 0 : TG_ENOMEM;
     if (rc == 0 && held == NULL)

@@ -87,7 +87,7 @@ static int output_take(tg__output *o, json_t **text, json_t **artifact,
         tg__buf_cleanup(&o->mem);
         return rc;
     }
-    tg_spool_outcome out = {0};
+    tg__spool_outcome out = {0};
     /* a writer that failed answers its error here, its file removed */
     int rc = tg__spool_writer_finish(o->w, &out, e);
     o->w = NULL;

@@ -19,10 +19,10 @@
  * that keeps spool.inline_max_bytes in memory and streams the rest to the
  * artifact store. */
 typedef struct tg__output {
-    tg_spool_writer *w; /* NULL: in memory */
-    tg_buf mem;         /* capped at limits.max_output_bytes */
-    int failed;         /* sticky: TG_ELIMIT (past the cap), TG_EIO, ... */
-    tg_error e;         /* what failed */
+    tg__spool_writer *w; /* NULL: in memory */
+    tg__buf mem;         /* capped at limits.max_output_bytes */
+    int failed;          /* sticky: TG_ELIMIT (past the cap), TG_EIO, ... */
+    tg_error e;          /* what failed */
 } tg__output;
 
 /* Starts collecting call's output under cfg's limits: spooled when spool

@@ -26,8 +26,8 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
             err, TG_EINVAL, "call '%s' has no arguments object to judge: %s",
             call->id,
             call->pre_error_message ? call->pre_error_message : "not decoded");
-    const tg_tool *tool = tg__registry_find(rt->reg, call->tool);
-    tg_policy_input in = {
+    const tg__tool *tool = tg__registry_find(rt->reg, call->tool);
+    tg__policy_input in = {
         .tool = call->tool,
         .caller = call->caller_id,
         .annotations = tool ? tool->annotations : NULL,
@@ -35,9 +35,9 @@ int tg_runtime_policy_check(tg_runtime *rt, const tg_call *call, char **out,
         .workspace = rt->cfg->workspace,
         .cwd = rt->cfg->cwd,
     };
-    tg_buf explain;
+    tg__buf explain;
     tg__buf_init(&explain, 0);
-    tg_policy_verdict v;
+    tg__policy_verdict v;
     tg_error e = {0};
     int rc = tg__policy_decide(rt->policy, &in, &v, &explain, &e);
     json_t *o = NULL; /* new ref */

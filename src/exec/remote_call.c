@@ -181,13 +181,13 @@ static tg_result *through_output(rcall *rc, const char *text, size_t len)
 /* The text span of member `name` of the object that the tape's text is
  * (top level only): 1 with *at and *len set, 0 when absent, -1 when a key
  * has escapes (the caller then asks jansson). */
-static int member_span(const tg_jtape *t, const char *name, const char **at,
+static int member_span(const tg__jtape *t, const char *name, const char **at,
                        size_t *len)
 {
     size_t nl = strlen(name), end = t->tok[0].a;
     const char *s = t->text;
     for (size_t i = 1; i < end;) {
-        const tg_jtok *k = &t->tok[i], *v = &t->tok[i + 1];
+        const tg__jtok *k = &t->tok[i], *v = &t->tok[i + 1];
         size_t next =
             v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY ? v->a : i + 2;
         if (k->flags & TG_JT_ESCAPED)
@@ -263,8 +263,8 @@ static tg_result *keep_blocks_text(rcall *rc, tg_result *r, const char *at,
  * when the caller must take the jansson way. */
 static int from_result_text(rcall *rc, const tg__rcall_end *end, tg_result **r)
 {
-    tg_jtok st[256], st2[256];
-    tg_jtape t, m;
+    tg__jtok st[256], st2[256];
+    tg__jtape t, m;
     if (end->is_error || tg__jtape_parse_in(end->result, end->result_len, st,
                                             256, &t, NULL) != 0)
         return 0;

@@ -141,7 +141,7 @@ static char **sandboxed_argv(tg_runtime *rt, const tg__source_cfg *c,
     if (!c->sandbox || rt->cfg->sandbox_mode == TG__SANDBOX_OFF)
         return NULL;
     tg__sandbox_probe(&rt->sandbox, rt->cfg, rt->base_env);
-    tg_tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
+    tg__tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
     /* a program that is not there is said plainly by the plain spawn */
     if (tg__sandbox_level(&rt->sandbox, &shape) != TG__SBX_BWRAP ||
         tg__proc_resolve(argv[0], tg__proc_getenv(envp, "PATH"), cwd, path,
@@ -518,9 +518,9 @@ static int waiting(tg__rsrc *src, const char *remote, char **old, char **cur,
                    char **checksum, tg_error *err)
 {
     *old = *cur = *checksum = NULL;
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     if (j != NULL) {
-        tg_pin_row *rows = NULL;
+        tg__pin_row *rows = NULL;
         size_t n = 0;
         int rc = tg__journal_pins_read(j, src->cfg->name, &rows, &n, err);
         if (rc != 0)

@@ -45,7 +45,7 @@ static json_t *annotations_for(const tg__rsrc *src, const json_t *ann)
 }
 
 /* The info row of one tool for tg_runtime_sources; new ref. */
-static json_t *info_row(const char *name, const char *remote, tg_tool_state st,
+static json_t *info_row(const char *name, const char *remote, tg__tool_state st,
                         const char *reason, json_t *flags)
 {
     static const char *const names[] = {"enabled", "held", "disabled"};
@@ -59,9 +59,9 @@ static json_t *info_row(const char *name, const char *remote, tg_tool_state st,
 }
 
 /* Sets a tool disabled or held with reason (formatted). */
-static int set_off(tg_tool *t, tg_tool_state st, const char *fmt, ...)
+static int set_off(tg__tool *t, tg__tool_state st, const char *fmt, ...)
     TG__PRINTF(3, 4);
-static int set_off(tg_tool *t, tg_tool_state st, const char *fmt, ...)
+static int set_off(tg__tool *t, tg__tool_state st, const char *fmt, ...)
 {
     char text[900];
     va_list ap;
@@ -75,7 +75,7 @@ static int set_off(tg_tool *t, tg_tool_state st, const char *fmt, ...)
 
 /* Compiles a schema member of the clean definition into the tool; a
  * schema that does not compile disables the tool with the reason. */
-static int compile(tg_tool *t, const json_t *doc, json_t **slot,
+static int compile(tg__tool *t, const json_t *doc, json_t **slot,
                    tg_schema **out, const char *what)
 {
     if (doc == NULL)
@@ -97,9 +97,9 @@ static int compile(tg_tool *t, const json_t *doc, json_t **slot,
 
 /* A registry tool for one served definition (clean: sanitized). */
 static int make_tool(tg__rsrc *src, const char *name, const char *remote,
-                     const json_t *clean, tg_tool **out)
+                     const json_t *clean, tg__tool **out)
 {
-    tg_tool *t = calloc(1, sizeof *t);
+    tg__tool *t = calloc(1, sizeof *t);
     if (t == NULL)
         return TG_ENOMEM;
     *out = t;
@@ -130,13 +130,13 @@ static int make_tool(tg__rsrc *src, const char *name, const char *remote,
 
 /* The pins of src: from the journal (rows with an accepted definition),
  * or from memory. *entries point into *rows / src->mem_pins. */
-static int read_pins(tg__rsrc *src, tg_pin_row **rows, size_t *nrows,
+static int read_pins(tg__rsrc *src, tg__pin_row **rows, size_t *nrows,
                      tg__pin_entry **entries, size_t *n, tg_error *err)
 {
     *rows = NULL;
     *nrows = *n = 0;
     *entries = NULL;
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     if (j != NULL) {
         int rc = tg__journal_pins_read(j, src->cfg->name, rows, nrows, err);
         if (rc != 0)
@@ -169,7 +169,7 @@ static int read_pins(tg__rsrc *src, tg_pin_row **rows, size_t *nrows,
  * waiting for the user. */
 static void record_pins(tg__rsrc *src, const tg__pin_verdict *v, size_t n)
 {
-    tg_journal *j = src->rt->journal;
+    tg__journal *j = src->rt->journal;
     tg_error e = {0};
     for (size_t i = 0; i < n; i++) {
         if (v[i].kind == TG_PIN_REMOVED || v[i].kind == TG_PIN_SAME)
@@ -225,7 +225,7 @@ static void unregister(tg__rsrc *src, const json_t *keep)
     json_array_foreach(src->tools, i, row)
     {
         const char *name = json_string_value(json_object_get(row, "name"));
-        const tg_tool *t = tg__registry_find(src->rt->reg, name);
+        const tg__tool *t = tg__registry_find(src->rt->reg, name);
         if (t != NULL && t->remote == src &&
             (keep == NULL || !listed(keep, name)))
             (void)tg__registry_remove(src->rt->reg, name);
@@ -251,7 +251,7 @@ static bool same_json(const json_t *a, const json_t *b)
  * kept (a removed tool lives until the runtime ends, for the calls that
  * borrow it, so a server that re-lists without end must not add one
  * each time). */
-static bool same_tool(const tg_tool *a, const tg_tool *b)
+static bool same_tool(const tg__tool *a, const tg__tool *b)
 {
     return a->state == b->state && a->timeout_ms == b->timeout_ms &&
            a->output == b->output && same_str(a->off_reason, b->off_reason) &&
@@ -274,15 +274,15 @@ static int add_one(tg__rsrc *src, const json_t *raw, size_t i,
     tg__sanitize_flag *flags = NULL;
     size_t nflags = 0;
     tg_error e = {0};
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     int rc = tg__sanitize_tool(raw, &clean, &flags, &nflags, &e);
     json_t *fj = rc == 0 ? tg__sanitize_flags_json(flags, nflags) : NULL;
     if (rc == 0)
         rc = make_tool(src, name, remote, clean, &t);
     if (rc != 0)
         goto done;
-    const tg_tool *other = tg__registry_find(src->rt->reg, name);
-    const tg_tool *own = other != NULL && other->remote == src ? other : NULL;
+    const tg__tool *other = tg__registry_find(src->rt->reg, name);
+    const tg__tool *own = other != NULL && other->remote == src ? other : NULL;
     if (own != NULL)
         other = NULL; /* its own tool of the last list */
     if (!tg__tool_name_valid(name))
@@ -350,7 +350,7 @@ done:
 void tg__rsrc_apply(tg__rsrc *src, json_t *defs)
 {
     json_t *rows = json_array(); /* new ref */
-    tg_pin_row *prow = NULL;
+    tg__pin_row *prow = NULL;
     size_t nprow = 0, npins = 0, nv = 0;
     tg__pin_entry *pins = NULL;
     tg__pin_verdict *verdicts = NULL;

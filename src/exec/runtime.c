@@ -80,18 +80,18 @@ static char **capture_env(void)
 
 /* The values of every name a command tool passes on ("env_pass"), taken
  * now like the allowlist: a tool sees its own names only (process.c). */
-static char **capture_pass(const tg_registry *reg)
+static char **capture_pass(const tg__registry *reg)
 {
     size_t n = 1, k = 0;
     for (size_t i = 0; i < tg__registry_count(reg); i++) {
-        const tg_tool *t = tg__registry_at(reg, i);
+        const tg__tool *t = tg__registry_at(reg, i);
         n += t->env_pass ? json_array_size(t->env_pass) : 0;
     }
     char **env = calloc(n, sizeof *env);
     if (env == NULL)
         return NULL;
     for (size_t i = 0; i < tg__registry_count(reg); i++) {
-        const tg_tool *t = tg__registry_at(reg, i);
+        const tg__tool *t = tg__registry_at(reg, i);
         size_t j;
         json_t *name; /* borrowed */
         json_array_foreach(t->env_pass, j, name)
@@ -186,7 +186,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     /* Before the journal opens: it must not follow a link a tool made. */
     if ((rc = tg__state_init(&rt->state, rt->cfg, err)) != 0)
         goto fail;
-    tg_journal_options jopts = {
+    tg__journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,
@@ -410,7 +410,7 @@ int tg_runtime_register(tg_runtime *rt, const char *name,
         return tg__error_set(err, TG_EINVAL,
                              "tg_runtime_register needs a runtime, a name "
                              "and a handler");
-    tg_tool *tool = NULL;
+    tg__tool *tool = NULL;
     int rc = tg__tool_new_handler(name, description, schema_json, fn, user_data,
                                   flags, &tool, err);
     if (rc != 0)
@@ -430,10 +430,11 @@ void tg_runtime_set_events(tg_runtime *rt, const tg_events *events, void *ud)
 }
 
 int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
-                      const char *reason)
+                      const char *reason, tg_error *err)
 {
     if (rt == NULL)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_runtime_cancel needs a runtime");
     if (by == NULL)
         by = "user";
     if (reason == NULL)
@@ -442,7 +443,7 @@ int tg_runtime_cancel(tg_runtime *rt, const char *call_id, const char *by,
            rl = strlen(reason) + 1;
     tg__cancel_req *r = malloc(sizeof *r + il + bl + rl);
     if (r == NULL)
-        return TG_ENOMEM;
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     char *s = (char *)(r + 1);
     r->next = NULL;
     r->id = NULL;

@@ -65,9 +65,9 @@ typedef enum tg__job_state {
  * hands it (source.h) until it is done, and may outlive the run. */
 struct tg__job {
     tg__run *run;
-    tg_call *call;       /* borrowed from the turn */
-    const tg_tool *tool; /* borrowed from the registry */
-    size_t index;        /* slot in the turn */
+    tg_call *call;        /* borrowed from the turn */
+    const tg__tool *tool; /* borrowed from the registry */
+    size_t index;         /* slot in the turn */
     tg__job_state state;
     bool holds_slot;      /* counts against the parallel limit */
     tg_result *result;    /* waiting for the group commit */
@@ -147,8 +147,8 @@ typedef struct tg__cancel_req {
 
 struct tg_runtime {
     tg_config *cfg;
-    tg_registry *reg;
-    tg_policy *policy;      /* compiled cfg->policy */
+    tg__registry *reg;
+    tg__policy *policy;     /* compiled cfg->policy */
     bool approve;           /* every `ask` is answered yes (--approve) */
     tg_approve_fn approver; /* asks an operator, or NULL */
     void *approver_ud;
@@ -162,11 +162,11 @@ struct tg_runtime {
     void *elicit_ud;
     struct tg__handoff *handoffs;
     struct tg__handoff *answered_head, *answered_tail;
-    tg__watchdog watch;  /* kills the tool groups left when it ends */
-    tg_journal *journal; /* NULL when off */
-    tg__state state;     /* toolgate's own files and what keeps tools from
-                            them (state.h) */
-    tg_spool *spool;     /* the artifact store, NULL when off */
+    tg__watchdog watch;   /* kills the tool groups left when it ends */
+    tg__journal *journal; /* NULL when off */
+    tg__state state;      /* toolgate's own files and what keeps tools from
+                             them (state.h) */
+    tg_spool *spool;      /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */
@@ -211,7 +211,7 @@ struct tg_runtime {
     bool stopping; /* the journal failed: start nothing more */
     /* cancellable jobs by call id: id -> the newest job with it, which
      * chains to the others through hnext (scheduler.c) */
-    tg_hmap jobs_by_id;
+    tg__hmap jobs_by_id;
     /* results waiting for the group commit */
     tg__job *done_head, *done_tail;
     size_t ndone;
@@ -277,7 +277,7 @@ tg_result *tg__check_call_rest(tg_runtime *rt, tg__job *job, bool *oom);
  * (budget->exhausted). NULL too when budget->stop stopped it: the caller
  * looks at its flag. Sets *oom on allocation failure. */
 tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
-                            const tg_tool *tool, tg_schema_budget *budget,
+                            const tg__tool *tool, tg__schema_budget *budget,
                             bool *oom);
 
 /* schema_work.c: the schema check of job on the thread pool with the whole
@@ -358,7 +358,7 @@ char *tg__detail_copy(const char *text);
  * TG__JOB_ASKING, holds no slot, and is cancellable by id and with
  * everything (tg__asks_cancel_all). `v` is the policy's verdict (copied).
  * Returns 0, or TG_ENOMEM (the job is untouched). */
-int tg__ask_start(tg_runtime *rt, tg__job *job, const tg_policy_verdict *v);
+int tg__ask_start(tg_runtime *rt, tg__job *job, const tg__policy_verdict *v);
 /* Ends a TG__JOB_ASKING job `canceled` (not_started, by and reason); its ask
  * stays the asker's to answer. */
 void tg__ask_cancel(tg__job *job, const char *by, const char *reason);
@@ -381,7 +381,7 @@ void tg__elicit_drop(void *ctx, tg_elicit *el, const char *action);
  * NULL when the call may run, else its refusal (denied on NO); sets *oom
  * on allocation failure. */
 tg_result *tg__check_answered(tg_runtime *rt, tg__job *job,
-                              const tg_policy_verdict *v, tg_approval answer,
+                              const tg__policy_verdict *v, tg_approval answer,
                               const char *detail, bool *oom);
 
 /* ------------------------------------------------------------ hooks */
@@ -438,7 +438,7 @@ tg_result *tg__check_policy_again(tg_runtime *rt, tg__job *job, bool *oom);
  * of args (borrowed) with each quoted number or boolean the schema wants
  * unquoted. Returns 1 with *out the copy (new ref), 0 when nothing could
  * be coerced, or TG_ENOMEM. */
-int tg__coerce_args(const tg_schema *schema, const tg_schema_report *report,
+int tg__coerce_args(const tg_schema *schema, const tg__schema_report *report,
                     const json_t *args, json_t **out);
 
 /* runtime.c, for the scheduler: a submitted run's last result was

@@ -76,7 +76,7 @@ const char *tg__sandbox_level_name(tg__sbx_level level)
     }
 }
 
-tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg_tool *tool)
+tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg__tool *tool)
 {
     if (tool != NULL && tool->unsandboxed)
         return TG__SBX_NONE;
@@ -237,7 +237,7 @@ static const char *const pre_opts[] = {
     "/proc", "--tmpfs", "/tmp", NULL};
 
 char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
-                        const tg_tool *tool, const char *cwd, const char *prog,
+                        const tg__tool *tool, const char *cwd, const char *prog,
                         char *const *argv)
 {
     size_t npre = sizeof pre_opts / sizeof pre_opts[0] - 1, nargs = 0;
@@ -713,7 +713,7 @@ static void make_warning(tg__sandbox *sb)
 {
     free(sb->warning);
     sb->warning = NULL;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 4096);
     if (sb->needed && sb->mode == TG__SANDBOX_AUTO && !sb->bwrap_ok)
         (void)tg__buf_printf(
@@ -748,7 +748,7 @@ void tg__sandbox_probe(tg__sandbox *sb, const tg_config *cfg, char *const *envp)
 }
 
 int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
-                     const tg_registry *reg, const tg__state *state,
+                     const tg__registry *reg, const tg__state *state,
                      char *const *envp, tg_error *err)
 {
     memset(sb, 0, sizeof *sb);
@@ -802,7 +802,7 @@ int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
     }
 
     for (size_t i = 0; reg != NULL && i < tg__registry_count(reg); i++) {
-        const tg_tool *t = tg__registry_at(reg, i);
+        const tg__tool *t = tg__registry_at(reg, i);
         if (t->kind == TG_TOOL_KIND_COMMAND && !t->unsandboxed)
             sb->needed = true;
     }

@@ -75,7 +75,7 @@ typedef struct tg__sandbox {
  * of sandbox.hide is its HOME). Fails with TG_ECONFIG when sandbox.mode is
  * "bubblewrap" and it cannot run, TG_ENOMEM. */
 int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
-                     const tg_registry *reg, const tg__state *state,
+                     const tg__registry *reg, const tg__state *state,
                      char *const *envp, tg_error *err);
 /* Runs the probe now if it has not run (the doctor). */
 void tg__sandbox_probe(tg__sandbox *sb, const tg_config *cfg,
@@ -83,7 +83,7 @@ void tg__sandbox_probe(tg__sandbox *sb, const tg_config *cfg,
 void tg__sandbox_cleanup(tg__sandbox *sb);
 
 /* How `tool` runs. */
-tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg_tool *tool);
+tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg__tool *tool);
 /* "bubblewrap", "rlimits" or "none". */
 const char *tg__sandbox_level_name(tg__sbx_level level);
 
@@ -94,7 +94,7 @@ const char *tg__sandbox_level_name(tg__sbx_level level);
  * kept in the array's own allocation), freed with free(). NULL on out of
  * memory. */
 char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
-                        const tg_tool *tool, const char *cwd, const char *prog,
+                        const tg__tool *tool, const char *cwd, const char *prog,
                         char *const *argv);
 
 /* The limits of a child at `level` into out[TG__SBX_MAX_LIMITS + 1]; returns

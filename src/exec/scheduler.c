@@ -59,7 +59,7 @@ void tg__hash_add(tg_runtime *rt, tg__job *job)
 {
     if (job->in_hash)
         return;
-    tg_hentry *e;
+    tg__hentry *e;
     int rc = tg__hmap_put_str(&rt->jobs_by_id, job->call->id, &e);
     if (rc < 0)
         return; /* no memory: this job cannot be cancelled by id */
@@ -73,7 +73,7 @@ static void hash_remove(tg_runtime *rt, tg__job *job)
 {
     if (!job->in_hash)
         return;
-    tg_hentry *e = tg__hmap_find_str(&rt->jobs_by_id, job->call->id);
+    tg__hentry *e = tg__hmap_find_str(&rt->jobs_by_id, job->call->id);
     tg__job *head = e->val.ptr;
     if (head == job) {
         head = job->hnext;
@@ -96,7 +96,7 @@ static void hash_remove(tg_runtime *rt, tg__job *job)
 /* ------------------------------------------------------------ jobs */
 
 /* The per-call deadline of a tool in ms; 0: none. */
-static int64_t budget_ms(const tg_runtime *rt, const tg_tool *tool)
+static int64_t budget_ms(const tg_runtime *rt, const tg__tool *tool)
 {
     if (tool != NULL && tool->timeout_ms > 0)
         return tool->timeout_ms;
@@ -387,7 +387,7 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
     if (reason == NULL)
         reason = "canceled";
     if (call_id != NULL) {
-        tg_hentry *e = tg__hmap_find_str(&rt->jobs_by_id, call_id);
+        tg__hentry *e = tg__hmap_find_str(&rt->jobs_by_id, call_id);
         tg__job *j = e ? e->val.ptr : NULL;
         while (j != NULL) {
             /* cancel_job may unlink j: step first */

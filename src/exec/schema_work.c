@@ -24,7 +24,7 @@ struct tg__schema_work {
     tg_runtime *rt;
     tg__job *job;
     atomic_int stop;
-    tg_schema_budget budget;
+    tg__schema_budget budget;
     tg_result *result; /* the pool thread's refusal, or NULL */
     bool oom;
     char *by, *reason; /* the cancel that stopped it (copies) */

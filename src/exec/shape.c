@@ -126,15 +126,15 @@ static tg_result *content_result(const tg_call *call, tg_result *r)
 /* An output schema check on the pool. */
 typedef struct shape_work {
     uv_work_t req;
-    const tg_tool *tool;
+    const tg__tool *tool;
     const tg_call *call;
     void (*done)(void *ctx, tg_result *r);
     void *ctx;
     tg_result *r;    /* the success, its payload the value checked */
     json_t *value;   /* borrowed from r */
     json_t *printed; /* the text it was parsed from (new ref) */
-    tg_schema_budget budget;
-    tg_schema_report rep;
+    tg__schema_budget budget;
+    tg__schema_report rep;
     tg_error e;
     int rc;
 } shape_work;
@@ -143,8 +143,8 @@ typedef struct shape_work {
  * violations when rc == 0; printed: the tool's text). Takes r. */
 static tg_result *verdict(const tg_call *call, tg_result *r,
                           const json_t *printed, int rc,
-                          const tg_schema_report *rep,
-                          const tg_schema_budget *b, const tg_error *e)
+                          const tg__schema_report *rep,
+                          const tg__schema_budget *b, const tg_error *e)
 {
     if (rc == 1) {
         /* recorded with the result, so a replay of it is structured too */
@@ -207,7 +207,7 @@ static tg_result *verdict(const tg_call *call, tg_result *r,
 /* Verdict first (nothing allocated for plain schemas), then the report of
  * an output that fails, from the same budget. */
 static int validate(const tg_schema *s, const json_t *value,
-                    tg_schema_report *rep, tg_schema_budget *b, tg_error *e)
+                    tg__schema_report *rep, tg__schema_budget *b, tg_error *e)
 {
     int rc = tg__schema_validate_json_in(s, value, NULL, b, e);
     if (rc == 0)
@@ -238,7 +238,7 @@ static void on_work_done(uv_work_t *req, int status)
 /* Starts the whole check of r's value on the pool; 0, or a libuv code
  * (nothing started). */
 static int start_work(const tg__source_env *env, const tg_call *call,
-                      const tg_tool *tool, tg_result *r, json_t *value,
+                      const tg__tool *tool, tg_result *r, json_t *value,
                       json_t *printed, void (*done)(void *, tg_result *),
                       void *ctx)
 {
@@ -268,7 +268,7 @@ static int start_work(const tg__source_env *env, const tg_call *call,
  * value, then checked. Returns the result, or NULL with *started when the
  * check went to the pool (which calls done). */
 static tg_result *json_result(const tg__source_env *env, const tg_call *call,
-                              const tg_tool *tool, tg_result *r,
+                              const tg__tool *tool, tg_result *r,
                               void (*done)(void *, tg_result *), void *ctx,
                               bool *started)
 {
@@ -313,8 +313,8 @@ static tg_result *json_result(const tg__source_env *env, const tg_call *call,
         return r;
     }
     int64_t steps = env->cfg->max_validation_steps;
-    tg_schema_budget b;
-    tg_schema_report rep = {0};
+    tg__schema_budget b;
+    tg__schema_report rep = {0};
     tg_error e = {0};
     tg__schema_budget_init(
         &b,
@@ -336,7 +336,7 @@ static tg_result *json_result(const tg__source_env *env, const tg_call *call,
 }
 
 void tg__shape(const tg__source_env *env, const tg_call *call,
-               const tg_tool *tool, tg_result *r,
+               const tg__tool *tool, tg_result *r,
                void (*done)(void *ctx, tg_result *r), void *ctx)
 {
     bool started = false;

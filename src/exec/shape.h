@@ -17,7 +17,7 @@
  * a costly schema check went to the thread pool (call and tool must live
  * until then). */
 void tg__shape(const tg__source_env *env, const tg_call *call,
-               const tg_tool *tool, tg_result *r,
+               const tg__tool *tool, tg_result *r,
                void (*done)(void *ctx, tg_result *r), void *ctx);
 
 #endif

@@ -117,8 +117,8 @@ typedef struct tg__source_sink {
  * what is kept); what it points to is borrowed as said. */
 typedef struct tg__source_call {
     const tg__source_env *env;
-    const tg_call *call; /* borrowed until done */
-    const tg_tool *tool; /* borrowed: lives as long as the runtime */
+    const tg_call *call;  /* borrowed until done */
+    const tg__tool *tool; /* borrowed: lives as long as the runtime */
     /* The deadline, counted from start; 0: none. When it passes the
      * source stops the call and ends it with tg__result_timeout(call,
      * budget_ms) (execution not_started if nothing ran yet). */
@@ -161,6 +161,6 @@ typedef struct tg__source_ops {
 
 /* The source that runs tool's calls (sources.c: the one table from a
  * tool's kind to its source). Never NULL for a registered tool. */
-const tg__source_ops *tg__source_of(const tg_tool *tool);
+const tg__source_ops *tg__source_of(const tg__tool *tool);
 
 #endif

@@ -14,7 +14,7 @@ extern const tg__source_ops tg__handler_pool_source;   /* handler.c */
 extern const tg__source_ops tg__handler_inline_source; /* handler.c */
 extern const tg__source_ops tg__remote_source;         /* remote_call.c */
 
-const tg__source_ops *tg__source_of(const tg_tool *tool)
+const tg__source_ops *tg__source_of(const tg__tool *tool)
 {
     switch (tool->kind) {
     case TG_TOOL_KIND_COMMAND:

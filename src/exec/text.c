@@ -73,7 +73,7 @@ json_t *tg__json_text(const char *data, size_t len)
     if (i == len)
         return json_stringn_nocheck(data, len);
     /* Copy with replacements, starting from the first bad byte. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__buf_append(&b, data, i) != 0)
         goto oom;

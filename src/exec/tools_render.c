@@ -16,7 +16,7 @@
 #include "runtime.h"
 
 /* The neutral definition of one tool; new ref, NULL on OOM. */
-static json_t *neutral(const tg_tool *t)
+static json_t *neutral(const tg__tool *t)
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:o}", "name", t->name, "description",
@@ -88,12 +88,12 @@ static int offer_ids(json_t *def, json_t *ids)
 }
 
 /* Whether the policy leaves some call of t to caller: 1, 0, or TG_E*. */
-static int visible(tg_runtime *rt, const tg_tool *t, const char *caller,
+static int visible(tg_runtime *rt, const tg__tool *t, const char *caller,
                    tg_error *err)
 {
     if (rt->policy == NULL)
         return 1;
-    tg_policy_input in = {
+    tg__policy_input in = {
         .tool = t->name, .caller = caller, .annotations = t->annotations};
     return tg__policy_reachable(rt->policy, &in, err);
 }
@@ -108,7 +108,7 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
     *out = NULL;
     if (format == NULL)
         format = "mcp";
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     if (fmt == NULL || fmt->render_tools == NULL)
         return tg__error_set(err, TG_EFORMAT,
                              "cannot list tools in format '%s' (supported: "
@@ -122,7 +122,7 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
         rc = offered_ids(rt, &ids);
     size_t n = tg__registry_count(rt->reg);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        const tg_tool *t = tg__registry_at(rt->reg, i);
+        const tg__tool *t = tg__registry_at(rt->reg, i);
         if (t->state != TG_TOOL_ENABLED)
             continue; /* held or disabled: not offered (remote_tools.c) */
         if (for_caller) {
@@ -143,7 +143,7 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
         if (json_array_append_new(tools, def))
             rc = TG_ENOMEM;
     }
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (rc == 0)
         rc = fmt->render_tools(tools, &b, err);

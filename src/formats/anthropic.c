@@ -315,16 +315,16 @@ static int message_container(const char *k, size_t kn)
 }
 
 typedef struct fast_block {
-    tg_jcur_str id, name;
+    tg__jcur_str id, name;
     const char *input; /* the input's text, in the document */
     size_t input_len;
     int has_type, is_tool_use, has_input;
-    tg_buf names; /* id and name, each NUL-terminated */
+    tg__buf names; /* id and name, each NUL-terminated */
 } fast_block;
 
 /* Reads a string member that is only compared with `want`; sets *seen and
  * *is. 0 or FAST_BAIL. */
-static int fast_str_is(tg_jcur *c, const char *want, int *seen, int *is)
+static int fast_str_is(tg__jcur *c, const char *want, int *seen, int *is)
 {
     const char *s;
     size_t n;
@@ -398,7 +398,7 @@ static const char *object_end(const char *p, const char *end)
  * plainly valid value: 0 or FAST_BAIL. */
 static int fast_validate(const char *text, size_t len)
 {
-    tg_jcur sub;
+    tg__jcur sub;
     tg__jcur_init(&sub, text, len);
     int rc =
         tg__jcur_skip(&sub) == 0 && tg__jcur_end(&sub) == 0 ? 0 : FAST_BAIL;
@@ -410,7 +410,7 @@ static int fast_validate(const char *text, size_t len)
  * the arguments reader that takes a tool_use block's input validates it
  * anyway, so reading it twice would be wasted; other blocks' inputs are
  * validated with fast_validate. Other values are read and validated. */
-static int fast_input(tg_jcur *c, fast_block *b)
+static int fast_input(tg__jcur *c, fast_block *b)
 {
     int next = tg__jcur_peek(c);
     const char *start = (const char *)c->p;
@@ -437,7 +437,7 @@ static int fast_input(tg_jcur *c, fast_block *b)
 
 /* One content block: a tool_use block becomes a call, other blocks are
  * passed over. Sets *tool_use when it was a tool_use block. */
-static int fast_block_read(tg_jcur *c, fast_block *b, tg_turn *turn,
+static int fast_block_read(tg__jcur *c, fast_block *b, tg_turn *turn,
                            int *tool_use)
 {
     const char *k;
@@ -476,7 +476,8 @@ static int fast_block_read(tg_jcur *c, fast_block *b, tg_turn *turn,
     return fast_add_call(b, turn);
 }
 
-static int fast_content(tg_jcur *c, fast_block *b, tg_turn *turn, int *tool_use)
+static int fast_content(tg__jcur *c, fast_block *b, tg_turn *turn,
+                        int *tool_use)
 {
     int first = 1, e = -1, rc = 0;
     if (tg__jcur_take(c, '[') != 0)
@@ -488,7 +489,7 @@ static int fast_content(tg_jcur *c, fast_block *b, tg_turn *turn, int *tool_use)
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
-    tg_jcur c;
+    tg__jcur c;
     fast_block b;
     const char *k;
     size_t kn;
@@ -539,14 +540,14 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
-static int put_string(tg_buf *out, const json_t *s)
+static int put_string(tg__buf *out, const json_t *s)
 {
     return tg__json_string(out, json_string_value(s), json_string_length(s));
 }
 
 /* One MCP content block (borrowed) as an Anthropic block: text and image
  * pass through, everything else becomes a text block describing it. */
-static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
+static int put_block(tg__buf *out, const json_t *b, tg__buf *scratch)
 {
     if (tg__format_is_image_block(b)) {
         static const char open[] =
@@ -572,18 +573,18 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
  * content blocks (tg__format_put_blocks: on failure the payload's text comes
  * first, so the model learns why; an untrusted success is enveloped), else
  * the payload's text. */
-static int put_content(tg_buf *out, const tg_result *r, tg_buf *scratch)
+static int put_content(tg__buf *out, const tg_result *r, tg__buf *scratch)
 {
     int rc = tg__format_put_blocks(out, r, put_block, tg__format_put_text_block,
                                    scratch);
     return rc == 1 ? tg__format_payload_json_string(r, out, scratch) : rc;
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     static const char open[] = "{\"type\":\"tool_result\",\"tool_use_id\":";
     static const char content[] = ",\"content\":";
-    tg_buf scratch; /* payload text and block descriptions, reused */
+    tg__buf scratch; /* payload text and block descriptions, reused */
     tg__buf_init(&scratch, 0);
     int rc = tg__buf_puts(out, "{\"role\":\"user\",\"content\":[");
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -614,13 +615,13 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: [{"name","description","input_schema"}]. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
                                        err);
 }
 
-const tg_format tg__format_anthropic = {
+const tg__format tg__format_anthropic = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

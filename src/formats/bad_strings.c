@@ -35,7 +35,7 @@ json_t *tg__format_load(const char *text, size_t len, json_error_t *jerr,
         return doc;
     /* Refused: read it again, taking bad strings. When it still does not
      * parse, jansson's error stands. */
-    tg_jtape tape;
+    tg__jtape tape;
     int rc = tg__jtape_parse(
         text, len, TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS, &tape, NULL);
     if (rc == TG_ENOMEM) {
@@ -78,7 +78,7 @@ typedef struct arg_values {
 } arg_values;
 
 /* Passes over the arguments values of calls that held bad strings. */
-static int in_arguments(const json_t *node, const tg_jseg *path, size_t depth,
+static int in_arguments(const json_t *node, const tg__jseg *path, size_t depth,
                         void *ctx)
 {
     const arg_values *a = ctx;
@@ -89,7 +89,7 @@ static int in_arguments(const json_t *node, const tg_jseg *path, size_t depth,
 }
 
 int tg__format_bad_strings_placed(const json_t *doc, tg_turn *turn, size_t from,
-                                  tg_buf *where, char *what)
+                                  tg__buf *where, char *what)
 {
     arg_values a = {NULL, 0};
     int rc = 0;
@@ -138,7 +138,7 @@ static const struct {
 };
 
 /* Whether path[0..depth) is the pattern p. */
-static bool path_is(const char *p, const tg_jseg *path, size_t depth)
+static bool path_is(const char *p, const tg__jseg *path, size_t depth)
 {
     size_t d = 0;
     while (*p == '/' && d < depth) {
@@ -156,7 +156,7 @@ static bool path_is(const char *p, const tg_jseg *path, size_t depth)
     return *p == '\0' && d == depth;
 }
 
-static int at_stream_arguments(const json_t *node, const tg_jseg *path,
+static int at_stream_arguments(const json_t *node, const tg__jseg *path,
                                size_t depth, void *ctx)
 {
     (void)ctx;
@@ -172,7 +172,7 @@ int tg__format_stream_bad_strings(const json_t *event,
                                   unsigned long long line, tg_error *err)
 {
     char what[TG_BAD_WHAT_MAX];
-    tg_buf where;
+    tg__buf where;
     tg__buf_init(&where, 0);
     int rc = tg__bad_bytes_find(event, at_stream_arguments, NULL, &where, what);
     if (rc == 1)

@@ -35,7 +35,7 @@ static size_t base64_bytes(const char *s, size_t len)
  * block carrying base64 `member`: the model learns what was produced, and
  * that its absence is the format's, not the tool's. */
 static int describe_binary(const json_t *block, const char *kind,
-                           const char *what, const char *member, tg_buf *out)
+                           const char *what, const char *member, tg__buf *out)
 {
     const json_t *data = json_object_get(block, member); /* borrowed */
     const char *mime = str_member(block, "mimeType");
@@ -74,7 +74,7 @@ int tg__format_is_empty_text(const json_t *b)
            json_string_length(t) == 0;
 }
 
-int tg__format_block_text(const json_t *block, tg_buf *out)
+int tg__format_block_text(const json_t *block, tg__buf *out)
 {
     const char *type = str_member(block, "type");
     if (type == NULL)
@@ -121,7 +121,7 @@ int tg__format_block_text(const json_t *block, tg_buf *out)
     return tg__buf_printf(out, "[%.64s content block]", type);
 }
 
-int tg__format_content_text(const json_t *content, tg_buf *out)
+int tg__format_content_text(const json_t *content, tg__buf *out)
 {
     int rc = 0;
     size_t start = out->len;
@@ -141,7 +141,7 @@ int tg__format_content_text(const json_t *content, tg_buf *out)
     return rc;
 }
 
-int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
+int tg__format_put_typed_text(tg__buf *out, const char *type, const char *text,
                               size_t len)
 {
     int rc = tg__buf_puts(out, "{\"type\":");
@@ -154,14 +154,14 @@ int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
     return rc == 0 ? tg__buf_append(out, "}", 1) : rc;
 }
 
-int tg__format_put_text_block(tg_buf *out, const char *text, size_t len)
+int tg__format_put_text_block(tg__buf *out, const char *text, size_t len)
 {
     return tg__format_put_typed_text(out, "text", text, len);
 }
 
-int tg__format_put_blocks(tg_buf *out, const tg_result *r,
+int tg__format_put_blocks(tg__buf *out, const tg_result *r,
                           tg__format_block_fn block, tg__format_text_fn text,
-                          tg_buf *scratch)
+                          tg__buf *scratch)
 {
     size_t n = json_array_size(r->content), shown = 0;
     for (size_t i = 0; i < n; i++)
@@ -169,7 +169,7 @@ int tg__format_put_blocks(tg_buf *out, const tg_result *r,
     if (shown == 0)
         return 1;
     bool wrap = r->untrusted && r->outcome == TG_OUTCOME_SUCCESS;
-    tg_buf tail;
+    tg__buf tail;
     tg__buf_init(&tail, 0);
     int rc = tg__buf_append(out, "[", 1);
     bool first = true;

@@ -306,9 +306,9 @@ int tg__content_parse(const char *text, size_t len, json_t **out, tg_error *e)
     /* the token tape reads as json_loadb(JSON_REJECT_DUPLICATES |
      * JSON_DECODE_ANY) does, errors worded alike, in a fraction of its
      * instructions; the blocks are then built from it */
-    tg_jtape_error jerr;
-    tg_jtok st[128];
-    tg_jtape t;
+    tg__jtape_error jerr;
+    tg__jtok st[128];
+    tg__jtape t;
     *out = NULL;
     int prc = tg__jtape_parse_in(text, len, st, 128, &t, &jerr);
     if (prc == TG_ENOMEM || (prc != 0 && jerr.oom))

@@ -193,7 +193,7 @@ static int code_block(tg_call *call, const char *info, size_t info_len,
 /* Adds the call of a closed (or, when !closed, cut-off) block. body is the
  * joined body text. Returns 0 or TG_ENOMEM. */
 static int add_block(tg_turn *turn, const fence *f, int closed,
-                     const tg_buf *body)
+                     const tg__buf *body)
 {
     const char *info = f->info;
     size_t info_len = f->info_len;
@@ -212,7 +212,7 @@ static int add_block(tg_turn *turn, const fence *f, int closed,
         if (doc == NULL && tg__format_json_oom(&jerr))
             return TG_ENOMEM;
     }
-    tg_buf tool; /* the tool name as a C string */
+    tg__buf tool; /* the tool name as a C string */
     tg__buf_init(&tool, 0);
     int rc = 0;
     if (is_tool_call) {
@@ -256,7 +256,7 @@ static int parse_text(tg_turn *turn, const char *text, size_t len,
                       const char *source_name, tg_error *err)
 {
     (void)source_name; /* plain text has no parse errors to name it in */
-    tg_buf body;
+    tg__buf body;
     tg__buf_init(&body, 0);
     fence open = {0};
     int in_fence = 0, rc = 0;
@@ -339,7 +339,7 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
     return 0;
 }
 
-const tg_format tg__format_fenced = {
+const tg__format tg__format_fenced = {
     .name = FORMAT_NAME,
     .detect = NULL,
     .parse = parse,

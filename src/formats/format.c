@@ -18,7 +18,7 @@
 #include "stream.h"
 
 /* Detection order breaks ties: the first format with the highest score wins. */
-static const tg_format *const formats[] = {
+static const tg__format *const formats[] = {
     &tg__format_openai_chat,      &tg__format_native,
     &tg__format_anthropic,        &tg__format_gemini,
     &tg__format_openai_responses, &tg__format_mcp,
@@ -37,7 +37,7 @@ int tg__format_error(tg_error *err, const char *pointer, const char *fmt,
     return tg__error_set(err, TG_EFORMAT, fmt, arg);
 }
 
-const tg_format *tg__format_find(const char *name)
+const tg__format *tg__format_find(const char *name)
 {
     if (name == NULL)
         return NULL;
@@ -61,7 +61,7 @@ int tg__format_json_oom(const json_error_t *jerr)
 /* One stream of a failed command's output: on a line of its own, under a
  * label when both streams are shown. A member that is not a string (a hook
  * rewrote the payload) is not shown. */
-static int put_stream(tg_buf *out, const json_t *text, const char *label)
+static int put_stream(tg__buf *out, const json_t *text, const char *label)
 {
     if (json_string_length(text) == 0)
         return 0;
@@ -79,7 +79,8 @@ static int put_stream(tg_buf *out, const json_t *text, const char *label)
  * happened (the error's message, or the deadline that passed), then what
  * it printed: its output, or the artifact handle of an output that was
  * spooled; stdout and stderr both, labelled, when it wrote to both. */
-static int output_text(const tg_result *result, const json_t *part, tg_buf *out)
+static int output_text(const tg_result *result, const json_t *part,
+                       tg__buf *out)
 {
     const json_t *p = tg__result_payload(result); /* borrowed */
     int rc;
@@ -115,7 +116,7 @@ bool tg__result_content_payload(const tg_result *r)
 }
 
 /* The payload's text as it is, without the envelope. */
-static int payload_text(const tg_result *result, tg_buf *out)
+static int payload_text(const tg_result *result, tg__buf *out)
 {
     /* content blocks: their text, and what cannot be shown described */
     if (tg__result_content_payload(result))
@@ -137,7 +138,7 @@ static int payload_text(const tg_result *result, tg_buf *out)
     return tg__json_dump(p, out);
 }
 
-int tg__format_payload_text(const tg_result *result, tg_buf *out)
+int tg__format_payload_text(const tg_result *result, tg__buf *out)
 {
     if (!result->untrusted)
         return payload_text(result, out);
@@ -155,7 +156,7 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
                                     json_string_length(p), out);
     }
     char stack[1024];
-    tg_buf inner;
+    tg__buf inner;
     tg__buf_init_with(&inner, stack, sizeof stack, 0);
     int rc = payload_text(result, &inner);
     if (rc == 0)
@@ -164,8 +165,8 @@ int tg__format_payload_text(const tg_result *result, tg_buf *out)
     return rc;
 }
 
-int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
-                                   tg_buf *scratch)
+int tg__format_payload_json_string(const tg_result *result, tg__buf *out,
+                                   tg__buf *scratch)
 {
     const char *known = result->payload_json_cache;
     if (result->untrusted) {
@@ -196,7 +197,7 @@ int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
 
 /* Appends to d a short description of v's shape for "saw ..." messages:
  * the kind, and for objects their first keys. */
-static void describe(const json_t *v, tg_buf *d, int depth)
+static void describe(const json_t *v, tg__buf *d, int depth)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
@@ -247,9 +248,9 @@ static void describe(const json_t *v, tg_buf *d, int depth)
     }
 }
 
-static const tg_format *detect(const json_t *doc)
+static const tg__format *detect(const json_t *doc)
 {
-    const tg_format *best = NULL;
+    const tg__format *best = NULL;
     int best_score = 0;
     for (size_t i = 0; i < NFORMATS; i++) {
         if (formats[i]->detect == NULL)
@@ -315,7 +316,7 @@ static int bad_strings_placed(const json_t *doc, tg_turn *turn,
                               const char *source_name, tg_error *err)
 {
     char what[TG_BAD_WHAT_MAX];
-    tg_buf where;
+    tg__buf where;
     tg__buf_init(&where, 0);
     int rc = tg__format_bad_strings_placed(doc, turn, 0, &where, what);
     if (rc == 1)
@@ -327,7 +328,7 @@ static int bad_strings_placed(const json_t *doc, tg_turn *turn,
     return rc;
 }
 
-static int parse_doc(const tg_format *fmt, tg_turn *turn, const json_t *doc,
+static int parse_doc(const tg__format *fmt, tg_turn *turn, const json_t *doc,
                      const char *source_name, tg_error *err)
 {
     int rc = fmt->parse(turn, doc, err);
@@ -343,7 +344,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
 {
     tg_turn *turn = NULL;
     json_t *doc = NULL; /* new ref */
-    const tg_format *fmt = NULL;
+    const tg__format *fmt = NULL;
     int rc;
 
     tg__error_clear(err);
@@ -382,7 +383,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
     /* The fast paths first: they read the common shapes without building
      * the document, and step aside for everything else. */
     for (size_t i = 0; i < NFORMATS; i++) {
-        const tg_format *f = formats[i];
+        const tg__format *f = formats[i];
         if (f->parse_fast == NULL || (fmt != NULL && f != fmt))
             continue;
         if ((turn = tg__turn_new(f->name)) == NULL)
@@ -426,7 +427,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
         goto fail;
     }
     if (autodetect && (fmt = detect(doc)) == NULL) {
-        tg_buf d;
+        tg__buf d;
         tg__buf_init(&d, 200);
         describe(doc, &d, 0);
         rc = tg__error_set(err, TG_EFORMAT,
@@ -466,10 +467,10 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
         *out_len = 0;
     if (format == NULL || strcmp(format, "auto") == 0)
         format = turn->format;
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     if (fmt == NULL || fmt->render == NULL) {
         /* Name the formats that can render, from the table itself. */
-        tg_buf names;
+        tg__buf names;
         tg__buf_init(&names, 512);
         for (size_t i = 0; i < NFORMATS; i++)
             if (formats[i]->render != NULL)
@@ -492,7 +493,7 @@ int tg_turn_render(const tg_turn *turn, const char *format, char **out,
             return tg__error_set(err, TG_EINVAL,
                                  "call %zu (id '%s') has no result to render",
                                  i, turn->calls[i]->id);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = fmt->render(turn, &b, err);
     if (rc == 0 && b.len > 0 && b.data[b.len - 1] != '\n')
@@ -525,7 +526,7 @@ int tg_turn_new_call(const char *format, const char *id, const char *tool,
     if (id == NULL || tool == NULL)
         return tg__error_set(err, TG_EINVAL,
                              "tg_turn_new_call needs an id and a tool name");
-    const tg_format *fmt = format != NULL ? tg__format_find(format) : NULL;
+    const tg__format *fmt = format != NULL ? tg__format_find(format) : NULL;
     if (fmt == NULL)
         return tg__error_set(err, TG_EINVAL, "unknown format '%s'",
                              format != NULL ? format : "(null)");

@@ -16,7 +16,7 @@
 #include "json_out.h"
 #include "turn.h"
 
-typedef struct tg_format {
+typedef struct tg__format {
     const char *name;
     /* Confidence (0 = not this format, higher = surer) that the parsed
      * document `doc` (borrowed) is in this format. NULL for formats that are
@@ -39,12 +39,12 @@ typedef struct tg_format {
     int (*parse_fast)(tg_turn *turn, const char *text, size_t len);
     /* Appends the rendered results of turn (every call has a result). NULL
      * for input-only formats (fenced). */
-    int (*render)(const tg_turn *turn, tg_buf *out, tg_error *err);
+    int (*render)(const tg_turn *turn, tg__buf *out, tg_error *err);
     /* Appends tool definitions in this format's shape. `tools` (borrowed) is
      * an array of {"name","description","input_schema","annotations"?}
      * objects. NULL for formats without tool definitions. */
-    int (*render_tools)(const json_t *tools, tg_buf *out, tg_error *err);
-} tg_format;
+    int (*render_tools)(const json_t *tools, tg__buf *out, tg_error *err);
+} tg__format;
 
 /* Fails with TG_EFORMAT: sets err's JSON pointer and a message from fmt
  * with one string argument. Returns TG_EFORMAT. */
@@ -78,36 +78,36 @@ json_t *tg__format_tool_object(const json_t *t, const json_t *head,
 int tg__format_render_tool_list(const json_t *tools,
                                 json_t *(*one)(const json_t *t),
                                 const char *wrap_key, const char *format_name,
-                                tg_buf *out, tg_error *err);
+                                tg__buf *out, tg_error *err);
 
 /* The format named `name`, or NULL. */
-const tg_format *tg__format_find(const char *name);
+const tg__format *tg__format_find(const char *name);
 
 /* Format implementations. */
-extern const tg_format tg__format_openai_chat;
-extern const tg_format tg__format_native;
-extern const tg_format tg__format_openai_responses;
-extern const tg_format tg__format_mcp;
-extern const tg_format tg__format_fenced;
-extern const tg_format tg__format_anthropic;
-extern const tg_format tg__format_gemini;
+extern const tg__format tg__format_openai_chat;
+extern const tg__format tg__format_native;
+extern const tg__format tg__format_openai_responses;
+extern const tg__format tg__format_mcp;
+extern const tg__format tg__format_fenced;
+extern const tg__format tg__format_anthropic;
+extern const tg__format tg__format_gemini;
 
 /* Helpers shared by renderers: the text a model sees for a result's payload
  * (the string itself when the payload is a string, else compact JSON), in
  * the trust envelope when result->untrusted. Appends to out. */
-int tg__format_payload_text(const tg_result *result, tg_buf *out);
+int tg__format_payload_text(const tg_result *result, tg__buf *out);
 /* Appends text (len bytes, what a tool produced) inside the trust envelope
  * of result r (envelope.c): delimiters naming the tool and call id, saying
  * it is data and not instructions, with a nonce from the text's hash.
  * Returns 0, TG_ENOMEM, TG_ELIMIT or TG_EINTERNAL. */
 int tg__envelope_put(const tg_result *r, const char *text, size_t len,
-                     tg_buf *out);
+                     tg__buf *out);
 /* The trust envelope of content blocks (borrowed array) of r: the opening
  * tag (no newline) appended to head, the closing tag to tail, the nonce
  * over the blocks' compact JSON; each goes in a text block of its own
  * before and after the blocks. Returns 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__envelope_blocks(const tg_result *r, const json_t *content, tg_buf *head,
-                        tg_buf *tail);
+int tg__envelope_blocks(const tg_result *r, const json_t *content,
+                        tg__buf *head, tg__buf *tail);
 /* Whether r's payload is the content convention of a tool with "output":
  * "mcp-content": a success, not a structured one, whose payload is
  * {"content": BLOCKS} and whose content is those BLOCKS. Renderers then
@@ -120,8 +120,8 @@ bool tg__result_content_payload(const tg_result *r);
  * compact text or a string payload is escaped straight into out; anything
  * else is written to scratch (a buffer of the caller's, reused) first.
  * Returns 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__format_payload_json_string(const tg_result *result, tg_buf *out,
-                                   tg_buf *scratch);
+int tg__format_payload_json_string(const tg_result *result, tg__buf *out,
+                                   tg__buf *scratch);
 
 /* Whether a failed json_load* ran out of memory: jansson reports some
  * allocation failures with json_error_out_of_memory and others by leaving
@@ -147,7 +147,7 @@ int tg__format_json_oom(const json_error_t *jerr);
 json_t *tg__format_load(const char *text, size_t len, json_error_t *jerr,
                         bool *bad);
 int tg__format_bad_strings_placed(const json_t *doc, tg_turn *turn, size_t from,
-                                  tg_buf *where, char *what);
+                                  tg__buf *where, char *what);
 int tg__format_stream_bad_strings(const json_t *event,
                                   unsigned long long number,
                                   unsigned long long line, tg_error *err);
@@ -164,8 +164,8 @@ int tg__format_bad_strings_error(tg_error *err, const char *prefix,
  * size - never the bytes. tg__format_content_text describes every block of
  * an array, one after another separated by newlines. Return 0, TG_ENOMEM or
  * TG_ELIMIT. */
-int tg__format_block_text(const json_t *block, tg_buf *out);
-int tg__format_content_text(const json_t *content, tg_buf *out);
+int tg__format_block_text(const json_t *block, tg__buf *out);
+int tg__format_content_text(const json_t *content, tg__buf *out);
 /* Image media types model APIs take in an image block (JPEG, PNG, GIF,
  * WebP): 1 or 0. tg__format_is_image_block: an image block with base64
  * data of such a type. tg__format_is_empty_text: a text block with "" (the
@@ -182,15 +182,15 @@ int tg__format_is_empty_text(const json_t *b);
  * TG_ENOMEM or TG_ELIMIT. scratch is the caller's. */
 /* {"type":TYPE,"text":TEXT} appended to out (TYPE "text" for the second:
  * MCP's and Anthropic's text block); 0, TG_ENOMEM or TG_ELIMIT. */
-int tg__format_put_typed_text(tg_buf *out, const char *type, const char *text,
+int tg__format_put_typed_text(tg__buf *out, const char *type, const char *text,
                               size_t len);
-int tg__format_put_text_block(tg_buf *out, const char *text, size_t len);
-typedef int (*tg__format_block_fn)(tg_buf *out, const json_t *block,
-                                   tg_buf *scratch);
-typedef int (*tg__format_text_fn)(tg_buf *out, const char *text, size_t len);
-int tg__format_put_blocks(tg_buf *out, const tg_result *r,
+int tg__format_put_text_block(tg__buf *out, const char *text, size_t len);
+typedef int (*tg__format_block_fn)(tg__buf *out, const json_t *block,
+                                   tg__buf *scratch);
+typedef int (*tg__format_text_fn)(tg__buf *out, const char *text, size_t len);
+int tg__format_put_blocks(tg__buf *out, const tg_result *r,
                           tg__format_block_fn block, tg__format_text_fn text,
-                          tg_buf *scratch);
+                          tg__buf *scratch);
 
 /* content_check.c: a tool's `"output": "mcp-content"` read as MCP content
  * blocks. tg__content_parse parses text[0..len) as JSON (duplicate keys,
@@ -222,8 +222,8 @@ int tg__content_base64_check(const char *s, size_t len, size_t *bad_at);
 #define TG_MCP_CTR_STRUCTURED_ANY 2u
 #define TG_MCP_CTR_RESULT_TYPE 4u
 #define TG_MCP_CTR_DECLARED 8u
-int tg__format_mcp_call_tool_result(tg_buf *out, const tg_result *r,
+int tg__format_mcp_call_tool_result(tg__buf *out, const tg_result *r,
                                     unsigned flags, const char *meta_members,
-                                    tg_buf *text, tg_buf *scratch);
+                                    tg__buf *text, tg__buf *scratch);
 
 #endif

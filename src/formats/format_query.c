@@ -4,6 +4,6 @@
 
 int tg_format_renders(const char *name)
 {
-    const tg_format *f = name ? tg__format_find(name) : NULL;
+    const tg__format *f = name ? tg__format_find(name) : NULL;
     return f != NULL && f->render != NULL;
 }

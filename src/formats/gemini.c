@@ -105,7 +105,7 @@ static int jcs_hash(const json_t *doc, unsigned char md[SHA256_DIGEST_LENGTH])
 {
     if (!tg__bad_bytes_unwritable(doc))
         return TG_ENOMEM;
-    tg_buf b;
+    tg__buf b;
     SHA256_CTX ctx;
     tg__buf_init(&b, 0);
     int rc = tg__jcs_write(doc, &b);
@@ -498,12 +498,12 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 /* tg__jcur_key_is for a literal: its length is known when compiling (the
  * strlen was a visible share of reading a large turn). */
 typedef struct fast_ctx {
-    tg_jcur c;
+    tg__jcur c;
     const char *text; /* the whole input, hashed for generated ids */
     size_t len;
-    char hash[9];    /* "" until a call without an id needs it */
-    tg_buf id, name; /* copies: the cursor's scratch is reused */
-    size_t k;        /* functionCall parts read so far */
+    char hash[9];     /* "" until a call without an id needs it */
+    tg__buf id, name; /* copies: the cursor's scratch is reused */
+    size_t k;         /* functionCall parts read so far */
 } fast_ctx;
 
 /* The document's hash, as doc_hash computes it for the document path. */
@@ -523,7 +523,7 @@ static int fast_hash(fast_ctx *fx)
 /* The value of a part's functionCall: adds it as the k-th call. */
 static int fast_function_call(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key, *args = "{}";
     size_t kn, args_len = 2;
     int first = 1, m = -1, rc = 0, has_id = 0, has_name = 0, has_args = 0;
@@ -576,7 +576,7 @@ static int fast_function_call(fast_ctx *fx, tg_turn *turn)
 /* The value of candidates[0].content.parts. */
 static int fast_parts(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, e = -1, rc = 0;
@@ -606,7 +606,7 @@ static int fast_parts(fast_ctx *fx, tg_turn *turn)
  * path does not read it either). */
 static int fast_content(fast_ctx *fx, tg_turn *turn)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, seen = 0;
@@ -627,7 +627,7 @@ typedef struct fast_content_args {
     tg_turn *turn;
 } fast_content_args;
 
-static int read_content(tg_jcur *c, void *ctx)
+static int read_content(tg__jcur *c, void *ctx)
 {
     (void)c; /* fx->c */
     fast_content_args *a = ctx;
@@ -686,7 +686,7 @@ static int id_generated(const tg_call *call)
 
 /* The payload as compact JSON: its text when the result knows it, a string
  * escaped straight from its value (as jansson writes it), else dumped. */
-static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
+static int put_payload(tg__buf *out, const tg_result *r, tg__buf *scratch)
 {
     if (tg__result_output_part(r) != NULL) {
         /* what a failed command printed is read as text, like its output
@@ -728,8 +728,8 @@ static int put_payload(tg_buf *out, const tg_result *r, tg_buf *scratch)
  * what a failed command printed: that is a text, see put_payload). Gemini has
  * no content blocks in a function response, so a result's blocks are added
  * as "content", their text description. */
-static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
-                        tg_buf *scratch)
+static int put_response(tg__buf *out, const tg_call *call, const tg_result *r,
+                        tg__buf *scratch)
 {
     static const char open[] = "{\"functionResponse\":{\"name\":";
     const char *name = call->tool ? call->tool : "";
@@ -764,9 +764,9 @@ static int put_response(tg_buf *out, const tg_call *call, const tg_result *r,
     return tg__buf_puts(out, "}}}");
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
-    tg_buf scratch; /* content descriptions, reused */
+    tg__buf scratch; /* content descriptions, reused */
     tg__buf_init(&scratch, 0);
     int rc = tg__buf_puts(out, "{\"role\":\"user\",\"parts\":[");
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -790,13 +790,13 @@ static json_t *tool_def(const json_t *t)
 
 /* Tool definitions: {"functionDeclarations":[{"name","description",
  * "parametersJsonSchema"}]}. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, "functionDeclarations",
                                        FORMAT_NAME, out, err);
 }
 
-const tg_format tg__format_gemini = {
+const tg__format tg__format_gemini = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

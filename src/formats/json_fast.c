@@ -33,34 +33,34 @@
 
 #define MAX_DEPTH 512
 
-void tg__jcur_init(tg_jcur *c, const char *text, size_t len)
+void tg__jcur_init(tg__jcur *c, const char *text, size_t len)
 {
     memset(c, 0, sizeof *c);
     c->p = (const unsigned char *)text;
     c->end = text ? c->p + len : c->p; /* no arithmetic on NULL */
 }
 
-void tg__jcur_cleanup(tg_jcur *c)
+void tg__jcur_cleanup(tg__jcur *c)
 {
     free(c->scratch);
     c->scratch = NULL;
     c->scratch_len = c->scratch_cap = 0;
 }
 
-static void skip_ws(tg_jcur *c)
+static void skip_ws(tg__jcur *c)
 {
     while (c->p < c->end &&
            (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' || *c->p == '\t'))
         c->p++;
 }
 
-int tg__jcur_peek(tg_jcur *c)
+int tg__jcur_peek(tg__jcur *c)
 {
     skip_ws(c);
     return c->p < c->end ? *c->p : -1;
 }
 
-int tg__jcur_take(tg_jcur *c, int ch)
+int tg__jcur_take(tg__jcur *c, int ch)
 {
     if (tg__jcur_peek(c) != ch)
         return -1;
@@ -68,7 +68,7 @@ int tg__jcur_take(tg_jcur *c, int ch)
     return 0;
 }
 
-int tg__jcur_end(tg_jcur *c)
+int tg__jcur_end(tg__jcur *c)
 {
     skip_ws(c);
     return c->p == c->end ? 0 : -1;
@@ -155,7 +155,7 @@ static size_t utf8_put(long cp, unsigned char u[4])
 }
 
 /* Makes room for n more bytes of scratch. */
-static inline int room(tg_jcur *c, size_t n)
+static inline int room(tg__jcur *c, size_t n)
 {
     if (c->scratch_cap - c->scratch_len >= n)
         return 0;
@@ -173,7 +173,7 @@ static inline int room(tg_jcur *c, size_t n)
 /* Decodes the escape at p (a backslash) into scratch, which has room for
  * 4 bytes; returns the byte after it, NULL when it is not one jansson
  * surely accepts. */
-static const unsigned char *escape(tg_jcur *c, const unsigned char *p)
+static const unsigned char *escape(tg__jcur *c, const unsigned char *p)
 {
     char *w = c->scratch + c->scratch_len;
     if (c->end - p < 2)
@@ -240,7 +240,7 @@ static inline uint64_t stops8(uint64_t w)
 }
 
 /* Reads a string whose opening quote has been consumed. */
-static int string_body(tg_jcur *c, const char **s, size_t *n)
+static int string_body(tg__jcur *c, const char **s, size_t *n)
 {
     const unsigned char *start = c->p, *p = plain_run(c->p, c->end);
     const unsigned char *end = c->end;
@@ -327,14 +327,14 @@ static int string_body(tg_jcur *c, const char **s, size_t *n)
     return 0;
 }
 
-int tg__jcur_string(tg_jcur *c, const char **s, size_t *n)
+int tg__jcur_string(tg__jcur *c, const char **s, size_t *n)
 {
     if (tg__jcur_take(c, '"') != 0)
         return -1;
     return string_body(c, s, n);
 }
 
-int tg__jcur_string_into(tg_jcur *c, tg_buf *b)
+int tg__jcur_string_into(tg__jcur *c, tg__buf *b)
 {
     const char *s;
     size_t n;
@@ -367,7 +367,7 @@ static int is_digit(const unsigned char *p, const unsigned char *end)
 
 /* Reads a number at the cursor. Returns 1 for an integer (*iv), 2 for a
  * real (*dv), -1 when it is not one jansson surely reads the same way. */
-static int number(tg_jcur *c, json_int_t *iv, double *dv)
+static int number(tg__jcur *c, json_int_t *iv, double *dv)
 {
     const unsigned char *start = c->p, *p = c->p, *end = c->end;
     int real = 0;
@@ -423,7 +423,7 @@ static int number(tg_jcur *c, json_int_t *iv, double *dv)
     return errno == ERANGE ? -1 : 2;
 }
 
-static int literal(tg_jcur *c, const char *word, size_t n)
+static int literal(tg__jcur *c, const char *word, size_t n)
 {
     if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
         return -1;
@@ -431,7 +431,7 @@ static int literal(tg_jcur *c, const char *word, size_t n)
     return 0;
 }
 
-int tg__jcur_member(tg_jcur *c, int *first, const char **key, size_t *klen)
+int tg__jcur_member(tg__jcur *c, int *first, const char **key, size_t *klen)
 {
     int ch = tg__jcur_peek(c);
     if (ch == '}') {
@@ -450,7 +450,7 @@ int tg__jcur_member(tg_jcur *c, int *first, const char **key, size_t *klen)
     return 1;
 }
 
-int tg__jcur_element(tg_jcur *c, int *first)
+int tg__jcur_element(tg__jcur *c, int *first)
 {
     int ch = tg__jcur_peek(c);
     if (ch == ']') {
@@ -467,7 +467,7 @@ int tg__jcur_element(tg_jcur *c, int *first)
     return 1;
 }
 
-int tg__jcur_skip(tg_jcur *c)
+int tg__jcur_skip(tg__jcur *c)
 {
     const char *s;
     size_t n;
@@ -510,9 +510,9 @@ int tg__jcur_skip(tg_jcur *c)
 
 /* ------------------------------------------------------------ builder */
 
-static json_t *value(tg_jcur *c, int rejdup);
+static json_t *value(tg__jcur *c, int rejdup);
 
-static json_t *array(tg_jcur *c, int rejdup)
+static json_t *array(tg__jcur *c, int rejdup)
 {
     json_t *a = json_array(); /* new ref */
     int first = 1, rc;
@@ -530,7 +530,7 @@ static json_t *array(tg_jcur *c, int rejdup)
     return a;
 }
 
-static json_t *object(tg_jcur *c, int rejdup)
+static json_t *object(tg__jcur *c, int rejdup)
 {
     json_t *o = json_object(); /* new ref */
     char *key_copy = NULL;
@@ -565,7 +565,7 @@ static json_t *object(tg_jcur *c, int rejdup)
     return o;
 }
 
-static json_t *value(tg_jcur *c, int rejdup)
+static json_t *value(tg__jcur *c, int rejdup)
 {
     const char *s;
     size_t n;
@@ -607,7 +607,7 @@ static json_t *value(tg_jcur *c, int rejdup)
 
 json_t *tg__json_fast_load(const char *text, size_t len, int reject_duplicates)
 {
-    tg_jcur c;
+    tg__jcur c;
     tg__jcur_init(&c, text, len);
     json_t *v = value(&c, reject_duplicates); /* new ref */
     if (v != NULL && tg__jcur_end(&c) != 0) {
@@ -623,7 +623,7 @@ int tg__jcur_key_is(const char *k, size_t kn, const char *want)
     return kn == strlen(want) && memcmp(k, want, kn) == 0;
 }
 
-int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen)
+int tg__jcur_string_once(tg__jcur *c, tg__buf *b, int *seen)
 {
     if (*seen)
         return TG_JCUR_BAIL;
@@ -634,7 +634,7 @@ int tg__jcur_string_once(tg_jcur *c, tg_buf *b, int *seen)
     return rc;
 }
 
-int tg__jcur_skip_scalar(tg_jcur *c)
+int tg__jcur_skip_scalar(tg__jcur *c)
 {
     int next = tg__jcur_peek(c);
     if (next == '{' || next == '[')
@@ -642,12 +642,12 @@ int tg__jcur_skip_scalar(tg_jcur *c)
     return tg__jcur_skip(c) == 0 ? 0 : TG_JCUR_BAIL;
 }
 
-int tg__jcur_skip_any(tg_jcur *c)
+int tg__jcur_skip_any(tg__jcur *c)
 {
     return tg__jcur_skip(c) == 0 ? 0 : TG_JCUR_BAIL;
 }
 
-int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f)
+int tg__jcur_str_read(tg__jcur *c, tg__jcur_str *f)
 {
     if (f->seen || tg__jcur_string(c, &f->s, &f->n) != 0)
         return TG_JCUR_BAIL;
@@ -661,8 +661,9 @@ int tg__jcur_str_read(tg_jcur *c, tg_jcur_str *f)
     return 0;
 }
 
-int tg__jcur_first_element_member(tg_jcur *c, const char *key,
-                                  int (*read)(tg_jcur *c, void *ctx), void *ctx)
+int tg__jcur_first_element_member(tg__jcur *c, const char *key,
+                                  int (*read)(tg__jcur *c, void *ctx),
+                                  void *ctx)
 {
     const char *k;
     size_t kn;

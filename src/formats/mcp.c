@@ -265,22 +265,22 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 /* A JSON-RPC id or progress token as it came: a string (in buf) or an
  * integer. */
 typedef struct fast_id {
-    tg_buf str;
+    tg__buf str;
     json_int_t num;
     int kind; /* 0 none, 1 string, 2 integer */
 } fast_id;
 
 typedef struct fast_ctx {
-    tg_jcur c;
+    tg__jcur c;
     fast_id id, token;
-    tg_buf name;      /* a copy: the cursor's scratch is reused */
+    tg__buf name;     /* a copy: the cursor's scratch is reused */
     const char *args; /* the arguments object's text */
     size_t args_len;
 } fast_ctx;
 
 /* Reads a string or an integer (not a real) into *v, unless it was read
  * before (a duplicate key). */
-static int fast_id_read(tg_jcur *c, fast_id *v)
+static int fast_id_read(tg__jcur *c, fast_id *v)
 {
     int next = tg__jcur_peek(c);
     if (v->kind != 0)
@@ -321,7 +321,7 @@ static json_t *fast_id_value(const fast_id *v)
 /* The value of params._meta: only progressToken is read. */
 static int fast_meta(fast_ctx *fx)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0;
@@ -338,7 +338,7 @@ static int fast_meta(fast_ctx *fx)
 
 static int fast_params(fast_ctx *fx)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, has_name = 0, has_meta = 0;
@@ -367,7 +367,7 @@ static int fast_params(fast_ctx *fx)
 
 /* Reads a string member that must be `want` (else the request is not the
  * plain shape), unless *seen says the key came before. */
-static int fast_string_is(tg_jcur *c, const char *want, int *seen)
+static int fast_string_is(tg__jcur *c, const char *want, int *seen)
 {
     const char *v;
     size_t n;
@@ -381,7 +381,7 @@ static int fast_string_is(tg_jcur *c, const char *want, int *seen)
 /* One request object; batch says it is a member of a batch array. */
 static int fast_request(fast_ctx *fx, tg_turn *turn, int batch)
 {
-    tg_jcur *c = &fx->c;
+    tg__jcur *c = &fx->c;
     const char *key;
     size_t kn;
     int first = 1, m = -1, rc = 0, has_jsonrpc = 0, has_method = 0;
@@ -523,7 +523,7 @@ static int rpc_error_code(const tg_result *r)
 
 /* Appends a value the call's meta holds (borrowed) as compact JSON; the
  * JSON-RPC id's kinds, strings and integers, without a dump. */
-static int put_value(tg_buf *out, const json_t *v)
+static int put_value(tg__buf *out, const json_t *v)
 {
     if (json_is_string(v))
         return tg__json_string(out, json_string_value(v),
@@ -534,8 +534,8 @@ static int put_value(tg_buf *out, const json_t *v)
 }
 
 /* The JSON-RPC error object of a result answered with `code`. */
-static int put_rpc_error(tg_buf *out, const tg_result *r, int code,
-                         tg_buf *scratch)
+static int put_rpc_error(tg__buf *out, const tg_result *r, int code,
+                         tg__buf *scratch)
 {
     char head[64];
     int n = snprintf(head, sizeof head,
@@ -564,9 +564,9 @@ static int put_rpc_error(tg_buf *out, const tg_result *r, int code,
 
 /* Appends the response to call i; *emitted is set when there is one (a
  * notification of an MCP turn is never answered). */
-static int put_response(tg_buf *out, const tg_turn *turn, size_t i,
-                        int from_mcp, int batch, size_t *emitted, tg_buf *text,
-                        tg_buf *scratch)
+static int put_response(tg__buf *out, const tg_turn *turn, size_t i,
+                        int from_mcp, int batch, size_t *emitted, tg__buf *text,
+                        tg__buf *scratch)
 {
     static const char open[] = "{\"jsonrpc\":\"2.0\"";
     static const char id_key[] = ",\"id\":";
@@ -631,7 +631,7 @@ static void prefetch_ahead(const tg_turn *turn, size_t i)
     }
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     int from_mcp = turn->format != NULL && strcmp(turn->format, "mcp") == 0;
     int batch = 0;
@@ -640,7 +640,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
             batch = meta_flag(turn->calls[i], "batch");
     } else
         batch = turn->n != 1;
-    tg_buf text, scratch; /* payload texts and messages, reused */
+    tg__buf text, scratch; /* payload texts and messages, reused */
     tg__buf_init(&text, 0);
     tg__buf_init(&scratch, 0);
     size_t emitted = 0;
@@ -684,13 +684,13 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: a tools/list result {"tools":[…]}. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, "tools", FORMAT_NAME,
                                        out, err);
 }
 
-const tg_format tg__format_mcp = {
+const tg__format tg__format_mcp = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

@@ -30,7 +30,7 @@
 /* Appends the text s[0..n) as one JSON string. A tool's text may hold
  * bytes that are not UTF-8 (after a lossy conversion); each becomes U+FFFD
  * itself, not its escape, as when the text went through a jansson string. */
-static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
+static int put_text(tg__buf *out, const char *s, size_t n, tg__buf *scratch)
 {
     const unsigned char *u = (const unsigned char *)s;
     if (tg__utf8_valid(u, n))
@@ -48,7 +48,7 @@ static int put_text(tg_buf *out, const char *s, size_t n, tg_buf *scratch)
 }
 
 /* For tg__format_put_blocks: a block as it is. */
-static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
+static int put_block(tg__buf *out, const json_t *b, tg__buf *scratch)
 {
     (void)scratch;
     return tg__json_dump(b, out);
@@ -58,7 +58,7 @@ static int put_block(tg_buf *out, const json_t *b, tg_buf *scratch)
  * output went to (toolgate://artifacts/<id>, the server's resources/read
  * returns it), so clients that show resources can open it; nothing for a
  * result without one. */
-static int put_artifact_link(tg_buf *out, const tg_result *r)
+static int put_artifact_link(tg__buf *out, const tg_result *r)
 {
     /* the id is the spool's own (art_ and hex digits): no escaping */
     const char *id =
@@ -86,8 +86,8 @@ static int put_artifact_link(tg_buf *out, const tg_result *r)
 /* The "content" of a CallToolResult: the result's blocks, else one text
  * block holding the payload's text (and a link to its artifact when the
  * output was spooled). */
-static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
-                       tg_buf *scratch)
+static int put_content(tg__buf *out, const tg_result *r, tg__buf *text,
+                       tg__buf *scratch)
 {
     static const char open[] = "[{\"type\":\"text\",\"text\":";
     const char *known = r->payload_json_cache;
@@ -135,7 +135,7 @@ static int put_content(tg_buf *out, const tg_result *r, tg_buf *text,
  * every outcome but success (an object: the payload convention) unless its
  * tool declares an outputSchema, and a success's payload when flags ask
  * for it. */
-static int put_structured(tg_buf *out, const tg_result *r, unsigned flags)
+static int put_structured(tg__buf *out, const tg_result *r, unsigned flags)
 {
     static const char key[] = ",\"structuredContent\":";
     const char *known = r->payload_json_cache;
@@ -167,9 +167,9 @@ static int put_structured(tg_buf *out, const tg_result *r, unsigned flags)
     return tg__json_dump(p, out);
 }
 
-int tg__format_mcp_call_tool_result(tg_buf *out, const tg_result *r,
+int tg__format_mcp_call_tool_result(tg__buf *out, const tg_result *r,
                                     unsigned flags, const char *meta_members,
-                                    tg_buf *text, tg_buf *scratch)
+                                    tg__buf *text, tg__buf *scratch)
 {
     static const char open[] = "{\"content\":";
     static const char ok[] = ",\"isError\":false";

@@ -100,15 +100,15 @@ static int blank(const char *s, size_t len)
 
 /* Scratch kept across the lines of one parse. */
 typedef struct line_reader {
-    tg_jcur c;
-    tg_buf id, tool, args; /* args: the decoded string form */
+    tg__jcur c;
+    tg__buf id, tool, args; /* args: the decoded string form */
 } line_reader;
 
 /* Reads the line s[0..n) as a plain record: 0 with *out set (the caller
  * owns it), TG_JCUR_BAIL when the line is not one, or TG_ENOMEM. */
 static int fast_line(line_reader *lr, const char *s, size_t n, tg_call **out)
 {
-    tg_jcur *c = &lr->c;
+    tg__jcur *c = &lr->c;
     const char *k, *span = NULL;
     size_t kn, span_len = 0;
     int first = 1, m = -1, rc = 0, seen_id = 0, seen_tool = 0, seen_args = 0;
@@ -184,7 +184,7 @@ static int slow_line(tg_turn *turn, const char *s, size_t n,
         /* Bytes no tool gets: the call's own failure when they are in its
          * arguments, the line's when they are anywhere else. */
         char what[TG_BAD_WHAT_MAX];
-        tg_buf where;
+        tg__buf where;
         tg__buf_init(&where, 0);
         rc = tg__format_bad_strings_placed(obj, turn, from, &where, what);
         if (rc == 1)
@@ -248,7 +248,7 @@ static int parse_text(tg_turn *turn, const char *text, size_t len,
  * one writer), without building a jansson object per result; the gate's
  * decisions stay in the journal. */
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -263,7 +263,7 @@ static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
 }
 
 /* Tool definitions: JSON Lines of {"name","description","input_schema"}. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < json_array_size(tools); i++) {
@@ -280,7 +280,7 @@ static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
     return 0;
 }
 
-const tg_format tg__format_native = {
+const tg__format tg__format_native = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

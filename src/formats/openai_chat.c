@@ -260,11 +260,11 @@ static int parse(tg_turn *turn, const json_t *doc, tg_error *err)
 #define FAST_BAIL TG_JCUR_BAIL
 
 typedef struct fast_call {
-    tg_buf id, type, name, args; /* copies: the cursor's scratch is reused */
+    tg__buf id, type, name, args; /* copies: the cursor's scratch is reused */
     int has_id, has_type, has_fn, has_name, has_args;
 } fast_call;
 
-static int fast_function(tg_jcur *c, fast_call *fc)
+static int fast_function(tg__jcur *c, fast_call *fc)
 {
     const char *k;
     size_t kn;
@@ -282,7 +282,7 @@ static int fast_function(tg_jcur *c, fast_call *fc)
     return rc != 0 ? rc : m == 0 ? 0 : FAST_BAIL;
 }
 
-static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
+static int fast_tool_call(tg__jcur *c, fast_call *fc, tg_turn *turn)
 {
     const char *k;
     size_t kn;
@@ -318,7 +318,7 @@ static int fast_tool_call(tg_jcur *c, fast_call *fc, tg_turn *turn)
 
 /* The value of choices[0].message; sets *done when its tool_calls array
  * was read. */
-static int fast_message(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+static int fast_message(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done)
 {
     const char *k;
     size_t kn;
@@ -348,7 +348,7 @@ typedef struct fast_message_args {
     int *done;
 } fast_message_args;
 
-static int read_message(tg_jcur *c, void *ctx)
+static int read_message(tg__jcur *c, void *ctx)
 {
     fast_message_args *a = ctx;
     return fast_message(c, a->fc, a->turn, a->done);
@@ -356,7 +356,7 @@ static int read_message(tg_jcur *c, void *ctx)
 
 /* choices[0].message, which must hold tool_calls; the other choices are
  * only checked. */
-static int fast_choices(tg_jcur *c, fast_call *fc, tg_turn *turn, int *done)
+static int fast_choices(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done)
 {
     fast_message_args a = {fc, turn, done};
     int rc = tg__jcur_first_element_member(c, "message", read_message, &a);
@@ -380,7 +380,7 @@ static int known_member(const char *k, size_t kn)
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
-    tg_jcur c;
+    tg__jcur c;
     fast_call fc;
     const char *k;
     size_t kn;
@@ -414,11 +414,11 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
     return rc < 0 ? rc : 1;
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     static const char open[] = "{\"role\":\"tool\",\"tool_call_id\":";
     static const char content[] = ",\"content\":";
-    tg_buf text; /* the payload text of non-string payloads, reused */
+    tg__buf text; /* the payload text of non-string payloads, reused */
     tg__buf_init(&text, 0);
     int rc = tg__buf_append(out, "[", 1);
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -450,13 +450,13 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: the Chat Completions `tools` array. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
                                        err);
 }
 
-const tg_format tg__format_openai_chat = {
+const tg__format tg__format_openai_chat = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

@@ -324,9 +324,9 @@ static int response_container(const char *k, size_t kn)
 }
 
 typedef struct fast_item {
-    tg_jcur_str call_id, id, name;
-    tg_buf args;  /* the arguments string, decoded */
-    tg_buf names; /* call_id and name, each NUL-terminated */
+    tg__jcur_str call_id, id, name;
+    tg__buf args;  /* the arguments string, decoded */
+    tg__buf names; /* call_id and name, each NUL-terminated */
     int has_type, is_call, has_args;
 } fast_item;
 
@@ -351,7 +351,7 @@ static int fast_add_call(fast_item *it, tg_turn *turn)
         /* add_function_call's {"item_id":id}, kept as text until something
          * reads it (tg__call_meta): one allocation instead of five; the
          * reader has checked the id is UTF-8 without NUL. */
-        tg_buf meta;
+        tg__buf meta;
         tg__buf_init(&meta, 0);
         int mrc = tg__buf_append(&meta, "{\"item_id\":", 11);
         if (mrc == 0)
@@ -369,7 +369,7 @@ static int fast_add_call(fast_item *it, tg_turn *turn)
 
 /* One output item: a function_call item becomes a call, an item of another
  * type is passed over. */
-static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
+static int fast_item_read(tg__jcur *c, fast_item *it, tg_turn *turn)
 {
     const char *k, *s;
     size_t kn, n;
@@ -408,7 +408,7 @@ static int fast_item_read(tg_jcur *c, fast_item *it, tg_turn *turn)
     return fast_add_call(it, turn);
 }
 
-static int fast_output(tg_jcur *c, fast_item *it, tg_turn *turn)
+static int fast_output(tg__jcur *c, fast_item *it, tg_turn *turn)
 {
     int first = 1, e = -1, rc = 0;
     if (tg__jcur_take(c, '[') != 0)
@@ -420,7 +420,7 @@ static int fast_output(tg_jcur *c, fast_item *it, tg_turn *turn)
 
 static int parse_fast(tg_turn *turn, const char *text, size_t len)
 {
-    tg_jcur c;
+    tg__jcur c;
     fast_item it;
     const char *k;
     size_t kn;
@@ -460,7 +460,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
 
 /* ------------------------------------------------------------ rendering */
 
-static int put_input_text(tg_buf *out, const char *text, size_t len)
+static int put_input_text(tg__buf *out, const char *text, size_t len)
 {
     return tg__format_put_typed_text(out, "input_text", text, len);
 }
@@ -468,7 +468,7 @@ static int put_input_text(tg_buf *out, const char *text, size_t len)
 /* One MCP content block (borrowed) as a function_call_output item: an
  * image of a type the API takes as input_image with a data URL, every
  * other block as input_text (its text, or its description). */
-static int put_item(tg_buf *out, const json_t *b, tg_buf *scratch)
+static int put_item(tg__buf *out, const json_t *b, tg__buf *scratch)
 {
     if (tg__format_is_image_block(b)) {
         static const char open[] =
@@ -496,12 +496,12 @@ static int put_item(tg_buf *out, const json_t *b, tg_buf *scratch)
                    : rc;
 }
 
-static int render(const tg_turn *turn, tg_buf *out, tg_error *err)
+static int render(const tg_turn *turn, tg__buf *out, tg_error *err)
 {
     static const char open[] =
         "{\"type\":\"function_call_output\",\"call_id\":";
     static const char output[] = ",\"output\":";
-    tg_buf text; /* the text of each result, reused */
+    tg__buf text; /* the text of each result, reused */
     tg__buf_init(&text, 0);
     int rc = tg__buf_append(out, "[", 1);
     for (size_t i = 0; rc == 0 && i < turn->n; i++) {
@@ -537,13 +537,13 @@ static json_t *tool_def(const json_t *t)
 }
 
 /* Tool definitions: [{"type":"function","name","description","parameters"}]. */
-static int render_tools(const json_t *tools, tg_buf *out, tg_error *err)
+static int render_tools(const json_t *tools, tg__buf *out, tg_error *err)
 {
     return tg__format_render_tool_list(tools, tool_def, NULL, FORMAT_NAME, out,
                                        err);
 }
 
-const tg_format tg__format_openai_responses = {
+const tg__format tg__format_openai_responses = {
     .name = FORMAT_NAME,
     .detect = detect,
     .parse = parse,

@@ -18,7 +18,7 @@ int tg_turn_from_record(const char *format, const char *record, size_t len,
         return tg__error_set(err, TG_EINVAL,
                              "tg_turn_from_record: out is NULL");
     *out = NULL;
-    const tg_format *fmt = format != NULL ? tg__format_find(format) : NULL;
+    const tg__format *fmt = format != NULL ? tg__format_find(format) : NULL;
     if (fmt == NULL)
         return tg__error_set(err, TG_EINVAL, "unknown format '%s'",
                              format != NULL ? format : "(null)");

@@ -30,7 +30,7 @@
 
 static const unsigned char bom_bytes[3] = {0xEF, 0xBB, 0xBF};
 
-void tg__sse_init(tg_sse *r, size_t max_data)
+void tg__sse_init(tg__sse *r, size_t max_data)
 {
     memset(r, 0, sizeof *r);
     r->max_data = max_data ? max_data : TG_SSE_DEFAULT_MAX_DATA;
@@ -41,7 +41,7 @@ void tg__sse_init(tg_sse *r, size_t max_data)
     tg__buf_init(&r->id, 0);
 }
 
-void tg__sse_cleanup(tg_sse *r)
+void tg__sse_cleanup(tg__sse *r)
 {
     tg__buf_cleanup(&r->line);
     tg__buf_cleanup(&r->type);
@@ -49,14 +49,14 @@ void tg__sse_cleanup(tg_sse *r)
     tg__buf_cleanup(&r->id);
 }
 
-static size_t line_max(const tg_sse *r)
+static size_t line_max(const tg__sse *r)
 {
     size_t max = r->discarding ? r->keep : r->max_data;
     return max > SIZE_MAX - LINE_SLACK ? SIZE_MAX : max + LINE_SLACK;
 }
 
 /* Records a failure so later calls repeat it; returns code. */
-static int fail(tg_sse *r, int code)
+static int fail(tg__sse *r, int code)
 {
     r->failed = code;
     if (r->error.code == 0)
@@ -64,7 +64,7 @@ static int fail(tg_sse *r, int code)
     return code;
 }
 
-static int limit_error(tg_sse *r)
+static int limit_error(tg__sse *r)
 {
     tg__error_set(&r->error, TG_ELIMIT,
                   "line %llu of the event stream: an event's data (or one "
@@ -73,7 +73,7 @@ static int limit_error(tg_sse *r)
     return fail(r, TG_ELIMIT);
 }
 
-static int oom(tg_sse *r)
+static int oom(tg__sse *r)
 {
     tg__error_set(&r->error, TG_ENOMEM,
                   "out of memory reading line %llu of "
@@ -82,14 +82,14 @@ static int oom(tg_sse *r)
     return fail(r, TG_ENOMEM);
 }
 
-static int set_buf(tg_buf *b, const char *p, size_t n)
+static int set_buf(tg__buf *b, const char *p, size_t n)
 {
     b->len = 0;
     int rc = tg__buf_append(b, p, n);
     return rc;
 }
 
-static int dispatch(tg_sse *r, int at_end, tg_sse_fn fn, void *ud)
+static int dispatch(tg__sse *r, int at_end, tg__sse_fn fn, void *ud)
 {
     if (r->data_lines == 0) {
         r->type.len = 0;
@@ -101,7 +101,7 @@ static int dispatch(tg_sse *r, int at_end, tg_sse_fn fn, void *ud)
         r->data.len--;
         r->data.data[r->data.len] = '\0';
     }
-    tg_sse_event ev;
+    tg__sse_event ev;
     ev.type = r->type.len ? tg__buf_cstr(&r->type) : "message";
     ev.type_len = r->type.len ? r->type.len : 7;
     ev.data = tg__buf_cstr(&r->data);
@@ -138,7 +138,7 @@ static int field_is(const char *name, size_t n, const char *want, size_t wn)
 
 /* The retry field: all ASCII digits sets the reconnection time, anything
  * else (empty included) is ignored. */
-static void set_retry(tg_sse *r, const char *v, size_t n)
+static void set_retry(tg__sse *r, const char *v, size_t n)
 {
     uint64_t ms = 0;
     if (n == 0)
@@ -158,7 +158,7 @@ static void set_retry(tg_sse *r, const char *v, size_t n)
  * LF of its own to drop), and what passes r->keep is dropped, noted in
  * r->clipped. Out of line: the reader's hot path stays as small. */
 static int __attribute__((noinline))
-add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
+add_data_clipped(tg__sse *r, const char *v, size_t vlen, int clipped)
 {
     size_t room = r->keep > r->data.len ? r->keep - r->data.len : 0;
     int rc = 0;
@@ -179,7 +179,7 @@ add_data_clipped(tg_sse *r, const char *v, size_t vlen, int clipped)
 }
 
 /* Interprets one line (without its line end). */
-static int process_line(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
+static int process_line(tg__sse *r, const char *p, size_t n, tg__sse_fn fn,
                         void *ud)
 {
     int clipped = 0;
@@ -255,7 +255,7 @@ static const char *find_eol(const char *p, const char *end, const char **lf,
 /* Adds n bytes to the line gathered across chunks: past the line cap a
  * failure (TG_ELIMIT), or, discarding, the bytes dropped. Returns 0 or the
  * failure's code (recorded). */
-static int gather(tg_sse *r, const char *p, size_t n)
+static int gather(tg__sse *r, const char *p, size_t n)
 {
     size_t max = line_max(r);
     if (n > max - r->line.len || r->line.len > max) {
@@ -267,7 +267,7 @@ static int gather(tg_sse *r, const char *p, size_t n)
     return tg__buf_append(&r->line, p, n) == 0 ? 0 : oom(r);
 }
 
-static int feed_bytes(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
+static int feed_bytes(tg__sse *r, const char *p, size_t n, tg__sse_fn fn,
                       void *ud)
 {
     const char *end = p + n;
@@ -309,14 +309,14 @@ static int feed_bytes(tg_sse *r, const char *p, size_t n, tg_sse_fn fn,
     return 0;
 }
 
-static int report(tg_sse *r, int rc, tg_error *err)
+static int report(tg__sse *r, int rc, tg_error *err)
 {
     if (rc != 0 && err != NULL)
         *err = r->error;
     return rc;
 }
 
-int tg__sse_feed(tg_sse *r, const char *bytes, size_t len, tg_sse_fn fn,
+int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg__sse_fn fn,
                  void *ud, tg_error *err)
 {
     if (r->failed)
@@ -348,7 +348,7 @@ int tg__sse_feed(tg_sse *r, const char *bytes, size_t len, tg_sse_fn fn,
     return report(r, feed_bytes(r, (const char *)u, len, fn, ud), err);
 }
 
-int tg__sse_finish(tg_sse *r, tg_sse_fn fn, void *ud, tg_error *err)
+int tg__sse_finish(tg__sse *r, tg__sse_fn fn, void *ud, tg_error *err)
 {
     if (r->failed)
         return report(r, r->failed, err);
@@ -372,7 +372,7 @@ int tg__sse_finish(tg_sse *r, tg_sse_fn fn, void *ud, tg_error *err)
     return report(r, rc, err);
 }
 
-void tg__sse_discard(tg_sse *r, size_t keep)
+void tg__sse_discard(tg__sse *r, size_t keep)
 {
     r->discarding = 1;
     r->keep = keep ? keep : 1;

@@ -34,7 +34,7 @@
 
 /* One dispatched event. Every pointer is borrowed: valid during the
  * callback only. The strings are NUL-terminated as well as counted. */
-typedef struct tg_sse_event {
+typedef struct tg__sse_event {
     const char *type; /* the event: field, "message" when there was none */
     size_t type_len;
     const char *data; /* data lines joined with "\n" */
@@ -48,15 +48,15 @@ typedef struct tg_sse_event {
     uint64_t data_last_line;  /* the line of the last of them */
     int at_end;  /* dispatched at the end of input, no blank line seen */
     int clipped; /* after tg__sse_discard: data past the kept bytes dropped */
-} tg_sse_event;
+} tg__sse_event;
 
 /* Receives each event. A non-zero return (a TG_E* code, err filled) stops
  * the reader: feed and finish return it, now and on every later call. */
-typedef int (*tg_sse_fn)(void *ud, const tg_sse_event *ev, tg_error *err);
+typedef int (*tg__sse_fn)(void *ud, const tg__sse_event *ev, tg_error *err);
 
-typedef struct tg_sse {
-    tg_buf line; /* the current line, when it spans chunks */
-    tg_buf type, data, id;
+typedef struct tg__sse {
+    tg__buf line; /* the current line, when it spans chunks */
+    tg__buf type, data, id;
     size_t max_data;
     unsigned char bom[3]; /* a possible byte order mark, held back */
     size_t bom_len;
@@ -75,27 +75,27 @@ typedef struct tg_sse {
     int clipped;      /* the event being read lost data (discarding) */
     int line_clipped; /* the line being gathered lost bytes (discarding) */
     tg_error error;   /* the failure's report, repeated on later calls */
-} tg_sse;
+} tg__sse;
 
 /* Prepares a reader whose events may each carry at most max_data bytes of
  * data (0: TG_SSE_DEFAULT_MAX_DATA). */
-void tg__sse_init(tg_sse *r, size_t max_data);
+void tg__sse_init(tg__sse *r, size_t max_data);
 /* Frees the reader's buffers. */
-void tg__sse_cleanup(tg_sse *r);
+void tg__sse_cleanup(tg__sse *r);
 /* Reads len bytes, calling fn for each event they complete. Returns 0, the
  * callback's code, TG_ELIMIT (a line or an event's data over the cap),
  * TG_ENOMEM, or TG_EINVAL after tg__sse_finish. */
-int tg__sse_feed(tg_sse *r, const char *bytes, size_t len, tg_sse_fn fn,
+int tg__sse_feed(tg__sse *r, const char *bytes, size_t len, tg__sse_fn fn,
                  void *ud, tg_error *err);
 /* Ends the input: a last line without a line end is read, and an event
  * still pending is dispatched with at_end set. Returns as tg__sse_feed. */
-int tg__sse_finish(tg_sse *r, tg_sse_fn fn, void *ud, tg_error *err);
+int tg__sse_finish(tg__sse *r, tg__sse_fn fn, void *ud, tg_error *err);
 /* From the next line on, the events only need counting (their consumer read
  * the end of its stream): each keeps at most keep bytes of its data (at
  * least 1; clipped set when it had more) and no line or event fails for
  * its length, so memory stays bounded by keep whatever follows. Lines,
  * events and their numbers are counted as before. May be called from the
  * callback. */
-void tg__sse_discard(tg_sse *r, size_t keep);
+void tg__sse_discard(tg__sse *r, size_t keep);
 
 #endif

@@ -199,7 +199,7 @@ int tg__stream_set_final_args(tg__pending *p, const char *text, size_t n)
 /* The turn index of the first complete call with this id, or SIZE_MAX. */
 static size_t first_with_id(const tg_stream *s, const char *id)
 {
-    const tg_hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
+    const tg__hentry *e = id != NULL ? tg__hmap_find_str(&s->ids, id) : NULL;
     return e != NULL ? e->val.idx : SIZE_MAX;
 }
 
@@ -207,7 +207,7 @@ static size_t first_with_id(const tg_stream *s, const char *id)
  * unless a call with it completed before. Returns 0 or TG_ENOMEM. */
 static int remember_id(tg_stream *s, size_t idx)
 {
-    tg_hentry *e;
+    tg__hentry *e;
     int rc = tg__hmap_put_str(&s->ids, s->turn->calls[idx]->id, &e);
     if (rc == 1)
         s->repeated_ids = true;
@@ -425,7 +425,7 @@ static int closed_at_end(const tg_stream *s, tg__pending *p)
     if (!p->has_args || tg__stream_blank(p->args.data, p->args.len))
         return providers[s->provider]->whole_value_completes && !p->has_args &&
                p->input != NULL;
-    tg_jcur c;
+    tg__jcur c;
     tg__jcur_init(&c, p->args.data, p->args.len);
     int plain = tg__jcur_skip(&c) == 0 && tg__jcur_end(&c) == 0;
     tg__jcur_cleanup(&c);
@@ -535,7 +535,7 @@ static int classify(const json_t *doc)
 /* Whose stream an event cut short belongs to, from its type and the
  * start of its data (the members classify reads come first in every
  * provider's events). */
-static int sniff(const tg_sse_event *ev)
+static int sniff(const tg__sse_event *ev)
 {
     static const struct {
         const char *needle;
@@ -583,7 +583,7 @@ static void note_api_error(tg_stream *s, const json_t *doc)
 
 /* A fast path's reading of the event: 0 when it was read, TG__FAST_BAIL
  * when the document path must read it, or TG_ENOMEM. */
-static int fast_event(tg_stream *s, const tg_sse_event *ev)
+static int fast_event(tg_stream *s, const tg__sse_event *ev)
 {
     const tg__stream_provider *pr = providers[s->provider];
     if (s->slow || pr == NULL || pr->fast == NULL)
@@ -600,7 +600,7 @@ static int fast_event(tg_stream *s, const tg_sse_event *ev)
  * ending inside it: the data is the start of a JSON text - the reader ran
  * out of bytes, stopped at the very last one, or the data ends inside a
  * UTF-8 sequence. Data holding one whole value and more is not. */
-static int cut_short(const tg_sse_event *ev, const json_error_t *jerr)
+static int cut_short(const tg__sse_event *ev, const json_error_t *jerr)
 {
     enum json_error_code code = json_error_code(jerr);
     if (code == json_error_premature_end_of_input)
@@ -630,7 +630,7 @@ static int cut_short(const tg_sse_event *ev, const json_error_t *jerr)
  * the stream was cut, not garbled, and what came before still counts
  * (when nothing came before, what the cut event began with still tells
  * whose it is). */
-static int not_an_object(tg_stream *s, const tg_sse_event *ev, json_t *doc,
+static int not_an_object(tg_stream *s, const tg__sse_event *ev, json_t *doc,
                          const json_error_t *jerr, tg_error *err)
 {
     int is_json = doc != NULL;
@@ -673,7 +673,7 @@ static int not_an_object(tg_stream *s, const tg_sse_event *ev, json_t *doc,
 }
 
 /* What a provider's reading of an event returned, as the stream's error. */
-static int event_result(tg_stream *s, const tg_sse_event *ev, int rc,
+static int event_result(tg_stream *s, const tg__sse_event *ev, int rc,
                         tg_error *err)
 {
     if (rc == TG_ENOMEM)
@@ -688,7 +688,7 @@ static int event_result(tg_stream *s, const tg_sse_event *ev, int rc,
     return rc;
 }
 
-static int is_done_marker(const tg_sse_event *ev)
+static int is_done_marker(const tg__sse_event *ev)
 {
     return !ev->clipped && ev->data_len == 6 &&
            memcmp(ev->data, "[DONE]", 6) == 0;
@@ -697,7 +697,7 @@ static int is_done_marker(const tg_sse_event *ev)
 /* An event after the end of the stream: counted, never read. A keep-alive
  * or a second [DONE] (some proxies add one after another provider's end)
  * says nothing more. */
-static void after_end(tg_stream *s, const tg_sse_event *ev)
+static void after_end(tg_stream *s, const tg__sse_event *ev)
 {
     if (is_done_marker(ev) ||
         (!ev->clipped && tg__stream_blank(ev->data, ev->data_len)))
@@ -706,7 +706,7 @@ static void after_end(tg_stream *s, const tg_sse_event *ev)
         s->ignored_line = ev->data_first_line;
 }
 
-static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+static int on_event(void *ud, const tg__sse_event *ev, tg_error *err)
 {
     tg_stream *s = ud;
     s->ev_first_line = ev->data_first_line;
@@ -812,10 +812,13 @@ int tg_stream_new(const char *format, tg_stream **out, tg_error *err)
     return 0;
 }
 
-int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes)
+int tg_stream_set_max_event_bytes(tg_stream *s, size_t max_bytes, tg_error *err)
 {
-    if (s == NULL || s->fed)
-        return TG_EINVAL;
+    if (s == NULL)
+        return tg__error_set(err, TG_EINVAL, "no stream");
+    if (s->fed)
+        return tg__error_set(err, TG_EINVAL,
+                             "the event size cap is set before the first feed");
     s->max = max_bytes ? max_bytes : TG_SSE_DEFAULT_MAX_DATA;
     s->sse.max_data = s->max;
     return 0;

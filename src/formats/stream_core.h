@@ -108,7 +108,7 @@ typedef struct tg__pending {
     char *id;        /* NULL until the wire sends it */
     char *name;      /* NULL until the wire sends it */
     char *type;      /* Chat: the tool call type when sent */
-    tg_buf args;     /* the joined pieces, at most the stream's cap */
+    tg__buf args;    /* the joined pieces, at most the stream's cap */
     size_t received; /* argument bytes received, kept or not */
     int has_args;    /* an arguments string (or piece) arrived */
     int final_args;  /* args hold the provider's whole string (.done) */
@@ -161,7 +161,7 @@ extern const tg__stream_provider tg__stream_anthropic;
 extern const tg__stream_provider tg__stream_gemini;
 
 struct tg_stream {
-    tg_sse sse;
+    tg__sse sse;
     int provider; /* TG__SP_* */
     int fixed;    /* the caller named the provider */
     int fed;      /* bytes were fed: the cap is fixed */
@@ -190,12 +190,12 @@ struct tg_stream {
     uint64_t ignored_events, ignored_line; /* after the end; the first's */
     size_t late_calls;   /* complete calls that pieces came after */
     char bad[200];       /* a provider's word on an event of a bad shape */
-    tg_hmap ids;         /* complete calls by id (the first's): turn index */
+    tg__hmap ids;        /* complete calls by id (the first's): turn index */
     bool repeated_ids;   /* two complete calls share an id */
     SHA256_CTX hash;     /* Gemini: the events so far, for made-up ids */
     char api_error[200]; /* the first error the provider streamed, or "" */
-    tg_jcur cur;         /* the fast paths' cursor (its scratch is kept) */
-    tg_buf arena;        /* strings a fast path read from the current event */
+    tg__jcur cur;        /* the fast paths' cursor (its scratch is kept) */
+    tg__buf arena;       /* strings a fast path read from the current event */
 };
 
 /* ------------------------------------------------------------ the core */

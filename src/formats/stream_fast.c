@@ -32,7 +32,7 @@ int tg__stream_fast_str(tg_stream *s, tg__span *sp)
 
 int tg__stream_fast_uint(tg_stream *s, long long *out, int *seen)
 {
-    tg_jcur *c = &s->cur;
+    tg__jcur *c = &s->cur;
     int ch = tg__jcur_peek(c);
     if (*seen || ch < '0' || ch > '9')
         return TG__FAST_BAIL;

@@ -32,7 +32,7 @@ json_t *tg__format_tool_object(const json_t *t, const json_t *head,
 int tg__format_render_tool_list(const json_t *tools,
                                 json_t *(*one)(const json_t *t),
                                 const char *wrap_key, const char *format_name,
-                                tg_buf *out, tg_error *err)
+                                tg__buf *out, tg_error *err)
 {
     if (!json_is_array(tools))
         return tg__error_set(err, TG_EINVAL,

@@ -26,7 +26,7 @@ static const char link_tag[] = "toolgate journal chain v1";
 static const char id_text[] = "toolgate journal chain key id";
 
 /* HMAC(key, data) with the prepared pads. */
-static void mac_final(const tg_chain_key *k, SHA256_CTX *inner,
+static void mac_final(const tg__chain_key *k, SHA256_CTX *inner,
                       unsigned char out[TG_CHAIN_LEN])
 {
     unsigned char mid[TG_CHAIN_LEN];
@@ -37,7 +37,7 @@ static void mac_final(const tg_chain_key *k, SHA256_CTX *inner,
     OPENSSL_cleanse(mid, sizeof mid);
 }
 
-int tg__chain_key_init(tg_chain_key *k, const unsigned char *key, size_t len)
+int tg__chain_key_init(tg__chain_key *k, const unsigned char *key, size_t len)
 {
     unsigned char block[BLOCK], pad[BLOCK], id[TG_CHAIN_LEN];
     memset(k, 0, sizeof *k);
@@ -70,19 +70,19 @@ int tg__chain_key_init(tg_chain_key *k, const unsigned char *key, size_t len)
     return 0;
 }
 
-void tg__chain_key_cleanup(tg_chain_key *k)
+void tg__chain_key_cleanup(tg__chain_key *k)
 {
     OPENSSL_cleanse(k, sizeof *k);
 }
 
-static void flush(tg_chain_hash *h)
+static void flush(tg__chain_hash *h)
 {
     if (h->n > 0)
         SHA256_Update(&h->ctx, h->buf, h->n);
     h->n = 0;
 }
 
-static void put(tg_chain_hash *h, const void *p, size_t n)
+static void put(tg__chain_hash *h, const void *p, size_t n)
 {
     if (n > sizeof h->buf - h->n) {
         flush(h);
@@ -95,7 +95,7 @@ static void put(tg_chain_hash *h, const void *p, size_t n)
     h->n += n;
 }
 
-static void put_u64(tg_chain_hash *h, unsigned char tag, uint64_t v)
+static void put_u64(tg__chain_hash *h, unsigned char tag, uint64_t v)
 {
     unsigned char b[9];
     b[0] = tag;
@@ -106,7 +106,7 @@ static void put_u64(tg_chain_hash *h, unsigned char tag, uint64_t v)
     put(h, b, sizeof b);
 }
 
-void tg__chain_link_start(tg_chain_hash *h, const tg_chain_key *k,
+void tg__chain_link_start(tg__chain_hash *h, const tg__chain_key *k,
                           const unsigned char prev[TG_CHAIN_LEN], int64_t seq)
 {
     h->key = k != NULL && k->keyed ? k : NULL;
@@ -120,25 +120,25 @@ void tg__chain_link_start(tg_chain_hash *h, const tg_chain_key *k,
     put_u64(h, 0x01, (uint64_t)seq);
 }
 
-void tg__chain_digest_start(tg_chain_hash *h)
+void tg__chain_digest_start(tg__chain_hash *h)
 {
     h->key = NULL;
     h->n = 0;
     SHA256_Init(&h->ctx);
 }
 
-void tg__chain_null(tg_chain_hash *h)
+void tg__chain_null(tg__chain_hash *h)
 {
     unsigned char z = 0x00;
     put(h, &z, 1);
 }
 
-void tg__chain_int(tg_chain_hash *h, int64_t v)
+void tg__chain_int(tg__chain_hash *h, int64_t v)
 {
     put_u64(h, 0x01, (uint64_t)v);
 }
 
-void tg__chain_real(tg_chain_hash *h, double v)
+void tg__chain_real(tg__chain_hash *h, double v)
 {
     uint64_t bits;
     if (v == 0)
@@ -147,7 +147,7 @@ void tg__chain_real(tg_chain_hash *h, double v)
     put_u64(h, 0x02, bits);
 }
 
-static void put_bytes(tg_chain_hash *h, unsigned char tag, const void *p,
+static void put_bytes(tg__chain_hash *h, unsigned char tag, const void *p,
                       size_t n)
 {
     put_u64(h, tag, (uint64_t)n);
@@ -155,7 +155,7 @@ static void put_bytes(tg_chain_hash *h, unsigned char tag, const void *p,
         put(h, p, n);
 }
 
-void tg__chain_text(tg_chain_hash *h, const char *s)
+void tg__chain_text(tg__chain_hash *h, const char *s)
 {
     if (s == NULL)
         tg__chain_null(h);
@@ -163,18 +163,18 @@ void tg__chain_text(tg_chain_hash *h, const char *s)
         put_bytes(h, 0x03, s, strlen(s));
 }
 
-void tg__chain_missing(tg_chain_hash *h)
+void tg__chain_missing(tg__chain_hash *h)
 {
     unsigned char m = 0xfe;
     put(h, &m, 1);
 }
 
-void tg__chain_call(tg_chain_hash *h, const unsigned char digest[TG_CHAIN_LEN])
+void tg__chain_call(tg__chain_hash *h, const unsigned char digest[TG_CHAIN_LEN])
 {
     put(h, digest, TG_CHAIN_LEN);
 }
 
-void tg__chain_end(tg_chain_hash *h, unsigned char out[TG_CHAIN_LEN])
+void tg__chain_end(tg__chain_hash *h, unsigned char out[TG_CHAIN_LEN])
 {
     flush(h);
     if (h->key != NULL)
@@ -184,7 +184,7 @@ void tg__chain_end(tg_chain_hash *h, unsigned char out[TG_CHAIN_LEN])
 }
 
 /* Feeds column col of st as a column of kind `kind` ('i', 'r', 't'). */
-static void put_column(tg_chain_hash *h, sqlite3_stmt *st, int col, char kind)
+static void put_column(tg__chain_hash *h, sqlite3_stmt *st, int col, char kind)
 {
     int type = sqlite3_column_type(st, col);
     if (type == SQLITE_NULL) {
@@ -211,7 +211,7 @@ void tg__chain_call_digest_stmt(sqlite3_stmt *st, int col,
                                 unsigned char out[TG_CHAIN_LEN])
 {
     static const char kinds[] = TG_CHAIN_CALL_KINDS;
-    tg_chain_hash h;
+    tg__chain_hash h;
     tg__chain_digest_start(&h);
     if (sqlite3_column_type(st, col) == SQLITE_NULL) {
         tg__chain_missing(&h);
@@ -222,13 +222,13 @@ void tg__chain_call_digest_stmt(sqlite3_stmt *st, int col,
     tg__chain_end(&h, out);
 }
 
-void tg__chain_link_stmt(sqlite3_stmt *st, int col, const tg_chain_key *k,
+void tg__chain_link_stmt(sqlite3_stmt *st, int col, const tg__chain_key *k,
                          const unsigned char prev[TG_CHAIN_LEN], int64_t seq,
                          unsigned char out[TG_CHAIN_LEN])
 {
     static const char kinds[] = TG_CHAIN_RESULT_KINDS;
     unsigned char call[TG_CHAIN_LEN];
-    tg_chain_hash h;
+    tg__chain_hash h;
     tg__chain_call_digest_stmt(st, col + TG_CHAIN_N_RESULT, call);
     tg__chain_link_start(&h, k, prev, seq);
     for (int i = 0; i < TG_CHAIN_N_RESULT; i++)

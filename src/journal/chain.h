@@ -38,46 +38,47 @@
 
 /* A key prepared once: the SHA-256 states after the HMAC inner and outer
  * pads (RFC 2104), so a link costs no key setup. */
-typedef struct tg_chain_key {
+typedef struct tg__chain_key {
     SHA256_CTX inner, outer;
     int keyed;
     char id[TG_CHAIN_KEY_ID];
-} tg_chain_key;
+} tg__chain_key;
 
 /* One hash being fed (a link, or a call row's digest). Columns are
  * gathered in buf and hashed in blocks: a SHA256_Update per column (two
  * dozen a row, most of a few bytes) cost more than the hashing itself. */
-typedef struct tg_chain_hash {
+typedef struct tg__chain_hash {
     SHA256_CTX ctx;
-    const tg_chain_key *key; /* NULL: plain SHA-256 */
-    size_t n;                /* bytes waiting in buf */
+    const tg__chain_key *key; /* NULL: plain SHA-256 */
+    size_t n;                 /* bytes waiting in buf */
     unsigned char buf[1024];
-} tg_chain_hash;
+} tg__chain_hash;
 
 /* Prepares k from key[0..len) (key NULL or len 0: unkeyed). Returns 0 or
  * TG_EINTERNAL when the digest fails. */
-int tg__chain_key_init(tg_chain_key *k, const unsigned char *key, size_t len);
+int tg__chain_key_init(tg__chain_key *k, const unsigned char *key, size_t len);
 /* Wipes the key material. */
-void tg__chain_key_cleanup(tg_chain_key *k);
+void tg__chain_key_cleanup(tg__chain_key *k);
 
 /* Starts a link: MAC under k (NULL or unkeyed: SHA-256) of a domain tag,
  * prev and seq; the row's columns follow. */
-void tg__chain_link_start(tg_chain_hash *h, const tg_chain_key *k,
+void tg__chain_link_start(tg__chain_hash *h, const tg__chain_key *k,
                           const unsigned char prev[TG_CHAIN_LEN], int64_t seq);
 /* Starts the plain SHA-256 digest of a call row; its columns follow. */
-void tg__chain_digest_start(tg_chain_hash *h);
+void tg__chain_digest_start(tg__chain_hash *h);
 
 /* The encoders of one column each. text NULL is SQL NULL. */
-void tg__chain_null(tg_chain_hash *h);
-void tg__chain_int(tg_chain_hash *h, int64_t v);
-void tg__chain_real(tg_chain_hash *h, double v);
-void tg__chain_text(tg_chain_hash *h, const char *s);
+void tg__chain_null(tg__chain_hash *h);
+void tg__chain_int(tg__chain_hash *h, int64_t v);
+void tg__chain_real(tg__chain_hash *h, double v);
+void tg__chain_text(tg__chain_hash *h, const char *s);
 /* A call row that is missing (the link of a result without its call). */
-void tg__chain_missing(tg_chain_hash *h);
+void tg__chain_missing(tg__chain_hash *h);
 /* The digest of the result's call row: the last part of a link. */
-void tg__chain_call(tg_chain_hash *h, const unsigned char digest[TG_CHAIN_LEN]);
+void tg__chain_call(tg__chain_hash *h,
+                    const unsigned char digest[TG_CHAIN_LEN]);
 /* Ends h (a link: the MAC's outer step too) into out. */
-void tg__chain_end(tg_chain_hash *h, unsigned char out[TG_CHAIN_LEN]);
+void tg__chain_end(tg__chain_hash *h, unsigned char out[TG_CHAIN_LEN]);
 
 /* The columns of a link and of a call digest, in hashing order, as a
  * select list over `results r LEFT JOIN call_rows c`. Kinds: 'i' integer,
@@ -104,7 +105,7 @@ void tg__chain_call_digest_stmt(sqlite3_stmt *st, int col,
 /* The link of the row st is on: result columns at [col, col +
  * TG_CHAIN_N_RESULT), the call columns right after them, chained from prev
  * at seq under k. */
-void tg__chain_link_stmt(sqlite3_stmt *st, int col, const tg_chain_key *k,
+void tg__chain_link_stmt(sqlite3_stmt *st, int col, const tg__chain_key *k,
                          const unsigned char prev[TG_CHAIN_LEN], int64_t seq,
                          unsigned char out[TG_CHAIN_LEN]);
 

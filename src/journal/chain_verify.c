@@ -43,7 +43,7 @@ struct epoch {
 
 struct walk {
     sqlite3 *db;
-    const tg_chain_key *key;
+    const tg__chain_key *key;
     struct epoch *epochs;
     size_t n_epochs;
     sqlite3_int64 legacy_max, legacy, rows, pruned, first_seq, last_seq;
@@ -367,8 +367,8 @@ int tg_journal_verify(const char *journal_path, const unsigned char *hmac_key,
                       size_t hmac_key_len, char **out, tg_error *err)
 {
     struct walk w;
-    tg_chain_key key;
-    tg_journal *j = NULL;
+    tg__chain_key key;
+    tg__journal *j = NULL;
     struct stat sb;
     int rc;
     if (out == NULL)
@@ -386,8 +386,8 @@ int tg_journal_verify(const char *journal_path, const unsigned char *hmac_key,
     w.key = &key;
     /* Opening migrates an older journal and recovers calls left running,
      * chaining what it writes with this key, as the runtime would. */
-    tg_journal_options opts = {.hmac_key = hmac_key,
-                               .hmac_key_len = hmac_key_len};
+    tg__journal_options opts = {.hmac_key = hmac_key,
+                                .hmac_key_len = hmac_key_len};
     if ((rc = tg__journal_open_sqlite_opts(journal_path, &opts, &j, err)) != 0)
         goto done;
     w.db = tg__journal_sqlite_db(j);

@@ -18,7 +18,7 @@
 
 #include "error.h"
 
-static int open_for_query(const char *path, tg_journal **j, tg_error *err)
+static int open_for_query(const char *path, tg__journal **j, tg_error *err)
 {
     struct stat sb;
     *j = NULL;
@@ -32,7 +32,7 @@ static int open_for_query(const char *path, tg_journal **j, tg_error *err)
 int tg_journal_history(const char *journal_path, const tg_history_query *q,
                        char **out, tg_error *err)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     if (out == NULL)
         return tg__error_set(err, TG_EINVAL, "history: no output pointer");
     *out = NULL;
@@ -46,7 +46,7 @@ int tg_journal_history(const char *journal_path, const tg_history_query *q,
 int tg_journal_show(const char *journal_path, const char *call_id, char **out,
                     tg_error *err)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     if (out == NULL)
         return tg__error_set(err, TG_EINVAL, "show: no output pointer");
     *out = NULL;
@@ -64,7 +64,7 @@ int tg_journal_show(const char *journal_path, const char *call_id, char **out,
 int tg_journal_stats(const char *journal_path, const tg_history_query *q,
                      char **out, tg_error *err)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     if (out == NULL)
         return tg__error_set(err, TG_EINVAL, "stats: no output pointer");
     *out = NULL;

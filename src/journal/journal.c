@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * journal.c - the dispatchers of journal.h: every caller goes through these,
- * so a second backend only has to fill a tg_journal_ops.
+ * so a second backend only has to fill a tg__journal_ops.
  */
 #include "journal.h"
 
@@ -13,7 +13,7 @@ static int no_journal(tg_error *err, const char *what)
         err, TG_EINVAL, "journal: %s without a journal that supports it", what);
 }
 
-int tg__journal_begin(tg_journal *j, tg_call *const *calls, size_t n,
+int tg__journal_begin(tg__journal *j, tg_call *const *calls, size_t n,
                       tg_error *err)
 {
     if (j == NULL || j->ops->begin == NULL)
@@ -23,7 +23,7 @@ int tg__journal_begin(tg_journal *j, tg_call *const *calls, size_t n,
     return j->ops->begin(j, calls, n, err);
 }
 
-int tg__journal_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
+int tg__journal_begin_dedup(tg__journal *j, tg_call *const *calls, size_t n,
                             tg_result **replies, tg_error *err)
 {
     for (size_t i = 0; replies != NULL && i < n; i++)
@@ -32,13 +32,13 @@ int tg__journal_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
         return no_journal(err, "begin");
     if (n == 0)
         return 0;
-    const tg_journal_ext_ops *ext = tg__journal_ext(j);
+    const tg__journal_ext_ops *ext = tg__journal_ext(j);
     if (ext == NULL || ext->begin_dedup == NULL || replies == NULL)
         return j->ops->begin(j, calls, n, err);
     return ext->begin_dedup(j, calls, n, replies, err);
 }
 
-int tg__journal_finish(tg_journal *j, tg_call *const *calls,
+int tg__journal_finish(tg__journal *j, tg_call *const *calls,
                        tg_result *const *results, size_t n, tg_error *err)
 {
     if (j == NULL || j->ops->finish == NULL)
@@ -48,7 +48,7 @@ int tg__journal_finish(tg_journal *j, tg_call *const *calls,
     return j->ops->finish(j, calls, results, n, err);
 }
 
-int tg__journal_history(tg_journal *j, const tg_history_query *q, char **out,
+int tg__journal_history(tg__journal *j, const tg_history_query *q, char **out,
                         tg_error *err)
 {
     *out = NULL;
@@ -57,7 +57,7 @@ int tg__journal_history(tg_journal *j, const tg_history_query *q, char **out,
     return j->ops->history(j, q, out, err);
 }
 
-int tg__journal_show(tg_journal *j, const char *call_id, char **out,
+int tg__journal_show(tg__journal *j, const char *call_id, char **out,
                      tg_error *err)
 {
     *out = NULL;
@@ -66,26 +66,26 @@ int tg__journal_show(tg_journal *j, const char *call_id, char **out,
     return j->ops->show(j, call_id, out, err);
 }
 
-int tg__journal_stats(tg_journal *j, const tg_history_query *q, char **out,
+int tg__journal_stats(tg__journal *j, const tg_history_query *q, char **out,
                       tg_error *err)
 {
-    const tg_journal_ext_ops *ext = tg__journal_ext(j);
+    const tg__journal_ext_ops *ext = tg__journal_ext(j);
     *out = NULL;
     if (ext == NULL || ext->stats == NULL)
         return no_journal(err, "stats");
     return ext->stats(j, q, out, err);
 }
 
-int tg__journal_prune(tg_journal *j, size_t *pruned, tg_error *err)
+int tg__journal_prune(tg__journal *j, size_t *pruned, tg_error *err)
 {
-    const tg_journal_ext_ops *ext = tg__journal_ext(j);
+    const tg__journal_ext_ops *ext = tg__journal_ext(j);
     *pruned = 0;
     if (ext == NULL || ext->prune == NULL)
         return no_journal(err, "prune");
     return ext->prune(j, pruned, err);
 }
 
-void tg__journal_close(tg_journal *j)
+void tg__journal_close(tg__journal *j)
 {
     if (j != NULL && j->ops->close != NULL)
         j->ops->close(j);

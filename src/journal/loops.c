@@ -31,7 +31,7 @@
 #define LIST_MAX 1000
 
 struct tg_loop_store {
-    tg_journal *j;
+    tg__journal *j;
     sqlite3 *db; /* borrowed from j */
 };
 

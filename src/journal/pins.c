@@ -15,7 +15,7 @@
 #include "journal.h"
 #include "timeutil.h"
 
-static sqlite3 *db_of(tg_journal *j, tg_error *err)
+static sqlite3 *db_of(tg__journal *j, tg_error *err)
 {
     sqlite3 *db = tg__journal_sqlite_db(j);
     if (db == NULL)
@@ -53,7 +53,7 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, const char *what,
     return rc;
 }
 
-const char *tg__pin_state_name(tg_pin_state state)
+const char *tg__pin_state_name(tg__pin_state state)
 {
     switch (state) {
     case TG_PIN_STATE_PINNED:
@@ -66,7 +66,7 @@ const char *tg__pin_state_name(tg_pin_state state)
     return "?";
 }
 
-static tg_pin_state state_of(const char *s)
+static tg__pin_state state_of(const char *s)
 {
     if (s != NULL && strcmp(s, "pending") == 0)
         return TG_PIN_STATE_PENDING;
@@ -86,7 +86,7 @@ static char *col_dup(sqlite3_stmt *st, int col, int *nomem)
     return d;
 }
 
-void tg__journal_pins_free(tg_pin_row *rows, size_t n)
+void tg__journal_pins_free(tg__pin_row *rows, size_t n)
 {
     for (size_t i = 0; rows != NULL && i < n; i++) {
         free(rows[i].source);
@@ -100,12 +100,12 @@ void tg__journal_pins_free(tg_pin_row *rows, size_t n)
     free(rows);
 }
 
-int tg__journal_pins_read(tg_journal *j, const char *source, tg_pin_row **rows,
-                          size_t *n, tg_error *err)
+int tg__journal_pins_read(tg__journal *j, const char *source,
+                          tg__pin_row **rows, size_t *n, tg_error *err)
 {
     sqlite3 *db = db_of(j, err);
     sqlite3_stmt *st = NULL;
-    tg_pin_row *list = NULL;
+    tg__pin_row *list = NULL;
     size_t count = 0, cap = 0;
     int rc, step, nomem = 0;
     *rows = NULL;
@@ -123,7 +123,7 @@ int tg__journal_pins_read(tg_journal *j, const char *source, tg_pin_row **rows,
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         if (count == cap) {
             size_t ncap = cap ? cap * 2 : 16;
-            tg_pin_row *grown = realloc(list, ncap * sizeof *grown);
+            tg__pin_row *grown = realloc(list, ncap * sizeof *grown);
             if (grown == NULL) {
                 nomem = 1;
                 break;
@@ -131,7 +131,7 @@ int tg__journal_pins_read(tg_journal *j, const char *source, tg_pin_row **rows,
             list = grown;
             cap = ncap;
         }
-        tg_pin_row *r = &list[count++];
+        tg__pin_row *r = &list[count++];
         memset(r, 0, sizeof *r);
         r->source = col_dup(st, 0, &nomem);
         r->tool = col_dup(st, 1, &nomem);
@@ -179,7 +179,7 @@ static int tx_end(sqlite3 *db, int rc, tg_error *err)
 
 /* Runs one statement that writes a pin: ?1 source, ?2 tool, ?3 checksum,
  * ?4 definition, ?5 now, ?6 renamed_from; *changes: rows it changed. */
-static int write_pin(tg_journal *j, const char *sql, const char *source,
+static int write_pin(tg__journal *j, const char *sql, const char *source,
                      const char *tool, const char *checksum,
                      const char *definition, const char *renamed_from,
                      int *changes, tg_error *err)
@@ -209,7 +209,7 @@ static int write_pin(tg_journal *j, const char *sql, const char *source,
     return rc;
 }
 
-int tg__journal_pin_first_seen(tg_journal *j, const char *source,
+int tg__journal_pin_first_seen(tg__journal *j, const char *source,
                                const char *tool, const char *checksum,
                                const char *definition, tg_error *err)
 {
@@ -226,7 +226,7 @@ int tg__journal_pin_first_seen(tg_journal *j, const char *source,
     return rc;
 }
 
-int tg__journal_pin_hold(tg_journal *j, const char *source, const char *tool,
+int tg__journal_pin_hold(tg__journal *j, const char *source, const char *tool,
                          const char *checksum, const char *definition,
                          const char *renamed_from, tg_error *err)
 {
@@ -249,7 +249,7 @@ int tg__journal_pin_hold(tg_journal *j, const char *source, const char *tool,
                      err);
 }
 
-int tg__journal_pin_accept(tg_journal *j, const char *source, const char *tool,
+int tg__journal_pin_accept(tg__journal *j, const char *source, const char *tool,
                            const char *checksum, tg_error *err)
 {
     sqlite3 *db = db_of(j, err);
@@ -326,7 +326,7 @@ done:
     return tx_end(db, rc, err);
 }
 
-int tg__journal_pin_forget(tg_journal *j, const char *source, const char *tool,
+int tg__journal_pin_forget(tg__journal *j, const char *source, const char *tool,
                            tg_error *err)
 {
     sqlite3 *db = db_of(j, err);

@@ -284,7 +284,7 @@ struct chain_head {
 };
 
 struct sqlite_journal {
-    tg_journal base; /* first: the tg_journal * is this object */
+    tg__journal base; /* first: the tg__journal * is this object */
     sqlite3 *db;
     tg__checkpointer *ckpt; /* its WAL checkpoints (checkpointer.c) */
     char *path;             /* sqlite3_malloc'd */
@@ -304,7 +304,7 @@ struct sqlite_journal {
     /* re-delivery, prepared on first use: one call's answer, and which of
      * up to PROBE_IDS ids of one caller scope were ever journaled */
     sqlite3_stmt *st_lookup, *st_probe;
-    tg_journal_options opts;
+    tg__journal_options opts;
     sqlite3_int64 last_prune; /* epoch ms of the last prune step, 0 none */
     int prune_backlog;        /* the last step was full: more to delete */
     /* told of each artifact no row names any more after a prune */
@@ -319,16 +319,16 @@ struct sqlite_journal {
      * within the open transaction (chain_open: set up by chain_sync). The
      * writer keeps it here so a row costs no SELECT; on_commit and
      * on_rollback keep it true. */
-    tg_chain_key key;
+    tg__chain_key key;
     struct chain_head chain, chain_tx;
     int chain_known, chain_open;
     sqlite3_int64 chain_dv;
     sqlite3_stmt *st_data_version, *st_epoch_add;
 };
 
-static const tg_journal_ops sqlite_ops;
+static const tg__journal_ops sqlite_ops;
 
-static struct sqlite_journal *sj_of(tg_journal *j)
+static struct sqlite_journal *sj_of(tg__journal *j)
 {
     return (struct sqlite_journal *)j;
 }
@@ -896,7 +896,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
                      sqlite3_stmt **out, tg_error *err)
 {
     sqlite3_stmt **slot = results ? &sj->st_results[k] : &sj->st_calls[k];
-    tg_buf sql;
+    tg__buf sql;
     int rc = 0;
     *out = *slot;
     if (*slot != NULL)
@@ -1047,7 +1047,7 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
         return db_fail(sj, b, "binding a call", err);
     if (sj->opts.unchained)
         return 0;
-    tg_chain_hash h;
+    tg__chain_hash h;
     tg__chain_digest_start(&h);
     tg__chain_int(&h, rowid);
     tg__chain_text(&h, call->id);
@@ -1165,7 +1165,7 @@ static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
         return b != SQLITE_OK ? db_fail(sj, b, "binding a result", err) : 0;
     }
     struct chain_head *c = &sj->chain_tx;
-    tg_chain_hash h;
+    tg__chain_hash h;
     tg__chain_link_start(&h, &sj->key, c->link, c->seq + 1);
     tg__chain_int(&h, rowid);
     tg__chain_text(&h, r->id);
@@ -1349,7 +1349,7 @@ static int pending_flush(struct sqlite_journal *sj, tg_call *const *calls,
     return rc;
 }
 
-static int sj_begin_dedup(tg_journal *j, tg_call *const *calls, size_t n,
+static int sj_begin_dedup(tg__journal *j, tg_call *const *calls, size_t n,
                           tg_result **replies, tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
@@ -1415,7 +1415,7 @@ fail:
     return rc;
 }
 
-static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+static int sj_begin(tg__journal *j, tg_call *const *calls, size_t n,
                     tg_error *err)
 {
     return sj_begin_dedup(j, calls, n, NULL, err);
@@ -1423,7 +1423,7 @@ static int sj_begin(tg_journal *j, tg_call *const *calls, size_t n,
 
 static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now);
 
-static int sj_finish(tg_journal *j, tg_call *const *calls,
+static int sj_finish(tg__journal *j, tg_call *const *calls,
                      tg_result *const *results, size_t n, tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
@@ -1841,7 +1841,7 @@ fail:
 /* Appends the result record of the current row (tg__result_write's text,
  * with the gate's decisions), with "call": call when call is not NULL. */
 static int row_result(struct sqlite_journal *sj, sqlite3_stmt *st,
-                      const json_t *call, tg_buf *out, tg_error *err)
+                      const json_t *call, tg__buf *out, tg_error *err)
 {
     tg_result *r = NULL;
     int rc = row_result_rec(sj, st, &r, err);
@@ -2130,7 +2130,7 @@ static int parse_since(const char *since, int64_t *ms, tg_error *err)
         rc = tg__time_from_json(v, ms);
     json_decref(v);
     if (rc != 0) {
-        tg_quote q;
+        tg__quote_buf q;
         return tg__error_set(err, TG_EINVAL,
                              "invalid 'since' time '%s'%s: expected RFC 3339 "
                              "(2026-01-02T03:04:05Z) or Unix seconds or "
@@ -2141,19 +2141,19 @@ static int parse_since(const char *since, int64_t *ms, tg_error *err)
 }
 
 /* The text of a query's answer: *out takes b's bytes (the caller's). */
-static int text_out(tg_buf *b, char **out, tg_error *err)
+static int text_out(tg__buf *b, char **out, tg_error *err)
 {
     *out = tg__buf_take(b);
     return *out ? 0 : oom(err);
 }
 
-static int sj_history(tg_journal *j, const tg_history_query *q, char **out,
+static int sj_history(tg__journal *j, const tg_history_query *q, char **out,
                       tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    tg_buf sql, text;
+    tg__buf sql, text;
     int rc = 0, outcome = -1;
     int64_t since = 0;
     *out = NULL;
@@ -2243,13 +2243,13 @@ fail:
     return rc;
 }
 
-static int sj_show(tg_journal *j, const char *call_id, char **out,
+static int sj_show(tg__journal *j, const char *call_id, char **out,
                    tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
     sqlite3_stmt *st = NULL;
     json_t *call = NULL; /* new ref */
-    tg_buf text;
+    tg__buf text;
     int rc;
     *out = NULL;
     if (call_id == NULL)
@@ -2324,7 +2324,7 @@ static int query_filters(const tg_history_query *q, int *outcome,
 
 /* " FROM results r WHERE ..." with only the filters given
  * (parameters ?1 tool, ?2 outcome, ?3 caller, ?4 since). */
-static int filter_sql(tg_buf *sql, const tg_history_query *q)
+static int filter_sql(tg__buf *sql, const tg_history_query *q)
 {
     int b = tg__buf_puts(sql, " FROM results r WHERE 1");
     if (q->tool != NULL)
@@ -2358,7 +2358,7 @@ static int stats_stmt(struct sqlite_journal *sj, const char *cols,
                       const tg_history_query *q, const char *tail, int outcome,
                       int64_t since, sqlite3_stmt **st, tg_error *err)
 {
-    tg_buf sql;
+    tg__buf sql;
     int rc;
     *st = NULL;
     tg__buf_init(&sql, 4096);
@@ -2447,11 +2447,11 @@ static double select_kth(double *v, size_t n, size_t k)
 /* The entry of `tool` in *list, added when new. tools maps each entry's
  * name (its own copy) to its index. NULL on out of memory. */
 static struct tool_stat *stat_of(struct tool_stat **list, size_t *n,
-                                 size_t *cap, tg_hmap *tools, const char *tool)
+                                 size_t *cap, tg__hmap *tools, const char *tool)
 {
     size_t len;
     uint64_t h = tg__hash_str(tool, &len);
-    tg_hentry *e = tg__hmap_find(tools, tool, len, h);
+    tg__hentry *e = tg__hmap_find(tools, tool, len, h);
     if (e != NULL)
         return &(*list)[e->val.idx];
     if (*n == *cap) {
@@ -2495,7 +2495,7 @@ static int add_ms(struct tool_stat *t, double ms)
 /* Appends the statistics object of one tool: {"tool", "calls", "outcomes":
  * {"success", "error", "canceled", "timeout", "denied"}, "replayed",
  * "duration_ms": {"p50", "p95", "max"} or null}, times to the microsecond. */
-static int stat_write(struct tool_stat *t, tg_buf *out)
+static int stat_write(struct tool_stat *t, tg__buf *out)
 {
     static const char *const names[] = {"success", "error", "canceled",
                                         "timeout", "denied"};
@@ -2533,14 +2533,14 @@ static int stat_write(struct tool_stat *t, tg_buf *out)
  * matching results in storage order, no sort: the percentiles come from a
  * selection over each tool's durations, held in memory (8 bytes per timed
  * result read). */
-static int sj_stats(tg_journal *j, const tg_history_query *q, char **out,
+static int sj_stats(tg__journal *j, const tg_history_query *q, char **out,
                     tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
-    tg_hmap tools = {0}; /* tool name -> index in stats */
-    tg_buf text;
+    tg__hmap tools = {0}; /* tool name -> index in stats */
+    tg__buf text;
     struct tool_stat *stats = NULL;
     size_t n = 0, cap = 0;
     int rc, outcome, step;
@@ -2650,7 +2650,7 @@ static void release_artifacts(struct sqlite_journal *sj, const json_t *ids)
     sqlite3_finalize(st);
 }
 
-void tg__journal_on_release(tg_journal *j,
+void tg__journal_on_release(tg__journal *j,
                             void (*fn)(void *ud, const char *artifact_id),
                             void *ud)
 {
@@ -2816,17 +2816,17 @@ static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now)
     }
 }
 
-static int sj_prune(tg_journal *j, size_t *pruned, tg_error *err)
+static int sj_prune(tg__journal *j, size_t *pruned, tg_error *err)
 {
     return prune_step(sj_of(j), tg__now_ms(), pruned, err);
 }
 
-sqlite3 *tg__journal_sqlite_db(tg_journal *j)
+sqlite3 *tg__journal_sqlite_db(tg__journal *j)
 {
     return j != NULL && j->ops == &sqlite_ops ? sj_of(j)->db : NULL;
 }
 
-void tg__journal_owner(tg_journal *j, int64_t *pid, int64_t *start,
+void tg__journal_owner(tg__journal *j, int64_t *pid, int64_t *start,
                        const char **boot)
 {
     struct sqlite_journal *sj = sj_of(j);
@@ -2835,13 +2835,13 @@ void tg__journal_owner(tg_journal *j, int64_t *pid, int64_t *start,
     *boot = sj->boot;
 }
 
-int tg__journal_owner_alive(tg_journal *j, int64_t pid, int64_t start,
+int tg__journal_owner_alive(tg__journal *j, int64_t pid, int64_t start,
                             const char *boot)
 {
     return owner_alive(sj_of(j), pid, start, boot);
 }
 
-int tg__journal_sqlite_synchronous(tg_journal *j)
+int tg__journal_sqlite_synchronous(tg__journal *j)
 {
     struct sqlite_journal *sj = sj_of(j);
     sqlite3_stmt *st = NULL;
@@ -2858,7 +2858,7 @@ int tg__journal_sqlite_synchronous(tg_journal *j)
 
 /* ------------------------------------------------------------ open/close */
 
-static void sj_close(tg_journal *j)
+static void sj_close(tg__journal *j)
 {
     struct sqlite_journal *sj = sj_of(j);
     if (sj == NULL)
@@ -2889,7 +2889,7 @@ static void sj_close(tg_journal *j)
     sqlite3_free(sj);
 }
 
-static const tg_journal_ops sqlite_ops = {
+static const tg__journal_ops sqlite_ops = {
     .name = "sqlite",
     .begin = sj_begin,
     .finish = sj_finish,
@@ -2898,13 +2898,13 @@ static const tg_journal_ops sqlite_ops = {
     .close = sj_close,
 };
 
-static const tg_journal_ext_ops sqlite_ext = {
+static const tg__journal_ext_ops sqlite_ext = {
     .begin_dedup = sj_begin_dedup,
     .stats = sj_stats,
     .prune = sj_prune,
 };
 
-const tg_journal_ext_ops *tg__journal_ext(const tg_journal *j)
+const tg__journal_ext_ops *tg__journal_ext(const tg__journal *j)
 {
     return j != NULL && j->ops == &sqlite_ops ? &sqlite_ext : NULL;
 }
@@ -3017,14 +3017,14 @@ fail:
     return rc;
 }
 
-int tg__journal_open_sqlite(const char *path, tg_journal **out, tg_error *err)
+int tg__journal_open_sqlite(const char *path, tg__journal **out, tg_error *err)
 {
     return tg__journal_open_sqlite_opts(path, NULL, out, err);
 }
 
 int tg__journal_open_sqlite_opts(const char *path,
-                                 const tg_journal_options *opts,
-                                 tg_journal **out, tg_error *err)
+                                 const tg__journal_options *opts,
+                                 tg__journal **out, tg_error *err)
 {
     struct sqlite_journal *sj = NULL;
     int rc;

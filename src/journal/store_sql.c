@@ -15,7 +15,7 @@ int tg__store_fail(sqlite3 *db, int rc, const char *who, const char *what,
 }
 
 int tg__store_open(const char *path, const char *schema, const char *who,
-                   tg_journal **j, sqlite3 **db, tg_error *err)
+                   tg__journal **j, sqlite3 **db, tg_error *err)
 {
     int rc = tg__journal_open_sqlite(path, j, err);
     if (rc != 0)

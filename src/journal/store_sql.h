@@ -19,7 +19,7 @@
  * and creates the store's tables (`schema`: CREATE ... IF NOT EXISTS).
  * 0, or TG_EJOURNAL naming who. */
 int tg__store_open(const char *path, const char *schema, const char *who,
-                   tg_journal **j, sqlite3 **db, tg_error *err);
+                   tg__journal **j, sqlite3 **db, tg_error *err);
 /* Fills err with TG_EJOURNAL: "<who>: <what>: <SQLite's message>" (db's
  * message, else rc's text when db is NULL). Returns TG_EJOURNAL. */
 int tg__store_fail(sqlite3 *db, int rc, const char *who, const char *what,

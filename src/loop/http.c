@@ -26,7 +26,7 @@ struct sink {
     int data_failed;
 };
 
-int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
+int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
                   tg_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -262,10 +262,11 @@ int tg__runtime_drain(tg__http *h)
             canceled = 1;
             if (*h->cancel == TG__CANCEL_BUDGET)
                 (void)tg_runtime_cancel(h->rt, NULL, "system",
-                                        "the agent loop's time budget ran out");
+                                        "the agent loop's time budget ran out",
+                                        NULL);
             else
                 (void)tg_runtime_cancel(h->rt, NULL, "user",
-                                        "the agent loop was interrupted");
+                                        "the agent loop was interrupted", NULL);
         }
         if (tg_runtime_step(h->rt) == 0)
             break;

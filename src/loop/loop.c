@@ -166,6 +166,10 @@ void tg_loop_free(tg_loop *l)
     free(l);
 }
 
+/* A lock-free atomic store is async-signal-safe; a locked one is not. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+               "tg_loop_cancel needs a lock-free int");
+
 void tg_loop_cancel(tg_loop *l)
 {
     if (l != NULL)

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "toolgate.h"
@@ -149,8 +150,8 @@ typedef int (*tg__http_data_fn)(void *ud, const char *data, size_t n);
 typedef struct tg__http {
     CURLM *multi;
     CURL *easy;
-    tg_runtime *rt;                /* borrowed */
-    volatile sig_atomic_t *cancel; /* borrowed */
+    tg_runtime *rt;        /* borrowed */
+    atomic_int *cancel;    /* borrowed */
     long long deadline_ms; /* CLOCK_MONOTONIC ms the loop stops at, 0: none */
 } tg__http;
 
@@ -158,7 +159,7 @@ typedef struct tg__http {
 #define TG__CANCEL_BUDGET 2
 
 /* Caller-owned h: a multi and an easy handle. 0 or TG_ENOMEM. */
-int tg__http_init(tg__http *h, tg_runtime *rt, volatile sig_atomic_t *cancel,
+int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
                   tg_error *err);
 void tg__http_cleanup(tg__http *h);
 /* POSTs body[0..len) to url with headers (borrowed) and waits for the
@@ -276,7 +277,9 @@ struct tg_loop {
     tg_loop_events ev;
     void *ud;
     tg__http http;
-    volatile sig_atomic_t cancel;
+    /* tg_loop_cancel's flag: set from any thread or a signal handler, so
+     * an atomic that is lock-free (async-signal-safe), not a plain int */
+    atomic_int cancel;
     char id[32];
     unsigned rnd;
     json_t *conv;  /* new ref: the provider's members of the conversation */

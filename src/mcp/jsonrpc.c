@@ -18,10 +18,10 @@
 
 /* The members of one message object, found in one walk. */
 typedef struct members {
-    const tg_jtok *jsonrpc, *method, *id, *params, *result, *error;
+    const tg__jtok *jsonrpc, *method, *id, *params, *result, *error;
 } members;
 
-static const char *kind_name(const tg_jtok *t)
+static const char *kind_name(const tg__jtok *t)
 {
     switch (t->kind) {
     case TG_JT_OBJECT:
@@ -41,12 +41,12 @@ static const char *kind_name(const tg_jtok *t)
 }
 
 /* Whether the key token k is the n bytes of `want` (escapes decoded). */
-static bool key_isn(const tg_jtape *t, const tg_jtok *k, const char *want,
+static bool key_isn(const tg__jtape *t, const tg__jtok *k, const char *want,
                     size_t n)
 {
     if (!(k->flags & TG_JT_ESCAPED))
         return k->b == n && memcmp(t->text + k->a, want, n) == 0;
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, t, k);
     for (size_t i = 0; i < n; i++)
         if (tg__jstr_iter_next(&it) != (unsigned char)want[i])
@@ -64,9 +64,9 @@ static bool key_isn(const tg_jtape *t, const tg_jtok *k, const char *want,
  * token inside it (or after the containers inside it that close there).
  * Fills b->span for every container token (indexed by token). Returns 0 or
  * TG_ENOMEM. */
-static int find_spans(tg_rpc_batch *b)
+static int find_spans(tg__rpc_batch *b)
 {
-    const tg_jtape *t = &b->tape;
+    const tg__jtape *t = &b->tape;
     if (t->n <= TG_RPC_INLINE_TOKENS)
         b->span = b->spans_inline;
     else if ((b->span = malloc(t->n * sizeof *b->span)) == NULL)
@@ -83,7 +83,7 @@ static int find_spans(tg_rpc_batch *b)
         }
         if (k == t->n)
             break;
-        const tg_jtok *v = &t->tok[k];
+        const tg__jtok *v = &t->tok[k];
         if (v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY) {
             while (pos < t->len && s[pos] != '{' && s[pos] != '[')
                 pos++;
@@ -100,11 +100,11 @@ static int find_spans(tg_rpc_batch *b)
 
 /* The text of the value at token i: a scalar's bytes (a string with its
  * quotes), a container from its bracket to its closing one. */
-static void value_text(const tg_rpc_batch *b, size_t i, const char **s,
+static void value_text(const tg__rpc_batch *b, size_t i, const char **s,
                        size_t *n)
 {
-    const tg_jtape *t = &b->tape;
-    const tg_jtok *v = &t->tok[i];
+    const tg__jtape *t = &b->tape;
+    const tg__jtok *v = &t->tok[i];
     if (v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY) {
         *s = t->text + b->span[i].start;
         *n = b->span[i].end - b->span[i].start;
@@ -119,13 +119,13 @@ static void value_text(const tg_rpc_batch *b, size_t i, const char **s,
 
 /* Collects the members of the object at token i (a duplicate cannot occur:
  * the tape refuses them). */
-static void read_members(const tg_jtape *t, size_t i, members *m)
+static void read_members(const tg__jtape *t, size_t i, members *m)
 {
     memset(m, 0, sizeof *m);
     size_t end = t->tok[i].a;
     for (size_t k = i + 1; k < end;) {
-        const tg_jtok *key = &t->tok[k];
-        const tg_jtok *val = &t->tok[k + 1];
+        const tg__jtok *key = &t->tok[k];
+        const tg__jtok *val = &t->tok[k + 1];
         if (key_is(t, key, "jsonrpc"))
             m->jsonrpc = val;
         else if (key_is(t, key, "method"))
@@ -146,7 +146,7 @@ static void read_members(const tg_jtape *t, size_t i, members *m)
 /* Appends the decoded string token to the batch's strings, NUL-ended;
  * *off is where it starts. Returns 0, 1 when it holds U+0000, or
  * TG_ENOMEM. */
-static int keep_string(tg_rpc_batch *b, const tg_jtok *tok, size_t *off,
+static int keep_string(tg__rpc_batch *b, const tg__jtok *tok, size_t *off,
                        size_t *len)
 {
     *off = b->strings.len;
@@ -165,7 +165,7 @@ typedef struct pending {
     bool has_method, has_id_str, has_message;
 } pending;
 
-static void fail_msg(tg_rpc_msg *m, int code, const char *fmt, const char *a,
+static void fail_msg(tg__rpc_msg *m, int code, const char *fmt, const char *a,
                      const char *b2)
 {
     m->kind = TG_RPC_INVALID;
@@ -175,7 +175,7 @@ static void fail_msg(tg_rpc_msg *m, int code, const char *fmt, const char *a,
 
 /* Reads the id token into m->id; returns 0 (not readable: id stays NONE),
  * 1 (read), or TG_ENOMEM. */
-static int read_id(tg_rpc_batch *b, const tg_jtok *id, tg_rpc_msg *m,
+static int read_id(tg__rpc_batch *b, const tg__jtok *id, tg__rpc_msg *m,
                    pending *p)
 {
     size_t tok = (size_t)(id - b->tape.tok);
@@ -216,11 +216,11 @@ static int read_id(tg_rpc_batch *b, const tg_jtok *id, tg_rpc_msg *m,
 #define INVALID "Invalid Request: "
 
 /* Classifies the member at token i into m. */
-static int classify(tg_rpc_batch *b, size_t i, const char *where, tg_rpc_msg *m,
-                    pending *p)
+static int classify(tg__rpc_batch *b, size_t i, const char *where,
+                    tg__rpc_msg *m, pending *p)
 {
-    const tg_jtape *t = &b->tape;
-    const tg_jtok *v = &t->tok[i];
+    const tg__jtape *t = &b->tape;
+    const tg__jtok *v = &t->tok[i];
     members mb;
     memset(m, 0, sizeof *m);
     memset(p, 0, sizeof *p);
@@ -272,11 +272,11 @@ static int classify(tg_rpc_batch *b, size_t i, const char *where, tg_rpc_msg *m,
         }
         /* an error response: its id may be absent or null (the request's
          * could not be read) */
-        const tg_jtok *code = NULL, *msg = NULL;
+        const tg__jtok *code = NULL, *msg = NULL;
         if (mb.error->kind == TG_JT_OBJECT) {
             size_t e = (size_t)(mb.error - t->tok), end = mb.error->a;
             for (size_t k = e + 1; k < end;) {
-                const tg_jtok *key = &t->tok[k], *val = &t->tok[k + 1];
+                const tg__jtok *key = &t->tok[k], *val = &t->tok[k + 1];
                 if (key_is(t, key, "code"))
                     code = val;
                 else if (key_is(t, key, "message"))
@@ -349,14 +349,14 @@ static int classify(tg_rpc_batch *b, size_t i, const char *where, tg_rpc_msg *m,
 
 /* The deepest nesting of containers in the tape, counting stops past
  * `limit` (returns limit + 1 then). */
-static unsigned tape_depth(const tg_jtape *t, unsigned limit)
+static unsigned tape_depth(const tg__jtape *t, unsigned limit)
 {
     uint32_t ends[TG_JTAPE_MAX_DEPTH + 1];
     unsigned depth = 0, max = 0;
     for (size_t i = 0; i < t->n; i++) {
         while (depth > 0 && ends[depth - 1] <= i)
             depth--;
-        const tg_jtok *k = &t->tok[i];
+        const tg__jtok *k = &t->tok[i];
         if (k->kind == TG_JT_OBJECT || k->kind == TG_JT_ARRAY) {
             if (depth == limit || depth == TG_JTAPE_MAX_DEPTH)
                 return depth + 1;
@@ -368,7 +368,7 @@ static unsigned tape_depth(const tg_jtape *t, unsigned limit)
     return max;
 }
 
-static void fail_whole(tg_rpc_batch *b, int code, const char *fmt,
+static void fail_whole(tg__rpc_batch *b, int code, const char *fmt,
                        unsigned long long a, unsigned long long c)
 {
     b->fail_code = code;
@@ -376,7 +376,7 @@ static void fail_whole(tg_rpc_batch *b, int code, const char *fmt,
 }
 
 /* Points the messages' strings into b->strings, which no longer moves. */
-static void fix_strings(tg_rpc_batch *b, const pending *p, tg_rpc_msg *m)
+static void fix_strings(tg__rpc_batch *b, const pending *p, tg__rpc_msg *m)
 {
     const char *base = b->strings.data;
     if (p->has_method)
@@ -387,7 +387,7 @@ static void fix_strings(tg_rpc_batch *b, const pending *p, tg_rpc_msg *m)
         m->error_message = base + p->message;
 }
 
-void tg__rpc_batch_cleanup(tg_rpc_batch *b)
+void tg__rpc_batch_cleanup(tg__rpc_batch *b)
 {
     if (b->msgs != NULL && b->msgs != &b->one)
         free(b->msgs);
@@ -400,10 +400,10 @@ void tg__rpc_batch_cleanup(tg_rpc_batch *b)
     tg__buf_cleanup(&b->strings);
 }
 
-int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
-                 const tg_rpc_limits *limits)
+int tg__rpc_read(tg__rpc_batch *b, const char *text, size_t len,
+                 const tg__rpc_limits *limits)
 {
-    tg_rpc_limits lim = {0, 0, 0, false};
+    tg__rpc_limits lim = {0, 0, 0, false};
     if (limits != NULL)
         lim = *limits;
     if (lim.max_bytes == 0)
@@ -432,7 +432,7 @@ int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
                    (unsigned long long)len, (unsigned long long)lim.max_bytes);
         return 0;
     }
-    tg_jtape_error jerr;
+    tg__jtape_error jerr;
     int rc = tg__jtape_parse_in_flags(text, len, TG_JTAPE_ALLOW_NUL, b->tokens,
                                       TG_RPC_INLINE_TOKENS, &b->tape, &jerr);
     if (rc == TG_ENOMEM || (rc != 0 && jerr.oom)) {
@@ -463,7 +463,7 @@ int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
     }
     if (find_spans(b) != 0)
         goto oom;
-    const tg_jtok *root = &b->tape.tok[0];
+    const tg__jtok *root = &b->tape.tok[0];
     pending one;
     if (root->kind != TG_JT_ARRAY) {
         b->msgs = &b->one;
@@ -508,7 +508,7 @@ int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
             goto oom;
         }
         b->n++;
-        const tg_jtok *e = &b->tape.tok[k];
+        const tg__jtok *e = &b->tape.tok[k];
         k = (e->kind == TG_JT_OBJECT || e->kind == TG_JT_ARRAY) ? e->a : k + 1;
     }
     for (size_t j = 0; j < b->n; j++)
@@ -523,15 +523,15 @@ oom:
 /* ------------------------------------------------------------ values */
 
 /* The token after the value at token i (containers are skipped whole). */
-static size_t after_value(const tg_jtape *t, size_t i)
+static size_t after_value(const tg__jtape *t, size_t i)
 {
-    const tg_jtok *v = &t->tok[i];
+    const tg__jtok *v = &t->tok[i];
     return (v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY) ? v->a : i + 1;
 }
 
 /* The value of member `key` of the object at token obj, 0 when absent or
  * when obj is not an object (token 0 is never a member's value). */
-static size_t member(const tg_jtape *t, size_t obj, const char *key)
+static size_t member(const tg__jtape *t, size_t obj, const char *key)
 {
     if (t->tok[obj].kind != TG_JT_OBJECT)
         return 0;
@@ -543,8 +543,8 @@ static size_t member(const tg_jtape *t, size_t obj, const char *key)
 }
 
 /* Follows path[0..n) from the object at token obj into out. */
-static int find_path(const tg_rpc_batch *b, size_t obj, const char *const *path,
-                     size_t n, tg_rpc_value *out)
+static int find_path(const tg__rpc_batch *b, size_t obj,
+                     const char *const *path, size_t n, tg__rpc_value *out)
 {
     for (size_t s = 0; s < n; s++)
         if ((obj = member(&b->tape, obj, path[s])) == 0)
@@ -555,16 +555,16 @@ static int find_path(const tg_rpc_batch *b, size_t obj, const char *const *path,
     return 1;
 }
 
-int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                        const char *const *path, size_t n, tg_rpc_value *out)
+int tg__rpc_params_find(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                        const char *const *path, size_t n, tg__rpc_value *out)
 {
     if (m->params == NULL || n == 0)
         return 0;
     return find_path(b, m->params_tok, path, n, out);
 }
 
-int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                         tg_rpc_value *out)
+int tg__rpc_result_value(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                         tg__rpc_value *out)
 {
     if (m->kind != TG_RPC_RESULT)
         return 0;
@@ -577,16 +577,16 @@ int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
     return 1;
 }
 
-int tg__rpc_value_find(const tg_rpc_batch *b, const tg_rpc_value *obj,
-                       const char *const *path, size_t n, tg_rpc_value *out)
+int tg__rpc_value_find(const tg__rpc_batch *b, const tg__rpc_value *obj,
+                       const char *const *path, size_t n, tg__rpc_value *out)
 {
     return find_path(b, obj->tok, path, n, out);
 }
 
-int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
-                       size_t *cursor, tg_rpc_value *out)
+int tg__rpc_array_next(const tg__rpc_batch *b, const tg__rpc_value *array,
+                       size_t *cursor, tg__rpc_value *out)
 {
-    const tg_jtape *t = &b->tape;
+    const tg__jtape *t = &b->tape;
     if (t->tok[array->tok].kind != TG_JT_ARRAY)
         return 0;
     size_t i = *cursor == 0 ? array->tok + 1 : *cursor;
@@ -599,20 +599,20 @@ int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
     return 1;
 }
 
-int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
-                         tg_buf *out)
+int tg__rpc_value_string(const tg__rpc_batch *b, const tg__rpc_value *v,
+                         tg__buf *out)
 {
     if (v->kind != TG_JT_STRING)
         return TG_EINVAL;
     return tg__jtape_decode(&b->tape, &b->tape.tok[v->tok], out);
 }
 
-json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v)
+json_t *tg__rpc_value_json(const tg__rpc_batch *b, const tg__rpc_value *v)
 {
     return tg__jtape_to_json(&b->tape, v->tok);
 }
 
-json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
+json_t *tg__rpc_params_json(const tg__rpc_batch *b, const tg__rpc_msg *m)
 {
     return m->params != NULL ? tg__jtape_to_json(&b->tape, m->params_tok)
                              : json_object();
@@ -622,7 +622,7 @@ json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m)
 
 #define PUT(lit) tg__buf_append(out, lit, sizeof lit - 1)
 
-int tg__rpc_write_id(tg_buf *out, const tg_rpc_id *id)
+int tg__rpc_write_id(tg__buf *out, const tg__rpc_id *id)
 {
     switch (id != NULL ? id->kind : TG_RPC_ID_NONE) {
     case TG_RPC_ID_STRING:
@@ -640,7 +640,7 @@ int tg__rpc_write_id(tg_buf *out, const tg_rpc_id *id)
 }
 
 /* {"jsonrpc":"2.0" and ,"id":ID when there is one */
-static int put_head(tg_buf *out, const tg_rpc_id *id)
+static int put_head(tg__buf *out, const tg__rpc_id *id)
 {
     int rc = PUT("{\"jsonrpc\":\"2.0\"");
     if (rc == 0 && id != NULL && id->kind != TG_RPC_ID_NONE &&
@@ -649,18 +649,18 @@ static int put_head(tg_buf *out, const tg_rpc_id *id)
     return rc;
 }
 
-int tg__rpc_write_result_open(tg_buf *out, const tg_rpc_id *id)
+int tg__rpc_write_result_open(tg__buf *out, const tg__rpc_id *id)
 {
     int rc = put_head(out, id);
     return rc != 0 ? rc : PUT(",\"result\":");
 }
 
-int tg__rpc_write_close(tg_buf *out)
+int tg__rpc_write_close(tg__buf *out)
 {
     return tg__buf_append(out, "}", 1);
 }
 
-int tg__rpc_write_result(tg_buf *out, const tg_rpc_id *id, const char *result,
+int tg__rpc_write_result(tg__buf *out, const tg__rpc_id *id, const char *result,
                          size_t result_len)
 {
     int rc = tg__rpc_write_result_open(out, id);
@@ -669,7 +669,7 @@ int tg__rpc_write_result(tg_buf *out, const tg_rpc_id *id, const char *result,
     return rc != 0 ? rc : tg__rpc_write_close(out);
 }
 
-int tg__rpc_write_error(tg_buf *out, const tg_rpc_id *id, long long code,
+int tg__rpc_write_error(tg__buf *out, const tg__rpc_id *id, long long code,
                         const char *message, const char *data, size_t data_len)
 {
     int rc;
@@ -685,26 +685,27 @@ int tg__rpc_write_error(tg_buf *out, const tg_rpc_id *id, long long code,
     return PUT("}}");
 }
 
-int tg__rpc_write_invalid(tg_buf *out, const tg_rpc_msg *m)
+int tg__rpc_write_invalid(tg__buf *out, const tg__rpc_msg *m)
 {
     return tg__rpc_write_error(out, &m->id, m->fail_code, m->fail_message, NULL,
                                0);
 }
 
-int tg__rpc_write_failure(tg_buf *out, const tg_rpc_batch *b)
+int tg__rpc_write_failure(tg__buf *out, const tg__rpc_batch *b)
 {
     return tg__rpc_write_error(out, NULL, b->fail_code, b->fail_message, NULL,
                                0);
 }
 
-int tg__rpc_write_notification(tg_buf *out, const char *method,
+int tg__rpc_write_notification(tg__buf *out, const char *method,
                                const char *params, size_t params_len)
 {
     return tg__rpc_write_request(out, NULL, method, params, params_len);
 }
 
-int tg__rpc_write_request(tg_buf *out, const tg_rpc_id *id, const char *method,
-                          const char *params, size_t params_len)
+int tg__rpc_write_request(tg__buf *out, const tg__rpc_id *id,
+                          const char *method, const char *params,
+                          size_t params_len)
 {
     int rc;
     if ((rc = put_head(out, id)) != 0 || (rc = PUT(",\"method\":")) != 0 ||

@@ -49,7 +49,7 @@
 #define TG_RPC_DEFAULT_MAX_BATCH 1024u
 
 /* What the reader accepts. Zero fields take the defaults above. */
-typedef struct tg_rpc_limits {
+typedef struct tg__rpc_limits {
     size_t max_bytes;   /* longest text */
     unsigned max_depth; /* most nested objects and arrays (the message's own
                            object counts 1, a batch array 1 more); at most
@@ -57,21 +57,21 @@ typedef struct tg_rpc_limits {
     size_t max_batch;   /* most members of a batch */
     bool batches;       /* batch arrays accepted (2025-03-26 only; later
                            versions answer one with -32600) */
-} tg_rpc_limits;
+} tg__rpc_limits;
 
-typedef enum tg_rpc_kind {
+typedef enum tg__rpc_kind {
     TG_RPC_INVALID = 0,  /* answer with fail_code/fail_message (and id) */
     TG_RPC_REQUEST,      /* method and id */
     TG_RPC_NOTIFICATION, /* method, no id */
     TG_RPC_RESULT,       /* a response with "result" */
     TG_RPC_ERROR         /* a response with "error" */
-} tg_rpc_kind;
+} tg__rpc_kind;
 
-typedef enum tg_rpc_id_kind {
+typedef enum tg__rpc_id_kind {
     TG_RPC_ID_NONE = 0,
     TG_RPC_ID_STRING,
     TG_RPC_ID_INT
-} tg_rpc_id_kind;
+} tg__rpc_id_kind;
 
 /* A JSON-RPC id. Read from a message, `json` is the id exactly as written
  * there (a string with its quotes and escapes, an integer's digits: echoed
@@ -80,20 +80,20 @@ typedef enum tg_rpc_id_kind {
  * never holding U+0000), `num` an integer's value. Built in code (ids of
  * the requests a server or client sends), set kind and num, or kind and
  * str/str_len, and leave json NULL: writers then encode it. */
-typedef struct tg_rpc_id {
-    tg_rpc_id_kind kind;
+typedef struct tg__rpc_id {
+    tg__rpc_id_kind kind;
     const char *json;
     size_t json_len;
     const char *str;
     size_t str_len;
     long long num;
-} tg_rpc_id;
+} tg__rpc_id;
 
 /* One message of a text. Pointers are into the caller's text or the
  * batch's storage: valid while both live. */
-typedef struct tg_rpc_msg {
-    tg_rpc_kind kind;
-    tg_rpc_id id; /* NONE for notifications, and for invalid messages and
+typedef struct tg__rpc_msg {
+    tg__rpc_kind kind;
+    tg__rpc_id id; /* NONE for notifications, and for invalid messages and
                      error responses without a readable id */
     /* REQUEST, NOTIFICATION: the method, decoded, NUL-terminated (never
      * holding U+0000) */
@@ -113,15 +113,15 @@ typedef struct tg_rpc_msg {
     char fail_message[256];
     size_t tok;        /* the message object's token in the tape (internal) */
     size_t params_tok; /* its params object's token, when params (internal) */
-} tg_rpc_msg;
+} tg__rpc_msg;
 
 #define TG_RPC_INLINE_TOKENS 96
 
 /* A read text: its messages in order, or a failure of the whole text.
  * Caller-owned storage (a stack variable is fine); tg__rpc_read fills it,
  * tg__rpc_batch_cleanup frees what it allocated. */
-typedef struct tg_rpc_batch {
-    tg_rpc_msg *msgs; /* n messages (msgs == &one for a single message) */
+typedef struct tg__rpc_batch {
+    tg__rpc_msg *msgs; /* n messages (msgs == &one for a single message) */
     size_t n;
     bool is_batch; /* the text was a batch array */
     /* Whole-text failure (n == 0): -32700 or -32600 and its message,
@@ -129,15 +129,15 @@ typedef struct tg_rpc_batch {
     int fail_code;
     char fail_message[256];
     /* internal */
-    tg_rpc_msg one;
-    tg_jtape tape;
-    tg_buf strings; /* decoded methods, ids and messages */
+    tg__rpc_msg one;
+    tg__jtape tape;
+    tg__buf strings; /* decoded methods, ids and messages */
     char strings_inline[128];
-    tg_jtok tokens[TG_RPC_INLINE_TOKENS];
-    struct tg_rpc_span {
+    tg__jtok tokens[TG_RPC_INLINE_TOKENS];
+    struct tg__rpc_span {
         uint32_t start, end;
     } * span, spans_inline[TG_RPC_INLINE_TOKENS]; /* containers' text */
-} tg_rpc_batch;
+} tg__rpc_batch;
 
 /* Reads text[0..len) (which must stay unchanged while the batch is used;
  * the batch itself must not be copied or moved: it points into itself)
@@ -145,48 +145,48 @@ typedef struct tg_rpc_batch {
  * filled - whole-text failures and invalid members are answers, not
  * errors - or TG_ENOMEM (b is then cleaned up). Call
  * tg__rpc_batch_cleanup(b) after either. */
-int tg__rpc_read(tg_rpc_batch *b, const char *text, size_t len,
-                 const tg_rpc_limits *limits);
+int tg__rpc_read(tg__rpc_batch *b, const char *text, size_t len,
+                 const tg__rpc_limits *limits);
 /* Frees what tg__rpc_read allocated; b may be read again afterwards. */
-void tg__rpc_batch_cleanup(tg_rpc_batch *b);
+void tg__rpc_batch_cleanup(tg__rpc_batch *b);
 
 /* A value inside a message: its text, its tape token and kind (TG_JT_*). */
-typedef struct tg_rpc_value {
+typedef struct tg__rpc_value {
     const char *json;
     size_t len;
-    int kind; /* tg_jkind: TG_JT_OBJECT, TG_JT_STRING, ... */
+    int kind; /* tg__jkind: TG_JT_OBJECT, TG_JT_STRING, ... */
     size_t tok;
-} tg_rpc_value;
+} tg__rpc_value;
 
 /* Finds params.path[0].path[1]...path[n-1] of message m (n >= 1, each step
  * a member of an object): 1 with *out set, 0 when absent (or when a step is
  * not an object). */
-int tg__rpc_params_find(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                        const char *const *path, size_t n, tg_rpc_value *out);
+int tg__rpc_params_find(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                        const char *const *path, size_t n, tg__rpc_value *out);
 /* The result of a result response m (its text, token, kind): 1, or 0
  * when m is not one. */
-int tg__rpc_result_value(const tg_rpc_batch *b, const tg_rpc_msg *m,
-                         tg_rpc_value *out);
+int tg__rpc_result_value(const tg__rpc_batch *b, const tg__rpc_msg *m,
+                         tg__rpc_value *out);
 /* Finds obj.path[0].path[1]...path[n-1] (each step a member of an
  * object) inside a value of the batch: 1 with *out set, 0 when absent. */
-int tg__rpc_value_find(const tg_rpc_batch *b, const tg_rpc_value *obj,
-                       const char *const *path, size_t n, tg_rpc_value *out);
+int tg__rpc_value_find(const tg__rpc_batch *b, const tg__rpc_value *obj,
+                       const char *const *path, size_t n, tg__rpc_value *out);
 /* The elements of an array value one at a time: *cursor starts at 0;
  * returns 1 with *out set to the next element, 0 after the last (or when
  * `array` is not an array). */
-int tg__rpc_array_next(const tg_rpc_batch *b, const tg_rpc_value *array,
-                       size_t *cursor, tg_rpc_value *out);
+int tg__rpc_array_next(const tg__rpc_batch *b, const tg__rpc_value *array,
+                       size_t *cursor, tg__rpc_value *out);
 /* Appends the decoded bytes of a string value (v->kind TG_JT_STRING) to
  * out. Returns 0, TG_EINVAL when v is not a string, TG_ENOMEM, TG_ELIMIT. */
-int tg__rpc_value_string(const tg_rpc_batch *b, const tg_rpc_value *v,
-                         tg_buf *out);
+int tg__rpc_value_string(const tg__rpc_batch *b, const tg__rpc_value *v,
+                         tg__buf *out);
 /* v as a jansson value (new reference), the same json_loadb builds, or NULL
  * on out of memory. */
-json_t *tg__rpc_value_json(const tg_rpc_batch *b, const tg_rpc_value *v);
+json_t *tg__rpc_value_json(const tg__rpc_batch *b, const tg__rpc_value *v);
 /* m's params as a jansson object (new reference): built from the tape
  * without parsing again; an empty object when m has none; NULL on out of
  * memory. */
-json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m);
+json_t *tg__rpc_params_json(const tg__rpc_batch *b, const tg__rpc_msg *m);
 
 /* Writers. Each appends one message as compact JSON (no newline) and
  * returns 0, TG_ENOMEM or TG_ELIMIT (out then holds part of it). Text
@@ -195,29 +195,30 @@ json_t *tg__rpc_params_json(const tg_rpc_batch *b, const tg_rpc_msg *m);
  * NONE is left out. */
 
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT} */
-int tg__rpc_write_result(tg_buf *out, const tg_rpc_id *id, const char *result,
+int tg__rpc_write_result(tg__buf *out, const tg__rpc_id *id, const char *result,
                          size_t result_len);
 /* The same in two halves, for a result written straight into out between
  * them: {"jsonrpc":"2.0","id":ID,"result": ... and the closing }. */
-int tg__rpc_write_result_open(tg_buf *out, const tg_rpc_id *id);
-int tg__rpc_write_close(tg_buf *out);
+int tg__rpc_write_result_open(tg__buf *out, const tg__rpc_id *id);
+int tg__rpc_write_close(tg__buf *out);
 /* {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MSG,"data":DATA}}
  * (data left out when NULL). */
-int tg__rpc_write_error(tg_buf *out, const tg_rpc_id *id, long long code,
+int tg__rpc_write_error(tg__buf *out, const tg__rpc_id *id, long long code,
                         const char *message, const char *data, size_t data_len);
 /* The answer to an invalid message (kind TG_RPC_INVALID): its error with
  * its id when readable. */
-int tg__rpc_write_invalid(tg_buf *out, const tg_rpc_msg *m);
+int tg__rpc_write_invalid(tg__buf *out, const tg__rpc_msg *m);
 /* The answer to a text that failed whole (b->fail_code != 0). */
-int tg__rpc_write_failure(tg_buf *out, const tg_rpc_batch *b);
+int tg__rpc_write_failure(tg__buf *out, const tg__rpc_batch *b);
 /* {"jsonrpc":"2.0","method":METHOD,"params":PARAMS} (params left out when
  * NULL). */
-int tg__rpc_write_notification(tg_buf *out, const char *method,
+int tg__rpc_write_notification(tg__buf *out, const char *method,
                                const char *params, size_t params_len);
 /* {"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}. */
-int tg__rpc_write_request(tg_buf *out, const tg_rpc_id *id, const char *method,
-                          const char *params, size_t params_len);
+int tg__rpc_write_request(tg__buf *out, const tg__rpc_id *id,
+                          const char *method, const char *params,
+                          size_t params_len);
 /* Appends the id alone as JSON (nothing for NONE). */
-int tg__rpc_write_id(tg_buf *out, const tg_rpc_id *id);
+int tg__rpc_write_id(tg__buf *out, const tg__rpc_id *id);
 
 #endif

@@ -16,10 +16,11 @@
 #include "json_out.h"
 #include "record.h"
 
-int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
-                             unsigned flags, const char *meta_members)
+int tg__mcp_call_tool_result(tg__buf *out, const tg_result *r,
+                             tg__mcp_version v, unsigned flags,
+                             const char *meta_members)
 {
-    const tg_mcp_traits *t = tg__mcp_traits(v);
+    const tg__mcp_traits *t = tg__mcp_traits_of(v);
     if (t == NULL || !t->spoken)
         return TG_EINVAL;
     unsigned ctr = t->result_type ? TG_MCP_CTR_RESULT_TYPE : 0;
@@ -30,7 +31,7 @@ int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
         ctr |= TG_MCP_CTR_DECLARED;
     /* payload texts and messages: on the stack while they fit */
     char text_mem[512], scratch_mem[256];
-    tg_buf text, scratch;
+    tg__buf text, scratch;
     tg__buf_init_with(&text, text_mem, sizeof text_mem, 0);
     tg__buf_init_with(&scratch, scratch_mem, sizeof scratch_mem, 0);
     int rc = tg__format_mcp_call_tool_result(out, r, ctr, meta_members, &text,
@@ -48,7 +49,7 @@ int tg__mcp_result_rpc_error(const tg_result *r)
                : 0;
 }
 
-int tg__mcp_write_result_error(tg_buf *out, const tg_rpc_id *id,
+int tg__mcp_write_result_error(tg__buf *out, const tg__rpc_id *id,
                                const tg_result *r)
 {
     int code = tg__mcp_result_rpc_error(r);
@@ -76,7 +77,7 @@ typedef struct tool_entry {
     bool has_output;    /* the definition has an outputSchema */
 } tool_entry;
 
-struct tg_mcp_tools {
+struct tg__mcp_tools {
     tool_entry *t;
     size_t n;
 };
@@ -93,7 +94,7 @@ static int by_name(const void *pa, const void *pb)
     return cmp_names(a->name, a->name_len, b->name, b->name_len);
 }
 
-void tg__mcp_tools_free(tg_mcp_tools *tools)
+void tg__mcp_tools_free(tg__mcp_tools *tools)
 {
     if (tools == NULL)
         return;
@@ -105,12 +106,12 @@ void tg__mcp_tools_free(tg_mcp_tools *tools)
     free(tools);
 }
 
-size_t tg__mcp_tools_count(const tg_mcp_tools *tools)
+size_t tg__mcp_tools_count(const tg__mcp_tools *tools)
 {
     return tools != NULL ? tools->n : 0;
 }
 
-int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
+int tg__mcp_tools_new(const char *json, size_t len, tg__mcp_tools **out,
                       tg_error *err)
 {
     json_error_t jerr;
@@ -128,7 +129,7 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
                              "tool definitions: expected {\"tools\":[...]} "
                              "or an array of MCP tool definitions");
     }
-    tg_mcp_tools *tools = calloc(1, sizeof *tools);
+    tg__mcp_tools *tools = calloc(1, sizeof *tools);
     size_t n = json_array_size(list);
     int rc = 0;
     if (tools == NULL ||
@@ -147,7 +148,7 @@ int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
             goto fail;
         }
         tool_entry *e = &tools->t[tools->n];
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         e->name_len = json_string_length(name);
         e->has_execution = json_object_get(def, "execution") != NULL;
@@ -186,7 +187,7 @@ fail:
 
 /* The index of the first tool whose name sorts after `name` (nlen
  * bytes). */
-static size_t first_after(const tg_mcp_tools *tools, const char *name,
+static size_t first_after(const tg__mcp_tools *tools, const char *name,
                           size_t nlen)
 {
     size_t lo = 0, hi = tools->n;
@@ -202,7 +203,7 @@ static size_t first_after(const tg_mcp_tools *tools, const char *name,
 }
 
 /* The entry of the tool named `name`, or NULL. */
-static const tool_entry *find(const tg_mcp_tools *tools, const char *name)
+static const tool_entry *find(const tg__mcp_tools *tools, const char *name)
 {
     if (tools == NULL || name == NULL)
         return NULL;
@@ -213,12 +214,12 @@ static const tool_entry *find(const tg_mcp_tools *tools, const char *name)
                : NULL;
 }
 
-bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name)
+bool tg__mcp_tools_has(const tg__mcp_tools *tools, const char *name)
 {
     return find(tools, name) != NULL;
 }
 
-bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name)
+bool tg__mcp_tools_declares_output(const tg__mcp_tools *tools, const char *name)
 {
     const tool_entry *e = find(tools, name);
     return e != NULL && e->has_output;
@@ -226,7 +227,7 @@ bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name)
 
 /* Appends tool e's definition, with execution.taskSupport when `support`
  * is not NULL and it has no execution of its own. */
-static int put_tool(tg_buf *out, const tool_entry *e, const char *support)
+static int put_tool(tg__buf *out, const tool_entry *e, const char *support)
 {
     if (support == NULL || e->has_execution)
         return tg__buf_append(out, e->json, e->len);
@@ -244,7 +245,7 @@ static int put_tool(tg_buf *out, const tool_entry *e, const char *support)
  * before. */
 #define CURSOR_PREFIX "t1."
 
-static int put_cursor(tg_buf *out, const tool_entry *last)
+static int put_cursor(tg__buf *out, const tool_entry *last)
 {
     static const char digits[] = "0123456789abcdef";
     int rc = tg__buf_puts(out, ",\"nextCursor\":\"" CURSOR_PREFIX);
@@ -258,7 +259,7 @@ static int put_cursor(tg_buf *out, const tool_entry *last)
 
 /* The index of the first tool after the one the cursor names, or -1 when
  * the cursor is not one of ours. */
-static long long cursor_start(const tg_mcp_tools *tools, const char *cursor,
+static long long cursor_start(const tg__mcp_tools *tools, const char *cursor,
                               size_t n)
 {
     size_t plen = sizeof CURSOR_PREFIX - 1;
@@ -277,14 +278,14 @@ static long long cursor_start(const tg_mcp_tools *tools, const char *cursor,
     return (long long)first_after(tools, name, nlen);
 }
 
-int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
-                       const char *cursor, size_t cursor_len,
-                       const tg_mcp_page_opts *opts, const char *meta_members)
+int tg__mcp_tools_page(tg__buf *out, const tg__mcp_tools *tools,
+                       tg__mcp_version v, const char *cursor, size_t cursor_len,
+                       const tg__mcp_page_opts *opts, const char *meta_members)
 {
-    const tg_mcp_traits *t = tg__mcp_traits(v);
+    const tg__mcp_traits *t = tg__mcp_traits_of(v);
     if (t == NULL || !t->spoken)
         return TG_EINVAL;
-    tg_mcp_page_opts o = {0, 0, false, NULL};
+    tg__mcp_page_opts o = {0, 0, false, NULL};
     if (opts != NULL)
         o = *opts;
     if (o.page_size == 0)

@@ -5,7 +5,7 @@
  * result, the JSON-RPC error that answers a call refused before it ran
  * (an unknown tool), and the pages of a tools/list result.
  *
- * Everything is written as compact JSON straight into a tg_buf; the
+ * Everything is written as compact JSON straight into a tg__buf; the
  * CallToolResult is written by the same code `toolgate run --to mcp` uses
  * (src/formats/mcp_result.c), so the text a model reads is the text every
  * other format renders.
@@ -49,8 +49,9 @@
  *                      "execution", "durationMs", "callId"};
  *   resultType         "complete", under versions whose results carry one.
  * Returns 0, TG_EINVAL (v not spoken), TG_ENOMEM or TG_ELIMIT. */
-int tg__mcp_call_tool_result(tg_buf *out, const tg_result *r, tg_mcp_version v,
-                             unsigned flags, const char *meta_members);
+int tg__mcp_call_tool_result(tg__buf *out, const tg_result *r,
+                             tg__mcp_version v, unsigned flags,
+                             const char *meta_members);
 
 /* The JSON-RPC error code that answers result r instead of a
  * CallToolResult: -32602 for a call of an unknown tool (UNKNOWN_TOOL, as
@@ -61,7 +62,7 @@ int tg__mcp_result_rpc_error(const tg_result *r);
  * {"jsonrpc":"2.0","id":ID,"error":{"code":-32602,"message":"Unknown tool:
  * NAME"}}. Returns 0, TG_EINVAL (r is answered with a result), TG_ENOMEM
  * or TG_ELIMIT. */
-int tg__mcp_write_result_error(tg_buf *out, const tg_rpc_id *id,
+int tg__mcp_write_result_error(tg__buf *out, const tg__rpc_id *id,
                                const tg_result *r);
 
 /* ------------------------------------------------------------ tools/list */
@@ -70,29 +71,30 @@ int tg__mcp_write_result_error(tg_buf *out, const tg_rpc_id *id,
  * (bytes compared), each kept as compact JSON text, so a page is copied,
  * never built. Immutable once made: pages of one list may be written from
  * several threads. */
-typedef struct tg_mcp_tools tg_mcp_tools;
+typedef struct tg__mcp_tools tg__mcp_tools;
 
 /* A tool list from the MCP tool definitions text of tg_runtime_tools(rt,
  * "mcp", ...): {"tools":[...]} or the array alone (borrowed). Returns 0
  * with *out set (free with tg__mcp_tools_free), TG_EPARSE (not that shape:
  * err says why; a definition without a string name, or two of one name,
  * is refused too) or TG_ENOMEM. */
-int tg__mcp_tools_new(const char *json, size_t len, tg_mcp_tools **out,
+int tg__mcp_tools_new(const char *json, size_t len, tg__mcp_tools **out,
                       tg_error *err);
-void tg__mcp_tools_free(tg_mcp_tools *tools);
+void tg__mcp_tools_free(tg__mcp_tools *tools);
 /* The number of tools. */
-size_t tg__mcp_tools_count(const tg_mcp_tools *tools);
+size_t tg__mcp_tools_count(const tg__mcp_tools *tools);
 /* Whether the list has a tool named `name` (NUL-terminated; NULL: no).
  * tools may be NULL (an empty list). */
-bool tg__mcp_tools_has(const tg_mcp_tools *tools, const char *name);
+bool tg__mcp_tools_has(const tg__mcp_tools *tools, const char *name);
 /* Whether the list has a tool named `name` whose definition has an
  * outputSchema (tools and name as for tg__mcp_tools_has). */
-bool tg__mcp_tools_declares_output(const tg_mcp_tools *tools, const char *name);
+bool tg__mcp_tools_declares_output(const tg__mcp_tools *tools,
+                                   const char *name);
 
 #define TG_MCP_TOOLS_PAGE_DEFAULT 500
 
 /* How pages are cut and what they say about caching. */
-typedef struct tg_mcp_page_opts {
+typedef struct tg__mcp_page_opts {
     size_t page_size; /* tools a page holds; 0: TG_MCP_TOOLS_PAGE_DEFAULT */
     /* 2026-07-28 (cacheable list results): how long the client may reuse
      * the list (ttlMs, >= 0) and whether shared caches may ("public") or
@@ -105,7 +107,7 @@ typedef struct tg_mcp_page_opts {
      * has an execution member of its own keeping it; NULL: nothing (the
      * tools cannot run as tasks). */
     const char *task_support;
-} tg_mcp_page_opts;
+} tg__mcp_page_opts;
 
 /* Appends the ListToolsResult page that `cursor` (cursor_len bytes; NULL
  * for the first page) asks for under version v: {"tools":[...] (with
@@ -116,8 +118,8 @@ typedef struct tg_mcp_page_opts {
  * stays in order when the list changes between pages. Returns 0,
  * TG_EINVAL for a cursor this server did not make (answer -32602), or
  * TG_ENOMEM / TG_ELIMIT. opts may be NULL (defaults). */
-int tg__mcp_tools_page(tg_buf *out, const tg_mcp_tools *tools, tg_mcp_version v,
-                       const char *cursor, size_t cursor_len,
-                       const tg_mcp_page_opts *opts, const char *meta_members);
+int tg__mcp_tools_page(tg__buf *out, const tg__mcp_tools *tools,
+                       tg__mcp_version v, const char *cursor, size_t cursor_len,
+                       const tg__mcp_page_opts *opts, const char *meta_members);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-static const tg_mcp_traits table[] = {
+static const tg__mcp_traits table[] = {
     {
         .version = TG_MCP_V2025_03_26,
         .name = "2025-03-26",
@@ -79,7 +79,7 @@ static const tg_mcp_traits table[] = {
 
 #define NVERSIONS (sizeof table / sizeof table[0])
 
-tg_mcp_version tg__mcp_version_from_name(const char *name, size_t len)
+tg__mcp_version tg__mcp_version_from_name(const char *name, size_t len)
 {
     if (name == NULL || len != 10)
         return TG_MCP_VERSION_UNKNOWN;
@@ -89,7 +89,7 @@ tg_mcp_version tg__mcp_version_from_name(const char *name, size_t len)
     return TG_MCP_VERSION_UNKNOWN;
 }
 
-const tg_mcp_traits *tg__mcp_traits(tg_mcp_version v)
+const tg__mcp_traits *tg__mcp_traits_of(tg__mcp_version v)
 {
     for (size_t i = 0; i < NVERSIONS; i++)
         if (table[i].version == v)
@@ -97,15 +97,15 @@ const tg_mcp_traits *tg__mcp_traits(tg_mcp_version v)
     return NULL;
 }
 
-const char *tg__mcp_version_name(tg_mcp_version v)
+const char *tg__mcp_version_name(tg__mcp_version v)
 {
-    const tg_mcp_traits *t = tg__mcp_traits(v);
+    const tg__mcp_traits *t = tg__mcp_traits_of(v);
     return t != NULL ? t->name : NULL;
 }
 
-bool tg__mcp_version_spoken(tg_mcp_version v)
+bool tg__mcp_version_spoken(tg__mcp_version v)
 {
-    const tg_mcp_traits *t = tg__mcp_traits(v);
+    const tg__mcp_traits *t = tg__mcp_traits_of(v);
     return t != NULL && t->spoken;
 }
 
@@ -114,10 +114,10 @@ bool tg__mcp_version_header_ok(const char *name, size_t len)
     return tg__mcp_version_from_name(name, len) != TG_MCP_VERSION_UNKNOWN;
 }
 
-tg_mcp_version tg__mcp_negotiate_initialize(const char *requested, size_t len)
+tg__mcp_version tg__mcp_negotiate_initialize(const char *requested, size_t len)
 {
-    const tg_mcp_traits *t =
-        tg__mcp_traits(tg__mcp_version_from_name(requested, len));
+    const tg__mcp_traits *t =
+        tg__mcp_traits_of(tg__mcp_version_from_name(requested, len));
     if (t != NULL && t->spoken && t->initialize)
         return t->version;
     return TG_MCP_VERSION_LATEST_INITIALIZE;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compile.c - turns the `policy` object of toolgate.json into a tg_policy:
+ * compile.c - turns the `policy` object of toolgate.json into a tg__policy:
  * every key checked (unknown keys are errors, so a typo never silently
  * widens a policy), regexes compiled once with PCRE2 (JIT when available,
  * match limits always), a summary and a reason per rule written once so a
@@ -90,7 +90,7 @@ static int get_string(const json_t *v, const struct where *w, const char **out,
 }
 
 static int get_decision(const json_t *v, const struct where *w,
-                        tg_policy_decision *out, tg_error *err)
+                        tg__policy_decision *out, tg_error *err)
 {
     const char *s = NULL;
     int rc = get_string(v, w, &s, err);
@@ -282,7 +282,7 @@ static int compile_args(struct tg__rule *r, const json_t *obj,
  * './out'": what a reason or an explanation calls the rule. */
 static int write_summary(struct tg__rule *r, tg_error *err)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 4096);
     /* A summary cut at the cap (TG_ELIMIT) is still a fine name for the
      * rule; an allocation failure is not. */
@@ -396,7 +396,7 @@ static int compile_rule(struct tg__rule *r, size_t index, const json_t *obj,
     }
     if ((rc = write_summary(r, err)) != 0)
         return rc;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (reason != NULL)
         rc = tg__buf_puts(&b, reason);
@@ -431,7 +431,7 @@ static void rule_cleanup(struct tg__rule *r)
     free(r->reason);
 }
 
-void tg__policy_free(tg_policy *p)
+void tg__policy_free(tg__policy *p)
 {
     if (p == NULL)
         return;
@@ -446,11 +446,11 @@ void tg__policy_free(tg_policy *p)
     free(p);
 }
 
-int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err)
+int tg__policy_compile(const json_t *policy, tg__policy **out, tg_error *err)
 {
     *out = NULL;
     int rc;
-    tg_policy *p = calloc(1, sizeof *p);
+    tg__policy *p = calloc(1, sizeof *p);
     if (p == NULL)
         return oom(err);
     p->dflt = TG_POLICY_ALLOW;
@@ -506,7 +506,7 @@ int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err)
                 goto fail;
         }
     }
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__buf_printf(&b, "no policy rule matched; the default %s",
                        verbs[p->dflt]) != 0 ||
@@ -528,22 +528,22 @@ fail:
     return rc;
 }
 
-size_t tg__policy_rule_count(const tg_policy *p)
+size_t tg__policy_rule_count(const tg__policy *p)
 {
     return p->nrules;
 }
 
-bool tg__policy_reads_args(const tg_policy *p)
+bool tg__policy_reads_args(const tg__policy *p)
 {
     return p->reads_args;
 }
 
-tg_policy_decision tg__policy_default(const tg_policy *p)
+tg__policy_decision tg__policy_default(const tg__policy *p)
 {
     return p->dflt;
 }
 
-const char *tg__policy_decision_name(tg_policy_decision d)
+const char *tg__policy_decision_name(tg__policy_decision d)
 {
     switch (d) {
     case TG_POLICY_ALLOW:

@@ -22,15 +22,15 @@ struct cursor {
  * TG__POLICY_PREFIX_MAX each). */
 #define MAX_CURSORS (2 * TG__POLICY_PREFIX_MAX + 2)
 
-static void verdict(const tg_policy *p, long rule, tg_policy_verdict *out)
+static void verdict(const tg__policy *p, long rule, tg__policy_verdict *out)
 {
     out->rule = rule;
     out->decision = rule < 0 ? p->dflt : p->rules[rule].decision;
     out->reason = rule < 0 ? p->default_reason : p->rules[rule].reason;
 }
 
-static int decide_indexed(const tg_policy *p, struct tg__pctx *c,
-                          tg_policy_verdict *out, tg_error *err)
+static int decide_indexed(const tg__policy *p, struct tg__pctx *c,
+                          tg__policy_verdict *out, tg_error *err)
 {
     struct cursor cur[MAX_CURSORS];
     size_t ncur = 0;
@@ -87,10 +87,10 @@ static int decide_indexed(const tg_policy *p, struct tg__pctx *c,
     return 0;
 }
 
-static int decide_explained(const tg_policy *p, struct tg__pctx *c,
-                            tg_policy_verdict *out, tg_error *err)
+static int decide_explained(const tg__policy *p, struct tg__pctx *c,
+                            tg__policy_verdict *out, tg_error *err)
 {
-    tg_buf *b = c->explain;
+    tg__buf *b = c->explain;
     tg__buf_printf(b, "call: tool '%s', caller %s%s%s\n", c->in->tool,
                    c->in->caller ? "'" : "",
                    c->in->caller ? c->in->caller : "(none)",
@@ -128,8 +128,8 @@ static int decide_explained(const tg_policy *p, struct tg__pctx *c,
     return 0;
 }
 
-int tg__policy_decide(const tg_policy *p, const tg_policy_input *in,
-                      tg_policy_verdict *out, tg_buf *explain, tg_error *err)
+int tg__policy_decide(const tg__policy *p, const tg__policy_input *in,
+                      tg__policy_verdict *out, tg__buf *explain, tg_error *err)
 {
     if (in == NULL || in->tool == NULL)
         return tg__error_set(err, TG_EINVAL,
@@ -147,13 +147,13 @@ int tg__policy_decide(const tg_policy *p, const tg_policy_input *in,
     return rc;
 }
 
-int tg__policy_reachable(const tg_policy *p, const tg_policy_input *in,
+int tg__policy_reachable(const tg__policy *p, const tg__policy_input *in,
                          tg_error *err)
 {
     if (in == NULL || in->tool == NULL)
         return tg__error_set(err, TG_EINVAL,
                              "a policy decision needs a tool name");
-    tg_policy_input no_args = *in;
+    tg__policy_input no_args = *in;
     no_args.args = NULL;
     struct tg__pctx c = {.in = &no_args};
     int rc = p->dflt != TG_POLICY_DENY;

@@ -17,10 +17,10 @@
 
 #include "internal.h"
 
-int tg__ptab_add(tg_hmap *t, const char *key, size_t keylen, uint32_t rule)
+int tg__ptab_add(tg__hmap *t, const char *key, size_t keylen, uint32_t rule)
 {
     uint64_t h = tg__hash_bytes(key, keylen);
-    tg_hentry *e = tg__hmap_find(t, key, keylen, h);
+    tg__hentry *e = tg__hmap_find(t, key, keylen, h);
     struct tg__plist *l = e ? e->val.ptr : NULL;
     if (l == NULL) {
         /* The list holds the key's bytes, which the table points at. */
@@ -46,10 +46,10 @@ int tg__ptab_add(tg_hmap *t, const char *key, size_t keylen, uint32_t rule)
     return 0;
 }
 
-void tg__ptab_free(tg_hmap *t)
+void tg__ptab_free(tg__hmap *t)
 {
     size_t pos = 0;
-    tg_hentry *e;
+    tg__hentry *e;
     while ((e = tg__hmap_next(t, &pos)) != NULL) {
         struct tg__plist *l = e->val.ptr;
         free(l->idx);
@@ -58,7 +58,7 @@ void tg__ptab_free(tg_hmap *t)
     tg__hmap_cleanup(t);
 }
 
-int tg__policy_index(tg_policy *p)
+int tg__policy_index(tg__policy *p)
 {
     p->always = malloc((p->nrules + 1) * sizeof *p->always);
     if (p->always == NULL)

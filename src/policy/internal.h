@@ -72,7 +72,7 @@ struct tg__rule {
     signed char hint[TG__HINT_COUNT]; /* -1: not tested, else 0/1 */
     size_t nargs;
     struct tg__parg *args;
-    tg_policy_decision decision;
+    tg__policy_decision decision;
     char *summary; /* "tool 'write_file', args.path under './out'" */
     char *reason;  /* the rule's reason, or one naming the rule */
 };
@@ -86,8 +86,8 @@ struct tg__plist {
     char key[]; /* the table's key, NUL-terminated */
 };
 
-struct tg_policy {
-    tg_policy_decision dflt;
+struct tg__policy {
+    tg__policy_decision dflt;
     bool reads_args; /* some rule has argument conditions */
     char *default_reason;
     size_t nrules;
@@ -96,40 +96,40 @@ struct tg_policy {
      * tool, and rules every tool is a candidate for (no tool, or a glob with
      * no literal prefix). prefix_lens has bit L-1 set when some prefix is L
      * bytes long, so a decision probes only lengths that exist. */
-    tg_hmap exact, prefix;
+    tg__hmap exact, prefix;
     uint32_t *always;
     size_t nalways;
     uint64_t prefix_lens;
     /* Globs with no literal prefix but a literal suffix ("*_file") sit in a
      * third table under their suffix, stored reversed so a decision hashes
      * the name once from its end; suffix_lens as prefix_lens. */
-    tg_hmap suffix;
+    tg__hmap suffix;
     uint64_t suffix_lens;
 };
 
 /* index.c: appends rule to the list of key (keylen bytes) in table t.
  * Returns 0 or TG_ENOMEM. */
-int tg__ptab_add(tg_hmap *t, const char *key, size_t keylen, uint32_t rule);
+int tg__ptab_add(tg__hmap *t, const char *key, size_t keylen, uint32_t rule);
 /* The list of key, whose FNV-1a hash (tg__hash_bytes) is hash; NULL when
  * no rule has that key. Borrowed from t, which is read-only by then. */
 static inline const struct tg__plist *
-tg__ptab_get(const tg_hmap *t, const char *key, size_t keylen, uint64_t hash)
+tg__ptab_get(const tg__hmap *t, const char *key, size_t keylen, uint64_t hash)
 {
-    const tg_hentry *e = tg__hmap_find(t, key, keylen, hash);
+    const tg__hentry *e = tg__hmap_find(t, key, keylen, hash);
     return e ? e->val.ptr : NULL;
 }
 /* Frees every list of t and t's slots. */
-void tg__ptab_free(tg_hmap *t);
+void tg__ptab_free(tg__hmap *t);
 /* Builds p's index from its rules. Returns 0 or TG_ENOMEM. */
-int tg__policy_index(tg_policy *p);
+int tg__policy_index(tg__policy *p);
 
 /* match.c: per-decision state and the condition tests. */
 struct tg__pctx {
-    const tg_policy_input *in;
+    const tg__policy_input *in;
     pcre2_match_data *md; /* created on the first regex test, per decision */
     char ws[TG__POLICY_PATH_MAX];  /* resolved workspace, "" until needed */
     char cwd[TG__POLICY_PATH_MAX]; /* resolved cwd, "" until needed */
-    tg_buf *explain;
+    tg__buf *explain;
 };
 void tg__pctx_cleanup(struct tg__pctx *c);
 bool tg__pattern_match(const struct tg__pattern *p, const char *s);

@@ -134,7 +134,7 @@ static int resolve_bases(struct tg__pctx *c, tg_error *err)
     return rc;
 }
 
-static void say_value(tg_buf *b, const json_t *v)
+static void say_value(tg__buf *b, const json_t *v)
 {
     char *js = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (js != NULL && strlen(js) > 80)
@@ -213,7 +213,7 @@ static int cond_test(struct tg__pctx *c, const struct tg__pcond *k,
 static const char *const op_names[] = {"equals", "one_of", "matches", "under",
                                        "max_length"};
 
-static void say_cond(tg_buf *b, const struct tg__pcond *k)
+static void say_cond(tg__buf *b, const struct tg__pcond *k)
 {
     tg__buf_printf(b, "%s ", op_names[k->op]);
     switch (k->op) {
@@ -232,7 +232,7 @@ static void say_cond(tg_buf *b, const struct tg__pcond *k)
     }
 }
 
-static bool pattern_explain(tg_buf *b, const char *what,
+static bool pattern_explain(tg__buf *b, const char *what,
                             const struct tg__pattern *p, const char *s)
 {
     if (p->kind == TG__PAT_NONE)
@@ -253,8 +253,8 @@ static bool pattern_explain(tg_buf *b, const char *what,
 int tg__rule_match(struct tg__pctx *c, const struct tg__rule *r,
                    bool check_tool, tg_error *err)
 {
-    const tg_policy_input *in = c->in;
-    tg_buf *b = c->explain;
+    const tg__policy_input *in = c->in;
+    tg__buf *b = c->explain;
     if (b != NULL) {
         if (!pattern_explain(b, "tool", &r->tool, in->tool) ||
             !pattern_explain(b, "caller", &r->caller, in->caller))

@@ -37,16 +37,16 @@
 #include "buf.h"
 #include "toolgate.h"
 
-typedef enum tg_policy_decision {
+typedef enum tg__policy_decision {
     TG_POLICY_ALLOW = 0,
     TG_POLICY_DENY = 1,
     TG_POLICY_ASK = 2
-} tg_policy_decision;
+} tg__policy_decision;
 
-typedef struct tg_policy tg_policy;
+typedef struct tg__policy tg__policy;
 
 /* What a decision looks at. Every pointer is borrowed for the call. */
-typedef struct tg_policy_input {
+typedef struct tg__policy_input {
     const char *tool;          /* the tool's name; required */
     const char *caller;        /* caller id; NULL: none (caller rules fail) */
     const json_t *annotations; /* the tool's MCP annotations object or NULL */
@@ -56,17 +56,17 @@ typedef struct tg_policy_input {
     const char *cwd;           /* relative argument paths are relative to it;
                                   relative: to the workspace. NULL: the
                                   workspace */
-} tg_policy_input;
+} tg__policy_input;
 
-typedef struct tg_policy_verdict {
-    tg_policy_decision decision;
+typedef struct tg__policy_verdict {
+    tg__policy_decision decision;
     long rule; /* index of the deciding rule, -1 for the default */
     /* The rule's "reason", else a text naming the rule ("policy rule 3
      * (tool 'write_file', args.path under './out') denies it"), or for the
      * default one naming the default. Borrowed from the policy: valid while
      * it lives. */
     const char *reason;
-} tg_policy_verdict;
+} tg__policy_verdict;
 
 /* Compiles the `policy` member of toolgate.json. `policy` is borrowed (the
  * compiled policy keeps copies of what it needs); NULL or JSON null is the
@@ -76,16 +76,16 @@ typedef struct tg_policy_verdict {
  * ("policy.rules[3].args.path.under must be a string") and err->pointer set
  * ("/policy/rules/3/args/path/under"); TG_ENOMEM on allocation failure. On
  * success *out is a new policy the caller frees with tg__policy_free. */
-int tg__policy_compile(const json_t *policy, tg_policy **out, tg_error *err);
+int tg__policy_compile(const json_t *policy, tg__policy **out, tg_error *err);
 /* Frees a compiled policy; NULL is a no-op. */
-void tg__policy_free(tg_policy *policy);
+void tg__policy_free(tg__policy *policy);
 
 /* Number of rules; the default decision. */
-size_t tg__policy_rule_count(const tg_policy *policy);
-tg_policy_decision tg__policy_default(const tg_policy *policy);
+size_t tg__policy_rule_count(const tg__policy *policy);
+tg__policy_decision tg__policy_default(const tg__policy *policy);
 /* Whether any rule has argument conditions: when none has, a decision
- * reads no arguments (tg_policy_input.args may be NULL). */
-bool tg__policy_reads_args(const tg_policy *policy);
+ * reads no arguments (tg__policy_input.args may be NULL). */
+bool tg__policy_reads_args(const tg__policy *policy);
 
 /* Decides one call. Returns 0 with *out filled, or a negative TG_E* code
  * (err filled) when the call cannot be judged: TG_EINVAL for a NULL tool,
@@ -103,11 +103,11 @@ bool tg__policy_reads_args(const tg_policy *policy);
  * cut short; the verdict stays exact.
  *
  * Thread-safe: concurrent calls on one policy are allowed (see above). */
-int tg__policy_decide(const tg_policy *policy, const tg_policy_input *in,
-                      tg_policy_verdict *out, tg_buf *explain, tg_error *err);
+int tg__policy_decide(const tg__policy *policy, const tg__policy_input *in,
+                      tg__policy_verdict *out, tg__buf *explain, tg_error *err);
 
 /* "allow", "deny" or "ask" (static). */
-const char *tg__policy_decision_name(tg_policy_decision d);
+const char *tg__policy_decision_name(tg__policy_decision d);
 /* Whether some call of in->tool by in->caller could be allowed or asked
  * about, whatever its arguments (in->args is not read): the rules are read
  * top to bottom as a decision reads them, and a rule with argument
@@ -115,7 +115,7 @@ const char *tg__policy_decision_name(tg_policy_decision d);
  * reachable, one that denies is passed. Returns 1 (reachable), 0 (every
  * call is denied: a server leaves the tool out of the caller's list), or
  * a TG_E* code with err filled. */
-int tg__policy_reachable(const tg_policy *policy, const tg_policy_input *in,
+int tg__policy_reachable(const tg__policy *policy, const tg__policy_input *in,
                          tg_error *err);
 
 /* Longest path tg__policy_resolve resolves (bytes, with the NUL). */

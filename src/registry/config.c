@@ -52,7 +52,7 @@ typedef struct loadctx {
  * collapsing it lexically is wrong across symbolic links. */
 static char *path_join(const char *base, const char *path)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (path[0] != '/' && tg__buf_puts(&b, base) != 0)
         goto fail;
@@ -678,7 +678,7 @@ static int load_tools(tg_config *cfg, loadctx *lc, const json_t *v)
             rc = tg__source_cfg_parse(entry, key, &src, lc->err);
             tg__source_cfg_free(src);
         } else {
-            tg_tool *tool = NULL;
+            tg__tool *tool = NULL;
             rc = tg__tool_from_config(entry, key, &tool, lc->err);
             tg__tool_free(tool);
         }
@@ -1073,7 +1073,7 @@ int tg_config_load(tg_config *cfg, const char *text, size_t len,
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
     int rc = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, max);
     FILE *f = fopen(path, "rb");
     if (f == NULL)
@@ -1149,56 +1149,87 @@ fail:
 
 /* ------------------------------------------------------------- setters */
 
-int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms)
+int tg_config_set_timeout_ms(tg_config *cfg, int64_t ms, tg_error *err)
 {
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "no configuration");
     if (ms < 1 || ms > MAX_TIMEOUT_MS)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL,
+                             "timeout_ms must be 1 to %lld, got %lld",
+                             (long long)MAX_TIMEOUT_MS, (long long)ms);
     cfg->timeout_ms = ms;
     return 0;
 }
 
-int tg_config_set_parallel(tg_config *cfg, int n)
+int tg_config_set_parallel(tg_config *cfg, int n, tg_error *err)
 {
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "no configuration");
     if (n < 1 || n > 1024)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL,
+                             "parallel must be 1 to 1024, got %d", n);
     cfg->parallel = n;
     return 0;
 }
 
-int tg_config_set_journal(tg_config *cfg, const char *path)
+int tg_config_set_journal(tg_config *cfg, const char *path, tg_error *err)
 {
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "no configuration");
     char *p = NULL;
     if (path != NULL) {
         if (path[0] == '\0')
-            return TG_EINVAL;
-        if ((p = abs_path(path)) == NULL)
-            return tg__errno_to_tg(errno);
+            return tg__error_set(err, TG_EINVAL,
+                                 "the journal path must not be empty");
+        if ((p = abs_path(path)) == NULL) {
+            int e = errno;
+            return tg__error_set(err, tg__errno_to_tg(e), "journal %s: %s",
+                                 path, strerror(e));
+        }
     }
     free(cfg->journal);
     cfg->journal = p;
     return 0;
 }
 
-int tg_config_set_workspace(tg_config *cfg, const char *dir)
+/* Sets *out to the real path of directory `dir` (the caller's) for setting
+ * `what`. Returns 0, TG_ECONFIG naming the directory and why, TG_ENOMEM. */
+static int set_dir(const char *what, const char *dir, char **out, tg_error *err)
 {
-    if (dir == NULL || dir[0] == '\0')
-        return TG_ECONFIG;
-    char *real = real_dir(dir);
-    if (real == NULL)
-        return errno == ENOMEM ? TG_ENOMEM : TG_ECONFIG;
-    return workspace_take(cfg, real);
+    if (dir[0] == '\0')
+        return tg__error_set(err, TG_ECONFIG, "%s must not be empty", what);
+    if ((*out = real_dir(dir)) != NULL)
+        return 0;
+    int e = errno;
+    if (e == ENOMEM)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return tg__error_set(err, TG_ECONFIG, "%s '%s' is not a directory: %s",
+                         what, dir, strerror(e));
 }
 
-int tg_config_set_cwd(tg_config *cfg, const char *dir)
+int tg_config_set_workspace(tg_config *cfg, const char *dir, tg_error *err)
 {
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "no configuration");
+    if (dir == NULL)
+        return tg__error_set(err, TG_ECONFIG, "workspace must not be NULL");
     char *real = NULL;
-    if (dir != NULL) {
-        if (dir[0] == '\0')
-            return TG_ECONFIG;
-        real = real_dir(dir);
-        if (real == NULL)
-            return errno == ENOMEM ? TG_ENOMEM : TG_ECONFIG;
-    }
+    int rc = set_dir("workspace", dir, &real, err);
+    if (rc != 0)
+        return rc;
+    if (workspace_take(cfg, real) != 0)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
+}
+
+int tg_config_set_cwd(tg_config *cfg, const char *dir, tg_error *err)
+{
+    if (cfg == NULL)
+        return tg__error_set(err, TG_EINVAL, "no configuration");
+    char *real = NULL;
+    int rc = dir != NULL ? set_dir("cwd", dir, &real, err) : 0;
+    if (rc != 0)
+        return rc;
     free(cfg->cwd);
     cfg->cwd = real;
     return 0;

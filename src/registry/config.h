@@ -43,7 +43,7 @@ struct tg_config {
     char *file;
     char *hmac_key_file;
 
-    /* journal.* of the object form (see tg_journal_options) */
+    /* journal.* of the object form (see tg__journal_options) */
     bool journal_sync_full;    /* sync "full" (else "normal") */
     int64_t journal_keep_days; /* 0 keeps forever */
     int64_t journal_max_rows;  /* 0: no limit */

@@ -369,7 +369,7 @@ static const char *table_refusal(const char *name, const char *value)
 
 /* Appends a caller's name for a message: at most 64 characters, anything
  * but a name character shown as '?' (it may reach a terminal). */
-static int put_name(tg_buf *b, const char *name)
+static int put_name(tg__buf *b, const char *name)
 {
     char shown[68];
     size_t n = 0;
@@ -383,7 +383,7 @@ static int put_name(tg_buf *b, const char *name)
 }
 
 int tg__context_env_check(const json_t *ctx_env, const json_t *allow,
-                          const json_t *deny, tg_buf *why)
+                          const json_t *deny, tg__buf *why)
 {
     if (ctx_env == NULL || !json_is_object(ctx_env))
         return 0;

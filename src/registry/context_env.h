@@ -28,7 +28,7 @@
  * byte and a value that is a shell function definition are refused
  * whatever the tool says. */
 int tg__context_env_check(const json_t *ctx_env, const json_t *allow,
-                          const json_t *deny, tg_buf *why);
+                          const json_t *deny, tg__buf *why);
 
 /* Whether `pattern` may appear in "context_env": letters, digits, '_' and
  * '*' (any run of characters), at least one character. */

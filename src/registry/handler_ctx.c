@@ -17,11 +17,21 @@
 #include "jtape.h"
 #include "record.h"
 
-int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len)
+int tg_handler_write(tg_handler_ctx *ctx, const char *data, size_t len,
+                     tg_error *err)
 {
     if (ctx == NULL || (data == NULL && len > 0))
-        return TG_EINVAL;
-    return tg__buf_append(&ctx->out, data, len);
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_handler_write needs a context and data");
+    int rc = tg__buf_append(&ctx->out, data, len);
+    if (rc == TG_ELIMIT)
+        return tg__error_set(err, rc,
+                             "the output is over its cap of %zu bytes: "
+                             "what fits was kept",
+                             ctx->out.limit);
+    if (rc != 0)
+        return tg__error_set(err, rc, "out of memory");
+    return 0;
 }
 
 static void json_text_clear(tg_handler_ctx *c)
@@ -32,20 +42,31 @@ static void json_text_clear(tg_handler_ctx *c)
     c->json_text_len = 0;
 }
 
-int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len)
+int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len,
+                        tg_error *err)
 {
     if (ctx == NULL || json == NULL)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL,
+                             "tg_handler_set_json needs a context and JSON");
     /* The tape parser accepts what jansson does, several times faster for
      * the small documents handlers return, and with their tokens on the
      * stack. A text that is its value's compact form already is kept as
      * the payload, and no jansson value is built: rendering needs the text,
      * not the value. */
-    tg_jtok small[32];
-    tg_jtape tape;
-    int rc = tg__jtape_parse_in(json, len, small, 32, &tape, NULL);
+    tg__jtok small[32];
+    tg__jtape tape;
+    tg__jtape_error jerr; /* filled only for a caller who reads it */
+    int rc = tg__jtape_parse_in(json, len, small, 32, &tape,
+                                err != NULL ? &jerr : NULL);
+    if (rc == TG_ENOMEM)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     if (rc != 0)
-        return rc == TG_ENOMEM ? TG_ENOMEM : TG_EINVAL;
+        return err == NULL
+                   ? TG_EINVAL
+                   : tg__error_at(err, TG_EINVAL, jerr.line, jerr.column,
+                                  "the result is not JSON: line %d, "
+                                  "column %d: %s",
+                                  jerr.line, jerr.column, jerr.text);
     json_t *v = NULL; /* new ref */
     char *t = NULL;
     if (tg__jtape_is_dump_form(&tape))
@@ -54,7 +75,7 @@ int tg_handler_set_json(tg_handler_ctx *ctx, const char *json, size_t len)
         v = tg__jtape_to_json(&tape, 0);
     tg__jtape_free(&tape);
     if (t == NULL && v == NULL)
-        return TG_ENOMEM;
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
     json_decref(ctx->json);
     ctx->json = v;
     json_text_clear(ctx);
@@ -80,24 +101,29 @@ static bool upper_snake(const char *s)
     return true;
 }
 
-int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message)
+int tg_handler_fail(tg_handler_ctx *ctx, const char *code, const char *message,
+                    tg_error *err)
 {
     if (ctx == NULL)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL, "tg_handler_fail needs a context");
     ctx->failed = true;
     const char *c = upper_snake(code) && strlen(code) < sizeof ctx->fail_code
                         ? code
                         : "TOOL_FAILED";
     memcpy(ctx->fail_code, c, strlen(c) + 1);
-    return tg__strset(&ctx->fail_message, message);
+    if (tg__strset(&ctx->fail_message, message) != 0)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
 }
 
-int tg_handler_deny(tg_handler_ctx *ctx, const char *reason)
+int tg_handler_deny(tg_handler_ctx *ctx, const char *reason, tg_error *err)
 {
     if (ctx == NULL)
-        return TG_EINVAL;
+        return tg__error_set(err, TG_EINVAL, "tg_handler_deny needs a context");
     ctx->denied = true;
-    return tg__strset(&ctx->fail_message, reason);
+    if (tg__strset(&ctx->fail_message, reason) != 0)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    return 0;
 }
 
 int tg_handler_canceled(const tg_handler_ctx *ctx)

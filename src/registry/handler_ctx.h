@@ -30,7 +30,7 @@ struct tg_handler_ctx {
     const char *cwd;
     const char *workspace;
     const char *const *state; /* tg_handler_state_paths */
-    tg_buf out;
+    tg__buf out;
     json_t *json; /* the set_json value when its text is not kept (new
                      ref), or NULL */
     /* The set_json text when it is json's compact form already (it becomes

@@ -16,22 +16,22 @@
 #include "error.h"
 #include "hashmap.h"
 
-struct tg_registry {
-    tg_tool **tools; /* registration order */
+struct tg__registry {
+    tg__tool **tools; /* registration order */
     size_t count, cap;
-    tg_hmap by_name; /* tool name (the tool's own) -> the tool */
+    tg__hmap by_name; /* tool name (the tool's own) -> the tool */
     /* removed tools, kept until the registry is freed */
-    tg_tool **gone;
+    tg__tool **gone;
     size_t ngone, capgone;
     unsigned long generation; /* changes with every add and remove */
 };
 
-tg_registry *tg__registry_new(void)
+tg__registry *tg__registry_new(void)
 {
-    return calloc(1, sizeof(tg_registry));
+    return calloc(1, sizeof(tg__registry));
 }
 
-void tg__registry_free(tg_registry *reg)
+void tg__registry_free(tg__registry *reg)
 {
     if (reg == NULL)
         return;
@@ -45,20 +45,20 @@ void tg__registry_free(tg_registry *reg)
     free(reg);
 }
 
-const tg_tool *tg__registry_find(const tg_registry *reg, const char *name)
+const tg__tool *tg__registry_find(const tg__registry *reg, const char *name)
 {
     if (name == NULL)
         return NULL;
-    tg_hentry *e = tg__hmap_find_str(&reg->by_name, name);
+    tg__hentry *e = tg__hmap_find_str(&reg->by_name, name);
     return e ? e->val.ptr : NULL;
 }
 
-int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err)
+int tg__registry_add(tg__registry *reg, tg__tool *tool_take, tg_error *err)
 {
     int rc;
     if (reg->count == reg->cap) {
         size_t cap = reg->cap ? reg->cap * 2 : 16;
-        tg_tool **tools = realloc(reg->tools, cap * sizeof *tools);
+        tg__tool **tools = realloc(reg->tools, cap * sizeof *tools);
         if (tools == NULL) {
             rc = tg__error_set(err, TG_ENOMEM, "out of memory");
             goto fail;
@@ -66,7 +66,7 @@ int tg__registry_add(tg_registry *reg, tg_tool *tool_take, tg_error *err)
         reg->tools = tools;
         reg->cap = cap;
     }
-    tg_hentry *e;
+    tg__hentry *e;
     rc = tg__hmap_put_str(&reg->by_name, tool_take->name, &e);
     if (rc == 1) {
         rc = tg__error_set(err, TG_EEXIST,
@@ -87,25 +87,25 @@ fail:
     return rc;
 }
 
-size_t tg__registry_count(const tg_registry *reg)
+size_t tg__registry_count(const tg__registry *reg)
 {
     return reg->count;
 }
 
-const tg_tool *tg__registry_at(const tg_registry *reg, size_t i)
+const tg__tool *tg__registry_at(const tg__registry *reg, size_t i)
 {
     return i < reg->count ? reg->tools[i] : NULL;
 }
 
-tg_tool *tg__registry_remove(tg_registry *reg, const char *name)
+tg__tool *tg__registry_remove(tg__registry *reg, const char *name)
 {
-    tg_hentry *e = name ? tg__hmap_find_str(&reg->by_name, name) : NULL;
+    tg__hentry *e = name ? tg__hmap_find_str(&reg->by_name, name) : NULL;
     if (e == NULL)
         return NULL;
-    tg_tool *t = e->val.ptr;
+    tg__tool *t = e->val.ptr;
     if (reg->ngone == reg->capgone) {
         size_t cap = reg->capgone ? reg->capgone * 2 : 8;
-        tg_tool **g = realloc(reg->gone, cap * sizeof *g);
+        tg__tool **g = realloc(reg->gone, cap * sizeof *g);
         if (g == NULL)
             return NULL;
         reg->gone = g;
@@ -124,7 +124,7 @@ tg_tool *tg__registry_remove(tg_registry *reg, const char *name)
     return t;
 }
 
-unsigned long tg__registry_generation(const tg_registry *reg)
+unsigned long tg__registry_generation(const tg__registry *reg)
 {
     return reg->generation;
 }

@@ -72,7 +72,7 @@ static bool parse_placeholder(const char *s, size_t n, placeholder *ph)
 
 /* ------------------------------------------------------ compact JSON */
 
-static int put_string(tg_buf *b, const char *s, size_t n)
+static int put_string(tg__buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     int rc = tg__buf_puts(b, "\"");
@@ -125,7 +125,7 @@ static int put_string(tg_buf *b, const char *s, size_t n)
 
 /* Compact JSON in the value's own member order, numbers in their shortest
  * round-trip form (jansson's own dump writes 0.1 as 0.10000000000000001). */
-static int put_json(tg_buf *b, const json_t *v)
+static int put_json(tg__buf *b, const json_t *v)
 {
     int rc = 0;
     switch (json_typeof(v)) {
@@ -221,7 +221,7 @@ static const json_t *lookup(const json_t *args, const placeholder *ph,
 
 /* Appends a value as a template writes it: strings as they are, every other
  * value as compact JSON. */
-static int put_value(tg_buf *b, const json_t *v)
+static int put_value(tg__buf *b, const json_t *v)
 {
     if (json_is_string(v))
         return tg__buf_append(b, json_string_value(v), json_string_length(v));
@@ -303,7 +303,7 @@ int tg__argv_expand(const json_t *tpl, const json_t *args,
     char **argv = calloc(n + 1, sizeof *argv);
     const char *why = "required";
     bool operands = false; /* a literal "--" came before */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     *argv_out = NULL;
     if (argv == NULL)
@@ -387,7 +387,7 @@ fail:
 
 /* -------------------------------------------------------------- stdin */
 
-int tg__stdin_expand(const char *tpl, const json_t *args, tg_buf *out,
+int tg__stdin_expand(const char *tpl, const json_t *args, tg__buf *out,
                      tg_error *err)
 {
     int rc = 0;

@@ -38,7 +38,7 @@ int tg__argv_expand(const json_t *tpl, const json_t *args,
 bool tg__argv_has_placeholder(const json_t *tpl, const char *name);
 void tg__argv_free(char **argv);
 /* Appends the expanded stdin template (string, borrowed) to out. */
-int tg__stdin_expand(const char *tpl, const json_t *args, tg_buf *out,
+int tg__stdin_expand(const char *tpl, const json_t *args, tg__buf *out,
                      tg_error *err);
 
 #endif

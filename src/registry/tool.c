@@ -22,7 +22,7 @@
 #define MAX_NAME 128
 #define MAX_TIMEOUT_MS INT64_C(86400000)
 
-void tg__tool_free(tg_tool *tool)
+void tg__tool_free(tg__tool *tool)
 {
     if (tool == NULL)
         return;
@@ -98,7 +98,7 @@ static int set_str(char **dst, const char *s, tg_error *err)
 
 /* The sandbox members of a command tool: "network" and "sandbox" (booleans)
  * and "env_pass" (names of the runtime's environment variables to pass). */
-static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
+static int sandbox_members(const json_t *entry, const char *key, tg__tool *t,
                            tg_error *err)
 {
     json_t *v = json_object_get(entry, "network"); /* borrowed */
@@ -138,7 +138,7 @@ static int sandbox_members(const json_t *entry, const char *key, tg_tool *t,
     return 0;
 }
 
-bool tg__tool_exit_ok(const tg_tool *tool, int status)
+bool tg__tool_exit_ok(const tg__tool *tool, int status)
 {
     if (status < 0 || status > 255)
         return false;
@@ -158,7 +158,7 @@ static int exit_status_value(const json_t *v)
 
 /* "ok_exit": the exit statuses that count as success, as a list
  * ([0, 1]) or a range ({"min": 0, "max": 1}), each status 0 to 255. */
-static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
+static int ok_exit_member(const json_t *entry, const char *key, tg__tool *t,
                           tg_error *err)
 {
     static const char forms[] =
@@ -226,7 +226,7 @@ static int ok_exit_member(const json_t *entry, const char *key, tg_tool *t,
 
 /* "option_args": the names of placeholders of the command whose values may
  * begin with '-' (template.c, the option rule). */
-static int option_args_member(const json_t *entry, const char *key, tg_tool *t,
+static int option_args_member(const json_t *entry, const char *key, tg__tool *t,
                               tg_error *err)
 {
     json_t *v = json_object_get(entry, "option_args"); /* borrowed */
@@ -292,7 +292,7 @@ static int ctx_env_list(const json_t *ce, const char *ckey, const char *which,
 
 /* "context_env": {"allow": [...], "deny": [...]}, which variables a call's
  * context.env may set besides / beyond the table of context_env.c. */
-static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
+static int context_env_member(const json_t *entry, const char *key, tg__tool *t,
                               tg_error *err)
 {
     json_t *ce = json_object_get(entry, "context_env"); /* borrowed */
@@ -321,7 +321,7 @@ static int context_env_member(const json_t *entry, const char *key, tg_tool *t,
 }
 
 /* Parses the members of a command tool that are not name/description. */
-static int command_members(const json_t *entry, const char *key, tg_tool *t,
+static int command_members(const json_t *entry, const char *key, tg__tool *t,
                            tg_error *err)
 {
     json_t *v = json_object_get(entry, "command"); /* borrowed */
@@ -396,7 +396,7 @@ static int command_members(const json_t *entry, const char *key, tg_tool *t,
  * schema that is not a valid JSON Schema keeps the tool out. Returns 0,
  * TG_ENOMEM, or the compiler's code with its error in *e (e->pointer: the
  * bad keyword within the schema). */
-static int compile_schema(tg_tool *t, tg_error *e)
+static int compile_schema(tg__tool *t, tg_error *e)
 {
     memset(e, 0, sizeof *e);
     return tg__schema_compile(t->input_schema, NULL, &t->schema, e);
@@ -433,7 +433,7 @@ static bool object_typed(const json_t *schema)
  * its output is. An output schema makes the output JSON (stdout parsed as
  * one JSON value) and must describe an object, as MCP's structuredContent
  * is one. */
-static int output_members(const json_t *entry, const char *key, tg_tool *t,
+static int output_members(const json_t *entry, const char *key, tg__tool *t,
                           tg_error *err)
 {
     const json_t *v = json_object_get(entry, "title"); /* borrowed */
@@ -475,11 +475,11 @@ static int output_members(const json_t *entry, const char *key, tg_tool *t,
     return rc != 0 ? schema_error(err, key, "output_schema", rc, &se) : 0;
 }
 
-int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
+int tg__tool_from_config(const json_t *entry, const char *key, tg__tool **out,
                          tg_error *err)
 {
     int rc;
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     *out = NULL;
 
     if (!json_is_object(entry))
@@ -593,7 +593,7 @@ fail:
 
 int tg__tool_new_handler(const char *name, const char *description,
                          const char *schema_json, tg_handler_fn fn,
-                         void *user_data, unsigned flags, tg_tool **out,
+                         void *user_data, unsigned flags, tg__tool **out,
                          tg_error *err)
 {
     int rc;
@@ -605,7 +605,7 @@ int tg__tool_new_handler(const char *name, const char *description,
                              name ? name : "(null)");
     if (fn == NULL)
         return tg__error_set(err, TG_EINVAL, "tool '%s' has no handler", name);
-    tg_tool *t = calloc(1, sizeof *t);
+    tg__tool *t = calloc(1, sizeof *t);
     if (t == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     t->kind = TG_TOOL_KIND_HANDLER;

@@ -14,44 +14,44 @@
 #include "error.h"
 #include "toolgate.h"
 
-typedef enum tg_tool_kind {
+typedef enum tg__tool_kind {
     TG_TOOL_KIND_HANDLER = 0, /* in-process C function */
     TG_TOOL_KIND_COMMAND = 1, /* subprocess from an argv template */
     TG_TOOL_KIND_REMOTE = 2   /* a tool of an MCP server (src/remote/) */
-} tg_tool_kind;
+} tg__tool_kind;
 
 /* Whether a tool may be called (remote tools; every other tool is
  * enabled): a held or disabled tool is left out of tool lists and its
  * calls end `denied` with its off_reason. */
-typedef enum tg_tool_state {
+typedef enum tg__tool_state {
     TG_TOOL_ENABLED = 0,
     TG_TOOL_HELD,    /* its definition changed (or is new under strict
                         pinning): waits for `toolgate mcp accept` */
     TG_TOOL_DISABLED /* unusable: an invalid schema, a name collision, ... */
-} tg_tool_state;
+} tg__tool_state;
 
 /* What a tool's output is ("output" in toolgate.json): text (the default),
  * one JSON value, or a JSON array of MCP content blocks. */
-typedef enum tg_tool_output {
+typedef enum tg__tool_output {
     TG_TOOL_OUTPUT_TEXT = 0,
     TG_TOOL_OUTPUT_JSON = 1,
     TG_TOOL_OUTPUT_CONTENT = 2 /* "mcp-content" */
-} tg_tool_output;
+} tg__tool_output;
 
-typedef struct tg_tool {
+typedef struct tg__tool {
     char *name;
     char *title;          /* human-readable name, or NULL */
     char *description;    /* "" when none */
     json_t *input_schema; /* object (new ref); {"type":"object"} by default */
     tg_schema *schema;    /* input_schema compiled at registration (owned) */
     json_t *annotations;  /* object (new ref) or NULL */
-    tg_tool_output output;
+    tg__tool_output output;
     /* "output_schema": what a success's JSON must be (new ref), compiled
      * at registration like the input schema (owned); NULL when none. A
      * tool with one has TG_TOOL_OUTPUT_JSON. */
     json_t *output_schema;
     tg_schema *out_schema;
-    tg_tool_kind kind;
+    tg__tool_kind kind;
     /* handler tools */
     tg_handler_fn fn;
     void *user_data;
@@ -80,9 +80,9 @@ typedef struct tg_tool {
      * server's own name for it, and whether it may be called */
     void *remote;
     char *remote_name;
-    tg_tool_state state;
+    tg__tool_state state;
     char *off_reason; /* HELD, DISABLED: why (for the denied call) */
-} tg_tool;
+} tg__tool;
 
 /* A TG_ECONFIG error "KEY.MEMBER<text>" (text from fmt: " must be ...",
  * "[0] must ...", ": ...") with the JSON pointer derived from the key
@@ -98,22 +98,22 @@ bool tg__tool_name_valid(const char *s);
 
 /* Whether a command tool that exited with `status` (0-255) succeeded: the
  * statuses of its "ok_exit", else 0 alone. */
-bool tg__tool_exit_ok(const tg_tool *tool, int status);
+bool tg__tool_exit_ok(const tg__tool *tool, int status);
 
 /* Frees a tool and everything it owns; NULL is a no-op. */
-void tg__tool_free(tg_tool *tool);
+void tg__tool_free(tg__tool *tool);
 
 /* Builds a tool from a toolgate.json "tools" entry (borrowed). `key` names
  * the entry in errors ("tools[2]"). Fails with TG_ECONFIG naming the bad
  * member ("tools[2].command must be a non-empty array of strings"). */
-int tg__tool_from_config(const json_t *entry, const char *key, tg_tool **out,
+int tg__tool_from_config(const json_t *entry, const char *key, tg__tool **out,
                          tg_error *err);
 
 /* A handler tool; strings copied, schema_json parsed (NULL: any object).
  * Fails with TG_ESCHEMA when the schema is not a JSON object. */
 int tg__tool_new_handler(const char *name, const char *description,
                          const char *schema_json, tg_handler_fn fn,
-                         void *user_data, unsigned flags, tg_tool **out,
+                         void *user_data, unsigned flags, tg__tool **out,
                          tg_error *err);
 
 #endif

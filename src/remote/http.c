@@ -141,7 +141,7 @@ static void xfer_fail_msg(xfer *x, int code, const char *what)
  * stream, or the DELETE. 0 or a TG_E* code (err filled). */
 static int xfer_start(rhttp *h, xfer *x, tg_error *err)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     CURL *e = x->easy = curl_easy_init();
     int rc = e != NULL ? tg__rhttp_build_headers(h, x, &b) : TG_ENOMEM;

@@ -43,7 +43,7 @@ int tg__rhttp_visible(const char *s, size_t max)
 
 /* Appends "Name: value" to the list, the value as MCP's header encoding
  * wants it (2026-07-28): as it is when plain, else "=?base64?...?=". */
-static int add_mcp_header(struct curl_slist **l, tg_buf *b, const char *name,
+static int add_mcp_header(struct curl_slist **l, tg__buf *b, const char *name,
                           const char *value)
 {
     b->len = 0;
@@ -86,7 +86,7 @@ int tg__rhttp_modern(const rhttp *h, const xfer *x)
 }
 
 /* The request headers of x's next transfer. */
-int tg__rhttp_build_headers(rhttp *h, xfer *x, tg_buf *b)
+int tg__rhttp_build_headers(rhttp *h, xfer *x, tg__buf *b)
 {
     struct curl_slist **l = &x->hdrs;
     int rc = 0;

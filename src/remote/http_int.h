@@ -85,8 +85,8 @@ typedef struct xfer {
     int opened;                      /* a 2xx event stream */
     char ctype[64];                  /* its Content-Type, lowercased */
     char sid[TG__RHTTP_SID_MAX + 1]; /* its Mcp-Session-Id, "" when none */
-    tg_buf in;                       /* a JSON body or an excerpt */
-    tg_sse sse;
+    tg__buf in;                      /* a JSON body or an excerpt */
+    tg__sse sse;
     int sse_live;  /* sse was initialised */
     tg_error fail; /* why the reader gave up (code 0: it did not) */
 } xfer;
@@ -145,7 +145,7 @@ const char *tg__rhttp_version(const rhttp *h, const xfer *x);
 int tg__rhttp_modern(const rhttp *h, const xfer *x);
 /* Fills x->hdrs with the headers of x's next transfer (b: scratch). 0 or
  * TG_ENOMEM. */
-int tg__rhttp_build_headers(rhttp *h, xfer *x, tg_buf *b);
+int tg__rhttp_build_headers(rhttp *h, xfer *x, tg__buf *b);
 
 /* http_read.c */
 /* Sets e's header and write callbacks to read x's response. */

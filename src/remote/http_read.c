@@ -27,15 +27,15 @@
 /* An error without id counts: the server could not read the request's. */
 int tg__rhttp_answers(const xfer *x, const char *json, size_t len)
 {
-    tg_rpc_batch b;
-    tg_rpc_limits lim = {0};
+    tg__rpc_batch b;
+    tg__rpc_limits lim = {0};
     lim.max_bytes = x->h->o.max_message;
     if (tg__rpc_read(&b, json, len, &lim) != 0)
         return 0;
     int yes = 0;
     if (b.n == 1 &&
         (b.msgs[0].kind == TG_RPC_RESULT || b.msgs[0].kind == TG_RPC_ERROR)) {
-        const tg_rpc_id *id = &b.msgs[0].id;
+        const tg__rpc_id *id = &b.msgs[0].id;
         size_t n = strlen(x->id);
         if (id->kind == TG_RPC_ID_NONE)
             yes = b.msgs[0].kind == TG_RPC_ERROR;
@@ -184,7 +184,7 @@ static void decide(xfer *x)
 }
 
 /* The SSE reader's callback: one event of x's stream. */
-static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+static int on_event(void *ud, const tg__sse_event *ev, tg_error *err)
 {
     (void)err;
     xfer *x = ud;

@@ -56,7 +56,7 @@ static json_t *definition_object(const json_t *tool, int shape)
 static int canon(const json_t *obj, char **text, char checksum[TG_CHECKSUM_MAX],
                  tg_error *err)
 {
-    tg_buf b;
+    tg__buf b;
     char hex[65];
     tg__buf_init(&b, 0);
     int rc = tg__jcs_write(obj, &b);
@@ -116,7 +116,7 @@ static int shape_of_text(const char *def, char checksum[TG_CHECKSUM_MAX],
 
 /* Appends to p the pointer of the first place where a and b differ (they
  * must differ). */
-static int first_difference(const json_t *a, const json_t *b, tg_buf *p)
+static int first_difference(const json_t *a, const json_t *b, tg__buf *p)
 {
     if (json_is_object(a) && json_is_object(b)) {
         const char *k;
@@ -158,7 +158,7 @@ static char *change_reason(const char *tool, const char *pinned_def,
                            const char *pinned_sum, const json_t *served_obj,
                            const char *served_sum)
 {
-    tg_buf b, p;
+    tg__buf b, p;
     tg__buf_init(&b, 0);
     tg__buf_init(&p, 0);
     json_t *old =
@@ -259,7 +259,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
                     const json_t *served, int strict, tg__pin_verdict **out,
                     size_t *n_out, tg_error *err)
 {
-    tg_hmap by_name = {0}, served_names = {0}, by_shape = {0};
+    tg__hmap by_name = {0}, served_names = {0}, by_shape = {0};
     size_t n_served = json_array_size(served);
     tg__pin_verdict *v = NULL;
     /* seen[i]: pinned[i] is served; renamed_to[i]: the verdict of the
@@ -285,7 +285,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
         goto fail;
     }
     for (size_t i = 0; i < n_pinned; i++) {
-        tg_hentry *e;
+        tg__hentry *e;
         renamed_to[i] = SIZE_MAX;
         if (tg__hmap_put_str(&by_name, pinned[i].tool, &e) != 0) {
             rc = oom(err);
@@ -298,7 +298,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
         const json_t *tool = json_array_get(served, i); /* borrowed */
         const char *name = json_string_value(json_object_get(tool, "name"));
         char sum[TG_CHECKSUM_MAX];
-        tg_hentry *e;
+        tg__hentry *e;
         if (name == NULL) {
             rc = tg__error_set(err, TG_EINVAL,
                                "served tool %zu has no string \"name\"", i);
@@ -318,7 +318,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
             goto fail;
         x->tool = dup_or_null(name, &nomem);
         x->checksum = dup_or_null(sum, &nomem);
-        tg_hentry *p = tg__hmap_find_str(&by_name, name);
+        tg__hentry *p = tg__hmap_find_str(&by_name, name);
         if (p == NULL) {
             x->kind = TG_PIN_NEW;
             continue;
@@ -346,7 +346,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
     }
     /* Pinned tools no longer served, by the shape of their definition. */
     for (size_t i = 0; i < n_pinned; i++) {
-        tg_hentry *e;
+        tg__hentry *e;
         if (seen[i])
             continue;
         if ((rc = shape_of_text(pinned[i].definition, shapes[i], err)) != 0)
@@ -370,7 +370,7 @@ int tg__pin_compare(const tg__pin_entry *pinned, size_t n_pinned,
         const json_t *tool = json_array_get(served, i);
         if ((rc = tg__pin_definition(tool, 1, NULL, shape, err)) != 0)
             goto fail;
-        tg_hentry *e = tg__hmap_find_str(&by_shape, shape);
+        tg__hentry *e = tg__hmap_find_str(&by_shape, shape);
         if (e != NULL && renamed_to[e->val.idx] == SIZE_MAX) {
             const tg__pin_entry *old = &pinned[e->val.idx];
             renamed_to[e->val.idx] = i;
@@ -443,7 +443,7 @@ fail:
  * after each '{', '[' and ',' and before each '}' and ']' (an empty object
  * or array stays "{}" / "[]"), a space after each ':'. Strings are copied
  * as they are (JCS escapes every control character). */
-static int pretty(const char *s, tg_buf *b)
+static int pretty(const char *s, tg__buf *b)
 {
     int depth = 0, rc = 0, in_string = 0;
     for (const char *c = s; *c && rc == 0; c++) {
@@ -497,7 +497,7 @@ struct lines {
 
 static int split(const char *def, struct lines *l)
 {
-    tg_buf b;
+    tg__buf b;
     memset(l, 0, sizeof *l);
     if (def == NULL)
         return 0;
@@ -595,7 +595,7 @@ static int edit_script(const struct lines *a, const struct lines *b, char **ops,
 /* Writes the changed lines of the script with DIFF_CONTEXT lines of
  * context around each, in hunks. */
 static int write_hunks(const struct lines *a, const struct lines *b,
-                       const char *ops, size_t n_ops, tg_buf *out)
+                       const char *ops, size_t n_ops, tg__buf *out)
 {
     unsigned char *shown = calloc(n_ops + 1, 1);
     int rc = 0;
@@ -628,7 +628,7 @@ int tg__pin_diff(const char *old_def, const char *new_def, char **out,
     struct lines a = {0}, b = {0};
     char *ops = NULL;
     size_t n_ops = 0;
-    tg_buf text;
+    tg__buf text;
     int rc;
     *out = NULL;
     tg__buf_init(&text, 0);

@@ -48,7 +48,8 @@ static uint32_t decode(const unsigned char *s, size_t len)
 }
 
 /* Appends s[0..len) without its HTML comments to b. */
-static int strip_comments(const char *s, size_t len, tg_buf *b, unsigned *found)
+static int strip_comments(const char *s, size_t len, tg__buf *b,
+                          unsigned *found)
 {
     size_t i = 0;
     int rc = 0;
@@ -74,7 +75,7 @@ static int strip_comments(const char *s, size_t len, tg_buf *b, unsigned *found)
 int tg__sanitize_text(const char *s, size_t len, char **out, size_t *out_len,
                       unsigned *found)
 {
-    tg_buf plain, b;
+    tg__buf plain, b;
     const unsigned char *u = (const unsigned char *)s;
     int rc = 0, after_char = 0;
     *out = NULL;
@@ -122,7 +123,7 @@ int tg__sanitize_text(const char *s, size_t len, char **out, size_t *out_len,
 struct walk {
     tg__sanitize_flag *flags;
     size_t n, cap;
-    tg_buf ptr; /* the pointer of the value being walked */
+    tg__buf ptr; /* the pointer of the value being walked */
 };
 
 static int add_flag(struct walk *w, unsigned found, int stripped, int is_key)

@@ -67,8 +67,8 @@ typedef struct pending {
     uint64_t deadline; /* uv_now() ms; 0: none */
     tg__rcall_cbs cbs; /* REQ_CALL */
     void *ud;
-    list_job *list;         /* REQ_LIST */
-    tg_mcp_version offered; /* REQ_INITIALIZE */
+    list_job *list;          /* REQ_LIST */
+    tg__mcp_version offered; /* REQ_INITIALIZE */
     /* REQ_CALL under 2026-07-28: what a retry needs */
     json_t *params;    /* the call's params (new ref) */
     char *params_text; /* or their text, made json_t on a retry (owned) */
@@ -107,8 +107,8 @@ struct tg__rsession {
     char *client_name, *client_version;
     char *meta_text;   /* modern_meta's text without its '}' (owned) */
     unsigned meta_key; /* what meta_text was made for (meta_text_of) */
-    tg_mcp_version want, version;
-    tg_mcp_version offering; /* the version of the initialize sent */
+    tg__mcp_version want, version;
+    tg__mcp_version offering; /* the version of the initialize sent */
     char **root_uri, **root_name;
     size_t nroots;
     unsigned connect_ms, list_ms;
@@ -163,7 +163,7 @@ static json_t *implementation_json(const tg__rsession *s)
 }
 
 /* The client capabilities declared under version v (new ref). */
-static json_t *client_caps_json(const tg__rsession *s, tg_mcp_version v)
+static json_t *client_caps_json(const tg__rsession *s, tg__mcp_version v)
 {
     json_t *caps = json_object(); /* new ref */
     if (caps == NULL)
@@ -292,14 +292,14 @@ static uint64_t deadline_in(tg__rsession *s, unsigned ms)
 }
 
 /* Sends one message; m's fields as transport.h says. */
-static int send_text(tg__rsession *s, tg_buf *msg, const char *method,
+static int send_text(tg__rsession *s, tg__buf *msg, const char *method,
                      const char *name, const char *id, tg_error *err)
 {
     /* The version the message speaks: the negotiated one; for the
      * server/discover probe the 2026-07-28 its _meta names (HTTP sends it
      * as MCP-Protocol-Version, which must match); none before initialize
      * is answered. */
-    tg_mcp_version v = s->version;
+    tg__mcp_version v = s->version;
     if (v == TG_MCP_VERSION_UNKNOWN && method != NULL &&
         strcmp(method, "server/discover") == 0)
         v = TG_MCP_V2026_07_28;
@@ -325,11 +325,11 @@ static int send_params_text(tg__rsession *s, const char *method,
                             pending *p, tg_error *err)
 {
     char small[1024]; /* most requests fit: no allocation */
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init_with(&msg, small, sizeof small, 0);
     char idtext[24];
     snprintf(idtext, sizeof idtext, "%llu", (unsigned long long)p->id);
-    tg_rpc_id id = {.kind = TG_RPC_ID_INT, .num = (long long)p->id};
+    tg__rpc_id id = {.kind = TG_RPC_ID_INT, .num = (long long)p->id};
     int rc = tg__rpc_write_request(&msg, &id, method, ptext, plen);
     if (rc != 0)
         tg__error_set(err, rc, "out of memory");
@@ -393,7 +393,7 @@ static void send_cancel(tg__rsession *s, const pending *p, const char *reason)
                                "reason", reason != NULL ? reason : "");
     char *ptext = params != NULL ? dump(params) : NULL;
     json_decref(params);
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     tg_error e;
     if (ptext != NULL &&
@@ -535,9 +535,9 @@ static void on_closed(void *ud, const tg_error *terr)
 
 /* ------------------------------------------------------------ negotiation */
 
-static int send_initialize(tg__rsession *s, tg_mcp_version v, tg_error *err);
+static int send_initialize(tg__rsession *s, tg__mcp_version v, tg_error *err);
 
-static void ready_with(tg__rsession *s, tg_mcp_version v, json_t *result,
+static void ready_with(tg__rsession *s, tg__mcp_version v, json_t *result,
                        json_t *server_info)
 {
     s->version = v;
@@ -560,19 +560,19 @@ static void ready_with(tg__rsession *s, tg_mcp_version v, json_t *result,
 
 /* The newest initialize-family version in the JSON array `supported` that
  * the session may speak, or TG_MCP_VERSION_LATEST_INITIALIZE. */
-static tg_mcp_version pick_initialize(const tg__rsession *s,
-                                      const json_t *supported)
+static tg__mcp_version pick_initialize(const tg__rsession *s,
+                                       const json_t *supported)
 {
-    tg_mcp_version best = TG_MCP_VERSION_UNKNOWN;
+    tg__mcp_version best = TG_MCP_VERSION_UNKNOWN;
     size_t i;
     json_t *v;
     json_array_foreach(supported, i, v)
     {
         if (!json_is_string(v))
             continue;
-        tg_mcp_version x = tg__mcp_version_from_name(json_string_value(v),
-                                                     json_string_length(v));
-        const tg_mcp_traits *tr = tg__mcp_traits(x);
+        tg__mcp_version x = tg__mcp_version_from_name(json_string_value(v),
+                                                      json_string_length(v));
+        const tg__mcp_traits *tr = tg__mcp_traits_of(x);
         if (tr != NULL && tr->spoken && tr->initialize && x > best &&
             (s->want == TG_MCP_VERSION_UNKNOWN || x == s->want))
             best = x;
@@ -620,11 +620,11 @@ static void on_initialize(tg__rsession *s, const pending *p, json_t *result)
 {
     tg_error e;
     json_t *pv = json_object_get(result, "protocolVersion"); /* borrowed */
-    tg_mcp_version v = json_is_string(pv)
-                           ? tg__mcp_version_from_name(json_string_value(pv),
-                                                       json_string_length(pv))
-                           : TG_MCP_VERSION_UNKNOWN;
-    const tg_mcp_traits *tr = tg__mcp_traits(v);
+    tg__mcp_version v = json_is_string(pv)
+                            ? tg__mcp_version_from_name(json_string_value(pv),
+                                                        json_string_length(pv))
+                            : TG_MCP_VERSION_UNKNOWN;
+    const tg__mcp_traits *tr = tg__mcp_traits_of(v);
     char shown[TG__SHOWN_ID_SIZE];
     if (tr == NULL || !tr->spoken || !tr->initialize) {
         tg__error_set(&e, TG_EIO,
@@ -646,7 +646,7 @@ static void on_initialize(tg__rsession *s, const pending *p, json_t *result)
     }
     (void)p;
     s->version = v;
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     if (tg__rpc_write_notification(&msg, "notifications/initialized", NULL,
                                    0) != 0 ||
@@ -661,7 +661,7 @@ static void on_initialize(tg__rsession *s, const pending *p, json_t *result)
     ready_with(s, v, result, json_object_get(result, "serverInfo"));
 }
 
-static int send_initialize(tg__rsession *s, tg_mcp_version v, tg_error *err)
+static int send_initialize(tg__rsession *s, tg__mcp_version v, tg_error *err)
 {
     pending *p = calloc(1, sizeof *p);
     json_t *params =
@@ -706,8 +706,8 @@ static int send_list_page(tg__rsession *s, list_job *job, tg_error *err);
 
 /* Copies one tool definition (the value v of the batch) into the job; 0, 1
  * when it was skipped, TG_ENOMEM. */
-static int take_tool(tg__rsession *s, list_job *job, const tg_rpc_batch *b,
-                     const tg_rpc_value *v)
+static int take_tool(tg__rsession *s, list_job *job, const tg__rpc_batch *b,
+                     const tg__rpc_value *v)
 {
     json_t *tool = tg__rpc_value_json(b, v); /* new ref */
     if (tool == NULL)
@@ -765,14 +765,14 @@ static int take_tool(tg__rsession *s, list_job *job, const tg_rpc_batch *b,
 
 /* A page of tools/list arrived (p unlinked): takes its tools, asks for the
  * next page or ends the job. */
-static void on_list_page(tg__rsession *s, pending *p, const tg_rpc_batch *b,
-                         const tg_rpc_value *result)
+static void on_list_page(tg__rsession *s, pending *p, const tg__rpc_batch *b,
+                         const tg__rpc_value *result)
 {
     list_job *job = p->list;
     tg_error e;
     tg__error_clear(&e);
     const char *tools_path[] = {"tools"}, *cursor_path[] = {"nextCursor"};
-    tg_rpc_value tools, cur, v;
+    tg__rpc_value tools, cur, v;
     if (result->kind != TG_JT_OBJECT ||
         !tg__rpc_value_find(b, result, tools_path, 1, &tools) ||
         tools.kind != TG_JT_ARRAY) {
@@ -805,7 +805,7 @@ static void on_list_page(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     job->pages++;
     if (tg__rpc_value_find(b, result, cursor_path, 1, &cur) &&
         cur.kind == TG_JT_STRING) {
-        tg_buf cb;
+        tg__buf cb;
         tg__buf_init(&cb, 0);
         if (tg__rpc_value_string(b, &cur, &cb) != 0) {
             tg__buf_cleanup(&cb);
@@ -903,8 +903,8 @@ void tg__rtool_list_free(tg__rtool_list *list)
  * JSON_REJECT_DUPLICATES and json_dumps writes back as it is. */
 static bool args_as_dumped(const char *args, size_t len)
 {
-    tg_jtok st[128];
-    tg_jtape t;
+    tg__jtok st[128];
+    tg__jtape t;
     if (tg__jtape_parse_in(args, len, st, 128, &t, NULL) != 0)
         return false;
     bool ok = t.tok[0].kind == TG_JT_OBJECT && tg__jtape_is_dump_form(&t);
@@ -924,7 +924,7 @@ static int call_as_text(tg__rsession *s, const tg__rcall_args *a, pending *p,
         return 1;
     const char *meta = modern(s) ? meta_text_of(s) : NULL;
     char small[1024];
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     int rc = tg__buf_puts(&b, "{\"name\":");
     if (rc == 0)
@@ -1188,7 +1188,8 @@ static void input_failed(tg__rsession *s, pending *p, const char *why,
  * elicitation/create by the owner's elicit callback (declined without
  * one), and once every answer is in, the call goes again. */
 static void on_input_required(tg__rsession *s, pending *p,
-                              const tg_rpc_batch *b, const tg_rpc_value *result)
+                              const tg__rpc_batch *b,
+                              const tg__rpc_value *result)
 {
     if (++p->rounds > MAX_INPUT_ROUNDS) {
         input_failed(s, p, "more than 8 rounds for one call", NULL);
@@ -1283,11 +1284,11 @@ static void on_input_required(tg__rsession *s, pending *p,
         rearm(s);
 }
 
-static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
-                      const tg_rpc_msg *m)
+static void on_result(tg__rsession *s, pending *p, const tg__rpc_batch *b,
+                      const tg__rpc_msg *m)
 {
     tg_error e;
-    tg_rpc_value result;
+    tg__rpc_value result;
     if (!tg__rpc_result_value(b, m, &result) || result.kind != TG_JT_OBJECT) {
         tg__error_set(&e, TG_EIO, "the MCP server's result is not an object");
         if (p->kind == REQ_DISCOVER) {
@@ -1304,7 +1305,7 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     /* resultType: absent means complete; a call's input_required is
      * answered and the call sent again; anything else is refused. */
     const char *rt_path[] = {"resultType"};
-    tg_rpc_value rt;
+    tg__rpc_value rt;
     if (modern(s) && p->kind == REQ_CALL &&
         tg__rpc_value_find(b, &result, rt_path, 1, &rt) &&
         rt.kind == TG_JT_STRING && rt.len == 16 &&
@@ -1352,7 +1353,7 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
         return;
     case REQ_CALL: {
         const char *ie_path[] = {"isError"};
-        tg_rpc_value ie;
+        tg__rpc_value ie;
         tg__rcall_end end = {.status = TG_RCALL_RESULT,
                              .result = result.json,
                              .result_len = result.len};
@@ -1366,8 +1367,8 @@ static void on_result(tg__rsession *s, pending *p, const tg_rpc_batch *b,
     }
 }
 
-static void on_error(tg__rsession *s, pending *p, const tg_rpc_batch *b,
-                     const tg_rpc_msg *m)
+static void on_error(tg__rsession *s, pending *p, const tg__rpc_batch *b,
+                     const tg__rpc_msg *m)
 {
     tg_error e;
     char shown[200];
@@ -1416,10 +1417,10 @@ static void on_error(tg__rsession *s, pending *p, const tg_rpc_batch *b,
 
 /* ------------------------------------------------------------ server's */
 
-static void respond(tg__rsession *s, const tg_rpc_id *id, const char *result,
+static void respond(tg__rsession *s, const tg__rpc_id *id, const char *result,
                     long long code, const char *message)
 {
-    tg_buf msg;
+    tg__buf msg;
     tg__buf_init(&msg, 0);
     int rc = result != NULL
                  ? tg__rpc_write_result(&msg, id, result, strlen(result))
@@ -1444,7 +1445,7 @@ static json_t *roots_json(const tg__rsession *s)
     return json_pack("{s:o}", "roots", roots);
 }
 
-static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
+static void answer_roots(tg__rsession *s, const tg__rpc_id *id)
 {
     json_t *result = roots_json(s); /* new ref */
     char *text = result != NULL ? dump(result) : NULL;
@@ -1459,8 +1460,8 @@ static void answer_roots(tg__rsession *s, const tg_rpc_id *id)
 /* The call (its key) that a server's elicitation/create is about, 0 when
  * none is known (the rule of session.h's `elicit`). stream: the request
  * whose HTTP response stream carried it, or NULL. */
-static uint64_t elicit_call(tg__rsession *s, const tg_rpc_batch *b,
-                            const tg_rpc_msg *m, const char *stream)
+static uint64_t elicit_call(tg__rsession *s, const tg__rpc_batch *b,
+                            const tg__rpc_msg *m, const char *stream)
 {
     pending *p = NULL;
     if (stream != NULL) {
@@ -1471,7 +1472,7 @@ static uint64_t elicit_call(tg__rsession *s, const tg_rpc_batch *b,
     }
     const char *rel_path[] = {"_meta",
                               "io.modelcontextprotocol/related-request"};
-    tg_rpc_value rel;
+    tg__rpc_value rel;
     if (p == NULL && tg__rpc_params_find(b, m, rel_path, 2, &rel) &&
         rel.kind == TG_JT_NUMBER) {
         char text[24];
@@ -1496,8 +1497,8 @@ static uint64_t elicit_call(tg__rsession *s, const tg_rpc_batch *b,
     return p != NULL && p->kind == REQ_CALL ? p->key : 0;
 }
 
-static void answer_elicit(tg__rsession *s, const tg_rpc_batch *b,
-                          const tg_rpc_msg *m, const char *stream)
+static void answer_elicit(tg__rsession *s, const tg__rpc_batch *b,
+                          const tg__rpc_msg *m, const char *stream)
 {
     if (s->cbs.elicit == NULL) {
         respond(s, &m->id, declined, 0, NULL);
@@ -1544,10 +1545,10 @@ int tg__rsession_elicit_reply(tg__rsession *s, uint64_t ticket,
     elicit *e = *pp;
     *pp = e->next;
     if (e->id_json != NULL) {
-        tg_rpc_id id = {.kind = e->id_json[0] == '"' ? TG_RPC_ID_STRING
-                                                     : TG_RPC_ID_INT,
-                        .json = e->id_json,
-                        .json_len = strlen(e->id_json)};
+        tg__rpc_id id = {.kind = e->id_json[0] == '"' ? TG_RPC_ID_STRING
+                                                      : TG_RPC_ID_INT,
+                         .json = e->id_json,
+                         .json_len = strlen(e->id_json)};
         if (s->t != NULL && s->st != S_CLOSING)
             respond(s, &id, text != NULL ? text : declined, 0, NULL);
     } else {
@@ -1575,8 +1576,8 @@ int tg__rsession_elicit_reply(tg__rsession *s, uint64_t ticket,
     return 0;
 }
 
-static void on_request(tg__rsession *s, const tg_rpc_batch *b,
-                       const tg_rpc_msg *m, const char *stream)
+static void on_request(tg__rsession *s, const tg__rpc_batch *b,
+                       const tg__rpc_msg *m, const char *stream)
 {
     if (strcmp(m->method, "ping") == 0)
         respond(s, &m->id, "{}", 0, NULL);
@@ -1593,8 +1594,8 @@ static double number_or(const json_t *v, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
-static void on_notification(tg__rsession *s, const tg_rpc_batch *b,
-                            const tg_rpc_msg *m)
+static void on_notification(tg__rsession *s, const tg__rpc_batch *b,
+                            const tg__rpc_msg *m)
 {
     if (strcmp(m->method, "notifications/tools/list_changed") == 0) {
         if (s->cbs.tools_changed != NULL)
@@ -1646,10 +1647,10 @@ static void on_message(void *ud, const char *json, size_t len,
         return;
     /* The transport bounds the size; a tool's schema may nest deeper than
      * a request toolgate serves would (jansson's own limit holds). */
-    tg_rpc_limits lim = {.max_bytes = len + 1,
-                         .max_depth = TG_JTAPE_MAX_DEPTH,
-                         .batches = false};
-    tg_rpc_batch b;
+    tg__rpc_limits lim = {.max_bytes = len + 1,
+                          .max_depth = TG_JTAPE_MAX_DEPTH,
+                          .batches = false};
+    tg__rpc_batch b;
     if (tg__rpc_read(&b, json, len, &lim) != 0) {
         session_log(s, "warning",
                     "out of memory reading a message of the MCP server");
@@ -1659,7 +1660,7 @@ static void on_message(void *ud, const char *json, size_t len,
     if (b.n == 0) {
         note_bad(s, json, len, b.fail_message);
     } else {
-        const tg_rpc_msg *m = &b.msgs[0];
+        const tg__rpc_msg *m = &b.msgs[0];
         switch (m->kind) {
         case TG_RPC_INVALID:
             /* not answered: it may be a malformed response, and answering
@@ -1847,7 +1848,7 @@ void tg__rsession_close(tg__rsession *s)
         tg__rtransport_close(s->t);
 }
 
-tg_mcp_version tg__rsession_version(const tg__rsession *s)
+tg__mcp_version tg__rsession_version(const tg__rsession *s)
 {
     return s->version;
 }

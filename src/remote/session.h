@@ -96,7 +96,7 @@ typedef struct tg__rsession_opts {
     const char *client_version; /* NULL: TOOLGATE_VERSION_STRING */
     /* 0 (TG_MCP_VERSION_UNKNOWN): negotiate the newest both sides speak;
      * else speak exactly this version or fail. */
-    tg_mcp_version version;
+    tg__mcp_version version;
     const tg__rroot *roots; /* roots/list answers with these only */
     size_t nroots;
     unsigned connect_ms; /* negotiation deadline; 0: the default */
@@ -131,7 +131,7 @@ void tg__rsession_close(tg__rsession *s);
  * returns; borrowed): the version, the server's capabilities (JSON text of
  * an object), its serverInfo (JSON text; "{}" when the server sent none),
  * its instructions (NULL when none). */
-tg_mcp_version tg__rsession_version(const tg__rsession *s);
+tg__mcp_version tg__rsession_version(const tg__rsession *s);
 const char *tg__rsession_capabilities(const tg__rsession *s);
 const char *tg__rsession_server_info(const tg__rsession *s);
 const char *tg__rsession_instructions(const tg__rsession *s);

@@ -38,8 +38,8 @@ typedef struct stdio_transport {
     int pid;
     size_t max_message, max_backlog, max_log_line;
     unsigned grace_ms;
-    tg_buf line;  /* the stdout line read so far */
-    tg_buf eline; /* the stderr line read so far (cut at max_log_line) */
+    tg__buf line;  /* the stdout line read so far */
+    tg__buf eline; /* the stderr line read so far (cut at max_log_line) */
     bool eline_cut;
     size_t backlog; /* bytes written to stdin and not yet taken */
     bool in_open;

@@ -55,9 +55,9 @@ typedef struct comp {
     const tg_schema_options *opt;
     const json_t *bundle;
     tg_error *err;
-    tg_hmap locs;  /* a subschema's json_t (the bytes of the pointer, which
-                      is loc->json) -> its loc (owned) */
-    tg_hmap uris;  /* absolute URI (a copy, owned) -> its json_t (borrowed) */
+    tg__hmap locs; /* a subschema's json_t (the bytes of the pointer, which
+                     is loc->json) -> its loc (owned) */
+    tg__hmap uris; /* absolute URI (a copy, owned) -> its json_t (borrowed) */
     json_t **docs; /* documents loaded from remotes (owned) */
     size_t ndocs, capdocs;
     char **docnames;
@@ -79,7 +79,7 @@ static size_t ptr_hash(const void *p)
 
 static loc *loc_get(const comp *C, const json_t *j)
 {
-    tg_hentry *e = tg__hmap_find(&C->locs, &j, sizeof j, ptr_hash(j));
+    tg__hentry *e = tg__hmap_find(&C->locs, &j, sizeof j, ptr_hash(j));
     return e ? e->val.ptr : NULL;
 }
 
@@ -87,7 +87,7 @@ static loc *loc_get(const comp *C, const json_t *j)
  * first stays and *out is it (1). 0 when added, TG_ENOMEM. */
 static int loc_put(comp *C, loc *l, loc **out)
 {
-    tg_hentry *e;
+    tg__hentry *e;
     int rc =
         tg__hmap_put(&C->locs, &l->json, sizeof l->json, ptr_hash(l->json), &e);
     if (rc < 0)
@@ -100,7 +100,7 @@ static int loc_put(comp *C, loc *l, loc **out)
 
 static const json_t *uri_get(const comp *C, const char *key)
 {
-    tg_hentry *e = tg__hmap_find_str(&C->uris, key);
+    tg__hentry *e = tg__hmap_find_str(&C->uris, key);
     return e ? e->val.cptr : NULL;
 }
 
@@ -112,7 +112,7 @@ static int uri_put(comp *C, const char *key, const json_t *j)
     if (tg__hmap_find(&C->uris, key, len, h) != NULL)
         return 0;
     char *dup = strdup(key);
-    tg_hentry *e;
+    tg__hentry *e;
     if (dup == NULL || tg__hmap_put(&C->uris, dup, len, h, &e) < 0) {
         free(dup);
         return TG_ENOMEM;
@@ -228,7 +228,7 @@ static const subkw subkws[] = {
 
 static int walk(comp *C, const json_t *j, const char *base,
                 tg_schema_draft draft, unsigned vocab, const json_t *resource,
-                tg_buf *path, const char *doc);
+                tg__buf *path, const char *doc);
 
 /* The draft and vocabularies a `$schema` URI stands for. */
 static int meta_of(comp *C, const char *uri, tg_schema_draft *draft,
@@ -267,7 +267,7 @@ static int add_document(comp *C, const json_t *doc, const char *url,
     for (size_t k = 0; k < C->ndocs; k++)
         if (C->docs[k] == doc)
             name = C->docnames[k];
-    tg_buf path;
+    tg__buf path;
     tg__buf_init(&path, 0);
     rc = walk(C, doc, url, draft, vocab, doc, &path, name);
     tg__buf_cleanup(&path);
@@ -277,7 +277,7 @@ static int add_document(comp *C, const json_t *doc, const char *url,
 /* The file at path, whole, into out: 0, TG_ENOTFOUND when it cannot be
  * read, TG_ENOMEM. With plain system calls: stdio's allocations would make
  * out of memory look like a missing file. */
-static int read_file(const char *path, tg_buf *out)
+static int read_file(const char *path, tg__buf *out)
 {
     int fd;
     do
@@ -317,7 +317,7 @@ static int builtin_document(comp *C, const char *abs, json_t **out)
         const tg__metaschema *m = &tg__metaschemas[k];
         if (strcmp(m->url, abs) != 0)
             continue;
-        tg_jtape_error jerr;
+        tg__jtape_error jerr;
         int rc = tg__schema_read(m->text, m->len, out, &jerr);
         if (rc == TG_ENOMEM)
             return oom(C);
@@ -345,7 +345,7 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
             doc = json_incref((json_t *)b);
         } else {
             /* Bundles may key metaschemas with their "#". */
-            tg_buf k;
+            tg__buf k;
             tg__buf_init(&k, 0);
             if (tg__buf_printf(&k, "%s#", abs) != 0) {
                 tg__buf_cleanup(&k);
@@ -367,7 +367,7 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
         if (strstr(rest, "..") != NULL || strchr(rest, '?') != NULL ||
             rest[0] == '/')
             continue;
-        tg_buf file;
+        tg__buf file;
         tg__buf_init(&file, 0);
         int brc = rest[0] ? tg__buf_printf(&file, "%s/%s", rem->dir, rest)
                           : tg__buf_puts(&file, rem->dir);
@@ -375,13 +375,13 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
             tg__buf_cleanup(&file);
             return oom(C);
         }
-        tg_buf text;
+        tg__buf text;
         tg__buf_init(&text, 0);
         int frc = read_file(tg__buf_cstr(&file), &text);
         tg__buf_cleanup(&file);
         /* A file that is not JSON is as good as none. */
         if (frc == 0) {
-            tg_jtape_error jerr;
+            tg__jtape_error jerr;
             frc = tg__schema_read(tg__buf_cstr(&text), text.len, &doc, &jerr);
         }
         tg__buf_cleanup(&text);
@@ -406,7 +406,7 @@ static int load_document(comp *C, const char *abs, tg_schema_draft draft,
 
 static int add_loc(comp *C, const json_t *j, const char *base,
                    tg_schema_draft draft, unsigned vocab,
-                   const json_t *resource, tg_buf *path, const char *doc,
+                   const json_t *resource, tg__buf *path, const char *doc,
                    loc **out)
 {
     loc *l = calloc(1, sizeof *l);
@@ -436,7 +436,7 @@ static int add_loc(comp *C, const json_t *j, const char *base,
 
 /* Appends "/" and seg[0..n) escaped as a JSON pointer segment (U+0000 as
  * tg__schema_show writes it: the path is for messages). */
-static int push_seg(tg_buf *path, const char *seg, size_t n)
+static int push_seg(tg__buf *path, const char *seg, size_t n)
 {
     int rc = tg__buf_append(path, "/", 1);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -452,7 +452,7 @@ static int push_seg(tg_buf *path, const char *seg, size_t n)
 
 static int walk_child(comp *C, const json_t *v, const char *base,
                       tg_schema_draft draft, unsigned vocab,
-                      const json_t *resource, tg_buf *path, const char *doc,
+                      const json_t *resource, tg__buf *path, const char *doc,
                       const char *seg1, const char *seg2, size_t seg2len)
 {
     size_t mark = path->len;
@@ -471,7 +471,7 @@ static int walk_child(comp *C, const json_t *v, const char *base,
 static int anchor_uri(comp *C, const char *base, const char *name,
                       const json_t *j)
 {
-    tg_buf u;
+    tg__buf u;
     tg__buf_init(&u, 0);
     int rc = tg__buf_printf(&u, "%s#%s", base, name);
     if (rc == 0)
@@ -482,7 +482,7 @@ static int anchor_uri(comp *C, const char *base, const char *name,
 
 static int walk(comp *C, const json_t *j, const char *base,
                 tg_schema_draft draft, unsigned vocab, const json_t *resource,
-                tg_buf *path, const char *doc)
+                tg__buf *path, const char *doc)
 {
     if (loc_get(C, j) != NULL)
         return 0;
@@ -511,7 +511,7 @@ static int walk(comp *C, const json_t *j, const char *base,
         if (json_is_string(nv) && cstr(nv) == NULL)
             return bad(C, &here, names[k], "must not contain U+0000");
     }
-    tg_buf nb;
+    tg__buf nb;
     tg__buf_init(&nb, 0);
     const char *cur = base;
     /* In draft 7 a $ref makes its siblings, $id included, ignored. */
@@ -673,7 +673,7 @@ static int meta_of(comp *C, const char *uri, tg_schema_draft *draft,
      * $vocabulary the vocabularies. */
     if (C->meta_depth >= MAX_META_DEPTH)
         return TG_ESCHEMA;
-    tg_buf abs;
+    tg__buf abs;
     tg__buf_init(&abs, 0);
     if (tg__buf_puts(&abs, uri) != 0) {
         tg__buf_cleanup(&abs);
@@ -727,7 +727,7 @@ static int get_node(comp *C, const json_t *j, const loc *near, tg__node **out)
 {
     loc *l = loc_get(C, j);
     if (l == NULL) {
-        tg_buf path;
+        tg__buf path;
         tg__buf_init(&path, 0);
         int rc = tg__buf_puts(&path, near->path);
         if (rc == 0)
@@ -791,7 +791,7 @@ static tg__node *new_node(comp *C, loc *l)
 static int follow_pointer(const json_t *j, const char *ptr, size_t len,
                           const json_t **out)
 {
-    tg_buf seg;
+    tg__buf seg;
     tg__buf_init(&seg, 0);
     int rc = 0;
     const char *p = ptr, *end = ptr + len;
@@ -834,7 +834,7 @@ static int follow_pointer(const json_t *j, const char *ptr, size_t len,
 static int resolve_ref(comp *C, const loc *l, const char *kw, const char *ref,
                        tg__node **out, char **name_out, const json_t **tjson)
 {
-    tg_buf u, key, dec;
+    tg__buf u, key, dec;
     tg__buf_init(&u, 0);
     tg__buf_init(&key, 0);
     tg__buf_init(&dec, 0);
@@ -983,12 +983,12 @@ static unsigned type_bit(const char *s)
     return 0;
 }
 
-static int value_tape(comp *C, const json_t *v, tg_jtape **out)
+static int value_tape(comp *C, const json_t *v, tg__jtape **out)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = tg__schema_json_text(v, &b);
-    tg_jtape *t = NULL;
+    tg__jtape *t = NULL;
     if (rc == 0) {
         t = calloc(1, sizeof *t);
         if (t == NULL)
@@ -1709,7 +1709,7 @@ void tg__schema_destroy(tg_schema *s)
 static void comp_cleanup(comp *C)
 {
     size_t pos = 0;
-    tg_hentry *e;
+    tg__hentry *e;
     while ((e = tg__hmap_next(&C->locs, &pos)) != NULL) {
         loc *l = e->val.ptr;
         free(l->base);

@@ -11,19 +11,19 @@
 
 #include "internal.h"
 
-static unsigned kind_of(const tg_jtape *t, size_t i)
+static unsigned kind_of(const tg__jtape *t, size_t i)
 {
     unsigned k = t->tok[i].kind;
     return k == TG_JT_KEY ? TG_JT_STRING : k;
 }
 
-static int str_equal(const tg_jtape *ta, const tg_jtok *a, const tg_jtape *tb,
-                     const tg_jtok *b)
+static int str_equal(const tg__jtape *ta, const tg__jtok *a,
+                     const tg__jtape *tb, const tg__jtok *b)
 {
     if (!((a->flags | b->flags) & TG_JT_ESCAPED))
         return a->b == b->b &&
                memcmp(ta->text + a->a, tb->text + b->a, a->b) == 0;
-    tg_jstr_iter x, y;
+    tg__jstr_iter x, y;
     tg__jstr_iter_init(&x, ta, a);
     tg__jstr_iter_init(&y, tb, b);
     for (;;) {
@@ -35,12 +35,12 @@ static int str_equal(const tg_jtape *ta, const tg_jtok *a, const tg_jtape *tb,
     }
 }
 
-int tg__jequal(const tg_jtape *ta, size_t ia, const tg_jtape *tb, size_t ib)
+int tg__jequal(const tg__jtape *ta, size_t ia, const tg__jtape *tb, size_t ib)
 {
     unsigned ka = kind_of(ta, ia), kb = kind_of(tb, ib);
     if (ka != kb)
         return 0;
-    const tg_jtok *a = &ta->tok[ia], *b = &tb->tok[ib];
+    const tg__jtok *a = &ta->tok[ia], *b = &tb->tok[ib];
     switch (ka) {
     case TG_JT_NUMBER: {
         tg__num x, y;
@@ -93,7 +93,7 @@ static uint64_t mix(uint64_t h)
     return h;
 }
 
-static uint64_t str_hash(const tg_jtape *t, const tg_jtok *tok)
+static uint64_t str_hash(const tg__jtape *t, const tg__jtok *tok)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     if (!(tok->flags & TG_JT_ESCAPED)) {
@@ -102,7 +102,7 @@ static uint64_t str_hash(const tg_jtape *t, const tg_jtok *tok)
             h = (h ^ p[i]) * 0x100000001b3ULL;
         return h;
     }
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, t, tok);
     int c;
     while ((c = tg__jstr_iter_next(&it)) >= 0)
@@ -110,10 +110,10 @@ static uint64_t str_hash(const tg_jtape *t, const tg_jtok *tok)
     return h;
 }
 
-uint64_t tg__jhash(const tg_jtape *t, size_t i)
+uint64_t tg__jhash(const tg__jtape *t, size_t i)
 {
     unsigned k = kind_of(t, i);
-    const tg_jtok *tok = &t->tok[i];
+    const tg__jtok *tok = &t->tok[i];
     switch (k) {
     case TG_JT_NUMBER: {
         tg__num x;

@@ -132,28 +132,28 @@ int tg__format_check(int fmt, const char *s, size_t len);
 
 /* JSON equality of two tape values (1 == 1.0; objects regardless of member
  * order): 1 equal, 0 not, TG_ENOMEM. */
-int tg__jequal(const tg_jtape *ta, size_t ia, const tg_jtape *tb, size_t ib);
+int tg__jequal(const tg__jtape *ta, size_t ia, const tg__jtape *tb, size_t ib);
 /* A hash consistent with tg__jequal. */
-uint64_t tg__jhash(const tg_jtape *t, size_t i);
+uint64_t tg__jhash(const tg__jtape *t, size_t i);
 /* The index of the token after the value at i. */
-static inline size_t tg__jskip(const tg_jtape *t, size_t i)
+static inline size_t tg__jskip(const tg__jtape *t, size_t i)
 {
     unsigned k = t->tok[i].kind;
     return (k == TG_JT_OBJECT || k == TG_JT_ARRAY) ? t->tok[i].a : i + 1;
 }
 /* The number token at i as a tg__num; TG_ENOMEM or 0. */
-int tg__jnum(const tg_jtape *t, size_t i, tg__num *out);
+int tg__jnum(const tg__jtape *t, size_t i, tg__num *out);
 
 /* --------------------------------------------------------------------- URIs */
 
 /* Resolves ref against the absolute URI base (RFC 3986 section 5.2), into
- * out (appended). Returns 0 or a tg_buf error. */
-int tg__uri_resolve(const char *base, const char *ref, tg_buf *out);
+ * out (appended). Returns 0 or a tg__buf error. */
+int tg__uri_resolve(const char *base, const char *ref, tg__buf *out);
 /* Whether s starts with a URI scheme ("http:", "urn:"). */
 int tg__uri_has_scheme(const char *s);
 /* Decodes %XX escapes of s[0..len) into out (appended); -1 for a bad
  * escape. */
-int tg__uri_pct_decode(const char *s, size_t len, tg_buf *out);
+int tg__uri_pct_decode(const char *s, size_t len, tg__buf *out);
 
 /* ------------------------------------------------------------ metaschemas */
 
@@ -263,7 +263,7 @@ typedef struct tg__check {
             tg__node **v;
             uint32_t n;
         } nodes;
-        tg_jtape *val;
+        tg__jtape *val;
         struct {
             tg__node *if_, *then_, *else_;
         } cond;
@@ -329,7 +329,7 @@ struct tg_schema {
  * (with TG_JTAPE_ALLOW_NUL: U+0000 is written "\u0000", in keys too) to the
  * same value (reals in their shortest round-trip form, so "0.1" stays
  * "0.1"). TG_ELIMIT past the tape's nesting limit, TG_ENOMEM. */
-int tg__schema_json_text(const json_t *v, tg_buf *out);
+int tg__schema_json_text(const json_t *v, tg__buf *out);
 
 /* Reads a schema document from text[0..len) into *out (new reference):
  * through the tape with TG_JTAPE_ALLOW_NUL, which accepts what jansson's
@@ -340,14 +340,14 @@ int tg__schema_json_text(const json_t *v, tg_buf *out);
  * reports one as an invalid token). Returns 0, TG_EPARSE (jerr filled),
  * TG_ELIMIT (4 GiB or more) or TG_ENOMEM. */
 int tg__schema_read(const char *text, size_t len, json_t **out,
-                    tg_jtape_error *jerr);
+                    tg__jtape_error *jerr);
 
 /* Strings of schemas and instances may hold U+0000 (they are compared by
  * length); messages, paths and pattern sources are C strings, so there it
  * is written as the six characters \u0000. tg__schema_show appends
- * s[0..n) so written to out (0 or a tg_buf error); tg__schema_show_dup
+ * s[0..n) so written to out (0 or a tg__buf error); tg__schema_show_dup
  * returns it as a new string (free()), NULL on out of memory. */
-int tg__schema_show(const char *s, size_t n, tg_buf *out);
+int tg__schema_show(const char *s, size_t n, tg__buf *out);
 char *tg__schema_show_dup(const char *s, size_t n);
 
 /* ------------------------------------------------------------ memoization */

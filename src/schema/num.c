@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-int tg__jnum(const tg_jtape *t, size_t i, tg__num *out)
+int tg__jnum(const tg__jtape *t, size_t i, tg__num *out)
 {
     int64_t iv = 0;
     double dv = 0;

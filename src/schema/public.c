@@ -19,10 +19,10 @@
 #define STACK_TOKENS 256
 
 int tg__schema_read(const char *text, size_t len, json_t **out,
-                    tg_jtape_error *jerr)
+                    tg__jtape_error *jerr)
 {
     *out = NULL;
-    tg_jtape t;
+    tg__jtape t;
     int rc = tg__jtape_parse(text, len, TG_JTAPE_ALLOW_NUL, &t, jerr);
     if (rc != 0)
         return rc;
@@ -36,7 +36,7 @@ int tg_schema_compile(const char *text, size_t len,
                       tg_error *err)
 {
     *out = NULL;
-    tg_jtape_error jerr;
+    tg__jtape_error jerr;
     json_t *doc = NULL; /* new ref */
     /* U+0000 in strings is JSON like any other character; every string
      * comparison of the schema layer goes by length. */
@@ -57,7 +57,7 @@ int tg_schema_compile(const char *text, size_t len,
 /* A JSON string as json_dumps(JSON_COMPACT) writes it: '"', '\\' and
  * control characters escaped (short forms where they exist, else \u00XX),
  * everything else as is. */
-static int put_jstr(tg_buf *b, const char *s)
+static int put_jstr(tg__buf *b, const char *s)
 {
     int rc = tg__buf_append(b, "\"", 1);
     size_t run = 0, i = 0;
@@ -87,9 +87,9 @@ static int put_jstr(tg_buf *b, const char *s)
  * and json_dumps: jansson 2.14's dump ignores a failed write of an object
  * key, so running out of memory there gives a line without its key
  * instead of an error. */
-static int put_lines(const tg_schema_report *r, char **out)
+static int put_lines(const tg__schema_report *r, char **out)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < r->n; k++) {
@@ -121,9 +121,9 @@ int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
         *violations = NULL;
     if (schema == NULL || (text == NULL && len > 0))
         return tg__error_set(err, TG_EINVAL, "no schema or no instance");
-    tg_jtok store[STACK_TOKENS];
-    tg_jtape tape;
-    tg_jtape_error jerr;
+    tg__jtok store[STACK_TOKENS];
+    tg__jtape tape;
+    tg__jtape_error jerr;
     int rc = tg__jtape_parse_in_flags(text, len, TG_JTAPE_ALLOW_NUL, store,
                                       STACK_TOKENS, &tape, &jerr);
     if (rc == TG_EPARSE)
@@ -133,7 +133,7 @@ int tg_schema_validate(const tg_schema *schema, const char *text, size_t len,
     if (rc != 0)
         return tg__error_set(err, rc, "cannot read the instance: %s",
                              tg_strerror(rc));
-    tg_schema_report report;
+    tg__schema_report report;
     memset(&report, 0, sizeof report);
     rc = tg__schema_validate_tape(schema, &tape, 0, violations ? &report : NULL,
                                   err);
@@ -151,7 +151,7 @@ void tg_schema_free(tg_schema *schema)
 
 /* ----------------------------------------------------- jansson values */
 
-static int put_string(const char *s, size_t n, tg_buf *out)
+static int put_string(const char *s, size_t n, tg__buf *out)
 {
     int rc = tg__buf_append(out, "\"", 1);
     size_t run = 0;
@@ -173,7 +173,7 @@ static int put_string(const char *s, size_t n, tg_buf *out)
     return rc;
 }
 
-static int put_json(const json_t *v, tg_buf *out, int depth)
+static int put_json(const json_t *v, tg__buf *out, int depth)
 {
     if (depth > TG_JTAPE_MAX_DEPTH)
         return TG_ELIMIT;
@@ -233,22 +233,22 @@ static int put_json(const json_t *v, tg_buf *out, int depth)
     }
 }
 
-int tg__schema_json_text(const json_t *v, tg_buf *out)
+int tg__schema_json_text(const json_t *v, tg__buf *out)
 {
     return put_json(v, out, 0);
 }
 
 int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
-                             tg_schema_report *report, tg_error *err)
+                             tg__schema_report *report, tg_error *err)
 {
     return tg__schema_validate_json_in(schema, instance, report, NULL, err);
 }
 
 int tg__schema_validate_json_in(const tg_schema *schema, const json_t *instance,
-                                tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err)
+                                tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err)
 {
-    tg_buf b;
+    tg__buf b;
     char store[1024];
     tg__buf_init_with(&b, store, sizeof store, 0);
     int rc = tg__schema_json_text(instance, &b);
@@ -259,9 +259,9 @@ int tg__schema_validate_json_in(const tg_schema *schema, const json_t *instance,
                                  "the instance is nested too deep");
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     }
-    tg_jtok toks[STACK_TOKENS];
-    tg_jtape tape;
-    tg_jtape_error jerr;
+    tg__jtok toks[STACK_TOKENS];
+    tg__jtape tape;
+    tg__jtape_error jerr;
     rc = tg__jtape_parse_in_flags(tg__buf_cstr(&b), b.len, TG_JTAPE_ALLOW_NUL,
                                   toks, STACK_TOKENS, &tape, &jerr);
     if (rc != 0) {

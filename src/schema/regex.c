@@ -89,7 +89,7 @@ static const char *const gc_names[][2] = {
 };
 
 /* Appends the PCRE2 spelling of the property name p[0..n) of \p{...}. */
-static int put_property(const char *p, size_t n, tg_buf *out)
+static int put_property(const char *p, size_t n, tg__buf *out)
 {
     /* "General_Category=X" and "gc=X" name X; "Script=X" and "sc=X" the
      * script X, as PCRE2 writes it bare; Script_Extensions as "scx:". */
@@ -156,7 +156,7 @@ static const char *not_ecma(const char *p, size_t n)
 }
 
 /* The PCRE2 spelling of an ECMA-262 pattern. */
-static int translate(const char *p, size_t n, tg_buf *out)
+static int translate(const char *p, size_t n, tg__buf *out)
 {
     int rc = 0;
     int in_class = 0;
@@ -221,7 +221,7 @@ int tg__regex_compile(const char *pat, size_t len, tg__regex **out, char *why,
                       size_t cap)
 {
     *out = NULL;
-    tg_buf b;
+    tg__buf b;
     char store[256];
     tg__buf_init_with(&b, store, sizeof store, 0);
     pcre2_compile_context *cc = NULL;

@@ -12,7 +12,7 @@
 
 #include "buf.h"
 
-int tg__schema_show(const char *s, size_t n, tg_buf *out)
+int tg__schema_show(const char *s, size_t n, tg__buf *out)
 {
     int rc = 0;
     size_t run = 0;
@@ -29,7 +29,7 @@ int tg__schema_show(const char *s, size_t n, tg_buf *out)
 
 char *tg__schema_show_dup(const char *s, size_t n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__schema_show(s, n, &b) != 0) {
         tg__buf_cleanup(&b);
@@ -38,7 +38,7 @@ char *tg__schema_show_dup(const char *s, size_t n)
     return tg__buf_take(&b);
 }
 
-void tg__schema_report_cleanup(tg_schema_report *report)
+void tg__schema_report_cleanup(tg__schema_report *report)
 {
     if (report == NULL)
         return;
@@ -53,11 +53,11 @@ void tg__schema_report_cleanup(tg_schema_report *report)
     report->truncated = 0;
 }
 
-char *tg__schema_report_message(const tg_schema_report *report)
+char *tg__schema_report_message(const tg__schema_report *report)
 {
     if (report == NULL || report->n == 0)
         return NULL;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < report->n; i++) {
@@ -75,11 +75,11 @@ char *tg__schema_report_message(const tg_schema_report *report)
     return tg__buf_take(&b);
 }
 
-json_t *tg__schema_report_details(const tg_schema_report *report)
+json_t *tg__schema_report_details(const tg__schema_report *report)
 {
     json_t *arr = json_array(); /* new ref */
     for (size_t i = 0; arr != NULL && report != NULL && i < report->n; i++) {
-        const tg_schema_violation *v = &report->v[i];
+        const tg__schema_violation *v = &report->v[i];
         json_t *o = json_pack("{s:s, s:s, s:s}", "path", v->path, "keyword",
                               v->keyword, "message", v->message); /* new ref */
         if (o == NULL || json_array_append_new(arr, o) != 0) {

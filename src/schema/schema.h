@@ -45,27 +45,27 @@ int tg__schema_compile_docs(const json_t *doc, const tg_schema_options *options,
                             tg_error *err);
 
 /* One violation; strings owned by the report. */
-typedef struct tg_schema_violation {
+typedef struct tg__schema_violation {
     char *path;    /* JSON pointer into the instance; "" is the instance */
     char *keyword; /* the failing keyword: "type", "required", ... */
     char *message; /* one sentence, starting with the path when not "" */
-} tg_schema_violation;
+} tg__schema_violation;
 
 /* Violations collected by a validation. Zero-initialise; `max` caps how
  * many are kept (0: 100); `truncated` is set when more were found. */
-typedef struct tg_schema_report {
-    tg_schema_violation *v;
+typedef struct tg__schema_report {
+    tg__schema_violation *v;
     size_t n, cap, max;
     int truncated;
-} tg_schema_report;
+} tg__schema_report;
 
-void tg__schema_report_cleanup(tg_schema_report *report);
+void tg__schema_report_cleanup(tg__schema_report *report);
 /* The violations' messages joined with "; " (caller frees with free()),
  * NULL on out of memory or when there are none. */
-char *tg__schema_report_message(const tg_schema_report *report);
+char *tg__schema_report_message(const tg__schema_report *report);
 /* [{"path","keyword","message"}, ...]: new reference, NULL on out of
  * memory. */
-json_t *tg__schema_report_details(const tg_schema_report *report);
+json_t *tg__schema_report_details(const tg__schema_report *report);
 
 /* What validations may spend: `steps` keyword evaluations (each subschema
  * entered, each keyword run, a memoized verdict reused, and long strings
@@ -80,13 +80,13 @@ json_t *tg__schema_report_details(const tg_schema_report *report);
  * fewer, and so never pay for it; a costly shape is polynomial from then
  * on), _ALWAYS from the start, _OFF never (tests compare the three). */
 enum { TG_SCHEMA_MEMO_LAZY = 0, TG_SCHEMA_MEMO_ALWAYS, TG_SCHEMA_MEMO_OFF };
-typedef struct tg_schema_budget {
+typedef struct tg__schema_budget {
     uint64_t steps;
     uint64_t limit; /* the steps it was made with, for messages */
     int exhausted;
     const atomic_int *stop;
     int memo; /* TG_SCHEMA_MEMO_* */
-} tg_schema_budget;
+} tg__schema_budget;
 
 /* Far above what a real tool schema costs over arguments of the default
  * size limit (1 MiB; see README.md, limits.max_validation_steps), and
@@ -95,7 +95,7 @@ typedef struct tg_schema_budget {
 
 /* A budget of `steps` (0: TG_SCHEMA_DEFAULT_STEPS), stopped by *stop when
  * that is not NULL (borrowed: it must outlive the validations). */
-void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
+void tg__schema_budget_init(tg__schema_budget *budget, uint64_t steps,
                             const atomic_int *stop);
 
 /* Validates the value at tape->tok[index] (the whole document: 0). report
@@ -105,19 +105,19 @@ void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
  * TG_ELIMIT (err says which limit: budget->exhausted tells the step budget
  * from the others), TG_ECANCELED (budget->stop) or TG_ENOMEM. Thread-safe:
  * concurrent validations may share the compiled schema, not a budget. */
-int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
-                                size_t index, tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err);
+int tg__schema_validate_tape_in(const tg_schema *schema, const tg__jtape *tape,
+                                size_t index, tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err);
 /* tg__schema_validate_tape_in with a fresh default budget. */
-int tg__schema_validate_tape(const tg_schema *schema, const tg_jtape *tape,
-                             size_t index, tg_schema_report *report,
+int tg__schema_validate_tape(const tg_schema *schema, const tg__jtape *tape,
+                             size_t index, tg__schema_report *report,
                              tg_error *err);
 /* The same for a jansson value (borrowed). */
 int tg__schema_validate_json_in(const tg_schema *schema, const json_t *instance,
-                                tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err);
+                                tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err);
 int tg__schema_validate_json(const tg_schema *schema, const json_t *instance,
-                             tg_schema_report *report, tg_error *err);
+                             tg__schema_report *report, tg_error *err);
 
 /* Whether the compiled schema, at its root, requires a type the instance
  * may be coerced to: for argument repair (limits.repair), the JSON type

@@ -69,7 +69,7 @@ static void parse(const char *s, uri *u)
 }
 
 /* RFC 3986 5.2.4: appends path p with its dot segments removed. */
-static int remove_dots(const char *p, size_t n, tg_buf *out)
+static int remove_dots(const char *p, size_t n, tg__buf *out)
 {
     size_t start = out->len;
     size_t i = 0;
@@ -128,7 +128,7 @@ static int remove_dots(const char *p, size_t n, tg_buf *out)
     return 0;
 }
 
-static int put(tg_buf *b, const char *pre, const part *x)
+static int put(tg__buf *b, const char *pre, const part *x)
 {
     if (!x->set)
         return 0;
@@ -136,7 +136,7 @@ static int put(tg_buf *b, const char *pre, const part *x)
     return rc ? rc : tg__buf_append(b, x->p, x->n);
 }
 
-int tg__uri_resolve(const char *base, const char *ref, tg_buf *out)
+int tg__uri_resolve(const char *base, const char *ref, tg__buf *out)
 {
     uri B, R;
     parse(base, &B);
@@ -144,7 +144,7 @@ int tg__uri_resolve(const char *base, const char *ref, tg_buf *out)
     part auth, query;
     const part *scheme;
     int rc = 0;
-    tg_buf path;
+    tg__buf path;
     char store[256];
     tg__buf_init_with(&path, store, sizeof store, 0);
     if (R.scheme.set) {
@@ -169,7 +169,7 @@ int tg__uri_resolve(const char *base, const char *ref, tg_buf *out)
                     rc = remove_dots(R.path.p, R.path.n, &path);
                 } else {
                     /* Merge (5.2.3), then remove dots. */
-                    tg_buf m;
+                    tg__buf m;
                     char mstore[256];
                     tg__buf_init_with(&m, mstore, sizeof mstore, 0);
                     if (B.auth.set && B.path.n == 0) {
@@ -208,7 +208,7 @@ int tg__uri_resolve(const char *base, const char *ref, tg_buf *out)
     return rc;
 }
 
-int tg__uri_pct_decode(const char *s, size_t len, tg_buf *out)
+int tg__uri_pct_decode(const char *s, size_t len, tg__buf *out)
 {
     for (size_t i = 0; i < len; i++) {
         char c = s[i];

@@ -66,21 +66,21 @@ typedef struct ann {
 } ann;
 
 typedef struct vctx {
-    const tg_jtape *t;
-    tg_schema_report *report;
+    const tg__jtape *t;
+    tg__schema_report *report;
     tg_error *err;
     unsigned depth;
     /* the budget: `left` in the current chunk, `rest` beyond it */
     uint64_t left, rest;
-    tg_schema_budget *budget;
-    int memo_on; /* verdicts are remembered (see tg_schema_budget.memo) */
+    tg__schema_budget *budget;
+    int memo_on; /* verdicts are remembered (see tg__schema_budget.memo) */
     int dyn;     /* scopes are interned (the schema is `dynamic`) */
     tg__memo memo;
     tg__rx_scratch rx;
     /* Decoded escaped keys: one buffer per call rather than one per stack
      * frame, so deep recursion stays cheap; a key is decoded again after
      * any recursion that may have reused it. */
-    tg_buf kb;
+    tg__buf kb;
     char kstore[256];
 } vctx;
 
@@ -128,7 +128,7 @@ static void ann_merge(ann *dst, const ann *src)
 
 /* ---------------------------------------------------------------- values */
 
-static unsigned kind_of(const tg_jtape *t, size_t i)
+static unsigned kind_of(const tg__jtape *t, size_t i)
 {
     unsigned k = t->tok[i].kind;
     return k == TG_JT_KEY ? TG_JT_STRING : k;
@@ -140,13 +140,13 @@ typedef struct sview {
     const char *p;
     size_t n;
     int heap;
-    tg_buf b;
+    tg__buf b;
     char store[192];
 } sview;
 
 static int sview_get(vctx *c, size_t i, sview *v)
 {
-    const tg_jtok *tok = &c->t->tok[i];
+    const tg__jtok *tok = &c->t->tok[i];
     v->heap = 0;
     if (!(tok->flags & TG_JT_ESCAPED)) {
         v->p = c->t->text + tok->a;
@@ -172,9 +172,9 @@ static void sview_done(sview *v)
 }
 
 /* Length in code points. */
-static size_t cp_len(const tg_jtape *t, size_t i)
+static size_t cp_len(const tg__jtape *t, size_t i)
 {
-    const tg_jtok *tok = &t->tok[i];
+    const tg__jtok *tok = &t->tok[i];
     size_t n = 0;
     if (!(tok->flags & TG_JT_ESCAPED)) {
         const unsigned char *s = (const unsigned char *)t->text + tok->a;
@@ -182,7 +182,7 @@ static size_t cp_len(const tg_jtape *t, size_t i)
             n += (s[k] & 0xC0) != 0x80;
         return n;
     }
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, t, tok);
     int ch;
     while ((ch = tg__jstr_iter_next(&it)) >= 0)
@@ -229,7 +229,7 @@ static int type_ok(vctx *c, unsigned types, unsigned kind, size_t i, int *err)
 /* A short rendering of the instance value at i for messages. */
 static const char *describe(vctx *c, size_t i, char *buf, size_t cap)
 {
-    const tg_jtok *tok = &c->t->tok[i];
+    const tg__jtok *tok = &c->t->tok[i];
     switch (kind_of(c->t, i)) {
     case TG_JT_OBJECT:
         return "an object";
@@ -264,7 +264,7 @@ static const char *describe(vctx *c, size_t i, char *buf, size_t cap)
 
 /* The instance path as a JSON pointer; a key's U+0000 is written as
  * tg__schema_show writes it (the path is a C string). */
-static int put_path(vctx *c, const ipath *p, tg_buf *b)
+static int put_path(vctx *c, const ipath *p, tg__buf *b)
 {
     if (p == NULL)
         return 0;
@@ -275,7 +275,7 @@ static int put_path(vctx *c, const ipath *p, tg_buf *b)
         return rc;
     if (p->key == SIZE_MAX)
         return tg__buf_printf(b, "%zu", p->idx);
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, c->t, &c->t->tok[p->key]);
     int ch;
     while (rc == 0 && (ch = tg__jstr_iter_next(&it)) >= 0) {
@@ -300,7 +300,7 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
 static int vio(vctx *c, const ipath *p, const char *kw, int subj,
                const char *fmt, ...)
 {
-    tg_schema_report *r = c->report;
+    tg__schema_report *r = c->report;
     size_t max = r->max ? r->max : 100;
     if (r->n >= max) {
         r->truncated = 1;
@@ -311,7 +311,7 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    tg_buf path, msg;
+    tg__buf path, msg;
     tg__buf_init(&path, 0);
     tg__buf_init(&msg, 0);
     char *ps = NULL, *ms = NULL, *ks = NULL;
@@ -325,7 +325,7 @@ static int vio(vctx *c, const ipath *p, const char *kw, int subj,
         rc = tg__buf_puts(&msg, text);
     if (rc == 0 && r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        tg_schema_violation *v = realloc(r->v, cap * sizeof *v);
+        tg__schema_violation *v = realloc(r->v, cap * sizeof *v);
         if (v == NULL)
             rc = TG_ENOMEM;
         else {
@@ -396,7 +396,7 @@ static const char *type_names(unsigned t, char *buf, size_t cap)
 /* ----------------------------------------------------------- helpers */
 
 /* The enum/const value list for messages, cut to a readable length. */
-static const char *value_text(const tg_jtape *v, char *buf, size_t cap)
+static const char *value_text(const tg__jtape *v, char *buf, size_t cap)
 {
     size_t n = v->len;
     if (n + 1 <= cap) {
@@ -414,7 +414,7 @@ static const char *value_text(const tg_jtape *v, char *buf, size_t cap)
 
 static int unique_items(vctx *c, size_t i, size_t *dup_a, size_t *dup_b)
 {
-    const tg_jtok *tok = &c->t->tok[i];
+    const tg__jtok *tok = &c->t->tok[i];
     size_t n = tok->b;
     if (n < 2)
         return 1;
@@ -542,7 +542,7 @@ static int oom_err(vctx *c)
  * or the end of the budget. */
 static NOINLINE int refill(vctx *c, uint64_t k)
 {
-    tg_schema_budget *b = c->budget;
+    tg__schema_budget *b = c->budget;
     if (b->stop != NULL &&
         atomic_load_explicit(b->stop, memory_order_relaxed) != 0)
         return tg__error_set(c->err, TG_ECANCELED, "validation was canceled");
@@ -577,7 +577,7 @@ static inline int spend(vctx *c, uint64_t k)
 /* The decoded bytes of key token k (valid until the next call). */
 static int key_view(vctx *c, size_t k, const char **s, size_t *n)
 {
-    const tg_jtok *tok = &c->t->tok[k];
+    const tg__jtok *tok = &c->t->tok[k];
     if (!(tok->flags & TG_JT_ESCAPED)) {
         *s = c->t->text + tok->a;
         *n = tok->b;
@@ -591,7 +591,7 @@ static int key_view(vctx *c, size_t k, const char **s, size_t *n)
     return 0;
 }
 
-static int put_path(vctx *c, const ipath *p, tg_buf *b);
+static int put_path(vctx *c, const ipath *p, tg__buf *b);
 
 /* A regex that failed to give a verdict: its match limits (TG_ELIMIT, with
  * the pattern and where in the instance) or memory. */
@@ -600,7 +600,7 @@ static NOINLINE int regex_limit(vctx *c, int r, const char *src, const ipath *p)
     if (r != TG_ELIMIT)
         return oom_err(c);
     char store[128];
-    tg_buf path;
+    tg__buf path;
     tg__buf_init_with(&path, store, sizeof store, 256);
     (void)put_path(c, p, &path);
     tg__error_set(c->err, TG_ELIMIT,
@@ -616,8 +616,8 @@ static NOINLINE int regex_limit(vctx *c, int r, const char *src, const ipath *p)
 static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
                                const ipath *p, unsigned kind)
 {
-    const tg_jtape *t = c->t;
-    const tg_jtok *tok = &t->tok[i];
+    const tg__jtape *t = c->t;
+    const tg__jtok *tok = &t->tok[i];
     char b1[64], b2[160];
     int rc;
 #define LEAF_FAIL(kw, subj, ...)                                               \
@@ -639,7 +639,7 @@ static NOINLINE int leaf_check(vctx *c, const tg__check *ck, size_t i,
                   describe(c, i, b1, sizeof b1));
     }
     case TG__CK_ENUM: {
-        const tg_jtape *v = ck->u.val;
+        const tg__jtape *v = ck->u.val;
         for (size_t j = 1; j < v->tok[0].a; j = tg__jskip(v, j)) {
             int e = tg__jequal(t, i, v, j);
             if (e < 0)
@@ -832,7 +832,7 @@ static NOINLINE int summary(vctx *c, const ipath *p, const tg__check *ck,
         if ((rc = key_view(c, i, &s, &n)) != 0)
             return rc;
         char store[96];
-        tg_buf name;
+        tg__buf name;
         tg__buf_init_with(&name, store, sizeof store, 0);
         if (tg__schema_show(s, n, &name) != 0) {
             tg__buf_cleanup(&name);
@@ -869,7 +869,7 @@ static inline int fold(vctx *c, int r, int *valid, int *rc)
 static inline int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
                         const scope *sc, ann *a)
 {
-    tg_schema_report *saved = c->report;
+    tg__schema_report *saved = c->report;
     c->report = NULL;
     int r = eval(c, n, i, p, sc, a);
     c->report = saved;
@@ -879,7 +879,7 @@ static inline int quiet(vctx *c, const tg__node *n, size_t i, const ipath *p,
 #define FOUND(x) ((found[(x) >> 6] >> ((x)&63)) & 1)
 
 /* A name for a message (U+0000 shown); NULL on out of memory. */
-static const char *shown(const tg__name *nm, tg_buf *b)
+static const char *shown(const tg__name *nm, tg__buf *b)
 {
     b->len = 0;
     if (tg__schema_show(nm->s, nm->len, b) != 0)
@@ -893,7 +893,7 @@ static NOINLINE int object_required(vctx *c, const tg__objcheck *o,
 {
     int valid = 1, rc = 0;
     char s1[96], s2[96];
-    tg_buf b1, b2;
+    tg__buf b1, b2;
     tg__buf_init_with(&b1, s1, sizeof s1, 0);
     tg__buf_init_with(&b2, s2, sizeof s2, 0);
     for (uint32_t r = 0; r < o->nrequired; r++) {
@@ -980,7 +980,7 @@ static int pattern_match(vctx *c, const tg__objcheck *o, size_t k,
 static NOINLINE int eval_object(vctx *c, const tg__objcheck *o, size_t i,
                                 const ipath *p, const scope *sc, ann *la)
 {
-    const tg_jtape *t = c->t;
+    const tg__jtape *t = c->t;
     /* a step per member (a name lookup) and per pattern matched on it */
     int valid = 1, rc = spend(c, (uint64_t)t->tok[i].b * (1 + o->npats));
     if (rc != 0)
@@ -1055,7 +1055,7 @@ done:
 static NOINLINE int eval_items(vctx *c, const tg__check *ck, size_t i,
                                const ipath *p, const scope *sc, ann *la)
 {
-    const tg_jtape *t = c->t;
+    const tg__jtape *t = c->t;
     int valid = 1, rc = 0;
     size_t idx = 0;
     for (size_t j = i + 1; j < t->tok[i].a; j = tg__jskip(t, j), idx++) {
@@ -1074,7 +1074,7 @@ static NOINLINE int eval_items(vctx *c, const tg__check *ck, size_t i,
 static NOINLINE int eval_contains(vctx *c, const tg__check *ck, size_t i,
                                   const ipath *p, const scope *sc, ann *la)
 {
-    const tg_jtape *t = c->t;
+    const tg__jtape *t = c->t;
     uint64_t cnt = 0;
     size_t idx = 0;
     int need_all = la != NULL && ck->u.contains.mark;
@@ -1152,7 +1152,7 @@ static NOINLINE int eval_if(vctx *c, const tg__check *ck, size_t i,
 static NOINLINE int eval_uneval(vctx *c, const tg__check *ck, size_t i,
                                 const ipath *p, const scope *sc, ann *la)
 {
-    const tg_jtape *t = c->t;
+    const tg__jtape *t = c->t;
     int props = ck->kind == TG__CK_UNEVAL_PROPS;
     int valid = 1, rc = 0;
     size_t m = 0;
@@ -1180,7 +1180,7 @@ static NOINLINE int eval_uneval(vctx *c, const tg__check *ck, size_t i,
 static NOINLINE int eval_propnames(vctx *c, const tg__check *ck, size_t i,
                                    const ipath *p, const scope *sc)
 {
-    const tg_jtape *t = c->t;
+    const tg__jtape *t = c->t;
     int valid = 1, rc = 0;
     for (size_t k = i + 1; k < t->tok[i].a; k = tg__jskip(t, k + 1)) {
         int r = quiet(c, ck->u.node, k, p, sc, NULL);
@@ -1412,7 +1412,7 @@ static int eval(vctx *c, const tg__node *n, size_t i, const ipath *p,
     return rc;
 }
 
-void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
+void tg__schema_budget_init(tg__schema_budget *budget, uint64_t steps,
                             const atomic_int *stop)
 {
     budget->steps = budget->limit = steps ? steps : TG_SCHEMA_DEFAULT_STEPS;
@@ -1421,11 +1421,11 @@ void tg__schema_budget_init(tg_schema_budget *budget, uint64_t steps,
     budget->memo = TG_SCHEMA_MEMO_LAZY;
 }
 
-int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
-                                size_t index, tg_schema_report *report,
-                                tg_schema_budget *budget, tg_error *err)
+int tg__schema_validate_tape_in(const tg_schema *schema, const tg__jtape *tape,
+                                size_t index, tg__schema_report *report,
+                                tg__schema_budget *budget, tg_error *err)
 {
-    tg_schema_budget fresh;
+    tg__schema_budget fresh;
     if (budget == NULL) {
         fresh.steps = fresh.limit = TG_SCHEMA_DEFAULT_STEPS;
         fresh.exhausted = 0;
@@ -1458,8 +1458,8 @@ int tg__schema_validate_tape_in(const tg_schema *schema, const tg_jtape *tape,
     return rc;
 }
 
-int tg__schema_validate_tape(const tg_schema *schema, const tg_jtape *tape,
-                             size_t index, tg_schema_report *report,
+int tg__schema_validate_tape(const tg_schema *schema, const tg__jtape *tape,
+                             size_t index, tg__schema_report *report,
                              tg_error *err)
 {
     return tg__schema_validate_tape_in(schema, tape, index, report, NULL, err);

@@ -41,7 +41,7 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-srv_req *srv_req_by_call(tg_srv *srv, const char *call_id)
+srv_req *srv_req_by_call(tg__srv *srv, const char *call_id)
 {
     for (srv_session *s = srv->sessions; s != NULL; s = s->next)
         for (srv_req *r = s->reqs; r != NULL; r = r->snext)
@@ -113,32 +113,35 @@ int srv_req_send_request(srv_req *r, const char *text)
 static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
                    const char *reason)
 {
-    tg_srv *srv = ud;
+    tg__srv *srv = ud;
     srv_req *r = srv_req_by_call(srv, tg_call_id(call));
     if (r == NULL)
         r = srv_task_req_by_call(srv, tg_call_id(call));
     if (r == NULL) {
-        tg_ask_answer(ask, TG_APPROVAL_NO, "no MCP client to ask");
+        tg_ask_answer(ask, TG_APPROVAL_NO, "no MCP client to ask", NULL);
         return;
     }
     if (r->retry_answer >= 0) {
         tg_ask_answer(ask, (tg_approval)r->retry_answer,
                       r->retry_answer == TG_APPROVAL_NO
                           ? "the MCP client's user declined"
-                          : "approved by the MCP client's user");
+                          : "approved by the MCP client's user",
+                      NULL);
         return;
     }
     if (!can_elicit(r->caps)) {
         tg_ask_answer(ask, TG_APPROVAL_NO,
                       "the MCP client cannot ask its user (it declared no "
-                      "elicitation capability)");
+                      "elicitation capability)",
+                      NULL);
         return;
     }
     if (r->detached && r->version == TG_MCP_V2026_07_28) {
         /* its request was answered with the task: no retry can come */
         tg_ask_answer(ask, TG_APPROVAL_NO,
                       "the call runs as a task, and under 2026-07-28 only "
-                      "its request could have asked the MCP client's user");
+                      "its request could have asked the MCP client's user",
+                      NULL);
         return;
     }
     json_t *q = question(call, reason);
@@ -149,7 +152,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
         json_decref(r->input);
         r->input = q;
         tg_ask_answer(ask, TG_APPROVAL_NO,
-                      "asked the MCP client's user (input required)");
+                      "asked the MCP client's user (input required)", NULL);
         return;
     }
     char id[48];
@@ -175,7 +178,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
             json_decref(r->ask_id);
             r->ask_id = NULL;
             tg_ask_answer(ask, TG_APPROVAL_NO,
-                          "the MCP client's user could not be asked");
+                          "the MCP client's user could not be asked", NULL);
         }
         free(text);
         return;
@@ -184,14 +187,14 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     free(text);
     if (sent != 0) {
         tg_ask_answer(ask, TG_APPROVAL_NO,
-                      "the MCP client's user could not be reached");
+                      "the MCP client's user could not be reached", NULL);
         return;
     }
     r->ask = ask;
     r->ask_id = json_string(id);
 }
 
-void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
+void srv_client_response(tg__srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error)
 {
     if (srv_elicit_response(s, id, result, is_error))
@@ -215,7 +218,7 @@ void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
             d = TG_APPROVAL_NO;
             detail = "the MCP client's answer was not an ElicitResult";
         }
-        tg_ask_answer(r->ask, (tg_approval)d, detail);
+        tg_ask_answer(r->ask, (tg_approval)d, detail, NULL);
         r->ask = NULL;
         json_decref(r->ask_id);
         r->ask_id = NULL;
@@ -226,7 +229,7 @@ void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
 void srv_approval_drop(srv_req *r)
 {
     if (r->ask != NULL)
-        tg_ask_answer(r->ask, TG_APPROVAL_NO, "the request ended");
+        tg_ask_answer(r->ask, TG_APPROVAL_NO, "the request ended", NULL);
     r->ask = NULL;
     json_decref(r->ask_id);
     r->ask_id = NULL;
@@ -235,13 +238,13 @@ void srv_approval_drop(srv_req *r)
 /* ------------------------------------------------------------ MRTR */
 
 /* The HMAC of the state's parts, as 64 hex digits in out[65]. */
-static void state_mac(const tg_srv *srv, const char *caller, const char *tool,
+static void state_mac(const tg__srv *srv, const char *caller, const char *tool,
                       const char *args, long long expiry, char *out)
 {
     /* one-shot HMAC() over "expiry\ncaller\0tool\0args" */
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (tg__buf_printf(&b, "%lld\n", expiry) == 0 &&
         tg__buf_append(&b, caller, strlen(caller) + 1) == 0 &&
@@ -313,7 +316,7 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
 
 void srv_approval_input_required(srv_req *r)
 {
-    tg_srv *srv = r->srv;
+    tg__srv *srv = r->srv;
     const tg_call *call = tg_turn_call(r->turn, 0);
     const char *args = tg_call_args_json(call);
     json_t *parsed = args != NULL ? json_loads(args, 0, NULL) : NULL;
@@ -334,7 +337,7 @@ void srv_approval_input_required(srv_req *r)
     srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
 }
 
-void srv_approvals_init(tg_srv *srv)
+void srv_approvals_init(tg__srv *srv)
 {
     srv_random_bytes(srv->state_key, sizeof srv->state_key);
     tg_runtime_set_ask(srv->rt, on_ask, srv);

@@ -95,7 +95,7 @@ srv_req *srv_req_find(srv_session *s, const json_t *id)
     return NULL;
 }
 
-void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
+void srv_req_cancel(tg__srv *srv, srv_req *r, const char *reason)
 {
     if (r->listen) {
         srv_listen_end(r, false); /* the client ended it: nothing is sent */
@@ -104,7 +104,7 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
     if (r->silent)
         return;
     r->silent = true;
-    (void)tg_runtime_cancel(srv->rt, r->call_id, "user", reason);
+    (void)tg_runtime_cancel(srv->rt, r->call_id, "user", reason, NULL);
 }
 
 /* ------------------------------------------------------------ progress */
@@ -112,7 +112,7 @@ void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason)
 /* Starts a notification's text in b (on small, cap bytes, growing past
  * it): {"jsonrpc":"2.0","method":"METHOD","params":{ - the params' members
  * follow. False on out of memory. */
-static bool note_begin(tg_buf *b, char *small, size_t cap, const char *method)
+static bool note_begin(tg__buf *b, char *small, size_t cap, const char *method)
 {
     tg__buf_init_with(b, small, cap, 0);
     return tg__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"") == 0 &&
@@ -122,7 +122,7 @@ static bool note_begin(tg_buf *b, char *small, size_t cap, const char *method)
 
 /* Sends the notification written in b (a JSON-RPC message without its
  * newline) on the request's stream, unless it was silenced or answered. */
-static void send_note_text(srv_req *r, tg_buf *b, bool ok)
+static void send_note_text(srv_req *r, tg__buf *b, bool ok)
 {
     if (ok && !r->silent && !r->answered)
         (void)srv_send(r->srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
@@ -142,7 +142,7 @@ static void progress(srv_req *r, bool force)
     r->progress_sent = (double)r->out_bytes;
     /* written as text, in jansson's order and escapes: no json_t a note */
     char small[512];
-    tg_buf b;
+    tg__buf b;
     bool ok = note_begin(&b, small, sizeof small, "notifications/progress") &&
               tg__buf_puts(&b, "\"progressToken\":") == 0 &&
               tg__json_dump(r->progress_token, &b) == 0 &&
@@ -200,7 +200,7 @@ static void relay_progress(srv_req *r, const char *data, size_t len)
     json_t *msg =
         json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
                   "notifications/progress", "params", params); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     bool ok = msg != NULL && tg__json_dump(msg, &b) == 0;
     json_decref(msg);
@@ -250,7 +250,7 @@ static void log_line(srv_req *r, const char *line, size_t len)
         return;
     const char *tool = tg_call_tool(tg_turn_call(r->turn, 0));
     char small[512];
-    tg_buf b;
+    tg__buf b;
     bool ok = note_begin(&b, small, sizeof small, "notifications/message") &&
               tg__buf_puts(&b, "\"level\":\"") == 0 &&
               tg__buf_puts(&b, srv_log_level_name(lvl)) == 0 &&
@@ -325,8 +325,8 @@ static void on_output(void *ud, const tg_call *call, int stream,
 
 /* ------------------------------------------------------------ result */
 
-int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
-                    tg_mcp_version v, int status, const tg_error *err,
+int srv_call_answer(tg__srv *srv, tg__buf *result, const tg_turn *turn,
+                    tg__mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size)
 {
     const tg_result *tr = status == 0 ? tg_turn_result(turn, 0) : NULL;
@@ -361,7 +361,7 @@ static void answer(srv_req *r, int status, const tg_error *err)
         return;
     }
     char small[1024]; /* most results fit: no allocation */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     char m[512];
     int code = srv_call_answer(r->srv, &b, r->turn, r->version, status, err, m,
@@ -394,7 +394,7 @@ void srv_req_free(srv_req *r)
 static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
 {
     srv_req *r = ud;
-    tg_srv *srv = r->srv;
+    tg__srv *srv = r->srv;
     (void)turn;
     if (r->lines != NULL && r->lines->eline_len > 0)
         log_line(r, r->lines->eline, r->lines->eline_len);
@@ -435,15 +435,15 @@ static void call_id_make(char *out, const char *boot, uint64_t n)
 
 int srv_call_start(srv_ctx *c)
 {
-    tg_srv *srv = c->srv;
+    tg__srv *srv = c->srv;
     /* name, arguments and progress token from the token tape: a call
      * needs no jansson params */
     static const char *const name_path[] = {"name"},
                              *const args_path[] = {"arguments"},
                              *const token_path[] = {"_meta", "progressToken"};
-    tg_rpc_value nv, av = {0}, tv;
+    tg__rpc_value nv, av = {0}, tv;
     char name_small[128];
-    tg_buf nb;
+    tg__buf nb;
     tg__buf_init_with(&nb, name_small, sizeof name_small, 0);
     bool has_name = srv_param_find(c, name_path, 1, &nv) &&
                     nv.kind == TG_JT_STRING &&

@@ -62,7 +62,7 @@ static const char *cannot_ask(const srv_req *r, const tg_elicit *el)
 
 static void on_elicit(void *ud, tg_elicit *el)
 {
-    tg_srv *srv = ud;
+    tg__srv *srv = ud;
     srv_req *r = srv_req_by_call(srv, tg_elicit_call_id(el));
     if (r == NULL) {
         decline(el, srv_task_req_by_call(srv, tg_elicit_call_id(el)) != NULL
@@ -178,7 +178,7 @@ void srv_elicits_drop(srv_req *r)
     }
 }
 
-void srv_elicits_init(tg_srv *srv)
+void srv_elicits_init(tg__srv *srv)
 {
     tg_runtime_set_elicit(srv->rt, on_elicit, srv);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * embed.c - the server's public API (include/toolgate_serve.h): a tg_srv
+ * embed.c - the server's public API (include/toolgate_serve.h): a tg__srv
  * (serve.h) with its transports, run once, and a stop that any thread or
  * a signal handler may ask for. The stop is a uv_async_t on the server's
  * loop, open (but not keeping the loop alive) from tg_server_new until
@@ -22,7 +22,7 @@
 #define DEFAULT_GRACE_MS 5000
 
 struct tg_server {
-    tg_srv *srv;
+    tg__srv *srv;
     srv_http *http;         /* NULL until tg_server_listen_http */
     srv_http_options ho;    /* HTTP options but the address (strings are
                                borrowed from opts below) */
@@ -75,7 +75,7 @@ static void close_signals(tg_server *s)
 
 /* The server answered everything: the transports close their handles so
  * the loop can end, and the signals get their dispositions back. */
-static void on_stopped(tg_srv *srv, void *ud)
+static void on_stopped(tg__srv *srv, void *ud)
 {
     tg_server *s = ud;
     (void)srv;

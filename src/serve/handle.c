@@ -139,7 +139,7 @@ static void notification(srv_ctx *c)
 }
 
 /* The id of a message as a JSON value (new ref), NULL when it has none. */
-static json_t *id_value(const tg_rpc_msg *m)
+static json_t *id_value(const tg__rpc_msg *m)
 {
     if (m->id.kind == TG_RPC_ID_INT)
         return json_integer(m->id.num);
@@ -159,23 +159,23 @@ const json_t *srv_params(srv_ctx *c)
 }
 
 bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
-                    tg_rpc_value *out)
+                    tg__rpc_value *out)
 {
     return c->rpc != NULL && c->msg != NULL &&
            tg__rpc_params_find(c->rpc, c->msg, path, n, out) == 1;
 }
 
-void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
+void srv_handle(tg__srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans)
 {
     memset(ans, 0, sizeof *ans);
     ans->http_status = 202;
     srv_ctx c = {.srv = srv, .s = s, .out = out, .ans = ans, .log_level = -1};
     c.version = s->initialized ? s->version : TG_MCP_VERSION_LATEST_INITIALIZE;
-    tg_rpc_limits lim = {.max_bytes = srv->max_message,
-                         .max_depth = (unsigned)srv->max_depth,
-                         .batches = false};
-    tg_rpc_batch b;
+    tg__rpc_limits lim = {.max_bytes = srv->max_message,
+                          .max_depth = (unsigned)srv->max_depth,
+                          .batches = false};
+    tg__rpc_batch b;
     json_t *id = NULL; /* new ref */
     int rc = tg__rpc_read(&b, body, len, &lim);
     if (rc != 0 || b.fail_code != 0) {
@@ -185,7 +185,7 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
                NULL);
         goto done;
     }
-    const tg_rpc_msg *m = &b.msgs[0];
+    const tg__rpc_msg *m = &b.msgs[0];
     c.id = id = id_value(m);
     if (m->kind == TG_RPC_INVALID) {
         reject(&c, 400, m->fail_code, m->fail_message, NULL);
@@ -205,7 +205,7 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
     c.rpc = &b;
     c.msg = m;
     static const char *const version_path[] = {"_meta", META_VERSION};
-    tg_rpc_value vv;
+    tg__rpc_value vv;
     bool modern =
         srv_param_find(&c, version_path, 2, &vv) ||
         (http != NULL && http->protocol_version != NULL &&

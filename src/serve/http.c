@@ -1104,7 +1104,7 @@ static void free_token(char *token)
     }
 }
 
-int srv_http_start(tg_srv *srv, const srv_http_options *opt, srv_http **out,
+int srv_http_start(tg__srv *srv, const srv_http_options *opt, srv_http **out,
                    tg_error *err)
 {
     *out = NULL;

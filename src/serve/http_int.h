@@ -31,7 +31,7 @@ typedef struct http_session http_session;
 typedef struct http_event http_event;
 
 struct srv_http {
-    tg_srv *srv;
+    tg__srv *srv;
     uv_loop_t *loop;
     struct MHD_Daemon *mhd;
     int listen_fd;        /* -1 once closed */

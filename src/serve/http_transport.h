@@ -77,7 +77,7 @@ typedef struct srv_http_options {
  * TG_EINVAL (a bad option: address, port, token file, endpoint),
  * TG_EEXIST (the address is in use) or another TG_E code (it cannot be
  * bound, no memory) with err filled. */
-int srv_http_start(tg_srv *srv, const srv_http_options *o, srv_http **out,
+int srv_http_start(tg__srv *srv, const srv_http_options *o, srv_http **out,
                    tg_error *err);
 /* The URL served ("http://127.0.0.1:PORT/mcp"; borrowed, valid until
  * srv_http_free), with the actual port when port 0 was asked for. */

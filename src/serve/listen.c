@@ -64,7 +64,7 @@ int srv_listen_start(srv_ctx *c)
 
 void srv_listen_end(srv_req *r, bool by_server)
 {
-    tg_srv *srv = r->srv;
+    tg__srv *srv = r->srv;
     if (by_server) {
         srv_send_json(srv, r->out, r->version, NULL, SRV_MSG_NOTIFICATION,
                       json_pack("{s:s,s:s,s:{s:O,s:s}}", "jsonrpc", "2.0",
@@ -78,7 +78,7 @@ void srv_listen_end(srv_req *r, bool by_server)
     srv_check_stopped(srv);
 }
 
-void srv_listen_end_all(tg_srv *srv)
+void srv_listen_end_all(tg__srv *srv)
 {
     for (srv_session *s = srv->sessions; s != NULL; s = s->next)
         for (srv_req *r = s->reqs, *next; r != NULL; r = next) {
@@ -88,7 +88,7 @@ void srv_listen_end_all(tg_srv *srv)
         }
 }
 
-void srv_tools_announce(tg_srv *srv)
+void srv_tools_announce(tg__srv *srv)
 {
     unsigned long gen = tg_runtime_tools_generation(srv->rt);
     if (gen == srv->announced_gen)

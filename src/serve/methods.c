@@ -97,7 +97,7 @@ static void m_initialize(srv_ctx *c)
     if (v < 0 || v == TG_MCP_V2026_07_28)
         v = TG_MCP_VERSION_LATEST_INITIALIZE;
     srv_session *s = c->s;
-    s->version = (tg_mcp_version)v;
+    s->version = (tg__mcp_version)v;
     s->initialized = true;
     json_decref(s->client_caps);
     json_decref(s->client_info);
@@ -145,7 +145,7 @@ static void m_set_level(srv_ctx *c)
 }
 
 /* Lets go of lists made before the runtime's tools last changed. */
-static void tools_fresh(tg_srv *srv)
+static void tools_fresh(tg__srv *srv)
 {
     unsigned long gen = tg_runtime_tools_generation(srv->rt);
     if (gen != srv->tools_gen) {
@@ -154,7 +154,7 @@ static void tools_fresh(tg_srv *srv)
     }
 }
 
-const tg_mcp_tools *srv_tools(tg_srv *srv)
+const tg__mcp_tools *srv_tools(tg__srv *srv)
 {
     tools_fresh(srv);
     if (srv->tools != NULL)
@@ -169,11 +169,11 @@ const tg_mcp_tools *srv_tools(tg_srv *srv)
 
 struct srv_caller_tools {
     struct srv_caller_tools *next;
-    tg_mcp_tools *tools;
+    tg__mcp_tools *tools;
     char caller[]; /* "" for none */
 };
 
-const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
+const tg__mcp_tools *srv_tools_for(tg__srv *srv, const char *caller)
 {
     const char *key = caller != NULL ? caller : "";
     tools_fresh(srv);
@@ -197,7 +197,7 @@ const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller)
     return t->tools;
 }
 
-void srv_tools_free(tg_srv *srv)
+void srv_tools_free(tg__srv *srv)
 {
     tg__mcp_tools_free(srv->tools);
     srv->tools = NULL;
@@ -245,7 +245,7 @@ static const char server_info_member[] =
     "\"io.modelcontextprotocol/serverInfo\":{\"name\":\"" SERVER_NAME
     "\",\"version\":\"" TOOLGATE_VERSION_STRING "\"}";
 
-const char *srv_meta_members(tg_mcp_version v)
+const char *srv_meta_members(tg__mcp_version v)
 {
     return v == TG_MCP_V2026_07_28 ? server_info_member : NULL;
 }
@@ -253,7 +253,8 @@ const char *srv_meta_members(tg_mcp_version v)
 static void m_tools_list(srv_ctx *c)
 {
     /* a client is offered only what its caller may run */
-    const tg_mcp_tools *tools = srv_tools_for(c->srv, srv_session_caller(c->s));
+    const tg__mcp_tools *tools =
+        srv_tools_for(c->srv, srv_session_caller(c->s));
     if (tools == NULL) {
         fail(c, RPC_INTERNAL, "Internal error: cannot list the tools%s", NULL);
         return;
@@ -264,11 +265,11 @@ static void m_tools_list(srv_ctx *c)
         fail(c, RPC_INVALID_PARAMS, "Invalid params: unknown cursor%s", NULL);
         return;
     }
-    tg_buf page;
+    tg__buf page;
     tg__buf_init(&page, 0);
     /* Every tool on one page unless there are very many: clients that read
      * one page see them all. */
-    tg_mcp_page_opts opts = {
+    tg__mcp_page_opts opts = {
         .page_size = 0, .ttl_ms = TTL_MS, .task_support = SRV_TASK_SUPPORT};
     int rc = tg__mcp_tools_page(&page, tools, c->version, cur,
                                 cur != NULL ? strlen(cur) : 0, &opts,

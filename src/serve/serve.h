@@ -33,7 +33,7 @@
 
 #include "toolgate.h"
 
-typedef struct tg_srv tg_srv;
+typedef struct tg__srv tg__srv;
 typedef struct srv_session srv_session;
 typedef struct srv_out srv_out;
 
@@ -74,7 +74,7 @@ void srv_out_unref(srv_out *o);
  * (their calls end canceled by "user", nothing more is sent for them);
  * under the 2025 versions their calls go on and their messages stay
  * queued on the out for a resume. */
-void srv_out_closed(tg_srv *srv, srv_out *o);
+void srv_out_closed(tg__srv *srv, srv_out *o);
 
 /* ------------------------------------------------------------ sessions */
 
@@ -86,7 +86,7 @@ typedef enum srv_via { SRV_VIA_STDIO = 0, SRV_VIA_HTTP } srv_via;
  * warnings, tools/list_changed; for HTTP the session's GET stream, set
  * later with srv_session_set_notify. `caller` (copied; NULL: the server's
  * default) is the identity its calls are made under. NULL on OOM. */
-srv_session *srv_session_new(tg_srv *srv, srv_via via, const char *caller);
+srv_session *srv_session_new(tg__srv *srv, srv_via via, const char *caller);
 void srv_session_set_notify(srv_session *s, srv_out *notify);
 /* Ends the session (stdin closed, HTTP DELETE, idle expiry): its calls
  * are canceled by "user" and its pending server requests dropped. The
@@ -132,18 +132,18 @@ typedef struct srv_answer {
  * client responses are taken. `http` is NULL for stdio. Never fails: what
  * is wrong gets the JSON-RPC error the spec names. The calls it submits
  * start at the next srv_step_now (or the loop's next turn). */
-void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
+void srv_handle(tg__srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans);
 /* Starts the calls submitted since the last step now (journaled together,
  * checked, started; one that ends at once - an inline tool's - is answered
  * before this returns): a transport calls it once it has handled the
  * input it read, rather than leaving it to the loop's next turn. */
-void srv_step_now(tg_srv *srv);
+void srv_step_now(tg__srv *srv);
 /* Whether the runtime journals its calls: a transport that reads one
  * request at a time (HTTP) then leaves the step to the loop's next turn,
  * so the calls of the requests read together share one journal
  * transaction, and steps at once only when there is no journal. */
-bool srv_journaled(const tg_srv *srv);
+bool srv_journaled(const tg__srv *srv);
 
 /* ------------------------------------------------------------ server */
 
@@ -163,19 +163,19 @@ typedef struct srv_options {
 
 /* A server over `rt` (borrowed; it must outlive the server) with its own
  * loop. NULL on failure with err filled. */
-tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err);
-void srv_free(tg_srv *srv);
+tg__srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err);
+void srv_free(tg__srv *srv);
 /* The loop transports put their handles on. */
-uv_loop_t *srv_loop(tg_srv *srv);
+uv_loop_t *srv_loop(tg__srv *srv);
 /* Runs the loop until srv_stop and every call ended. Returns 0. */
-int srv_run(tg_srv *srv);
+int srv_run(tg__srv *srv);
 /* Stops taking requests; running calls get until `grace_ms` to end, then
  * are canceled by "system"; every request is answered, the loop ends. */
-void srv_stop(tg_srv *srv, int64_t grace_ms);
+void srv_stop(tg__srv *srv, int64_t grace_ms);
 /* 1 once srv_stop was called. */
-int srv_stopping(const tg_srv *srv);
+int srv_stopping(const tg__srv *srv);
 /* fn(srv, ud) is called once the stopped server answered everything (the
  * transports then close their handles so the loop can end); up to four. */
-void srv_on_stopped(tg_srv *srv, void (*fn)(tg_srv *srv, void *ud), void *ud);
+void srv_on_stopped(tg__srv *srv, void (*fn)(tg__srv *srv, void *ud), void *ud);
 
 #endif

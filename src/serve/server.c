@@ -21,12 +21,12 @@
 
 /* ------------------------------------------------------------ runtime */
 
-static void schedule_step(tg_srv *srv);
+static void schedule_step(tg__srv *srv);
 
 /* A runtime step (the descriptor said it has work, or its timer ran out),
  * or only its flush (calls were submitted: the loop polls the runtime's
  * descriptor anyway), then when the next one is due. */
-static void step_as(tg_srv *srv, bool flush)
+static void step_as(tg__srv *srv, bool flush)
 {
     if (flush)
         (void)tg_runtime_flush(srv->rt);
@@ -44,7 +44,7 @@ static void step_as(tg_srv *srv, bool flush)
     srv_check_stopped(srv);
 }
 
-static void step(tg_srv *srv)
+static void step(tg__srv *srv)
 {
     step_as(srv, false);
 }
@@ -63,13 +63,13 @@ void srv_on_rt_timer(uv_timer_t *h)
 
 static void on_kick(uv_idle_t *h)
 {
-    tg_srv *srv = h->data;
+    tg__srv *srv = h->data;
     uv_idle_stop(h);
     srv->kicked = false;
     step(srv);
 }
 
-static void schedule_step(tg_srv *srv)
+static void schedule_step(tg__srv *srv)
 {
     if (!srv->kicked) {
         srv->kicked = true;
@@ -77,17 +77,17 @@ static void schedule_step(tg_srv *srv)
     }
 }
 
-void srv_kick(tg_srv *srv)
+void srv_kick(tg__srv *srv)
 {
     schedule_step(srv);
 }
 
-bool srv_journaled(const tg_srv *srv)
+bool srv_journaled(const tg__srv *srv)
 {
     return srv->journal != NULL;
 }
 
-void srv_step_now(tg_srv *srv)
+void srv_step_now(tg__srv *srv)
 {
     if (!srv->kicked)
         return;
@@ -117,7 +117,7 @@ void srv_out_unref(srv_out *o)
         o->ops->free(o);
 }
 
-void srv_out_closed(tg_srv *srv, srv_out *o)
+void srv_out_closed(tg__srv *srv, srv_out *o)
 {
     if (o == NULL || o->closed)
         return;
@@ -133,7 +133,7 @@ void srv_out_closed(tg_srv *srv, srv_out *o)
 
 /* ------------------------------------------------------------ sessions */
 
-srv_session *srv_session_new(tg_srv *srv, srv_via via, const char *caller)
+srv_session *srv_session_new(tg__srv *srv, srv_via via, const char *caller)
 {
     srv_session *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -174,7 +174,7 @@ void srv_session_end(srv_session *s)
 
 static void session_free(srv_session *s)
 {
-    tg_srv *srv = s->srv;
+    tg__srv *srv = s->srv;
     if (s->prev != NULL)
         s->prev->next = s->next;
     else
@@ -216,7 +216,7 @@ const char *srv_session_caller(const srv_session *s)
 
 /* ------------------------------------------------------------ versions */
 
-tg_mcp_version srv_version_parse(const char *name)
+tg__mcp_version srv_version_parse(const char *name)
 {
     return name != NULL ? tg__mcp_version_from_name(name, strlen(name))
                         : TG_MCP_VERSION_UNKNOWN;
@@ -225,7 +225,7 @@ tg_mcp_version srv_version_parse(const char *name)
 /* ------------------------------------------------------------ sending */
 
 /* Appends {"version","answers","message"} to the trace file. */
-static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
+static void trace(tg__srv *srv, tg__mcp_version v, const char *answers,
                   const char *msg, size_t len)
 {
     if (srv->trace == NULL)
@@ -237,7 +237,7 @@ static void trace(tg_srv *srv, tg_mcp_version v, const char *answers,
     fflush(srv->trace);
 }
 
-int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
+int srv_send(tg__srv *srv, srv_out *out, tg__mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len)
 {
     /* A closed out is the transport's to judge: an HTTP stream kept for a
@@ -250,7 +250,7 @@ int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
     return rc;
 }
 
-int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_json(tg__srv *srv, srv_out *out, tg__mcp_version v,
                   const char *answers, srv_msg_kind kind, json_t *msg_take)
 {
     if (msg_take == NULL)
@@ -264,7 +264,7 @@ int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
     return rc;
 }
 
-int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result(tg__srv *srv, srv_out *out, tg__mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take)
 {
     if (result_take == NULL)
@@ -288,12 +288,12 @@ int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
                                    "result", result_take));
 }
 
-int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result_text(tg__srv *srv, srv_out *out, tg__mcp_version v,
                          const char *answers, const json_t *id,
                          const char *result, size_t len)
 {
     char small[1024]; /* most results fit: no allocation */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     int rc = -1;
     if (tg__buf_reserve(&b, len + 64) == 0 &&
@@ -305,7 +305,7 @@ int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
     return rc;
 }
 
-int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_error(tg__srv *srv, srv_out *out, tg__mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take)
 {
@@ -325,9 +325,9 @@ int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
 
 /* ------------------------------------------------------------ the server */
 
-tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
+tg__srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
 {
-    tg_srv *srv = calloc(1, sizeof *srv);
+    tg__srv *srv = calloc(1, sizeof *srv);
     if (srv == NULL) {
         if (err != NULL) {
             err->code = TG_ENOMEM;
@@ -392,7 +392,7 @@ tg_srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
     return srv;
 }
 
-uv_loop_t *srv_loop(tg_srv *srv)
+uv_loop_t *srv_loop(tg__srv *srv)
 {
     return &srv->loop;
 }
@@ -402,7 +402,7 @@ static void on_closed(uv_handle_t *h)
     (void)h;
 }
 
-void srv_check_stopped(tg_srv *srv)
+void srv_check_stopped(tg__srv *srv)
 {
     if (!srv->stopping || srv->closed || tg_runtime_pending(srv->rt) > 0 ||
         srv->live > 0)
@@ -418,12 +418,12 @@ void srv_check_stopped(tg_srv *srv)
 
 static void on_grace(uv_timer_t *h)
 {
-    tg_srv *srv = h->data;
+    tg__srv *srv = h->data;
     (void)tg_runtime_cancel(srv->rt, NULL, "system",
-                            "the server is shutting down");
+                            "the server is shutting down", NULL);
 }
 
-void srv_stop(tg_srv *srv, int64_t grace_ms)
+void srv_stop(tg__srv *srv, int64_t grace_ms)
 {
     if (srv->stopping)
         return;
@@ -435,18 +435,18 @@ void srv_stop(tg_srv *srv, int64_t grace_ms)
     srv_check_stopped(srv);
 }
 
-int srv_stopping(const tg_srv *srv)
+int srv_stopping(const tg__srv *srv)
 {
     return srv->stopping;
 }
 
-int srv_run(tg_srv *srv)
+int srv_run(tg__srv *srv)
 {
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     return 0;
 }
 
-void srv_free(tg_srv *srv)
+void srv_free(tg__srv *srv)
 {
     if (srv == NULL)
         return;
@@ -478,7 +478,7 @@ void srv_free(tg_srv *srv)
     free(srv);
 }
 
-void srv_on_stopped(tg_srv *srv, void (*fn)(tg_srv *srv, void *ud), void *ud)
+void srv_on_stopped(tg__srv *srv, void (*fn)(tg__srv *srv, void *ud), void *ud)
 {
     if (srv->non_stopped < 4) {
         srv->on_stopped[srv->non_stopped].fn = fn;
@@ -502,7 +502,7 @@ void srv_random_hex(char *out, size_t n)
     tg__hex_encode(b, n, out);
 }
 
-void srv_warn_session(tg_srv *srv, srv_session *s)
+void srv_warn_session(tg__srv *srv, srv_session *s)
 {
     const char *w = tg_runtime_warning(srv->rt);
     int level = s->log_level >= 0 ? s->log_level : 1; /* info by default */

@@ -20,7 +20,7 @@ const char *srv_log_level_name(int level);
 
 typedef struct srv_req srv_req;
 
-struct tg_srv {
+struct tg__srv {
     tg_runtime *rt;
     uv_loop_t loop;
     uv_poll_t rt_poll;   /* the runtime's descriptor */
@@ -39,7 +39,7 @@ struct tg_srv {
     unsigned char state_key[32]; /* signs 2026-07-28 requestStates */
     uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
-    tg_mcp_tools *tools; /* the tool list, built on first use */
+    tg__mcp_tools *tools; /* the tool list, built on first use */
     /* the tool list each caller may see (srv_tools_for), built on its
      * first use; callers come from the configuration and the tokens */
     struct srv_caller_tools *caller_tools;
@@ -51,19 +51,19 @@ struct tg_srv {
     size_t live; /* requests not yet answered */
     bool stopping, closed;
     struct {
-        void (*fn)(tg_srv *srv, void *ud);
+        void (*fn)(tg__srv *srv, void *ud);
         void *ud;
     } on_stopped[4];
     int non_stopped;
 };
 
 struct srv_session {
-    tg_srv *srv;
+    tg__srv *srv;
     srv_session *prev, *next;
     srv_via via;
     int refs;
     bool initialized, ended;
-    tg_mcp_version version;
+    tg__mcp_version version;
     json_t *client_caps; /* new ref, or NULL */
     json_t *client_info; /* new ref, or NULL */
     int log_level;       /* logging/setLevel, -1 before */
@@ -74,11 +74,11 @@ struct srv_session {
 
 /* A tools/call in flight. */
 struct srv_req {
-    tg_srv *srv;
+    tg__srv *srv;
     srv_session *s; /* a reference */
     srv_out *out;   /* a reference */
     srv_req *snext, *sprev, *onext, *oprev;
-    tg_mcp_version version;
+    tg__mcp_version version;
     json_t *id;     /* the JSON-RPC id (new ref) */
     bool id_is_int; /* id is an integer: id_num (srv_req_link) */
     json_int_t id_num;
@@ -126,16 +126,16 @@ struct srv_req_lines {
 /* server.c */
 void srv_on_rt_timer(uv_timer_t *h);
 /* Runs a runtime step soon (after calls were submitted). */
-void srv_kick(tg_srv *srv);
-void srv_check_stopped(tg_srv *srv);
+void srv_kick(tg__srv *srv);
+void srv_check_stopped(tg__srv *srv);
 /* toolgate's own warning (tg_runtime_warning: the sandbox is not in
  * force, ...) to a session that just initialized, as a log message on its
  * own stream, when its log level lets warnings through. */
-void srv_warn_session(tg_srv *srv, srv_session *s);
+void srv_warn_session(tg__srv *srv, srv_session *s);
 void srv_session_hold(srv_session *s);
 const char *srv_session_caller(const srv_session *s);
 /* The version named (NULL: none), TG_MCP_VERSION_UNKNOWN for others. */
-tg_mcp_version srv_version_parse(const char *name);
+tg__mcp_version srv_version_parse(const char *name);
 /* n bytes of the CSPRNG as 2n lowercase hex digits and a NUL in out. */
 void srv_random_hex(char *out, size_t n);
 /* n bytes of the CSPRNG. */
@@ -144,35 +144,35 @@ void srv_random_bytes(unsigned char *out, size_t n);
 /* Sending: msg on out (what a closed out still takes is its transport's
  * call: a stream kept for a resume takes it, others refuse), traced with
  * the version and the method a response answers. Return 0 or -1. */
-int srv_send(tg_srv *srv, srv_out *out, tg_mcp_version v, const char *answers,
+int srv_send(tg__srv *srv, srv_out *out, tg__mcp_version v, const char *answers,
              srv_msg_kind kind, const char *msg, size_t len);
-int srv_send_json(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_json(tg__srv *srv, srv_out *out, tg__mcp_version v,
                   const char *answers, srv_msg_kind kind, json_t *msg_take);
 /* A result response; under 2026-07-28 with resultType ("complete" unless
  * set) and _meta serverInfo, as every result of that version carries. */
-int srv_send_result(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result(tg__srv *srv, srv_out *out, tg__mcp_version v,
                     const char *answers, const json_t *id, json_t *result_take);
 /* A result response whose result is JSON text already (an object). */
-int srv_send_result_text(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_result_text(tg__srv *srv, srv_out *out, tg__mcp_version v,
                          const char *answers, const json_t *id,
                          const char *result, size_t len);
-int srv_send_error(tg_srv *srv, srv_out *out, tg_mcp_version v,
+int srv_send_error(tg__srv *srv, srv_out *out, tg__mcp_version v,
                    const char *answers, const json_t *id, int code,
                    const char *message, json_t *data_take);
 
 /* methods.c: a request's method, with its params (borrowed), answered on
  * out. Returns 1 when the answer comes later (a tools/call), else 0. */
 typedef struct srv_ctx {
-    tg_srv *srv;
+    tg__srv *srv;
     srv_session *s;
     srv_out *out;
-    tg_mcp_version version;
+    tg__mcp_version version;
     const json_t *id;   /* borrowed */
     const char *method; /* borrowed */
     /* the message as read (srv_handle's), or NULL for an answer sent
      * later; its params through srv_params / srv_param_find */
-    const tg_rpc_batch *rpc;
-    const tg_rpc_msg *msg;
+    const tg__rpc_batch *rpc;
+    const tg__rpc_msg *msg;
     json_t *params_json; /* srv_params' (new ref), made on first use */
     bool params_made;
     int log_level;      /* 2026-07-28: from _meta; else the session's */
@@ -188,39 +188,39 @@ const json_t *srv_params(srv_ctx *c);
  * without making the jansson params (a hot path's few members): true with
  * *out set when present. */
 bool srv_param_find(const srv_ctx *c, const char *const *path, size_t n,
-                    tg_rpc_value *out);
+                    tg__rpc_value *out);
 /* Answers c's request with a result (resultType and serverInfo added
  * under 2026-07-28). */
 void srv_reply(srv_ctx *c, json_t *result_take);
 /* The tool list (borrowed; built on first use), or NULL. */
-const tg_mcp_tools *srv_tools(tg_srv *srv);
+const tg__mcp_tools *srv_tools(tg__srv *srv);
 /* The tools `caller` may see: what the policy denies that caller whatever
  * the arguments is left out (borrowed; built on the caller's first use),
  * or NULL. */
-const tg_mcp_tools *srv_tools_for(tg_srv *srv, const char *caller);
+const tg__mcp_tools *srv_tools_for(tg__srv *srv, const char *caller);
 /* Frees the lists srv_tools_for built. */
-void srv_tools_free(tg_srv *srv);
+void srv_tools_free(tg__srv *srv);
 /* When the runtime's tools changed since the last announcement (an MCP
  * source behind the server re-listed its tools, one was held or
  * accepted): notifications/tools/list_changed to every 2025 session and
  * to every subscriptions/listen that asked for it. */
-void srv_tools_announce(tg_srv *srv);
+void srv_tools_announce(tg__srv *srv);
 /* The _meta members every result of version v carries (JSON text of
  * members: serverInfo under 2026-07-28), or NULL. */
-const char *srv_meta_members(tg_mcp_version v);
+const char *srv_meta_members(tg__mcp_version v);
 
 /* approve.c: a policy `ask` put to the client's user (elicitation, or
  * under 2026-07-28 an InputRequiredResult and the retry's answer). */
-void srv_approvals_init(tg_srv *srv);
+void srv_approvals_init(tg__srv *srv);
 /* A response of the client (result or error) to a request of the server:
  * the answer to an elicitation. */
-void srv_client_response(tg_srv *srv, srv_session *s, const json_t *id,
+void srv_client_response(tg__srv *srv, srv_session *s, const json_t *id,
                          const json_t *result, bool is_error);
 /* Sends the server's request `text` (JSON) to r's client: on r's own
  * stream, else its session's. 0, or -1 when neither took it. */
 int srv_req_send_request(srv_req *r, const char *text);
 /* The request of srv whose call has id call_id, or NULL. */
-srv_req *srv_req_by_call(tg_srv *srv, const char *call_id);
+srv_req *srv_req_by_call(tg__srv *srv, const char *call_id);
 /* Forgets the elicitation a request waits for (it ended): its ask is
  * answered no. */
 void srv_approval_drop(srv_req *r);
@@ -235,7 +235,7 @@ void srv_approval_input_required(srv_req *r);
 
 /* elicit.c: a source's elicitation forwarded to the client that made the
  * call (a gateway). Sets the runtime's elicitation handler. */
-void srv_elicits_init(tg_srv *srv);
+void srv_elicits_init(tg__srv *srv);
 /* A response of session s's client to a request of the server: true when
  * it answered a forwarded elicitation (which goes upstream now). */
 bool srv_elicit_response(srv_session *s, const json_t *id, const json_t *result,
@@ -250,7 +250,7 @@ int srv_listen_start(srv_ctx *c);
  * it and its final result are sent first) or by its client. */
 void srv_listen_end(srv_req *r, bool by_server);
 /* Ends every listen of the server (it stops). */
-void srv_listen_end_all(tg_srv *srv);
+void srv_listen_end_all(tg__srv *srv);
 
 /* call.c */
 /* Puts r (s, out and id set; the id no longer changes) in its session's
@@ -260,7 +260,7 @@ void srv_req_link(srv_req *r);
 void srv_req_free(srv_req *r);
 int srv_call_start(srv_ctx *c);
 /* Cancels a request's call (its client canceled: nothing more is sent). */
-void srv_req_cancel(tg_srv *srv, srv_req *r, const char *reason);
+void srv_req_cancel(tg__srv *srv, srv_req *r, const char *reason);
 /* Takes r out of its session's and out's lists (a task outlives both:
  * neither a closed stream nor an ended session cancels it, and its
  * JSON-RPC id, answered, may be used again). */
@@ -274,8 +274,8 @@ void srv_req_detach(srv_req *r);
  * result cannot be rendered - with the error's message in msg[msg_size].
  * A tool that declares an outputSchema in srv's tool list gets no
  * structuredContent with an outcome other than success. */
-int srv_call_answer(tg_srv *srv, tg_buf *result, const tg_turn *turn,
-                    tg_mcp_version v, int status, const tg_error *err,
+int srv_call_answer(tg__srv *srv, tg__buf *result, const tg_turn *turn,
+                    tg__mcp_version v, int status, const tg_error *err,
                     char *msg, size_t msg_size);
 /* The request of session s with JSON-RPC id `id`, or NULL. */
 srv_req *srv_req_find(srv_session *s, const json_t *id);

@@ -25,7 +25,7 @@
 
 typedef struct stdio_tr {
     srv_out out; /* first: the session's out is this */
-    tg_srv *srv;
+    tg__srv *srv;
     srv_session *s;
     int in_fd, out_fd; /* the transport's duplicates of the caller's */
     uv_stream_t *in;   /* in_fd as a stream, or NULL (a regular file) */
@@ -39,7 +39,7 @@ typedef struct stdio_tr {
     char *line; /* the line being read */
     size_t len, cap;
     bool skipping;    /* the rest of a line over the limit */
-    tg_buf pend;      /* messages of this loop iteration, not written yet */
+    tg__buf pend;     /* messages of this loop iteration, not written yet */
     uv_check_t check; /* writes them */
     uv_idle_t idle;   /* while they wait, the poll does not block */
     uv_shutdown_t shut;
@@ -318,7 +318,7 @@ static void on_shutdown(uv_shutdown_t *req, int status)
         uv_close((uv_handle_t *)req->handle, NULL);
 }
 
-static void on_stopped(tg_srv *srv, void *ud)
+static void on_stopped(tg__srv *srv, void *ud)
 {
     (void)srv;
     stdio_tr *t = ud;
@@ -336,7 +336,7 @@ static void on_stopped(tg_srv *srv, void *ud)
         uv_close((uv_handle_t *)&t->idle, NULL);
 }
 
-srv_stdio *srv_stdio_start(tg_srv *srv, int in_fd, int out_fd,
+srv_stdio *srv_stdio_start(tg__srv *srv, int in_fd, int out_fd,
                            const char *caller, int64_t grace_ms, tg_error *err)
 {
     int in = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);

@@ -17,7 +17,7 @@ typedef struct srv_stdio srv_stdio;
  * file status flags: a pipe or socket is left non-blocking). NULL with err
  * filled: TG_EINVAL for a descriptor that is not open, TG_ENOMEM. Freed
  * with srv_stdio_free after the loop ended. */
-srv_stdio *srv_stdio_start(tg_srv *srv, int in_fd, int out_fd,
+srv_stdio *srv_stdio_start(tg__srv *srv, int in_fd, int out_fd,
                            const char *caller, int64_t grace_ms, tg_error *err);
 void srv_stdio_free(srv_stdio *t);
 

@@ -64,12 +64,12 @@ typedef struct waiter {
     srv_session *s; /* a reference */
     srv_out *out;   /* a reference */
     json_t *id;     /* new ref */
-    tg_mcp_version version;
+    tg__mcp_version version;
     char task_id[129];
 } waiter;
 
 struct srv_tasks {
-    tg_srv *srv;
+    tg__srv *srv;
     tg_task_store *store;
     srv_task *live;
     waiter *waiters;
@@ -77,13 +77,13 @@ struct srv_tasks {
 };
 
 /* How version v does tasks (none for an unknown one). */
-static tg_mcp_tasks kind(tg_mcp_version v)
+static tg__mcp_tasks kind(tg__mcp_version v)
 {
-    const tg_mcp_traits *t = tg__mcp_traits(v);
+    const tg__mcp_traits *t = tg__mcp_traits_of(v);
     return t != NULL ? t->tasks : TG_MCP_TASKS_NONE;
 }
 
-static srv_tasks *tasks_of(tg_srv *srv)
+static srv_tasks *tasks_of(tg__srv *srv)
 {
     if (srv->tasks == NULL && (srv->tasks = calloc(1, sizeof *srv->tasks)))
         srv->tasks->srv = srv;
@@ -153,7 +153,7 @@ static json_t *iso_time(json_int_t ms)
 
 /* The status a task shows under `v`: 2025-11-25 calls an isError result
  * failed; 2026-07-28 keeps failed for protocol errors. */
-static const char *status_for(const json_t *row, tg_mcp_version v,
+static const char *status_for(const json_t *row, tg__mcp_version v,
                               const srv_task *live)
 {
     const char *st = json_string_value(json_object_get(row, "status"));
@@ -172,7 +172,7 @@ static const char *status_for(const json_t *row, tg_mcp_version v,
 /* The Task object of a task row (tg_task_get's) under `v` (new ref); live
  * is the task when it runs here (cancelled or waiting for input shows),
  * else NULL. */
-static json_t *task_json(const json_t *row, tg_mcp_version v,
+static json_t *task_json(const json_t *row, tg__mcp_version v,
                          const srv_task *live)
 {
     const json_t *ttl = json_object_get(row, "ttlMs");
@@ -197,10 +197,10 @@ static json_t *task_json(const json_t *row, tg_mcp_version v,
  * (srv_call_answer's, status and err as the call's done callback had
  * them), stored as {"result":CallToolResult} or {"error":{code,message}}. */
 static void finish(srv_tasks *ts, const char *id, const tg_turn *turn,
-                   tg_mcp_version v, int status, const tg_error *why,
+                   tg__mcp_version v, int status, const tg_error *why,
                    bool cancelled)
 {
-    tg_buf answer, res;
+    tg__buf answer, res;
     tg__buf_init(&answer, 0);
     tg__buf_init(&res, 0);
     char m[512];
@@ -278,7 +278,7 @@ static int settle(srv_tasks *ts, const json_t *row)
     /* answered in the version of the request that made the task */
     const char *vname = json_string_value(
         json_object_get(json_object_get(row, "meta"), "version"));
-    tg_mcp_version v = tg__mcp_version_from_name(
+    tg__mcp_version v = tg__mcp_version_from_name(
         vname != NULL ? vname : "", vname != NULL ? strlen(vname) : 0);
     if (text != NULL &&
         tg_turn_from_record("mcp", text, strlen(text), &turn, NULL) == 0) {
@@ -392,9 +392,9 @@ static void send_answer(srv_ctx *c, const json_t *row)
 
 /* The context of an answer sent later, outside srv_method: to request
  * `id` of session s on out, under v. */
-static srv_ctx later_ctx(tg_srv *srv, srv_session *s, srv_out *out,
-                         tg_mcp_version v, const json_t *id, const char *method,
-                         srv_answer *ans)
+static srv_ctx later_ctx(tg__srv *srv, srv_session *s, srv_out *out,
+                         tg__mcp_version v, const json_t *id,
+                         const char *method, srv_answer *ans)
 {
     memset(ans, 0, sizeof *ans);
     srv_ctx c = {.srv = srv,
@@ -431,7 +431,7 @@ static void on_poll(uv_timer_t *h);
  * running while some wait on a task another server runs. */
 static void check_waiters(srv_tasks *ts)
 {
-    tg_srv *srv = ts->srv;
+    tg__srv *srv = ts->srv;
     bool remote = false;
     for (waiter **pp = &ts->waiters, *w; (w = *pp) != NULL;) {
         if (find_live(ts, w->task_id) != NULL) {
@@ -650,7 +650,7 @@ static void m_cancel(srv_ctx *c, srv_tasks *ts, const char *id)
     }
     live->cancel_requested = true;
     (void)tg_runtime_cancel(c->srv->rt, live->r->call_id, "user",
-                            "the client cancelled the task");
+                            "the client cancelled the task", NULL);
     srv_kick(c->srv);
     if (v26)
         srv_reply(c, json_object());
@@ -783,7 +783,7 @@ static void on_task_after(uv_timer_t *h)
 int srv_task_start(srv_ctx *c, srv_req *r)
 {
     static const char *const task_path[] = {"task"};
-    tg_rpc_value tv;
+    tg__rpc_value tv;
     const json_t *want = srv_param_find(c, task_path, 1, &tv)
                              ? json_object_get(srv_params(c), "task")
                              : NULL; /* borrowed */
@@ -861,7 +861,7 @@ int srv_task_done(srv_req *r, int status, const tg_error *err)
     return 1;
 }
 
-srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id)
+srv_req *srv_task_req_by_call(tg__srv *srv, const char *call_id)
 {
     for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
          t = t->next)
@@ -870,7 +870,7 @@ srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id)
     return NULL;
 }
 
-srv_req *srv_task_req_by_ask(tg_srv *srv, const json_t *ask_id)
+srv_req *srv_task_req_by_ask(tg__srv *srv, const json_t *ask_id)
 {
     for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
          t = t->next)
@@ -927,7 +927,7 @@ int srv_task_ask(srv_req *r, const char *msg_text)
     return 0;
 }
 
-void srv_tasks_free(tg_srv *srv)
+void srv_tasks_free(tg__srv *srv)
 {
     srv_tasks *ts = srv->tasks;
     if (ts == NULL)

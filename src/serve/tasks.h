@@ -42,8 +42,8 @@ int srv_task_done(srv_req *r, int status, const tg_error *err);
 /* approve.c: the request of the task whose call is `call_id`, or whose
  * question (an elicitation/create this server sent) has id `ask_id`, of
  * a task that runs in this server; NULL when none. */
-srv_req *srv_task_req_by_call(tg_srv *srv, const char *call_id);
-srv_req *srv_task_req_by_ask(tg_srv *srv, const json_t *ask_id);
+srv_req *srv_task_req_by_call(tg__srv *srv, const char *call_id);
+srv_req *srv_task_req_by_ask(tg__srv *srv, const json_t *ask_id);
 /* approve.c: the call of task request `r` (2025-11-25) waits for its
  * user's answer: the task shows `input_required` until r->ask is answered,
  * and `msg_text` (an elicitation/create request carrying the related task,
@@ -55,6 +55,6 @@ int srv_task_ask(srv_req *r, const char *msg_text);
 const char *srv_task_id(const srv_req *r);
 
 /* server.c: frees the task state (after the loop ended). */
-void srv_tasks_free(tg_srv *srv);
+void srv_tasks_free(tg__srv *srv);
 
 #endif

@@ -39,7 +39,7 @@
 #define CONTEXT_WINDOW (256 * 1024)    /* bytes read for context lines */
 
 typedef struct grepctx {
-    const tg_spool_grep_opts *o;
+    const tg__spool_grep_opts *o;
     const spool_meta *m;
     tg_error *err;
     int fd;
@@ -97,7 +97,7 @@ static bool contains(const char *p, size_t n, const char *needle)
     return memmem(p, n, needle, strlen(needle)) != NULL;
 }
 
-static int compile(grepctx *g, tg_spool_grep_opts const *o)
+static int compile(grepctx *g, tg__spool_grep_opts const *o)
 {
     uint32_t opts = PCRE2_MULTILINE;
     if (!g->m->binary)
@@ -197,7 +197,7 @@ static int match_fail(grepctx *g, int rc, uint64_t line)
 
 /* Appends the shown form of a line to b: whole when short, else a window
  * of line_cap bytes around `focus` with ellipses. */
-static int show_line(grepctx *g, tg_buf *b, const char *s, size_t n,
+static int show_line(grepctx *g, tg__buf *b, const char *s, size_t n,
                      size_t focus, bool cut_before, bool cut_after)
 {
     if (n > 0 && s[n - 1] == '\r')
@@ -224,7 +224,7 @@ static int show_line(grepctx *g, tg_buf *b, const char *s, size_t n,
 static json_t *line_json(grepctx *g, uint64_t line, const char *s, size_t n,
                          bool cut_before, bool cut_after) /* new ref */
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     json_t *o = NULL;
     if (show_line(g, &b, s, n, 0, cut_before, cut_after) == 0) {
@@ -335,7 +335,7 @@ static int record(grepctx *g, const char *buf, uint64_t base, size_t ls,
         return 0;
     }
     uint64_t line = line_of(g, buf, ls);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     json_t *before = json_array(), *after = json_array(); /* new ref */
     json_t *o = NULL;                                     /* new ref */
@@ -523,7 +523,7 @@ static int scan(grepctx *g)
     return rc;
 }
 
-int tg__spool_grep(tg_spool *sp, const char *id, const tg_spool_grep_opts *o,
+int tg__spool_grep(tg_spool *sp, const char *id, const tg__spool_grep_opts *o,
                    json_t **out, tg_error *err)
 {
     *out = NULL;
@@ -550,7 +550,7 @@ int tg__spool_grep(tg_spool *sp, const char *id, const tg_spool_grep_opts *o,
     if ((rc = scan(&g)) != 0)
         goto done;
     /* the pattern as text any JSON reader takes (no NUL, valid UTF-8) */
-    tg_buf shown;
+    tg__buf shown;
     tg__buf_init(&shown, 0);
     json_t *res = NULL; /* new ref */
     if (tg__spool_append_sanitized(&shown, o->pattern, o->pattern_len) == 0)

@@ -17,7 +17,7 @@
 /* Appends one line of a preview, cut to PREVIEW_WIDTH; `lead_cut` when the
  * line's start is not known (it began before the bytes kept), `tail_cut`
  * when its end is not. */
-static int add_line(tg_buf *b, const char *s, size_t n, bool lead_cut,
+static int add_line(tg__buf *b, const char *s, size_t n, bool lead_cut,
                     bool tail_cut)
 {
     int rc = 0;
@@ -53,7 +53,7 @@ char *tg__spool_preview(const char *head, size_t head_len, const char *tail,
                         size_t tail_len, uint64_t total, uint64_t lines,
                         bool binary)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     if (binary) {
         if (tg__buf_printf(&b, "binary, %llu bytes", (unsigned long long)total))
@@ -127,7 +127,7 @@ int tg__spool_handle_text(const json_t *artifact, char **text)
     json_int_t lines = json_integer_value(json_object_get(artifact, "lines"));
     if (id == NULL || mt == NULL)
         return TG_EINVAL;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc;
     if (strcmp(mt, SPOOL_MEDIA_BINARY) == 0) {

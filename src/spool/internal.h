@@ -73,7 +73,7 @@ size_t tg__spool_ascii_prefix(const unsigned char *p, size_t n);
 
 /* Appends s[0..n) to b as valid UTF-8 without NUL: invalid bytes and NUL
  * become U+FFFD. */
-int tg__spool_append_sanitized(tg_buf *b, const char *s, size_t n);
+int tg__spool_append_sanitized(tg__buf *b, const char *s, size_t n);
 /* Length of the longest prefix of s[0..n) that does not end inside a UTF-8
  * sequence (so cutting there keeps the text valid). */
 size_t tg__spool_utf8_cut(const char *s, size_t n);

@@ -65,7 +65,7 @@ int tg_artifact_store(tg_spool *sp, int fd, char **out, tg_error *err)
         return tg__error_set(err, TG_EINVAL,
                              "tg_artifact_store needs a spool and a file");
     *out = NULL;
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     int rc = tg__spool_writer_new(sp, 0, &w, err);
     if (rc)
         return rc;
@@ -93,7 +93,7 @@ int tg_artifact_store(tg_spool *sp, int fd, char **out, tg_error *err)
         tg__spool_writer_abort(w);
         return rc;
     }
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     if ((rc = tg__spool_writer_finish(w, &o, err)) != 0)
         return rc;
     json_t *art = json_incref(o.artifact); /* new ref */
@@ -102,7 +102,7 @@ int tg_artifact_store(tg_spool *sp, int fd, char **out, tg_error *err)
 }
 
 /* Hands a reader's bytes to the caller, NUL-terminated. */
-static int give(tg_spool_text *t, char **out, size_t *out_len, tg_error *err)
+static int give(tg__spool_text *t, char **out, size_t *out_len, tg_error *err)
 {
     size_t n = t->text.len;
     *out = n ? tg__buf_take(&t->text) : strdup("");
@@ -117,7 +117,7 @@ static int give(tg_spool_text *t, char **out, size_t *out_len, tg_error *err)
 int tg_artifact_read(tg_spool *sp, const char *id, uint64_t offset,
                      size_t length, char **out, size_t *out_len, tg_error *err)
 {
-    tg_spool_text t;
+    tg__spool_text t;
     if (sp == NULL || out == NULL)
         return tg__error_set(err, TG_EINVAL, "tg_artifact_read needs a spool");
     *out = NULL;
@@ -128,7 +128,7 @@ int tg_artifact_read(tg_spool *sp, const char *id, uint64_t offset,
 int tg_artifact_head(tg_spool *sp, const char *id, uint64_t lines, char **out,
                      size_t *out_len, tg_error *err)
 {
-    tg_spool_text t;
+    tg__spool_text t;
     if (sp == NULL || out == NULL)
         return tg__error_set(err, TG_EINVAL, "tg_artifact_head needs a spool");
     *out = NULL;
@@ -139,7 +139,7 @@ int tg_artifact_head(tg_spool *sp, const char *id, uint64_t lines, char **out,
 int tg_artifact_tail(tg_spool *sp, const char *id, uint64_t lines, char **out,
                      size_t *out_len, tg_error *err)
 {
-    tg_spool_text t;
+    tg__spool_text t;
     if (sp == NULL || out == NULL)
         return tg__error_set(err, TG_EINVAL, "tg_artifact_tail needs a spool");
     *out = NULL;
@@ -160,7 +160,7 @@ int tg_artifact_grep(tg_spool *sp, const char *id, const char *pattern,
     if (op->max_matches < 0 || op->before < 0 || op->after < 0)
         return tg__error_set(err, TG_EINVAL,
                              "grep options must not be negative");
-    tg_spool_grep_opts o = {
+    tg__spool_grep_opts o = {
         .pattern = pattern,
         .pattern_len = strlen(pattern),
         .ignore_case = op->ignore_case != 0,

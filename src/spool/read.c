@@ -16,13 +16,13 @@
 
 #define BLOCK (64 * 1024) /* scanning block of the line readers */
 
-void tg__spool_text_cleanup(tg_spool_text *t)
+void tg__spool_text_cleanup(tg__spool_text *t)
 {
     tg__buf_cleanup(&t->text);
     memset(t, 0, sizeof *t);
 }
 
-static void text_init(tg_spool_text *t, const spool_meta *m)
+static void text_init(tg__spool_text *t, const spool_meta *m)
 {
     memset(t, 0, sizeof *t);
     tg__buf_init(&t->text, 0);
@@ -40,7 +40,7 @@ static int read_fail(const spool_meta *m, int e, tg_error *err)
 /* Opens artifact id for a reader: out zeroed, then set up from its
  * metadata (in m). The descriptor, or a negative TG_E* code. */
 static int reader_open(tg_spool *sp, const char *id, spool_meta *m,
-                       tg_spool_text *out, tg_error *err)
+                       tg__spool_text *out, tg_error *err)
 {
     memset(out, 0, sizeof *out);
     int fd = tg__spool_open_artifact(sp, id, m, err);
@@ -51,7 +51,7 @@ static int reader_open(tg_spool *sp, const char *id, spool_meta *m,
 
 /* Ends a reader of reader_open: closes fd, frees m, and empties out when
  * rc says it failed. Returns rc. */
-static int reader_close(int fd, spool_meta *m, tg_spool_text *out, int rc)
+static int reader_close(int fd, spool_meta *m, tg__spool_text *out, int rc)
 {
     close(fd);
     tg__spool_meta_cleanup(m);
@@ -61,7 +61,7 @@ static int reader_close(int fd, spool_meta *m, tg_spool_text *out, int rc)
 }
 
 int tg__spool_read_bytes(tg_spool *sp, const char *id, uint64_t offset,
-                         size_t length, size_t cap, tg_spool_text *out,
+                         size_t length, size_t cap, tg__spool_text *out,
                          tg_error *err)
 {
     spool_meta m;
@@ -153,7 +153,7 @@ done:
 /* Reads lines from byte `start` (a line start): `count` of them, at most
  * `cap` bytes. */
 static int read_forward(int fd, const spool_meta *m, uint64_t start,
-                        uint64_t count, size_t cap, tg_spool_text *out,
+                        uint64_t count, size_t cap, tg__spool_text *out,
                         tg_error *err)
 {
     char *buf = malloc(BLOCK);
@@ -202,7 +202,7 @@ done:
 }
 
 int tg__spool_read_lines(tg_spool *sp, const char *id, uint64_t first,
-                         uint64_t count, size_t cap, tg_spool_text *out,
+                         uint64_t count, size_t cap, tg__spool_text *out,
                          tg_error *err)
 {
     spool_meta m;
@@ -224,13 +224,13 @@ int tg__spool_read_lines(tg_spool *sp, const char *id, uint64_t first,
 }
 
 int tg__spool_head(tg_spool *sp, const char *id, uint64_t n, size_t cap,
-                   tg_spool_text *out, tg_error *err)
+                   tg__spool_text *out, tg_error *err)
 {
     return tg__spool_read_lines(sp, id, 1, n, cap, out, err);
 }
 
 int tg__spool_tail(tg_spool *sp, const char *id, uint64_t n, size_t cap,
-                   tg_spool_text *out, tg_error *err)
+                   tg__spool_text *out, tg_error *err)
 {
     spool_meta m;
     int fd = reader_open(sp, id, &m, out, err);

@@ -62,7 +62,7 @@ size_t tg__spool_ascii_prefix(const unsigned char *p, size_t n)
     return i;
 }
 
-int tg__spool_append_sanitized(tg_buf *b, const char *s, size_t n)
+int tg__spool_append_sanitized(tg__buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;

@@ -65,16 +65,16 @@ void tg__spool_free(tg_spool *sp);
 int tg__spool_id_valid(const char *id);
 
 /* What the index knows of an id. */
-typedef enum tg_spool_state {
+typedef enum tg__spool_state {
     TG_SPOOL_UNKNOWN = -1, /* never stored here (or a malformed id) */
     TG_SPOOL_STORED = 0,
     TG_SPOOL_EVICTED = 1, /* removed to keep the spool under max_bytes */
     TG_SPOOL_RELEASED = 2 /* removed when its journal rows were pruned */
-} tg_spool_state;
+} tg__spool_state;
 
 /* The state of `id`; TG_SPOOL_UNKNOWN for a malformed or unknown id (and
  * when the index cannot be read). */
-tg_spool_state tg__spool_state(tg_spool *sp, const char *id);
+tg__spool_state tg__spool_state_of(tg_spool *sp, const char *id);
 
 /* Adds one pin to a stored artifact: pinned artifacts are never evicted.
  * The journal pins the artifact of each result row that names it. */
@@ -96,11 +96,11 @@ int tg__spool_list(tg_spool *sp, json_t **out, tg_error *err);
 
 /* ----------------------------------------------------------------- writer */
 
-typedef struct tg_spool_writer tg_spool_writer;
+typedef struct tg__spool_writer tg__spool_writer;
 
 /* What a finished writer produced: either the output stayed inline (its
  * bytes in inline_data) or it was committed as an artifact. */
-typedef struct tg_spool_outcome {
+typedef struct tg__spool_outcome {
     bool spooled;      /* true: `artifact` is set; false: inline_data */
     bool limited;      /* max_bytes of the writer was reached */
     uint64_t bytes;    /* bytes kept (inline or in the artifact) */
@@ -109,10 +109,10 @@ typedef struct tg_spool_outcome {
     /* {"id","bytes","lines","sha256","media_type","preview"} (docs/records.md),
      * new ref, the caller's */
     json_t *artifact;
-} tg_spool_outcome;
+} tg__spool_outcome;
 
 /* Frees what an outcome holds; the struct is zeroed. */
-void tg__spool_outcome_cleanup(tg_spool_outcome *o);
+void tg__spool_outcome_cleanup(tg__spool_outcome *o);
 
 /* A writer for one output stream. Up to inline_max bytes stay in memory;
  * past that, everything (the buffered bytes and all that follows) goes to a
@@ -125,14 +125,14 @@ void tg__spool_outcome_cleanup(tg_spool_outcome *o);
  * disk is slower than the tool). If that thread cannot start, the caller
  * keeps writing the file itself. *out is the caller's: finish or abort
  * it. */
-int tg__spool_writer_new(tg_spool *sp, size_t inline_max, tg_spool_writer **out,
-                         tg_error *err);
+int tg__spool_writer_new(tg_spool *sp, size_t inline_max,
+                         tg__spool_writer **out, tg_error *err);
 /* The most bytes the writer keeps (limits.max_output_bytes; 0: no limit).
  * Call before the first write. */
-void tg__spool_writer_set_max_bytes(tg_spool_writer *w, uint64_t max_bytes);
+void tg__spool_writer_set_max_bytes(tg__spool_writer *w, uint64_t max_bytes);
 /* force: commit an artifact even when the output fits inline (a call with
  * `inline: false`). */
-void tg__spool_writer_set_force(tg_spool_writer *w, bool force);
+void tg__spool_writer_set_force(tg__spool_writer *w, bool force);
 /* Appends len bytes. Returns 0; TG_ELIMIT when the bytes go past max_bytes
  * (what fits is kept, the rest dropped, and every later write returns
  * TG_ELIMIT too: the caller stops the tool and reports OUTPUT_LIMIT; the
@@ -140,10 +140,10 @@ void tg__spool_writer_set_force(tg_spool_writer *w, bool force);
  * the error and how many bytes were written) when the file system fails
  * (ENOSPC, EIO, ...): the partial file is removed at once and every later
  * write and the finish return the same error; TG_ENOMEM. */
-int tg__spool_writer_write(tg_spool_writer *w, const void *data, size_t len,
+int tg__spool_writer_write(tg__spool_writer *w, const void *data, size_t len,
                            tg_error *err);
 /* Bytes accepted so far (for a progress line). */
-uint64_t tg__spool_writer_bytes(const tg_spool_writer *w);
+uint64_t tg__spool_writer_bytes(const tg__spool_writer *w);
 /* Ends the stream and frees the writer, whatever the result. Text output
  * that fits inline (and no force) comes back in o->inline_data; binary
  * output (a NUL byte, invalid UTF-8) is always committed, never pasted;
@@ -152,11 +152,11 @@ uint64_t tg__spool_writer_bytes(const tg_spool_writer *w);
  * once), the directory fsynced, the index updated, then older artifacts evicted
  * past max_bytes, and o->artifact describes it. On failure nothing is left
  * in the spool and *o is empty. */
-int tg__spool_writer_finish(tg_spool_writer *w, tg_spool_outcome *o,
+int tg__spool_writer_finish(tg__spool_writer *w, tg__spool_outcome *o,
                             tg_error *err);
 /* Drops the output (a canceled call) and frees the writer: the partial file
  * is removed. NULL: no-op. */
-void tg__spool_writer_abort(tg_spool_writer *w);
+void tg__spool_writer_abort(tg__spool_writer *w);
 
 /* The short text a model gets instead of a spooled output: id, size in
  * bytes and lines, media type, the preview, and which artifact tools to
@@ -167,8 +167,8 @@ int tg__spool_handle_text(const json_t *artifact, char **text);
 /* ---------------------------------------------------------------- readers */
 
 /* Result of a text read (lines, head, tail, a byte range). */
-typedef struct tg_spool_text {
-    tg_buf text;          /* the bytes read (capped) */
+typedef struct tg__spool_text {
+    tg__buf text;         /* the bytes read (capped) */
     uint64_t offset;      /* byte offset of text[0] in the artifact */
     uint64_t first_line;  /* 1-based line of text[0] (0 for a byte read) */
     uint64_t last_line;   /* line of the last byte (0 when empty) */
@@ -176,36 +176,36 @@ typedef struct tg_spool_text {
     uint64_t total_lines;
     bool truncated; /* the cap cut the answer short */
     bool binary;    /* the artifact is binary */
-} tg_spool_text;
+} tg__spool_text;
 
-void tg__spool_text_cleanup(tg_spool_text *t);
+void tg__spool_text_cleanup(tg__spool_text *t);
 
 /* Each reader validates the id first: TG_EINVAL for a malformed id,
  * TG_ENOTFOUND for an unknown, evicted or released id (the message says
- * which; tg__spool_state tells them apart), TG_EIO for a damaged file. */
+ * which; tg__spool_state_of tells them apart), TG_EIO for a damaged file. */
 
 /* `length` bytes from `offset` (length capped at `cap`); an offset past the
  * end gives an empty text. */
 int tg__spool_read_bytes(tg_spool *sp, const char *id, uint64_t offset,
-                         size_t length, size_t cap, tg_spool_text *out,
+                         size_t length, size_t cap, tg__spool_text *out,
                          tg_error *err);
 /* `count` lines from 1-based line `first`, at most `cap` bytes. The line
  * is found through the checkpoints taken while writing (the newline count
  * at every MiB), so only about a MiB is scanned whatever the line. */
 int tg__spool_read_lines(tg_spool *sp, const char *id, uint64_t first,
-                         uint64_t count, size_t cap, tg_spool_text *out,
+                         uint64_t count, size_t cap, tg__spool_text *out,
                          tg_error *err);
 /* The first n lines. */
 int tg__spool_head(tg_spool *sp, const char *id, uint64_t n, size_t cap,
-                   tg_spool_text *out, tg_error *err);
+                   tg__spool_text *out, tg_error *err);
 /* The last n lines, read backwards from the end (never the whole file). */
 int tg__spool_tail(tg_spool *sp, const char *id, uint64_t n, size_t cap,
-                   tg_spool_text *out, tg_error *err);
+                   tg__spool_text *out, tg_error *err);
 /* {"id","bytes","lines","sha256","media_type","preview","created_at",
  * "last_used_at","pins"} of a stored artifact (new ref). */
 int tg__spool_stat(tg_spool *sp, const char *id, json_t **out, tg_error *err);
 
-typedef struct tg_spool_grep_opts {
+typedef struct tg__spool_grep_opts {
     const char *pattern; /* PCRE2, UTF-8 */
     size_t pattern_len;
     bool ignore_case;
@@ -215,7 +215,7 @@ typedef struct tg_spool_grep_opts {
     uint64_t max_matches; /* 0: 100 */
     size_t line_cap;      /* bytes shown per line (0: 512) */
     size_t result_cap;    /* bytes of text in the answer (0: 64 KiB) */
-} tg_spool_grep_opts;
+} tg__spool_grep_opts;
 
 /* Matching lines with their 1-based numbers, like grep -n: {"artifact",
  * "pattern","matches":[{"line","offset" (of the match),"text","before":
@@ -228,7 +228,7 @@ typedef struct tg_spool_grep_opts {
  * and offset), TG_ELIMIT when a line needs more than the PCRE2 match limit
  * (a catastrophic pattern such as (a+)+$). Lines over 16 MiB are searched
  * in 16 MiB pieces (a match across a cut is missed). */
-int tg__spool_grep(tg_spool *sp, const char *id, const tg_spool_grep_opts *o,
+int tg__spool_grep(tg_spool *sp, const char *id, const tg__spool_grep_opts *o,
                    json_t **out, tg_error *err);
 
 /* ---------------------------------------------------------- artifact tools */

@@ -314,7 +314,7 @@ done:
     return rc;
 }
 
-tg_spool_state tg__spool_state(tg_spool *sp, const char *id)
+tg__spool_state tg__spool_state_of(tg_spool *sp, const char *id)
 {
     if (!tg__spool_id_valid(id) || sp->db == NULL)
         return TG_SPOOL_UNKNOWN;

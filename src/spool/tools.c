@@ -248,7 +248,7 @@ static int op_fail(tg_spool *sp, const char *id, int rc, toolrun *t)
 {
     switch (rc) {
     case TG_ENOTFOUND: {
-        tg_spool_state s = tg__spool_state(sp, id);
+        tg__spool_state s = tg__spool_state_of(sp, id);
         *t->code = s == TG_SPOOL_EVICTED || s == TG_SPOOL_RELEASED
                        ? "ARTIFACT_EVICTED"
                        : "ARTIFACT_NOT_FOUND";
@@ -268,7 +268,7 @@ static int op_fail(tg_spool *sp, const char *id, int rc, toolrun *t)
 
 /* Text of a reader as valid UTF-8 (binary bytes become U+FFFD; a cut
  * character at either end is dropped). */
-static json_t *text_json(const tg_spool_text *r, size_t *skipped) /* new */
+static json_t *text_json(const tg__spool_text *r, size_t *skipped) /* new */
 {
     const char *s = r->text.len ? r->text.data : "";
     size_t n = r->text.len, lead = 0;
@@ -282,7 +282,7 @@ static json_t *text_json(const tg_spool_text *r, size_t *skipped) /* new */
     }
     if (skipped)
         *skipped = 0;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     json_t *v = tg__spool_append_sanitized(&b, s, n) == 0
                     ? json_stringn(b.len ? b.data : "", b.len)
@@ -291,7 +291,7 @@ static json_t *text_json(const tg_spool_text *r, size_t *skipped) /* new */
     return v;
 }
 
-static json_t *lines_json(const char *id, const tg_spool_text *r) /* new */
+static json_t *lines_json(const char *id, const tg__spool_text *r) /* new */
 {
     json_t *o = json_pack(
         "{s:s, s:I, s:I, s:I, s:o, s:b, s:b}", "artifact", id, "first_line",
@@ -350,7 +350,7 @@ static int run_read(tg_spool *sp, const char *id, toolrun *t, json_t **out)
         return bad_args(t, "%s",
                         "give a byte range (offset, length) or a line range "
                         "(line, lines), not both");
-    tg_spool_text r;
+    tg__spool_text r;
     if (has_off || has_len) {
         rc = tg__spool_read_bytes(sp, id, (uint64_t)offset, (size_t)length,
                                   TOOL_CAP, &r, t->err);
@@ -404,7 +404,7 @@ static int run_ends(tg_spool *sp, const char *id, bool tail, toolrun *t,
     if ((rc = check_keys(t, tail ? "artifact_tail" : "artifact_head", keys)) ||
         (rc = get_int(t, "lines", 1, LINES_MAX, HEAD_DEFAULT, &lines, NULL)))
         return rc;
-    tg_spool_text r;
+    tg__spool_text r;
     rc = tail ? tg__spool_tail(sp, id, (uint64_t)lines, TOOL_CAP, &r, t->err)
               : tg__spool_head(sp, id, (uint64_t)lines, TOOL_CAP, &r, t->err);
     if (rc)
@@ -421,7 +421,7 @@ static int run_grep(tg_spool *sp, const char *id, toolrun *t, json_t **out)
         "after",    "max_matches", "count_only",  NULL};
     long long context, before, after, max;
     bool has_before, has_after;
-    tg_spool_grep_opts o = {0};
+    tg__spool_grep_opts o = {0};
     int rc;
     if ((rc = check_keys(t, "artifact_grep", keys)) ||
         (rc = get_int(t, "context", 0, CONTEXT_MAX, 0, &context, NULL)) ||

@@ -71,15 +71,15 @@ typedef struct sink {
     pthread_cond_t cv;
 } sink;
 
-struct tg_spool_writer {
+struct tg__spool_writer {
     tg_spool *sp;
     size_t inline_max;
     uint64_t max_bytes; /* 0: none */
     bool force, limited, in_file, failed;
     tg_error fail; /* the sticky error once failed */
 
-    tg_buf mem; /* the output while it fits inline */
-    sink out;   /* the temporary file once in_file */
+    tg__buf mem; /* the output while it fits inline */
+    sink out;    /* the temporary file once in_file */
     char tmpname[64];
 
     EVP_MD_CTX *md;
@@ -258,17 +258,17 @@ static void sink_free(sink *s)
     }
 }
 
-int tg__spool_writer_new(tg_spool *sp, size_t inline_max, tg_spool_writer **out,
-                         tg_error *err)
+int tg__spool_writer_new(tg_spool *sp, size_t inline_max,
+                         tg__spool_writer **out, tg_error *err)
 {
     *out = NULL;
     if (sp == NULL || sp->dirfd < 0)
         return tg__error_set(err, TG_EINVAL,
                              "the spool is not open for writing");
-    tg_spool_writer *w = malloc(sizeof *w);
+    tg__spool_writer *w = malloc(sizeof *w);
     if (w == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
-    memset(w, 0, offsetof(tg_spool_writer, head)); /* a writer a call */
+    memset(w, 0, offsetof(tg__spool_writer, head)); /* a writer a call */
     w->sp = sp;
     w->inline_max = inline_max;
     w->out.fd = -1;
@@ -283,23 +283,23 @@ int tg__spool_writer_new(tg_spool *sp, size_t inline_max, tg_spool_writer **out,
     return 0;
 }
 
-void tg__spool_writer_set_max_bytes(tg_spool_writer *w, uint64_t max_bytes)
+void tg__spool_writer_set_max_bytes(tg__spool_writer *w, uint64_t max_bytes)
 {
     w->max_bytes = max_bytes;
 }
 
-void tg__spool_writer_set_force(tg_spool_writer *w, bool force)
+void tg__spool_writer_set_force(tg__spool_writer *w, bool force)
 {
     w->force = force;
 }
 
-uint64_t tg__spool_writer_bytes(const tg_spool_writer *w)
+uint64_t tg__spool_writer_bytes(const tg__spool_writer *w)
 {
     return w->total;
 }
 
 /* Closes and removes the temporary file (the thread stopped first). */
-static void drop_file(tg_spool_writer *w)
+static void drop_file(tg__spool_writer *w)
 {
     sink_free(&w->out);
     if (w->out.fd >= 0) {
@@ -309,7 +309,7 @@ static void drop_file(tg_spool_writer *w)
     }
 }
 
-static void release(tg_spool_writer *w)
+static void release(tg__spool_writer *w)
 {
     drop_file(w);
     tg__buf_cleanup(&w->mem);
@@ -320,7 +320,7 @@ static void release(tg_spool_writer *w)
 }
 
 /* Makes the writer fail for good: the partial file goes at once. */
-static int fail(tg_spool_writer *w, int code, tg_error *err, const char *fmt,
+static int fail(tg__spool_writer *w, int code, tg_error *err, const char *fmt,
                 const char *what, int errnum)
 {
     w->failed = true;
@@ -338,7 +338,7 @@ static int fail(tg_spool_writer *w, int code, tg_error *err, const char *fmt,
     "spool %s: %s: %s (after %llu bytes of output; the partial artifact was "  \
     "removed)"
 
-static int to_file(tg_spool_writer *w, const char *p, size_t n, tg_error *err)
+static int to_file(tg__spool_writer *w, const char *p, size_t n, tg_error *err)
 {
     int e = sink_put(&w->out, p, n);
     if (e != 0)
@@ -348,7 +348,7 @@ static int to_file(tg_spool_writer *w, const char *p, size_t n, tg_error *err)
 }
 
 /* Creates the temporary file and moves the in-memory bytes into it. */
-static int open_file(tg_spool_writer *w, tg_error *err)
+static int open_file(tg__spool_writer *w, tg_error *err)
 {
     unsigned char rnd[8];
     if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
@@ -375,7 +375,7 @@ static int open_file(tg_spool_writer *w, tg_error *err)
 }
 
 /* Checks p[0..n) for text, continuing a sequence the previous chunk cut. */
-static void check_text(tg_spool_writer *w, const unsigned char *p, size_t n)
+static void check_text(tg__spool_writer *w, const unsigned char *p, size_t n)
 {
     size_t i = 0;
     if (w->npend > 0) {
@@ -426,7 +426,7 @@ static void check_text(tg_spool_writer *w, const unsigned char *p, size_t n)
 }
 
 /* Hashes, counts and samples p[0..n), the bytes at offset w->total. */
-static int analyze(tg_spool_writer *w, const char *p, size_t n, tg_error *err)
+static int analyze(tg__spool_writer *w, const char *p, size_t n, tg_error *err)
 {
     if (EVP_DigestUpdate(w->md, p, n) != 1)
         return fail(w, TG_EINTERNAL, err, IO_FMT, "SHA-256 failed", EIO);
@@ -470,7 +470,7 @@ static int analyze(tg_spool_writer *w, const char *p, size_t n, tg_error *err)
     return 0;
 }
 
-int tg__spool_writer_write(tg_spool_writer *w, const void *data, size_t len,
+int tg__spool_writer_write(tg__spool_writer *w, const void *data, size_t len,
                            tg_error *err)
 {
     if (w->failed) {
@@ -511,14 +511,14 @@ int tg__spool_writer_write(tg_spool_writer *w, const void *data, size_t len,
     return 0;
 }
 
-void tg__spool_outcome_cleanup(tg_spool_outcome *o)
+void tg__spool_outcome_cleanup(tg__spool_outcome *o)
 {
     free(o->inline_data);
     json_decref(o->artifact);
     memset(o, 0, sizeof *o);
 }
 
-void tg__spool_writer_abort(tg_spool_writer *w)
+void tg__spool_writer_abort(tg__spool_writer *w)
 {
     if (w == NULL)
         return;
@@ -527,7 +527,7 @@ void tg__spool_writer_abort(tg_spool_writer *w)
 }
 
 /* The tail ring as contiguous bytes in out[TAIL_KEEP]; returns the count. */
-static size_t tail_bytes(const tg_spool_writer *w, char *out)
+static size_t tail_bytes(const tg__spool_writer *w, char *out)
 {
     size_t m = w->total < TAIL_KEEP ? (size_t)w->total : TAIL_KEEP;
     uint64_t from = w->total - m;
@@ -538,7 +538,7 @@ static size_t tail_bytes(const tg_spool_writer *w, char *out)
     return m;
 }
 
-static int commit(tg_spool_writer *w, tg_spool_outcome *o, tg_error *err)
+static int commit(tg__spool_writer *w, tg__spool_outcome *o, tg_error *err)
 {
     int rc;
     if (!w->in_file && (rc = open_file(w, err)) != 0)
@@ -591,7 +591,7 @@ static int commit(tg_spool_writer *w, tg_spool_outcome *o, tg_error *err)
     return 0;
 }
 
-int tg__spool_writer_finish(tg_spool_writer *w, tg_spool_outcome *o,
+int tg__spool_writer_finish(tg__spool_writer *w, tg__spool_outcome *o,
                             tg_error *err)
 {
     memset(o, 0, sizeof *o);

@@ -53,8 +53,8 @@ static void die(const char *what)
 static void check_tape(const char *text, size_t size)
 {
     json_error_t jerr;
-    tg_jtape tape;
-    tg_jtape_error terr;
+    tg__jtape tape;
+    tg__jtape_error terr;
     json_t *ref =
         json_loadb(text, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
                    &jerr); /* new ref */
@@ -90,7 +90,7 @@ static void check_tape(const char *text, size_t size)
         free(a);
         free(b);
     }
-    tg_buf x, y;
+    tg__buf x, y;
     tg__buf_init(&x, 0);
     tg__buf_init(&y, 0);
     int rx = tg__jcs_write_tape(&tape, &x);
@@ -115,7 +115,7 @@ static void check_tape(const char *text, size_t size)
 static void check_lenient(const char *text, size_t size)
 {
     json_error_t jerr;
-    tg_jtape tape;
+    tg__jtape tape;
     json_t *ref = json_loadb(text, size, JSON_DECODE_ANY, &jerr); /* new ref */
     int rc = tg__jtape_parse(text, size,
                              TG_JTAPE_BAD_STRINGS | TG_JTAPE_DUPLICATE_KEYS,
@@ -183,7 +183,7 @@ static void check_fast(const char *text, size_t size, const tg_call *call)
 
 static void check_repair(const char *text, size_t size)
 {
-    tg_buf out;
+    tg__buf out;
     unsigned done = 0;
     tg__buf_init(&out, 0);
     int rc = tg__repair_args_text(text, size, &out, &done, NULL);
@@ -203,7 +203,7 @@ static void check_repair(const char *text, size_t size)
 /* Whether text[0..n) is one JSON value by itself. */
 static int is_value(const char *text, size_t n)
 {
-    tg_jtape tape;
+    tg__jtape tape;
     int rc = tg__jtape_parse(text, n, 0, &tape, NULL);
     tg__jtape_free(&tape);
     return rc == 0;
@@ -212,10 +212,10 @@ static int is_value(const char *text, size_t n)
 /* Repair of text[0..n), which was cut: never arguments, reported as cut
  * once the opening brace is in. */
 static void check_cut_prefix(const char *text, size_t n, size_t brace,
-                             tg_buf *out)
+                             tg__buf *out)
 {
     unsigned done = 0;
-    tg_repair_cut cut;
+    tg__repair_cut cut;
     int rc = tg__repair_args_text(text, n, out, &done, &cut);
     if (rc == 1) {
         fprintf(stderr, "cut at %zu of '%.*s' repaired into '%s'\n", n, (int)n,
@@ -242,7 +242,7 @@ static void check_prefixes(const char *text, size_t size)
     if (brace == size || text[brace] != '{')
         return; /* not an object */
     size_t step = size <= 512 ? 1 : size / 256;
-    tg_buf out, fenced;
+    tg__buf out, fenced;
     tg__buf_init(&out, 0);
     tg__buf_init(&fenced, 0);
     if (tg__buf_append(&fenced, open, sizeof open - 1) != 0 ||

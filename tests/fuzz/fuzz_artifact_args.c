@@ -65,8 +65,8 @@ static void cleanup(void)
 
 static void put(int k, const char *data, size_t len)
 {
-    tg_spool_writer *w = NULL;
-    tg_spool_outcome o;
+    tg__spool_writer *w = NULL;
+    tg__spool_outcome o;
     tg_error err = {0};
     if (tg__spool_writer_new(sp, 0, &w, &err) != 0)
         die(err.message);
@@ -92,7 +92,7 @@ static void fixture(void)
     if (tg__spool_open(dir, 0, 0, &sp, &err) != 0)
         die(err.message);
     atexit(cleanup);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (int i = 1; i <= 2000; i++)
         tg__buf_printf(&b, "line %d: alpha beta gamma%s\n", i,
@@ -130,7 +130,7 @@ static void fixture(void)
 /* The arguments with "@0".."@4" replaced by the fixture's ids. */
 static char *expand(const char *s, size_t n, size_t *out_len)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '@' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '4') {

@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tg_error e = {0};
     int rc = tg__content_parse((const char *)data, size, &blocks, &e);
     if (rc == 0) {
-        tg_buf out;
+        tg__buf out;
         tg__buf_init(&out, 0);
         if (!json_is_array(blocks) ||
             tg__format_content_text(blocks, &out) != 0)

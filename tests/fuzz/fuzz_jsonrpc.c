@@ -25,7 +25,7 @@ static void check_slice(const char *text, size_t len, const char *s, size_t n)
 }
 
 /* The written message must be JSON with the same id as given. */
-static void check_written(const tg_buf *out, const tg_rpc_id *id)
+static void check_written(const tg__buf *out, const tg__rpc_id *id)
 {
     json_error_t jerr;
     json_t *v = json_loadb(out->data, out->len, 0, &jerr); /* new ref */
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    tg_rpc_limits lim = {0, 0, 0, (data[0] & 1) != 0};
+    tg__rpc_limits lim = {0, 0, 0, (data[0] & 1) != 0};
     unsigned depth = (data[0] >> 1) & 7;
     unsigned bytes = (data[0] >> 4) & 3;
     if (depth != 0)
@@ -57,12 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lim.max_bytes = (size_t)bytes * 64;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     if (tg__rpc_read(&b, text, len, &lim) != 0) {
         tg__rpc_batch_cleanup(&b);
         return 0;
     }
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     if (b.fail_code != 0) {
         if (b.n != 0 || (b.fail_code != TG_RPC_PARSE_ERROR &&
@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_written(&out, NULL);
     }
     for (size_t i = 0; i < b.n; i++) {
-        const tg_rpc_msg *m = &b.msgs[i];
+        const tg__rpc_msg *m = &b.msgs[i];
         out.len = 0;
         check_slice(text, len, m->params, m->params_len);
         check_slice(text, len, m->result, m->result_len);
@@ -104,14 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 json_object_foreach(p, key, val)
                 {
                     const char *path[] = {key};
-                    tg_rpc_value v;
+                    tg__rpc_value v;
                     if (strlen(key) != 0 &&
                         memchr(key, '\0', strlen(key)) == NULL &&
                         tg__rpc_params_find(&b, m, path, 1, &v) == 1) {
                         check_slice(text, len, v.json, v.len);
                         /* read alone (keys may hold U+0000, which
                          * jansson refuses: the tape's reader) */
-                        tg_jtape alone;
+                        tg__jtape alone;
                         if (tg__jtape_parse(v.json, v.len, TG_JTAPE_ALLOW_NUL,
                                             &alone, NULL) != 0)
                             abort();

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *call = used < size ? json_loadb((const char *)data + used,
                                             size - used, JSON_DECODE_ANY, &jerr)
                                : NULL; /* new ref */
-    tg_policy *p = NULL;
+    tg__policy *p = NULL;
     tg_error err = {0};
     int rc = tg__policy_compile(pol, &p, &err);
     if (rc != 0) {
@@ -85,11 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *caller = str_member(call, "caller", NULL);
     const json_t *ann = json_object_get(call, "annotations"); /* borrowed */
     const json_t *args = json_object_get(call, "args");       /* borrowed */
-    tg_policy_input in = {tool, caller, ann, args, WS, NULL};
-    tg_policy_verdict v, v2;
+    tg__policy_input in = {tool, caller, ann, args, WS, NULL};
+    tg__policy_verdict v, v2;
     tg_error err2 = {0};
     rc = tg__policy_decide(p, &in, &v, NULL, &err);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 1 << 20);
     int rc2 = tg__policy_decide(p, &in, &v2, &b, &err2);
     tg__buf_cleanup(&b);

@@ -182,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    static const tg_mcp_version versions[] = {
+    static const tg__mcp_version versions[] = {
         TG_MCP_VERSION_UNKNOWN, TG_MCP_V2025_06_18, TG_MCP_V2025_11_25,
         TG_MCP_V2026_07_28};
     uv_loop_t loop;

@@ -61,13 +61,13 @@ static void check_lines(const char *lines)
 
 /* One validation of the tape with memoization `memo` and `steps` steps;
  * *nviol the violations when `report`. */
-static int run(const tg_schema *s, const tg_jtape *t, int memo, uint64_t steps,
-               int report, const atomic_int *stop, tg_schema_budget *b,
+static int run(const tg_schema *s, const tg__jtape *t, int memo, uint64_t steps,
+               int report, const atomic_int *stop, tg__schema_budget *b,
                size_t *nviol)
 {
     tg__schema_budget_init(b, steps, stop);
     b->memo = memo;
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     tg_error err;
     memset(&err, 0, sizeof err);
@@ -86,10 +86,10 @@ static int run(const tg_schema *s, const tg_jtape *t, int memo, uint64_t steps,
  * entry point). */
 static void costs(const tg_schema *s, const char *inst, size_t ilen, int want)
 {
-    tg_jtape t;
+    tg__jtape t;
     if (tg__jtape_parse(inst, ilen, TG_JTAPE_ALLOW_NUL, &t, NULL) != 0)
         return;
-    tg_schema_budget b;
+    tg__schema_budget b;
     size_t n_memo = 0, n_plain = 0, n = 0;
     int memo = run(s, &t, TG_SCHEMA_MEMO_ALWAYS, 0, 0, NULL, &b, &n);
     int memo_r = run(s, &t, TG_SCHEMA_MEMO_ALWAYS, 0, 1, NULL, &b, &n_memo);

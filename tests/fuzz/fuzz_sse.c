@@ -24,13 +24,13 @@
 #define KEEP 8 /* bytes an event keeps once discarding */
 
 typedef struct log_ctx {
-    tg_buf log;
+    tg__buf log;
     size_t max;
-    tg_sse *reader;
+    tg__sse *reader;
     int discarding;
 } log_ctx;
 
-static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+static int on_event(void *ud, const tg__sse_event *ev, tg_error *err)
 {
     (void)err;
     log_ctx *c = ud;
@@ -65,7 +65,7 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
 static char *read_all(const uint8_t *text, size_t len, const size_t *sizes,
                       size_t nsizes, size_t max, size_t *log_len)
 {
-    tg_sse r;
+    tg__sse r;
     tg_error err;
     log_ctx c;
     tg__buf_init(&c.log, 0);

@@ -45,7 +45,7 @@ static const char *const formats[] = {"auto", "openai-chat", "openai-responses",
                                       "anthropic", "gemini"};
 
 /* One call as a line: everything but its timestamps and index. */
-static void describe_call(const tg_call *c, tg_buf *b)
+static void describe_call(const tg_call *c, tg__buf *b)
 {
     const char *aj = tg_call_args_json(c), *raw = tg_call_args_raw(c);
     char *meta =
@@ -59,7 +59,7 @@ static void describe_call(const tg_call *c, tg_buf *b)
 }
 
 /* The calls, then the warnings. */
-static void describe(const tg_turn *t, tg_buf *b)
+static void describe(const tg_turn *t, tg__buf *b)
 {
     tg__buf_printf(b, "%s %zu\n", t->format ? t->format : "-", t->n);
     for (size_t i = 0; i < t->n; i++) {
@@ -77,7 +77,7 @@ static void describe(const tg_turn *t, tg_buf *b)
 /* Whether two calls describe the same. */
 static int same_call(const tg_call *x, const tg_call *y)
 {
-    tg_buf a, b;
+    tg__buf a, b;
     tg__buf_init(&a, 0);
     tg__buf_init(&b, 0);
     describe_call(x, &a);
@@ -89,10 +89,10 @@ static int same_call(const tg_call *x, const tg_call *y)
 }
 
 /* Aborts unless what `say` writes of two turns is the same. */
-static void expect_same(void (*say)(const tg_turn *, tg_buf *),
+static void expect_same(void (*say)(const tg_turn *, tg__buf *),
                         const tg_turn *x, const tg_turn *y)
 {
-    tg_buf a, b;
+    tg__buf a, b;
     tg__buf_init(&a, 0);
     tg__buf_init(&b, 0);
     say(x, &a);
@@ -120,7 +120,7 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
     int take = flags & TAKE;
     tg_stream *s = NULL;
     tg_error err;
-    tg_buf b;
+    tg__buf b;
     const tg_call *handed[MAX_HANDED];
     char *then[MAX_HANDED]; /* each as it was when handed out */
     size_t nhanded = 0, seen = 0;
@@ -128,7 +128,7 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
     *turn_out = NULL;
     if (tg_stream_new(format, &s, &err) != 0)
         abort();
-    if (tg_stream_set_max_event_bytes(s, max) != 0)
+    if (tg_stream_set_max_event_bytes(s, max, NULL) != 0)
         abort();
     if (flags & SLOW)
         tg__stream_no_fast_paths(s);
@@ -145,7 +145,7 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
         const tg_call *c;
         while (take && (c = tg_stream_next_call(s)) != NULL) {
             if (nhanded < MAX_HANDED) {
-                tg_buf d;
+                tg__buf d;
                 tg__buf_init(&d, 0);
                 describe_call(c, &d);
                 then[nhanded] = tg__buf_take(&d);
@@ -172,7 +172,7 @@ static char *read_stream(const uint8_t *text, size_t len, const char *format,
             for (size_t j = 0; j < i; j++)
                 if (handed[j] == handed[i])
                     abort();
-            tg_buf d;
+            tg__buf d;
             tg__buf_init(&d, 0);
             describe_call(handed[i], &d);
             if (then[i] != NULL && strcmp(tg__buf_cstr(&d), then[i]) != 0)
@@ -242,7 +242,7 @@ static int warned_late(const tg_turn *t, const char *raw_id)
 }
 
 /* The warnings that are not about one call (events after the end). */
-static void other_warnings(const tg_turn *t, tg_buf *b)
+static void other_warnings(const tg_turn *t, tg__buf *b)
 {
     for (size_t i = 0; i < t->nwarnings; i++)
         if (strncmp(t->warnings[i], "call ", 5) != 0)

@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* The stdin form of the first element, whatever it holds. */
     if (json_array_size(tpl) > 0) {
-        tg_buf out;
+        tg__buf out;
         tg__buf_init(&out, 1 << 20);
         tg_error serr = {0};
         tg__stdin_expand(json_string_value(json_array_get(tpl, 0)), args, &out,

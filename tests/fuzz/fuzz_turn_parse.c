@@ -141,7 +141,7 @@ static const char *const parsers[] = {
 /* When format f's fast path takes an input, detection picks f for the
  * document (no other format scores as high) and f's document parser gives
  * the same calls. */
-static void check_fast_path(const tg_format *f, const uint8_t *data,
+static void check_fast_path(const tg__format *f, const uint8_t *data,
                             size_t size)
 {
     tg_turn *fast = tg__turn_new(f->name);
@@ -158,7 +158,7 @@ static void check_fast_path(const tg_format *f, const uint8_t *data,
         abort();
     int score = f->detect(doc);
     for (size_t k = 0; k < NPARSERS; k++) {
-        const tg_format *g = tg__format_find(parsers[k]);
+        const tg__format *g = tg__format_find(parsers[k]);
         if (score <= 0 || (g != f && g->detect && g->detect(doc) >= score))
             abort();
     }
@@ -279,7 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_fast_reader(data, size, 0);
     check_fast_reader(data, size, 1);
     for (size_t k = 0; k < NPARSERS; k++) {
-        const tg_format *f = tg__format_find(parsers[k]);
+        const tg__format *f = tg__format_find(parsers[k]);
         if (f != NULL && f->parse_fast != NULL)
             check_fast_path(f, data, size);
     }

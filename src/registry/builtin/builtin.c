@@ -27,7 +27,7 @@
  * far more than grep's 10,000 shown lines or a 100,000-entry listing. */
 #define OUT_LIMIT (32u << 20)
 
-typedef int (*core_fn)(tg_fsrun *run, const json_t *args, tg_buf *out,
+typedef int (*core_fn)(tg__fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err);
 
 typedef struct builtin_def {
@@ -47,13 +47,13 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
                     core_fn core, bool json_out)
 {
     tg_error err = {0};
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, OUT_LIMIT);
-    tg_fsrun run = {.workspace = tg_handler_workspace(ctx),
-                    .cwd = tg_handler_cwd(ctx),
-                    .canceled = ctx_canceled,
-                    .cancel_ud = ctx,
-                    .state = tg_handler_state_paths(ctx)};
+    tg__fsrun run = {.workspace = tg_handler_workspace(ctx),
+                     .cwd = tg_handler_cwd(ctx),
+                     .canceled = ctx_canceled,
+                     .cancel_ud = ctx,
+                     .state = tg_handler_state_paths(ctx)};
     /* JSON_ALLOW_NUL: a NUL byte in a path is refused by name, not as a
      * parse error */
     json_error_t jerr;
@@ -61,7 +61,7 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
         json_loadb(args_json, args_len, JSON_ALLOW_NUL, &jerr); /* new ref */
     int rc;
     if (args == NULL) {
-        tg_handler_fail(ctx, TG__FS_BADARGS, jerr.text);
+        tg_handler_fail(ctx, TG__FS_BADARGS, jerr.text, NULL);
         rc = -1;
         goto fail;
     }
@@ -70,18 +70,18 @@ static int run_core(tg_handler_ctx *ctx, const char *args_json, size_t args_len,
          * confinement refusing the call */
         if (run.errcode != NULL && (strcmp(run.errcode, TG__FS_OUTSIDE) == 0 ||
                                     strcmp(run.errcode, TG__FS_STATE) == 0))
-            tg_handler_deny(ctx, err.message);
+            tg_handler_deny(ctx, err.message, NULL);
         else
             tg_handler_fail(ctx, run.errcode ? run.errcode : "TOOL_FAILED",
-                            err.message);
+                            err.message, NULL);
         rc = -1;
         goto fail;
     }
     /* past the output cap the runtime records OUTPUT_LIMIT itself */
     if (json_out)
-        tg_handler_set_json(ctx, tg__buf_cstr(&out), out.len);
+        tg_handler_set_json(ctx, tg__buf_cstr(&out), out.len, NULL);
     else
-        tg_handler_write(ctx, tg__buf_cstr(&out), out.len);
+        tg_handler_write(ctx, tg__buf_cstr(&out), out.len, NULL);
     rc = 0;
 fail:
     json_decref(args);
@@ -103,7 +103,7 @@ static int builtin_handler(tg_handler_ctx *ctx, const char *args_json,
 static const builtin_def builtins[] = {TG__BUILTIN_MAP(BUILTIN_DEF)};
 #undef BUILTIN_DEF
 
-int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
+int tg__builtin_add(tg__registry *reg, const char *name, tg_error *err)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
         const builtin_def *b = &builtins[i];
@@ -111,7 +111,7 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
             continue;
         if (b->flags & TG__BUILTIN_COMMAND)
             return tg__shell_add(reg, err); /* the one command built-in */
-        tg_tool *tool = NULL;
+        tg__tool *tool = NULL;
         /* The file tools are not TG_TOOL_INLINE: they do file I/O, so they
          * run on workers. echo, the one inline built-in, has its own
          * handler (echo.c). */
@@ -138,7 +138,7 @@ int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err)
                          TG__BUILTIN_NAMES);
 }
 
-int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
+int tg__registry_load(tg__registry *reg, const tg_config *cfg, tg_error *err)
 {
     int rc;
     size_t i;
@@ -147,7 +147,7 @@ int tg__registry_load(tg_registry *reg, const tg_config *cfg, tg_error *err)
     {
         char key[32];
         snprintf(key, sizeof key, "tools[%zu]", i);
-        tg_tool *tool = NULL;
+        tg__tool *tool = NULL;
         if (tg__source_entry(v))
             continue; /* an MCP server: the runtime makes its source */
         if ((rc = tg__tool_from_config(v, key, &tool, err)) ||

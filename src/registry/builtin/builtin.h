@@ -73,7 +73,7 @@ static inline int tg__builtin_known(const char *name)
 
 /* Adds the built-in tool `name` to reg. TG_ENOTFOUND (with the known names in
  * the message) when there is no such built-in. */
-int tg__builtin_add(tg_registry *reg, const char *name, tg_error *err);
+int tg__builtin_add(tg__registry *reg, const char *name, tg_error *err);
 
 /* echo.c: the `echo` built-in's input schema and its handler, which
  * returns the argument `text` as the result's text. */
@@ -83,6 +83,6 @@ int tg__echo_handler(tg_handler_ctx *ctx, const char *args_json,
 
 /* shell.c: adds the `shell` built-in, a command tool running
  * `/bin/bash -c -- {command}` (sandboxed like every command tool). */
-int tg__shell_add(tg_registry *reg, tg_error *err);
+int tg__shell_add(tg__registry *reg, tg_error *err);
 
 #endif

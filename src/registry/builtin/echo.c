@@ -24,18 +24,18 @@ const char tg__echo_schema[] =
     "\"required\":[\"text\"],\"additionalProperties\":false}";
 
 /* The index of the value of member `key` of the object at tok[0], or 0. */
-static size_t member(const tg_jtape *t, const char *key)
+static size_t member(const tg__jtape *t, const char *key)
 {
     size_t klen = strlen(key);
     if (t->n == 0 || t->tok[0].kind != TG_JT_OBJECT)
         return 0;
     for (size_t i = 1; i < t->n && i < t->tok[0].a;) {
-        const tg_jtok *k = &t->tok[i];
+        const tg__jtok *k = &t->tok[i];
         if (k->kind == TG_JT_KEY && !(k->flags & TG_JT_ESCAPED) &&
             k->b == klen && memcmp(t->text + k->a, key, klen) == 0)
             return i + 1;
         /* step over the key and its value (a container skips to its end) */
-        const tg_jtok *v = &t->tok[i + 1];
+        const tg__jtok *v = &t->tok[i + 1];
         i = v->kind == TG_JT_OBJECT || v->kind == TG_JT_ARRAY ? v->a : i + 2;
     }
     return 0;
@@ -45,33 +45,34 @@ int tg__echo_handler(tg_handler_ctx *ctx, const char *args_json,
                      size_t args_len, void *user_data)
 {
     (void)user_data;
-    tg_jtok small[8]; /* {"text": "..."} is 3 tokens */
-    tg_jtape tape;
+    tg__jtok small[8]; /* {"text": "..."} is 3 tokens */
+    tg__jtape tape;
     if (tg__jtape_parse_in(args_json, args_len, small, 8, &tape, NULL) != 0) {
         tg_handler_fail(ctx, "INVALID_ARGUMENTS",
-                        "the arguments are not a JSON object");
+                        "the arguments are not a JSON object", NULL);
         return -1;
     }
     int rc = 0;
     size_t v = member(&tape, "text");
     if (v == 0 || tape.tok[v].kind != TG_JT_STRING) {
         tg_handler_fail(ctx, "INVALID_ARGUMENTS",
-                        "echo takes {\"text\": STRING}");
+                        "echo takes {\"text\": STRING}", NULL);
         rc = -1;
     } else if (tape.tok[v].b == 0) {
         /* no output would be a null payload: the empty text is "" */
-        if (tg_handler_set_json(ctx, "\"\"", 2) != 0)
+        if (tg_handler_set_json(ctx, "\"\"", 2, NULL) != 0)
             rc = -1;
     } else if (!(tape.tok[v].flags & TG_JT_ESCAPED)) {
         /* the bytes as written are the string */
-        if (tg_handler_write(ctx, tape.text + tape.tok[v].a, tape.tok[v].b))
+        if (tg_handler_write(ctx, tape.text + tape.tok[v].a, tape.tok[v].b,
+                             NULL))
             rc = -1;
     } else {
         char storage[512];
-        tg_buf text;
+        tg__buf text;
         tg__buf_init_with(&text, storage, sizeof storage, 0);
         if (tg__jtape_decode(&tape, &tape.tok[v], &text) != 0 ||
-            tg_handler_write(ctx, tg__buf_cstr(&text), text.len) != 0)
+            tg_handler_write(ctx, tg__buf_cstr(&text), text.len, NULL) != 0)
             rc = -1;
         tg__buf_cleanup(&text);
     }

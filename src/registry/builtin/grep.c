@@ -50,9 +50,9 @@ const char tg__grep_schema[] =
     "\"required\":[\"pattern\"],\"additionalProperties\":false}";
 
 typedef struct grepctx {
-    tg_fsrun *run;
+    tg__fsrun *run;
     tg_error *err;
-    tg_buf *out;
+    tg__buf *out;
     pcre2_code *re;
     pcre2_match_data *md;
     pcre2_match_context *mctx;
@@ -61,8 +61,8 @@ typedef struct grepctx {
     int64_t max_matches, matches;
     bool stopped; /* max_matches reached */
     char *chunk;
-    tg_buf line;
-    tg_buf path;      /* display path of the current file */
+    tg__buf line;
+    tg__buf path;     /* display path of the current file */
     size_t rel_start; /* where the part below the start path begins in path */
 } grepctx;
 
@@ -313,7 +313,8 @@ static int compile(grepctx *g, const json_t *pattern, bool icase)
     return 0;
 }
 
-int tg__grep_run(tg_fsrun *run, const json_t *args, tg_buf *out, tg_error *err)
+int tg__grep_run(tg__fsrun *run, const json_t *args, tg__buf *out,
+                 tg_error *err)
 {
     static const char *const keys[] = {"pattern",     "path",        "glob",
                                        "max_matches", "ignore_case", NULL};

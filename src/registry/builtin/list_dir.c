@@ -48,10 +48,10 @@ static const char *type_of(mode_t m)
 }
 
 /* Writes the entries as JSON through jansson, names made valid UTF-8. */
-static int write_json(const entry *e, size_t n, tg_buf *out)
+static int write_json(const entry *e, size_t n, tg__buf *out)
 {
     int rc = TG_ENOMEM;
-    tg_buf name;
+    tg__buf name;
     tg__buf_init(&name, 0);
     json_t *arr = json_array(); /* new ref */
     if (arr == NULL)
@@ -77,7 +77,7 @@ fail:
     return rc;
 }
 
-int tg__list_dir_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__list_dir_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                      tg_error *err)
 {
     static const char *const keys[] = {"path", NULL};

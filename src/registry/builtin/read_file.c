@@ -61,7 +61,7 @@ typedef struct window {
 } window;
 
 /* Feeds n bytes of the file through the window into out. */
-static int feed(window *w, const char *p, size_t n, tg_buf *out)
+static int feed(window *w, const char *p, size_t n, tg__buf *out)
 {
     while (n > 0 && !w->done) {
         const char *nl = memchr(p, '\n', n);
@@ -93,7 +93,7 @@ static int feed(window *w, const char *p, size_t n, tg_buf *out)
     return 0;
 }
 
-int tg__read_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__read_file_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                       tg_error *err)
 {
     static const char *const keys[] = {"path", "offset_line", "max_lines",

@@ -30,14 +30,14 @@ static const char shell_entry[] =
     "  \"idempotentHint\": false, \"openWorldHint\": false},"
     " \"command\": [\"/bin/bash\", \"-c\", \"--\", \"{command}\"]}";
 
-int tg__shell_add(tg_registry *reg, tg_error *err)
+int tg__shell_add(tg__registry *reg, tg_error *err)
 {
     json_error_t jerr;
     json_t *entry =
         json_loads(shell_entry, JSON_REJECT_DUPLICATES, &jerr); /* new ref */
     if (entry == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
-    tg_tool *tool = NULL;
+    tg__tool *tool = NULL;
     int rc = tg__tool_from_config(entry, "builtin_tools.shell", &tool, err);
     json_decref(entry);
     if (rc != 0)

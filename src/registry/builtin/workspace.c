@@ -12,7 +12,7 @@
  * walk still cannot lead out.
  *
  * toolgate's own files in the workspace (its journal's directory, the
- * spool, the configuration: tg_fsrun.state) are refused the same way, by
+ * spool, the configuration: tg__fsrun.state) are refused the same way, by
  * what a path resolves to: the device and inode numbers of what was opened
  * and of each directory above it up to the root are compared with theirs,
  * so "x/../.toolgate", an absolute path and a symlink the tool made all
@@ -41,7 +41,7 @@
 
 /* ------------------------------------------------------------ messages */
 
-int tg__fs_fail(tg_fsrun *run, const char *code, int rc, tg_error *err,
+int tg__fs_fail(tg__fsrun *run, const char *code, int rc, tg_error *err,
                 const char *fmt, ...)
 {
     run->errcode = code;
@@ -55,7 +55,7 @@ int tg__fs_fail(tg_fsrun *run, const char *code, int rc, tg_error *err,
     return rc;
 }
 
-int tg__fs_canceled(tg_fsrun *run, tg_error *err)
+int tg__fs_canceled(tg__fsrun *run, tg_error *err)
 {
     if (run->canceled == NULL || !run->canceled(run->cancel_ud))
         return 0;
@@ -63,7 +63,7 @@ int tg__fs_canceled(tg_fsrun *run, tg_error *err)
     return 1;
 }
 
-int tg__fs_args(tg_fsrun *run, const char *tool, const json_t *args,
+int tg__fs_args(tg__fsrun *run, const char *tool, const json_t *args,
                 const char *const *allowed, tg_error *err)
 {
     if (!json_is_object(args))
@@ -83,7 +83,7 @@ int tg__fs_args(tg_fsrun *run, const char *tool, const json_t *args,
     return 0;
 }
 
-int tg__fs_int(tg_fsrun *run, const char *tool, const json_t *args,
+int tg__fs_int(tg__fsrun *run, const char *tool, const json_t *args,
                const char *key, int64_t lo, int64_t hi, int64_t def,
                int64_t *out, tg_error *err)
 {
@@ -133,7 +133,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-int tg__utf8_append(tg_buf *b, const char *s, size_t n)
+int tg__utf8_append(tg__buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, run = 0;
@@ -174,7 +174,7 @@ static const char *inside(const char *ws, const char *p)
     return rest;
 }
 
-int tg__ws_relpath(tg_fsrun *run, const char *path, size_t len, tg_buf *rel,
+int tg__ws_relpath(tg__fsrun *run, const char *path, size_t len, tg__buf *rel,
                    tg_error *err)
 {
     int rc;
@@ -240,7 +240,7 @@ int tg__ws_open_walk(int root_fd, const char *rel, int flags)
     int *stack = NULL; /* O_PATH descriptors of the directories walked */
     size_t depth = 0, cap = 0;
     char *target = NULL;
-    tg_buf todo, next;
+    tg__buf todo, next;
     tg__buf_init(&todo, 0);
     tg__buf_init(&next, 0);
     size_t pos = 0;
@@ -319,7 +319,7 @@ int tg__ws_open_walk(int root_fd, const char *rel, int flags)
                 rc = -ENOMEM;
                 break;
             }
-            tg_buf t = todo;
+            tg__buf t = todo;
             todo = next;
             next = t;
             pos = 0;
@@ -380,7 +380,7 @@ done:
 /* Reads the device and inode numbers of run->state once. A path that
  * cannot be stat'ed (gone) is skipped: nothing resolves into it. More than
  * TG__FS_MAX_STATE paths (never given by the runtime) fail closed. */
-static void state_read(tg_fsrun *run)
+static void state_read(tg__fsrun *run)
 {
     if (run->ids_read)
         return;
@@ -400,12 +400,12 @@ static void state_read(tg_fsrun *run)
     }
 }
 
-static bool have_state(const tg_fsrun *run)
+static bool have_state(const tg__fsrun *run)
 {
     return run->state != NULL && run->state[0] != NULL;
 }
 
-bool tg__ws_is_state(tg_fsrun *run, const struct stat *st)
+bool tg__ws_is_state(tg__fsrun *run, const struct stat *st)
 {
     if (!have_state(run))
         return false;
@@ -418,7 +418,7 @@ bool tg__ws_is_state(tg_fsrun *run, const struct stat *st)
     return false;
 }
 
-int tg__ws_dir_in_state(tg_fsrun *run, int root_fd, int dirfd)
+int tg__ws_dir_in_state(tg__fsrun *run, int root_fd, int dirfd)
 {
     if (!have_state(run))
         return 0;
@@ -466,10 +466,10 @@ int tg__ws_dir_in_state(tg_fsrun *run, int root_fd, int dirfd)
  * resolving rel's last component again as the kernel did (a final symlink
  * followed), and must still hold st. 1, 0, or -errno (-EAGAIN: it changed
  * meanwhile). */
-static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
+static int file_in_state(tg__fsrun *run, int root_fd, const char *rel,
                          const struct stat *st)
 {
-    tg_buf cur, next;
+    tg__buf cur, next;
     tg__buf_init(&cur, 0);
     tg__buf_init(&next, 0);
     char *target = malloc(PATH_MAX);
@@ -518,7 +518,7 @@ static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
                          tg__buf_puts(&next, target) != 0)
                     rc = -ENOMEM;
                 else {
-                    tg_buf t = cur;
+                    tg__buf t = cur;
                     cur = next;
                     next = t;
                     again = true;
@@ -539,7 +539,7 @@ static int file_in_state(tg_fsrun *run, int root_fd, const char *rel,
 
 /* Whether what rel resolved to (fd, st) is or lies in toolgate's own
  * files. */
-static int resolved_in_state(tg_fsrun *run, int root_fd, const char *rel,
+static int resolved_in_state(tg__fsrun *run, int root_fd, const char *rel,
                              int fd, const struct stat *st)
 {
     if (!have_state(run))
@@ -550,7 +550,7 @@ static int resolved_in_state(tg_fsrun *run, int root_fd, const char *rel,
                                 : file_in_state(run, root_fd, rel, st);
 }
 
-int tg__ws_state_error(tg_fsrun *run, int e, const char *p, tg_error *err)
+int tg__ws_state_error(tg__fsrun *run, int e, const char *p, tg_error *err)
 {
     if (e == 0)
         return tg__fs_fail(run, TG__FS_STATE, TG_EINVAL, err,
@@ -564,7 +564,7 @@ int tg__ws_state_error(tg_fsrun *run, int e, const char *p, tg_error *err)
 }
 
 /* The tool error for a failed open of user path p. */
-int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err)
+int tg__ws_open_error(tg__fsrun *run, int e, const char *p, tg_error *err)
 {
     switch (e) {
     case EXDEV:
@@ -594,11 +594,11 @@ int tg__ws_open_error(tg_fsrun *run, int e, const char *p, tg_error *err)
     }
 }
 
-int tg__ws_open(tg_fsrun *run, const json_t *path, int flags, int *fd_out,
+int tg__ws_open(tg__fsrun *run, const json_t *path, int flags, int *fd_out,
                 tg_error *err)
 {
     int rc;
-    tg_buf rel;
+    tg__buf rel;
     tg__buf_init(&rel, 0);
     *fd_out = -1;
     const char *p = json_string_value(path);

@@ -64,7 +64,7 @@ static int make_temp(int dirfd, char *tmp, size_t size)
     return -EEXIST;
 }
 
-int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
+int tg__write_file_run(tg__fsrun *run, const json_t *args, tg__buf *out,
                        tg_error *err)
 {
     static const char *const allowed[] = {"path", "content", NULL};
@@ -77,7 +77,7 @@ int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
         return tg__fs_fail(run, TG__FS_BADARGS, TG_EINVAL, err,
                            "write_file needs 'path' and 'content' strings");
     const char *p = json_string_value(path);
-    tg_buf rel;
+    tg__buf rel;
     tg__buf_init(&rel, 0);
     int root = -1, dirfd = -1, fd = -1;
     char tmp[64] = "";
@@ -156,7 +156,7 @@ int tg__write_file_run(tg_fsrun *run, const json_t *args, tg_buf *out,
     tmp[0] = '\0';      /* renamed: nothing to remove */
     (void)fsync(dirfd); /* the rename itself durable, where supported */
     /* {"path","bytes"}: the path as given, made valid UTF-8 for JSON. */
-    tg_buf shown;
+    tg__buf shown;
     tg__buf_init(&shown, 0);
     rc = tg__utf8_append(&shown, p, strlen(p));
     json_t *o = rc == 0 ? json_pack("{s:s%, s:I}", "path", tg__buf_cstr(&shown),

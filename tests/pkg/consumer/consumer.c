@@ -18,7 +18,7 @@ static int answer(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)args;
     (void)len;
     (void)ud;
-    return tg_handler_set_json(ctx, "{\"n\":42}", 8);
+    return tg_handler_set_json(ctx, "{\"n\":42}", 8, NULL);
 }
 
 int main(void)

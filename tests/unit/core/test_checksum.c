@@ -175,7 +175,7 @@ static void test_tape_matches(void **state)
         {"t\"q", "{}", SHA_QUOTED_TOOL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_jtape t;
+        tg__jtape t;
         char a[TG_CHECKSUM_MAX], b[TG_CHECKSUM_MAX];
         assert_int_equal(
             tg__jtape_parse(cases[i].text, strlen(cases[i].text), 0, &t, NULL),

@@ -41,8 +41,8 @@ static void test_fnv1a(void **state)
 static void test_put_find(void **state)
 {
     (void)state;
-    tg_hmap m = {0};
-    tg_hentry *e = NULL;
+    tg__hmap m = {0};
+    tg__hentry *e = NULL;
     assert_null(tg__hmap_find_str(&m, "x")); /* never grown */
     size_t pos = 0;
     assert_null(tg__hmap_next(&m, &pos));
@@ -123,11 +123,11 @@ static uint64_t weak_hash(int k, int bits)
 }
 
 /* Checks m against the model: present[k] is the value of key k + 1, or 0. */
-static void check_model(const tg_hmap *m, const size_t *present, int bits)
+static void check_model(const tg__hmap *m, const size_t *present, int bits)
 {
     size_t n = 0;
     for (int k = 0; k < NKEYS; k++) {
-        tg_hentry *e =
+        tg__hentry *e =
             tg__hmap_find(m, keys[k], strlen(keys[k]), weak_hash(k, bits));
         if (present[k] == 0) {
             assert_null(e);
@@ -142,7 +142,7 @@ static void check_model(const tg_hmap *m, const size_t *present, int bits)
     /* Iteration: each entry once. */
     size_t pos = 0, seen = 0;
     unsigned char mark[NKEYS] = {0};
-    tg_hentry *e;
+    tg__hentry *e;
     while ((e = tg__hmap_next(m, &pos)) != NULL) {
         int k = (int)(((const char *)e->key - &keys[0][0]) / 16);
         assert_true(k >= 0 && k < NKEYS);
@@ -163,7 +163,7 @@ static void test_random_against_model(void **state)
     uint64_t rng = 88172645463325252ULL;
     for (size_t hb = 0; hb < sizeof hash_bits / sizeof *hash_bits; hb++) {
         int bits = hash_bits[hb];
-        tg_hmap m = {0};
+        tg__hmap m = {0};
         size_t present[NKEYS] = {0};
         for (int step = 0; step < 20000; step++) {
             rng ^= rng << 13;
@@ -171,7 +171,7 @@ static void test_random_against_model(void **state)
             rng ^= rng << 17;
             int k = (int)(rng % NKEYS);
             uint64_t h = weak_hash(k, bits);
-            tg_hentry *e = NULL;
+            tg__hentry *e = NULL;
             /* Removals a little rarer than insertions: the table fills
              * and empties through several sizes. */
             if ((rng >> 20) % 5 < 3) {
@@ -195,7 +195,7 @@ static void test_random_against_model(void **state)
         check_model(&m, present, bits);
         /* Empty it completely: nothing is left behind. */
         for (int k = 0; k < NKEYS; k++) {
-            tg_hentry *e =
+            tg__hentry *e =
                 tg__hmap_find(&m, keys[k], strlen(keys[k]), weak_hash(k, bits));
             if (e != NULL)
                 tg__hmap_remove(&m, e);
@@ -214,10 +214,10 @@ static void test_remove_wraps(void **state)
 {
     (void)state;
     make_keys();
-    tg_hmap m = {0};
+    tg__hmap m = {0};
     assert_int_equal(tg__hmap_reserve(&m, 8), 0);
     size_t last = m.mask;
-    tg_hentry *e;
+    tg__hentry *e;
     for (int k = 0; k < 6; k++) {
         assert_int_equal(tg__hmap_put(&m, keys[k], strlen(keys[k]), last, &e),
                          0);
@@ -249,12 +249,12 @@ static void test_reserve(void **state)
 {
     (void)state;
     make_keys();
-    tg_hmap m = {0};
+    tg__hmap m = {0};
     assert_int_equal(tg__hmap_reserve(&m, 0), 0);
     assert_int_equal(tg__hmap_reserve(&m, NKEYS), 0);
-    tg_hentry *slots = m.slot;
+    tg__hentry *slots = m.slot;
     size_t mask = m.mask;
-    tg_hentry *e;
+    tg__hentry *e;
     for (int k = 0; k < NKEYS; k++)
         assert_int_equal(tg__hmap_put_str(&m, keys[k], &e), 0);
     /* no growth: the entries went into the reserved array */

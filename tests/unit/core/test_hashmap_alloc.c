@@ -22,14 +22,14 @@ static char keys[NKEYS][16];
  * allocation was refused (after checking the table). */
 static int scenario(void)
 {
-    tg_hmap m = {0};
+    tg__hmap m = {0};
     unsigned char in[NKEYS] = {0};
     int rc = 0;
     for (int pass = 0; pass < 2 && rc == 0; pass++) {
         for (int k = 0; k < NKEYS; k++) {
             if (pass == 1 && k % 3 != 0)
                 continue;
-            tg_hentry *e = NULL;
+            tg__hentry *e = NULL;
             if (pass == 1 && in[k]) {
                 /* second pass: remove every third key... */
                 e = tg__hmap_find_str(&m, keys[k]);
@@ -49,7 +49,7 @@ static int scenario(void)
         assert_int_equal(rc, TG_ENOMEM);
         size_t n = 0;
         for (int k = 0; k < NKEYS; k++) {
-            tg_hentry *e = tg__hmap_find_str(&m, keys[k]);
+            tg__hentry *e = tg__hmap_find_str(&m, keys[k]);
             if (!in[k]) {
                 assert_null(e);
                 continue;

@@ -26,7 +26,7 @@ static char *canon_text(const char *text)
     json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
     if (v == NULL)
         fail_msg("bad test JSON: %s: %s", jerr.text, text);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     int rc = tg__jcs_write(v, &b);
     json_decref(v);
@@ -102,7 +102,7 @@ static void test_appendix_b(void **state)
         json_t *v =
             json_pack("[f]", from_bits(appendix_b[i].bits)); /* new ref */
         assert_non_null(v);
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         assert_int_equal(tg__jcs_write(v, &b), 0);
         char want[64];
@@ -307,7 +307,7 @@ static void test_escapes(void **state)
     json_t *v = json_pack("[s#,s]", in, (int)sizeof in,
                           "/\x7f\xe2\x80\xa8\xe2\x80\xa9\"\\"); /* new ref */
     assert_non_null(v);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__jcs_write(v, &b), 0);
     assert_string_equal(
@@ -332,7 +332,7 @@ static void test_key_with_nul(void **state)
     json_t *o = json_object(); /* new ref */
     assert_int_equal(json_object_setn_new(o, "a\0b", 3, json_integer(2)), 0);
     assert_int_equal(json_object_set_new(o, "a", json_integer(1)), 0);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__jcs_write(o, &b), 0);
     assert_string_equal(tg__buf_cstr(&b), "{\"a\":1,\"a\\u0000b\":2}");
@@ -357,11 +357,11 @@ static void test_large_objects(void **state)
         }
         json_object_set_new(o, k, inner);
     }
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__jcs_write(o, &b), 0);
     /* Expected text built independently. */
-    tg_buf want;
+    tg__buf want;
     tg__buf_init(&want, 0);
     tg__buf_puts(&want, "{");
     for (int i = 0; i < 100; i++) {
@@ -391,7 +391,7 @@ static json_t *nested_arrays(int depth)
 static void test_depth_limit(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     json_t *ok = nested_arrays(4096); /* new ref */
     tg__buf_init(&b, 0);
     assert_int_equal(tg__jcs_write(ok, &b), 0);
@@ -410,7 +410,7 @@ static void test_buffer_limit(void **state)
 {
     (void)state;
     json_t *v = json_pack("{s:s}", "key", "a long enough value"); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 10);
     assert_int_equal(tg__jcs_write(v, &b), TG_ELIMIT);
     assert_true(b.len <= 10);
@@ -436,7 +436,7 @@ static void test_buffer_limit(void **state)
 static void test_long_strings(void **state)
 {
     (void)state;
-    tg_buf in, want, b;
+    tg__buf in, want, b;
     tg__buf_init(&in, 0);
     tg__buf_init(&want, 0);
     tg__buf_puts(&want, "\"");
@@ -469,7 +469,7 @@ static void test_long_strings(void **state)
     tg__buf_cleanup(&b);
     for (size_t off = 0; off < in.len; off += 1000) {
         size_t n = in.len - off < 1000 ? in.len - off : 1000;
-        tg_buf piece, ref;
+        tg__buf piece, ref;
         tg__buf_init(&piece, 0);
         tg__buf_init(&ref, 0);
         json_t *v = json_stringn(in.data + off, n); /* new ref */

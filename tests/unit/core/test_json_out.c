@@ -21,7 +21,7 @@
 #include "json_out.h"
 #include "toolgate.h"
 
-static const char *ms_text(tg_buf *b, double ms)
+static const char *ms_text(tg__buf *b, double ms)
 {
     b->len = 0;
     assert_int_equal(tg__json_ms(b, ms), 0);
@@ -52,7 +52,7 @@ static void test_ms_known(void **state)
         {1e21, "1e+21"},
         {-1e300, "-1e+300"},
     };
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_string_equal(ms_text(&b, known[i].ms), known[i].text);
@@ -65,7 +65,7 @@ static void test_ms_known(void **state)
     tg__buf_cleanup(&b);
 
     /* A buffer without room says so. */
-    tg_buf small;
+    tg__buf small;
     tg__buf_init(&small, 4);
     assert_int_equal(tg__json_ms(&small, 41.142023), TG_ELIMIT);
     tg__buf_cleanup(&small);
@@ -74,7 +74,7 @@ static void test_ms_known(void **state)
 static void test_ms_random(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     uint64_t rng = 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < 1000000; i++) {
@@ -111,7 +111,7 @@ static void test_ms_random(void **state)
 static void test_string_and_dump(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     static const char s[] = "a\"b\\c\x01\n\xc3\xa9\xff/";
     assert_int_equal(tg__json_string(&b, s, sizeof s - 1), 0);

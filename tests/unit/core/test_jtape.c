@@ -36,8 +36,8 @@
 static int agree_n(const char *text, size_t len)
 {
     json_error_t jerr;
-    tg_jtape tape;
-    tg_jtape_error terr;
+    tg__jtape tape;
+    tg__jtape_error terr;
     json_t *ref = json_loadb(text, len, FLAGS, &jerr); /* new ref */
     int rc = tg__jtape_parse(text, len, 0, &tape, &terr);
     if ((rc == 0) != (ref != NULL))
@@ -61,7 +61,7 @@ static int agree_n(const char *text, size_t len)
     char *b = json_dumps(ref, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!json_equal(built, ref) || strcmp(a, b) != 0)
         fail_msg("values differ for '%.*s': %s vs %s", (int)len, text, a, b);
-    tg_buf x, y;
+    tg__buf x, y;
     tg__buf_init(&x, 0);
     tg__buf_init(&y, 0);
     assert_int_equal(tg__jcs_write_tape(&tape, &x), 0);
@@ -90,10 +90,10 @@ static int agree(const char *text)
 }
 
 /* The error the tape gives for text (which must be refused). */
-static tg_jtape_error refusal(const char *text)
+static tg__jtape_error refusal(const char *text)
 {
-    tg_jtape tape;
-    tg_jtape_error e;
+    tg__jtape tape;
+    tg__jtape_error e;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &tape, &e),
                      TG_EPARSE);
     assert_null(tape.mem);
@@ -107,11 +107,11 @@ static void test_tokens(void **state)
     (void)state;
     const char *text = " {\"a\": [1, -2.5e3, \"x\\ny\"], \"b\": {}, \"c\": "
                        "[true, false, null]} ";
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL), 0);
     assert_ptr_equal(t.text, text);
     assert_int_equal(t.n, 13);
-    const tg_jtok *k = t.tok;
+    const tg__jtok *k = t.tok;
     assert_int_equal(k[0].kind, TG_JT_OBJECT);
     assert_int_equal(k[0].b, 3);  /* members */
     assert_int_equal(k[0].a, 13); /* index after it */
@@ -142,7 +142,7 @@ static void test_tokens(void **state)
     assert_int_equal(tg__jtape_number(&t, &k[4], &iv, &dv), 2);
     assert_true(dv == -2500.0);
 
-    tg_buf d;
+    tg__buf d;
     tg__buf_init(&d, 0);
     assert_int_equal(tg__jtape_decode(&t, &k[5], &d), 0);
     assert_int_equal(d.len, 3);
@@ -162,7 +162,7 @@ static void test_copy_and_storage(void **state)
 {
     (void)state;
     char text[] = "{\"k\":[1,2,{\"z\":\"\\u00e9\"}]}";
-    tg_jtape t, c;
+    tg__jtape t, c;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_COPY, &t, NULL), 0);
     assert_ptr_equal(t.text, t.mem); /* the text comes first */
@@ -176,7 +176,7 @@ static void test_copy_and_storage(void **state)
     assert_null(t.mem);
 
     /* Tokens in the caller's storage when they fit, else allocated. */
-    tg_jtok small[5];
+    tg__jtok small[5];
     const char *doc = "{\"a\":[1,2]}";
     assert_int_equal(tg__jtape_parse_in(doc, strlen(doc), small, 5, &t, NULL),
                      0);
@@ -277,7 +277,7 @@ static void test_syntax_errors(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(agree(bad[i]));
     /* jansson's wording, checked once without it. */
-    tg_jtape_error e = refusal("{\"path\":\"b.t");
+    tg__jtape_error e = refusal("{\"path\":\"b.t");
     assert_string_equal(e.text, "premature end of input near '\"b.t'");
     assert_int_equal(e.line, 1);
     assert_int_equal(e.column, 12);
@@ -312,7 +312,7 @@ static void test_syntax_errors(void **state)
 static void test_duplicate_keys(void **state)
 {
     (void)state;
-    tg_jtape_error e = refusal("{\"path\":\"d\",\"path\":\"e\"}");
+    tg__jtape_error e = refusal("{\"path\":\"d\",\"path\":\"e\"}");
     assert_string_equal(e.text, "duplicate object key near '\"path\"'");
     assert_int_equal(e.column, 18);
     assert_false(agree("{\"a\":1,\"a\":2}"));
@@ -377,7 +377,7 @@ static void test_depth(void **state)
     }
     buf[k++] = '1';
     agree_n(buf, k);
-    tg_jtape_error e = refusal("[[[");
+    tg__jtape_error e = refusal("[[[");
     assert_string_equal(e.text, "']' expected near end of file");
     free(buf);
 }
@@ -413,14 +413,14 @@ static void test_utf8(void **state)
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         agree(texts[i]);
-    tg_jtape_error e = refusal("[\xff]");
+    tg__jtape_error e = refusal("[\xff]");
     assert_string_equal(e.text, "unable to decode byte 0xff");
 }
 
 static void test_nul_and_surrogates(void **state)
 {
     (void)state;
-    tg_jtape_error e = refusal("[\"a\\u0000b\"]");
+    tg__jtape_error e = refusal("[\"a\\u0000b\"]");
     assert_string_equal(e.text, "\\u0000 is not allowed without "
                                 "JSON_ALLOW_NUL near '\"a\\u0000b\"'");
     e = refusal("{\"a\\u0000\":1}");
@@ -462,8 +462,8 @@ static void test_allow_nul(void **state)
         json_t *ref = json_loadb(text, strlen(text), FLAGS | JSON_ALLOW_NUL,
                                  &jerr); /* new ref */
         assert_non_null(ref);
-        tg_jtape t;
-        tg_jtape_error e;
+        tg__jtape t;
+        tg__jtape_error e;
         assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, &e),
                          TG_EPARSE);
         assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, &e), 0);
@@ -477,11 +477,11 @@ static void test_allow_nul(void **state)
     }
     /* Decoded bytes keep the NUL; the length says where the string ends. */
     const char *text = "[\"a\\u0000b\"]";
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, NULL), 0);
     assert_int_equal(t.tok[1].kind, TG_JT_STRING);
     assert_true(t.tok[1].flags & TG_JT_ESCAPED);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__jtape_decode(&t, &t.tok[1], &b), 0);
     assert_int_equal(b.len, 3);
@@ -499,12 +499,12 @@ static void test_allow_nul(void **state)
     assert_int_equal(json_integer_value(json_object_getn(o, "\0", 1)), 3);
     json_decref(o);
     tg__jtape_free(&t);
-    tg_jtape_error e;
+    tg__jtape_error e;
     text = "{\"a\\u0000\":1,\"a\\u0000\":2}";
     assert_int_equal(tg__jtape_parse(text, strlen(text), NUL, &t, &e),
                      TG_EPARSE);
     assert_string_equal(e.text, "duplicate object key near '\"a\\u0000\"'");
-    tg_buf big;
+    tg__buf big;
     tg__buf_init(&big, 0);
     tg__buf_puts(&big, "{");
     for (int k = 0; k < 40; k++)
@@ -529,7 +529,7 @@ static void test_allow_nul(void **state)
         "{\"\\u0000\":1,\"\\u0000\":2",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        tg_jtape_error e1;
+        tg__jtape_error e1;
         json_error_t jerr;
         int r1 = tg__jtape_parse(bad[i], strlen(bad[i]), NUL, &t, &e1);
         assert_int_equal(r1, TG_EPARSE);
@@ -545,7 +545,7 @@ static void test_allow_nul(void **state)
         }
     }
     /* The caller's storage, with and without the flag. */
-    tg_jtok small[4];
+    tg__jtok small[4];
     text = "[\"\\u0000\",1]";
     assert_int_equal(tg__jtape_parse_in(text, strlen(text), small, 4, &t, &e),
                      TG_EPARSE);
@@ -605,7 +605,7 @@ static void test_numbers(void **state)
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         agree(texts[i]);
-    tg_jtape_error e = refusal("[9223372036854775808]");
+    tg__jtape_error e = refusal("[9223372036854775808]");
     assert_string_equal(e.text, "too big integer near '9223372036854775808'");
     e = refusal("1e400");
     assert_string_equal(e.text, "real number overflow near '1e400'");
@@ -636,7 +636,7 @@ static void test_dump_form(void **state)
         {"{\"b\":1,\"a\":2}", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_jtape t;
+        tg__jtape t;
         assert_int_equal(
             tg__jtape_parse(cases[i].text, strlen(cases[i].text), 0, &t, NULL),
             0);
@@ -864,7 +864,7 @@ static int holds_bad(const json_t *v)
 static void lenient_agrees(const char *text, size_t len)
 {
     json_error_t jerr;
-    tg_jtape t;
+    tg__jtape t;
     json_t *ref = json_loadb(text, len, JSON_DECODE_ANY, &jerr); /* new ref */
     int rc = tg__jtape_parse(text, len, LENIENT, &t, NULL);
     if (ref != NULL && rc != 0)
@@ -919,14 +919,14 @@ static void test_bad_strings(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *text = bad[i].text;
-        tg_jtape t;
+        tg__jtape t;
         assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL),
                          TG_EPARSE);
         assert_int_equal(tg__jtape_parse(text, strlen(text), LENIENT, &t, NULL),
                          0);
-        const tg_jtok *k = &t.tok[t.tok[0].kind == TG_JT_OBJECT ? 1 : 0];
+        const tg__jtok *k = &t.tok[t.tok[0].kind == TG_JT_OBJECT ? 1 : 0];
         assert_true(k->flags & TG_JT_BAD);
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         assert_int_equal(tg__jtape_decode(&t, k, &b), 0);
         if (b.len != bad[i].n || memcmp(b.data, bad[i].decoded, b.len) != 0)
@@ -941,7 +941,7 @@ static void test_bad_strings(void **state)
         lenient_agrees(text, strlen(text));
     }
     /* Good strings beside bad ones stay good. */
-    tg_jtape t;
+    tg__jtape t;
     const char *mixed = "[\"\\ud83d\\ude00\",\"\\u0000\",\"\\u0001\"]";
     assert_int_equal(tg__jtape_parse(mixed, strlen(mixed), LENIENT, &t, NULL),
                      0);
@@ -1025,9 +1025,9 @@ static void test_string_iterator(void **state)
 {
     (void)state;
     const char *text = "\"a\\u00e9\\ud83d\\ude00\\n\\/\\\"z\"";
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL), 0);
-    tg_jstr_iter it;
+    tg__jstr_iter it;
     tg__jstr_iter_init(&it, &t, &t.tok[0]);
     char out[32];
     size_t n = 0;
@@ -1046,7 +1046,7 @@ static void test_buf_storage(void **state)
 {
     (void)state;
     char small[8];
-    tg_buf b;
+    tg__buf b;
     tg__buf_init_with(&b, small, sizeof small, 0);
     assert_int_equal(tg__buf_append(&b, "abc", 3), 0);
     assert_ptr_equal(b.data, small);

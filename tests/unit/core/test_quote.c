@@ -20,7 +20,7 @@
 static void test_short_is_whole(void **state)
 {
     (void)state;
-    tg_quote q;
+    tg__quote_buf q;
     const char *s = "read_file";
     assert_ptr_equal(tg__quote(&q, s), s);
     char exact[TG_QUOTE_MAX + 1];
@@ -39,7 +39,7 @@ static void test_long_is_cut_with_its_size(void **state)
     assert_non_null(big);
     memset(big, 'n', n);
     big[n] = '\0';
-    tg_quote q;
+    tg__quote_buf q;
     const char *got = tg__quote(&q, big);
     char want[128];
     snprintf(want, sizeof want, "%.*s\xE2\x80\xA6(%zu bytes)", TG_QUOTE_MAX,
@@ -76,14 +76,14 @@ static void test_never_cuts_a_character(void **state)
                 assert_int_equal(l, cl);
                 i += l;
             }
-            tg_quote q;
+            tg__quote_buf q;
             const char *got = tg__quote(&q, s);
             assert_memory_equal(got, s, keep);
             assert_memory_equal(got + keep, "\xE2\x80\xA6(", 4);
         }
     }
     /* a NUL inside counted input ends what is shown */
-    tg_quote q;
+    tg__quote_buf q;
     assert_string_equal(tg__quoten(&q, "ab\0cd", 5), "ab\xE2\x80\xA6(5 bytes)");
 }
 

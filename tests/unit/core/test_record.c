@@ -615,7 +615,7 @@ static void test_args_text_and_tape(void **state)
 /* An object read with TG_JTAPE_BAD_STRINGS (new ref). */
 static json_t *load_bad(const char *text)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_BAD_STRINGS, &t, NULL), 0);
     json_t *v = tg__jtape_to_json(&t, 0); /* new ref */

@@ -59,7 +59,7 @@ static void test_repairs(void **state)
         {"\"say ```{\"a\":1}```", NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_buf out;
+        tg__buf out;
         unsigned done = 99;
         tg__buf_init(&out, 0);
         int rc = tg__repair_args_text(cases[i].in, strlen(cases[i].in), &out,
@@ -116,9 +116,9 @@ static void test_cut_reported(void **state)
         {"```json\n{\"a\":[1,],\"b\":\"x", "a string", 2, 17},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_buf out;
+        tg__buf out;
         unsigned done = 99;
-        tg_repair_cut cut;
+        tg__repair_cut cut;
         tg__buf_init(&out, 0);
         int rc = tg__repair_args_text(cases[i].in, strlen(cases[i].in), &out,
                                       &done, &cut);
@@ -134,9 +134,9 @@ static void test_cut_reported(void **state)
         tg__buf_cleanup(&out);
     }
     /* Not cut: nothing reported. */
-    tg_buf out;
+    tg__buf out;
     unsigned done;
-    tg_repair_cut cut;
+    tg__repair_cut cut;
     tg__buf_init(&out, 0);
     assert_int_equal(tg__repair_args_text("{'a':1}", 7, &out, &done, &cut), 0);
     assert_null(cut.inside);
@@ -175,14 +175,14 @@ static void test_every_cut_point(void **state)
         const char *t = calls[c].text;
         size_t len = strlen(t);
         const char *brace = strchr(t, '{');
-        tg_buf out;
+        tg__buf out;
         unsigned done;
-        tg_repair_cut cut;
+        tg__repair_cut cut;
         tg__buf_init(&out, 0);
         /* The whole text. */
         int rc = tg__repair_args_text(t, len, &out, &done, &cut);
         if (calls[c].whole == 0) {
-            tg_jtape tape;
+            tg__jtape tape;
             assert_int_equal(tg__jtape_parse(t, len, 0, &tape, NULL), 0);
             tg__jtape_free(&tape);
             assert_int_equal(rc, 0);

@@ -226,7 +226,7 @@ static void test_json_stays_the_same_value(void **state)
 static void test_buffer_limit(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 8);
     assert_int_equal(tg__term_escape(&b, "\x1b\x1b\x1b", 3, 0), TG_ELIMIT);
     tg__buf_cleanup(&b);

@@ -41,7 +41,7 @@ static int echo(tg_handler_ctx *ctx, const char *args_json, size_t len,
                 void *ud)
 {
     (void)ud;
-    return tg_handler_write(ctx, args_json, len);
+    return tg_handler_write(ctx, args_json, len, NULL);
 }
 
 /* A runtime whose policy asks about `danger` and allows the rest. */

@@ -93,7 +93,7 @@ static void on_ask(void *ud, tg_ask *ask, const tg_call *call,
     snprintf(a->ask_id, sizeof a->ask_id, "%s", tg_ask_call_id(ask));
     int n = atomic_load(&a->asked);
     if (a->answer_now) {
-        assert_int_equal(tg_ask_answer(ask, a->answer, a->detail), 0);
+        assert_int_equal(tg_ask_answer(ask, a->answer, a->detail, NULL), 0);
     } else {
         if (n < 8)
             atomic_store(&a->all[n], ask);
@@ -147,7 +147,7 @@ static void *answer_after_b(void *p)
     tg_ask *ask = take_ask(a);
     wait_for(&a->b_started, "call b starting while a waits for its answer");
     atomic_store(&a->answered, atomic_fetch_add(&a->seq, 1) + 1);
-    assert_int_equal(tg_ask_answer(ask, a->answer, a->detail), 0);
+    assert_int_equal(tg_ask_answer(ask, a->answer, a->detail, NULL), 0);
     return NULL;
 }
 
@@ -155,7 +155,7 @@ static void *answer_after_b(void *p)
 static void *answer_when_asked(void *p)
 {
     asker *a = p;
-    assert_int_equal(tg_ask_answer(take_ask(a), a->answer, a->detail), 0);
+    assert_int_equal(tg_ask_answer(take_ask(a), a->answer, a->detail, NULL), 0);
     return NULL;
 }
 
@@ -380,7 +380,8 @@ static void *cancel_when_asked(void *p)
         raise(c->signum);
     else
         assert_int_equal(
-            tg_runtime_cancel(c->a->rt, "a", "user", "no longer wanted"), 0);
+            tg_runtime_cancel(c->a->rt, "a", "user", "no longer wanted", NULL),
+            0);
     return NULL;
 }
 
@@ -420,7 +421,8 @@ static void test_cancel_by_id_while_waiting(void **state)
     tg_turn_free(t);
     /* the late answer, from this thread, after the turn (and its call) are
      * gone: harmless */
-    assert_int_equal(tg_ask_answer(c.late, TG_APPROVAL_YES, "too late"), 0);
+    assert_int_equal(tg_ask_answer(c.late, TG_APPROVAL_YES, "too late", NULL),
+                     0);
     a.answer_now = 1;
     a.answer = TG_APPROVAL_NO;
     t = turn_of("a", "danger", "{\"ms\": 0}", NULL);
@@ -445,7 +447,7 @@ static void test_signal_cancels_and_answer_after_free(void **state)
     expect_canceled(tg_test_res(t, 0), "user", "interrupted by SIGUSR1");
     tg_turn_free(t);
     tg_runtime_free(rt);
-    assert_int_equal(tg_ask_answer(c.late, TG_APPROVAL_ALWAYS, NULL), 0);
+    assert_int_equal(tg_ask_answer(c.late, TG_APPROVAL_ALWAYS, NULL, NULL), 0);
 }
 
 /* tg_runtime_cancel(NULL) reaches a waiting call too. */
@@ -453,11 +455,11 @@ static void *cancel_all_when_asked(void *p)
 {
     asker *a = p;
     tg_ask *ask = take_ask(a);
-    assert_int_equal(tg_runtime_cancel(a->rt, NULL, "system", "shutting down"),
-                     0);
+    assert_int_equal(
+        tg_runtime_cancel(a->rt, NULL, "system", "shutting down", NULL), 0);
     /* answered at once, racing the cancel: whichever the loop takes first
      * decides, and neither way leaks or touches freed memory */
-    assert_int_equal(tg_ask_answer(ask, TG_APPROVAL_NO, NULL), 0);
+    assert_int_equal(tg_ask_answer(ask, TG_APPROVAL_NO, NULL, NULL), 0);
     return NULL;
 }
 
@@ -493,7 +495,8 @@ static void test_precedence_and_bad_answers(void **state)
     tg_runtime *rt = make_rt(e, 4);
     asker a = {.rt = rt, .answer = TG_APPROVAL_YES};
     tg_runtime_set_approver(rt, approver, NULL);
-    assert_int_equal(tg_ask_answer(NULL, TG_APPROVAL_YES, NULL), TG_EINVAL);
+    assert_int_equal(tg_ask_answer(NULL, TG_APPROVAL_YES, NULL, NULL),
+                     TG_EINVAL);
     assert_null(tg_ask_call_id(NULL));
     run_answered(rt, &a, "\"operator\"");
     assert_int_equal(approver_calls, 0);
@@ -517,9 +520,12 @@ static void *answer_badly_then_well(void *p)
 {
     asker *a = p;
     tg_ask *ask = take_ask(a);
-    assert_int_equal(tg_ask_answer(ask, (tg_approval)7, "?"), TG_EINVAL);
+    tg_error err = {0};
+    assert_int_equal(tg_ask_answer(ask, (tg_approval)7, "?", &err), TG_EINVAL);
+    assert_string_equal(err.message, "7 is not an answer (TG_APPROVAL_NO, "
+                                     "_YES or _ALWAYS)");
     assert_string_equal(tg_ask_call_id(ask), "a");
-    assert_int_equal(tg_ask_answer(ask, TG_APPROVAL_YES, NULL), 0);
+    assert_int_equal(tg_ask_answer(ask, TG_APPROVAL_YES, NULL, NULL), 0);
     return NULL;
 }
 
@@ -549,12 +555,12 @@ static void *answer_two_backwards(void *p)
         tg_test_sleep_ms(2);
     }
     assert_string_equal(tg_ask_call_id(atomic_load(&a->all[1])), "y");
-    assert_int_equal(
-        tg_ask_answer(atomic_load(&a->all[1]), TG_APPROVAL_YES, "second first"),
-        0);
-    assert_int_equal(
-        tg_ask_answer(atomic_load(&a->all[0]), TG_APPROVAL_NO, "first last"),
-        0);
+    assert_int_equal(tg_ask_answer(atomic_load(&a->all[1]), TG_APPROVAL_YES,
+                                   "second first", NULL),
+                     0);
+    assert_int_equal(tg_ask_answer(atomic_load(&a->all[0]), TG_APPROVAL_NO,
+                                   "first last", NULL),
+                     0);
     return NULL;
 }
 

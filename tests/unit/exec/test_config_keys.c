@@ -107,7 +107,7 @@ static int load_with(const char *id, const char *name, const char *value,
     memset(err, 0, sizeof *err);
     int rc = tg_config_load(cfg, doc, strlen(doc), ".", err);
     if (rc == 0 && cfg->policy != NULL) {
-        tg_policy *p = NULL;
+        tg__policy *p = NULL;
         rc = tg__policy_compile(cfg->policy, &p, err);
         tg__policy_free(p);
     }

@@ -697,7 +697,7 @@ static int h_secret(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)args;
     (void)len;
     (void)ud;
-    return tg_handler_set_json(ctx, "{\"token\":\"SECRET\"}", 18);
+    return tg_handler_set_json(ctx, "{\"token\":\"SECRET\"}", 18, NULL);
 }
 
 /* Inline and pool handlers pass the same hooks; the slots come back. */
@@ -770,8 +770,8 @@ static void *cancel_main(void *arg)
     double end = tg_test_now_ms() + (double)tg_test_ms(30000);
     while (count_lines(c->e, c->pidfile) < 2 && tg_test_now_ms() < end)
         tg_test_sleep_ms(5);
-    tg_runtime_cancel(c->rt, "a", "user", "changed my mind");
-    tg_runtime_cancel(c->rt, "b", "user", "changed my mind");
+    tg_runtime_cancel(c->rt, "a", "user", "changed my mind", NULL);
+    tg_runtime_cancel(c->rt, "b", "user", "changed my mind", NULL);
     return NULL;
 }
 

@@ -391,7 +391,7 @@ static void submitted_waits(void **state)
     submit_one(rt, &b, "b1", "mute__x", "{}");
     drive(rt, &b, 200);
     assert_false(b.done);
-    assert_int_equal(tg_runtime_cancel(rt, "b1", "user", "enough"), 0);
+    assert_int_equal(tg_runtime_cancel(rt, "b1", "user", "enough", NULL), 0);
     drive(rt, &b, 0);
     const tg_result *r = tg_turn_result(b.turn, 0);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);

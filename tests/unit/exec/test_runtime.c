@@ -809,7 +809,7 @@ static void *cancel_main(void *p)
     canceller *c = p;
     wait_announced(c->rec, c->running);
     if (c->signum == 0) {
-        tg_runtime_cancel(c->rt, c->id, "user", "stop it");
+        tg_runtime_cancel(c->rt, c->id, "user", "stop it", NULL);
         return NULL;
     }
     for (int i = 0; i < c->times; i++) {
@@ -845,7 +845,7 @@ static void test_cancel_by_id_from_thread(void **state)
     assert_int_equal(tg_result_execution(r), TG_EXECUTION_STARTED);
     assert_int_equal(tg_result_outcome(tg_test_res(t, 1)), TG_OUTCOME_SUCCESS);
     /* A cancel with no turn running is dropped, not kept for the next. */
-    assert_int_equal(tg_runtime_cancel(rt, NULL, "user", "late"), 0);
+    assert_int_equal(tg_runtime_cancel(rt, NULL, "user", "late", NULL), 0);
     tg_turn *t2 = tg__turn_new("toolgate");
     tg_test_add(t2, "z", "sleep", "{\"ms\": 10}");
     tg_test_run(rt, t2);
@@ -928,7 +928,7 @@ static int h_json(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     assert_non_null(tg_handler_call(ctx));
     assert_non_null(tg_handler_workspace(ctx));
     assert_non_null(tg_handler_cwd(ctx));
-    return tg_handler_set_json(ctx, a, n);
+    return tg_handler_set_json(ctx, a, n, NULL);
 }
 
 static int h_write(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
@@ -936,8 +936,8 @@ static int h_write(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     (void)a;
     (void)n;
     (void)ud;
-    tg_handler_write(ctx, "hello ", 6);
-    return tg_handler_write(ctx, "world", 5);
+    tg_handler_write(ctx, "hello ", 6, NULL);
+    return tg_handler_write(ctx, "world", 5, NULL);
 }
 
 static int h_fail(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
@@ -945,7 +945,7 @@ static int h_fail(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     (void)a;
     (void)n;
     (void)ud;
-    tg_handler_fail(ctx, "NOPE", "it failed");
+    tg_handler_fail(ctx, "NOPE", "it failed", NULL);
     return -1;
 }
 
@@ -992,7 +992,7 @@ static int h_deaf(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     double end = tg_test_now_ms() + (double)tg_test_ms(30000);
     while (!atomic_load(&d->turn_over) && tg_test_now_ms() < end)
         tg_test_sleep_ms(5);
-    tg_handler_write(ctx, "late", 4);
+    tg_handler_write(ctx, "late", 4, NULL);
     atomic_store(&d->done, atomic_load(&d->turn_over) ? 1 : -1);
     return 0;
 }
@@ -1082,6 +1082,7 @@ typedef struct json_case {
     const char *text;
     int want_rc;
     int got_rc;
+    tg_error err; /* what the refusal said */
 } json_case;
 
 static int h_text(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
@@ -1092,7 +1093,7 @@ static int h_text(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
     size_t len = strlen(c->text);
     if (strcmp(c->text, "NUL") == 0)
         len = 4, c->text = "[1\0]"; /* jansson skips a NUL after a number */
-    c->got_rc = tg_handler_set_json(ctx, c->text, len);
+    c->got_rc = tg_handler_set_json(ctx, c->text, len, &c->err);
     return 0;
 }
 
@@ -1106,15 +1107,15 @@ static void test_set_json_forms(void **state)
         w += (size_t)snprintf(big + w, sizeof big - w, "%s%d", i ? "," : "", i);
     snprintf(big + w, sizeof big - w, "]}");
     json_case cases[] = {
-        {"{\"ok\":true}", 0, -99},
-        {big, 0, -99},
-        {"{\"ok\": true}", 0, -99},
-        {"[1.50,-0,\"\\u00e9\\/\"]", 0, -99},
-        {"\"text\"", 0, -99},
-        {"NUL", 0, -99},
-        {"{\"a\":1,\"a\":2}", TG_EINVAL, -99},
-        {"[\"\\u0000\"]", TG_EINVAL, -99},
-        {"{bad", TG_EINVAL, -99},
+        {"{\"ok\":true}", 0, -99, {0}},
+        {big, 0, -99, {0}},
+        {"{\"ok\": true}", 0, -99, {0}},
+        {"[1.50,-0,\"\\u00e9\\/\"]", 0, -99, {0}},
+        {"\"text\"", 0, -99, {0}},
+        {"NUL", 0, -99, {0}},
+        {"{\"a\":1,\"a\":2}", TG_EINVAL, -99, {0}},
+        {"[\"\\u0000\"]", TG_EINVAL, -99, {0}},
+        {"{bad", TG_EINVAL, -99, {0}},
     };
     size_t n = sizeof cases / sizeof cases[0];
     tg_turn *t = tg__turn_new("toolgate");
@@ -1129,9 +1130,15 @@ static void test_set_json_forms(void **state)
     tg_test_run(rt, t);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(cases[i].got_rc, cases[i].want_rc);
+        assert_int_equal(cases[i].err.code, cases[i].want_rc);
         const char *got = tg_result_payload_json(tg_test_res(t, i));
         if (cases[i].want_rc != 0) {
             assert_string_equal(got, "null"); /* nothing was set */
+            /* err says where the text went wrong */
+            assert_true(strncmp(cases[i].err.message,
+                                "the result is not JSON: line 1, column ",
+                                39) == 0);
+            assert_int_equal(cases[i].err.line, 1);
             continue;
         }
         json_t *v = json_loadb(
@@ -1162,6 +1169,54 @@ static void test_set_json_forms(void **state)
     assert_true(strncmp(c0 + at, c2 + at, 12) == 0); /* the same nonce */
     tg_free(out);
     tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
+/* What the handler API says when it refuses: the code, and err filled. */
+typedef struct refusals {
+    int write_rc, deny_rc, fail_rc;
+    tg_error write_err, deny_err, fail_err;
+} refusals;
+
+static int h_refused(tg_handler_ctx *ctx, const char *a, size_t n, void *ud)
+{
+    (void)a;
+    (void)n;
+    refusals *r = ud;
+    char chunk[600];
+    memset(chunk, 'x', sizeof chunk);
+    assert_int_equal(tg_handler_write(ctx, chunk, sizeof chunk, NULL), 0);
+    r->write_rc = tg_handler_write(ctx, chunk, sizeof chunk, &r->write_err);
+    r->deny_rc = tg_handler_deny(NULL, "no context", &r->deny_err);
+    r->fail_rc = tg_handler_fail(NULL, "NOPE", "no context", &r->fail_err);
+    return 0;
+}
+
+static void test_handler_refusals(void **state)
+{
+    env *e = *state;
+    tg_runtime *rt = make_rt(e, "\"max_output_bytes\": 1000", NULL);
+    refusals r = {0};
+    reg(rt, "cap", h_refused, &r, 0);
+    tg_turn *t = tg__turn_new("toolgate");
+    tg_test_add(t, "c1", "cap", "{}");
+    tg_test_run(rt, t);
+    assert_int_equal(r.write_rc, TG_ELIMIT);
+    assert_int_equal(r.write_err.code, TG_ELIMIT);
+    assert_string_equal(r.write_err.message,
+                        "the output is over its cap of 1000 bytes: what fits "
+                        "was kept");
+    assert_int_equal(r.deny_rc, TG_EINVAL);
+    assert_string_equal(r.deny_err.message, "tg_handler_deny needs a context");
+    assert_int_equal(r.fail_rc, TG_EINVAL);
+    assert_string_equal(r.fail_err.message, "tg_handler_fail needs a context");
+    /* the runtime records the cap itself, whatever the handler returned */
+    expect_error(t, 0, "OUTPUT_LIMIT", TG_EXECUTION_FINISHED);
+    tg_turn_free(t);
+    tg_error err = {0};
+    assert_int_equal(tg_runtime_cancel(NULL, NULL, NULL, NULL, &err),
+                     TG_EINVAL);
+    assert_string_equal(err.message, "tg_runtime_cancel needs a runtime");
     tg_runtime_free(rt);
 }
 
@@ -1253,12 +1308,12 @@ static void test_stdin_not_read(void **state)
 /* ------------------------------------------------------------ journal */
 
 typedef struct fake_journal {
-    tg_journal base;
+    tg__journal base;
     int begins, finishes, fail_begin, fail_finish_at;
     size_t begun, rows, biggest;
 } fake_journal;
 
-static int fj_begin(tg_journal *j, tg_call *const *calls, size_t n,
+static int fj_begin(tg__journal *j, tg_call *const *calls, size_t n,
                     tg_error *err)
 {
     fake_journal *f = (fake_journal *)j;
@@ -1270,7 +1325,7 @@ static int fj_begin(tg_journal *j, tg_call *const *calls, size_t n,
     return 0;
 }
 
-static int fj_finish(tg_journal *j, tg_call *const *calls,
+static int fj_finish(tg__journal *j, tg_call *const *calls,
                      tg_result *const *results, size_t n, tg_error *err)
 {
     fake_journal *f = (fake_journal *)j;
@@ -1285,13 +1340,13 @@ static int fj_finish(tg_journal *j, tg_call *const *calls,
     return 0;
 }
 
-static void fj_close(tg_journal *j)
+static void fj_close(tg__journal *j)
 {
     (void)j; /* lives on the test's stack */
 }
 
-static const tg_journal_ops fake_ops = {"fake", fj_begin, fj_finish,
-                                        NULL,   NULL,     fj_close};
+static const tg__journal_ops fake_ops = {"fake", fj_begin, fj_finish,
+                                         NULL,   NULL,     fj_close};
 
 static void test_group_commit(void **state)
 {
@@ -1518,6 +1573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_handlers_inline_and_pool, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_json_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handler_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handler_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_inline_calls, setup,
                                         teardown),

@@ -955,7 +955,7 @@ static void doctor_and_shell_tool(void **state)
                                              "destructiveHint")));
     json_decref(l);
     tg_free(tools);
-    const tg_tool *tool = tg__registry_find(rt->reg, "shell");
+    const tg__tool *tool = tg__registry_find(rt->reg, "shell");
     assert_non_null(tool);
     assert_int_equal(tool->kind, TG_TOOL_KIND_COMMAND);
     assert_string_equal(json_string_value(json_array_get(tool->argv, 0)),

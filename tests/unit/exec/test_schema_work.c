@@ -36,14 +36,14 @@ static int handler(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     (void)len;
     (void)ud;
     atomic_fetch_add(&ran, 1);
-    return tg_handler_set_json(ctx, "\"ok\"", 4);
+    return tg_handler_set_json(ctx, "\"ok\"", 4, NULL);
 }
 
 /* The schema of `wide`: every element of "v" tries `branches` failing
  * subschemas before one that passes. */
 static char *wide_schema(int branches)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":"
                      "\"array\",\"items\":{\"anyOf\":[");
@@ -55,7 +55,7 @@ static char *wide_schema(int branches)
 
 static char *wide_args(int n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"v\":[");
     for (int k = 0; k < n; k++)
@@ -117,9 +117,9 @@ static void *cancel_main(void *arg)
     canceller *c = arg;
     for (int k = 0; k < c->n; k++) {
         usleep((useconds_t)c->after_ms * 1000);
-        assert_int_equal(
-            tg_runtime_cancel(c->rt, c->ids[k], "user", "stopped by the test"),
-            0);
+        assert_int_equal(tg_runtime_cancel(c->rt, c->ids[k], "user",
+                                           "stopped by the test", NULL),
+                         0);
     }
     return NULL;
 }

@@ -26,7 +26,7 @@
 
 /* What a source reported about one call. */
 typedef struct record {
-    tg_buf out; /* stream 1 */
+    tg__buf out; /* stream 1 */
     int chunks;
     bool sandbox_decided;
     int dones;
@@ -69,7 +69,7 @@ static int wait_canceled(tg_handler_ctx *ctx, const char *args, size_t len,
     double end = tg_test_now_ms() + (double)tg_test_ms(30000);
     while (!tg_handler_canceled(ctx) && tg_test_now_ms() < end)
         tg_test_sleep_ms(2);
-    tg_handler_write(ctx, "dropped", 7);
+    tg_handler_write(ctx, "dropped", 7, NULL);
     atomic_store(returned, 1);
     return 0;
 }
@@ -78,7 +78,7 @@ static int say_inline(tg_handler_ctx *ctx, const char *args, size_t len,
                       void *ud)
 {
     (void)args, (void)len, (void)ud;
-    return tg_handler_write(ctx, "inline", 6);
+    return tg_handler_write(ctx, "inline", 6, NULL);
 }
 
 typedef struct fixture {
@@ -128,7 +128,7 @@ static int teardown(void **state)
 static const tg__source_ops *start(fixture *f, tg_call *call, record *r,
                                    int64_t budget_ms, char **argv, void **src)
 {
-    const tg_tool *tool = tg__registry_find(f->rt->reg, tg_call_tool(call));
+    const tg__tool *tool = tg__registry_find(f->rt->reg, tg_call_tool(call));
     assert_non_null(tool);
     const tg__source_ops *ops = tg__source_of(tool);
     tg__buf_init(&r->out, 0);

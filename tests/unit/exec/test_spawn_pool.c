@@ -85,7 +85,7 @@ static void *cancel_when_full(void *arg)
 {
     canceler *c = arg;
     wait_count(&c->w->hogs_started, 4);
-    tg_runtime_cancel(c->rt, c->id, "user", "changed my mind");
+    tg_runtime_cancel(c->rt, c->id, "user", "changed my mind", NULL);
     return NULL;
 }
 

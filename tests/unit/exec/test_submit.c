@@ -231,8 +231,8 @@ static void test_cancel_one(void **state)
     submit(rt, &s[0], "long", "sleep", "{\"ms\": 600000}");
     submit(rt, &s[1], "short", "say", "{\"text\":\"x\"}");
     drive(rt, started_flag, &s[0], tg_test_ms(10000));
-    assert_int_equal(tg_runtime_cancel(rt, "long", "user", "client said so"),
-                     0);
+    assert_int_equal(
+        tg_runtime_cancel(rt, "long", "user", "client said so", NULL), 0);
     drive(rt, two_done, s, tg_test_ms(20000));
     const tg_result *r = only_result(&s[0]);
     assert_int_equal(tg_result_outcome(r), TG_OUTCOME_CANCELED);
@@ -325,7 +325,7 @@ static int upper(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     for (size_t i = 0; i < n; i++)
         out[i] =
             (char)(args[i] >= 'a' && args[i] <= 'z' ? args[i] - 32 : args[i]);
-    return tg_handler_write(ctx, out, n);
+    return tg_handler_write(ctx, out, n, NULL);
 }
 
 /* tg_runtime_flush: what a submission can finish without the runtime's

@@ -64,7 +64,7 @@ static void write_file(const char *path, const char *text)
 /* The parsed calls as golden lines. */
 static char *calls_lines(const tg_turn *turn)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < turn->n; i++) {
         const tg_call *c = turn->calls[i];
@@ -221,7 +221,7 @@ static void compare_lines(const char *what, const char *expected,
 static char *stable_text(const char *text)
 {
     json_t *lines = load_lines(text); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < json_array_size(lines); i++) {
         json_t *line = json_array_get(lines, i); /* borrowed */
@@ -263,7 +263,7 @@ static size_t fast_taken[NALL];
 static char *calls_and_meta(const tg_turn *turn)
 {
     char *lines = calls_lines(turn);
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_append(&b, lines, strlen(lines));
     for (size_t i = 0; i < turn->n; i++) {
@@ -282,7 +282,7 @@ static char *calls_and_meta(const tg_turn *turn)
 static void check_fast_paths(const char *path, const char *input, size_t len)
 {
     for (size_t k = 0; k < NALL; k++) {
-        const tg_format *f = tg__format_find(all_formats[k]);
+        const tg__format *f = tg__format_find(all_formats[k]);
         assert_non_null(f);
         if (f->parse_fast == NULL)
             continue;
@@ -301,7 +301,7 @@ static void check_fast_paths(const char *path, const char *input, size_t len)
                      f->name);
         int score = f->detect(doc);
         for (size_t j = 0; j < NALL; j++) {
-            const tg_format *g = tg__format_find(all_formats[j]);
+            const tg__format *g = tg__format_find(all_formats[j]);
             if (g != f && g->detect != NULL && g->detect(doc) >= score)
                 fail_msg("%s: the %s fast path took a document %s detects "
                          "as well",
@@ -439,7 +439,7 @@ static void check_cross_format(const char *path, const tg_turn *turn,
     if (rendered == NULL)
         return; /* an input-only format */
 
-    tg_buf calls;
+    tg__buf calls;
     tg__buf_init(&calls, 0);
     for (size_t i = 0; i < turn->n; i++) {
         char *rec = tg_call_to_json(turn->calls[i]);
@@ -510,7 +510,7 @@ static void run_case(const char *format, const char *dir)
 
     tg_error err;
     tg_turn *auto_turn = NULL, *turn = NULL;
-    const tg_format *fmt = tg__format_find(format);
+    const tg__format *fmt = tg__format_find(format);
     assert_non_null(fmt);
     int rc;
     /* Formats without detection (fenced) are read only when named. */
@@ -688,7 +688,7 @@ static void test_every_input_detected_as_its_format(void **state)
         char fdir[4096];
         join(fdir, sizeof fdir, root, formats[f]);
         /* Formats read only when named (fenced) have no detection. */
-        const tg_format *fmt = tg__format_find(formats[f]);
+        const tg__format *fmt = tg__format_find(formats[f]);
         if (fmt != NULL && fmt->detect == NULL) {
             free(formats[f]);
             continue;
@@ -726,7 +726,7 @@ static void test_every_fast_path_exercised(void **state)
 {
     (void)state;
     for (size_t k = 0; k < NALL; k++) {
-        const tg_format *f = tg__format_find(all_formats[k]);
+        const tg__format *f = tg__format_find(all_formats[k]);
         if (f->parse_fast != NULL && fast_taken[k] == 0)
             fail_msg("no golden input takes the %s fast path", f->name);
     }

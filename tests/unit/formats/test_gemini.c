@@ -581,7 +581,7 @@ static void test_render_tools(void **state)
              "file.','input_schema':{'type':'object','properties':{'path':{'"
              "type':'string'}}},'annotations':{'readOnlyHint':true}},"
              "{'name':'now','description':7}]"); /* new ref */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg_error err;
     assert_int_equal(tg__format_gemini.render_tools(tools, &b, &err), 0);

@@ -182,7 +182,7 @@ static void test_cursor(void **state)
     (void)state;
     const char *text = "{ \"a\\u0062\" : [1, {\"x\": \"y\"}, \"z\"], \"c\": "
                        "\"d\\n\", \"e\": {} }";
-    tg_jcur c;
+    tg__jcur c;
     tg__jcur_init(&c, text, strlen(text));
     assert_int_equal(tg__jcur_take(&c, '{'), 0);
     int first = 1;

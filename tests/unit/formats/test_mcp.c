@@ -483,7 +483,7 @@ static void test_jsonrpc_errors(void **state)
     tg_turn_free(turn);
     /* a long method name with multi-byte characters is cut on a character
      * boundary: the message stays valid UTF-8 */
-    tg_buf in;
+    tg__buf in;
     tg__buf_init(&in, 0);
     tg__buf_puts(&in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x");
     for (int i = 0; i < 150; i++)
@@ -621,7 +621,7 @@ static void test_render_tools(void **state)
         "{\"name\":\"now\"}]",
         0, &jerr); /* new ref */
     assert_non_null(tools);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_error err;
     assert_int_equal(tg__format_mcp.render_tools(tools, &out, &err), 0);
@@ -694,7 +694,7 @@ static void test_golden_renderings_conform(void **state)
         FILE *f = fopen(path, "rb");
         if (f == NULL)
             fail_msg("cannot read %s", path);
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         char chunk[4096];
         size_t got;
@@ -874,7 +874,7 @@ static void test_render_matches_jansson(void **state)
     char *out = render_ok(turn, NULL);
 
     /* The same responses through jansson. */
-    tg_buf want;
+    tg__buf want;
     tg__buf_init(&want, 0);
     tg__buf_append(&want, "[", 1);
     for (size_t i = 0; i < 7; i++) {
@@ -895,12 +895,12 @@ static void test_render_matches_jansson(void **state)
             if (res->content != NULL)
                 content = json_incref(res->content);
             else {
-                tg_buf text;
+                tg__buf text;
                 tg__buf_init(&text, 0);
                 assert_int_equal(tg__format_payload_text(res, &text), 0);
                 /* jansson refuses the bad bytes: the escaped form, read
                  * back, has U+FFFD for each */
-                tg_buf esc;
+                tg__buf esc;
                 tg__buf_init(&esc, 0);
                 tg__json_string(&esc, tg__buf_cstr(&text), text.len);
                 json_t *s = json_loadb(esc.data, esc.len,
@@ -932,7 +932,7 @@ static void test_render_matches_jansson(void **state)
         }
         if (i > 0)
             tg__buf_append(&want, ",", 1);
-        tg_buf one;
+        tg__buf one;
         tg__buf_init(&one, 0);
         assert_int_equal(tg__json_dump(o, &one), 0);
         const char *mark = strstr(tg__buf_cstr(&one), "\"@DURATION@\"");

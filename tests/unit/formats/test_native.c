@@ -362,7 +362,7 @@ static void same_call(const tg_call *a, const tg_call *b)
         assert_memory_equal(a->args_text, b->args_text, a->args_len);
         assert_int_equal(a->args_tape.n, b->args_tape.n);
         for (size_t i = 0; i < a->args_tape.n; i++) {
-            const tg_jtok *x = &a->args_tape.tok[i], *y = &b->args_tape.tok[i];
+            const tg__jtok *x = &a->args_tape.tok[i], *y = &b->args_tape.tok[i];
             assert_int_equal(x->kind, y->kind);
             assert_int_equal(x->flags, y->flags);
             assert_int_equal(x->a, y->a);
@@ -513,7 +513,7 @@ static void test_fast_lines_crafted(void **state)
     }
     /* All of them as one text, fast and slow lines mixed, blank lines in
      * between: the same calls, indexes in order. */
-    tg_buf all;
+    tg__buf all;
     tg__buf_init(&all, 0);
     for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++) {
         tg__buf_puts(&all, slow[i]);
@@ -554,7 +554,7 @@ static void test_fast_lines_crafted(void **state)
     assert_int_equal(err.line, 2);
     assert_non_null(strstr(err.message, "too big integer"));
     /* Arguments nested deeper than jansson reads. */
-    tg_buf deep;
+    tg__buf deep;
     tg__buf_init(&deep, 0);
     tg__buf_puts(&deep, "{\"id\":\"a\",\"tool\":\"t\"}\n"
                         "{\"id\":\"b\",\"tool\":\"t\",\"args\":");
@@ -581,7 +581,7 @@ static void test_fast_lines_crafted(void **state)
  * the duration written as want_ms[i] (jansson would print 17 digits).
  * TG_ENOMEM where jansson refuses the record. */
 static int render_jansson(const tg_turn *turn, const char *const *want_ms,
-                          tg_buf *out)
+                          tg__buf *out)
 {
     for (size_t i = 0; i < turn->n; i++) {
         const tg_result *r = turn->results[i];
@@ -734,7 +734,7 @@ static void test_render_direct(void **state)
         n++;
     }
     assert_int_equal(turn->n, n);
-    tg_buf a, b;
+    tg__buf a, b;
     tg_error err;
     tg__buf_init(&a, 0);
     tg__buf_init(&b, 0);
@@ -749,7 +749,7 @@ static void test_render_direct(void **state)
 
     /* What has no JSON form is refused: an id that is not UTF-8, a
      * duration that is not a number. */
-    tg_buf limited;
+    tg__buf limited;
     tg__buf_init(&limited, 64);
     assert_int_not_equal(tg__format_native.render(turn, &limited, &err), 0);
     tg__buf_cleanup(&limited);

@@ -188,7 +188,7 @@ static double cpu_s(void)
  * CPU seconds the parse took. */
 static double parse_answered(int n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "[{\"role\":\"assistant\",\"tool_calls\":[");
     for (int i = 0; i < n; i++)
@@ -559,7 +559,7 @@ static void test_json_string_matches_jansson(void **state)
         json_t *js = json_stringn(s, n); /* new ref */
         assert_non_null(js);
         char *want = json_dumps(js, JSON_COMPACT | JSON_ENCODE_ANY);
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         assert_int_equal(tg__json_string(&b, s, n), 0);
         assert_string_equal(tg__buf_cstr(&b), want);
@@ -568,7 +568,7 @@ static void test_json_string_matches_jansson(void **state)
         json_decref(js);
     }
     /* The buffer's cap is honoured. */
-    tg_buf small;
+    tg__buf small;
     tg__buf_init(&small, 4);
     assert_int_equal(tg__json_string(&small, "abcdef", 6), TG_ELIMIT);
     tg__buf_cleanup(&small);
@@ -579,7 +579,7 @@ static void test_payload_text(void **state)
     (void)state;
     tg_call *call = tg__call_new("i", "t", "openai-chat");
     tg_result *r = tg__result_success(call, json_string("plain \"text\""));
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__format_payload_text(r, &b), 0);
     assert_string_equal(tg__buf_cstr(&b), "plain \"text\"");

@@ -21,7 +21,7 @@
 #include "tg_fast_check.h"
 #include "turn.h"
 
-static int score(const tg_format *f, const char *text)
+static int score(const tg__format *f, const char *text)
 {
     json_error_t jerr;
     json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr); /* new ref */
@@ -53,7 +53,7 @@ static const char *const response2 =
 static void test_detect(void **state)
 {
     (void)state;
-    const tg_format *f = &tg__format_openai_responses;
+    const tg__format *f = &tg__format_openai_responses;
     assert_int_equal(score(f, response2), 4);
     assert_int_equal(score(f, "{\"output\":[{\"type\":\"function_call\"}]}"),
                      3);
@@ -161,7 +161,7 @@ static void test_many_calls_and_answers(void **state)
     (void)state;
     /* 2000 calls, every odd one answered: the answered set is searched, not
      * scanned, and the right half remains. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "[");
     for (int i = 0; i < 2000; i++)
@@ -427,7 +427,7 @@ static void test_render_tools(void **state)
         "{\"name\":\"now\"}]",
         0, &jerr); /* new ref */
     assert_non_null(tools);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_error err;
     assert_int_equal(

@@ -25,7 +25,7 @@
  * escaped so CR, LF and NUL show; with `positions`, then where the data
  * lines were and whether data was clipped: "|first-last/count|clipped". */
 typedef struct seen {
-    tg_buf log;
+    tg__buf log;
     int fail_at; /* make the fail_at-th event's callback fail; 0: never */
 } seen;
 
@@ -33,12 +33,12 @@ typedef struct seen {
  * positions; after an event whose data is "[DONE]", discard keeping
  * discard_keep bytes (0: never). */
 static struct {
-    tg_sse *reader;
+    tg__sse *reader;
     int positions;
     size_t discard_keep;
 } opt;
 
-static void put_escaped(tg_buf *b, const char *s, size_t n)
+static void put_escaped(tg__buf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -53,7 +53,7 @@ static void put_escaped(tg_buf *b, const char *s, size_t n)
     }
 }
 
-static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
+static int on_event(void *ud, const tg__sse_event *ev, tg_error *err)
 {
     seen *s = ud;
     assert_int_equal(strlen(ev->type), ev->type_len);
@@ -87,7 +87,7 @@ static int on_event(void *ud, const tg_sse_event *ev, tg_error *err)
 static char *run_chunks(const char *text, size_t len, const size_t *sizes,
                         size_t nsizes, size_t max, int *rc_out, tg_error *err)
 {
-    tg_sse r;
+    tg__sse r;
     seen s = {{0}, 0};
     tg__buf_init(&s.log, 0);
     tg__sse_init(&r, max);
@@ -205,7 +205,7 @@ static void test_retry(void **state)
         {"retry: 99999999999999999999999\n", 4294967295},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_sse r;
+        tg__sse r;
         seen s = {{0}, 0};
         tg_error err;
         tg__buf_init(&s.log, 0);
@@ -311,7 +311,7 @@ static void test_limit(void **state)
 static void test_sticky_errors(void **state)
 {
     (void)state;
-    tg_sse r;
+    tg__sse r;
     tg_error err;
     seen s = {{0}, 2};
     tg__buf_init(&s.log, 0);

@@ -164,7 +164,7 @@ static char **cases_of(const char *dir, size_t *n)
 
 /* Everything a call carries but its timestamps (and its index unless
  * with_index), as one JSON line. */
-static void call_line_of(const tg_call *c, tg_buf *b, int with_index)
+static void call_line_of(const tg_call *c, tg__buf *b, int with_index)
 {
     json_t *o = tg__call_to_json(c); /* new ref */
     assert_non_null(o);
@@ -187,7 +187,7 @@ static void call_line_of(const tg_call *c, tg_buf *b, int with_index)
     json_decref(o);
 }
 
-static void call_line(const tg_call *c, tg_buf *b)
+static void call_line(const tg_call *c, tg__buf *b)
 {
     call_line_of(c, b, 1);
 }
@@ -195,7 +195,7 @@ static void call_line(const tg_call *c, tg_buf *b)
 /* call_line_of without the index, as a string the caller frees. */
 static char *call_text(const tg_call *c)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     call_line_of(c, &b, 0);
     return tg__buf_take(&b);
@@ -204,7 +204,7 @@ static char *call_text(const tg_call *c)
 /* The calls as lines, then the turn's warnings. */
 static char *turn_lines(const tg_turn *t)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "");
     for (size_t i = 0; i < t->n; i++)
@@ -251,7 +251,7 @@ static run run_stream_as(const char *text, size_t len, const size_t *sizes,
     int quick = flags & RUN_QUICK;
     assert_int_equal(tg_stream_new(format, &s, &r.err), 0);
     if (max)
-        assert_int_equal(tg_stream_set_max_event_bytes(s, max), 0);
+        assert_int_equal(tg_stream_set_max_event_bytes(s, max, NULL), 0);
     if (flags & RUN_NO_EARLY)
         tg__stream_no_early(s);
     size_t off = 0, k = 0;
@@ -294,7 +294,7 @@ static run run_stream_as(const char *text, size_t len, const size_t *sizes,
     } else {
         assert_int_equal(r.err.code, r.rc);
         assert_true(r.err.message[0] != '\0');
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         tg__buf_printf(&b, "error %s: %s\n", tg_err_name(r.rc), r.err.message);
         r.lines = tg__buf_take(&b);
@@ -464,7 +464,7 @@ static void check_whole_document(const char *provider, const char *path,
     assert_int_equal(whole->n, st->n);
     int made_up_ids = 0;
     for (size_t i = 0; i < st->n; i++) {
-        tg_buf a, b;
+        tg__buf a, b;
         tg__buf_init(&a, 0);
         tg__buf_init(&b, 0);
         call_line(st->calls[i], &a);
@@ -963,7 +963,7 @@ static void test_chat_early_and_late(void **state)
     /* Read whole, the same (the rule does not depend on the chunks, nor on
      * taking the calls); with the rule off, what the whole response would
      * make of it: c0 malformed. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < 5; i++)
         tg__buf_puts(&b, pieces[i]);
@@ -1210,7 +1210,7 @@ static void test_end_of_stream(void **state)
     run_free(&r);
     /* Events after the end cannot fail the stream: over the cap, not JSON,
      * another provider's. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},"
                      "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
@@ -1375,7 +1375,7 @@ static void test_missing_blank_lines(void **state)
         char *text = tg_test_read_file(path, &len);
         assert_non_null(text);
         /* What grep '^data:' keeps. */
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         for (const char *p = text; *p;) {
             const char *nl = strchr(p, '\n');
@@ -1567,7 +1567,7 @@ static void test_limits(void **state)
     run_free(&r);
 
     /* Arguments over the cap, in small pieces: that call alone fails. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, CHAT_CALL("0", "\"id\":\"c1\",", "\"name\":\"x\",",
                                "{\\\"k\\\":\\\""));
@@ -1588,7 +1588,10 @@ static void test_limits(void **state)
     tg_stream *s = NULL;
     assert_int_equal(tg_stream_new("auto", &s, NULL), 0);
     assert_int_equal(tg_stream_feed(s, ":", 1, NULL), 0);
-    assert_int_equal(tg_stream_set_max_event_bytes(s, 10), TG_EINVAL);
+    tg_error err = {0};
+    assert_int_equal(tg_stream_set_max_event_bytes(s, 10, &err), TG_EINVAL);
+    assert_string_equal(err.message,
+                        "the event size cap is set before the first feed");
     tg_stream_free(s);
     tg__buf_cleanup(&b);
 }
@@ -1734,7 +1737,7 @@ static int stream_operation(const char *text, size_t len, char **desc)
     tg_stream_free(s);
     if (rc != 0)
         return rc;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (size_t i = 0; i < turn->n && rc == 0; i++) {
         const tg_call *c = turn->calls[i];

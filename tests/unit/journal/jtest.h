@@ -61,10 +61,10 @@ static inline tg_call *jt_call(const char *id, const char *tool,
     return c;
 }
 
-static inline tg_journal *jt_open(const char *path,
-                                  const tg_journal_options *opts)
+static inline tg__journal *jt_open(const char *path,
+                                   const tg__journal_options *opts)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     tg_error err = {0};
     if (tg__journal_open_sqlite_opts(path, opts, &j, &err) != 0)
         fail_msg("open %s: %s", path, err.message);
@@ -74,7 +74,7 @@ static inline tg_journal *jt_open(const char *path,
 /* Begins (with re-delivery lookups), ends every call that should run with
  * a success whose payload is `text`, finishes everything. replies[i] is
  * set for calls that did not run; the caller frees them. */
-static inline void jt_turn(tg_journal *j, tg_call **calls, size_t n,
+static inline void jt_turn(tg__journal *j, tg_call **calls, size_t n,
                            const char *text, tg_result **replies)
 {
     tg_error err = {0};

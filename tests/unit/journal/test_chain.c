@@ -28,7 +28,7 @@
 static const unsigned char key_a[] = "the first key";
 static const unsigned char key_b[] = "another key";
 
-static void add(tg_journal *j, const char *id, const char *text,
+static void add(tg__journal *j, const char *id, const char *text,
                 int64_t completed_at)
 {
     tg_error err = {0};
@@ -45,7 +45,7 @@ static void add(tg_journal *j, const char *id, const char *text,
 
 /* A turn of n calls begun together and finished together (the begun path:
  * call digests kept between begin and finish). */
-static void turn(tg_journal *j, const char *prefix, size_t n)
+static void turn(tg__journal *j, const char *prefix, size_t n)
 {
     tg_call *calls[8];
     tg_result *replies[8];
@@ -60,10 +60,10 @@ static void turn(tg_journal *j, const char *prefix, size_t n)
         tg__call_free(calls[i]);
 }
 
-static tg_journal *open_key(const char *path, const unsigned char *key,
-                            const tg_journal_options *base)
+static tg__journal *open_key(const char *path, const unsigned char *key,
+                             const tg__journal_options *base)
 {
-    tg_journal_options o = base ? *base : (tg_journal_options){0};
+    tg__journal_options o = base ? *base : (tg__journal_options){0};
     o.hmac_key = key;
     o.hmac_key_len = key ? strlen((const char *)key) : 0;
     return jt_open(path, &o);
@@ -122,13 +122,13 @@ static void test_hmac_matches_openssl(void **state)
         size_t len;
     } keys[] = {{key_a, sizeof key_a - 1}, {longkey, sizeof longkey}};
     for (size_t k = 0; k < 2; k++) {
-        tg_chain_key ck;
+        tg__chain_key ck;
         unsigned char prev[TG_CHAIN_LEN], ours[TG_CHAIN_LEN], theirs[64];
         unsigned int n = 0;
         memset(prev, 0xab, sizeof prev);
         assert_int_equal(tg__chain_key_init(&ck, keys[k].key, keys[k].len), 0);
         assert_int_equal(strlen(ck.id), TG_CHAIN_KEY_ID - 1);
-        tg_chain_hash h;
+        tg__chain_hash h;
         tg__chain_link_start(&h, &ck, prev, 258);
         tg__chain_text(&h, "hi");
         tg__chain_null(&h);
@@ -166,7 +166,7 @@ static void test_written_rows_verify(void **state)
         const unsigned char *key = keyed ? key_a : NULL;
         char path[192];
         snprintf(path, sizeof path, "%s/j%d.db", f->dir, keyed);
-        tg_journal *j = open_key(path, key, NULL);
+        tg__journal *j = open_key(path, key, NULL);
         add(j, "a", "one", 0);
         turn(j, "t1", 5);
         /* a re-delivered call: replayed from the journal */
@@ -264,7 +264,7 @@ static void test_tampering(void **state)
             const unsigned char *key = keyed ? key_a : NULL;
             char path[192];
             snprintf(path, sizeof path, "%s/e%zu-%d.db", f->dir, e, keyed);
-            tg_journal *j = open_key(path, key, NULL);
+            tg__journal *j = open_key(path, key, NULL);
             turn(j, "t", 6); /* seq 1..6: t-0..t-5 */
             tg__journal_close(j);
             assert_ok(path, key, 6);
@@ -280,7 +280,7 @@ static void test_tampering(void **state)
 static void test_keys(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = open_key(f->path, NULL, NULL);
+    tg__journal *j = open_key(f->path, NULL, NULL);
     add(j, "plain", "x", 0);
     tg__journal_close(j);
     j = open_key(f->path, key_a, NULL);
@@ -346,7 +346,7 @@ static void test_keys(void **state)
 static void test_retention(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = open_key(f->path, key_a, NULL);
+    tg__journal *j = open_key(f->path, key_a, NULL);
     int64_t now = tg__now_ms();
     char id[32];
     for (int i = 0; i < 10; i++) {
@@ -356,7 +356,7 @@ static void test_retention(void **state)
     add(j, "stale", "x", now - 3 * DAY);
     add(j, "fresh", "x", now);
     tg__journal_close(j);
-    tg_journal_options o = {
+    tg__journal_options o = {
         .max_rows = 5, .prune_batch = 3, .prune_every_ms = 3600000};
     j = open_key(f->path, key_a, &o);
     size_t n = 0, total = 0;
@@ -370,7 +370,7 @@ static void test_retention(void **state)
     /* the anchor alone is left of the pruned rows' records */
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM chain_pruned"), 1);
     assert_ok(f->path, key_a, 5);
-    tg_journal_options days = {.keep_days = 1, .prune_every_ms = 3600000};
+    tg__journal_options days = {.keep_days = 1, .prune_every_ms = 3600000};
     j = open_key(f->path, key_a, &days);
     assert_int_equal(tg__journal_prune(j, &n, &err), 0);
     assert_int_equal(n, 1); /* the stale row, between c9 and fresh */
@@ -393,8 +393,8 @@ static void test_retention(void **state)
 static void test_two_writers(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *a = open_key(f->path, key_a, NULL);
-    tg_journal *b = open_key(f->path, key_a, NULL);
+    tg__journal *a = open_key(f->path, key_a, NULL);
+    tg__journal *b = open_key(f->path, key_a, NULL);
     char id[32];
     for (int i = 0; i < 6; i++) {
         snprintf(id, sizeof id, "w%d", i);
@@ -412,7 +412,7 @@ static void test_two_writers(void **state)
 static void test_failed_batch(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = open_key(f->path, NULL, NULL);
+    tg__journal *j = open_key(f->path, NULL, NULL);
     add(j, "one", "x", 0);
     /* the same call finished twice in one batch: the second row breaks
      * the primary key and the whole batch rolls back */

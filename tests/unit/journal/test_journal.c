@@ -389,9 +389,9 @@ static tg_result *ok_result(const tg_call *c, const char *text)
     return r;
 }
 
-static tg_journal *open_ok(const char *path)
+static tg__journal *open_ok(const char *path)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     tg_error err = {0};
     int rc = tg__journal_open_sqlite(path, &j, &err);
     if (rc != 0)
@@ -399,7 +399,7 @@ static tg_journal *open_ok(const char *path)
     return j;
 }
 
-static json_t *history(tg_journal *j, const tg_history_query *q)
+static json_t *history(tg__journal *j, const tg_history_query *q)
 {
     char *out = NULL;
     tg_error err = {0};
@@ -414,7 +414,7 @@ static json_t *history(tg_journal *j, const tg_history_query *q)
     return v;
 }
 
-static json_t *show(tg_journal *j, const char *id)
+static json_t *show(tg__journal *j, const char *id)
 {
     char *out = NULL;
     tg_error err = {0};
@@ -479,7 +479,7 @@ static void copy_file(const char *from, const char *to)
 static void test_round_trip(void **state)
 {
     struct fixture *f = *state;
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_error err = {0};
     struct stat sb;
     char dir[160];
@@ -617,7 +617,7 @@ static void test_round_trip(void **state)
 static void test_same_id_and_unbegun(void **state)
 {
     struct fixture *f = *state;
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_error err = {0};
     tg_call *c1 = mkcall("call_1", "echo", "{\"text\":\"first\"}", NULL);
     tg_result *r1 = ok_result(c1, "first");
@@ -651,7 +651,7 @@ static void test_same_id_and_unbegun(void **state)
 static void test_filters(void **state)
 {
     struct fixture *f = *state;
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_error err = {0};
     enum { N = 30 };
     tg_call *calls[N];
@@ -754,7 +754,7 @@ static pid_t orphan_child(const char *path, const char *id)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        tg_journal *j = NULL;
+        tg__journal *j = NULL;
         tg_error err = {0};
         tg_call *c = tg__call_new(id, "sleep", "toolgate");
         if (tg__journal_open_sqlite(path, &j, &err) != 0 ||
@@ -776,8 +776,8 @@ static void test_recovery_dead_owner(void **state)
                                        " WHERE state = 'running'"),
                      1);
 
-    tg_journal *j = open_ok(f->path); /* recovers */
-    json_t *s = show(j, "call_dead"); /* new ref */
+    tg__journal *j = open_ok(f->path); /* recovers */
+    json_t *s = show(j, "call_dead");  /* new ref */
     assert_string_equal(jstr(s, "result.outcome"), "error");
     assert_string_equal(jstr(s, "result.execution"), "started");
     assert_string_equal(jstr(s, "result.payload.error.code"), "INTERRUPTED");
@@ -811,12 +811,12 @@ static void test_recovery_live_owner(void **state)
 {
     struct fixture *f = *state;
     tg_error err = {0};
-    tg_journal *j1 = open_ok(f->path);
+    tg__journal *j1 = open_ok(f->path);
     tg_call *c = mkcall("call_live", "echo", "{}", NULL);
     assert_int_equal(tg__journal_begin(j1, &c, 1, &err), 0);
 
     /* A second connection of this same live process leaves the row alone. */
-    tg_journal *j2 = open_ok(f->path);
+    tg__journal *j2 = open_ok(f->path);
     json_t *s = show(j2, "call_live"); /* new ref */
     assert_true(json_is_null(json_object_get(s, "result")));
     json_decref(s);
@@ -837,7 +837,7 @@ static void test_recovery_recycled_pid(void **state)
 {
     struct fixture *f = *state;
     tg_error err = {0};
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *c = mkcall("call_old", "echo", "{}", NULL);
     assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
     tg__journal_close(j);
@@ -896,7 +896,7 @@ static void test_running_ranges(void **state)
     struct fixture *f = *state;
     enum { N = 40 };
     tg_error err = {0};
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *calls[N];
     tg_result *results[N];
     int want[N];
@@ -996,7 +996,7 @@ static void test_running_ranges(void **state)
 
 static int writer(const char *path, const char *prefix, int turns, int per)
 {
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     tg_error err = {0};
     if (tg__journal_open_sqlite(path, &j, &err) != 0) {
         fprintf(stderr, "%s: %s\n", prefix, err.message);
@@ -1049,7 +1049,7 @@ static void test_two_processes(void **state)
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_history_query q = {.limit = 100000};
     json_t *h = history(j, &q); /* new ref */
     assert_int_equal(json_array_size(h), 2 * TURNS * PER);
@@ -1150,10 +1150,10 @@ static void make_old_journal(const char *path, int version)
 static void test_args_over_the_limit(void **state)
 {
     struct fixture *f = *state;
-    tg_journal_options o = {.max_args_bytes = 4096};
-    tg_journal *j = jt_open(f->path, &o);
+    tg__journal_options o = {.max_args_bytes = 4096};
+    tg__journal *j = jt_open(f->path, &o);
     size_t big = 3u << 20;
-    tg_buf text;
+    tg__buf text;
     tg__buf_init(&text, 0);
     /* "\u00e9" written as UTF-8 so the cut meets a two-byte character */
     assert_int_equal(tg__buf_puts(&text, "{\"path\": \"a"), 0);
@@ -1212,7 +1212,7 @@ static void test_migrations(void **state)
 {
     struct fixture *f = *state;
     tg_error err = {0};
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *c = mkcall("call_m", "echo", "{}", NULL);
     tg_result *r = ok_result(c, "x");
     assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
@@ -1327,7 +1327,7 @@ static void test_unwritable(void **state)
 {
     struct fixture *f = *state;
     tg_error err = {0};
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     char file[128], path[192];
     /* A parent that is a regular file (root passes permission checks, so
      * permissions alone cannot make a path unwritable here). */
@@ -1375,7 +1375,7 @@ static void test_watched_file(void **state)
     snprintf(link_path, sizeof link_path, "%s/second-name.db", f->dir);
 
     /* Its directory swapped for a copy: the copy is not written. */
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *c = mkcall("call_w", "echo", "{}", NULL);
     assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
     assert_int_equal(rename(dir, away), 0);
@@ -1436,7 +1436,7 @@ static void test_public_api(void **state)
     struct stat sb;
     assert_int_equal(stat(f->path, &sb), -1);
 
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *c = mkcall("call_p", "echo", "{\"a\":1}", "carol");
     tg_result *r = ok_result(c, "out");
     assert_int_equal(tg__journal_begin(j, &c, 1, &err), 0);
@@ -1474,7 +1474,7 @@ static int disk_full_child(const char *dir)
         return 77;
     char path[160];
     snprintf(path, sizeof path, "%s/journal.db", dir);
-    tg_journal *j = NULL;
+    tg__journal *j = NULL;
     tg_error err = {0};
     if (tg__journal_open_sqlite(path, &j, &err) != 0) {
         fprintf(stderr, "open: %s\n", err.message);
@@ -1563,7 +1563,7 @@ static void test_io_error(void **state)
     struct fixture *f = *state;
     tg_error err = {0};
     faulty_vfs_use(1);
-    tg_journal *j = open_ok(f->path);
+    tg__journal *j = open_ok(f->path);
     tg_call *ok[2] = {mkcall("io_ok1", "echo", "{}", NULL),
                       mkcall("io_ok2", "echo", "{}", NULL)};
     tg_result *okr[2] = {ok_result(ok[0], "x"), ok_result(ok[1], "y")};
@@ -1698,7 +1698,7 @@ static void test_failing_allocations(void **state)
             copy_file(orphaned, path);
         sqlite3_int64 before = sqlite3_memory_used();
         tg_error err = {0};
-        tg_journal *j = NULL;
+        tg__journal *j = NULL;
         char *out = NULL;
         int rcs[7] = {1, 1, 1, 1, 1, 1, 1};
         tg_result *replies[N] = {NULL};
@@ -1801,7 +1801,7 @@ static void test_failing_allocations_replay(void **state)
     snprintf(seed, sizeof seed, "%s/seed.db", f->dir);
     snprintf(path, sizeof path, "%s/replay.db", f->dir);
     tg_error err = {0};
-    tg_journal *j = open_ok(seed);
+    tg__journal *j = open_ok(seed);
     tg_call *first[2] = {mkcall("r1", "echo", "{\"text\":\"one\"}", "u"),
                          mkcall("r2", "echo", "{\"text\":\"two\"}", "u")};
     tg_result *done[2] = {ok_result(first[0], "one"),
@@ -1816,7 +1816,7 @@ static void test_failing_allocations_replay(void **state)
                          mkcall("r2", "echo", "{\"text\":\"TWO\"}", "u")};
     for (int i = 0; i < 2; i++)
         assert_non_null(tg_call_checksum(again[i]));
-    tg_journal_options opts = {.max_rows = 3, .prune_batch = 2};
+    tg__journal_options opts = {.max_rows = 3, .prune_batch = 2};
     long failures = 0;
     for (long n = 1;; n++) {
         char wal[192], shm[192];

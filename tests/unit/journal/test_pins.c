@@ -22,9 +22,9 @@ static void ok(int rc, const tg_error *err)
         fail_msg("%s", err->message);
 }
 
-static tg_pin_row *read_pins(tg_journal *j, const char *source, size_t *n)
+static tg__pin_row *read_pins(tg__journal *j, const char *source, size_t *n)
 {
-    tg_pin_row *rows = NULL;
+    tg__pin_row *rows = NULL;
     tg_error err = {0};
     ok(tg__journal_pins_read(j, source, &rows, n, &err), &err);
     return rows;
@@ -34,7 +34,7 @@ static void test_first_seen_and_change(void **state)
 {
     struct jt_fixture *f = *state;
     tg_error err = {0};
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     ok(tg__journal_pin_first_seen(j, "fs", "write_file", "sha256:aa",
                                   "{\"name\":\"write_file\"}", &err),
        &err);
@@ -48,7 +48,7 @@ static void test_first_seen_and_change(void **state)
                                                 "sha256:zz", "{}", &err),
                      TG_EEXIST);
     size_t n = 0;
-    tg_pin_row *rows = read_pins(j, "fs", &n);
+    tg__pin_row *rows = read_pins(j, "fs", &n);
     assert_int_equal(n, 2);
     assert_string_equal(rows[0].tool, "read_file"); /* sorted */
     assert_string_equal(rows[1].tool, "write_file");
@@ -115,7 +115,7 @@ static void test_held_and_renamed(void **state)
     struct jt_fixture *f = *state;
     tg_error err = {0};
     size_t n = 0;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     ok(tg__journal_pin_first_seen(j, "fs", "write", "sha256:w", "{\"w\":1}",
                                   &err),
        &err);
@@ -126,7 +126,7 @@ static void test_held_and_renamed(void **state)
     ok(tg__journal_pin_hold(j, "fs", "write_file", "sha256:w2", "{\"w\":1}",
                             "write", &err),
        &err);
-    tg_pin_row *rows = read_pins(j, "fs", &n);
+    tg__pin_row *rows = read_pins(j, "fs", &n);
     assert_int_equal(n, 3);
     assert_string_equal(rows[0].tool, "list");
     assert_int_equal(rows[0].state, TG_PIN_STATE_HELD);

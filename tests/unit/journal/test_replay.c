@@ -22,10 +22,10 @@
 static void test_sync_setting(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     assert_int_equal(tg__journal_sqlite_synchronous(j), 1); /* NORMAL */
     tg__journal_close(j);
-    tg_journal_options full = {.sync_full = 1};
+    tg__journal_options full = {.sync_full = 1};
     j = jt_open(f->path, &full);
     assert_int_equal(tg__journal_sqlite_synchronous(j), 2); /* FULL */
     tg__journal_close(j);
@@ -51,7 +51,7 @@ static void free_calls(tg_call **calls, tg_result **replies, size_t n)
 static void test_replay_same_call(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_call *calls[2] = {jt_call("c1", "echo", "{\"t\":1}", NULL),
                          jt_call("c2", "echo", "{\"t\":2}", "alice")};
     tg_result *replies[2] = {NULL, NULL};
@@ -103,7 +103,7 @@ static void test_replay_same_call(void **state)
 static void test_conflict(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_call *c = jt_call("c1", "echo", "{\"t\":1}", "u");
     tg_result *reply = NULL;
     jt_turn(j, &c, 1, "ran", &reply);
@@ -141,7 +141,7 @@ static void test_conflict(void **state)
 static void test_scopes(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_call *c = jt_call("c1", "echo", "{}", "alice");
     tg_result *reply = NULL;
     jt_turn(j, &c, 1, "alice's", &reply);
@@ -180,7 +180,7 @@ static void test_scopes(void **state)
 static void test_not_started_is_free(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_error err = {0};
     tg_call *c = jt_call("c1", "nope", "{}", NULL);
     tg_result *r = tg__result_error(c, TG_EXECUTION_NOT_STARTED, "UNKNOWN_TOOL",
@@ -211,8 +211,8 @@ static void test_not_started_is_free(void **state)
 static void test_replay_after_prune(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal_options o = {.max_rows = 1, .prune_every_ms = 3600000};
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal_options o = {.max_rows = 1, .prune_every_ms = 3600000};
+    tg__journal *j = jt_open(f->path, NULL);
     tg_call *c = jt_call("c1", "echo", "{}", "u");
     tg_result *reply = NULL;
     jt_turn(j, &c, 1, "original", &reply);
@@ -240,7 +240,7 @@ static void test_replay_after_prune(void **state)
 static void test_in_progress(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j1 = jt_open(f->path, NULL), *j2 = jt_open(f->path, NULL);
+    tg__journal *j1 = jt_open(f->path, NULL), *j2 = jt_open(f->path, NULL);
     tg_error err = {0};
     tg_call *c1 = jt_call("c1", "echo", "{}", NULL);
     tg_call *c2 = jt_call("c1", "echo", "{}", NULL);
@@ -274,7 +274,7 @@ static void test_batch(void **state)
 {
     struct jt_fixture *f = *state;
     enum { N = 210 }; /* 70 a scope: more than one probe statement */
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_error err = {0};
     tg_call *calls[N];
     tg_result *replies[N], *results[N];

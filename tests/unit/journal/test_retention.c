@@ -20,7 +20,7 @@
 
 #define DAY INT64_C(86400000)
 
-static void add(tg_journal *j, const char *id, int64_t completed_at)
+static void add(tg__journal *j, const char *id, int64_t completed_at)
 {
     tg_error err = {0};
     tg_call *c = jt_call(id, "echo", "{}", NULL);
@@ -33,7 +33,7 @@ static void add(tg_journal *j, const char *id, int64_t completed_at)
     tg__call_free(c);
 }
 
-static tg_call *begin_running(tg_journal *j, const char *id)
+static tg_call *begin_running(tg__journal *j, const char *id)
 {
     tg_error err = {0};
     tg_call *c = jt_call(id, "echo", "{}", NULL);
@@ -41,7 +41,7 @@ static tg_call *begin_running(tg_journal *j, const char *id)
     return c;
 }
 
-static size_t prune(tg_journal *j)
+static size_t prune(tg__journal *j)
 {
     size_t n = 0;
     tg_error err = {0};
@@ -70,10 +70,10 @@ static void assert_paired(const char *path)
 static void test_keep_days(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal_options o = {.keep_days = 7, .prune_every_ms = 3600000};
+    tg__journal_options o = {.keep_days = 7, .prune_every_ms = 3600000};
     /* Filled without limits (a step after the first commit would prune),
      * then opened with them. */
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     int64_t now = tg__now_ms();
     char id[32];
     tg_call *old_running = begin_running(j, "running-old");
@@ -106,11 +106,11 @@ static void test_keep_days(void **state)
 static void test_max_rows_in_batches(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal_options o = {
+    tg__journal_options o = {
         .max_rows = 30, .prune_batch = 25, .prune_every_ms = 3600000};
     /* Fill without limits, then open with them (a step after each commit
      * would otherwise keep the table near the limit while filling). */
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     char id[32];
     tg_call *r1 = begin_running(j, "running-1");
     for (int i = 0; i < 100; i++) {
@@ -144,9 +144,9 @@ static void test_max_rows_in_batches(void **state)
 static void test_automatic(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal_options o = {
+    tg__journal_options o = {
         .max_rows = 10, .prune_batch = 4, .prune_every_ms = 3600000};
-    tg_journal *j = jt_open(f->path, &o);
+    tg__journal *j = jt_open(f->path, &o);
     char id[32];
     long long most = 0;
     for (int i = 0; i < 60; i++) {
@@ -166,7 +166,7 @@ static void test_automatic(void **state)
      * commit once it has passed. The period (a scaled 500 ms) outlasts the
      * two commits between steps (a few ms) with room. */
     long period = tg_test_ms(500);
-    tg_journal_options t = {.keep_days = 1, .prune_every_ms = period};
+    tg__journal_options t = {.keep_days = 1, .prune_every_ms = period};
     j = jt_open(f->path, &t);
     int64_t old = tg__now_ms() - 2 * DAY;
     jt_exec(f->path, "UPDATE results SET completed_at = 0");
@@ -187,7 +187,7 @@ static void test_automatic(void **state)
 static void test_no_limits(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     add(j, "ancient", 1);
     assert_int_equal(prune(j), 0);
     assert_int_equal(calls(f->path), 1);

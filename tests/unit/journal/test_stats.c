@@ -15,7 +15,7 @@
 #include "jtest.h"
 
 /* Journals one finished call of `tool` with `outcome` and `ms`. */
-static void add(tg_journal *j, const char *id, const char *tool,
+static void add(tg__journal *j, const char *id, const char *tool,
                 const char *caller, tg_outcome outcome, double ms,
                 int64_t completed_at, int replayed)
 {
@@ -33,7 +33,7 @@ static void add(tg_journal *j, const char *id, const char *tool,
     tg__call_free(c);
 }
 
-static json_t *stats(tg_journal *j, const tg_history_query *q)
+static json_t *stats(tg__journal *j, const tg_history_query *q)
 {
     char *out = NULL;
     tg_error err = {0};
@@ -64,7 +64,7 @@ static double ms(const json_t *rec, const char *key)
 static void test_counts_and_percentiles(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     char id[32];
     int64_t t0 = 1700000000000;
     /* "alpha": 20 calls of 1..20 ms, shuffled; every fifth an error. */
@@ -160,7 +160,7 @@ static void test_percentiles_against_sort(void **state)
 {
     struct jt_fixture *f = *state;
     static const int sizes[] = {1, 2, 3, 19, 20, 21, 100, 1000};
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     char tool[32], id[48];
     unsigned seed = 12345;
     int tools = 0;
@@ -213,7 +213,7 @@ static void test_public_api(void **state)
     tg_free(out);
     struct stat sb;
     assert_int_equal(stat(f->path, &sb), -1); /* nothing created */
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     add(j, "x1", "echo", NULL, TG_OUTCOME_SUCCESS, 3, 1700000000000, 0);
     tg__journal_close(j);
     assert_int_equal(tg_journal_stats(f->path, NULL, &out, &err), 0);
@@ -230,7 +230,7 @@ static void test_public_api(void **state)
 static void test_times_to_the_microsecond(void **state)
 {
     struct jt_fixture *f = *state;
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     add(j, "d1", "delta", NULL, TG_OUTCOME_SUCCESS, 41.142023, 1, 0);
     add(j, "d2", "delta", NULL, TG_OUTCOME_SUCCESS, 151.96020899999999, 2, 0);
     add(j, "d3", "delta", NULL, TG_OUTCOME_SUCCESS, 9.3319150000000004, 3, 0);

@@ -144,7 +144,7 @@ static void test_dead_owner(void **state)
 {
     struct jt_fixture *f = *state;
     /* A call begun and left running, and a task on it. */
-    tg_journal *j = jt_open(f->path, NULL);
+    tg__journal *j = jt_open(f->path, NULL);
     tg_call *call = jt_call("mcp-x-1", "slow", "{}", "alice");
     tg_error err = {0};
     assert_int_equal(tg__journal_begin(j, &call, 1, &err), 0);

@@ -20,11 +20,11 @@
 
 /* Reads text (batches as given) and returns the answer the reader's
  * verdict writes: the failure, or the invalid message's error. */
-static char *answer(tg_rpc_batch *b, const char *text, bool batches)
+static char *answer(tg__rpc_batch *b, const char *text, bool batches)
 {
-    tg_rpc_limits lim = {0, 0, 0, batches};
+    tg__rpc_limits lim = {0, 0, 0, batches};
     assert_int_equal(tg__rpc_read(b, text, strlen(text), &lim), 0);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     if (b->fail_code != 0)
         assert_int_equal(tg__rpc_write_failure(&out, b), 0);
@@ -37,7 +37,7 @@ static char *answer(tg_rpc_batch *b, const char *text, bool batches)
 
 static void expect(const char *text, const char *want)
 {
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     char *got = answer(&b, text, false);
     assert_string_equal(got, want);
     free(got);
@@ -47,7 +47,7 @@ static void expect(const char *text, const char *want)
 static void test_parse_errors(void **state)
 {
     (void)state;
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     static const char *const bad[] = {
         "",
         "{",
@@ -132,14 +132,14 @@ static void test_invalid_requests(void **state)
 static void test_requests_and_ids(void **state)
 {
     (void)state;
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     const char *in = "{ \"method\" : \"tools/call\", \"jsonrpc\":\"2\\u002e0\","
                      "\"id\":\"x\\u0041\\\"\", \"params\" : {\"name\":\"echo\","
                      "\"arguments\": { \"t\" : [ 1, {}, \"}]\" ] } , "
                      "\"_meta\":{\"progressToken\":9}} }";
     assert_int_equal(tg__rpc_read(&b, in, strlen(in), NULL), 0);
     assert_int_equal(b.n, 1);
-    const tg_rpc_msg *m = &b.msgs[0];
+    const tg__rpc_msg *m = &b.msgs[0];
     assert_int_equal(m->kind, TG_RPC_REQUEST);
     assert_string_equal(m->method, "tools/call");
     assert_int_equal(m->id.kind, TG_RPC_ID_STRING);
@@ -155,7 +155,7 @@ static void test_requests_and_ids(void **state)
     assert_memory_equal(m->params, "{\"name\"", 7);
     assert_int_equal(m->params[m->params_len - 1], '}');
     const char *args_path[] = {"arguments"};
-    tg_rpc_value v;
+    tg__rpc_value v;
     assert_int_equal(tg__rpc_params_find(&b, m, args_path, 1, &v), 1);
     assert_int_equal(v.kind, TG_JT_OBJECT);
     assert_int_equal(v.len, strlen("{ \"t\" : [ 1, {}, \"}]\" ] }"));
@@ -166,7 +166,7 @@ static void test_requests_and_ids(void **state)
     assert_memory_equal(v.json, "9", 1);
     const char *name_path[] = {"name"};
     assert_int_equal(tg__rpc_params_find(&b, m, name_path, 1, &v), 1);
-    tg_buf s;
+    tg__buf s;
     tg__buf_init(&s, 0);
     assert_int_equal(tg__rpc_value_string(&b, &v, &s), 0);
     assert_string_equal(tg__buf_cstr(&s), "echo");
@@ -179,7 +179,7 @@ static void test_requests_and_ids(void **state)
     json_decref(params);
 
     /* the response echoes the id verbatim */
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     assert_int_equal(tg__rpc_write_result(&out, &m->id, "{}", 2), 0);
     assert_string_equal(tg__buf_cstr(&out),
@@ -225,7 +225,7 @@ static void test_requests_and_ids(void **state)
 static void test_notifications_and_responses(void **state)
 {
     (void)state;
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     const char *n = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                     "initialized\"}";
     assert_int_equal(tg__rpc_read(&b, n, strlen(n), NULL), 0);
@@ -271,16 +271,16 @@ static void test_notifications_and_responses(void **state)
 static void test_limits(void **state)
 {
     (void)state;
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     /* over max_bytes: refused before parsing */
-    tg_buf big;
+    tg__buf big;
     tg__buf_init(&big, 0);
     tg__buf_puts(&big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
                        "\"params\":{\"s\":\"");
     for (int i = 0; i < 5000; i++)
         tg__buf_puts(&big, "xxxxxxxxxx");
     tg__buf_puts(&big, "\"}}");
-    tg_rpc_limits lim = {1000, 0, 0, false};
+    tg__rpc_limits lim = {1000, 0, 0, false};
     assert_int_equal(tg__rpc_read(&b, big.data, big.len, &lim), 0);
     assert_int_equal(b.fail_code, TG_RPC_INVALID_REQUEST);
     assert_non_null(strstr(b.fail_message, "over the limit of 1000 bytes"));
@@ -296,7 +296,7 @@ static void test_limits(void **state)
      * limit the same answer */
     static const unsigned depths[] = {10, 11, 3000};
     for (size_t k = 0; k < 3; k++) {
-        tg_buf t;
+        tg__buf t;
         tg__buf_init(&t, 0);
         tg__buf_puts(&t, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
                          "\"params\":{\"x\":");
@@ -305,7 +305,7 @@ static void test_limits(void **state)
         for (unsigned i = 0; i < depths[k] - 2; i++)
             tg__buf_puts(&t, "]");
         tg__buf_puts(&t, "}}");
-        tg_rpc_limits dl = {0, 10, 0, false};
+        tg__rpc_limits dl = {0, 10, 0, false};
         char *got = answer(&b, t.data, false);
         tg__rpc_batch_cleanup(&b);
         free(got);
@@ -334,7 +334,7 @@ static void test_batches(void **state)
     expect(batch, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,"
                   "\"message\":\"Invalid Request: batches are not supported "
                   "by this protocol version (a batch of 4 messages)\"}}");
-    tg_rpc_batch b;
+    tg__rpc_batch b;
     char *got = answer(&b, batch, true);
     assert_true(b.is_batch);
     assert_int_equal(b.n, 4);
@@ -357,7 +357,7 @@ static void test_batches(void **state)
                              "empty\"}}");
     free(got);
     tg__rpc_batch_cleanup(&b);
-    tg_rpc_limits lim = {0, 0, 2, true};
+    tg__rpc_limits lim = {0, 0, 2, true};
     assert_int_equal(tg__rpc_read(&b, batch, strlen(batch), &lim), 0);
     assert_int_equal(b.fail_code, TG_RPC_INVALID_REQUEST);
     assert_non_null(strstr(b.fail_message, "over the limit of 2"));
@@ -367,9 +367,9 @@ static void test_batches(void **state)
 static void test_writers(void **state)
 {
     (void)state;
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
-    tg_rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, -5};
+    tg__rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, -5};
     assert_int_equal(tg__rpc_write_request(&out, &id, "elicitation/create",
                                            "{\"message\":\"ok?\"}", 17),
                      0);
@@ -378,7 +378,7 @@ static void test_writers(void **state)
                         "\"elicitation/create\",\"params\":{\"message\":"
                         "\"ok?\"}}");
     out.len = 0;
-    tg_rpc_id sid = {TG_RPC_ID_STRING, NULL, 0, "q\"", 2, 0};
+    tg__rpc_id sid = {TG_RPC_ID_STRING, NULL, 0, "q\"", 2, 0};
     assert_int_equal(tg__rpc_write_result_open(&out, &sid), 0);
     tg__buf_puts(&out, "{\"resultType\":\"complete\"}");
     assert_int_equal(tg__rpc_write_close(&out), 0);
@@ -429,7 +429,7 @@ static void test_versions(void **state)
     assert_int_equal(tg__mcp_negotiate_initialize("1999-01-01", 10),
                      TG_MCP_V2025_11_25);
     assert_int_equal(tg__mcp_negotiate_initialize(NULL, 0), TG_MCP_V2025_11_25);
-    const tg_mcp_traits *t = tg__mcp_traits(TG_MCP_V2026_07_28);
+    const tg__mcp_traits *t = tg__mcp_traits_of(TG_MCP_V2026_07_28);
     assert_false(t->initialize);
     assert_false(t->ping);
     assert_false(t->set_level);
@@ -441,13 +441,13 @@ static void test_versions(void **state)
     assert_int_equal(t->err_resource_not_found, -32602);
     assert_int_equal(t->tasks, TG_MCP_TASKS_EXTENSION);
     assert_int_equal(t->input, TG_MCP_INPUT_REQUIRED_RESULT);
-    t = tg__mcp_traits(TG_MCP_V2025_11_25);
+    t = tg__mcp_traits_of(TG_MCP_V2025_11_25);
     assert_true(t->initialize && t->sessions && t->ping && t->get_stream);
     assert_false(t->batches);
     assert_int_equal(t->tasks, TG_MCP_TASKS_CORE);
     assert_int_equal(t->err_resource_not_found, -32002);
-    assert_false(tg__mcp_traits(TG_MCP_V2025_06_18)->error_id_optional);
-    assert_true(tg__mcp_traits(TG_MCP_V2025_03_26)->batches);
+    assert_false(tg__mcp_traits_of(TG_MCP_V2025_06_18)->error_id_optional);
+    assert_true(tg__mcp_traits_of(TG_MCP_V2025_03_26)->batches);
     assert_string_equal(tg__mcp_supported_json(),
                         "[\"2025-06-18\",\"2025-11-25\",\"2026-07-28\"]");
 }

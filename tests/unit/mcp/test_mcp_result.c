@@ -23,7 +23,7 @@
 #include "result.h"
 #include "tg_test.h"
 
-static const tg_mcp_version versions[] = {
+static const tg__mcp_version versions[] = {
     TG_MCP_V2025_06_18, TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
 
 /* One result of each outcome, and a success with an object payload and
@@ -52,7 +52,7 @@ static size_t make_results(tg_result **r)
 }
 
 /* Appends {"version":V,"answers":A,"message":M} and a newline. */
-static void line(tg_buf *out, tg_mcp_version v, const char *answers,
+static void line(tg__buf *out, tg__mcp_version v, const char *answers,
                  const char *msg, size_t len)
 {
     tg__buf_printf(out, "{\"version\":\"%s\",", tg__mcp_version_name(v));
@@ -68,7 +68,7 @@ static void test_call_tool_results(void **state)
     (void)state;
     tg_result *r[8];
     size_t n = make_results(r);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < 3; k++) {
@@ -149,9 +149,9 @@ static void test_unknown_tool_error(void **state)
         tg__result_error(c, TG_EXECUTION_FINISHED, "TOOL_FAILED", NULL, "no");
     assert_int_equal(tg__mcp_result_rpc_error(unknown), -32602);
     assert_int_equal(tg__mcp_result_rpc_error(other), 0);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
-    tg_rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, 4};
+    tg__rpc_id id = {TG_RPC_ID_INT, NULL, 0, NULL, 0, 4};
     assert_int_equal(tg__mcp_write_result_error(&out, &id, unknown), 0);
     assert_string_equal(tg__buf_cstr(&out),
                         "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":"
@@ -166,7 +166,7 @@ static void test_unknown_tool_error(void **state)
 /* n tool definitions named t<i> in reverse order, as {"tools":[...]}. */
 static char *tool_defs(size_t n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"tools\":[");
     for (size_t i = n; i-- > 0;)
@@ -182,11 +182,11 @@ static void test_tools_pages(void **state)
 {
     (void)state;
     char *defs = tool_defs(250);
-    tg_mcp_tools *tools = NULL;
+    tg__mcp_tools *tools = NULL;
     tg_error err;
     assert_int_equal(tg__mcp_tools_new(defs, strlen(defs), &tools, &err), 0);
     assert_int_equal(tg__mcp_tools_count(tools), 250);
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     /* default page: every tool, sorted, no cursor */
     assert_int_equal(tg__mcp_tools_page(&out, tools, TG_MCP_V2025_11_25, NULL,
@@ -201,7 +201,7 @@ static void test_tools_pages(void **state)
         "t0000");
     json_decref(o);
     /* pages of 100: 100, 100, 50, in order, the cursor carrying on */
-    tg_mcp_page_opts opts = {100, 60000, false, NULL};
+    tg__mcp_page_opts opts = {100, 60000, false, NULL};
     char cursor[600] = "";
     size_t seen = 0;
     for (int page = 0; page < 3; page++) {
@@ -259,7 +259,7 @@ static void test_tools_pages(void **state)
     /* which of them declare an outputSchema */
     const char *outs = "[{\"name\":\"a\",\"outputSchema\":{\"type\":"
                        "\"object\"}},{\"name\":\"b\"}]";
-    tg_mcp_tools *with_out = NULL;
+    tg__mcp_tools *with_out = NULL;
     assert_int_equal(tg__mcp_tools_new(outs, strlen(outs), &with_out, &err), 0);
     assert_true(tg__mcp_tools_declares_output(with_out, "a"));
     assert_false(tg__mcp_tools_declares_output(with_out, "b"));
@@ -270,7 +270,7 @@ static void test_tools_pages(void **state)
     tg__mcp_tools_free(with_out);
     /* execution.taskSupport: under 2025-11-25 only, a definition's own
      * execution kept */
-    tg_mcp_page_opts tasks = {0, 0, false, "optional"};
+    tg__mcp_page_opts tasks = {0, 0, false, "optional"};
     for (size_t k = 0; k < 3; k++) {
         out.len = 0;
         assert_int_equal(
@@ -354,17 +354,17 @@ static void test_messages_conform(void **state)
         return;
     tg_result *r[8];
     size_t n = make_results(r);
-    tg_buf lines, msg, body;
+    tg__buf lines, msg, body;
     tg__buf_init(&lines, 0);
     tg__buf_init(&msg, 0);
     tg__buf_init(&body, 0);
     char *defs = tool_defs(3);
-    tg_mcp_tools *tools = NULL;
+    tg__mcp_tools *tools = NULL;
     tg_error err;
     assert_int_equal(tg__mcp_tools_new(defs, strlen(defs), &tools, &err), 0);
-    tg_rpc_id id = {TG_RPC_ID_STRING, NULL, 0, "r-1", 3, 0};
+    tg__rpc_id id = {TG_RPC_ID_STRING, NULL, 0, "r-1", 3, 0};
     for (size_t k = 0; k < 3; k++) {
-        tg_mcp_version v = versions[k];
+        tg__mcp_version v = versions[k];
         for (size_t i = 0; i < n; i++)
             for (unsigned flags = 0; flags < 2; flags++) {
                 msg.len = 0;
@@ -374,7 +374,7 @@ static void test_messages_conform(void **state)
                 assert_int_equal(tg__rpc_write_close(&msg), 0);
                 line(&lines, v, "tools/call", msg.data, msg.len);
             }
-        tg_mcp_page_opts opts = {2, 0, true, "optional"};
+        tg__mcp_page_opts opts = {2, 0, true, "optional"};
         msg.len = 0;
         body.len = 0;
         assert_int_equal(
@@ -389,15 +389,15 @@ static void test_messages_conform(void **state)
             tg__rpc_write_error(&msg, &id, -32602, "Unknown tool: x", NULL, 0),
             0);
         line(&lines, v, NULL, msg.data, msg.len);
-        if (tg__mcp_traits(v)->error_id_optional) {
-            tg_rpc_batch b;
+        if (tg__mcp_traits_of(v)->error_id_optional) {
+            tg__rpc_batch b;
             assert_int_equal(tg__rpc_read(&b, "{", 1, NULL), 0);
             msg.len = 0;
             assert_int_equal(tg__rpc_write_failure(&msg, &b), 0);
             tg__rpc_batch_cleanup(&b);
             line(&lines, v, NULL, msg.data, msg.len);
         }
-        if (tg__mcp_traits(v)->err_unsupported_protocol_version != 0) {
+        if (tg__mcp_traits_of(v)->err_unsupported_protocol_version != 0) {
             msg.len = 0;
             body.len = 0;
             tg__buf_printf(&body,
@@ -407,7 +407,7 @@ static void test_messages_conform(void **state)
             assert_int_equal(
                 tg__rpc_write_error(
                     &msg, &id,
-                    tg__mcp_traits(v)->err_unsupported_protocol_version,
+                    tg__mcp_traits_of(v)->err_unsupported_protocol_version,
                     "Unsupported protocol version", body.data, body.len),
                 0);
             line(&lines, v, NULL, msg.data, msg.len);

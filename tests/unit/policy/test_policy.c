@@ -46,10 +46,10 @@ static json_t *load(const char *text)
     return v;
 }
 
-static tg_policy *compile_ok(const char *text)
+static tg__policy *compile_ok(const char *text)
 {
     json_t *j = load(text); /* new ref */
-    tg_policy *p = NULL;
+    tg__policy *p = NULL;
     tg_error err = {0};
     int rc = tg__policy_compile(j, &p, &err);
     json_decref(j);
@@ -59,23 +59,23 @@ static tg_policy *compile_ok(const char *text)
 }
 
 /* The deciding rule index for tool/caller/args (JSON text or NULL). */
-static long decide_full(const tg_policy *p, const char *tool,
+static long decide_full(const tg__policy *p, const char *tool,
                         const char *caller, const char *ann, const char *args,
-                        const char *ws, const char *cwd, tg_policy_decision *d,
+                        const char *ws, const char *cwd, tg__policy_decision *d,
                         const char **reason)
 {
     json_t *a = ann ? load(ann) : NULL;   /* new ref */
     json_t *g = args ? load(args) : NULL; /* new ref */
-    tg_policy_input in = {tool, caller, a, g, ws, cwd};
-    tg_policy_verdict v;
+    tg__policy_input in = {tool, caller, a, g, ws, cwd};
+    tg__policy_verdict v;
     tg_error err = {0};
     int rc = tg__policy_decide(p, &in, &v, NULL, &err);
     if (rc != 0)
         fail_msg("decide failed: %s", err.message);
     /* The explained path must reach the same verdict. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
-    tg_policy_verdict v2;
+    tg__policy_verdict v2;
     rc = tg__policy_decide(p, &in, &v2, &b, &err);
     assert_int_equal(rc, 0);
     assert_int_equal(v2.rule, v.rule);
@@ -90,7 +90,7 @@ static long decide_full(const tg_policy *p, const char *tool,
     return v.rule;
 }
 
-static long decide(const tg_policy *p, const char *tool, const char *caller,
+static long decide(const tg__policy *p, const char *tool, const char *caller,
                    const char *args)
 {
     return decide_full(p, tool, caller, NULL, args, "/", NULL, NULL, NULL);
@@ -178,7 +178,7 @@ static void test_compile_errors(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
         json_t *j = load(bad_cases[i].policy); /* new ref */
-        tg_policy *p = (tg_policy *)1;
+        tg__policy *p = (tg__policy *)1;
         tg_error err = {0};
         int rc = tg__policy_compile(j, &p, &err);
         json_decref(j);
@@ -193,12 +193,12 @@ static void test_compile_errors(void **state)
 static void test_absent_policy(void **state)
 {
     (void)state;
-    tg_policy *p = NULL;
+    tg__policy *p = NULL;
     tg_error err = {0};
     assert_int_equal(tg__policy_compile(NULL, &p, &err), 0);
     assert_int_equal(tg__policy_rule_count(p), 0);
     assert_int_equal(tg__policy_default(p), TG_POLICY_ALLOW);
-    tg_policy_decision d;
+    tg__policy_decision d;
     const char *reason;
     assert_int_equal(
         decide_full(p, "shell", NULL, NULL, NULL, "/", NULL, &d, &reason), -1);
@@ -228,7 +228,7 @@ static void test_first_match_order(void **state)
     (void)state;
     /* The spec's example, plus rules an index could reorder: an exact
      * name after a glob, a no-tool rule between them. */
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"default\":\"deny\",\"rules\":["
         "{\"tool\":\"shell\",\"decision\":\"ask\"},"
         "{\"tool\":\"write_*\",\"caller\":\"guest\",\"decision\":\"deny\"},"
@@ -238,7 +238,7 @@ static void test_first_match_order(void **state)
         "\"reason\":\"guests may not call tools\"},"
         "{\"tool\":\"read_file\",\"decision\":\"allow\"},"
         "{\"tool\":\"shell\",\"decision\":\"allow\"}]}");
-    tg_policy_decision d;
+    tg__policy_decision d;
     const char *reason;
     assert_int_equal(decide(p, "shell", NULL, NULL), 0);
     assert_int_equal(decide(p, "shell", "root", NULL), 0);
@@ -262,7 +262,7 @@ static void test_first_match_order(void **state)
 static void test_globs(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"rules\":["
         "{\"tool\":\"fs_?ead\",\"decision\":\"deny\"},"
         "{\"tool\":\"db_[rw]*\",\"decision\":\"deny\"},"
@@ -287,7 +287,7 @@ static void test_globs(void **state)
 static void test_annotation_defaults(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"default\":\"ask\",\"rules\":["
         "{\"annotations\":{\"readOnlyHint\":true},\"decision\":\"allow\"},"
         "{\"annotations\":{\"destructiveHint\":false,\"idempotentHint\":"
@@ -325,7 +325,7 @@ static void test_annotation_defaults(void **state)
 static void test_arg_conditions(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"rules\":["
         "{\"args\":{\"n\":{\"equals\":1}},\"decision\":\"deny\"},"
         "{\"args\":{\"o\":{\"equals\":{\"a\":[1,{\"b\":null}],\"c\":\"x\"}}},"
@@ -376,16 +376,16 @@ static void test_arg_conditions(void **state)
 static void test_regex_limit(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok("{\"rules\":[{\"args\":{\"s\":{\"matches\":"
-                              "\"^(a+)+$\"}},\"decision\":\"deny\"}]}");
+    tg__policy *p = compile_ok("{\"rules\":[{\"args\":{\"s\":{\"matches\":"
+                               "\"^(a+)+$\"}},\"decision\":\"deny\"}]}");
     json_t *args = json_object(); /* new ref */
     char s[64];
     memset(s, 'a', 40);
     s[40] = 'b';
     s[41] = '\0';
     json_object_set_new(args, "s", json_string(s));
-    tg_policy_input in = {"t", NULL, NULL, args, "/", NULL};
-    tg_policy_verdict v;
+    tg__policy_input in = {"t", NULL, NULL, args, "/", NULL};
+    tg__policy_verdict v;
     tg_error err = {0};
     assert_int_equal(tg__policy_decide(p, &in, &v, NULL, &err), TG_ELIMIT);
     assert_non_null(strstr(err.message, "match limit"));
@@ -443,7 +443,7 @@ static void tree_remove(struct tree *t)
     assert_int_equal(system(cmd), 0);
 }
 
-static long under_decide(const tg_policy *p, const struct tree *t,
+static long under_decide(const tg__policy *p, const struct tree *t,
                          const char *cwd, const char *path)
 {
     json_t *args = json_object(); /* new ref */
@@ -461,7 +461,7 @@ static void test_under(void **state)
     (void)state;
     struct tree t;
     tree_make(&t);
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"default\":\"deny\",\"rules\":["
         "{\"tool\":\"write_file\",\"args\":{\"path\":{\"under\":\"./out\"}},"
         "\"decision\":\"allow\"},"
@@ -511,8 +511,8 @@ static void test_under(void **state)
     /* A loop and a NUL byte: errors, never skipped. */
     json_t *args = json_object(); /* new ref */
     json_object_set_new(args, "path", json_string("loop/x"));
-    tg_policy_input in = {"write_file", NULL, NULL, args, t.ws, NULL};
-    tg_policy_verdict v;
+    tg__policy_input in = {"write_file", NULL, NULL, args, t.ws, NULL};
+    tg__policy_verdict v;
     tg_error err = {0};
     assert_int_equal(tg__policy_decide(p, &in, &v, NULL, &err), TG_EINVAL);
     assert_non_null(strstr(err.message, "too many symlinks"));
@@ -543,7 +543,7 @@ static void test_under(void **state)
 static void test_reasons_and_explain(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"default\":\"ask\",\"rules\":["
         "{\"tool\":\"shell\",\"decision\":\"ask\"},"
         "{\"tool\":\"x\",\"decision\":\"allow\"},"
@@ -553,7 +553,7 @@ static void test_reasons_and_explain(void **state)
         "{\"tool\":\"*\",\"caller\":\"guest\",\"annotations\":"
         "{\"readOnlyHint\":false},\"args\":{\"n\":{\"max_length\":2},"
         "\"q\":{\"matches\":\"^a\"}},\"decision\":\"allow\"}]}");
-    tg_policy_decision d;
+    tg__policy_decision d;
     const char *reason;
     struct tree t;
     tree_make(&t);
@@ -566,10 +566,10 @@ static void test_reasons_and_explain(void **state)
     assert_int_equal(decide(p, "shell", NULL, NULL), 0);
     /* The explanation: each rule, each condition seen, the decider. */
     json_t *args = load("{\"path\":\"out2/f\",\"n\":\"ab\",\"q\":\"abc\"}");
-    tg_policy_input in = {"write_file", "guest", NULL, args, t.ws, NULL};
-    tg_policy_verdict v;
+    tg__policy_input in = {"write_file", "guest", NULL, args, t.ws, NULL};
+    tg__policy_verdict v;
     tg_error err = {0};
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__policy_decide(p, &in, &v, &b, &err), 0);
     assert_int_equal(v.rule, 4);
@@ -609,7 +609,7 @@ static void test_reasons_and_explain(void **state)
 /* ------------------------------------------------------------ threads */
 
 struct thread_arg {
-    const tg_policy *p;
+    const tg__policy *p;
     const char *ws;
     int mismatches;
 };
@@ -624,8 +624,8 @@ static void *thread_main(void *opaque)
         snprintf(q, sizeof q, "%s%d", i % 3 ? "abc" : "x", i);
         json_object_set_new(args, "q", json_string(q));
         json_object_set_new(args, "path", json_string(i % 2 ? "a" : "../b"));
-        tg_policy_input in = {tool, NULL, NULL, args, a->ws, NULL};
-        tg_policy_verdict v;
+        tg__policy_input in = {tool, NULL, NULL, args, a->ws, NULL};
+        tg__policy_verdict v;
         if (tg__policy_decide(a->p, &in, &v, NULL, NULL) != 0) {
             a->mismatches++;
             continue;
@@ -641,7 +641,7 @@ static void *thread_main(void *opaque)
 static void test_concurrent(void **state)
 {
     (void)state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"default\":\"deny\",\"rules\":[");
     for (int i = 0; i < 25; i++)
@@ -651,7 +651,7 @@ static void test_concurrent(void **state)
                        "\"decision\":\"allow\"}",
                        i ? "," : "", i);
     tg__buf_puts(&b, "]}");
-    tg_policy *p = compile_ok(tg__buf_cstr(&b));
+    tg__policy *p = compile_ok(tg__buf_cstr(&b));
     tg__buf_cleanup(&b);
     struct thread_arg a[4];
     pthread_t th[4];
@@ -872,7 +872,7 @@ static void test_against_reference(void **state)
     long sets = 0, mismatches = 0, decided_by_rule = 0, errors = 0;
     for (long i = 0; i < calls; i += per_set, sets++) {
         json_t *pol = rnd_policy(abs); /* new ref */
-        tg_policy *p = NULL;
+        tg__policy *p = NULL;
         tg_error err = {0};
         if (tg__policy_compile(pol, &p, &err) != 0)
             fail_msg("random policy did not compile: %s", err.message);
@@ -883,9 +883,9 @@ static void test_against_reference(void **state)
                 call_tools[pick(sizeof call_tools / sizeof call_tools[0])];
             const char *caller = call_callers[pick(4)];
             bool in_out = pick(4) == 0;
-            tg_policy_input in = {tool, caller, ann,
-                                  args, t.ws,   in_out ? "out" : NULL};
-            tg_policy_verdict v;
+            tg__policy_input in = {tool, caller, ann,
+                                   args, t.ws,   in_out ? "out" : NULL};
+            tg__policy_verdict v;
             int rc = tg__policy_decide(p, &in, &v, NULL, &err);
             const char *want_d;
             long want = ref_decide(pol, tool, caller, ann, args, ws_real,
@@ -930,11 +930,11 @@ static void test_against_reference(void **state)
     tree_remove(&t);
 }
 
-static int reachable(const tg_policy *p, const char *tool, const char *caller,
+static int reachable(const tg__policy *p, const char *tool, const char *caller,
                      const char *annotations)
 {
     json_t *a = annotations ? load(annotations) : NULL;
-    tg_policy_input in = {.tool = tool, .caller = caller, .annotations = a};
+    tg__policy_input in = {.tool = tool, .caller = caller, .annotations = a};
     tg_error err = {0};
     int rc = tg__policy_reachable(p, &in, &err);
     json_decref(a);
@@ -947,7 +947,7 @@ static int reachable(const tg_policy *p, const char *tool, const char *caller,
 static void test_reachable(void **state)
 {
     (void)state;
-    tg_policy *p = compile_ok(
+    tg__policy *p = compile_ok(
         "{\"default\":\"allow\",\"rules\":["
         "{\"tool\":\"rm\",\"decision\":\"deny\"},"
         "{\"tool\":\"write_*\",\"caller\":\"guest\",\"decision\":\"deny\"},"

@@ -50,7 +50,7 @@ static const struct call calls[] = {
 struct got {
     int rc;
     long rule;
-    tg_policy_decision decision;
+    tg__policy_decision decision;
     char reason[256];
 };
 
@@ -61,15 +61,15 @@ static json_t *load(const char *text)
 }
 
 /* Decides every call (explained when `explain`); outcomes into g. */
-static void decide_all(const tg_policy *p, json_t *const *ann,
+static void decide_all(const tg__policy *p, json_t *const *ann,
                        json_t *const *args, int explain, struct got *g)
 {
     for (size_t i = 0; i < NCALLS; i++) {
-        tg_policy_input in = {calls[i].tool, calls[i].caller, ann[i],
-                              args[i],       "/tmp",          NULL};
-        tg_policy_verdict v;
+        tg__policy_input in = {calls[i].tool, calls[i].caller, ann[i],
+                               args[i],       "/tmp",          NULL};
+        tg__policy_verdict v;
         tg_error err = {0};
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         g[i].rc = tg__policy_decide(p, &in, &v, explain ? &b : NULL, &err);
         tg__buf_cleanup(&b);
@@ -103,7 +103,7 @@ static void test_alloc_fail(void **state)
         ann[i] = load(calls[i].ann);
         args[i] = load(calls[i].args);
     }
-    tg_policy *ref = NULL;
+    tg__policy *ref = NULL;
     tg_error err = {0};
     assert_int_equal(tg__policy_compile(pol, &ref, &err), 0);
     struct got want[NCALLS], got[NCALLS];
@@ -116,7 +116,7 @@ static void test_alloc_fail(void **state)
     /* Compile with the k-th allocation refused. */
     long runs = 0, enomem = 0, fallback = 0;
     for (long k = 1;; k++) {
-        tg_policy *p = NULL;
+        tg__policy *p = NULL;
         memset(&err, 0, sizeof err);
         arm(k);
         int rc = tg__policy_compile(pol, &p, &err);

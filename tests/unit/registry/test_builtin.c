@@ -119,18 +119,18 @@ static int teardown(void **state)
     return 0;
 }
 
-static tg_fsrun run_in(const tree *t)
+static tg__fsrun run_in(const tree *t)
 {
-    tg_fsrun run = {.workspace = t->ws};
+    tg__fsrun run = {.workspace = t->ws};
     return run;
 }
 
-typedef int (*core_fn)(tg_fsrun *, const json_t *, tg_buf *, tg_error *);
+typedef int (*core_fn)(tg__fsrun *, const json_t *, tg__buf *, tg_error *);
 
 /* Runs a core on args (JSON text); returns rc, output in out (caller
  * cleans up), error code in *code. */
-static int run_tool(tg_fsrun *run, core_fn core, const char *args_text,
-                    tg_buf *out, tg_error *err)
+static int run_tool(tg__fsrun *run, core_fn core, const char *args_text,
+                    tg__buf *out, tg_error *err)
 {
     json_t *args = tg_test_json(args_text); /* new ref */
     tg__buf_init(out, 0);
@@ -145,8 +145,8 @@ static int run_tool(tg_fsrun *run, core_fn core, const char *args_text,
 static void expect_ok(const tree *t, core_fn core, const char *args,
                       const char *want)
 {
-    tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__fsrun run = run_in(t);
+    tg__buf out;
     tg_error err;
     int rc = run_tool(&run, core, args, &out, &err);
     if (rc != 0)
@@ -160,8 +160,8 @@ static void expect_ok(const tree *t, core_fn core, const char *args,
 static void expect_fail(const tree *t, core_fn core, const char *args,
                         const char *code, const char *text)
 {
-    tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__fsrun run = run_in(t);
+    tg__buf out;
     tg_error err;
     int rc = run_tool(&run, core, args, &out, &err);
     if (rc >= 0 || run.errcode == NULL || strcmp(run.errcode, code) != 0 ||
@@ -275,8 +275,8 @@ static void refused_paths(void **state)
 static void relpath(void **state)
 {
     tree *t = *state;
-    tg_fsrun run = run_in(t);
-    tg_buf rel;
+    tg__fsrun run = run_in(t);
+    tg__buf rel;
     tg_error err = {0};
     char p[PBUF];
 
@@ -375,9 +375,9 @@ static void read_file(void **state)
     /* relative to the call's cwd */
     char cwd[PBUF];
     snprintf(cwd, sizeof cwd, "%s/sub", t->ws);
-    tg_fsrun run = run_in(t);
+    tg__fsrun run = run_in(t);
     run.cwd = cwd;
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__read_file_run,
                               "{\"path\":\"../a.txt\",\"max_lines\":1}", &out,
@@ -403,8 +403,8 @@ static void list_dir(void **state)
     expect_ok(t, tg__list_dir_run, "{\"path\":\"link_in/deep\"}",
               "[{\"name\":\"c.txt\",\"type\":\"file\",\"size\":10}]");
 
-    tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__fsrun run = run_in(t);
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__list_dir_run, "{}", &out, &err), 0);
     json_t *list = tg_test_json(tg__buf_cstr(&out)); /* new ref */
@@ -543,8 +543,8 @@ static void grep_catastrophic(void **state)
     memcpy(big + 2990, "NEEDLE\n", 7);
     put(t, "ws/evil.txt", big, 2997);
     free(big);
-    tg_fsrun run = run_in(t);
-    tg_buf out;
+    tg__fsrun run = run_in(t);
+    tg__buf out;
     tg_error err;
     assert_int_equal(run_tool(&run, tg__grep_run,
                               "{\"pattern\":\"NEEDLE\",\"path\":\"evil.txt\"}",
@@ -567,9 +567,9 @@ static int always(const void *ud)
 static void canceled(void **state)
 {
     tree *t = *state;
-    tg_fsrun run = run_in(t);
+    tg__fsrun run = run_in(t);
     run.canceled = always;
-    tg_buf out;
+    tg__buf out;
     tg_error err;
     assert_int_equal(
         run_tool(&run, tg__grep_run, "{\"pattern\":\"x\"}", &out, &err),
@@ -727,7 +727,7 @@ static void write_file(void **state)
     }
 }
 
-/* toolgate's own files (tg_fsrun.state): every route into them is refused
+/* toolgate's own files (tg__fsrun.state): every route into them is refused
  * by identity, for reading, listing, searching and writing; grep over the
  * workspace passes them by, whatever their names. Runs on a tree of its
  * own. */
@@ -775,8 +775,8 @@ static void own_files(void **state)
         {tg__write_file_run, "{\"path\":\"conf.json\",\"content\":\"x\"}"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-        tg_fsrun run = {.workspace = t->ws, .state = own};
-        tg_buf out;
+        tg__fsrun run = {.workspace = t->ws, .state = own};
+        tg__buf out;
         tg_error err;
         int rc = run_tool(&run, refused[i].core, refused[i].args, &out, &err);
         if (rc >= 0 || run.errcode == NULL ||
@@ -788,8 +788,8 @@ static void own_files(void **state)
         tg__buf_cleanup(&out);
     }
     /* From a cwd inside them, a relative path is refused too. */
-    tg_fsrun run = {.workspace = t->ws, .cwd = tg, .state = own};
-    tg_buf out;
+    tg__fsrun run = {.workspace = t->ws, .cwd = tg, .state = own};
+    tg__buf out;
     tg_error err;
     assert_true(
         run_tool(&run, tg__read_file_run, "{\"path\":\"x\"}", &out, &err) < 0);
@@ -800,7 +800,7 @@ static void own_files(void **state)
     expect_file(t, "ws/conf.json", "{\"TODO\": 1}\n");
     snprintf(path, sizeof path, "%s/state/new", t->ws);
     assert_int_not_equal(access(path, F_OK), 0);
-    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    run = (tg__fsrun){.workspace = t->ws, .state = own};
     assert_int_equal(
         run_tool(&run, tg__grep_run, "{\"pattern\":\"TODO\"}", &out, &err), 0);
     assert_string_equal(tg__buf_cstr(&out),
@@ -814,7 +814,7 @@ static void own_files(void **state)
               "conf.json:1:{\"TODO\": 1}\n");
     /* The rest of the workspace stays the tool's: a symlink named like
      * their file is replaced, never written through. */
-    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    run = (tg__fsrun){.workspace = t->ws, .state = own};
     assert_int_equal(run_tool(&run, tg__write_file_run,
                               "{\"path\":\"link_conf\",\"content\":\"mine\"}",
                               &out, &err),
@@ -822,7 +822,7 @@ static void own_files(void **state)
     tg__buf_cleanup(&out);
     expect_file(t, "ws/conf.json", "{\"TODO\": 1}\n");
     expect_file(t, "ws/link_conf", "mine");
-    run = (tg_fsrun){.workspace = t->ws, .state = own};
+    run = (tg__fsrun){.workspace = t->ws, .state = own};
     assert_int_equal(
         run_tool(&run, tg__read_file_run, "{\"path\":\"a.txt\"}", &out, &err),
         0);

@@ -562,19 +562,26 @@ static void setters(void **state)
     char *dir = tmp_dir();
     tg_config *cfg = tg_config_new();
 
-    assert_int_equal(tg_config_set_timeout_ms(cfg, 0), TG_EINVAL);
-    assert_int_equal(tg_config_set_timeout_ms(cfg, 86400001), TG_EINVAL);
-    assert_int_equal(tg_config_set_timeout_ms(cfg, 1500), 0);
+    /* err is optional; when given it says what was wrong */
+    tg_error err = {0};
+    assert_int_equal(tg_config_set_timeout_ms(cfg, 0, NULL), TG_EINVAL);
+    assert_int_equal(tg_config_set_timeout_ms(cfg, 86400001, &err), TG_EINVAL);
+    assert_int_equal(err.code, TG_EINVAL);
+    assert_string_equal(err.message,
+                        "timeout_ms must be 1 to 86400000, got 86400001");
+    assert_int_equal(tg_config_set_timeout_ms(cfg, 1500, NULL), 0);
     assert_int_equal(cfg->timeout_ms, 1500);
-    assert_int_equal(tg_config_set_parallel(cfg, 0), TG_EINVAL);
-    assert_int_equal(tg_config_set_parallel(cfg, 1025), TG_EINVAL);
-    assert_int_equal(tg_config_set_parallel(cfg, 1), 0);
+    assert_int_equal(tg_config_set_parallel(cfg, 0, NULL), TG_EINVAL);
+    assert_int_equal(tg_config_set_parallel(cfg, 1025, &err), TG_EINVAL);
+    assert_string_equal(err.message, "parallel must be 1 to 1024, got 1025");
+    assert_int_equal(tg_config_set_parallel(cfg, 1, NULL), 0);
     assert_int_equal(cfg->parallel, 1);
 
-    assert_int_equal(tg_config_set_journal(cfg, NULL), 0);
+    assert_int_equal(tg_config_set_journal(cfg, NULL, NULL), 0);
     assert_null(tg_config_journal(cfg));
-    assert_int_equal(tg_config_set_journal(cfg, ""), TG_EINVAL);
-    assert_int_equal(tg_config_set_journal(cfg, "rel/j.db"), 0);
+    assert_int_equal(tg_config_set_journal(cfg, "", &err), TG_EINVAL);
+    assert_string_equal(err.message, "the journal path must not be empty");
+    assert_int_equal(tg_config_set_journal(cfg, "rel/j.db", NULL), 0);
     char *cwd = realpath(".", NULL);
     char *j = join(cwd, "rel/j.db");
     assert_string_equal(tg_config_journal(cfg), j);
@@ -582,22 +589,28 @@ static void setters(void **state)
 
     char *file = join(dir, "f");
     write_file(file, "");
-    assert_int_equal(tg_config_set_workspace(cfg, file), TG_ECONFIG);
-    assert_int_equal(tg_config_set_workspace(cfg, "/nonexistent/x"),
+    assert_int_equal(tg_config_set_workspace(cfg, file, NULL), TG_ECONFIG);
+    assert_int_equal(tg_config_set_workspace(cfg, "/nonexistent/x", &err),
                      TG_ECONFIG);
+    assert_string_equal(err.message, "workspace '/nonexistent/x' is not a "
+                                     "directory: No such file or directory");
+    assert_int_equal(tg_config_set_workspace(cfg, "", &err), TG_ECONFIG);
+    assert_string_equal(err.message, "workspace must not be empty");
     assert_string_equal(cfg->workspace, cwd);
     /* the journal was set explicitly: it stays; the spool follows */
-    assert_int_equal(tg_config_set_workspace(cfg, dir), 0);
+    assert_int_equal(tg_config_set_workspace(cfg, dir, NULL), 0);
     assert_string_equal(cfg->workspace, dir);
     char *s = join(dir, ".toolgate/artifacts");
     assert_string_equal(cfg->spool_dir, s);
     assert_non_null(strstr(cfg->journal, "rel/j.db"));
     free(s);
 
-    assert_int_equal(tg_config_set_cwd(cfg, file), TG_ECONFIG);
-    assert_int_equal(tg_config_set_cwd(cfg, dir), 0);
+    assert_int_equal(tg_config_set_cwd(cfg, file, &err), TG_ECONFIG);
+    assert_non_null(strstr(err.message, "is not a directory: Not a directory"));
+    assert_int_equal(tg_config_set_timeout_ms(NULL, 1, &err), TG_EINVAL);
+    assert_int_equal(tg_config_set_cwd(cfg, dir, NULL), 0);
     assert_string_equal(cfg->cwd, dir);
-    assert_int_equal(tg_config_set_cwd(cfg, NULL), 0);
+    assert_int_equal(tg_config_set_cwd(cfg, NULL, NULL), 0);
     assert_null(cfg->cwd);
 
     free(file);
@@ -659,7 +672,7 @@ static void deep_copy(void **state)
              NULL, &err),
         0);
     assert_int_equal(tg_config_set_hmac_key_file(cfg, key, &err), 0);
-    assert_int_equal(tg_config_set_cwd(cfg, dir), 0);
+    assert_int_equal(tg_config_set_cwd(cfg, dir, NULL), 0);
     tg_config *copy = tg__config_copy(cfg);
     assert_non_null(copy);
     assert_ptr_not_equal(copy->workspace, cfg->workspace);

@@ -32,7 +32,7 @@ static int judge(const char *ctx, const char *allow, const char *deny,
     json_t *c = tg_test_json(ctx);                  /* new ref */
     json_t *a = allow ? tg_test_json(allow) : NULL; /* new ref */
     json_t *d = deny ? tg_test_json(deny) : NULL;   /* new ref */
-    tg_buf why;
+    tg__buf why;
     tg__buf_init(&why, 0);
     int rc = tg__context_env_check(c, a, d, &why);
     snprintf(why_out, size, "%s", tg__buf_cstr(&why));
@@ -257,7 +257,7 @@ static void legitimate_ones_pass(void **state)
     char why[256];
     assert_int_equal(judge("{}", NULL, NULL, why, sizeof why), 0);
     /* a context without env, or an env that is no object */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     assert_int_equal(tg__context_env_check(NULL, NULL, NULL, &b), 0);
     json_t *arr = tg_test_json("[\"LD_PRELOAD\"]"); /* new ref */

@@ -24,9 +24,9 @@ static int noop(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     return 0;
 }
 
-static tg_tool *handler_tool(const char *name)
+static tg__tool *handler_tool(const char *name)
 {
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     tg_error err = {0};
     assert_int_equal(
         tg__tool_new_handler(name, "d", NULL, noop, NULL, 0, &t, &err), 0);
@@ -38,7 +38,7 @@ static tg_tool *handler_tool(const char *name)
 static void find_and_order(void **state)
 {
     (void)state;
-    tg_registry *reg = tg__registry_new();
+    tg__registry *reg = tg__registry_new();
     assert_non_null(reg);
     assert_int_equal(tg__registry_count(reg), 0);
     assert_null(tg__registry_find(reg, "x"));
@@ -53,7 +53,7 @@ static void find_and_order(void **state)
     for (size_t i = 0; i < 4; i++) {
         /* registration order, not sorted */
         assert_string_equal(tg__registry_at(reg, i)->name, names[i]);
-        const tg_tool *t = tg__registry_find(reg, names[i]);
+        const tg__tool *t = tg__registry_find(reg, names[i]);
         assert_non_null(t);
         assert_ptr_equal(t, tg__registry_at(reg, i));
     }
@@ -68,7 +68,7 @@ static void find_and_order(void **state)
 static void duplicates(void **state)
 {
     (void)state;
-    tg_registry *reg = tg__registry_new();
+    tg__registry *reg = tg__registry_new();
     tg_error err = {0};
     assert_int_equal(tg__registry_add(reg, handler_tool("echo"), &err), 0);
     /* the duplicate is freed by add (ASan checks the leak) */
@@ -86,7 +86,7 @@ static void duplicates(void **state)
 static void many(void **state)
 {
     (void)state;
-    tg_registry *reg = tg__registry_new();
+    tg__registry *reg = tg__registry_new();
     tg_error err = {0};
     char name[32];
     for (int i = 0; i < 5000; i++) {
@@ -96,7 +96,7 @@ static void many(void **state)
     assert_int_equal(tg__registry_count(reg), 5000);
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof name, "tool_%d", i);
-        const tg_tool *t = tg__registry_find(reg, name);
+        const tg__tool *t = tg__registry_find(reg, name);
         assert_non_null(t);
         assert_string_equal(t->name, name);
         assert_ptr_equal(tg__registry_at(reg, (size_t)i), t);
@@ -120,7 +120,7 @@ static void command_tool(void **state)
         " \"command\": [\"/bin/echo\", \"{text}\"], \"stdin\": \"{*}\","
         " \"env\": {\"LC_ALL\": \"C\"}, \"timeout_ms\": 2000,"
         " \"annotations\": {\"readOnlyHint\": true}, \"output\": \"text\"}");
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     tg_error err = {0};
     assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
     assert_int_equal(t->kind, TG_TOOL_KIND_COMMAND);
@@ -200,7 +200,7 @@ static void ok_exit_forms(void **state)
                  "{\"name\": \"t\", \"command\": [\"true\"], \"ok_exit\": %s}",
                  cases[i].ok_exit);
         json_t *entry = tg_test_json(text); /* new ref */
-        tg_tool *t = NULL;
+        tg__tool *t = NULL;
         tg_error err = {0};
         assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err), 0);
         char got[256] = "";
@@ -360,7 +360,7 @@ static void bad_entries(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof bad_tools / sizeof bad_tools[0]; i++) {
         json_t *entry = tg_test_json(bad_tools[i].entry); /* new ref */
-        tg_tool *t = (tg_tool *)1;
+        tg__tool *t = (tg__tool *)1;
         tg_error err = {0};
         int rc = tg__tool_from_config(entry, "tools[2]", &t, &err);
         if (rc != TG_ECONFIG ||
@@ -376,7 +376,7 @@ static void bad_entries(void **state)
     memset(name, 'n', 129);
     name[129] = '\0';
     json_t *entry = json_pack("{s:s,s:[s]}", "name", name, "command", "x");
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     tg_error err = {0};
     assert_int_equal(tg__tool_from_config(entry, "tools[0]", &t, &err),
                      TG_ECONFIG);
@@ -391,7 +391,7 @@ static void bad_entries(void **state)
 static void handler_tools(void **state)
 {
     (void)state;
-    tg_tool *t = NULL;
+    tg__tool *t = NULL;
     tg_error err = {0};
     int ud = 7;
     assert_int_equal(tg__tool_new_handler("h", NULL,
@@ -408,7 +408,7 @@ static void handler_tools(void **state)
     assert_null(t->argv);
     tg__tool_free(t);
 
-    t = (tg_tool *)1;
+    t = (tg__tool *)1;
     assert_int_equal(
         tg__tool_new_handler("h", "d", "[1]", noop, NULL, 0, &t, &err),
         TG_ESCHEMA);
@@ -418,7 +418,7 @@ static void handler_tools(void **state)
         TG_ESCHEMA);
     /* Valid JSON that is not a valid schema: refused at registration,
      * with the JSON pointer of the bad keyword. */
-    t = (tg_tool *)1;
+    t = (tg__tool *)1;
     assert_int_equal(
         tg__tool_new_handler("h", "d",
                              "{\"type\":\"object\",\"properties\":{\"n\":{"
@@ -454,12 +454,12 @@ static void from_loaded_config(void **state)
     const char *text = "{\"tools\": [{\"name\": \"a\", \"command\": [\"x\"]},"
                        " {\"name\": \"b\", \"command\": [\"y\", \"{p?}\"]}]}";
     assert_int_equal(tg_config_load(cfg, text, strlen(text), NULL, &err), 0);
-    tg_registry *reg = tg__registry_new();
+    tg__registry *reg = tg__registry_new();
     size_t i;
     json_t *entry; /* borrowed */
     json_array_foreach(cfg->tools, i, entry)
     {
-        tg_tool *t = NULL;
+        tg__tool *t = NULL;
         assert_int_equal(tg__tool_from_config(entry, "tools[i]", &t, &err), 0);
         assert_int_equal(tg__registry_add(reg, t, &err), 0);
     }

@@ -354,7 +354,7 @@ static void expect_stdin(const char *tpl, const char *args_text,
                          const char *want, size_t want_len)
 {
     json_t *args = tg_test_json(args_text); /* new ref */
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_error err = {0};
     int rc = tg__stdin_expand(tpl, args, &out, &err);
@@ -394,7 +394,7 @@ static void stdin_errors(void **state)
 {
     (void)state;
     json_t *args = tg_test_json("{\"a\": \"0123456789\"}"); /* new ref */
-    tg_buf out;
+    tg__buf out;
     tg__buf_init(&out, 0);
     tg_error err = {0};
     assert_int_equal(tg__stdin_expand("x {b} y", args, &out, &err), TG_EINVAL);

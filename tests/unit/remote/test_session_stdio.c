@@ -111,7 +111,7 @@ static long wait_pid_file(harness *h, const char *file)
 
 /* ------------------------------------------------------------ serve */
 
-static void one_version(env *e, tg_mcp_version force, tg_mcp_version expect)
+static void one_version(env *e, tg__mcp_version force, tg__mcp_version expect)
 {
     harness h;
     h_init(&h);
@@ -154,7 +154,7 @@ static void test_serve_versions(void **state)
 
 /* Runs body on a session to toolgate serve under each of versions[0..n),
  * then closes it: `closed` exactly once. */
-static void each_version(env *e, const tg_mcp_version *versions, size_t n,
+static void each_version(env *e, const tg__mcp_version *versions, size_t n,
                          void (*body)(harness *h, env *e, size_t i))
 {
     need_toolgate();
@@ -233,7 +233,7 @@ static void errors_and_progress(harness *h, env *e, size_t i)
 
 static void test_serve_errors_and_progress(void **state)
 {
-    const tg_mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
+    const tg__mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
     each_version(*state, v, 2, errors_and_progress);
 }
 
@@ -280,7 +280,7 @@ static void cancel_and_deadline(harness *h, env *e, size_t i)
 
 static void test_serve_cancel_and_deadline(void **state)
 {
-    const tg_mcp_version v[] = {TG_MCP_V2025_06_18, TG_MCP_V2026_07_28};
+    const tg__mcp_version v[] = {TG_MCP_V2025_06_18, TG_MCP_V2026_07_28};
     each_version(*state, v, 2, cancel_and_deadline);
 }
 
@@ -339,7 +339,7 @@ static void elicitation(harness *h, env *e, size_t i)
 
 static void test_serve_elicitation(void **state)
 {
-    const tg_mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
+    const tg__mcp_version v[] = {TG_MCP_V2025_11_25, TG_MCP_V2026_07_28};
     each_version(*state, v, 2, elicitation);
 }
 

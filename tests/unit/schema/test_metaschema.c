@@ -237,7 +237,7 @@ static void test_custom(void **state)
                             "https://example.com/meta", "format", "ipv4");
     tg_schema *s = NULL;
     assert_int_equal(tg__schema_compile_docs(sch, NULL, docs, &s, &err), 0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     json_t *ip = json_string("1.2.3.4");      /* new ref */
     json_t *notip = json_string("1.2.3.999"); /* new ref */

@@ -45,9 +45,9 @@ static tg_schema *compile_ok(const char *text, int format_assert)
 /* Validates text through the tape entry point with a report; returns the
  * verdict, the report filled. Checks the verdict-only path and the jansson
  * path agree. */
-static int check(const tg_schema *s, const char *text, tg_schema_report *rep)
+static int check(const tg_schema *s, const char *text, tg__schema_report *rep)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(text, strlen(text), 0, &t, NULL), 0);
     tg_error err;
     memset(&err, 0, sizeof err);
@@ -66,7 +66,7 @@ static int check(const tg_schema *s, const char *text, tg_schema_report *rep)
 static int verdict(const char *schema, const char *instance)
 {
     tg_schema *s = compile_ok(schema, 0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int v = check(s, instance, &rep);
     tg__schema_report_cleanup(&rep);
@@ -74,8 +74,8 @@ static int verdict(const char *schema, const char *instance)
     return v;
 }
 
-static const tg_schema_violation *find(const tg_schema_report *r,
-                                       const char *message)
+static const tg__schema_violation *find(const tg__schema_report *r,
+                                        const char *message)
 {
     for (size_t k = 0; k < r->n; k++)
         if (strcmp(r->v[k].message, message) == 0)
@@ -83,10 +83,10 @@ static const tg_schema_violation *find(const tg_schema_report *r,
     return NULL;
 }
 
-static void expect_violation(const tg_schema_report *r, const char *path,
+static void expect_violation(const tg__schema_report *r, const char *path,
                              const char *keyword, const char *message)
 {
-    const tg_schema_violation *v = find(r, message);
+    const tg__schema_violation *v = find(r, message);
     if (v == NULL) {
         for (size_t k = 0; k < r->n; k++)
             fprintf(stderr, "  have: [%s] %s: %s\n", r->v[k].path,
@@ -113,7 +113,7 @@ static void test_messages(void **state)
         "\"mode\":{\"enum\":[\"r\",\"w\"]},"
         "\"path\":{}}}",
         0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int v = check(s,
                   "{\"text\":42,\"n\":12,\"items\":[\"a\",\"abcd\"],"
@@ -177,7 +177,7 @@ static void test_report_cap(void **state)
 {
     (void)state;
     tg_schema *s = compile_ok("{\"items\":{\"type\":\"string\"}}", 0);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     rep.max = 2;
     assert_int_equal(check(s, "[1,2,3,4,5]", &rep), 0);
@@ -250,7 +250,7 @@ static void test_compile_errors(void **state)
  * reads schema texts. */
 static json_t *nul_json(const char *text)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_ALLOW_NUL, &t, NULL), 0);
     json_t *j = tg__jtape_to_json(&t, 0); /* new ref */
@@ -280,7 +280,7 @@ static int nul_verdict(const char *schema, const char *instance,
     if (tg_schema_compile(schema, strlen(schema), &opt, &s[1], &err) != 0)
         fail_msg("compile of %s from text failed: %s", schema, err.message);
     json_t *ij = nul_json(instance); /* new ref */
-    tg_jtape it;
+    tg__jtape it;
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &it, NULL),
                      0);
@@ -290,7 +290,7 @@ static int nul_verdict(const char *schema, const char *instance,
         int a =
             tg_schema_validate(s[k], instance, strlen(instance), &lines, &err);
         int b = tg__schema_validate_tape(s[k], &it, 0, NULL, &err);
-        tg_schema_report rep;
+        tg__schema_report rep;
         memset(&rep, 0, sizeof rep);
         int c = tg__schema_validate_json(s[k], ij, &rep, &err);
         if (a != b || a != c || (a != 0 && a != 1))
@@ -313,14 +313,14 @@ static int nul_verdict(const char *schema, const char *instance,
 /* Validates through the tape with a report (the schema read as nul_json
  * reads it); returns the verdict. */
 static int nul_report(const char *schema, const char *instance,
-                      tg_schema_report *rep)
+                      tg__schema_report *rep)
 {
     tg_schema *s = NULL;
     tg_error err;
     json_t *sj = nul_json(schema); /* new ref */
     assert_int_equal(tg__schema_compile(sj, NULL, &s, &err), 0);
     json_decref(sj);
-    tg_jtape it;
+    tg__jtape it;
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &it, NULL),
                      0);
@@ -457,7 +457,7 @@ static void test_nul(void **state)
                "/$ref");
 
     /* Messages and paths show U+0000 as \u0000 (they are C strings). */
-    tg_schema_report rep;
+    tg__schema_report rep;
     assert_int_equal(nul_report("{\"required\":[\"a\\u0000b\"],"
                                 "\"additionalProperties\":{\"type\":"
                                 "\"string\"},\"properties\":{\"p\\u0000\":"
@@ -536,7 +536,7 @@ static void test_limits(void **state)
     assert_true(rc == TG_ELIMIT || rc == 0);
     tg_schema_free(re);
     /* A huge enum and a long uniqueItems array stay fast. */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"uniqueItems\":true,\"items\":{\"enum\":[");
     for (int k = 0; k < 5000; k++)
@@ -696,7 +696,7 @@ static void test_public_text(void **state)
     assert_null(lines);
     assert_int_equal(err.code, TG_EPARSE);
     /* A large instance (past the stack token buffer). */
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"a\":\"x\",\"c\":[");
     for (int k = 0; k < 1000; k++)

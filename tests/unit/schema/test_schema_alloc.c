@@ -233,7 +233,7 @@ static int options_for(ctx *c, const scenario *sc)
  * refuses U+0000 in keys. */
 static json_t *inst_json(const char *text)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(
         tg__jtape_parse(text, strlen(text), TG_JTAPE_ALLOW_NUL, &t, NULL), 0);
     json_t *j = tg__jtape_to_json(&t, 0); /* new ref */
@@ -295,7 +295,7 @@ static void validate(const tg_schema *s, const char *inst, const json_t *ij,
     o->rc = tg_schema_validate(s, inst, strlen(inst), &o->lines, &err);
     if (o->rc == TG_ENOMEM && err.code != TG_ENOMEM)
         o->rc = -1000; /* an error code without its tg_error */
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     o->jrc = tg__schema_validate_json(s, ij, &rep, &err);
     if (o->jrc == TG_ENOMEM && err.code != TG_ENOMEM)

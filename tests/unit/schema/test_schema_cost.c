@@ -72,14 +72,14 @@ typedef struct outcome {
 static outcome run(const tg_schema *s, const char *instance, int memo,
                    uint64_t steps, int report)
 {
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(instance, strlen(instance),
                                      TG_JTAPE_ALLOW_NUL, &t, NULL),
                      0);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, steps, NULL);
     b.memo = memo;
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     tg_error err;
     memset(&err, 0, sizeof err);
@@ -102,7 +102,7 @@ static outcome run(const tg_schema *s, const char *instance, int memo,
 }
 
 /* Replaces each '@' of fmt with next (appending to b). */
-static void put_with(tg_buf *b, const char *fmt, const char *next)
+static void put_with(tg__buf *b, const char *fmt, const char *next)
 {
     for (const char *p = fmt; *p; p++) {
         if (*p == '@')
@@ -119,7 +119,7 @@ static void put_with(tg_buf *b, const char *fmt, const char *next)
 static char *chain(const char *body, const char *leaf, int depth,
                    const char *extra)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"$ref\":\"#/$defs/a0\"");
     tg__buf_puts(&b, extra);
@@ -175,7 +175,7 @@ static const char tree_schema[] =
 static char *tree_instance(int depth, const char *node_members,
                            const char *leaf)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (int k = 0; k < depth; k++)
         tg__buf_printf(&b, "{%s,\"children\":[", node_members);
@@ -427,7 +427,7 @@ static void test_recursive_ref(void **state)
  * anyOf of `branches` schemas that fail before one that passes. */
 static tg_schema *wide_schema(int branches)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "{\"type\":\"array\",\"items\":{\"anyOf\":[");
     for (int k = 0; k < branches; k++)
@@ -440,7 +440,7 @@ static tg_schema *wide_schema(int branches)
 
 static char *int_array(int n)
 {
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     tg__buf_puts(&b, "[");
     for (int k = 0; k < n; k++)
@@ -464,15 +464,15 @@ static void test_budget(void **state)
     assert_non_null(strstr(cut.first, "more than 50000 steps"));
     assert_int_equal(cut.steps, 50000);
     /* Validations share a budget: the verdict and then the report. */
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(inst, strlen(inst), 0, &t, NULL), 0);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg__schema_budget_init(&b, full.steps + full.steps / 2, NULL);
     tg_error err;
     memset(&err, 0, sizeof err);
     assert_int_equal(tg__schema_validate_tape_in(s, &t, 0, NULL, &b, &err), 1);
     assert_int_equal(b.steps, full.steps / 2);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     assert_int_equal(tg__schema_validate_tape_in(s, &t, 0, &rep, &b, &err),
                      TG_ELIMIT);
@@ -513,11 +513,11 @@ static void test_stop(void **state)
     (void)state;
     tg_schema *s = wide_schema(2000);
     char *inst = int_array(100000); /* some 600 million steps */
-    tg_jtape t;
+    tg__jtape t;
     assert_int_equal(tg__jtape_parse(inst, strlen(inst), 0, &t, NULL), 0);
     atomic_int stop;
     atomic_init(&stop, 1);
-    tg_schema_budget b;
+    tg__schema_budget b;
     tg_error err;
     /* Stopped before it starts: it ends at the first chunk. */
     tg__schema_budget_init(&b, UINT64_C(1) << 40, &stop);

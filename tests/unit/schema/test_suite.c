@@ -85,7 +85,7 @@ static int teardown_env(void **state)
 }
 
 /* The value token of member `key` of the object at tape index i, or 0. */
-static size_t member(const tg_jtape *t, size_t i, const char *key)
+static size_t member(const tg__jtape *t, size_t i, const char *key)
 {
     size_t n = strlen(key);
     for (size_t k = i + 1; k < t->tok[i].a; k = tg__jskip(t, k + 1))
@@ -95,7 +95,7 @@ static size_t member(const tg_jtape *t, size_t i, const char *key)
 }
 
 /* The index of element `idx` of the array at i. */
-static size_t element(const tg_jtape *t, size_t i, size_t idx)
+static size_t element(const tg__jtape *t, size_t i, size_t idx)
 {
     size_t k = i + 1;
     while (idx-- > 0)
@@ -105,17 +105,18 @@ static size_t element(const tg_jtape *t, size_t i, size_t idx)
 
 /* Runs one test through every entry point; returns 1 when all agree with
  * the expected verdict. */
-static int check_one(const tg_schema *s, const json_t *data, const tg_jtape *ft,
-                     size_t ftok, int expect, char *why, size_t cap)
+static int check_one(const tg_schema *s, const json_t *data,
+                     const tg__jtape *ft, size_t ftok, int expect, char *why,
+                     size_t cap)
 {
     tg_error err;
     memset(&err, 0, sizeof err);
-    tg_jtape own;
+    tg__jtape own;
     memset(&own, 0, sizeof own);
-    const tg_jtape *tape = ft;
+    const tg__jtape *tape = ft;
     size_t at = ftok;
     if (ft == NULL) {
-        tg_buf b;
+        tg__buf b;
         tg__buf_init(&b, 0);
         int rc = tg__schema_json_text(data, &b);
         if (rc == 0)
@@ -130,18 +131,18 @@ static int check_one(const tg_schema *s, const json_t *data, const tg_jtape *ft,
         at = 0;
     }
     int quiet = tg__schema_validate_tape(s, tape, at, NULL, &err);
-    tg_schema_report rep;
+    tg__schema_report rep;
     memset(&rep, 0, sizeof rep);
     int loud = tg__schema_validate_tape(s, tape, at, &rep, &err);
-    tg_schema_report rep2;
+    tg__schema_report rep2;
     memset(&rep2, 0, sizeof rep2);
     int viaj = tg__schema_validate_json(s, data, &rep2, &err);
     /* Memoized from the first step on, as a costly validation is after its
      * first few thousand steps: the same verdict and violations. */
-    tg_schema_budget memo;
+    tg__schema_budget memo;
     tg__schema_budget_init(&memo, 0, NULL);
     memo.memo = TG_SCHEMA_MEMO_ALWAYS;
-    tg_schema_report rep3;
+    tg__schema_report rep3;
     memset(&rep3, 0, sizeof rep3);
     int memo_q = tg__schema_validate_tape_in(s, tape, at, NULL, &memo, &err);
     int memo_r = tg__schema_validate_tape_in(s, tape, at, &rep3, &memo, &err);
@@ -194,7 +195,7 @@ static void run_file(const env *e, const char *dir, const char *file,
     }
     /* The file's own text as a tape: instances exactly as written (U+0000
      * included, as the schema layer reads instances). */
-    tg_jtape ft;
+    tg__jtape ft;
     int have_tape =
         tg__jtape_parse(text, len, TG_JTAPE_ALLOW_NUL, &ft, NULL) == 0;
     tg_schema_options opt;

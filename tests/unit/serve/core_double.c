@@ -38,7 +38,7 @@ atomic_int dbl_floods;         /* flood requests started */
 atomic_int dbl_flood_outs;     /* outs that carried a flood, alive */
 atomic_int dbl_flood_sessions; /* sessions that carried a flood, alive */
 
-struct tg_srv {
+struct tg__srv {
     uv_loop_t loop;
     int stopping;
 };
@@ -55,7 +55,7 @@ struct srv_session {
 /* One request being worked on by a timer. */
 typedef struct job {
     uv_timer_t timer;
-    tg_srv *srv;
+    tg__srv *srv;
     srv_out *out;
     json_t *id; /* new ref */
     int kind;   /* 0 slow, 1 wait, 2 flood */
@@ -152,7 +152,7 @@ static void job_finish(job *j)
     uv_close((uv_handle_t *)&j->timer, job_closed);
 }
 
-void srv_out_closed(tg_srv *srv, srv_out *o)
+void srv_out_closed(tg__srv *srv, srv_out *o)
 {
     (void)srv;
     o->closed = true;
@@ -170,7 +170,7 @@ void srv_out_closed(tg_srv *srv, srv_out *o)
 
 /* ------------------------------------------------------------ sessions */
 
-srv_session *srv_session_new(tg_srv *srv, srv_via via, const char *caller)
+srv_session *srv_session_new(tg__srv *srv, srv_via via, const char *caller)
 {
     (void)srv;
     (void)via;
@@ -274,7 +274,7 @@ static void on_job(uv_timer_t *t)
     job_finish(j);
 }
 
-static void start_job(tg_srv *srv, srv_out *out, json_t *id, int kind, long ms,
+static void start_job(tg__srv *srv, srv_out *out, json_t *id, int kind, long ms,
                       int notes, long size, bool modern)
 {
     job *j = calloc(1, sizeof *j);
@@ -296,7 +296,7 @@ static void start_job(tg_srv *srv, srv_out *out, json_t *id, int kind, long ms,
     uv_timer_start(&j->timer, on_job, (uint64_t)step, (uint64_t)step);
 }
 
-void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
+void srv_handle(tg__srv *srv, srv_session *s, const char *body, size_t len,
                 srv_out *out, const srv_http_info *http, srv_answer *ans)
 {
     (void)http;
@@ -361,20 +361,20 @@ void srv_handle(tg_srv *srv, srv_session *s, const char *body, size_t len,
 
 /* ------------------------------------------------------------ server */
 
-bool srv_journaled(const tg_srv *srv)
+bool srv_journaled(const tg__srv *srv)
 {
     (void)srv;
     return false;
 }
 
-void srv_step_now(tg_srv *srv)
+void srv_step_now(tg__srv *srv)
 {
     (void)srv; /* the double's jobs run on their own timers */
 }
 
-tg_srv *dbl_srv_new(void)
+tg__srv *dbl_srv_new(void)
 {
-    tg_srv *srv = calloc(1, sizeof *srv);
+    tg__srv *srv = calloc(1, sizeof *srv);
     if (srv != NULL && uv_loop_init(&srv->loop) != 0) {
         free(srv);
         return NULL;
@@ -382,7 +382,7 @@ tg_srv *dbl_srv_new(void)
     return srv;
 }
 
-void dbl_srv_free(tg_srv *srv)
+void dbl_srv_free(tg__srv *srv)
 {
     for (job *j = jobs, *next; j != NULL; j = next) {
         next = j->next;
@@ -393,17 +393,17 @@ void dbl_srv_free(tg_srv *srv)
     free(srv);
 }
 
-void dbl_srv_stop(tg_srv *srv)
+void dbl_srv_stop(tg__srv *srv)
 {
     srv->stopping = 1;
 }
 
-uv_loop_t *srv_loop(tg_srv *srv)
+uv_loop_t *srv_loop(tg__srv *srv)
 {
     return &srv->loop;
 }
 
-int srv_stopping(const tg_srv *srv)
+int srv_stopping(const tg__srv *srv)
 {
     return srv->stopping;
 }

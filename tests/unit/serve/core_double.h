@@ -27,11 +27,11 @@ extern atomic_int dbl_flood_outs;
 extern atomic_int dbl_flood_sessions;
 
 /* A server with its own loop (not running); NULL on failure. */
-tg_srv *dbl_srv_new(void);
+tg__srv *dbl_srv_new(void);
 /* Ends the jobs left and frees the server; its loop must have no handles
  * left but the jobs'. */
-void dbl_srv_free(tg_srv *srv);
+void dbl_srv_free(tg__srv *srv);
 /* srv_stopping answers 1 from now on. */
-void dbl_srv_stop(tg_srv *srv);
+void dbl_srv_stop(tg__srv *srv);
 
 #endif

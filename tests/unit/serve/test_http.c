@@ -39,7 +39,7 @@
 
 /* ------------------------------------------------------------ the server */
 
-static tg_srv *srv;
+static tg__srv *srv;
 static srv_http *plain;   /* no token; allows https://app.example */
 static srv_http *locked;  /* token "s3cret" */
 static srv_http *polling; /* SSE polling after a short poll_ms */

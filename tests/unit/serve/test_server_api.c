@@ -47,7 +47,7 @@ static int twice(tg_handler_ctx *ctx, const char *args, size_t len, void *ud)
     char out[64];
     int w = snprintf(out, sizeof out, "{\"twice\":%ld}",
                      p != NULL ? 2 * strtol(p + 4, NULL, 10) : -1);
-    return tg_handler_set_json(ctx, out, (size_t)w);
+    return tg_handler_set_json(ctx, out, (size_t)w, NULL);
 }
 
 typedef struct env {

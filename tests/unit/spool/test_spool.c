@@ -60,9 +60,9 @@ static int teardown(void **state)
 
 /* Writes `len` bytes in chunks of `chunk` through a writer and finishes. */
 static int put(tg_spool *sp, const char *data, size_t len, size_t inline_max,
-               size_t chunk, tg_spool_outcome *o, tg_error *err)
+               size_t chunk, tg__spool_outcome *o, tg_error *err)
 {
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     int rc = tg__spool_writer_new(sp, inline_max, &w, err);
     if (rc)
         return rc;
@@ -80,9 +80,9 @@ static int put(tg_spool *sp, const char *data, size_t len, size_t inline_max,
 static void store(tg_spool *sp, const char *data, size_t len,
                   char id[TG_SPOOL_ID_LEN + 1])
 {
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     tg_error err = {0};
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     assert_int_equal(tg__spool_writer_new(sp, 0, &w, &err), 0);
     tg__spool_writer_set_force(w, true);
     assert_int_equal(tg__spool_writer_write(w, data, len, &err), 0);
@@ -131,7 +131,7 @@ static void test_threshold(void **state)
     struct fixture *f = *state;
     char data[101];
     memset(data, 'x', sizeof data);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     tg_error err = {0};
     /* exactly the inline limit stays inline, in any chunking */
     assert_int_equal(put(f->sp, data, 100, 100, 7, &o, &err), 0);
@@ -173,7 +173,7 @@ static void test_dedupe_and_atomic(void **state)
     char data[5000];
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (char)('a' + i % 26);
-    tg_spool_outcome a, b;
+    tg__spool_outcome a, b;
     tg_error err = {0};
     assert_int_equal(put(f->sp, data, sizeof data, 10, 999, &a, &err), 0);
     assert_int_equal(put(f->sp, data, sizeof data, 10, 1, &b, &err), 0);
@@ -204,7 +204,7 @@ static void test_dedupe_and_atomic(void **state)
     tg__spool_outcome_cleanup(&a);
     tg__spool_outcome_cleanup(&b);
     /* an aborted writer leaves nothing behind */
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     assert_int_equal(tg__spool_writer_new(f->sp, 0, &w, &err), 0);
     assert_int_equal(tg__spool_writer_write(w, data, sizeof data, &err), 0);
     assert_int_equal(count_files(tmp), 1);
@@ -220,7 +220,7 @@ static void test_big_stream_bounded(void **state)
     assert_non_null(chunk);
     for (int i = 0; i < CHUNK; i++)
         chunk[i] = (i % 64 == 63) ? '\n' : (char)('a' + i % 26);
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     tg_error err = {0};
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     EVP_DigestInit_ex(md, EVP_sha256(), NULL);
@@ -237,7 +237,7 @@ static void test_big_stream_bounded(void **state)
         }
     }
     assert_int_equal(tg__spool_writer_bytes(w), total);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     assert_int_equal(tg__spool_writer_finish(w, &o, &err), 0);
     /* the writer's memory does not grow with the output (ASan's shadow
      * and quarantine included, a few MiB at most) */
@@ -256,7 +256,7 @@ static void test_big_stream_bounded(void **state)
     uint64_t lines = full * (CHUNK / 64) + rest / 64 + (rest % 64 != 0);
     assert_int_equal(iget(o.artifact, "lines"), lines);
     /* a line deep in the file, found through the checkpoints */
-    tg_spool_text t;
+    tg__spool_text t;
     const char *id = sget(o.artifact, "id");
     assert_int_equal(
         tg__spool_read_lines(f->sp, id, 1000001, 2, 4096, &t, &err), 0);
@@ -273,7 +273,7 @@ static void test_big_stream_bounded(void **state)
 static void test_binary_detection(void **state)
 {
     struct fixture *f = *state;
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     tg_error err = {0};
     /* a NUL byte */
     assert_int_equal(put(f->sp, "abc\0def\n", 8, 0, 8, &o, &err), 0);
@@ -323,7 +323,7 @@ static void test_endless_line(void **state)
     for (size_t i = 0; i < n; i++)
         data[i] = (char)('a' + i % 26);
     data[n - 1] = 'Z';
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     tg_error err = {0};
     assert_int_equal(put(f->sp, data, n, 16384, 65536, &o, &err), 0);
     assert_int_equal(iget(o.artifact, "lines"), 1);
@@ -331,7 +331,7 @@ static void test_endless_line(void **state)
     assert_true(strlen(preview) < 200);
     assert_memory_equal(preview, "abcdef", 6);
     const char *id = sget(o.artifact, "id");
-    tg_spool_text t;
+    tg__spool_text t;
     assert_int_equal(tg__spool_tail(f->sp, id, 3, 1000, &t, &err), 0);
     assert_true(t.truncated);
     assert_int_equal(t.text.len, 1000);
@@ -343,7 +343,7 @@ static void test_endless_line(void **state)
     assert_int_equal(t.text.len, 1000);
     tg__spool_text_cleanup(&t);
     /* grep finds the end of the one line, split in 16 MiB pieces or not */
-    tg_spool_grep_opts g = {.pattern = "Z$", .pattern_len = 2};
+    tg__spool_grep_opts g = {.pattern = "Z$", .pattern_len = 2};
     json_t *res = NULL;
     assert_int_equal(tg__spool_grep(f->sp, id, &g, &res, &err), 0);
     assert_int_equal(iget(res, "count"), 1);
@@ -369,13 +369,13 @@ static int fill_up(const char *dir, size_t chunks)
     }
     char chunk[65536];
     memset(chunk, 'x', sizeof chunk);
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     if (tg__spool_writer_new(sp, 1024, &w, &err) != 0)
         return 2;
     int rc = 0;
     for (size_t i = 0; i < chunks && rc == 0; i++)
         rc = tg__spool_writer_write(w, chunk, sizeof chunk, &err);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     if (rc == 0) { /* the last buffers fail when they are written */
         rc = tg__spool_writer_finish(w, &o, &err);
         w = NULL;
@@ -443,7 +443,7 @@ static void test_output_limit(void **state)
     struct fixture *f = *state;
     char data[1500];
     memset(data, 'y', sizeof data);
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     tg_error err = {0};
     assert_int_equal(tg__spool_writer_new(f->sp, 100, &w, &err), 0);
     tg__spool_writer_set_max_bytes(w, 1000);
@@ -451,7 +451,7 @@ static void test_output_limit(void **state)
     assert_int_equal(tg__spool_writer_write(w, data, 600, &err), TG_ELIMIT);
     assert_non_null(strstr(err.message, "1000"));
     assert_int_equal(tg__spool_writer_write(w, data, 1, &err), TG_ELIMIT);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     assert_int_equal(tg__spool_writer_finish(w, &o, &err), 0);
     assert_true(o.limited && o.spooled);
     assert_int_equal(o.bytes, 1000);
@@ -462,11 +462,11 @@ static void test_output_limit(void **state)
 static void test_preview_and_handle(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     for (int i = 1; i <= 1000; i++)
         assert_int_equal(tg__buf_printf(&b, "line %d\r\n", i), 0);
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     tg_error err = {0};
     assert_int_equal(put(f->sp, b.data, b.len, 100, 333, &o, &err), 0);
     assert_string_equal(sget(o.artifact, "preview"),
@@ -503,7 +503,7 @@ static void test_readers_edges(void **state)
     char empty[32], small[32];
     store(f->sp, "", 0, empty);
     store(f->sp, "a\nbb\nccc", 8, small);
-    tg_spool_text t;
+    tg__spool_text t;
     tg_error err = {0};
     json_t *s = NULL;
     /* an empty artifact */
@@ -586,7 +586,7 @@ static void test_second_name(void **state)
     snprintf(file, sizeof file, "%s/%c%c/%s", f->spool, id[4], id[5], id);
     snprintf(other, sizeof other, "%s/other-name", f->dir);
     assert_int_equal(link(file, other), 0);
-    tg_spool_text t;
+    tg__spool_text t;
     tg_error err = {0};
     assert_int_equal(tg__spool_head(f->sp, id, 5, 100, &t, &err), TG_EIO);
     assert_non_null(strstr(err.message, "has 2 names (hard links)"));
@@ -599,7 +599,7 @@ static void test_second_name(void **state)
 static void test_line_reads_match_source(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     size_t nlines = 150000;
     uint64_t *starts = malloc((nlines + 1) * sizeof *starts);
@@ -614,7 +614,7 @@ static void test_line_reads_match_source(void **state)
     char id[32];
     store(f->sp, b.data, b.len, id);
     tg_error err = {0};
-    tg_spool_text t;
+    tg__spool_text t;
     srand(7);
     for (int k = 0; k < 300; k++) {
         size_t line = 1 + (size_t)rand() % nlines;
@@ -642,11 +642,11 @@ static json_t *grep(tg_spool *sp, const char *id, const char *pattern,
                     unsigned before, unsigned after, uint64_t max,
                     int expect_rc, tg_error *err)
 {
-    tg_spool_grep_opts o = {.pattern = pattern,
-                            .pattern_len = strlen(pattern),
-                            .before = before,
-                            .after = after,
-                            .max_matches = max};
+    tg__spool_grep_opts o = {.pattern = pattern,
+                             .pattern_len = strlen(pattern),
+                             .before = before,
+                             .after = after,
+                             .max_matches = max};
     json_t *res = NULL;
     assert_int_equal(tg__spool_grep(sp, id, &o, &res, err), expect_rc);
     return res;
@@ -741,10 +741,10 @@ static void test_grep(void **state)
     assert_int_equal(iget(r, "count"), 1);
     json_decref(r);
     /* case folding and count_only */
-    tg_spool_grep_opts o = {.pattern = "ALPHA|BETA",
-                            .pattern_len = 10,
-                            .ignore_case = true,
-                            .count_only = true};
+    tg__spool_grep_opts o = {.pattern = "ALPHA|BETA",
+                             .pattern_len = 10,
+                             .ignore_case = true,
+                             .count_only = true};
     assert_int_equal(tg__spool_grep(f->sp, id, &o, &r, &err), 0);
     assert_int_equal(iget(r, "count"), 2);
     assert_null(json_object_get(r, "matches"));
@@ -782,7 +782,7 @@ static void test_grep_catastrophic(void **state)
     fprintf(stderr, "    catastrophic pattern: %.3f s\n", secs);
     assert_true(secs < 10.0 * (double)tg_test_time_scale());
     /* the same with count_only still names the line */
-    tg_spool_grep_opts o = {
+    tg__spool_grep_opts o = {
         .pattern = "(a+)+$", .pattern_len = 6, .count_only = true};
     assert_int_equal(tg__spool_grep(f->sp, id, &o, &r, &err), TG_ELIMIT);
     assert_non_null(strstr(err.message, "line 2"));
@@ -810,9 +810,9 @@ static void test_grep_giant_line(void **state)
     } cases[] = {{"needle", 1}, {"^x", 1},      {"x$", 1},      {"x", 1},
                  {"^last$", 1}, {"^needle", 0}, {"xneedlex", 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tg_spool_grep_opts o = {.pattern = cases[i].pattern,
-                                .pattern_len = strlen(cases[i].pattern),
-                                .count_only = true};
+        tg__spool_grep_opts o = {.pattern = cases[i].pattern,
+                                 .pattern_len = strlen(cases[i].pattern),
+                                 .count_only = true};
         json_t *r = NULL;
         assert_int_equal(tg__spool_grep(f->sp, id, &o, &r, &err), 0);
         if (iget(r, "count") != cases[i].count)
@@ -836,7 +836,7 @@ static void test_grep_giant_line(void **state)
 static void test_grep_across_blocks(void **state)
 {
     struct fixture *f = *state;
-    tg_buf b;
+    tg__buf b;
     tg__buf_init(&b, 0);
     size_t nlines = 400000; /* ~11 MB */
     for (size_t i = 1; i <= nlines; i++)
@@ -863,7 +863,7 @@ static void test_grep_across_blocks(void **state)
     }
     json_decref(r);
     /* a pattern hitting every line: counted exactly */
-    tg_spool_grep_opts o = {
+    tg__spool_grep_opts o = {
         .pattern = "^row \\d+ ", .pattern_len = 9, .count_only = true};
     assert_int_equal(tg__spool_grep(f->sp, id, &o, &r, &err), 0);
     assert_int_equal(iget(r, "count"), nlines);
@@ -897,7 +897,7 @@ static void test_ids(void **state)
         "art_0123456789abcdeg01234567",
     };
     tg_error err = {0};
-    tg_spool_text t;
+    tg__spool_text t;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_false(tg__spool_id_valid(bad[i]));
         assert_int_equal(
@@ -907,7 +907,7 @@ static void test_ids(void **state)
         assert_int_equal(tg__spool_tail(f->sp, bad[i], 1, 10, &t, &err),
                          TG_EINVAL);
         assert_int_equal(tg__spool_release(f->sp, bad[i], &err), TG_EINVAL);
-        assert_int_equal(tg__spool_state(f->sp, bad[i]), TG_SPOOL_UNKNOWN);
+        assert_int_equal(tg__spool_state_of(f->sp, bad[i]), TG_SPOOL_UNKNOWN);
     }
     assert_false(tg__spool_id_valid(NULL));
     assert_int_equal(tg__spool_read_bytes(f->sp, NULL, 0, 1, 1, &t, &err),
@@ -918,7 +918,7 @@ static void test_ids(void **state)
     assert_int_equal(tg__spool_head(f->sp, unknown, 1, 10, &t, &err),
                      TG_ENOTFOUND);
     assert_non_null(strstr(err.message, "unknown artifact"));
-    assert_int_equal(tg__spool_state(f->sp, unknown), TG_SPOOL_UNKNOWN);
+    assert_int_equal(tg__spool_state_of(f->sp, unknown), TG_SPOOL_UNKNOWN);
 }
 
 static void touch_later(void)
@@ -947,16 +947,16 @@ static void test_eviction(void **state)
     store(sp, data, sizeof data, c);
     touch_later();
     /* B is read, so C is now the least recently used unpinned one */
-    tg_spool_text t;
+    tg__spool_text t;
     assert_int_equal(tg__spool_head(sp, b, 1, 10, &t, &err), 0);
     tg__spool_text_cleanup(&t);
     touch_later();
     memset(data, 'D', sizeof data);
     store(sp, data, sizeof data, d);
-    assert_int_equal(tg__spool_state(sp, a), TG_SPOOL_STORED);
-    assert_int_equal(tg__spool_state(sp, b), TG_SPOOL_STORED);
-    assert_int_equal(tg__spool_state(sp, c), TG_SPOOL_EVICTED);
-    assert_int_equal(tg__spool_state(sp, d), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, a), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, b), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, c), TG_SPOOL_EVICTED);
+    assert_int_equal(tg__spool_state_of(sp, d), TG_SPOOL_STORED);
     /* an evicted id answers so, never with other bytes */
     assert_int_equal(tg__spool_read_bytes(sp, c, 0, 10, 10, &t, &err),
                      TG_ENOTFOUND);
@@ -977,23 +977,23 @@ static void test_eviction(void **state)
     assert_int_equal(tg__spool_pin(sp, d, &err), 0);
     assert_int_equal(tg__spool_pin(sp, d, &err), 0);
     assert_int_equal(tg__spool_release(sp, d, &err), 0);
-    assert_int_equal(tg__spool_state(sp, d), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, d), TG_SPOOL_STORED);
     assert_int_equal(tg__spool_release(sp, d, &err), 0);
-    assert_int_equal(tg__spool_state(sp, d), TG_SPOOL_RELEASED);
+    assert_int_equal(tg__spool_state_of(sp, d), TG_SPOOL_RELEASED);
     assert_int_equal(tg__spool_head(sp, d, 1, 10, &t, &err), TG_ENOTFOUND);
     assert_non_null(strstr(err.message, "journal rows"));
     assert_int_equal(tg__spool_release(sp, d, &err), TG_ENOTFOUND);
     /* the pinned one survives a smaller cap at the next open */
     tg__spool_free(sp);
     assert_int_equal(tg__spool_open(dir, 500, 0, &sp, &err), 0);
-    assert_int_equal(tg__spool_state(sp, a), TG_SPOOL_STORED);
-    assert_int_equal(tg__spool_state(sp, b), TG_SPOOL_EVICTED);
+    assert_int_equal(tg__spool_state_of(sp, a), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, b), TG_SPOOL_EVICTED);
     /* storing evicted content again brings the same id back */
     memset(data, 'C', sizeof data);
     char c2[32];
     store(sp, data, sizeof data, c2);
     assert_string_equal(c, c2);
-    assert_int_equal(tg__spool_state(sp, c), TG_SPOOL_STORED);
+    assert_int_equal(tg__spool_state_of(sp, c), TG_SPOOL_STORED);
     json_t *list = NULL;
     assert_int_equal(tg__spool_list(sp, &list, &err), 0);
     assert_int_equal(json_array_size(list), 4);
@@ -1032,11 +1032,11 @@ static void test_stale_tmp(void **state)
     assert_int_equal(tg__spool_list(sp, &list, &err), 0);
     assert_int_equal(json_array_size(list), 0);
     json_decref(list);
-    tg_spool_text t;
+    tg__spool_text t;
     assert_int_equal(
         tg__spool_head(sp, "art_0123456789abcdef01234567", 1, 10, &t, &err),
         TG_ENOTFOUND);
-    tg_spool_writer *w = NULL;
+    tg__spool_writer *w = NULL;
     assert_int_equal(tg__spool_writer_new(sp, 0, &w, &err), TG_EINVAL);
     tg__spool_free(sp);
 }
@@ -1052,7 +1052,7 @@ struct racer {
 static void *race(void *arg)
 {
     struct racer *r = arg;
-    tg_spool_outcome o;
+    tg__spool_outcome o;
     tg_error err = {0};
     r->rc = put(r->sp, r->data, r->len, 0, 4096, &o, &err);
     if (r->rc == 0)

@@ -83,7 +83,7 @@ static inline int tg_test_same_str(const char *a, const char *b)
  * string, checksum), pre-errors, meta (json_equal: an integer JSON-RPC id
  * stays an integer), indexes. Returns the fast path's answer (0 or 1); the
  * fast path's turn goes to *out when out is not NULL (the caller frees it). */
-static inline int tg_test_fast_vs_doc(const tg_format *f, const char *text,
+static inline int tg_test_fast_vs_doc(const tg__format *f, const char *text,
                                       tg_turn **out)
 {
     static const char *const names[] = {"openai-chat",      "toolgate",
@@ -101,7 +101,7 @@ static inline int tg_test_fast_vs_doc(const tg_format *f, const char *text,
                      text);
         int score = f->detect(doc);
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-            const tg_format *g = tg__format_find(names[k]);
+            const tg__format *g = tg__format_find(names[k]);
             if (g != f && g->detect != NULL && g->detect(doc) >= score)
                 fail_msg("%s detects as well as %s: %s", g->name, f->name,
                          text);
