@@ -23,7 +23,7 @@ fi
 "$py" -m pyflakes "$here/toolgate" "$here/tests" "$here/../../examples/python"
 export TOOLGATE_LIBRARY=$lib
 if [ -n "${2:-}" ]; then
-  export LD_PRELOAD=$2 ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-}
+  export LD_PRELOAD=$2 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
