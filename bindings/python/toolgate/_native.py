@@ -212,7 +212,10 @@ class Handle:
             getattr(lib, self._free_name)(ptr)
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: modules gone
+            pass
 
     def __enter__(self):  # type: ignore[no-untyped-def]
         return self
