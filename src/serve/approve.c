@@ -31,7 +31,6 @@
 #include "tasks.h"
 
 #define INPUT_KEY "toolgate_approval"
-#define STATE_TTL_MS (10 * 60 * 1000)
 #define ARGS_SHOWN 2000
 
 static int64_t wall_ms(void)
@@ -206,8 +205,8 @@ void srv_client_response(tg__srv *srv, srv_session *s, const json_t *id,
     if (r == NULL && id != NULL) {
         /* a task's question: answered by a session of its caller */
         r = srv_task_req_by_ask(srv, id);
-        if (r != NULL &&
-            strcmp(srv_session_caller(r->s), srv_session_caller(s)) != 0)
+        if (r != NULL && (r->ask == NULL || strcmp(srv_session_caller(r->s),
+                                                   srv_session_caller(s)) != 0))
             r = NULL;
     }
     if (r != NULL) {
@@ -239,9 +238,10 @@ void srv_approval_drop(srv_req *r)
 
 /* The HMAC of the state's parts, as 64 hex digits in out[65]. */
 static void state_mac(const tg__srv *srv, const char *caller, const char *tool,
-                      const char *args, long long expiry, char *out)
+                      const char *args, const char *park, long long expiry,
+                      char *out)
 {
-    /* one-shot HMAC() over "expiry\ncaller\0tool\0args" */
+    /* one-shot HMAC() over "expiry\ncaller\0tool\0park\0args" */
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
     tg__buf b;
@@ -249,6 +249,7 @@ static void state_mac(const tg__srv *srv, const char *caller, const char *tool,
     if (tg__buf_printf(&b, "%lld\n", expiry) == 0 &&
         tg__buf_append(&b, caller, strlen(caller) + 1) == 0 &&
         tg__buf_append(&b, tool, strlen(tool) + 1) == 0 &&
+        tg__buf_append(&b, park, strlen(park) + 1) == 0 &&
         tg__buf_append(&b, args, strlen(args)) == 0 &&
         HMAC(EVP_sha256(), srv->state_key, (int)sizeof srv->state_key,
              (const unsigned char *)b.data, b.len, mac, &ml) == NULL)
@@ -257,6 +258,31 @@ static void state_mac(const tg__srv *srv, const char *caller, const char *tool,
     if (ml < 32) /* HMAC failed: a MAC nothing matches */
         memset(mac, 0, 32);
     tg__hex_encode(mac, 32, out);
+}
+
+void srv_state_make(const srv_req *r, const char *park, long long expiry,
+                    char *out, size_t cap)
+{
+    const tg_call *call = tg_turn_call(r->turn, 0);
+    const char *args = tg_call_args_json(call);
+    json_t *parsed = args != NULL ? json_loads(args, 0, NULL) : NULL;
+    char *canon = parsed != NULL
+                      ? json_dumps(parsed, JSON_COMPACT | JSON_SORT_KEYS)
+                      : NULL;
+    json_decref(parsed);
+    char mac[65];
+    state_mac(r->srv, srv_session_caller(r->s), tg_call_tool(call),
+              canon != NULL ? canon : "{}", park, expiry, mac);
+    free(canon);
+    if (*park != '\0')
+        snprintf(out, cap, "%lld.%s.%s", expiry, park, mac);
+    else
+        snprintf(out, cap, "%lld.%s", expiry, mac);
+}
+
+long long srv_wall_ms(void)
+{
+    return wall_ms();
 }
 
 /* The arguments of a tools/call as compact JSON (caller frees). */
@@ -268,9 +294,30 @@ static char *args_text(const json_t *params)
     return json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
 }
 
+/* Reads a state: "<expiry>.<mac>" or "<expiry>.<park>.<mac>" (park: 32
+ * hex digits into park[33], else ""), nothing after the MAC. */
+static bool state_parse(const char *st, long long *expiry, char *park,
+                        char *mac)
+{
+    int end = 0, pend = 0;
+    park[0] = '\0';
+    if (st == NULL || sscanf(st, "%lld.%n", expiry, &end) != 1 || end == 0)
+        return false;
+    const char *rest = st + end;
+    if (sscanf(rest, "%32[0-9a-f].%n", park, &pend) == 1 && pend == 33 &&
+        strlen(park) == SRV_PARK_LEN)
+        rest += pend;
+    else
+        park[0] = '\0';
+    end = 0;
+    return sscanf(rest, "%64[0-9a-f]%n", mac, &end) == 1 && end == 64 &&
+           rest[end] == '\0';
+}
+
 int srv_approval_retry(srv_ctx *c, srv_req *r)
 {
     r->retry_answer = -1;
+    r->retry_park[0] = '\0';
     const json_t *state = json_object_get(srv_params(c), "requestState");
     const json_t *inputs = json_object_get(srv_params(c), "inputResponses");
     if (inputs != NULL && !json_is_object(inputs)) {
@@ -283,19 +330,16 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
      * call is asked again (SEP-2322 re-requests what is missing). */
     if (state == NULL)
         return 0;
-    const char *st = json_string_value(state);
     long long expiry = 0;
-    char mac[65], want[65];
-    int end = 0;
+    char mac[65], want[65], park[SRV_PARK_LEN + 1];
     const char *tool =
         json_string_value(json_object_get(srv_params(c), "name"));
     char *args = args_text(srv_params(c));
-    /* The whole state, nothing after the MAC: "<expiry>.<64 hex>". */
-    bool ok = st != NULL && tool != NULL && args != NULL &&
-              sscanf(st, "%lld.%64[0-9a-f]%n", &expiry, mac, &end) == 2 &&
-              strlen(mac) == 64 && st[end] == '\0';
+    bool ok = tool != NULL && args != NULL &&
+              state_parse(json_string_value(state), &expiry, park, mac);
     if (ok) {
-        state_mac(c->srv, srv_session_caller(c->s), tool, args, expiry, want);
+        state_mac(c->srv, srv_session_caller(c->s), tool, args, park, expiry,
+                  want);
         ok = CRYPTO_memcmp(mac, want, 64) == 0 && expiry >= wall_ms();
     }
     free(args);
@@ -308,6 +352,12 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
                        NULL);
         return -1;
     }
+    if (park[0] != '\0') {
+        /* a call parked on a source's question (elicit.c): the retry
+         * re-attaches to it; it was approved already, if asked */
+        memcpy(r->retry_park, park, sizeof park);
+        return 0;
+    }
     const char *detail = NULL;
     const json_t *answer = json_object_get(inputs, INPUT_KEY);
     r->retry_answer = json_is_object(answer) ? decision(answer, &detail) : -1;
@@ -316,25 +366,13 @@ int srv_approval_retry(srv_ctx *c, srv_req *r)
 
 void srv_approval_input_required(srv_req *r)
 {
-    tg__srv *srv = r->srv;
-    const tg_call *call = tg_turn_call(r->turn, 0);
-    const char *args = tg_call_args_json(call);
-    json_t *parsed = args != NULL ? json_loads(args, 0, NULL) : NULL;
-    char *canon = parsed != NULL
-                      ? json_dumps(parsed, JSON_COMPACT | JSON_SORT_KEYS)
-                      : NULL;
-    json_decref(parsed);
-    long long expiry = wall_ms() + STATE_TTL_MS;
-    char mac[65], state[96];
-    state_mac(srv, srv_session_caller(r->s), tg_call_tool(call),
-              canon != NULL ? canon : "{}", expiry, mac);
-    free(canon);
-    snprintf(state, sizeof state, "%lld.%s", expiry, mac);
+    char state[192];
+    srv_state_make(r, "", wall_ms() + SRV_STATE_TTL_MS, state, sizeof state);
     json_t *res =
         json_pack("{s:s,s:{s:{s:s,s:O}},s:s}", "resultType", "input_required",
                   "inputRequests", INPUT_KEY, "method", "elicitation/create",
                   "params", r->input, "requestState", state);
-    srv_send_result(srv, r->out, r->version, "tools/call", r->id, res);
+    srv_send_result(r->srv, r->out, r->version, "tools/call", r->id, res);
 }
 
 void srv_approvals_init(tg__srv *srv)

@@ -378,6 +378,7 @@ static void answer(srv_req *r, int status, const tg_error *err)
 void srv_req_free(srv_req *r)
 {
     srv_elicits_drop(r);
+    srv_park_free(r);
     unlink_req(r);
     json_decref(r->caps);
     json_decref(r->input);
@@ -400,6 +401,16 @@ static void on_done(void *ud, tg_turn *turn, int status, const tg_error *err)
         log_line(r, r->lines->eline, r->lines->eline_len);
     progress(r, true);
     srv_approval_drop(r);
+    if (srv_park_done(r, status, err)) {
+        srv_check_stopped(srv); /* kept for the retry, or freed */
+        return;
+    }
+    srv_req_end(r, status, err);
+}
+
+void srv_req_end(srv_req *r, int status, const tg_error *err)
+{
+    tg__srv *srv = r->srv;
     if (r->task != NULL && srv_task_done(r, status, err)) {
         /* the task took the answer */
     } else if (!r->silent) {
@@ -487,6 +498,23 @@ int srv_call_start(srv_ctx *c)
         json_decref(r->caps);
         free(r);
         return 0; /* refused: the error was sent */
+    }
+    if (r->retry_park[0] != '\0') {
+        /* the retry of a call parked on a source's question (elicit.c) */
+        tg__buf_cleanup(&nb);
+        int rc = srv_park_resume(c, r);
+        json_decref(r->caps);
+        free(r);
+        if (rc < 0)
+            srv_send_error(srv, c->out, c->version, c->method, c->id,
+                           RPC_INVALID_PARAMS,
+                           "Invalid params: requestState names no call "
+                           "waiting for input (it was answered already, or "
+                           "its wait ended)",
+                           NULL);
+        if (rc == 1)
+            c->ans->streams = true;
+        return rc == 1;
     }
     r->log_level = c->log_level;
     if (r->log_level < 0 && c->version != TG_MCP_V2026_07_28)

@@ -429,6 +429,7 @@ void srv_stop(tg__srv *srv, int64_t grace_ms)
         return;
     srv->stopping = true;
     srv_listen_end_all(srv);
+    srv_parks_stop(srv);
     if (tg_runtime_pending(srv->rt) > 0)
         uv_timer_start(&srv->grace, on_grace,
                        (uint64_t)(grace_ms > 0 ? grace_ms : 0), 0);

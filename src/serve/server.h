@@ -20,6 +20,12 @@ const char *srv_log_level_name(int level);
 
 typedef struct srv_req srv_req;
 
+/* 2026-07-28 requestStates (approve.c) last this long: the bound of a
+ * policy approval's retry and of a call parked on a source's question. */
+#define SRV_STATE_TTL_MS (10 * 60 * 1000)
+/* The hex digits naming a parked call in its requestState. */
+#define SRV_PARK_LEN 32
+
 struct tg__srv {
     tg_runtime *rt;
     uv_loop_t loop;
@@ -37,6 +43,7 @@ struct tg__srv {
     FILE *trace;
     char boot[17];               /* random hex naming this server's calls */
     unsigned char state_key[32]; /* signs 2026-07-28 requestStates */
+    struct srv_park *parks;      /* calls waiting for a retry (elicit.c) */
     uint64_t nrequests;          /* server-to-client requests sent */
     uint64_t ncalls;
     tg__mcp_tools *tools; /* the tool list, built on first use */
@@ -95,8 +102,13 @@ struct srv_req {
     json_t *input;  /* the InputRequiredResult to send (new ref) */
     bool input_required;
     int retry_answer; /* -1: none; else a tg_approval */
+    /* the retry's state names a parked call (elicit.c): its park, else "" */
+    char retry_park[SRV_PARK_LEN + 1];
     /* its call's source asks the client's user (elicit.c) */
     struct srv_elicit *elicits;
+    /* 2026-07-28: answered with an InputRequiredResult, the call waits
+     * for the client's retry (elicit.c); NULL while attached */
+    struct srv_park *park;
     /* tasks (tasks.c): the task it is, and whether it left its session's
      * and out's lists (a task outlives both) */
     struct srv_task *task;
@@ -232,6 +244,16 @@ void srv_approval_drop(srv_req *r);
 int srv_approval_retry(srv_ctx *c, srv_req *r);
 /* Sends r's InputRequiredResult as its response. */
 void srv_approval_input_required(srv_req *r);
+/* The requestState of r's call expiring at `expiry` (epoch ms) in
+ * out[cap] (192 bytes hold it): "<expiry>.<mac>" for a policy approval
+ * (park ""), "<expiry>.<park>.<mac>" for a call parked on a source's
+ * question (park: SRV_PARK_LEN hex digits naming it), the MAC an
+ * HMAC-SHA256 keyed by this server over the expiry, r's caller, tool and
+ * canonical arguments and the park. srv_approval_retry checks it. */
+void srv_state_make(const srv_req *r, const char *park, long long expiry,
+                    char *out, size_t cap);
+/* The wall clock in epoch milliseconds (what states expire by). */
+long long srv_wall_ms(void);
 
 /* elicit.c: a source's elicitation forwarded to the client that made the
  * call (a gateway). Sets the runtime's elicitation handler. */
@@ -242,6 +264,31 @@ bool srv_elicit_response(srv_session *s, const json_t *id, const json_t *result,
                          bool is_error);
 /* Answers cancel every forwarded elicitation r waits for (r ends). */
 void srv_elicits_drop(srv_req *r);
+/* Whether r waits for the answer to its forwarded elicitation `id`. */
+bool srv_elicits_has(const srv_req *r, const json_t *id);
+/* 2026-07-28: the inputRequests of r's pending questions, for a task's
+ * input_required status (new ref: an object, maybe empty). */
+json_t *srv_elicits_input_requests(const srv_req *r);
+/* 2026-07-28: the answers in `inputs` (an InputResponses object, borrowed)
+ * to r's pending questions go upstream; answers to no pending question
+ * are ignored. */
+void srv_elicits_take(srv_req *r, const json_t *inputs);
+/* call.c, a tools/call whose verified requestState names a parked call
+ * (new->retry_park): re-attaches that call to c's request, its answers
+ * (c's inputResponses) go upstream, and the request is answered with the
+ * call's result when it comes (kept if it came meanwhile) or with the next
+ * question. Returns 1 (answered later), 0 (answered now), or -1 when no
+ * call waits under that park (answered already, expired, or never
+ * made): the caller answers -32602. */
+int srv_park_resume(srv_ctx *c, const srv_req *fresh);
+/* call.c, in r's done callback: when r is parked, keeps its end for the
+ * retry (or frees r when the server stops or the park expired) and
+ * returns true; false when r is attached. */
+bool srv_park_done(srv_req *r, int status, const tg_error *err);
+/* elicit.c's part of r's freeing: its park, if any. */
+void srv_park_free(srv_req *r);
+/* The server stops: parked calls are canceled, kept results dropped. */
+void srv_parks_stop(tg__srv *srv);
 
 /* listen.c: subscriptions/listen (2026-07-28), a request answered only
  * when it ends. */
@@ -258,6 +305,9 @@ void srv_listen_end_all(tg__srv *srv);
 void srv_req_link(srv_req *r);
 /* Unlinks r and lets go of what it holds (its turn, ids, references). */
 void srv_req_free(srv_req *r);
+/* Answers r with its call's end (status, err: the done callback's),
+ * unless it was canceled by its client, then frees it. */
+void srv_req_end(srv_req *r, int status, const tg_error *err);
 int srv_call_start(srv_ctx *c);
 /* Cancels a request's call (its client canceled: nothing more is sent). */
 void srv_req_cancel(tg__srv *srv, srv_req *r, const char *reason);

@@ -129,11 +129,13 @@ static void task_free(srv_task *t)
     free(t);
 }
 
-/* Whether live task t waits for its user's answer. */
+/* Whether live task t waits for its user's answer: to a policy ask, or
+ * to a source's question (elicit.c). */
 static bool asking(const srv_task *t)
 {
-    return t != NULL && t->question != NULL && t->r != NULL &&
-           t->r->ask != NULL;
+    return t != NULL && t->r != NULL &&
+           ((t->question != NULL && t->r->ask != NULL) ||
+            t->r->elicits != NULL);
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -525,6 +527,10 @@ static void m_get(srv_ctx *c, srv_tasks *ts, const char *id)
         else if (strcmp(st, "failed") == 0 &&
                  json_object_get(answer, "error") != NULL)
             json_object_set(t, "error", json_object_get(answer, "error"));
+        else if (strcmp(st, "input_required") == 0)
+            /* a source's questions, answered by tasks/update */
+            json_object_set_new(t, "inputRequests",
+                                srv_elicits_input_requests(live->r));
     }
     json_decref(row);
     srv_reply(c, t);
@@ -703,9 +709,19 @@ int srv_tasks_method(srv_ctx *c)
     } else if (strcmp(m, "cancel") == 0) {
         m_cancel(c, ts, id);
     } else {
-        /* tasks/update: nothing of a toolgate task waits for input; the
-         * answers are acknowledged once the task is known. */
+        /* tasks/update: the answers to a source's questions go upstream;
+         * answers to no pending question are ignored; acknowledged once
+         * the task is known. */
+        const json_t *inputs = json_object_get(srv_params(c), "inputResponses");
+        if (inputs != NULL && !json_is_object(inputs)) {
+            rpc_error(c, RPC_INVALID_PARAMS,
+                      "Invalid params: inputResponses must be an object", NULL);
+            return 1;
+        }
         json_t *row = load_for(c, ts, id);
+        srv_task *live = row != NULL ? find_live(ts, id) : NULL;
+        if (live != NULL && live->r != NULL && inputs != NULL)
+            srv_elicits_take(live->r, inputs);
         if (row != NULL)
             srv_reply(c, json_object());
         json_decref(row);
@@ -776,7 +792,9 @@ static void on_task_after(uv_timer_t *h)
     srv_answer ans;
     srv_ctx c =
         later_ctx(r->srv, r->s, r->out, r->version, r->id, "tools/call", &ans);
-    if (r->silent || r->out->closed || record(t, &c) != 0)
+    /* (a request answered meanwhile, with an InputRequiredResult, goes on
+     * as a plain call: elicit.c) */
+    if (r->silent || r->answered || r->out->closed || record(t, &c) != 0)
         task_free(t); /* answered as a plain call */
 }
 
@@ -874,7 +892,9 @@ srv_req *srv_task_req_by_ask(tg__srv *srv, const json_t *ask_id)
 {
     for (srv_task *t = srv->tasks ? srv->tasks->live : NULL; t != NULL;
          t = t->next)
-        if (asking(t) && json_equal(t->r->ask_id, ask_id))
+        if (asking(t) &&
+            ((t->r->ask_id != NULL && json_equal(t->r->ask_id, ask_id)) ||
+             srv_elicits_has(t->r, ask_id)))
             return t->r;
     return NULL;
 }

@@ -39,13 +39,15 @@ int srv_task_start(srv_ctx *c, srv_req *r);
  * or one not yet created). */
 int srv_task_done(srv_req *r, int status, const tg_error *err);
 
-/* approve.c: the request of the task whose call is `call_id`, or whose
- * question (an elicitation/create this server sent) has id `ask_id`, of
- * a task that runs in this server; NULL when none. */
+/* approve.c, elicit.c: the request of the task whose call is `call_id`,
+ * or whose question (an elicitation/create this server sent: a policy
+ * ask's or a source's) has id `ask_id`, of a task that runs in this
+ * server; NULL when none. */
 srv_req *srv_task_req_by_call(tg__srv *srv, const char *call_id);
 srv_req *srv_task_req_by_ask(tg__srv *srv, const json_t *ask_id);
-/* approve.c: the call of task request `r` (2025-11-25) waits for its
- * user's answer: the task shows `input_required` until r->ask is answered,
+/* approve.c, elicit.c: the call of task request `r` (2025-11-25) waits
+ * for its user's answer: the task shows `input_required` until r->ask (a
+ * policy ask) or r->elicits (a source's questions) are answered,
  * and `msg_text` (an elicitation/create request carrying the related task,
  * copied) goes to the session that made the task and to every tasks/result
  * that waits for it, now and later. 0, or -1 when it cannot be kept (the
