@@ -212,8 +212,9 @@ static void park_expire(struct srv_park *p, const char *why)
         return;
     }
     p->expired = true;
-    (void)tg_runtime_cancel(srv->rt, r->call_id, "system", why, NULL);
     elicits_end(r, TG_ELICIT_CANCEL, why);
+    /* (queued: the call ends on a later runtime step, freeing r) */
+    (void)tg_runtime_cancel(srv->rt, r->call_id, "system", why, NULL);
     srv_kick(srv);
 }
 
@@ -223,10 +224,10 @@ static void on_park_timer(uv_timer_t *h)
                          "requestState expired");
 }
 
-/* Answers r's request with an InputRequiredResult carrying its pending
- * questions and a state naming a new park, then parks r: it leaves its
- * session's and stream's lists and waits for the retry. When the answer
- * cannot be sent the questions are answered cancel and the call is
+/* Parks r - it leaves its session's and stream's lists and waits for the
+ * retry - and answers its request with an InputRequiredResult carrying its
+ * pending questions and a state naming the park. When the answer cannot
+ * be made or sent, the questions are answered cancel and the call is
  * canceled. */
 static void park(srv_req *r)
 {
@@ -235,32 +236,27 @@ static void park(srv_req *r)
     json_t *inputs = srv_elicits_input_requests(r); /* new ref */
     long long expiry = srv_wall_ms() + SRV_STATE_TTL_MS;
     char state[192];
-    int sent = -1;
+    json_t *res = NULL; /* new ref */
     if (p != NULL && inputs != NULL &&
         (p->timer = malloc(sizeof *p->timer)) != NULL) {
         srv_random_hex(p->name, SRV_PARK_LEN / 2);
         srv_state_make(r, p->name, expiry, state, sizeof state);
-        json_t *res = json_pack("{s:s,s:O,s:s}", "resultType", "input_required",
-                                "inputRequests", inputs, "requestState",
-                                state); /* new ref */
-        sent = res != NULL ? srv_send_result(srv, r->out, r->version,
-                                             "tools/call", r->id, res)
-                           : -1;
+        res = json_pack("{s:s,s:O,s:s}", "resultType", "input_required",
+                        "inputRequests", inputs, "requestState", state);
     }
     json_decref(inputs);
-    if (sent != 0) {
+    if (res == NULL) {
         if (p != NULL)
             free(p->timer);
         free(p);
         elicits_end(r, TG_ELICIT_CANCEL,
-                    "canceled by toolgate serve: the MCP client could not "
-                    "be reached");
-        srv_req_cancel(srv, r, "the MCP client could not be reached");
+                    "canceled by toolgate serve: out of memory");
+        srv_req_cancel(srv, r, "out of memory");
         return;
     }
-    /* the request was answered: nothing more goes on its stream, and
-     * neither its stream closing nor its session ending cancels the call
-     * now */
+    /* Parked before the answer goes: neither its stream closing (which
+     * the answer may do at once) nor its session ending cancels the call
+     * now, and nothing more goes on that stream. */
     srv_req_detach(r);
     r->answered = true;
     p->r = r;
@@ -272,6 +268,9 @@ static void park(srv_req *r)
     uv_timer_init(srv_loop(srv), p->timer);
     p->timer->data = p;
     uv_timer_start(p->timer, on_park_timer, SRV_STATE_TTL_MS, 0);
+    if (srv_send_result(srv, r->out, r->version, "tools/call", r->id, res) != 0)
+        /* no one got the state: no retry can come */
+        park_expire(p, "the MCP client could not be reached");
 }
 
 bool srv_park_done(srv_req *r, int status, const tg_error *err)
@@ -326,6 +325,14 @@ int srv_park_resume(srv_ctx *c, const srv_req *fresh)
     json_decref(r->caps);
     r->caps = json_incref(fresh->caps);
     r->log_level = c->log_level;
+    json_decref(r->progress_token);
+    const json_t *token = json_object_get(
+        json_object_get(srv_params(c), "_meta"), "progressToken");
+    r->progress_token = json_is_string(token) || json_is_integer(token)
+                            ? json_incref((json_t *)token)
+                            : NULL;
+    r->progress_sent = 0;
+    r->progress_relayed = false;
     r->detached = false;
     r->answered = false;
     r->silent = false;
