@@ -13,6 +13,10 @@
 //     is declined without asking;
 //   - the Client aborts its call while the question waits: the call ends,
 //     its late answer is ignored, the next call works;
+//   - over HTTP, a 2026-07-28 client (raw JSON-RPC): the question comes in
+//     an InputRequiredResult while the upstream call waits, the retry with
+//     the answer and the requestState gets the result, a reused state
+//     -32602;
 //   - the journal: decisions.elicitation of each call, without the values.
 // Each check prints `ok NAME` or `not ok NAME: reason`; exit status 1 when
 // any failed (2: bad usage or a broken run).
@@ -95,7 +99,7 @@ async function main() {
         tools: [{ name: 'ev', mcp: source }],
     }));
 
-    let transport;
+    let transport, tgUrl = null;
     if (opt.transport === 'stdio') {
         transport = new StdioClientTransport({
             command: opt.toolgate, args: ['serve', '--stdio', '--config', cfg], stderr: 'inherit',
@@ -106,7 +110,8 @@ async function main() {
             { stdio: ['ignore', 'inherit', 'inherit'] });
         children.push(tg);
         await waitForPort(port, tg, 'toolgate serve');
-        transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+        tgUrl = `http://127.0.0.1:${port}/mcp`;
+        transport = new StreamableHTTPClientTransport(new URL(tgUrl));
     }
 
     // What the user does with the next question: 'accept', 'decline',
@@ -204,6 +209,46 @@ async function main() {
         const res = await call();
         return textOf(res).includes('Name: Ada Lovelace') || `the next call: ${JSON.stringify(res)}`;
     });
+
+    if (tgUrl !== null) {
+        // A 2026-07-28 client (raw JSON-RPC: the SDK does not speak it):
+        // the upstream call parks behind an InputRequiredResult, and the
+        // retry with the answer and the requestState re-attaches to it.
+        const meta = {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        };
+        const post = async (id, extra) => {
+            const res = await fetch(tgUrl, {
+                method: 'POST',
+                headers: {
+                    'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+                    'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': TOOL,
+                },
+                body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call',
+                    params: { name: TOOL, arguments: {}, ...extra, _meta: meta } }),
+                signal: AbortSignal.timeout(ms(30000)),
+            });
+            const lines = (await res.text()).split('\n').map((l) => (l.startsWith('data: ') ? l.slice(6) : l));
+            return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((m) => m.id === id);
+        };
+        await check('2026-07-28: the question in an InputRequiredResult, the answer by the retry', async () => {
+            const first = await post('m1', {});
+            const r = first && first.result;
+            if (!r || r.resultType !== 'input_required') return `first: ${JSON.stringify(first)}`;
+            const [key] = Object.keys(r.inputRequests || {});
+            const q = key && r.inputRequests[key];
+            if (!q || q.method !== 'elicitation/create' || !String(q.params.message).includes('Please provide inputs'))
+                return `the question: ${JSON.stringify(r.inputRequests)}`;
+            const second = await post('m2', { requestState: r.requestState, inputResponses: {
+                [key]: { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } } } });
+            const text = textOf((second && second.result) || {});
+            if (!text.includes('Name: Ada Lovelace')) return `the retry: ${JSON.stringify(second)}`;
+            const again = await post('m3', { requestState: r.requestState, inputResponses: {
+                [key]: { action: 'decline' } } });
+            return (again && again.error && again.error.code === -32602) || `a reused state: ${JSON.stringify(again)}`;
+        });
+    }
 
     await client.close();
     for (const c of children) if (c.exitCode === null && c.signalCode === null && c.spawnargs.includes('serve')) {
