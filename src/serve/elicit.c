@@ -362,8 +362,10 @@ static void on_elicit(void *ud, tg_elicit *el)
         r = p->r;
     if (r == NULL)
         r = srv_task_req_by_call(srv, call_id);
-    if (r == NULL) {
-        decline(el, "no MCP client request is waiting for this call");
+    if (r == NULL || r->silent) {
+        decline(el, r != NULL ? "the MCP client canceled the call"
+                              : "no MCP client request is waiting for this "
+                                "call");
         return;
     }
     const char *why = cannot_ask(r, el);
