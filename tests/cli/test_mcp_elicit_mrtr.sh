@@ -27,9 +27,10 @@ source "$(dirname "$0")/lib.sh"
 source "$TG_SOURCE_DIR/tests/cli/serve_lib.sh"
 mkdir -p ws/.toolgate
 FX=$TG_FIXTURES/mcp_tools
-# the deadline of a call that is never retried: the other calls answer in
-# milliseconds
-SHORT_MS=$(tg_ms 1500)
+# the deadline of a call that is never retried (its source's start-up and
+# question take milliseconds); a task's question comes 3x after the one
+# second in which a 2026-07-28 call becomes a task
+SHORT_MS=$(tg_ms 3000)
 cat >gw.json <<JSON
 {"workspace": "ws", "journal": "ws/.toolgate/j.db", "builtin_tools": [],
  "envelope": false,
@@ -136,7 +137,7 @@ eq "...answered: the call ran once, approved" "$(jq -r '.result.content[0].text'
 r=$(call 21 '{}' fx_short__elicit)
 eq "short: input required" "$(jq -r '.result.resultType' <<<"$r")" input_required
 k=$(key "$r")
-for _ in $(seq 1 100); do
+for _ in $(seq 1 $((200 * TG_TEST_TIME_SCALE))); do
   [ -s ws/cancelled_short.jsonl ] && break
   sleep 0.1
 done
@@ -145,14 +146,14 @@ r=$(retry 22 "$r" "{\"$k\":{\"action\":\"accept\",\"content\":{\"name\":\"late\"
 eq "the late retry gets the call's end" "$(jq -r '.result._meta["io.toolgate/result"].outcome' <<<"$r")" timeout
 
 # 2026-07-28 with the tasks extension: a call that asks after it became a
-# task (one second)
-send "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\",\"params\":{\"name\":\"fx__elicit\",\"arguments\":{\"delay_ms\":$(tg_ms 1500)},$MT}}"
+# task (after one second; it asks after three)
+send "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\",\"params\":{\"name\":\"fx__elicit\",\"arguments\":{\"delay_ms\":$(tg_ms 3000)},$MT}}"
 r=$(read_id 30)
 eq "a task" "$(jq -r '.result.resultType' <<<"$r")" task
 tid=$(jq -r '.result.taskId' <<<"$r")
-for i in $(seq 1 100); do
-  send "{\"jsonrpc\":\"2.0\",\"id\":$((100 + i)),\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$tid\",$MT}}"
-  g=$(read_id $((100 + i)))
+for i in $(seq 1 $((200 * TG_TEST_TIME_SCALE))); do
+  send "{\"jsonrpc\":\"2.0\",\"id\":$((1000 + i)),\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$tid\",$MT}}"
+  g=$(read_id $((1000 + i)))
   [ "$(jq -r '.result.status' <<<"$g")" != working ] && break
   sleep 0.1
 done
@@ -161,9 +162,9 @@ k=$(jq -r '.result.inputRequests | keys[0]' <<<"$g")
 eq "...the question in inputRequests" "$(jq -r --arg k "$k" '.result.inputRequests[$k].params.message' <<<"$g")" "Who are you?"
 send "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tasks/update\",\"params\":{\"taskId\":\"$tid\",\"inputResponses\":{\"$k\":{\"action\":\"accept\",\"content\":{\"name\":\"Di\"}}},$MT}}"
 eq "tasks/update acknowledged" "$(jq -c '.result | del(._meta)' <<<"$(read_id 31)")" '{"resultType":"complete"}'
-for i in $(seq 1 100); do
-  send "{\"jsonrpc\":\"2.0\",\"id\":$((200 + i)),\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$tid\",$MT}}"
-  g=$(read_id $((200 + i)))
+for i in $(seq 1 $((200 * TG_TEST_TIME_SCALE))); do
+  send "{\"jsonrpc\":\"2.0\",\"id\":$((5000 + i)),\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$tid\",$MT}}"
+  g=$(read_id $((5000 + i)))
   [ "$(jq -r '.result.status' <<<"$g")" = completed ] && break
   sleep 0.1
 done
