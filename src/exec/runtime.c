@@ -271,7 +271,6 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     return 0;
 fail:
     tg__watchdog_stop(&rt->watch);
-    tg_loop_store_free(rt->loop_store); /* before the journal it writes */
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
@@ -392,6 +391,7 @@ void tg_runtime_free(tg_runtime *rt)
         r = next;
     }
     tg__watchdog_stop(&rt->watch);
+    tg_loop_store_free(rt->loop_store); /* before the journal it writes */
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);
