@@ -1064,6 +1064,13 @@ int tg_loop_store_open(const char *journal_path, tg_loop_store **out,
                        tg_error *err);
 /* Closes and frees the store. NULL is a no-op. */
 void tg_loop_store_free(tg_loop_store *ls);
+/* The loop store on the runtime's own journal connection, so that a loop's
+ * steps and the calls it runs are written by one connection (each commit
+ * of a second connection makes the other read its pages again): in *out,
+ * borrowed (the runtime's: never tg_loop_store_free it; valid while rt
+ * lives), made at the first call; *out is NULL when the journal is off.
+ * Same thread as the runtime. */
+int tg_runtime_loop_store(tg_runtime *rt, tg_loop_store **out, tg_error *err);
 /* Records loop `loop_id` (1 to 128 bytes) as running, owned by this
  * process, with `meta_json` (a JSON object: what resuming it needs).
  * Committed when it returns. TG_EEXIST for an id taken, TG_EINVAL for a

@@ -27,9 +27,11 @@
  *   {"measure":"stream","reps":N,"lead_ms_median":..., ...}
  *
  * Usage: bench_loop [--loops L] [--iters I] [--calls C] [--journal DIR]
- *                   [--stream-reps N] [--delay-ms D]
+ *                   [--stream-reps N] [--delay-ms D] [--no-floor]
  * With --journal the overhead is measured with the journal on in DIR
- * (which must exist); --stream-reps N (0: none) adds the streamed measure.
+ * (which must exist); --stream-reps N (0: none) adds the streamed measure;
+ * --no-floor skips the plain POSTs of the exchange alone (its figure is then
+ * 0), so that syscall and instruction counts of a run are the loop's.
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -361,7 +363,7 @@ done:
 }
 
 static int overhead(tg_runtime *rt, const char *base, int loops, int journal,
-                    tg_error *err)
+                    int no_floor, tg_error *err)
 {
     model.stream = 0;
     for (int i = 0; i < 5; i++) /* warm up */
@@ -380,7 +382,7 @@ static int overhead(tg_runtime *rt, const char *base, int loops, int journal,
     int n = loops * model.iters;
     double per = (double)(wall - srv - tool) / 1e3 / n;
     size_t mean = (size_t)(atomic_load(&model.body_bytes) / n);
-    double floor = http_floor(base, n, mean);
+    double floor = no_floor ? 0 : http_floor(base, n, mean);
     if (floor < 0)
         return -1;
     printf("{\"measure\":\"overhead\",\"journal\":%d,\"loops\":%d,"
@@ -440,7 +442,7 @@ done:
 
 int main(int argc, char **argv)
 {
-    int loops = 200, reps = 0;
+    int loops = 200, reps = 0, no_floor = 0;
     const char *journal = NULL;
     model.iters = 20;
     model.calls = 2;
@@ -455,14 +457,17 @@ int main(int argc, char **argv)
             model.calls = (int)bench_arg_long("bench_loop", o, v, 2, 8);
         else if (strcmp(o, "--journal") == 0 && v != NULL)
             journal = v;
-        else if (strcmp(o, "--stream-reps") == 0)
+        else if (strcmp(o, "--no-floor") == 0) {
+            no_floor = 1; /* a flag: no value */
+            i--;
+        } else if (strcmp(o, "--stream-reps") == 0)
             reps = (int)bench_arg_long("bench_loop", o, v, 0, 100000);
         else if (strcmp(o, "--delay-ms") == 0)
             model.delay_ms = (int)bench_arg_long("bench_loop", o, v, 0, 999);
         else {
             fprintf(stderr, "usage: bench_loop [--loops L] [--iters 2..1000] "
                             "[--calls 2..8] [--journal DIR] [--stream-reps N] "
-                            "[--delay-ms 0..999]\n");
+                            "[--delay-ms 0..999] [--no-floor]\n");
             return 2;
         }
     }
@@ -499,7 +504,7 @@ int main(int argc, char **argv)
             "[\"key\",\"n\"]}",
             lookup, NULL, TG_TOOL_INLINE, &err) != 0)
         goto done;
-    if (overhead(rt, base, loops, journal != NULL, &err) != 0)
+    if (overhead(rt, base, loops, journal != NULL, no_floor, &err) != 0)
         goto done;
     for (int v = 0; reps > 0 && v < 2; v++) {
         model.next_header = v;

@@ -341,6 +341,22 @@ const char *tg_runtime_journal(const tg_runtime *rt)
     return rt != NULL && rt->journal != NULL ? rt->cfg->journal : NULL;
 }
 
+int tg_runtime_loop_store(tg_runtime *rt, tg_loop_store **out, tg_error *err)
+{
+    if (out == NULL)
+        return tg__error_set(err, TG_EINVAL, "no output pointer");
+    *out = NULL;
+    if (rt == NULL || rt->journal == NULL)
+        return 0;
+    if (rt->loop_store == NULL) {
+        int rc = tg__loop_store_attach(rt->journal, &rt->loop_store, err);
+        if (rc != 0)
+            return rc;
+    }
+    *out = rt->loop_store;
+    return 0;
+}
+
 const char *tg_runtime_spool_dir(const tg_runtime *rt)
 {
     return rt != NULL && rt->spool != NULL ? rt->cfg->spool_dir : NULL;
@@ -375,6 +391,7 @@ void tg_runtime_free(tg_runtime *rt)
         r = next;
     }
     tg__watchdog_stop(&rt->watch);
+    tg_loop_store_free(rt->loop_store); /* before the journal it writes */
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
     tg__policy_free(rt->policy);

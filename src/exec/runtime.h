@@ -164,9 +164,12 @@ struct tg_runtime {
     struct tg__handoff *answered_head, *answered_tail;
     tg__watchdog watch;   /* kills the tool groups left when it ends */
     tg__journal *journal; /* NULL when off */
-    tg__state state;      /* toolgate's own files and what keeps tools from
-                             them (state.h) */
-    tg_spool *spool;      /* the artifact store, NULL when off */
+    /* the loop store on the journal's connection (tg_runtime_loop_store),
+     * NULL until asked for */
+    tg_loop_store *loop_store;
+    tg__state state; /* toolgate's own files and what keeps tools from
+                        them (state.h) */
+    tg_spool *spool; /* the artifact store, NULL when off */
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */

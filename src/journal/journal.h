@@ -101,6 +101,23 @@ int tg__journal_sqlite_synchronous(tg__journal *j);
  * (borrowed, valid until close), NULL for another backend: for the
  * tables kept beside the calls (tasks.c). Same thread as the journal. */
 struct sqlite3 *tg__journal_sqlite_db(tg__journal *j);
+/* A write transaction on a SQLite journal's connection for the tables kept
+ * beside the calls (loops.c), begun as the journal begins its own: a
+ * transaction left open by a failure rolled back, the path checked to
+ * still name the journal's file (TG_EJOURNAL otherwise), BEGIN IMMEDIATE.
+ * Same thread as the journal; never while the journal has a transaction
+ * open (none stays open between its calls). */
+int tg__journal_tx_begin(tg__journal *j, tg_error *err);
+int tg__journal_tx_commit(tg__journal *j, tg_error *err);
+/* Rolls back what is still open (nothing when SQLite did already). */
+void tg__journal_tx_rollback(tg__journal *j);
+/* The loop store (toolgate.h, "loops") on the connection of journal j
+ * (a SQLite journal, borrowed: it must outlive the store), its tables
+ * created when absent: the runtime's own, so a loop's steps and its calls
+ * are written by one connection and neither re-reads what the other
+ * wrote. *out is the caller's (tg_loop_store_free, which leaves j open).
+ * TG_EINVAL when j is not a SQLite journal. */
+int tg__loop_store_attach(tg__journal *j, tg_loop_store **out, tg_error *err);
 /* The identity a SQLite journal writes as the owner of what it begins
  * (this process: pid, start time, kernel boot id; boot borrowed, valid
  * until close), and whether the owner a row names still runs (pids are

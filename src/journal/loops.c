@@ -31,8 +31,11 @@
 #define LIST_MAX 1000
 
 struct tg_loop_store {
-    tg__journal *j;
-    sqlite3 *db; /* borrowed from j */
+    tg__journal *j; /* owned when opened by tg_loop_store_open */
+    sqlite3 *db;    /* borrowed from j */
+    int owns_journal;
+    /* a step's two statements, prepared at the first step and kept */
+    sqlite3_stmt *st_touch, *st_step;
 };
 
 static const char schema[] =
@@ -128,6 +131,7 @@ int tg_loop_store_open(const char *journal_path, tg_loop_store **out,
     tg_loop_store *ls = calloc(1, sizeof *ls);
     if (ls == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
+    ls->owns_journal = 1;
     int rc =
         tg__store_open(journal_path, schema, "loops", &ls->j, &ls->db, err);
     if (rc != 0) {
@@ -138,12 +142,49 @@ int tg_loop_store_open(const char *journal_path, tg_loop_store **out,
     return 0;
 }
 
+int tg__loop_store_attach(tg__journal *j, tg_loop_store **out, tg_error *err)
+{
+    *out = NULL;
+    sqlite3 *db = tg__journal_sqlite_db(j);
+    if (db == NULL)
+        return tg__error_set(err, TG_EINVAL,
+                             "loops: the journal is not a SQLite journal");
+    int src = sqlite3_exec(db, schema, NULL, NULL, NULL);
+    if (src != SQLITE_OK)
+        return tg__store_fail(db, src, "loops", "creating the tables", err);
+    tg_loop_store *ls = calloc(1, sizeof *ls);
+    if (ls == NULL)
+        return tg__error_set(err, TG_ENOMEM, "out of memory");
+    ls->j = j;
+    ls->db = db;
+    *out = ls;
+    return 0;
+}
+
 void tg_loop_store_free(tg_loop_store *ls)
 {
     if (ls == NULL)
         return;
-    tg__journal_close(ls->j);
+    sqlite3_finalize(ls->st_touch);
+    sqlite3_finalize(ls->st_step);
+    if (ls->owns_journal)
+        tg__journal_close(ls->j);
     free(ls);
+}
+
+/* *st prepared once for the store's life (kept: SQLite prepares it again
+ * by itself when the schema changes), reset for a new use. */
+static int kept(tg_loop_store *ls, const char *sql, sqlite3_stmt **st,
+                tg_error *err)
+{
+    if (*st != NULL) {
+        sqlite3_reset(*st);
+        sqlite3_clear_bindings(*st);
+        return 0;
+    }
+    int rc = sqlite3_prepare_v3(ls->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+                                NULL);
+    return rc == SQLITE_OK ? 0 : db_fail(ls, rc, "preparing a statement", err);
 }
 
 /* Runs a statement that changes rows; 0, or TG_EJOURNAL saying what. */
@@ -245,17 +286,19 @@ int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
         return tg__error_set(err, TG_EINVAL,
                              "loops: a step needs a loop id, an iteration "
                              ">= 1, a kind and a JSON body");
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    int s = sqlite3_exec(ls->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (s != SQLITE_OK)
-        return db_fail(ls, s, "beginning a step", err);
+    /* The journal's own begin: the file checked to be the journal's still,
+     * and nothing a failure left open carried into this step. */
+    int rc = tg__journal_tx_begin(ls->j, err);
+    if (rc != 0)
+        return rc;
     int64_t now = tg__now_ms();
-    if ((rc = prepare(ls,
-                      "UPDATE loops SET updated_at = ?2,"
-                      " iterations = max(iterations, ?3) WHERE loop_id = ?1",
-                      &st, err)) != 0)
+    sqlite3_stmt *st = NULL;
+    if ((rc = kept(ls,
+                   "UPDATE loops SET updated_at = ?2,"
+                   " iterations = max(iterations, ?3) WHERE loop_id = ?1",
+                   &ls->st_touch, err)) != 0)
         goto done;
+    st = ls->st_touch;
     int b = tg__store_bind_text(st, 1, loop_id) |
             sqlite3_bind_int64(st, 2, now) | sqlite3_bind_int(st, 3, iteration);
     if ((rc = run(ls, st, b, "recording a step", err)) != 0)
@@ -265,18 +308,18 @@ int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
                            loop_id);
         goto done;
     }
-    sqlite3_finalize(st);
-    st = NULL;
-    if ((rc = prepare(ls,
-                      "INSERT INTO loop_steps(loop_rowid, iteration, kind, at,"
-                      " body) SELECT rowid, ?2, ?3, ?4, ?5 FROM loops"
-                      " WHERE loop_id = ?1",
-                      &st, err)) != 0)
+    sqlite3_reset(st);
+    if ((rc = kept(ls,
+                   "INSERT INTO loop_steps(loop_rowid, iteration, kind, at,"
+                   " body) SELECT rowid, ?2, ?3, ?4, ?5 FROM loops"
+                   " WHERE loop_id = ?1",
+                   &ls->st_step, err)) != 0)
         goto done;
+    st = ls->st_step;
     b = tg__store_bind_text(st, 1, loop_id) |
         sqlite3_bind_int(st, 2, iteration) | tg__store_bind_text(st, 3, kind) |
         sqlite3_bind_int64(st, 4, now) | tg__store_bind_text(st, 5, body_json);
-    s = b == SQLITE_OK ? sqlite3_step(st) : b;
+    int s = b == SQLITE_OK ? sqlite3_step(st) : b;
     if ((s & 0xff) == SQLITE_CONSTRAINT)
         rc = tg__error_set(err, TG_EEXIST,
                            "loops: loop '%s' has its %s of iteration %d",
@@ -284,12 +327,12 @@ int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
     else if (s != SQLITE_DONE)
         rc = db_fail(ls, s, "recording a step", err);
 done:
-    sqlite3_finalize(st);
-    s = sqlite3_exec(ls->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
-    if (rc == 0 && s != SQLITE_OK) {
-        rc = db_fail(ls, s, "committing a step", err);
-        (void)sqlite3_exec(ls->db, "ROLLBACK", NULL, NULL, NULL);
-    }
+    if (st != NULL)
+        sqlite3_reset(st);
+    if (rc == 0)
+        rc = tg__journal_tx_commit(ls->j, err);
+    if (rc != 0)
+        tg__journal_tx_rollback(ls->j);
     return rc;
 }
 

@@ -676,6 +676,21 @@ static int tx_commit(struct sqlite_journal *sj, tg_error *err)
     return run(sj, sj->st_commit, "committing", err);
 }
 
+int tg__journal_tx_begin(tg__journal *j, tg_error *err)
+{
+    return tx_begin(sj_of(j), err);
+}
+
+int tg__journal_tx_commit(tg__journal *j, tg_error *err)
+{
+    return tx_commit(sj_of(j), err);
+}
+
+void tg__journal_tx_rollback(tg__journal *j)
+{
+    tx_rollback(sj_of(j));
+}
+
 /* SQLite's commit and rollback hooks keep the chain's end in memory true
  * whoever ends a transaction (tx_commit, any ROLLBACK, SQLite itself after
  * an error): on commit the end reached in the transaction becomes the

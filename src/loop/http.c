@@ -145,7 +145,10 @@ static int stopped(tg__http *h)
 
 /* One wait of the shared loop: curl's sockets and the runtime's
  * descriptor, at most SLICE_MS, then a step of the runtime when it has
- * turns. */
+ * turns, its descriptor is ready or its timeout passed (tg_runtime_fd's
+ * contract). A runtime without turns is stepped too when it asks to be:
+ * left unstepped, its timeout stays 0 (what its last turn left to close)
+ * and every wait until the answer came was a poll that returned at once. */
 static void wait_slice(tg__http *h, long max_ms, int with_curl)
 {
     int t = tg_runtime_timeout(h->rt);
@@ -154,15 +157,17 @@ static void wait_slice(tg__http *h, long max_ms, int with_curl)
         ms = t;
     if (ms < 0)
         ms = 0;
+    int ready;
     if (with_curl) {
         struct curl_waitfd fd = {.fd = tg_runtime_fd(h->rt),
                                  .events = CURL_WAIT_POLLIN};
         (void)curl_multi_poll(h->multi, &fd, 1, (int)ms, NULL);
+        ready = fd.revents != 0;
     } else {
         struct pollfd p = {.fd = tg_runtime_fd(h->rt), .events = POLLIN};
-        (void)poll(&p, 1, (int)ms);
+        ready = poll(&p, 1, (int)ms) > 0;
     }
-    if (tg_runtime_pending(h->rt) > 0)
+    if (ready || (t >= 0 && t <= ms) || tg_runtime_pending(h->rt) > 0)
         tg_runtime_step(h->rt);
 }
 

@@ -8,6 +8,7 @@
  * the iteration's caller scope. With the journal off nothing is recorded
  * and the loop cannot be resumed.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "loop_int.h"
@@ -45,12 +46,11 @@ static json_t *meta(const tg_loop *l, const char *prompt)
 
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err)
 {
-    const char *path = tg_runtime_journal(l->rt);
-    if (path == NULL)
-        return 0;
-    int rc = tg_loop_store_open(path, &l->store, err);
-    if (rc != 0)
-        return rc;
+    /* The runtime's connection: the loop's steps and its calls' rows are
+     * written by one connection (the runtime's store; never freed here). */
+    int rc = tg_runtime_loop_store(l->rt, &l->store, err);
+    if (rc != 0 || l->store == NULL)
+        return rc;               /* NULL: the journal is off */
     json_t *m = meta(l, prompt); /* new ref */
     char *text = m != NULL ? json_dumps(m, JSON_COMPACT) : NULL;
     json_decref(m);
@@ -65,21 +65,32 @@ int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
 {
     if (l->store == NULL)
         return 0;
+    /* {<extra's members>,"items":[...]}: the items' text is what the next
+     * request sends of them (request.c), serialized once for both. */
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
-    json_t *items = json_array();                               /* new ref */
-    json_t *body = json_object();                               /* new ref */
-    int bad = items == NULL || body == NULL;
-    for (size_t i = from; !bad && i < json_array_size(list); i++)
-        bad = json_array_append(items, json_array_get(list, i)) != 0;
-    bad = bad ||
-          (extra != NULL && json_object_update(body, (json_t *)extra) != 0) ||
-          json_object_set(body, "items", items) != 0;
-    char *text = bad ? NULL : json_dumps(body, JSON_COMPACT);
-    json_decref(items);
-    json_decref(body);
-    int rc = text != NULL ? tg_loop_store_step(l->store, l->id, l->iteration,
-                                               kind, text, err)
-                          : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    const char *items;
+    size_t n;
+    if (tg__reqtext_items(&l->req, list, from, &items, &n) != 0)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    char *head = extra != NULL ? json_dumps(extra, JSON_COMPACT) : strdup("{}");
+    size_t hlen = head != NULL ? strlen(head) : 0;
+    /* head is "{...}": its closing brace makes way for the items */
+    char *text = hlen >= 2 ? malloc(hlen + n + 12) : NULL;
+    if (text == NULL) {
+        free(head);
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    }
+    size_t k = hlen - 1;
+    memcpy(text, head, k);
+    if (k > 1)
+        text[k++] = ',';
+    memcpy(text + k, "\"items\":[", 9);
+    k += 9;
+    memcpy(text + k, items, n);
+    k += n;
+    memcpy(text + k, "]}", 3);
+    free(head);
+    int rc = tg_loop_store_step(l->store, l->id, l->iteration, kind, text, err);
     free(text);
     return rc;
 }

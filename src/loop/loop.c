@@ -162,8 +162,8 @@ void tg_loop_free(tg_loop *l)
     json_decref(l->tools);
     json_decref(l->idempotent);
     json_decref(l->pending_answer);
-    tg_loop_store_free(l->store);
-    free(l);
+    tg__reqtext_cleanup(&l->req);
+    free(l); /* l->store is the runtime's */
 }
 
 /* A lock-free atomic store is async-signal-safe; a locked one is not. */
@@ -262,28 +262,15 @@ static void sse_text(void *ud, const char *text, size_t len);
 static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
                      size_t *raw_len, tg_error *err)
 {
-    json_t *body = NULL;
     char *text = NULL;
+    size_t text_len = 0;
     struct curl_slist *headers = NULL;
     tg__http_reply reply = {0};
-    int rc = l->prov->request(l->conv, l->tools, l->model, l->opt.max_tokens,
-                              &body, err);
-    /* Gemini streams from another URL; the others are asked in the body. */
-    if (rc == 0 && sse != NULL && strcmp(l->prov->name, "gemini") != 0 &&
-        json_object_set_new(body, "stream", json_true()) != 0)
-        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
-    /* Chat Completions streams its usage only when asked */
-    if (rc == 0 && sse != NULL && l->prov == &tg__provider_openai_chat &&
-        json_object_set_new(body, "stream_options",
-                            json_pack("{s:b}", "include_usage", 1)) != 0)
-        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    int rc = tg__reqtext_build(&l->req, l->prov, l->conv, l->tools, l->model,
+                               l->opt.max_tokens, sse != NULL, &text, &text_len,
+                               err);
     if (rc != 0)
         goto out;
-    text = json_dumps(body, JSON_COMPACT);
-    if (text == NULL) {
-        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
-        goto out;
-    }
     rc = l->prov->headers(&headers, l->api_key, err);
     if (rc != 0)
         goto out;
@@ -296,7 +283,7 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
             if (rc != 0)
                 goto out;
         }
-        rc = tg__http_post(&l->http, l->url, headers, text, strlen(text),
+        rc = tg__http_post(&l->http, l->url, headers, text, text_len,
                            l->opt.request_timeout_ms, MAX_ANSWER_BYTES,
                            sse != NULL ? tg__lsse_feed : NULL,
                            sse != NULL ? *sse : NULL, &reply, err);
@@ -376,7 +363,6 @@ out:
     tg__http_reply_cleanup(&reply);
     curl_slist_free_all(headers);
     free(text);
-    json_decref(body);
     return rc;
 }
 

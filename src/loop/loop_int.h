@@ -123,6 +123,37 @@ int tg__conv_add_results(json_t *list, const char *json, tg_error *err);
  * string), message, else the body's first 300 bytes; in buf (size n). */
 void tg__provider_error(const char *body, size_t len, char *buf, size_t n);
 
+/* ------------------------------------------------------------- request */
+
+/* The JSON text of the conversation's items sent so far (request.c): each
+ * item serialized once, "item0,item1,...". Zeroed to start. */
+typedef struct tg__reqtext {
+    char *text; /* not NUL-terminated */
+    size_t len, cap;
+    json_t **items; /* new refs: the items kept, compared by identity */
+    size_t *ends;   /* text's length after each item */
+    size_t n, items_cap;
+} tg__reqtext;
+
+/* The body of a request (prov's request(), with "stream" and Chat
+ * Completions' stream_options when stream) for conv and tools (borrowed),
+ * as compact JSON text in *out (malloc'd, NUL-terminated, *out_len bytes),
+ * the list's items taken from r (brought up to conv's list first). 0,
+ * TG_ENOMEM, or what prov's request() returns. */
+int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
+                      const json_t *conv, const json_t *tools,
+                      const char *model, int max_tokens, int stream, char **out,
+                      size_t *out_len, tg_error *err);
+/* The text of the items of `list` (borrowed: the conversation's) from
+ * index `from` on, "item,item,..." (no brackets; empty when none), r
+ * brought up to list first: what a request sends of them. *text is
+ * borrowed from r (valid until r changes; not NUL-terminated). 0 or
+ * TG_ENOMEM. */
+int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
+                      const char **text, size_t *len);
+/* Frees what r keeps and zeroes it. */
+void tg__reqtext_cleanup(tg__reqtext *r);
+
 /* ---------------------------------------------------------------- HTTP */
 
 /* One HTTP exchange's outcome. */
@@ -292,8 +323,8 @@ struct tg_loop {
     size_t open_turns;
     int turn_failed, stop_tool_hit;
     int answer_came; /* the model answered this iteration's request */
-    /* durability (journal.c): the store in the runtime's journal file, or
-     * NULL when the journal is off */
+    /* durability (journal.c): the runtime's loop store (borrowed: on its
+     * journal connection), or NULL when the journal is off */
     tg_loop_store *store;
     int resumed; /* made by tg_loop_resume: the conversation is rebuilt */
     int pending; /* the answer of `iteration` awaits its calls' results */
@@ -303,6 +334,7 @@ struct tg_loop {
     size_t nskills;
     long tokens;          /* the answers' tokens so far */
     long long started_ms; /* CLOCK_MONOTONIC ms of the start (or resume) */
+    tg__reqtext req;      /* the conversation's text sent so far */
 };
 
 /* The system prompt with the skills of `o` added (malloc'd, NULL when

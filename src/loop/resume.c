@@ -382,8 +382,8 @@ int tg_loop_resume(tg_runtime *rt, const char *loop_id,
     tg_loop_store *store = NULL;
     tg_loop *l = NULL;
     char *text = NULL;
-    json_t *loop = NULL; /* new ref */
-    int rc = tg_loop_store_open(journal, &store, err);
+    json_t *loop = NULL;                             /* new ref */
+    int rc = tg_runtime_loop_store(rt, &store, err); /* borrowed */
     if (rc == 0)
         rc = tg_loop_store_adopt(store, loop_id, err);
     if (rc == 0)
@@ -414,7 +414,6 @@ int tg_loop_resume(tg_runtime *rt, const char *loop_id,
     snprintf(l->id, sizeof l->id, "%s", loop_id);
     l->resumed = 1;
     l->store = store;
-    store = NULL;
     if ((rc = tg_loop_start(l, prompt, err)) != 0 ||
         (rc = apply_steps(l, loop, err)) != 0 ||
         (rc = idempotent_tools(l, err)) != 0)
@@ -428,8 +427,7 @@ int tg_loop_resume(tg_runtime *rt, const char *loop_id,
 fail:
     json_decref(loop);
     tg_free(text);
-    tg_loop_free(l);
-    tg_loop_store_free(store);
+    tg_loop_free(l); /* the store is the runtime's */
     return rc;
 }
 

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * request.c - a request's body text without serializing the whole
+ * conversation again for every request (which made a loop O(n²) in its
+ * length): the items of the conversation's list never change once added,
+ * so the JSON text of each is kept from the request that first sent it,
+ * and a request is the provider's body with the list replaced by a marker
+ * string, serialized (the model, the tools, the system prompt: small), the
+ * marker then replaced by the kept text. The kept items are held (new
+ * refs) and compared by identity before each request: a list that was
+ * changed below what is kept (nothing in the loop does) is serialized
+ * again from the first item that differs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop_int.h"
+
+/* The marker: control characters, so jansson writes it escaped, and no
+ * string of the body can hold the quote-delimited form searched for (a
+ * quote within a JSON string is always written \"). */
+#define MARK "\x01toolgate:conversation\x01"
+#define MARK_JSON "\"\\u0001toolgate:conversation\\u0001\""
+
+void tg__reqtext_cleanup(tg__reqtext *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        json_decref(r->items[i]);
+    free(r->items);
+    free(r->ends);
+    free(r->text);
+    memset(r, 0, sizeof *r);
+}
+
+static int grow(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    char *b = realloc(*buf, c);
+    if (b == NULL)
+        return -1;
+    *buf = b;
+    *cap = c;
+    return 0;
+}
+
+static int put(const char *data, size_t n, void *ud)
+{
+    tg__reqtext *r = ud;
+    if (grow(&r->text, &r->cap, r->len + n + 1) != 0)
+        return -1;
+    memcpy(r->text + r->len, data, n);
+    r->len += n;
+    return 0;
+}
+
+/* Brings the kept text up to `list`: items compared by identity, the first
+ * that differs and all after it serialized. */
+static int sync_list(tg__reqtext *r, const json_t *list)
+{
+    size_t size = json_array_size(list), keep = 0;
+    while (keep < r->n && keep < size &&
+           r->items[keep] == json_array_get(list, keep))
+        keep++;
+    for (size_t i = keep; i < r->n; i++)
+        json_decref(r->items[i]);
+    r->n = keep;
+    r->len = keep > 0 ? r->ends[keep - 1] : 0;
+    if (size > r->items_cap) {
+        size_t c = r->items_cap ? r->items_cap : 16;
+        while (c < size)
+            c *= 2;
+        json_t **it = realloc(r->items, c * sizeof *it);
+        if (it == NULL)
+            return TG_ENOMEM;
+        r->items = it;
+        size_t *e = realloc(r->ends, c * sizeof *e);
+        if (e == NULL)
+            return TG_ENOMEM;
+        r->ends = e;
+        r->items_cap = c;
+    }
+    for (size_t i = keep; i < size; i++) {
+        json_t *item = json_array_get(list, i); /* borrowed */
+        if ((i > 0 && put(",", 1, r) != 0) ||
+            json_dump_callback(item, put, r, JSON_COMPACT | JSON_ENCODE_ANY) !=
+                0)
+            return TG_ENOMEM;
+        r->items[i] = json_incref(item);
+        r->ends[i] = r->len;
+        r->n = i + 1;
+    }
+    return 0;
+}
+
+int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
+                      const char **text, size_t *len)
+{
+    if (sync_list(r, list) != 0) {
+        tg__reqtext_cleanup(r);
+        return TG_ENOMEM;
+    }
+    size_t at = from == 0 ? 0 : from <= r->n ? r->ends[from - 1] + 1 : r->len;
+    if (at > r->len)
+        at = r->len; /* from is the list's size: nothing */
+    *text = r->text != NULL ? r->text + at : "";
+    *len = r->len - at;
+    return 0;
+}
+
+int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
+                      const json_t *conv, const json_t *tools,
+                      const char *model, int max_tokens, int stream, char **out,
+                      size_t *out_len, tg_error *err)
+{
+    *out = NULL;
+    json_t *shell = NULL, *body = NULL; /* new refs */
+    char *frame = NULL;
+    int rc = 0;
+    const json_t *list = json_object_get(conv, prov->list_key); /* borrowed */
+    if (!json_is_array(list))
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "the conversation has no \"%s\" list",
+                             prov->list_key);
+    if (sync_list(r, list) != 0) {
+        /* what was kept may be half an item: start afresh next time */
+        tg__reqtext_cleanup(r);
+        return tg__loop_fail(err, TG_ENOMEM,
+                             "out of memory building a "
+                             "request");
+    }
+    shell = json_copy((json_t *)conv); /* new ref: shallow */
+    if (shell == NULL ||
+        json_object_set_new(shell, prov->list_key, json_string(MARK)) != 0) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = prov->request(shell, tools, model, max_tokens, &body, err)) != 0)
+        goto out;
+    /* Gemini streams from another URL; the others are asked in the body. */
+    if (stream && strcmp(prov->name, "gemini") != 0 &&
+        json_object_set_new(body, "stream", json_true()) != 0)
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    /* Chat Completions streams its usage only when asked */
+    if (rc == 0 && stream && prov == &tg__provider_openai_chat &&
+        json_object_set_new(body, "stream_options",
+                            json_pack("{s:b}", "include_usage", 1)) != 0)
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    if (rc != 0)
+        goto out;
+    frame = json_dumps(body, JSON_COMPACT);
+    if (frame == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* "<list_key>":<marker>, the member of the body: never text within a
+     * string, where the marker's quote would be written \" (see MARK).
+     * The first such member is the conversation's (the request's first
+     * members are the conversation's; its tools come after). */
+    size_t klen = strlen(prov->list_key);
+    char *at = frame;
+    for (;;) {
+        at = strstr(at, MARK_JSON);
+        if (at == NULL || (at - frame >= (ptrdiff_t)klen + 3 && at[-1] == ':' &&
+                           at[-2] == '"' &&
+                           memcmp(at - 2 - klen, prov->list_key, klen) == 0 &&
+                           at[-3 - klen] == '"'))
+            break;
+        at++;
+    }
+    if (at == NULL) {
+        rc = tg__loop_fail(err, TG_EINTERNAL,
+                           "the request has no conversation list");
+        goto out;
+    }
+    size_t head = (size_t)(at - frame), mark = sizeof MARK_JSON - 1;
+    size_t tail = strlen(at + mark);
+    size_t n = head + 1 + r->len + 1 + tail;
+    char *text = malloc(n + 1);
+    if (text == NULL) {
+        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(text, frame, head);
+    text[head] = '[';
+    if (r->len > 0)
+        memcpy(text + head + 1, r->text, r->len);
+    text[head + 1 + r->len] = ']';
+    memcpy(text + head + 2 + r->len, at + mark, tail + 1);
+    *out = text;
+    *out_len = n;
+out:
+    free(frame);
+    json_decref(body);
+    json_decref(shell);
+    return rc;
+}
