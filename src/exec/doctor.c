@@ -118,7 +118,7 @@ static json_t *report(tg_runtime *rt)
     tg__sandbox *sb = &rt->sandbox;
     const tg_config *cfg = rt->cfg;
     tg__sbx_level level = tg__sandbox_level(sb, NULL);
-    bool bw = level == TG__SBX_BWRAP;
+    bool bw = level >= TG__SBX_BWRAP;
     json_t *r = json_object();     /* new ref */
     json_t *s = json_object();     /* new ref */
     json_t *hidden = json_array(); /* new ref */
@@ -157,14 +157,14 @@ static json_t *report(tg_runtime *rt)
         if (t->kind != TG_TOOL_KIND_COMMAND)
             continue;
         tg__sbx_level l = tg__sandbox_level(sb, t);
-        bool net = l != TG__SBX_BWRAP || t->network;
+        bool net = l < TG__SBX_BWRAP || t->network;
         rc = json_array_append_new(
             tools, json_pack("{s:s, s:s, s:b}", "name", t->name, "sandbox",
                              tg__sandbox_level_name(l), "network", net));
         if (rc == 0 && net)
             rc = json_array_append_new(net_tools, json_string(t->name));
         /* outside bubblewrap a tool reaches whatever this user can */
-        if (rc == 0 && l != TG__SBX_BWRAP)
+        if (rc == 0 && l < TG__SBX_BWRAP)
             rc = json_array_append_new(json_object_get(own, "exposed_to"),
                                        json_pack("{s:s, s:s}", "name", t->name,
                                                  "sandbox",
