@@ -67,6 +67,7 @@ struct kernel_sigaction {
 /* The reapers of running calls; `done` is shared with them (a reaper sets
  * its flag just before it reports EXITED). */
 static pid_t reapers[MAX_CALLS];
+static int sigfd = -1; /* SIGCHLD, the helper's */
 static volatile int *done;
 
 /* ------------------------------------------------------------ helpers */
@@ -280,6 +281,7 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     char tmpdir[] = "/tmp/tg-call-XXXXXX";
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "tg-reaper");
     if (getppid() == 0)
         _exit(1);
     /* strings: path, cwd, argv..., envp... */
@@ -501,6 +503,7 @@ static int serve(int sock)
     pid_t pid = fork();
     if (pid == 0) {
         close(sock);
+        close(sigfd);
         call c = {fds[0], fds[1], fds[2], fds[3], NULL, q};
         if (q->in_memfd) {
             c.text = malloc(q->len + 1);
@@ -542,6 +545,7 @@ int main(int argc, char **argv)
      * without capabilities (and it has none, nor have the calls). */
     prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "tg-sandboxd");
     /* Keep only the socket (the memfd this program runs from included). */
     if (dup2(sock, 3) < 0)
         return 2;
@@ -559,7 +563,7 @@ int main(int argc, char **argv)
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
-    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)
         return 2;
     for (;;) {
