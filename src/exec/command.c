@@ -121,6 +121,7 @@ typedef struct tg__proc {
     tg__warm_helper *wh; /* the sandbox it runs in (a reference) */
     int warm_rc;         /* tg__warm_spawn's */
     bool interrupted;    /* the sandbox ended before the command did */
+    bool warm_failed;    /* it could not start (spawn_stage, spawn_errnum) */
 } tg__proc;
 
 static void free_proc(tg__proc *p)
@@ -139,6 +140,7 @@ static void free_proc(tg__proc *p)
     free(p->stop_by);
     free(p->stop_reason);
     free(p->stdin_data);
+    free(p->cwd_owned);
     free(p);
 }
 
@@ -184,6 +186,9 @@ static const char *bwrap_failure(const tg__proc *p, char *buf, size_t cap)
     return buf;
 }
 
+static tg_result *spawn_error(const tg_call *call, const char *prog,
+                              const char *cwd, int stage, int errnum);
+
 /* The result of a command that ended by itself. NULL with *status the
  * exit status when that status is success for its tool (its output is the
  * result); NULL alone on out of memory. *shown: the result is one that
@@ -200,6 +205,9 @@ static tg_result *exit_result(tg__proc *p, int *status, bool *shown)
     if (p->interrupted)
         return tg__fail(call, TG_EXECUTION_STARTED, "INTERRUPTED", NULL,
                         "the warm sandbox ended while the command ran");
+    if (p->warm_failed)
+        return spawn_error(call, p->argv[0], p->sp.cwd, p->spawn_stage,
+                           p->spawn_errnum);
     if (!p->status_known)
         return tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
                         "cannot read the exit status of the command");
@@ -409,11 +417,13 @@ static void on_warm_ready(uv_poll_t *h, int status, int events)
         return;
     }
     int st = 0;
-    int r = tg__warm_read_exit(p->ctl, &st);
+    int r = tg__warm_read_exit(p->ctl, &st, &p->spawn_stage, &p->spawn_errnum);
     if (r < 0)
         return; /* not yet */
     uv_poll_stop(h);
-    if (r == 1) {
+    if (r == 2) {
+        p->warm_failed = true;
+    } else if (r == 1) {
         p->status_known = true;
         p->status = st;
     } else {
@@ -899,8 +909,11 @@ fail:
 static void watch_streams(tg__proc *p, uv_poll_cb ready)
 {
     const tg__source_env *env = p->env;
-    free(p->cwd_owned);
-    p->cwd_owned = NULL;
+    if (p->level != TG__SBX_WARM) {
+        /* (a warm call's failure to start names its cwd) */
+        free(p->cwd_owned);
+        p->cwd_owned = NULL;
+    }
     p->exitw_on = true;
     p->exitw.data = p;
     uv_pipe_init(env->loop, &p->out, 0);

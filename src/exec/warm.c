@@ -14,8 +14,9 @@
  *
  * A call: a control socket pair is made, the helper's end sent with the
  * call's stdin, stdout and stderr and its argv, environment, cwd and
- * limits in one SOCK_SEQPACKET message; the call's reaper answers STARTED
- * or FAILED on the control socket, later EXITED (sandboxd_proto.h).
+ * limits in one SOCK_SEQPACKET message; the call's reaper answers FAILED
+ * or EXITED on the control socket (sandboxd_proto.h). The spawn does not
+ * wait for the command to start: a failed exec arrives as FAILED.
  */
 #include "warm.h"
 
@@ -40,7 +41,6 @@
 #include "timeutil.h"
 #include "watchdog.h"
 
-#define START_TIMEOUT_MS 10000
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif
@@ -372,7 +372,8 @@ void tg__warm_release(const tg__sandbox *sb, tg__warm_helper *h)
     h->refs--;
     h->used = tg__mono_ns();
     bool free_it = h->refs == 0 && !h->listed;
-    pthread_cond_signal(&w->cv);
+    /* No wake-up of the idle thread: it sleeps at most idle_ms, and this
+     * helper cannot expire before that. */
     pthread_mutex_unlock(&w->mu);
     if (free_it)
         helper_free(h);
@@ -460,23 +461,6 @@ static int send_req(int sock, const tg_sbd_req *q, const char *text,
     return e;
 }
 
-/* Reads one message from ctl within timeout_ms: 1, 0 on EOF or timeout. */
-static int read_msg(int ctl, tg_sbd_msg *m, int timeout_ms)
-{
-    for (;;) {
-        struct pollfd pf = {ctl, POLLIN, 0};
-        int r = poll(&pf, 1, timeout_ms);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        ssize_t n = recv(ctl, m, sizeof *m, MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        return n == (ssize_t)sizeof *m;
-    }
-}
-
 int tg__warm_spawn(const tg__sandbox *sb, const tg_config *cfg,
                    const tg__watchdog *watch, const tg__warm_call *wc,
                    int *ctl, tg__warm_helper **hout, int *stage, int *errnum,
@@ -539,24 +523,6 @@ int tg__warm_spawn(const tg__sandbox *sb, const tg_config *cfg,
     free(key);
     if (h == NULL || cv[0] < 0)
         goto out;
-    tg_sbd_msg m;
-    if (!read_msg(cv[0], &m, START_TIMEOUT_MS)) {
-        snprintf(why, whylen,
-                 "the warm sandbox did not start the command (it ended, or "
-                 "did not answer in %d ms)",
-                 START_TIMEOUT_MS);
-        goto out;
-    }
-    if (m.type == TG_SBD_FAILED) {
-        *stage = m.a;
-        *errnum = m.b;
-        rc = -1;
-        goto out;
-    }
-    if (m.type != TG_SBD_STARTED) {
-        snprintf(why, whylen, "the warm sandbox answered %d", (int)m.type);
-        goto out;
-    }
     *ctl = cv[0];
     cv[0] = -1;
     *hout = h;
@@ -581,7 +547,7 @@ void tg__warm_signal(int ctl, int signo)
     } while (n < 0 && errno == EINTR);
 }
 
-int tg__warm_read_exit(int ctl, int *status)
+int tg__warm_read_exit(int ctl, int *status, int *stage, int *errnum)
 {
     tg_sbd_msg m;
     for (;;) {
@@ -593,6 +559,11 @@ int tg__warm_read_exit(int ctl, int *status)
         if (n == (ssize_t)sizeof m && m.type == TG_SBD_EXITED) {
             *status = m.a;
             return 1;
+        }
+        if (n == (ssize_t)sizeof m && m.type == TG_SBD_FAILED) {
+            *stage = m.a;
+            *errnum = m.b;
+            return 2;
         }
         if (n > 0)
             continue; /* nothing else is expected; skip it */

@@ -48,12 +48,12 @@ typedef struct tg__warm_call {
     const char *caller; /* NULL: none */
 } tg__warm_call;
 
-/* Runs the call (any thread; blocks until the command runs or failed to).
- * Returns 0 with *ctl (the call's control socket, the caller's to close)
- * and *h (a reference released with tg__warm_release once the call is
- * over). Returns -1 with *stage and *errnum (TG__SPAWN_STAGE_*) when the
- * command could not start inside, or -2 with why[] when the sandbox could
- * not be made or reached. */
+/* Sends the call to its profile's sandbox (any thread; starts the sandbox
+ * when there is none or it died). Returns 0 with *ctl (the call's control
+ * socket, the caller's to close) and *h (a reference released with
+ * tg__warm_release once the call is over): whether the command could
+ * start is read later (tg__warm_read_exit). Returns -2 with why[] when the
+ * sandbox could not be made or reached (*stage and *errnum unused). */
 int tg__warm_spawn(const struct tg__sandbox *sb, const struct tg_config *cfg,
                    const struct tg__watchdog *watch, const tg__warm_call *wc,
                    int *ctl, tg__warm_helper **h, int *stage, int *errnum,
@@ -65,8 +65,9 @@ void tg__warm_release(const struct tg__sandbox *sb, tg__warm_helper *h);
 void tg__warm_signal(int ctl, int signo);
 
 /* Reads the call's end from ctl (non-blocking): 1 with *status (a wait
- * status) when it exited, 0 when the sandbox ended first (the call was
- * interrupted), -1 when nothing is there yet. */
-int tg__warm_read_exit(int ctl, int *status);
+ * status) when it exited, 2 with *stage and *errnum (TG__SPAWN_STAGE_*)
+ * when the command could not start inside, 0 when the sandbox ended first
+ * (the call was interrupted), -1 when nothing is there yet. */
+int tg__warm_read_exit(int ctl, int *status, int *stage, int *errnum);
 
 #endif

@@ -245,12 +245,20 @@ fail:
  * none is left; records the command's status when it is reaped here. */
 static void kill_all(pid_t cmd, int *status, int *have)
 {
+    int st;
+    pid_t r;
+    /* the common case: the command exited, reaped, and left nothing */
+    while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+        if (r == cmd) {
+            *status = st;
+            *have = 1;
+        }
+    if (r < 0 && errno == ECHILD)
+        return;
     for (;;) {
         if (!*have)
             kill(-cmd, SIGKILL); /* its group, before its pid can go */
         kill_children(0);
-        int st;
-        pid_t r;
         bool any = false;
         while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
             any = true;
@@ -341,26 +349,25 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
         rmdir(tmpdir);
         _exit(1);
     }
-    int r[2];
+    /* Not waited for: the exec's outcome (EOF, or the failure) is read
+     * with the rest, so the call costs no extra wake-up. */
+    int r[2] = {0, 0}, failed = 0;
     ssize_t n;
-    do {
-        n = read(ep[0], r, sizeof r);
-    } while (n < 0 && errno == EINTR);
-    close(ep[0]);
-    if (n == (ssize_t)sizeof r) {
-        kill_all(cmd, &status, &have);
-        remove_tree(tmpdir);
-        done[slot] = 1;
-        send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
-        _exit(0);
-    }
-    send_msg(c->ctl, TG_SBD_STARTED, cmd, 0);
     int pfd = (int)syscall(SYS_pidfd_open, cmd, 0);
     for (;;) {
-        struct pollfd pf[2] = {{c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}};
-        int pr = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 50);
+        struct pollfd pf[3] = {
+            {c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}, {ep[0], POLLIN, 0}};
+        int pr = poll(pf, 3, pfd >= 0 ? -1 : 50);
         if (pr < 0 && errno != EINTR)
             break;
+        if (pr > 0 && pf[2].revents) {
+            do {
+                n = read(ep[0], r, sizeof r);
+            } while (n < 0 && errno == EINTR);
+            failed = n == (ssize_t)sizeof r;
+            close(ep[0]);
+            ep[0] = -1;
+        }
         if (pfd < 0 || (pr > 0 && pf[1].revents)) {
             pid_t w = waitpid(cmd, &status, WNOHANG);
             if (w == cmd) {
@@ -386,8 +393,16 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     }
     kill_all(cmd, &status, &have);
     remove_tree(tmpdir);
+    if (ep[0] >= 0) {
+        /* the command is gone: whatever it reported is there */
+        failed = read(ep[0], r, sizeof r) == (ssize_t)sizeof r;
+    }
     done[slot] = 1;
-    send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8, 0);
+    if (failed)
+        send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
+    else
+        send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8,
+                 0);
     _exit(0);
 }
 

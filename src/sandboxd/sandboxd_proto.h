@@ -14,9 +14,11 @@
  *
  * Everything about the call then goes over its control socket, between the
  * runtime and the call's own reaper process: tg_sbd_msg messages. From the
- * reaper: STARTED (pid inside the sandbox) or FAILED (stage, errno, as
- * tg__proc_spawn reports them), then EXITED (wait status) once the command
- * and everything it started are gone and its TMPDIR is removed. From the
+ * reaper, one message: FAILED (stage, errno, as tg__proc_spawn reports
+ * them) when the command could not start, else EXITED (wait status) once
+ * the command and everything it started are gone and its TMPDIR is removed.
+ * Nothing is said when the command starts: no wake-up of the runtime is
+ * spent on it. From the
  * runtime: SIGNAL (TERM goes to the command's process group; KILL ends the
  * call's whole tree). The runtime closing its end kills the tree too; the
  * runtime reading EOF before EXITED means the sandbox died under the call.
@@ -45,7 +47,6 @@ typedef struct tg_sbd_req {
 } tg_sbd_req;
 
 enum {
-    TG_SBD_STARTED = 1,
     TG_SBD_FAILED = 2,
     TG_SBD_EXITED = 3,
     TG_SBD_SIGNAL = 4
@@ -53,7 +54,7 @@ enum {
 
 typedef struct tg_sbd_msg {
     int32_t type;
-    int32_t a; /* STARTED: pid; FAILED: stage; EXITED: status; SIGNAL */
+    int32_t a; /* FAILED: stage; EXITED: status; SIGNAL: signo */
     int32_t b; /* FAILED: errno */
     int32_t pad;
 } tg_sbd_msg;
