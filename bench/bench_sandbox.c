@@ -89,9 +89,8 @@ int main(int argc, char **argv)
         s[WARM_PAR][r] =
             toolgate_ms(ws, n, 8, "\"sandbox\": {\"mode\": \"warm\"}", "");
         s[NONE_PAR][r] = toolgate_ms(ws, n, 8, "", "\"sandbox\": false");
-        s[BWRAP_NET][r] =
-            toolgate_ms(ws, n, 1, "\"sandbox\": {\"mode\": \"cold\"}",
-                        "\"network\": true");
+        s[BWRAP_NET][r] = toolgate_ms(
+            ws, n, 1, "\"sandbox\": {\"mode\": \"cold\"}", "\"network\": true");
         s[BWRAP_PAR][r] =
             toolgate_ms(ws, n, 8, "\"sandbox\": {\"mode\": \"cold\"}", "");
     }

@@ -663,10 +663,9 @@ static void spawn_work(uv_work_t *req)
                             p->spx.nlimits,
                             p->tool->network,
                             tg_call_caller_id(p->call)};
-        p->warm_rc = tg__warm_spawn(p->env->sandbox, p->env->cfg,
-                                    p->env->watch, &wc, &p->ctl, &p->wh,
-                                    &p->spawn_stage, &p->spawn_errnum,
-                                    p->hs_why, sizeof p->hs_why);
+        p->warm_rc = tg__warm_spawn(
+            p->env->sandbox, p->env->cfg, p->env->watch, &wc, &p->ctl, &p->wh,
+            &p->spawn_stage, &p->spawn_errnum, p->hs_why, sizeof p->hs_why);
         p->spawn_rc = p->warm_rc == 0 ? 0 : -1;
         return;
     }

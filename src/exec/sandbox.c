@@ -376,8 +376,7 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
 }
 
 char **tg__sandbox_warm_argv(const tg__sandbox *sb, const tg_config *cfg,
-                             bool network, const char *prog,
-                             char *const *argv)
+                             bool network, const char *prog, char *const *argv)
 {
     return build_argv(sb, cfg, network, cfg->workspace, prog, argv, true);
 }
@@ -781,6 +780,18 @@ static void nproc_note(tg__sandbox *sb)
                  n);
 }
 
+/* The warm sandbox's process limit, after the note of a cold call's. */
+static void nproc_warm_note(tg__sandbox *sb)
+{
+    size_t n = strlen(sb->nproc_note);
+    if (sb->nproc == 0 || !sb->bwrap_ok ||
+        !tg__sandbox_warm_wanted(sb, NULL, NULL))
+        return;
+    snprintf(sb->nproc_note + n, sizeof sb->nproc_note - n,
+             "; in a warm sandbox %llu for the calls running in it at once",
+             (unsigned long long)(sb->nproc + (sb->root ? 316 : 0)));
+}
+
 static void make_warning(tg__sandbox *sb)
 {
     free(sb->warning);
@@ -907,6 +918,7 @@ int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
         }
     }
     nproc_note(sb);
+    nproc_warm_note(sb);
     make_warning(sb);
     return 0;
 }

@@ -55,7 +55,7 @@ typedef struct tg__sandbox {
     char bwrap[PATH_MAX]; /* the program, "" when not found */
     char version[64];     /* "bubblewrap 0.8.0" */
     char error[512];      /* why bubblewrap is not used, "" */
-    char nproc_note[256]; /* how the process limit is enforced */
+    char nproc_note[384]; /* how the process limit is enforced */
     char pidmax_why[160]; /* why pid_max is not set per namespace, "" */
     tg__rlimit limits[TG__SBX_MAX_LIMITS]; /* set in every sandboxed child */
     size_t nlimits;
@@ -66,8 +66,8 @@ typedef struct tg__sandbox {
     char **post;
     size_t npost;
     size_t state_from;
-    bool hide_run; /* /run exists: a tmpfs covers it */
-    char *warning; /* said once by the embedder (tg_runtime_warning) */
+    bool hide_run;         /* /run exists: a tmpfs covers it */
+    char *warning;         /* said once by the embedder (tg_runtime_warning) */
     struct tg__warm *warm; /* the warm sandboxes (warm.h); NULL: none */
     char warm_error[256];  /* why there are none, "" */
 } tg__sandbox;
@@ -120,8 +120,7 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
  * the namespace's PID 1 with argv[1..]; --info-fd 3, --block-fd 4. Freed
  * with free(); NULL on out of memory. */
 char **tg__sandbox_warm_argv(const tg__sandbox *sb, const tg_config *cfg,
-                             bool network, const char *prog,
-                             char *const *argv);
+                             bool network, const char *prog, char *const *argv);
 
 /* The limits of a child at `level` into out[TG__SBX_MAX_LIMITS + 1]; returns
  * their number. Without bubblewrap RLIMIT_NPROC counts every process of the

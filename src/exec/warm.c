@@ -52,7 +52,7 @@ extern const unsigned char tg__sandboxd_end[];
 struct tg__warm_helper {
     struct tg__warm_helper *next;
     char *key;
-    pid_t pid;      /* bubblewrap (a child of this process), its group */
+    pid_t pid;       /* bubblewrap (a child of this process), its group */
     int inner_pidfd; /* the helper, PID 1 of the sandbox */
     int sock;
     int refs;      /* calls using it */
@@ -137,8 +137,8 @@ static tg__warm_helper *helper_start(tg__warm *w, const tg__sandbox *sb,
     }
     char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
     /* stderr too: bubblewrap's own failure is read from the hand-shake */
-    tg__spawn sp = {sb->bwrap, argv, envp, cfg->workspace, devnull, devnull,
-                    devnull};
+    tg__spawn sp = {sb->bwrap, argv,    envp,   cfg->workspace,
+                    devnull,   devnull, devnull};
     /* no limits: the calls get theirs from the requests */
     tg__spawn_extra spx = {NULL, 0, 4, {info[1], blk[0], sv[1], w->memfd}};
     int stage, errnum;
@@ -253,8 +253,7 @@ tg__warm *tg__warm_new(int64_t idle_ms, char *why, size_t whylen)
     int fd = memfd_create("toolgate-sandboxd",
                           MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
     if (fd < 0 && errno == EINVAL)
-        fd = memfd_create("toolgate-sandboxd",
-                          MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        fd = memfd_create("toolgate-sandboxd", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     size_t off = 0;
     while (fd >= 0 && off < len) {
         ssize_t n = write(fd, tg__sandboxd_bytes + off, len - off);
@@ -331,8 +330,7 @@ static tg__warm_helper *helper_get(tg__warm *w, const tg__sandbox *sb,
 {
     tg__warm_helper *h, *dead = NULL;
     pthread_mutex_lock(&w->mu);
-    for (tg__warm_helper **pp = &w->list; (h = *pp) != NULL;
-         pp = &h->next) {
+    for (tg__warm_helper **pp = &w->list; (h = *pp) != NULL; pp = &h->next) {
         if (strcmp(h->key, key) != 0)
             continue;
         if (!helper_dead(h))
@@ -411,8 +409,8 @@ static size_t pack(const tg__warm_call *wc, uint32_t *nargv, uint32_t *nenv,
 }
 
 /* Sends the request; 0 or an errno value (EPIPE: the helper is gone). */
-static int send_req(int sock, const tg_sbd_req *q, const char *text,
-                    size_t len, const int *fds, int nfds)
+static int send_req(int sock, const tg_sbd_req *q, const char *text, size_t len,
+                    const int *fds, int nfds)
 {
     int memfd = -1;
     struct iovec iov[2] = {{(void *)q, sizeof *q}, {(void *)text, len}};
@@ -445,7 +443,8 @@ static int send_req(int sock, const tg_sbd_req *q, const char *text,
     struct msghdr mh = {.msg_iov = iov,
                         .msg_iovlen = (size_t)niov,
                         .msg_control = cbuf,
-                        .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
+                        .msg_controllen =
+                            CMSG_SPACE((size_t)nfds * sizeof(int))};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -462,9 +461,9 @@ static int send_req(int sock, const tg_sbd_req *q, const char *text,
 }
 
 int tg__warm_spawn(const tg__sandbox *sb, const tg_config *cfg,
-                   const tg__watchdog *watch, const tg__warm_call *wc,
-                   int *ctl, tg__warm_helper **hout, int *stage, int *errnum,
-                   char *why, size_t whylen)
+                   const tg__watchdog *watch, const tg__warm_call *wc, int *ctl,
+                   tg__warm_helper **hout, int *stage, int *errnum, char *why,
+                   size_t whylen)
 {
     tg_sbd_req q = {.magic = TG_SBD_MAGIC};
     char *text = NULL;
@@ -497,8 +496,7 @@ int tg__warm_spawn(const tg__sandbox *sb, const tg_config *cfg,
     snprintf(key, klen, "n%d\x1f%s", wc->network ? 1 : 0,
              wc->caller ? wc->caller : "");
     for (int attempt = 0; attempt < 2; attempt++) {
-        h = helper_get(sb->warm, sb, cfg, watch, wc->network, key, why,
-                       whylen);
+        h = helper_get(sb->warm, sb, cfg, watch, wc->network, key, why, whylen);
         if (h == NULL)
             break;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cv) != 0) {
@@ -514,8 +512,7 @@ int tg__warm_spawn(const tg__sandbox *sb, const tg_config *cfg,
             break;
         close(cv[0]);
         cv[0] = -1;
-        snprintf(why, whylen, "cannot reach the warm sandbox: %s",
-                 strerror(e));
+        snprintf(why, whylen, "cannot reach the warm sandbox: %s", strerror(e));
         /* gone since it was found alive: once more with a new one */
         tg__warm_release(sb, h);
         h = NULL;

@@ -35,7 +35,7 @@
 
 typedef struct tg_sbd_req {
     uint32_t magic;
-    uint32_t len;     /* bytes of strings that follow, or are in the memfd */
+    uint32_t len;      /* bytes of strings that follow, or are in the memfd */
     uint32_t in_memfd; /* 1: the strings are in the last descriptor */
     uint32_t nargv, nenv;
     uint32_t nlimits;
@@ -46,11 +46,7 @@ typedef struct tg_sbd_req {
     } limits[TG_SBD_MAX_LIMITS];
 } tg_sbd_req;
 
-enum {
-    TG_SBD_FAILED = 2,
-    TG_SBD_EXITED = 3,
-    TG_SBD_SIGNAL = 4
-};
+enum { TG_SBD_FAILED = 2, TG_SBD_EXITED = 3, TG_SBD_SIGNAL = 4 };
 
 typedef struct tg_sbd_msg {
     int32_t type;
