@@ -52,6 +52,7 @@
 #include "tg_test_exec.h"
 #include "toolgate.h"
 #include "turn.h"
+#include "warm.h"
 
 /* ------------------------------------------------------------ harness */
 
@@ -1058,6 +1059,66 @@ static void npm_program_tree(void **state)
     rmdir(dir);
 }
 
+/* Warm sandboxes are one per profile: another caller gets its own, a tool
+ * with the network its own; unused for sandbox.idle_ms they end; a call
+ * whose cwd is outside the workspace runs cold. */
+static void warm_profiles_and_idle(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt =
+        make_rt(e,
+                "\"builtin_tools\": [\"shell\"], \"sandbox\": {\"mode\": "
+                "\"warm\", \"idle_ms\": 300}",
+                "{\"name\": \"net\", \"command\": [\"/bin/echo\", \"net\"], "
+                "\"network\": true}");
+    tg__warm *w = rt->sandbox.warm;
+    assert_non_null(w);
+    assert_int_equal(tg__warm_count(w), 0);
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "a", "echo one");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "one\n");
+    assert_string_equal(decision(t, 0), "bubblewrap-warm");
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    /* the same profile again: the same sandbox */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "b", "echo two");
+    tg_test_run(rt, t);
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    /* another caller, then the network: one sandbox each */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "c", "echo three");
+    assert_int_equal(tg_turn_set_caller(t, "someone-else", NULL), 0);
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "three\n");
+    assert_int_equal(tg__warm_count(w), 2);
+    tg_turn_free(t);
+    t = tg__turn_new("toolgate");
+    tg_test_add(t, "n", "net", "{}");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "net\n");
+    assert_int_equal(tg__warm_count(w), 3);
+    tg_turn_free(t);
+    /* idle for 300 ms: all end (waited for at most 30x that, scaled) */
+    long waited = 0, bound = 9000 * tg_test_time_scale();
+    while (tg__warm_count(w) > 0 && waited < bound) {
+        usleep(50 * 1000);
+        waited += 50;
+    }
+    assert_int_equal(tg__warm_count(w), 0);
+    /* and the next call starts one again */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "d", "echo four");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "four\n");
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
 int main(void)
 {
     const char *m = getenv("TG_SANDBOX_TEST_MODE");
@@ -1087,6 +1148,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(own_files_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(mode_off_and_no_bwrap, setup, teardown),
         cmocka_unit_test_setup_teardown(doctor_and_shell_tool, setup, teardown),
+        cmocka_unit_test_setup_teardown(warm_profiles_and_idle, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
