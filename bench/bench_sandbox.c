@@ -6,7 +6,14 @@
  * with no sandbox at all ("sandbox": false), beside the limit (a C loop of
  * posix_spawn + waitpid) and the peer (Node's child_process.spawn awaited
  * one by one), all in this run. Also bubblewrap with "network": true (no
- * network namespace) and with 8 calls at once.
+ * network namespace) and with 8 calls at once; and the warm sandbox
+ * (sandbox.mode "warm": one bubblewrap per runtime, a call is a fork + exec
+ * inside it) one at a time and with the default parallelism (8), as calls
+ * per second against the unsandboxed runtime and bubblewrap per call (the
+ * goals of issue 19: warm one at a time >= 0.8x unsandboxed, warm in
+ * parallel >= 1.5x unsandboxed one at a time, both >= 5x bubblewrap per
+ * call). Each round is a fresh runtime: the warm figures include starting
+ * the warm sandbox once.
  * Usage: bench_sandbox [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
  */
 #include <stdio.h>
@@ -41,7 +48,18 @@ static double toolgate_ms(const char *ws, int n, int parallel,
     return s > 0 ? s * 1e3 / n : -1;
 }
 
-enum { LIMIT, NONE, RLIMITS, BWRAP, BWRAP_NET, BWRAP_PAR, NKINDS };
+enum {
+    LIMIT,
+    NONE,
+    RLIMITS,
+    BWRAP,
+    BWRAP_NET,
+    BWRAP_PAR,
+    WARM,
+    WARM_PAR,
+    NONE_PAR,
+    NKINDS
+};
 
 int main(int argc, char **argv)
 {
@@ -64,9 +82,17 @@ int main(int argc, char **argv)
         s[NONE][r] = toolgate_ms(ws, n, 1, "", "\"sandbox\": false");
         s[RLIMITS][r] =
             toolgate_ms(ws, n, 1, "\"sandbox\": {\"mode\": \"off\"}", "");
-        s[BWRAP][r] = toolgate_ms(ws, n, 1, "", "");
-        s[BWRAP_NET][r] = toolgate_ms(ws, n, 1, "", "\"network\": true");
-        s[BWRAP_PAR][r] = toolgate_ms(ws, n, 8, "", "");
+        s[BWRAP][r] =
+            toolgate_ms(ws, n, 1, "\"sandbox\": {\"mode\": \"cold\"}", "");
+        s[WARM][r] =
+            toolgate_ms(ws, n, 1, "\"sandbox\": {\"mode\": \"warm\"}", "");
+        s[WARM_PAR][r] =
+            toolgate_ms(ws, n, 8, "\"sandbox\": {\"mode\": \"warm\"}", "");
+        s[NONE_PAR][r] = toolgate_ms(ws, n, 8, "", "\"sandbox\": false");
+        s[BWRAP_NET][r] = toolgate_ms(
+            ws, n, 1, "\"sandbox\": {\"mode\": \"cold\"}", "\"network\": true");
+        s[BWRAP_PAR][r] =
+            toolgate_ms(ws, n, 8, "\"sandbox\": {\"mode\": \"cold\"}", "");
     }
     double m[NKINDS];
     for (int k = 0; k < NKINDS; k++)
@@ -84,7 +110,7 @@ int main(int argc, char **argv)
            m[NONE]);
     printf("  toolgate, rlimits (sandbox.mode off)     %6.2f ms/call\n",
            m[RLIMITS]);
-    printf("  toolgate, bubblewrap (the default)       %6.2f ms/call  = "
+    printf("  toolgate, bubblewrap per call (cold)     %6.2f ms/call  = "
            "+%.2f ms over rlimits, +%.2f ms over node\n",
            m[BWRAP], m[BWRAP] - m[RLIMITS], m[BWRAP] - node);
     printf("  toolgate, bubblewrap, \"network\": true   %6.2f ms/call  "
@@ -93,6 +119,33 @@ int main(int argc, char **argv)
     printf("  toolgate, bubblewrap, 8 at once          %6.2f ms/call of "
            "wall time\n",
            m[BWRAP_PAR]);
+    printf("  toolgate, \"sandbox\": false, 8 at once   %6.2f ms/call of "
+           "wall time\n",
+           m[NONE_PAR]);
+    printf("  toolgate, warm sandbox, one at a time    %6.2f ms/call\n",
+           m[WARM]);
+    printf("  toolgate, warm sandbox, 8 at once        %6.2f ms/call of "
+           "wall time\n",
+           m[WARM_PAR]);
+    double none = 1e3 / m[NONE], cold = 1e3 / m[BWRAP];
+    double warm = 1e3 / m[WARM], warmp = 1e3 / m[WARM_PAR];
+    printf("calls/s: unsandboxed %.0f, cold %.0f, warm %.0f, warm 8 at once "
+           "%.0f\n",
+           none, cold, warm, warmp);
+    printf("  warm one at a time / unsandboxed one at a time: %.2fx (goal "
+           ">= 0.8x)\n",
+           warm / none);
+    printf("  warm 8 at once / unsandboxed one at a time:    %.2fx (goal "
+           ">= 1.5x)\n",
+           warmp / none);
+    printf("  warm one at a time / cold one at a time:       %.2fx (goal "
+           ">= 5x)\n",
+           warm / cold);
+    printf("  warm 8 at once / cold 8 at once:               %.2fx\n",
+           m[BWRAP_PAR] / m[WARM_PAR]);
+    printf("  warm 8 at once / cold one at a time:           %.2fx (goal "
+           ">= 5x)\n",
+           warmp / cold);
     for (int k = 0; k < NKINDS; k++)
         if (m[k] < 0)
             return 1;

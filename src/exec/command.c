@@ -27,6 +27,12 @@
  * dies with it: TERM goes to the sandbox's own process group (the command
  * and what it started), KILL to the namespace's first process, which takes
  * every process in the namespace along, daemons included.
+ *
+ * In a warm sandbox (warm.c) there is no process of the call here: the
+ * call's control socket stands for it. Its EXITED message is the leader's
+ * exit (sent once everything the command started is gone), TERM and KILL
+ * are messages to the call's reaper, and EOF before EXITED means the
+ * sandbox died under the call (INTERRUPTED).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +55,7 @@
 #include "source.h"
 #include "text.h"
 #include "timeutil.h"
+#include "warm.h"
 #include "watchdog.h"
 
 /* bubblewrap's own failure is a short "bwrap: ..." on stderr */
@@ -109,10 +116,19 @@ typedef struct tg__proc {
     int hs_rc; /* the hand-shake failed: the sandbox was killed */
     char hs_why[256];
     tg__rlimit limits[TG__SBX_MAX_LIMITS + 1];
+    /* a warm sandbox (warm.h) */
+    int ctl;             /* the call's control socket, -1: none */
+    tg__warm_helper *wh; /* the sandbox it runs in (a reference) */
+    int warm_rc;         /* tg__warm_spawn's */
+    bool interrupted;    /* the sandbox ended before the command did */
+    bool warm_failed;    /* it could not start (spawn_stage, spawn_errnum) */
 } tg__proc;
 
 static void free_proc(tg__proc *p)
 {
+    if (p->ctl >= 0)
+        close(p->ctl); /* the reaper kills what is left, if anything */
+    tg__warm_release(p->env->sandbox, p->wh);
     if (p->pidfd >= 0)
         close(p->pidfd);
     if (p->inner_pidfd >= 0)
@@ -124,6 +140,7 @@ static void free_proc(tg__proc *p)
     free(p->stop_by);
     free(p->stop_reason);
     free(p->stdin_data);
+    free(p->cwd_owned);
     free(p);
 }
 
@@ -169,6 +186,9 @@ static const char *bwrap_failure(const tg__proc *p, char *buf, size_t cap)
     return buf;
 }
 
+static tg_result *spawn_error(const tg_call *call, const char *prog,
+                              const char *cwd, int stage, int errnum);
+
 /* The result of a command that ended by itself. NULL with *status the
  * exit status when that status is success for its tool (its output is the
  * result); NULL alone on out of memory. *shown: the result is one that
@@ -182,6 +202,12 @@ static tg_result *exit_result(tg__proc *p, int *status, bool *shown)
     if (p->hs_rc != 0)
         return tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
                         "the sandbox could not be set up: %s", p->hs_why);
+    if (p->interrupted)
+        return tg__fail(call, TG_EXECUTION_STARTED, "INTERRUPTED", NULL,
+                        "the warm sandbox ended while the command ran");
+    if (p->warm_failed)
+        return spawn_error(call, p->argv[0], p->sp.cwd, p->spawn_stage,
+                           p->spawn_errnum);
     if (!p->status_known)
         return tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
                         "cannot read the exit status of the command");
@@ -294,6 +320,10 @@ static bool inner_alive(const tg__proc *p)
  * namespace at once; the pidfd cannot name another process). */
 static void kill_group(tg__proc *p)
 {
+    if (p->level == TG__SBX_WARM) {
+        tg__warm_signal(p->ctl, SIGKILL);
+        return;
+    }
     kill(-p->pid, SIGKILL);
     if (p->inner_pidfd >= 0)
         (void)syscall(SYS_pidfd_send_signal, p->inner_pidfd, SIGKILL, NULL, 0);
@@ -303,7 +333,9 @@ static void kill_group(tg__proc *p)
  * would die of it at once and take the command without a grace period). */
 static void term_group(tg__proc *p)
 {
-    if (p->level == TG__SBX_BWRAP && inner_alive(p))
+    if (p->level == TG__SBX_WARM)
+        tg__warm_signal(p->ctl, SIGTERM);
+    else if (p->level == TG__SBX_BWRAP && inner_alive(p))
         kill(-p->inner, SIGTERM);
     else
         kill(-p->pid, SIGTERM);
@@ -374,6 +406,32 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+static void leader_gone(tg__proc *p);
+
+/* The warm call's control socket is readable: its end, or EOF. */
+static void on_warm_ready(uv_poll_t *h, int status, int events)
+{
+    tg__proc *p = h->data;
+    if (p->exited) {
+        uv_poll_stop(h);
+        return;
+    }
+    int st = 0;
+    int r = tg__warm_read_exit(p->ctl, &st, &p->spawn_stage, &p->spawn_errnum);
+    if (r < 0)
+        return; /* not yet */
+    uv_poll_stop(h);
+    if (r == 2) {
+        p->warm_failed = true;
+    } else if (r == 1) {
+        p->status_known = true;
+        p->status = st;
+    } else {
+        p->interrupted = true;
+    }
+    leader_gone(p);
+}
+
 static void on_exit_ready(uv_poll_t *h, int status, int events)
 {
     tg__proc *p = h->data;
@@ -400,6 +458,12 @@ static void on_exit_ready(uv_poll_t *h, int status, int events)
     }
     /* The group is gone (its leader reaped, the rest killed above). */
     tg__watchdog_remove(p->env->watch, p->pid);
+    leader_gone(p);
+}
+
+/* The call's leader has ended (status read): drain its pipes and finish. */
+static void leader_gone(tg__proc *p)
+{
     p->exited = true;
     uv_timer_stop(&p->timer);
     p->phase = PHASE_NONE;
@@ -587,6 +651,24 @@ static void spawn_work(uv_work_t *req)
 {
     tg__proc *p = req->data;
     pid_t pid = 0;
+    if (p->level == TG__SBX_WARM) {
+        tg__warm_call wc = {p->sp.path,
+                            p->sp.argv,
+                            p->sp.envp,
+                            p->sp.cwd ? p->sp.cwd : p->env->cfg->workspace,
+                            p->sp.fd_in,
+                            p->sp.fd_out,
+                            p->sp.fd_err,
+                            p->spx.limits,
+                            p->spx.nlimits,
+                            p->tool->network,
+                            tg_call_caller_id(p->call)};
+        p->warm_rc = tg__warm_spawn(
+            p->env->sandbox, p->env->cfg, p->env->watch, &wc, &p->ctl, &p->wh,
+            &p->spawn_stage, &p->spawn_errnum, p->hs_why, sizeof p->hs_why);
+        p->spawn_rc = p->warm_rc == 0 ? 0 : -1;
+        return;
+    }
     p->spawn_rc = tg__proc_spawn_ex(&p->sp, &p->spx, &pid, &p->spawn_stage,
                                     &p->spawn_errnum);
     p->pid = pid;
@@ -612,6 +694,7 @@ static void spawn_work(uv_work_t *req)
 }
 
 static void spawn_done(uv_work_t *req, int status);
+static void watch_streams(tg__proc *p, uv_poll_cb ready);
 
 /* The source's start (source.h). */
 static void command_start(const tg__source_call *c, void **state)
@@ -646,6 +729,7 @@ static void command_start(const tg__source_call *c, void **state)
     p->inp[0] = p->inp[1] = -1;
     p->info[0] = p->info[1] = p->blk[0] = p->blk[1] = -1;
     p->inner_pidfd = -1;
+    p->ctl = -1;
     p->level = tg__sandbox_level(env->sandbox, tool);
     /* The deadline runs from here, spawn included. */
     uv_timer_init(env->loop, &p->timer);
@@ -660,9 +744,6 @@ static void command_start(const tg__source_call *c, void **state)
     }
     p->output_on = true;
 
-    /* How it is confined goes with its result (decisions.sandbox). */
-    if (set_decision(&p->sink, p->level) != 0)
-        goto fail; /* out of memory: no refusal */
     const char *cwd;
     if (tg__call_cwd(env->cfg, call, &cwd, &p->cwd_owned) != 0)
         goto fail; /* out of memory: no refusal */
@@ -674,7 +755,15 @@ static void command_start(const tg__source_call *c, void **state)
         goto fail; /* out of memory: no refusal */
     int e = tg__proc_resolve(prog, tg__proc_getenv(envp, "PATH"), cwd, p->path,
                              sizeof p->path);
-    if (e == 0 && p->level == TG__SBX_BWRAP)
+    /* A program or cwd a warm sandbox does not show: a bubblewrap of its
+     * own, which binds them. */
+    if (e == 0 && p->level == TG__SBX_WARM &&
+        !tg__sandbox_warm_fits(env->cfg, cwd, p->path))
+        p->level = TG__SBX_BWRAP;
+    /* How it is confined goes with its result (decisions.sandbox). */
+    if (set_decision(&p->sink, p->level) != 0)
+        goto fail; /* out of memory: no refusal */
+    if (e == 0 && p->level >= TG__SBX_BWRAP)
         e = runnable(p->path, cwd);
     if (e != 0) {
         refusal = spawn_error(call, prog, cwd, TG__SPAWN_STAGE_EXEC, e);
@@ -763,6 +852,12 @@ static void spawn_done(uv_work_t *req, int status)
         }
         goto fail;
     }
+    if (p->warm_rc == -2) {
+        refusal = tg__fail(call, TG_EXECUTION_NOT_STARTED, "TOOL_FAILED", NULL,
+                           "the warm sandbox could not run '%s': %s", prog,
+                           p->hs_why);
+        goto fail;
+    }
     if (p->spawn_rc != 0) {
         refusal =
             spawn_error(call, prog, p->sp.cwd, p->spawn_stage, p->spawn_errnum);
@@ -770,6 +865,18 @@ static void spawn_done(uv_work_t *req, int status)
     }
     free(p->env_owned);
     p->env_owned = NULL;
+    if (p->level == TG__SBX_WARM) {
+        /* the control socket stands for the process */
+        int uerr = uv_poll_init(env->loop, &p->exitw, p->ctl);
+        if (uerr != 0) {
+            refusal = tg__fail(call, TG_EXECUTION_STARTED, "TOOL_FAILED", NULL,
+                               "cannot watch the process of '%s': %s", prog,
+                               uv_strerror(uerr));
+            goto fail; /* free_proc closes ctl: the reaper kills it */
+        }
+        watch_streams(p, on_warm_ready);
+        return;
+    }
 
     p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     int uerr = p->pidfd < 0 ? uv_translate_sys_error(errno)
@@ -786,8 +893,26 @@ static void spawn_done(uv_work_t *req, int status)
                            uv_strerror(uerr));
         goto fail;
     }
-    free(p->cwd_owned);
-    p->cwd_owned = NULL;
+    watch_streams(p, on_exit_ready);
+    return;
+
+fail:
+    uv_timer_stop(&p->timer);
+    p->live = false;
+    abandon(p);
+    p->sink.done(p->sink.ctx, refusal);
+}
+
+/* Watches the process through exitw (initialised) with `ready`, reads its
+ * pipes, writes its stdin, and applies a stop that came while spawning. */
+static void watch_streams(tg__proc *p, uv_poll_cb ready)
+{
+    const tg__source_env *env = p->env;
+    if (p->level != TG__SBX_WARM) {
+        /* (a warm call's failure to start names its cwd) */
+        free(p->cwd_owned);
+        p->cwd_owned = NULL;
+    }
     p->exitw_on = true;
     p->exitw.data = p;
     uv_pipe_init(env->loop, &p->out, 0);
@@ -800,7 +925,7 @@ static void spawn_done(uv_work_t *req, int status)
         p->in.data = p;
         p->open_handles++;
     }
-    uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
+    uv_poll_start(&p->exitw, UV_READABLE, ready);
     open_reader(&p->out, p->outp[0], on_out, &p->out_done);
     open_reader(&p->err, p->errp[0], on_err, &p->err_done);
     p->outp[0] = p->errp[0] = -1;
@@ -823,13 +948,6 @@ static void spawn_done(uv_work_t *req, int status)
         p->stop = STOP_NONE;
         stop_group(p, why, p->stop_by, p->stop_reason, p->stop_hard);
     }
-    return;
-
-fail:
-    uv_timer_stop(&p->timer);
-    p->live = false;
-    abandon(p);
-    p->sink.done(p->sink.ctx, refusal);
 }
 
 const tg__source_ops tg__command_source = {

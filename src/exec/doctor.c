@@ -107,9 +107,26 @@ static json_t *str_or_null(const char *s)
 
 static const char *mode_name(int mode)
 {
-    return mode == TG__SANDBOX_BWRAP ? "bubblewrap"
-           : mode == TG__SANDBOX_OFF ? "off"
-                                     : "auto";
+    return mode == TG__SANDBOX_BWRAP  ? "bubblewrap"
+           : mode == TG__SANDBOX_OFF  ? "off"
+           : mode == TG__SANDBOX_WARM ? "warm"
+           : mode == TG__SANDBOX_COLD ? "cold"
+                                      : "auto";
+}
+
+/* Why `tool` runs at `level` (a static or sb's string). */
+static const char *level_why(const tg__sandbox *sb, const tg__tool *t,
+                             tg__sbx_level level)
+{
+    const char *why = NULL;
+    if (t->unsandboxed)
+        return "the tool says \"sandbox\": false";
+    if (sb->mode == TG__SANDBOX_OFF)
+        return "sandbox.mode is \"off\"";
+    if (level < TG__SBX_BWRAP)
+        return "bubblewrap cannot run here";
+    (void)tg__sandbox_warm_wanted(sb, t, &why);
+    return why;
 }
 
 /* The report as JSON (new ref), NULL on out of memory. */
@@ -118,7 +135,7 @@ static json_t *report(tg_runtime *rt)
     tg__sandbox *sb = &rt->sandbox;
     const tg_config *cfg = rt->cfg;
     tg__sbx_level level = tg__sandbox_level(sb, NULL);
-    bool bw = level == TG__SBX_BWRAP;
+    bool bw = level >= TG__SBX_BWRAP;
     json_t *r = json_object();     /* new ref */
     json_t *s = json_object();     /* new ref */
     json_t *hidden = json_array(); /* new ref */
@@ -157,14 +174,15 @@ static json_t *report(tg_runtime *rt)
         if (t->kind != TG_TOOL_KIND_COMMAND)
             continue;
         tg__sbx_level l = tg__sandbox_level(sb, t);
-        bool net = l != TG__SBX_BWRAP || t->network;
+        bool net = l < TG__SBX_BWRAP || t->network;
         rc = json_array_append_new(
-            tools, json_pack("{s:s, s:s, s:b}", "name", t->name, "sandbox",
-                             tg__sandbox_level_name(l), "network", net));
+            tools, json_pack("{s:s, s:s, s:s, s:b}", "name", t->name, "sandbox",
+                             tg__sandbox_level_name(l), "why",
+                             level_why(sb, t, l), "network", net));
         if (rc == 0 && net)
             rc = json_array_append_new(net_tools, json_string(t->name));
         /* outside bubblewrap a tool reaches whatever this user can */
-        if (rc == 0 && l != TG__SBX_BWRAP)
+        if (rc == 0 && l < TG__SBX_BWRAP)
             rc = json_array_append_new(json_object_get(own, "exposed_to"),
                                        json_pack("{s:s, s:s}", "name", t->name,
                                                  "sandbox",
@@ -418,8 +436,10 @@ static char *render_text(const json_t *r)
             (void)tg__buf_puts(&b, ", ");
         put(&b, json_string_value(json_object_get(t, "name")));
         (void)tg__buf_printf(
-            &b, ": %s%s", json_string_value(json_object_get(t, "sandbox")),
+            &b, ": %s%s (", json_string_value(json_object_get(t, "sandbox")),
             json_is_true(json_object_get(t, "network")) ? " + network" : "");
+        put(&b, json_string_value(json_object_get(t, "why")));
+        (void)tg__buf_puts(&b, ")");
     }
     (void)tg__buf_puts(&b, "\n");
     const char *w = json_string_value(json_object_get(r, "warning"));

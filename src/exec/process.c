@@ -95,7 +95,7 @@ child_main(const tg__spawn *sp, const tg__spawn_extra *x, int errfd,
     /* Descriptors the host opened without O_CLOEXEC stay out of the tool.
      * Failure (old kernel) is not fatal. */
     (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    /* The descriptors handed on (all above 4, see tg__proc_spawn); dup2
+    /* The descriptors handed on (all above them, see tg__proc_spawn); dup2
      * leaves the copies without FD_CLOEXEC. */
     for (int i = 0; i < x->nkeep; i++)
         if (dup2(x->keep[i], 3 + i) < 0)
@@ -157,10 +157,10 @@ int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *xp,
     tg__spawn_extra x = {0};
     if (xp != NULL)
         x = *xp;
-    int tin, tout, terr, tkeep[2] = {-1, -1}, ep[2];
-    /* With descriptors to hand on as 3 and 4, nothing the child still
-     * needs after placing them may sit at 3 or 4. */
-    int min = x.nkeep > 0 ? 5 : 3;
+    int tin, tout, terr, tkeep[4] = {-1, -1, -1, -1}, ep[2];
+    /* With descriptors to hand on as 3 and up, nothing the child still
+     * needs after placing them may sit there. */
+    int min = x.nkeep > 0 ? 3 + x.nkeep : 3;
     s.fd_in = fd_above(sp->fd_in, min, &tin);
     s.fd_out = fd_above(sp->fd_out, min, &tout);
     s.fd_err = fd_above(sp->fd_err, min, &terr);
@@ -171,12 +171,12 @@ int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *xp,
         *errnum = errno;
         goto out;
     }
-    if (x.nkeep < 0 || x.nkeep > 2) {
+    if (x.nkeep < 0 || x.nkeep > 4) {
         *errnum = EINVAL;
         goto out;
     }
     for (int i = 0; i < x.nkeep; i++) {
-        if ((x.keep[i] = fd_above(x.keep[i], 5, &tkeep[i])) < 0) {
+        if ((x.keep[i] = fd_above(x.keep[i], 3 + x.nkeep, &tkeep[i])) < 0) {
             *errnum = errno;
             goto out;
         }
@@ -234,7 +234,7 @@ int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *xp,
     *stage = TG__SPAWN_STAGE_NONE;
     rc = 0;
 out:
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 4; i++)
         if (tkeep[i] >= 0)
             close(tkeep[i]);
     if (tin >= 0)

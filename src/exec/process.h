@@ -9,8 +9,9 @@
  * Everything that allocates happens before the fork; the child only makes
  * async-signal-safe system calls, so spawning is safe in a threaded process.
  * The child also sets the sandbox's resource limits (setrlimit) and can hand
- * two extra descriptors to the program as its fds 3 and 4 (bubblewrap's
- * --info-fd and --block-fd, see sandbox.c).
+ * up to four extra descriptors to the program as its fds 3 to 6
+ * (bubblewrap's --info-fd and --block-fd, see sandbox.c; a warm sandbox's
+ * socket and helper, warm.c).
  */
 #ifndef TG_EXEC_PROCESS_H
 #define TG_EXEC_PROCESS_H
@@ -47,8 +48,8 @@ typedef struct tg__spawn {
 typedef struct tg__spawn_extra {
     const tg__rlimit *limits; /* nlimits limits, set in order */
     size_t nlimits;
-    int nkeep;   /* 0 to 2: keep[i] becomes the child's fd 3 + i */
-    int keep[2]; /* (inherited across exec, unlike every other fd) */
+    int nkeep;   /* 0 to 4: keep[i] becomes the child's fd 3 + i */
+    int keep[4]; /* (inherited across exec, unlike every other fd) */
 } tg__spawn_extra;
 
 /* Starts the process. Returns 0 with *pid set once the program runs; on a

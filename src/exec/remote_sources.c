@@ -141,7 +141,10 @@ static char **sandboxed_argv(tg_runtime *rt, const tg__source_cfg *c,
     if (!c->sandbox || rt->cfg->sandbox_mode == TG__SANDBOX_OFF)
         return NULL;
     tg__sandbox_probe(&rt->sandbox, rt->cfg, rt->base_env);
-    tg__tool shape = {.kind = TG_TOOL_KIND_COMMAND, .network = c->network};
+    /* a server lives as long as its session: its own bubblewrap (cold) */
+    tg__tool shape = {.kind = TG_TOOL_KIND_COMMAND,
+                      .network = c->network,
+                      .sandbox_mode = TG__SANDBOX_COLD};
     /* a program that is not there is said plainly by the plain spawn */
     if (tg__sandbox_level(&rt->sandbox, &shape) != TG__SBX_BWRAP ||
         tg__proc_resolve(argv[0], tg__proc_getenv(envp, "PATH"), cwd, path,

@@ -50,6 +50,7 @@
 #include "buf.h"
 #include "error.h"
 #include "policy.h"
+#include "warm.h"
 
 #define PROBE_TIMEOUT_MS 10000
 #define INFO_TIMEOUT_MS 10000
@@ -69,6 +70,8 @@ const char *tg__sandbox_level_name(tg__sbx_level level)
     switch (level) {
     case TG__SBX_BWRAP:
         return "bubblewrap";
+    case TG__SBX_WARM:
+        return "bubblewrap-warm";
     case TG__SBX_RLIMITS:
         return "rlimits";
     default:
@@ -81,8 +84,50 @@ tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg__tool *tool)
     if (tool != NULL && tool->unsandboxed)
         return TG__SBX_NONE;
     if (sb->mode != TG__SANDBOX_OFF && sb->bwrap_ok)
-        return TG__SBX_BWRAP;
+        return tg__sandbox_warm_wanted(sb, tool, NULL) ? TG__SBX_WARM
+                                                       : TG__SBX_BWRAP;
     return sb->nlimits > 0 || sb->nproc > 0 ? TG__SBX_RLIMITS : TG__SBX_NONE;
+}
+
+bool tg__sandbox_warm_wanted(const tg__sandbox *sb, const tg__tool *tool,
+                             const char **why)
+{
+    const char *w;
+    bool warm;
+    if (tool != NULL && tool->sandbox_mode == TG__SANDBOX_COLD) {
+        w = "the tool's sandbox.mode is \"cold\"";
+        warm = false;
+    } else if (sb->mode == TG__SANDBOX_COLD &&
+               (tool == NULL || tool->sandbox_mode != TG__SANDBOX_WARM)) {
+        w = "sandbox.mode is \"cold\"";
+        warm = false;
+    } else if (sb->warm == NULL) {
+        w = sb->warm_error[0] ? sb->warm_error : "no warm sandbox here";
+        warm = false;
+    } else if (tool != NULL && tool->sandbox_mode == TG__SANDBOX_WARM) {
+        w = "the tool's sandbox.mode is \"warm\"";
+        warm = true;
+    } else if (sb->mode == TG__SANDBOX_WARM) {
+        w = "sandbox.mode is \"warm\"";
+        warm = true;
+    } else {
+        w = TG__SANDBOX_WARM_DEFAULT
+                ? "the default where bubblewrap works"
+                : "sandbox.mode is not \"warm\" (cold is the default)";
+        warm = TG__SANDBOX_WARM_DEFAULT;
+    }
+    if (why != NULL)
+        *why = w;
+    return warm;
+}
+
+bool tg__sandbox_warm_fits(const tg_config *cfg, const char *cwd,
+                           const char *prog)
+{
+    if (cwd != NULL && !tg__path_under(cwd, cfg->workspace))
+        return false;
+    return tg__path_under(prog, cfg->workspace) ||
+           (!tg__path_under(prog, "/tmp") && !tg__path_under(prog, "/run"));
 }
 
 /* ------------------------------------------------------------ paths */
@@ -236,15 +281,17 @@ static const char *const pre_opts[] = {
     "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
     "/proc", "--tmpfs", "/tmp", NULL};
 
-char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
-                        const tg__tool *tool, const char *cwd, const char *prog,
-                        char *const *argv)
+/* The argv of tg__sandbox_argv; `warm`: the sandbox of a warm profile,
+ * whose command is its PID 1 (tg__sandbox_warm_argv). */
+static char **build_argv(const tg__sandbox *sb, const tg_config *cfg,
+                         bool network, const char *cwd, const char *prog,
+                         char *const *argv, bool warm)
 {
     size_t npre = sizeof pre_opts / sizeof pre_opts[0] - 1, nargs = 0;
     while (argv && argv[nargs])
         nargs++;
-    size_t cap = 1 + npre + 2 + 1 + 3 + 3 + 3 + 3 + sb->npost + 2 + 4 + 1 + 1 +
-                 (nargs ? nargs - 1 : 0) + 1;
+    size_t cap = 1 + npre + 1 + 2 + 1 + 3 + 3 + 3 + 3 + sb->npost + 2 + 4 + 1 +
+                 1 + (nargs ? nargs - 1 : 0) + 1;
     bool hidden = (tg__path_under(prog, "/tmp") ||
                    (sb->hide_run && tg__path_under(prog, "/run"))) &&
                   !tg__path_under(prog, cfg->workspace);
@@ -272,12 +319,14 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
     a[n++] = (char *)sb->bwrap;
     for (size_t i = 0; i < npre; i++)
         a[n++] = (char *)pre_opts[i];
+    if (warm)
+        a[n++] = "--as-pid-1"; /* the helper is the namespace's init */
     if (sb->hide_run) {
         /* host daemons' sockets (docker, D-Bus) live there */
         a[n++] = "--tmpfs";
         a[n++] = "/run";
     }
-    if (tool == NULL || !tool->network)
+    if (!network)
         a[n++] = "--unshare-net";
     if (cwd != NULL && !tg__path_under(cwd, ws)) {
         /* A cwd outside the workspace is seen read-only, even under /tmp;
@@ -316,6 +365,20 @@ char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
         a[n++] = argv[i];
     a[n] = NULL;
     return a;
+}
+
+char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
+                        const tg__tool *tool, const char *cwd, const char *prog,
+                        char *const *argv)
+{
+    return build_argv(sb, cfg, tool != NULL && tool->network, cwd, prog, argv,
+                      false);
+}
+
+char **tg__sandbox_warm_argv(const tg__sandbox *sb, const tg_config *cfg,
+                             bool network, const char *prog, char *const *argv)
+{
+    return build_argv(sb, cfg, network, cfg->workspace, prog, argv, true);
 }
 
 /* ------------------------------------------------------------ hand-shake */
@@ -465,6 +528,14 @@ int tg__sandbox_handshake(const tg__sandbox *sb, int info_fd, int block_fd,
                           pid_t *inner, int *inner_pidfd, char *why,
                           size_t whylen)
 {
+    return tg__sandbox_handshake_n(sb, sb->nproc, info_fd, block_fd, inner,
+                                   inner_pidfd, why, whylen);
+}
+
+int tg__sandbox_handshake_n(const tg__sandbox *sb, rlim_t nproc, int info_fd,
+                            int block_fd, pid_t *inner, int *inner_pidfd,
+                            char *why, size_t whylen)
+{
     *inner = 0;
     *inner_pidfd = -1;
     why[0] = '\0';
@@ -478,10 +549,10 @@ int tg__sandbox_handshake(const tg__sandbox *sb, int info_fd, int block_fd,
             snprintf(why, whylen, "cannot watch the sandbox: %s",
                      strerror(errno));
             rc = -1;
-        } else if (sb->nproc > 0 && sb->root && sb->pidmax) {
-            rc = set_pid_max(*inner_pidfd, sb->nproc, why, whylen);
-        } else if (sb->nproc > 0 && !sb->root) {
-            struct rlimit rl = {sb->nproc, sb->nproc};
+        } else if (nproc > 0 && sb->root && sb->pidmax) {
+            rc = set_pid_max(*inner_pidfd, nproc, why, whylen);
+        } else if (nproc > 0 && !sb->root) {
+            struct rlimit rl = {nproc, nproc};
             if (prlimit(pid, RLIMIT_NPROC, &rl, NULL) != 0) {
                 snprintf(why, whylen,
                          "cannot limit the sandbox's processes: %s",
@@ -709,6 +780,18 @@ static void nproc_note(tg__sandbox *sb)
                  n);
 }
 
+/* The warm sandbox's process limit, after the note of a cold call's. */
+static void nproc_warm_note(tg__sandbox *sb)
+{
+    size_t n = strlen(sb->nproc_note);
+    if (sb->nproc == 0 || !sb->bwrap_ok ||
+        !tg__sandbox_warm_wanted(sb, NULL, NULL))
+        return;
+    snprintf(sb->nproc_note + n, sizeof sb->nproc_note - n,
+             "; in a warm sandbox %llu for the calls running in it at once",
+             (unsigned long long)(sb->nproc + (sb->root ? 316 : 0)));
+}
+
 static void make_warning(tg__sandbox *sb)
 {
     free(sb->warning);
@@ -808,23 +891,42 @@ int tg__sandbox_init(tg__sandbox *sb, const tg_config *cfg,
     }
     if (sb->needed && sb->mode != TG__SANDBOX_OFF) {
         probe(sb, cfg, envp);
-        if (!sb->bwrap_ok && sb->mode == TG__SANDBOX_BWRAP) {
+        if (!sb->bwrap_ok && sb->mode != TG__SANDBOX_AUTO) {
             rc = tg__error_set(err, TG_ECONFIG,
-                               "sandbox.mode is \"bubblewrap\" but bubblewrap "
+                               "sandbox.mode is \"%s\" but bubblewrap "
                                "cannot run here: %s",
+                               sb->mode == TG__SANDBOX_WARM   ? "warm"
+                               : sb->mode == TG__SANDBOX_COLD ? "cold"
+                                                              : "bubblewrap",
                                sb->error);
             tg__error_pointer(err, "/sandbox/mode");
             tg__sandbox_cleanup(sb);
             return rc;
         }
     }
+    if (sb->bwrap_ok && sb->mode != TG__SANDBOX_OFF) {
+        sb->warm = tg__warm_new(cfg->sandbox_idle_ms, sb->warm_error,
+                                sizeof sb->warm_error);
+        if (sb->warm == NULL && sb->mode == TG__SANDBOX_WARM) {
+            rc = tg__error_set(err, TG_ECONFIG,
+                               "sandbox.mode is \"warm\" but the warm sandbox "
+                               "cannot run here: %s",
+                               sb->warm_error);
+            tg__error_pointer(err, "/sandbox/mode");
+            tg__sandbox_cleanup(sb);
+            return rc;
+        }
+    }
     nproc_note(sb);
+    nproc_warm_note(sb);
     make_warning(sb);
     return 0;
 }
 
 void tg__sandbox_cleanup(tg__sandbox *sb)
 {
+    tg__warm_free(sb->warm);
+    sb->warm = NULL;
     for (size_t i = 0; i < sb->npost; i++)
         free(sb->post[i]);
     free(sb->post);

@@ -35,8 +35,12 @@
 typedef enum tg__sbx_level {
     TG__SBX_NONE = 0, /* "none" */
     TG__SBX_RLIMITS,  /* "rlimits" */
-    TG__SBX_BWRAP     /* "bubblewrap" */
+    TG__SBX_BWRAP,    /* "bubblewrap": one per call (cold) */
+    TG__SBX_WARM      /* "bubblewrap-warm": a warm sandbox (warm.h) */
 } tg__sbx_level;
+
+/* Whether sandbox.mode "auto" and "bubblewrap" use the warm sandbox. */
+#define TG__SANDBOX_WARM_DEFAULT 0
 
 #define TG__SBX_MAX_LIMITS 6
 
@@ -51,7 +55,7 @@ typedef struct tg__sandbox {
     char bwrap[PATH_MAX]; /* the program, "" when not found */
     char version[64];     /* "bubblewrap 0.8.0" */
     char error[512];      /* why bubblewrap is not used, "" */
-    char nproc_note[256]; /* how the process limit is enforced */
+    char nproc_note[384]; /* how the process limit is enforced */
     char pidmax_why[160]; /* why pid_max is not set per namespace, "" */
     tg__rlimit limits[TG__SBX_MAX_LIMITS]; /* set in every sandboxed child */
     size_t nlimits;
@@ -62,8 +66,10 @@ typedef struct tg__sandbox {
     char **post;
     size_t npost;
     size_t state_from;
-    bool hide_run; /* /run exists: a tmpfs covers it */
-    char *warning; /* said once by the embedder (tg_runtime_warning) */
+    bool hide_run;         /* /run exists: a tmpfs covers it */
+    char *warning;         /* said once by the embedder (tg_runtime_warning) */
+    struct tg__warm *warm; /* the warm sandboxes (warm.h); NULL: none */
+    char warm_error[256];  /* why there are none, "" */
 } tg__sandbox;
 
 /* Fills sb from the configuration: the limits, bubblewrap's options, and,
@@ -84,7 +90,19 @@ void tg__sandbox_cleanup(tg__sandbox *sb);
 
 /* How `tool` runs. */
 tg__sbx_level tg__sandbox_level(const tg__sandbox *sb, const tg__tool *tool);
-/* "bubblewrap", "rlimits" or "none". */
+/* True when `tool` (NULL: the runtime's default) runs in a warm sandbox
+ * where bubblewrap works; *why (may be NULL) says why, a static or sb's
+ * string. */
+bool tg__sandbox_warm_wanted(const tg__sandbox *sb, const tg__tool *tool,
+                             const char **why);
+/* True when a warm sandbox can run `prog` (resolved) in `cwd` (NULL: the
+ * workspace): both are seen there as the host sees them (the cwd in the
+ * workspace, the program not under the private /tmp or /run unless in the
+ * workspace). Else the call gets a bubblewrap of its own (cold), which
+ * binds them. */
+bool tg__sandbox_warm_fits(const tg_config *cfg, const char *cwd,
+                           const char *prog);
+/* "bubblewrap", "bubblewrap-warm", "rlimits" or "none". */
 const char *tg__sandbox_level_name(tg__sbx_level level);
 
 /* The argv that runs `prog` (resolved) with argv[1..] in bubblewrap for a
@@ -96,6 +114,13 @@ const char *tg__sandbox_level_name(tg__sbx_level level);
 char **tg__sandbox_argv(const tg__sandbox *sb, const tg_config *cfg,
                         const tg__tool *tool, const char *cwd, const char *prog,
                         char *const *argv);
+
+/* The argv of the bubblewrap of a warm sandbox (warm.c): the same
+ * namespaces and mounts as a call's, the workspace its cwd, `prog` run as
+ * the namespace's PID 1 with argv[1..]; --info-fd 3, --block-fd 4. Freed
+ * with free(); NULL on out of memory. */
+char **tg__sandbox_warm_argv(const tg__sandbox *sb, const tg_config *cfg,
+                             bool network, const char *prog, char *const *argv);
 
 /* The limits of a child at `level` into out[TG__SBX_MAX_LIMITS + 1]; returns
  * their number. Without bubblewrap RLIMIT_NPROC counts every process of the
@@ -113,5 +138,10 @@ size_t tg__sandbox_limits(const tg__sandbox *sb, tg__sbx_level level,
 int tg__sandbox_handshake(const tg__sandbox *sb, int info_fd, int block_fd,
                           pid_t *inner, int *inner_pidfd, char *why,
                           size_t whylen);
+/* The same with the process limit `nproc` instead of sb's (a warm
+ * sandbox's, shared by its calls). */
+int tg__sandbox_handshake_n(const tg__sandbox *sb, rlim_t nproc, int info_fd,
+                            int block_fd, pid_t *inner, int *inner_pidfd,
+                            char *why, size_t whylen);
 
 #endif

@@ -202,6 +202,7 @@ tg_config *tg_config_new(void)
         "decision", "ask", "reason", "shell runs any command");
     /* sandbox: bubblewrap where it works; rlimits documented in README.md */
     cfg->sandbox_mode = TG__SANDBOX_AUTO;
+    cfg->sandbox_idle_ms = 60000;
     cfg->rlimit_cpu_s = 600;
     cfg->rlimit_as_mb = 0;
     cfg->rlimit_nofile = 1024;
@@ -871,14 +872,23 @@ static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
             mode = TG__SANDBOX_BWRAP;
         else if (s && strcmp(s, "off") == 0)
             mode = TG__SANDBOX_OFF;
+        else if (s && strcmp(s, "warm") == 0)
+            mode = TG__SANDBOX_WARM;
+        else if (s && strcmp(s, "cold") == 0)
+            mode = TG__SANDBOX_COLD;
         else {
             char d[64];
             return bad(lc, "/sandbox/mode",
-                       "sandbox.mode must be \"auto\", \"bubblewrap\" or "
-                       "\"off\", got %s",
+                       "sandbox.mode must be \"auto\", \"bubblewrap\", "
+                       "\"warm\", \"cold\" or \"off\", got %s",
                        s ? s : describe(m, d, sizeof d));
         }
     }
+    int64_t idle = cfg->sandbox_idle_ms;
+    m = json_object_get(v, "idle_ms"); /* borrowed */
+    if (m && (rc = get_int(lc, m, "sandbox.idle_ms", "/sandbox/idle_ms", 1,
+                           INT64_C(86400000), &idle)))
+        return rc;
     char *bwrap = NULL;
     m = json_object_get(v, "bwrap"); /* borrowed */
     if (m) {
@@ -939,6 +949,7 @@ static int load_sandbox(tg_config *cfg, loadctx *lc, const json_t *v)
         return tg__error_set(lc->err, TG_ENOMEM, "out of memory");
     }
     cfg->sandbox_mode = mode;
+    cfg->sandbox_idle_ms = idle;
     if (bwrap) {
         free(cfg->sandbox_bwrap);
         cfg->sandbox_bwrap = bwrap;

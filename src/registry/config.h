@@ -49,11 +49,13 @@ struct tg_config {
     int64_t journal_max_rows;  /* 0: no limit */
 
     /* sandbox.* (src/exec/sandbox.c): how command tools and `shell` run */
-    int sandbox_mode;     /* TG__SANDBOX_AUTO, _BWRAP or _OFF */
-    char *sandbox_bwrap;  /* the bubblewrap program; NULL: bwrap in PATH */
-    json_t *sandbox_hide; /* array of paths masked inside (new ref); NULL:
-                             the default list (sandbox.c) */
-    int64_t rlimit_cpu_s; /* sandbox.rlimits.*; 0: not limited */
+    int sandbox_mode;        /* TG__SANDBOX_AUTO, _BWRAP, _OFF, _WARM, _COLD */
+    int64_t sandbox_idle_ms; /* sandbox.idle_ms: a warm sandbox unused this
+                                long is ended */
+    char *sandbox_bwrap;     /* the bubblewrap program; NULL: bwrap in PATH */
+    json_t *sandbox_hide;    /* array of paths masked inside (new ref); NULL:
+                                the default list (sandbox.c) */
+    int64_t rlimit_cpu_s;    /* sandbox.rlimits.*; 0: not limited */
     int64_t rlimit_as_mb;
     int64_t rlimit_nofile;
     int64_t rlimit_nproc;
@@ -68,7 +70,9 @@ struct tg_config {
 enum {
     TG__SANDBOX_AUTO = 0, /* bubblewrap where it works, else rlimits (said) */
     TG__SANDBOX_BWRAP,    /* bubblewrap or the runtime does not start */
-    TG__SANDBOX_OFF       /* rlimits and the environment allowlist only */
+    TG__SANDBOX_OFF,      /* rlimits and the environment allowlist only */
+    TG__SANDBOX_WARM,     /* bubblewrap required, kept warm per profile */
+    TG__SANDBOX_COLD      /* bubblewrap required, one per call */
 };
 
 /* A deep copy of cfg; NULL on OOM. */

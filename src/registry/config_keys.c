@@ -135,10 +135,15 @@ const tg__config_key tg__config_keys[] = {
      "`hooks.timeout_ms`", "this hook's deadline"},
 
     /* sandbox */
-    {"sandbox", "mode", "`\"auto\"`, `\"bubblewrap\"` or `\"off\"`",
+    {"sandbox", "mode",
+     "`\"auto\"`, `\"bubblewrap\"`, `\"warm\"`, `\"cold\"` or `\"off\"`",
      "`\"auto\"`",
-     "`auto`: bubblewrap where it works; `bubblewrap`: required; `off`: "
-     "rlimits and the environment allowlist only"},
+     "`auto`: bubblewrap where it works (warm), else rlimits; `bubblewrap`: "
+     "required (warm); `warm`: required, kept warm per profile; `cold`: "
+     "required, one bubblewrap per call; `off`: rlimits and the environment "
+     "allowlist only"},
+    {"sandbox", "idle_ms", "integer 1 to 86400000", "`60000`",
+     "a warm sandbox unused this long is ended"},
     {"sandbox", "bwrap", "program", "`bwrap` in PATH",
      "the bubblewrap program (a path is relative to the file)"},
     {"sandbox", "hide", "array of at most 64 paths", "the credential files",
@@ -188,8 +193,10 @@ const tg__config_key tg__config_keys[] = {
      "variables a call's `context.env` may or may not set"},
     {"tools[]", "network", "boolean", "`false`",
      "keep the host's network inside the sandbox"},
-    {"tools[]", "sandbox", "boolean", "`true`",
-     "`false` runs the tool without bubblewrap and rlimits"},
+    {"tools[]", "sandbox", "boolean or `{\"mode\": \"warm\"|\"cold\"}`",
+     "`true`",
+     "`false` runs the tool without bubblewrap and rlimits; a mode picks "
+     "how bubblewrap runs it"},
     {"tools[].ok_exit", "min", "integer 0 to 255", "required",
      "the lowest status that counts as success"},
     {"tools[].ok_exit", "max", "integer 0 to 255", "required",

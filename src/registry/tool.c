@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "config_keys.h"
 #include "context_env.h"
 #include "error.h"
@@ -106,11 +107,23 @@ static int sandbox_members(const json_t *entry, const char *key, tg__tool *t,
         return tg__config_bad(err, key, "network", " must be true or false");
     t->network = json_is_true(v);
     v = json_object_get(entry, "sandbox"); /* borrowed */
+    if (v && json_is_object(v)) {
+        /* {"mode": "warm" | "cold"}: how bubblewrap runs this tool */
+        const char *m = json_string_value(json_object_get(v, "mode"));
+        if (json_object_size(v) != 1 || m == NULL ||
+            (strcmp(m, "warm") != 0 && strcmp(m, "cold") != 0))
+            return tg__config_bad(err, key, "sandbox",
+                                  " must be true, false or {\"mode\": "
+                                  "\"warm\"} or {\"mode\": \"cold\"}");
+        t->sandbox_mode =
+            strcmp(m, "warm") == 0 ? TG__SANDBOX_WARM : TG__SANDBOX_COLD;
+        v = NULL;
+    }
     if (v && !json_is_boolean(v))
         return tg__config_bad(
             err, key, "sandbox",
             " must be true or false (false runs the tool without "
-            "bubblewrap and rlimits)");
+            "bubblewrap and rlimits), or {\"mode\": \"warm\"|\"cold\"}");
     t->unsandboxed = json_is_false(v);
     v = json_object_get(entry, "env_pass"); /* borrowed */
     if (v == NULL)

@@ -70,6 +70,8 @@ typedef struct tg__tool {
                          (secret-looking ones too), or NULL (new ref) */
     bool network;     /* "network": true keeps the host's network */
     bool unsandboxed; /* "sandbox": false: no bubblewrap, no rlimits */
+    int sandbox_mode; /* "sandbox": {"mode": ...}: TG__SANDBOX_WARM or
+                         _COLD (config.h); 0: the runtime's */
     /* hostile callers (template.c, context_env.c) */
     json_t *option_args;   /* array of placeholder names whose values may
                               begin with '-', or NULL (new ref) */

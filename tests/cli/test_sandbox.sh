@@ -11,15 +11,21 @@
 # bubblewrap the rlimits and the environment scrubbing still hold, the
 # latter said once on stderr; `toolgate doctor` reports what is in force.
 # Skips, saying why, where bubblewrap cannot make namespaces.
+# Runs in the sandbox mode TG_SANDBOX_TEST_MODE names ("cold" unless
+# told; test_sandbox_warm.sh runs it "warm"): every attack holds in both.
 # The deadline every call here must beat is sized from what one sandboxed
 # call costs here and now (measured first): 10x that, at least a scaled
 # 3 s; what must end at it would otherwise run 90 s; waits for processes to
 # go are scaled bounds.
 source "$(dirname "$0")/lib.sh"
 skip_without_bwrap 0
+MODE=${TG_SANDBOX_TEST_MODE:-cold}
+# the decision a call in bubblewrap records in this mode
+[ "$MODE" = warm ] && BW=bubblewrap-warm || BW=bubblewrap
+echo "sandbox mode: $MODE"
 mkdir ws
 # One sandboxed call, no journal: the most of three runs.
-printf '{"workspace": "ws", "journal": null, "builtin_tools": ["shell"]}\n' >cost.json
+printf '{"workspace": "ws", "journal": null, "builtin_tools": ["shell"], "sandbox": {"mode": "%s"}}\n' "$MODE" >cost.json
 printf '{"id":"c0","tool":"shell","args":{"command":"true"}}\n' >cost.jsonl
 cost=0
 for _ in 1 2 3; do
@@ -35,7 +41,7 @@ CONNECT='exec 3<>/dev/tcp/127.0.0.1/$0 && echo connected'
 cat >toolgate.json <<JSON
 {"workspace": "ws", "journal": "j.db", "builtin_tools": ["shell"],
  "limits": {"timeout_ms": $budget, "kill_grace_ms": 300},
- "sandbox": {"rlimits": {"nproc": 64}},
+ "sandbox": {"mode": "$MODE", "rlimits": {"nproc": 64}},
  "tools": [
   {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"], "option_args": ["d"]},
   {"name": "net", "command": ["/bin/bash", "-c", $(jq -n --arg s "$CONNECT" '$s'), "{port}"], "network": true},
@@ -89,7 +95,7 @@ contains "refused" "$(jq -r 'select(.id=="n1").payload.error.details.stderr' out
 eq "network: true connects" "$(jq -r 'select(.id=="n2").payload' out.jsonl)" connected
 eq "canary secrets not there" "$(jq -r 'select(.id=="s1").payload' out.jsonl)" "key=[] token=[]
 0"
-eq "decisions recorded" "$("$TOOLGATE" history --json | jq -r '.decisions.sandbox' | sort | uniq -c | tr -s ' ')" " 6 bubblewrap"
+eq "decisions recorded" "$("$TOOLGATE" history --json | jq -r '.decisions.sandbox' | sort | uniq -c | tr -s ' ')" " 6 $BW"
 
 # A tool that daemonizes dies with its call: at the deadline, or when it
 # leaves its daemon behind and exits.
@@ -151,7 +157,7 @@ eq "mode off: scrubbed and limited, no bubblewrap" "$(jq -r .payload out.jsonl)"
 no-bubblewrap"
 check "mode off: the host's files are the tool's" test -e off_marker
 # Without a working bubblewrap (auto): said once, loudly; the rest holds.
-jq '.sandbox.bwrap = "/nonexistent/bwrap" | .journal = "j2.db"' toolgate.json >nobw.json
+jq '.sandbox.bwrap = "/nonexistent/bwrap" | .sandbox.mode = "auto" | .journal = "j2.db"' toolgate.json >nobw.json
 { sh_call x1 'echo "key=[$MY_API_KEY]"; ulimit -n'; sh_call x2 'echo two'; sh_call x3 'echo three'; } >nobw.jsonl
 MY_API_KEY=canary "$TOOLGATE" run --approve --config nobw.json nobw.jsonl >out.jsonl 2>err.txt
 eq "said once" "$(grep -c 'the sandbox is NOT in force' err.txt)" 1
@@ -176,9 +182,9 @@ contains "doctor: withheld" "$(cat doctor.txt)" "MY_API_KEY"
 check "doctor: no secret value" bash -c "! grep -q canary doctor.txt"
 MY_API_KEY=canary "$TOOLGATE" doctor --json >doctor.json
 eq "doctor --json" "$(jq -r '[.sandbox.in_force, .sandbox.network_isolated, .sandbox.pid_namespace, .environment.allowlist[0], .workspace.state] | join(" ")' doctor.json)" \
-  "bubblewrap true true PATH writable"
+  "$BW true true PATH writable"
 eq "doctor --json: tools" "$(jq -r '.tools | map(.name + ":" + .sandbox + ":" + (.network|tostring)) | join(" ")' doctor.json)" \
-  "argv:bubblewrap:false net:bubblewrap:true daemon:bubblewrap:false leaver:bubblewrap:false shell:bubblewrap:false"
+  "argv:$BW:false net:$BW:true daemon:$BW:false leaver:$BW:false shell:$BW:false"
 "$TOOLGATE" doctor --config nobw.json >doctor.txt
 contains "doctor without bubblewrap" "$(cat doctor.txt)" "NOT IN USE"
 # A program that lives under /tmp (a build tree, this test's own directory)
@@ -190,4 +196,45 @@ jq --arg p "$WORK/tmpbin/myecho" '.tools = [{"name": "mine", "command": [$p, "ra
 "$TOOLGATE" run --config tmpbin.json --to toolgate tmpbin.jsonl >out.jsonl
 eq "a program under /tmp runs in the sandbox" "$(jq -r 'select(.id=="t1").payload' out.jsonl)" "ran"
 eq "what lies beside it stays hidden" "$(jq -r 'select(.id=="t2").outcome' out.jsonl)" error
+if [ "$MODE" != warm ]; then finish; exit 0; fi
+
+# Warm only: the calls of one runtime share a sandbox, so what one call
+# leaves and what it can do to the helper (PID 1 of the sandbox, holding
+# the socket to the runtime) matter. One call at a time here.
+jq '.limits.parallel = 1 | .journal = null' toolgate.json >seq.json
+{
+  sh_call l1 'echo x >/tmp/left_by_l1; echo y >"$TMPDIR/mine"; mkdir -p /tmp/d/e && echo z >/tmp/d/e/f; echo w >/dev/shm/shm_l1; echo "$TMPDIR"'
+  sh_call l2 'ls -A /tmp /dev/shm | grep -v -x "${TMPDIR#/tmp/}" | grep -c -e left_by_l1 -e "^d$" -e shm_l1 -e tg-call || true'
+  sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; kill -0 1 && echo helper-alive'
+  sh_call a2 'python3 -c "import ctypes,os,sys
+l = ctypes.CDLL(None, use_errno=True)
+for pid in (1, os.getppid()):
+    r = l.ptrace(16, pid, 0, 0)
+    print(pid == 1 and \"helper\" or \"reaper\", r, os.strerror(ctypes.get_errno()))"'
+  sh_call a3 'cat /proc/1/environ >/dev/null 2>&1 && echo helper-environ-read; { readlink /proc/1/fd/* /proc/$PPID/fd/*; for f in /proc/$$/fd/*; do readlink "$f"; done; } 2>/dev/null | grep -c socket || true'
+  sh_call a4 'echo after the attacks'
+} >seq.jsonl
+"$TOOLGATE" run --approve --config seq.json seq.jsonl >out.jsonl
+contains "warm: a call gets its own TMPDIR" "$(jq -r 'select(.id=="l1").payload' out.jsonl)" "/tmp/tg-call-"
+eq "warm: the next call finds nothing of it in /tmp or /dev/shm" "$(jq -r 'select(.id=="l2").payload' out.jsonl)" "0"
+eq "warm: the helper ignores a call's signals" "$(jq -r 'select(.id=="a1").payload' out.jsonl)" "helper-alive"
+eq "warm: no ptrace of the helper or the reaper" "$(jq -r 'select(.id=="a2").payload' out.jsonl)" "helper -1 Operation not permitted
+reaper -1 Operation not permitted"
+eq "warm: no descriptor of the helper or the reaper, no socket" "$(jq -r 'select(.id=="a3").payload' out.jsonl)" "0"
+eq "warm: every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success success success success "
+
+# The helper killed from outside under a running call: that call ends
+# INTERRUPTED (it had started); the next call gets a new sandbox.
+{ sh_call k1 'echo started; sleep 93.1'; sh_call k2 'echo after the restart'; } >kill.jsonl
+"$TOOLGATE" run --approve --config seq.json kill.jsonl >out.jsonl &
+TGPID=$!
+helper_pid() { local b; b=$(pgrep -P "$TGPID" -x bwrap | head -1) && [ -n "$b" ] && pgrep -P "$b" -x tg-sandboxd | head -1; }
+sleeping() { pgrep -f 'sleep 93\.1' >/dev/null; }
+check "the call runs" wait_for "$(tg_ms 10000)" sleeping
+H=$(helper_pid)
+check "found the helper ($H)" test -n "$H"
+kill -KILL "$H"
+wait $TGPID
+eq "killed helper: INTERRUPTED, then a new sandbox" "$(jq -r '[.outcome, (if .outcome == "success" then (.payload | rtrimstr("\n")) else .payload.error.code end)] | join(":")' out.jsonl | tr '\n' ' ')" "error:INTERRUPTED success:after the restart "
+check "the call's processes went with it" wait_for "$(tg_ms 3000)" eval "! sleeping"
 finish

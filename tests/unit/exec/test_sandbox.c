@@ -52,8 +52,15 @@
 #include "tg_test_exec.h"
 #include "toolgate.h"
 #include "turn.h"
+#include "warm.h"
 
 /* ------------------------------------------------------------ harness */
+
+/* The sandbox mode the attacks run in: TG_SANDBOX_TEST_MODE "warm" (the
+ * ctest unit_test_sandbox_warm) or cold, and the decision a call in
+ * bubblewrap records in it. */
+static int test_mode = TG__SANDBOX_AUTO;
+static const char *bw_name = "bubblewrap";
 
 typedef struct env {
     char dir[256]; /* first: tg_test_dir_setup makes it */
@@ -109,7 +116,14 @@ static tg_config *make_cfg(const env *e, const char *members, const char *tools)
              "\"tools\": [%s]}",
              e->ws, members ? members : "", members && *members ? ", " : "",
              tools ? tools : "");
-    return tg_test_config(text, e->dir);
+    tg_config *cfg = tg_test_config(text, e->dir);
+    /* a configuration that names no mode runs in the test's */
+    if (cfg != NULL && test_mode != TG__SANDBOX_AUTO &&
+        cfg->sandbox_mode == TG__SANDBOX_AUTO &&
+        strstr(text, "\"mode\"") == NULL &&
+        strstr(text, "\"bwrap\"") == NULL) /* (auto's fallback is tested) */
+        cfg->sandbox_mode = test_mode;
+    return cfg;
 }
 
 static tg_runtime *make_rt(const env *e, const char *members, const char *tools)
@@ -188,7 +202,7 @@ static void config_keys(void **state)
 {
     env *e = *state;
     tg_config *cfg = make_cfg(e, "", "");
-    assert_int_equal(cfg->sandbox_mode, TG__SANDBOX_AUTO);
+    assert_int_equal(cfg->sandbox_mode, test_mode); /* AUTO unless told */
     assert_int_equal(cfg->rlimit_cpu_s, 600);
     assert_int_equal(cfg->rlimit_as_mb, 0);
     assert_int_equal(cfg->rlimit_nofile, 1024);
@@ -225,7 +239,8 @@ static void config_keys(void **state)
     } bad[] = {
         {"{\"sandbox\": 1}", "sandbox must be an object", "/sandbox"},
         {"{\"sandbox\": {\"mode\": \"on\"}}",
-         "sandbox.mode must be \"auto\", \"bubblewrap\" or \"off\", got on",
+         "sandbox.mode must be \"auto\", \"bubblewrap\", \"warm\", "
+         "\"cold\" or \"off\", got on",
          "/sandbox/mode"},
         {"{\"sandbox\": {\"net\": true}}", "unknown key 'sandbox.net'",
          "/sandbox/net"},
@@ -379,7 +394,7 @@ static void argv_stays_literal(void **state)
     tg_test_run(rt, t);
     assert_string_equal(out_of(t, 0), "[; rm -rf x]\n[$(touch pwned) `touch "
                                       "pwned2`]\n[--option=1\nsecond line]\n");
-    assert_string_equal(decision(t, 0), "bubblewrap");
+    assert_string_equal(decision(t, 0), bw_name);
     struct stat st;
     char p[PATH_MAX + 16];
     snprintf(p, sizeof p, "%s/pwned", e->ws);
@@ -396,7 +411,14 @@ static void files_outside_are_read_only(void **state)
     /* outside the workspace and outside /tmp (which is the sandbox's own) */
     snprintf(outside, sizeof outside, "/var/tmp/tg_sbx_%ld.txt",
              (long)getpid());
-    tg_runtime *rt = make_rt(e, "\"builtin_tools\": [\"shell\"]", "");
+    /* Calls at once in one warm sandbox share its /tmp (README, "The warm
+     * sandbox"): there the guarantee is for calls one after another. */
+    tg_runtime *rt = make_rt(e,
+                             test_mode == TG__SANDBOX_WARM
+                                 ? "\"builtin_tools\": [\"shell\"], "
+                                   "\"limits\": {\"parallel\": 1}"
+                                 : "\"builtin_tools\": [\"shell\"]",
+                             "");
     tg_turn *t = tg__turn_new("toolgate");
     snprintf(cmd, sizeof cmd,
              "echo x > %s 2>/dev/null && echo wrote-outside; "
@@ -485,8 +507,13 @@ static void secrets_stay_out(void **state)
                                      "c1", "CTX_PLAIN", "p");
     tg_test_add(t, "e1", "envs", "{}");
     tg_test_run(rt, t);
-    assert_string_equal(out_of(t, 0), "[][][][p]\nCTX_PLAIN HOME LANG PATH "
-                                      "PWD SHLVL TERM _ ");
+    /* a warm call gets a TMPDIR of its own */
+    assert_string_equal(out_of(t, 0),
+                        test_mode == TG__SANDBOX_WARM
+                            ? "[][][][p]\nCTX_PLAIN HOME LANG PATH PWD SHLVL "
+                              "TERM TMPDIR _ "
+                            : "[][][][p]\nCTX_PLAIN HOME LANG PATH "
+                              "PWD SHLVL TERM _ ");
     const char *o = out_of(t, 1);
     assert_non_null(strstr(o, "TG_SBX_PASS_TOKEN=canary-2\n"));
     assert_non_null(strstr(o, "TG_SBX_SET=set\n"));
@@ -591,7 +618,14 @@ static void fork_bomb_ends_at_the_limit(void **state)
      * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
      * bash and bubblewrap's PID 1 included. */
     long n = strtol(out_of(t, 0), NULL, 10);
-    if (geteuid() == 0)
+    /* A warm sandbox's limit is its own (its calls share it): as root
+     * pid_max holds nproc + 316 numbers (they wrap to 300), the helper and
+     * the reaper among them; else nproc + parallel + 2. */
+    if (geteuid() == 0 && test_mode == TG__SANDBOX_WARM)
+        assert_true(n >= 200 && n <= 40 + 316);
+    else if (test_mode == TG__SANDBOX_WARM)
+        assert_true(n >= 30 && n <= 40 + 8 + 2);
+    else if (geteuid() == 0)
         assert_true(n >= 200 && n <= 300);
     else
         assert_true(n >= 30 && n <= 40);
@@ -664,7 +698,7 @@ static void exits_and_failures(void **state)
     assert_string_equal(out_of(t, 6), "hello from ./hello.sh\n");
     for (size_t i = 0; i < 6; i++)
         if (i != 3)
-            assert_string_equal(decision(t, i), "bubblewrap");
+            assert_string_equal(decision(t, i), bw_name);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -930,7 +964,7 @@ static void doctor_and_shell_tool(void **state)
     assert_non_null(d);
     json_t *s = json_object_get(d, "sandbox"); /* borrowed */
     assert_string_equal(json_string_value(json_object_get(s, "in_force")),
-                        "bubblewrap");
+                        bw_name);
     assert_true(json_is_true(
         json_object_get(json_object_get(s, "bubblewrap"), "works")));
     assert_int_equal(strncmp(json_string_value(json_object_get(
@@ -1025,8 +1059,74 @@ static void npm_program_tree(void **state)
     rmdir(dir);
 }
 
+/* Warm sandboxes are one per profile: another caller gets its own, a tool
+ * with the network its own; unused for sandbox.idle_ms they end; a call
+ * whose cwd is outside the workspace runs cold. */
+static void warm_profiles_and_idle(void **state)
+{
+    NEED_BWRAP();
+    env *e = *state;
+    tg_runtime *rt =
+        make_rt(e,
+                "\"builtin_tools\": [\"shell\"], \"sandbox\": {\"mode\": "
+                "\"warm\", \"idle_ms\": 300}",
+                "{\"name\": \"net\", \"command\": [\"/bin/echo\", \"net\"], "
+                "\"network\": true}");
+    tg__warm *w = rt->sandbox.warm;
+    assert_non_null(w);
+    assert_int_equal(tg__warm_count(w), 0);
+    tg_turn *t = tg__turn_new("toolgate");
+    add_shell(t, "a", "echo one");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "one\n");
+    assert_string_equal(decision(t, 0), "bubblewrap-warm");
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    /* the same profile again: the same sandbox */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "b", "echo two");
+    tg_test_run(rt, t);
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    /* another caller, then the network: one sandbox each */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "c", "echo three");
+    assert_int_equal(tg_turn_set_caller(t, "someone-else", NULL), 0);
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "three\n");
+    assert_int_equal(tg__warm_count(w), 2);
+    tg_turn_free(t);
+    t = tg__turn_new("toolgate");
+    tg_test_add(t, "n", "net", "{}");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "net\n");
+    assert_int_equal(tg__warm_count(w), 3);
+    tg_turn_free(t);
+    /* idle for 300 ms: all end (waited for at most 30x that, scaled) */
+    long waited = 0, bound = 9000 * tg_test_time_scale();
+    while (tg__warm_count(w) > 0 && waited < bound) {
+        usleep(50 * 1000);
+        waited += 50;
+    }
+    assert_int_equal(tg__warm_count(w), 0);
+    /* and the next call starts one again */
+    t = tg__turn_new("toolgate");
+    add_shell(t, "d", "echo four");
+    tg_test_run(rt, t);
+    assert_string_equal(out_of(t, 0), "four\n");
+    assert_int_equal(tg__warm_count(w), 1);
+    tg_turn_free(t);
+    tg_runtime_free(rt);
+}
+
 int main(void)
 {
+    const char *m = getenv("TG_SANDBOX_TEST_MODE");
+    if (m != NULL && strcmp(m, "warm") == 0) {
+        test_mode = TG__SANDBOX_WARM;
+        bw_name = "bubblewrap-warm";
+    }
+    printf("sandbox mode: %s\n", bw_name);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(config_keys, setup, teardown),
         cmocka_unit_test(secret_names),
@@ -1048,6 +1148,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(own_files_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(mode_off_and_no_bwrap, setup, teardown),
         cmocka_unit_test_setup_teardown(doctor_and_shell_tool, setup, teardown),
+        cmocka_unit_test_setup_teardown(warm_profiles_and_idle, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

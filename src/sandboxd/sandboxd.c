@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandboxd.c - toolgate-sandboxd, the helper that keeps a warm sandbox
+ * (README, "Sandbox"; the runtime's side is src/exec/warm.c, the wire format
+ * sandboxd_proto.h). libc only: it is embedded in libtoolgate and run from a
+ * memfd as the command of a bubblewrap made once per sandbox profile, as
+ * the PID namespace's first process (bwrap --as-pid-1).
+ *
+ * Being PID 1 is what protects it: the kernel delivers no signal from
+ * inside the namespace to its init unless init handles it, and it handles
+ * none (SIGKILL and SIGSTOP included), so no call can stop or kill it. It is
+ * not dumpable, so a call (which has no capabilities) can neither ptrace it
+ * nor open its /proc/1/fd, and it keeps no descriptor but its socket to the
+ * runtime. When the runtime's end closes it exits, and with it the
+ * namespace and every process in it.
+ *
+ * Per call it forks a reaper (a child subreaper, also not dumpable, holding
+ * only the call's control socket and its three standard descriptors) that
+ * makes a fresh 0700 TMPDIR under /tmp, forks the command in a session of
+ * its own with PR_SET_NO_NEW_PRIVS, the call's rlimits, default signals and
+ * PR_SET_PDEATHSIG, and waits for it. Whatever the command starts, setsid
+ * and double forks included, stays below the reaper (orphans reparent to
+ * the nearest subreaper); when the command exits, or the runtime asks for
+ * KILL or goes away, the reaper SIGKILLs all of it until none is left,
+ * removes the TMPDIR, and only then reports EXITED. Before a call starts
+ * while no other call runs, the helper empties /tmp and /dev/shm (never
+ * crossing into a mount: the workspace may live under /tmp), so a call
+ * never finds what an earlier one left there.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandboxd_proto.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define MAX_CALLS 1024
+#define MAX_SIGNAL 64
+
+/* The kernel's struct sigaction, as in src/exec/process.c. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+
+/* The reapers of running calls; `done` is shared with them (a reaper sets
+ * its flag just before it reports EXITED). */
+static pid_t reapers[MAX_CALLS];
+static int sigfd = -1; /* SIGCHLD, the helper's */
+static volatile int *done;
+
+/* ------------------------------------------------------------ helpers */
+
+static ssize_t send_msg(int fd, int type, int a, int b)
+{
+    tg_sbd_msg m = {type, a, b, 0};
+    ssize_t n;
+    do {
+        n = send(fd, &m, sizeof m, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+}
+
+/* The parent of process `pid` from /proc/PID/stat, -1 when gone. */
+static pid_t parent_of(const char *pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the name may hold anything */
+    if (p == NULL || p[1] == '\0' || p[2] == '\0')
+        return -1;
+    return (pid_t)strtol(p + 3, NULL, 10); /* ") S PPID" */
+}
+
+static bool is_reaper(pid_t pid);
+
+/* SIGKILLs every child of this process (a /proc scan: the sandbox's /proc
+ * shows its own PID namespace only) except reapers when `spare_reapers`.
+ * Returns how many it signalled. */
+static int kill_children(int spare_reapers)
+{
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    pid_t me = getpid();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        if (parent_of(e->d_name) != me)
+            continue;
+        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (spare_reapers && is_reaper(pid))
+            continue;
+        kill(pid, SIGKILL);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Removes what lies in directory fd (not fd itself), staying on device
+ * `dev`: a mount point (the workspace's bind, a masked file) is left. */
+static void empty_dir(int fd, dev_t dev)
+{
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            st.st_dev != dev)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd(d), e->d_name,
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                continue;
+            struct stat s2;
+            if (fstat(sub, &s2) != 0 || s2.st_dev != dev) {
+                close(sub);
+                continue;
+            }
+            empty_dir(sub, dev);
+            (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        } else {
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
+static void empty_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+    }
+    empty_dir(fd, st.st_dev);
+}
+
+static void remove_tree(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        empty_dir(fd, st.st_dev);
+    else if (fd >= 0)
+        close(fd);
+    (void)rmdir(path);
+}
+
+/* ------------------------------------------------------------ the call */
+
+typedef struct call {
+    int ctl, in, out, err;
+    char *text; /* the request's strings */
+    const tg_sbd_req *req;
+} call;
+
+/* In the command's child: never returns. */
+static void __attribute__((noreturn))
+run_command(const call *c, const char *path, const char *cwd, char **argv,
+            char **envp, int errfd, pid_t parent)
+{
+    int stage = 3, e = 0; /* TG__SPAWN_STAGE_SETUP */
+    if (setsid() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        goto fail;
+    if (getppid() != parent)
+        _exit(127);
+    for (int s = 1; s <= MAX_SIGNAL; s++) {
+        struct kernel_sigaction dfl = {SIG_DFL, 0, NULL, 0};
+        if (s != SIGKILL && s != SIGSTOP)
+            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
+    }
+    if (dup2(c->in, 0) < 0 || dup2(c->out, 1) < 0 || dup2(c->err, 2) < 0)
+        goto fail;
+    (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    for (uint32_t i = 0; i < c->req->nlimits; i++) {
+        struct rlimit rl = {c->req->limits[i].value, c->req->limits[i].value};
+        if (setrlimit((__rlimit_resource_t)c->req->limits[i].resource, &rl) !=
+            0)
+            goto fail;
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (chdir(cwd) != 0) {
+        stage = 1; /* TG__SPAWN_STAGE_CHDIR */
+        goto fail;
+    }
+    execve(path, argv, envp);
+    stage = 2; /* TG__SPAWN_STAGE_EXEC */
+fail:
+    e = errno;
+    int r[2] = {stage, e};
+    ssize_t n;
+    do {
+        n = write(errfd, r, sizeof r);
+    } while (n < 0 && errno == EINTR);
+    _exit(127);
+}
+
+/* Kills every process of the call (all are below this subreaper) until
+ * none is left; records the command's status when it is reaped here. */
+static void kill_all(pid_t cmd, int *status, int *have)
+{
+    int st;
+    pid_t r;
+    /* the common case: the command exited, reaped, and left nothing */
+    while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+        if (r == cmd) {
+            *status = st;
+            *have = 1;
+        }
+    if (r < 0 && errno == ECHILD)
+        return;
+    for (;;) {
+        if (!*have)
+            kill(-cmd, SIGKILL); /* its group, before its pid can go */
+        kill_children(0);
+        bool any = false;
+        while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+            any = true;
+            if (r == cmd) {
+                *status = st;
+                *have = 1;
+            }
+        }
+        if (r < 0 && errno == ECHILD)
+            return;
+        if (!any) {
+            /* some are still dying: wait for one */
+            r = waitpid(-1, &st, __WALL);
+            if (r == cmd) {
+                *status = st;
+                *have = 1;
+            }
+            if (r < 0 && errno == ECHILD)
+                return;
+        }
+    }
+}
+
+/* The reaper: runs one call, reports, exits. */
+static void __attribute__((noreturn)) reaper(call *c, int slot)
+{
+    const tg_sbd_req *q = c->req;
+    char tmpdir[] = "/tmp/tg-call-XXXXXX";
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "tg-reaper");
+    if (getppid() == 0)
+        _exit(1);
+    /* strings: path, cwd, argv..., envp... */
+    char *s = c->text, *end = c->text + q->len;
+    char *path = s, *cwd;
+    size_t nv = q->nargv, ne = q->nenv;
+    char **argv = calloc(nv + 1, sizeof *argv);
+    char **envp = calloc(ne + 2, sizeof *envp);
+    char *tmpenv = malloc(sizeof tmpdir + 8);
+    if (argv == NULL || envp == NULL || tmpenv == NULL) {
+        send_msg(c->ctl, TG_SBD_FAILED, 3, ENOMEM);
+        _exit(1);
+    }
+    s += strnlen(s, (size_t)(end - s)) + 1;
+    cwd = s;
+    for (size_t i = 0; i < nv + ne + 1 && s < end; i++) {
+        s += strnlen(s, (size_t)(end - s)) + 1;
+        if (s >= end)
+            break;
+        if (i < nv)
+            argv[i] = s;
+        else if (i < nv + ne)
+            envp[i - nv] = s;
+    }
+    if (mkdtemp(tmpdir) == NULL) {
+        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
+        _exit(1);
+    }
+    snprintf(tmpenv, sizeof tmpdir + 8, "TMPDIR=%s", tmpdir);
+    size_t k = 0;
+    for (size_t i = 0; i < ne && envp[i] != NULL; i++)
+        if (strncmp(envp[i], "TMPDIR=", 7) != 0)
+            envp[k++] = envp[i];
+    envp[k++] = tmpenv;
+    envp[k] = NULL;
+
+    int ep[2];
+    if (pipe2(ep, O_CLOEXEC) != 0) {
+        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
+        rmdir(tmpdir);
+        _exit(1);
+    }
+    pid_t me = getpid();
+    /* vfork: no copy of this process's page tables (a fork's cost is
+     * mostly that, and on a virtual machine page-table updates are
+     * dear). The child only makes system calls until it execs or exits;
+     * this process has no signal handlers. */
+    pid_t cmd = vfork();
+    if (cmd == 0)
+        run_command(c, path, cwd, argv, envp, ep[1], me);
+    close(ep[1]);
+    close(c->in);
+    close(c->out);
+    close(c->err);
+    int status = 0, have = 0;
+    if (cmd < 0) {
+        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
+        rmdir(tmpdir);
+        _exit(1);
+    }
+    /* Not waited for: the exec's outcome (EOF, or the failure) is read
+     * with the rest, so the call costs no extra wake-up. */
+    int r[2] = {0, 0}, failed = 0;
+    ssize_t n;
+    int pfd = (int)syscall(SYS_pidfd_open, cmd, 0);
+    for (;;) {
+        struct pollfd pf[3] = {
+            {c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}, {ep[0], POLLIN, 0}};
+        int pr = poll(pf, 3, pfd >= 0 ? -1 : 50);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr > 0 && pf[2].revents) {
+            do {
+                n = read(ep[0], r, sizeof r);
+            } while (n < 0 && errno == EINTR);
+            failed = n == (ssize_t)sizeof r;
+            close(ep[0]);
+            ep[0] = -1;
+        }
+        if (pfd < 0 || (pr > 0 && pf[1].revents)) {
+            pid_t w = waitpid(cmd, &status, WNOHANG);
+            if (w == cmd) {
+                have = 1;
+                break;
+            }
+        }
+        if (pr > 0 && pf[0].revents) {
+            tg_sbd_msg m;
+            n = recv(c->ctl, &m, sizeof m, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                /* the runtime went away: nothing to report to */
+                kill_all(cmd, &status, &have);
+                remove_tree(tmpdir);
+                _exit(0);
+            }
+            if (n == (ssize_t)sizeof m && m.type == TG_SBD_SIGNAL) {
+                if (m.a == SIGKILL)
+                    break; /* kill_all below */
+                kill(-cmd, m.a);
+            }
+        }
+    }
+    kill_all(cmd, &status, &have);
+    remove_tree(tmpdir);
+    if (ep[0] >= 0) {
+        /* the command is gone: whatever it reported is there */
+        failed = read(ep[0], r, sizeof r) == (ssize_t)sizeof r;
+    }
+    done[slot] = 1;
+    if (failed)
+        send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
+    else
+        send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8,
+                 0);
+    _exit(0);
+}
+
+/* ------------------------------------------------------------ the helper */
+
+static bool is_reaper(pid_t pid)
+{
+    for (int i = 0; i < MAX_CALLS; i++)
+        if (reapers[i] == pid)
+            return true;
+    return false;
+}
+
+/* Reaps what exited; a reaper that died before it was done (killed) leaves
+ * its call's processes to this process: they are killed. */
+static void reap(void)
+{
+    int st;
+    pid_t r;
+    bool orphans = false;
+    while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+        int i;
+        for (i = 0; i < MAX_CALLS && reapers[i] != r; i++)
+            ;
+        if (i == MAX_CALLS) {
+            orphans = true; /* a process of a dead reaper's call */
+            continue;
+        }
+        if (!done[i])
+            orphans = true;
+        reapers[i] = 0;
+        done[i] = 0;
+    }
+    if (orphans)
+        kill_children(1);
+}
+
+/* True when no call runs (its reaper not yet done). */
+static bool idle(void)
+{
+    for (int i = 0; i < MAX_CALLS; i++)
+        if (reapers[i] != 0 && !done[i])
+            return false;
+    return true;
+}
+
+static void close_fds(int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* One request from the runtime: 1 to go on, 0 when the runtime is gone. */
+static int serve(int sock)
+{
+    static union {
+        tg_sbd_req req;
+        char bytes[sizeof(tg_sbd_req) + TG_SBD_INLINE_MAX];
+    } space;
+    __typeof__(space) *buf = &space;
+    int fds[TG_SBD_NFDS + 1];
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    struct iovec iov = {buf->bytes, sizeof space};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cbuf,
+                        .msg_controllen = sizeof cbuf};
+    ssize_t n;
+    do {
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return n < 0 && errno == EAGAIN ? 1 : 0;
+    int nfds = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL;
+         cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+            int got = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < got; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+                if (nfds < TG_SBD_NFDS + 1)
+                    fds[nfds++] = fd;
+                else
+                    close(fd);
+            }
+        }
+    const tg_sbd_req *q = &buf->req;
+    if ((size_t)n < sizeof *q || q->magic != TG_SBD_MAGIC ||
+        nfds != TG_SBD_NFDS + (q->in_memfd ? 1 : 0) ||
+        q->nlimits > TG_SBD_MAX_LIMITS ||
+        (!q->in_memfd && (size_t)n != sizeof *q + q->len)) {
+        if (nfds > 0)
+            send_msg(fds[0], TG_SBD_FAILED, 3, EPROTO);
+        close_fds(fds, nfds);
+        return 1;
+    }
+    reap();
+    int slot;
+    for (slot = 0; slot < MAX_CALLS && reapers[slot] != 0; slot++)
+        ;
+    if (slot == MAX_CALLS) {
+        send_msg(fds[0], TG_SBD_FAILED, 3, EAGAIN);
+        close_fds(fds, nfds);
+        return 1;
+    }
+    if (idle()) {
+        /* nothing runs: what earlier calls left goes */
+        empty_path("/tmp");
+        empty_path("/dev/shm");
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sock);
+        close(sigfd);
+        call c = {fds[0], fds[1], fds[2], fds[3], NULL, q};
+        if (q->in_memfd) {
+            c.text = malloc(q->len + 1);
+            if (c.text == NULL ||
+                pread(fds[4], c.text, q->len, 0) != (ssize_t)q->len) {
+                send_msg(c.ctl, TG_SBD_FAILED, 3, EPROTO);
+                _exit(1);
+            }
+            close(fds[4]);
+        } else {
+            c.text = buf->bytes + sizeof *q;
+        }
+        if (q->len == 0 || c.text[q->len - 1] != '\0') {
+            send_msg(c.ctl, TG_SBD_FAILED, 3, EPROTO);
+            _exit(1);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        reaper(&c, slot);
+    }
+    if (pid < 0)
+        send_msg(fds[0], TG_SBD_FAILED, 3, errno);
+    else
+        reapers[slot] = pid;
+    close_fds(fds, nfds);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    int sock = (int)strtol(argv[1], NULL, 10);
+    struct stat st;
+    if (sock < 3 || fstat(sock, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return 2;
+    /* No ptrace, no /proc/PID/fd for anything running as the same user
+     * without capabilities (and it has none, nor have the calls). */
+    prctl(PR_SET_DUMPABLE, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "tg-sandboxd");
+    /* Keep only the socket (the memfd this program runs from included). */
+    if (dup2(sock, 3) < 0)
+        return 2;
+    if (sock != 3)
+        close(sock);
+    sock = 3;
+    (void)close_range(4, ~0U, 0);
+    int fl = fcntl(sock, F_GETFD);
+    fcntl(sock, F_SETFD, fl | FD_CLOEXEC);
+    done = mmap(NULL, MAX_CALLS * sizeof *done, PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (done == MAP_FAILED)
+        return 2;
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    int sfd = sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        return 2;
+    for (;;) {
+        struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return 1;
+        }
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0)
+                ;
+            reap();
+        }
+        if (pf[0].revents && !serve(sock))
+            return 0;
+    }
+}
