@@ -35,6 +35,16 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TG__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG__ASAN 1
+#endif
+#endif
+#ifdef TG__ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif
@@ -177,6 +187,12 @@ start_child(const tg__spawn *s, const tg__spawn_extra *x, int errfd,
     int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD;
     *pidfd = -1;
     pid_t pid = clone(child_entry, stack + sizeof stack, flags, &a, pidfd);
+#ifdef TG__ASAN
+    /* The child's instrumented frames marked parts of stack[] as redzones
+     * and never returned to lift them (for vfork, ASan's interceptor does
+     * this). */
+    ASAN_UNPOISON_MEMORY_REGION(stack, sizeof stack);
+#endif
     if (pid < 0) {
         /* EINVAL before Linux 5.2; valgrind refuses such a clone too */
         *pidfd = -1;
