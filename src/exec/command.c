@@ -23,6 +23,13 @@
  * started outlives its call); a process that escaped the group and still
  * holds a pipe is waited for only a short drain period.
  *
+ * The runtime keeps its own copy of the pipes' write ends until the leader
+ * is reaped, so a command that ends wakes the loop once (its pidfd), not
+ * once per pipe as each reaches EOF in the exit and then again for the exit
+ * itself: the write ends are closed then and the pipes read at once, which
+ * usually finds both at EOF and ends the call in that same wake-up. A pipe
+ * is closed at its EOF (its epoll registration goes with it).
+ *
  * In the sandbox (sandbox.c) the leader is bubblewrap, whose PID namespace
  * dies with it: TERM goes to the sandbox's own process group (the command
  * and what it started), KILL to the namespace's first process, which takes
@@ -124,11 +131,20 @@ typedef struct tg__proc {
     bool warm_failed;    /* it could not start (spawn_stage, spawn_errnum) */
 } tg__proc;
 
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 static void free_proc(tg__proc *p)
 {
     if (p->ctl >= 0)
         close(p->ctl); /* the reaper kills what is left, if anything */
     tg__warm_release(p->env->sandbox, p->wh);
+    close_fd(&p->outp[1]);
+    close_fd(&p->errp[1]);
     if (p->pidfd >= 0)
         close(p->pidfd);
     if (p->inner_pidfd >= 0)
@@ -396,13 +412,38 @@ static void on_timer(uv_timer_t *t)
     case PHASE_DRAIN:
         /* Something outside the group still holds a pipe: stop waiting. */
         p->phase = PHASE_NONE;
-        uv_read_stop((uv_stream_t *)&p->out);
-        uv_read_stop((uv_stream_t *)&p->err);
+        close_handle((uv_handle_t *)&p->out);
+        close_handle((uv_handle_t *)&p->err);
         p->out_done = p->err_done = true;
         maybe_finish(p);
         break;
     default:
         break;
+    }
+}
+
+static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
+static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
+
+/* Reads what a pipe holds now, without waiting, through its read callback
+ * (as libuv would on readiness), until it would block or ends. */
+static void read_now(tg__proc *p, uv_pipe_t *pipe, uv_read_cb cb,
+                     const bool *done)
+{
+    int fd;
+    while (!*done && !uv_is_closing((uv_handle_t *)pipe) &&
+           uv_fileno((uv_handle_t *)pipe, &fd) == 0) {
+        ssize_t n = read(fd, p->env->scratch, p->env->scratch_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; /* someone else still holds it: libuv goes on */
+        uv_buf_t b = uv_buf_init(p->env->scratch, n > 0 ? (unsigned)n : 0);
+        cb((uv_stream_t *)pipe,
+           n > 0    ? n
+           : n == 0 ? UV_EOF
+                    : uv_translate_sys_error(errno),
+           &b);
     }
 }
 
@@ -435,7 +476,8 @@ static void on_warm_ready(uv_poll_t *h, int status, int events)
 static void on_exit_ready(uv_poll_t *h, int status, int events)
 {
     tg__proc *p = h->data;
-    uv_poll_stop(h);
+    /* Watched once: closing the handle is its only epoll_ctl. */
+    close_handle((uv_handle_t *)h);
     if (p->exited)
         return;
     /* Kill what the leader left behind before reaping it: while it is a
@@ -467,6 +509,14 @@ static void leader_gone(tg__proc *p)
     p->exited = true;
     uv_timer_stop(&p->timer);
     p->phase = PHASE_NONE;
+    /* Our copies of the write ends go: the pipes end when nobody else
+     * holds them, which is usually now. */
+    close_fd(&p->outp[1]);
+    close_fd(&p->errp[1]);
+    read_now(p, &p->out, on_out, &p->out_done);
+    read_now(p, &p->err, on_err, &p->err_done);
+    if (p->finished)
+        return;
     if (!(p->out_done && p->err_done)) {
         int64_t drain = p->env->kill_grace_ms;
         arm(p, PHASE_DRAIN, (uint64_t)(drain < 100 ? 100 : drain));
@@ -503,7 +553,7 @@ static void on_out(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         return;
     }
     if (n < 0) {
-        uv_read_stop(s);
+        close_handle((uv_handle_t *)s); /* EOF or a read error */
         p->out_done = true;
         maybe_finish(p);
     }
@@ -538,7 +588,7 @@ static void on_err(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         return;
     }
     if (n < 0) {
-        uv_read_stop(s);
+        close_handle((uv_handle_t *)s); /* EOF or a read error */
         p->err_done = true;
         maybe_finish(p);
     }
@@ -563,13 +613,6 @@ static void open_reader(uv_pipe_t *pipe, int fd, uv_read_cb cb, bool *done)
     }
     if (uv_read_start((uv_stream_t *)pipe, on_alloc, cb) != 0)
         *done = true;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
 }
 
 static tg_result *spawn_error(const tg_call *call, const char *prog,
@@ -669,8 +712,8 @@ static void spawn_work(uv_work_t *req)
         p->spawn_rc = p->warm_rc == 0 ? 0 : -1;
         return;
     }
-    p->spawn_rc = tg__proc_spawn_ex(&p->sp, &p->spx, &pid, &p->spawn_stage,
-                                    &p->spawn_errnum);
+    p->spawn_rc = tg__proc_spawn_pidfd(&p->sp, &p->spx, &pid, &p->pidfd,
+                                       &p->spawn_stage, &p->spawn_errnum);
     p->pid = pid;
     if (p->spawn_rc == 0)
         tg__watchdog_add(p->env->watch, pid); /* dies with the runtime */
@@ -836,9 +879,8 @@ static void spawn_done(uv_work_t *req, int status)
     const char *prog = p->argv[0];
     tg_result *refusal = NULL;
     p->spawning = false;
-    /* The child's ends belong to the child now (or to nobody). */
-    close_fd(&p->outp[1]);
-    close_fd(&p->errp[1]);
+    /* The child's stdin end belongs to the child now (or to nobody); the
+     * output write ends stay until the leader is reaped (see the top). */
     close_fd(&p->inp[0]);
     if (status == UV_ECANCELED) {
         /* Stopped before a pool thread took it: it never ran. */
@@ -878,7 +920,8 @@ static void spawn_done(uv_work_t *req, int status)
         return;
     }
 
-    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (p->pidfd < 0) /* the spawn made none: a kernel before 5.2 */
+        p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     int uerr = p->pidfd < 0 ? uv_translate_sys_error(errno)
                             : uv_poll_init(env->loop, &p->exitw, p->pidfd);
     if (uerr != 0) {

@@ -59,6 +59,12 @@ int tg__proc_spawn(const tg__spawn *sp, pid_t *pid, int *stage, int *errnum);
 /* The same with resource limits and descriptors handed on (x may be NULL). */
 int tg__proc_spawn_ex(const tg__spawn *sp, const tg__spawn_extra *x, pid_t *pid,
                       int *stage, int *errnum);
+/* The same, and *pidfd gets a pidfd of the started child (O_CLOEXEC, the
+ * caller's to close) made by the spawn itself, or -1 when the kernel gave
+ * none (before Linux 5.2, or built with TG_SPAWN_FORK) or the spawn
+ * failed. */
+int tg__proc_spawn_pidfd(const tg__spawn *sp, const tg__spawn_extra *x,
+                         pid_t *pid, int *pidfd, int *stage, int *errnum);
 
 /* Resolves argv0 the way execvp would, with PATH `path_env` (NULL: a default)
  * and relative PATH entries taken from `cwd`: a name with a '/' is used as

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,6 +243,49 @@ static void test_signal_names(void **state)
     assert_string_equal(tg__signal_name(200, b), "signal 200");
 }
 
+/* The spawn's own pidfd names the child: it can signal it, and it turns
+ * readable when the child exits; a failed spawn hands back none. */
+static void test_spawn_pidfd(void **state)
+{
+    (void)state;
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    assert_true(devnull >= 0);
+    char *argv[] = {"/bin/sleep", "30", NULL};
+    char *envp[] = {NULL};
+    tg__spawn sp = {"/bin/sleep", argv, envp, NULL, devnull, devnull, devnull};
+    pid_t pid = 0;
+    int pidfd = -2, stage = -1, errnum = -1;
+    assert_int_equal(
+        tg__proc_spawn_pidfd(&sp, NULL, &pid, &pidfd, &stage, &errnum), 0);
+    if (pidfd < 0) {
+        /* a kernel without CLONE_PIDFD: vfork made the child */
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(devnull);
+        skip();
+    }
+    assert_true(fcntl(pidfd, F_GETFD) & FD_CLOEXEC);
+    struct pollfd pf = {pidfd, POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 0), 0); /* still running */
+    assert_int_equal(syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0),
+                     0);
+    assert_int_equal(poll(&pf, 1, 10000), 1);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    close(pidfd);
+
+    char *bad[] = {"/nonexistent/x", NULL};
+    tg__spawn sb = {bad[0], bad, envp, NULL, devnull, devnull, devnull};
+    pidfd = -2;
+    assert_int_equal(
+        tg__proc_spawn_pidfd(&sb, NULL, &pid, &pidfd, &stage, &errnum), -1);
+    assert_int_equal(stage, TG__SPAWN_STAGE_EXEC);
+    assert_int_equal(errnum, ENOENT);
+    assert_int_equal(pidfd, -1);
+    close(devnull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_env_merge),
         cmocka_unit_test(test_signal_names),
+        cmocka_unit_test(test_spawn_pidfd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
