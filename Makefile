@@ -78,7 +78,7 @@ fuzz:
 	@scripts/deps.sh --fuzz
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DTG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
-	@TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
+	@FUZZ_JOBS=$${FUZZ_JOBS:-$(JOBS)} TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"

@@ -18,6 +18,15 @@ if ! [[ $TG_TEST_TIME_SCALE =~ ^[1-9][0-9]{0,3}$ ]] || [ "$TG_TEST_TIME_SCALE" -
   exit 2
 fi
 TG_SOURCE_DIR=${TG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# python3 is the interpreter CMake found (TG_PYTHON3 from ctest, /usr/bin's
+# first), not whatever PATH finds first: a version manager's shim there
+# (pyenv's) starts a few processes per call, 0.1 s on a quiet machine and
+# seconds on a loaded one, and some tests start Python dozens of times. A
+# function: start a background server with "${TG_PYTHON3:-python3}" so that
+# $! is the server itself.
+if [ -n "${TG_PYTHON3:-}" ] && [ -x "$TG_PYTHON3" ]; then
+  python3() { "$TG_PYTHON3" "$@"; }
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"

@@ -70,7 +70,7 @@ check "workspace still there" test -d ws
 
 # Inside shell: writes outside fail, the network is gone, secrets are not
 # there; the workspace is writable.
-python3 -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1 &
+"${TG_PYTHON3:-python3}" -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 listening() { (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null; }

@@ -98,7 +98,11 @@ static inline void jt_turn(tg__journal *j, tg_call **calls, size_t n,
             tg__result_free(results[i]);
 }
 
-static inline long long jt_count(const char *path, const char *sql)
+/* The first row's n columns of `sql` (counts, one per column) into out[],
+ * on a connection of its own: one open and one schema parse for several
+ * checks. */
+static inline void jt_counts(const char *path, const char *sql, long long *out,
+                             int n)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -107,10 +111,18 @@ static inline long long jt_count(const char *path, const char *sql)
     sqlite3_busy_timeout(db, 5000);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_column_count(st), n);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    long long n = sqlite3_column_int64(st, 0);
+    for (int i = 0; i < n; i++)
+        out[i] = sqlite3_column_int64(st, i);
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+static inline long long jt_count(const char *path, const char *sql)
+{
+    long long n = 0;
+    jt_counts(path, sql, &n, 1);
     return n;
 }
 
