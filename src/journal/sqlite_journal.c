@@ -59,6 +59,20 @@
 /* How many sizes of multi-row INSERT there are (see row_sizes). */
 #define N_ROW_SIZES 4
 
+/* The page size of a journal this toolgate creates. Each page a transaction
+ * dirties goes into the WAL whole, and SQLite checksums every byte of it:
+ * a call that comes alone dirties about ten pages in its two transactions
+ * (a row and an index entry or two of ~100 bytes in each), so at 4,096
+ * bytes a page most of the 40 KiB written and checksummed was untouched
+ * bytes, and the checksum was a third of the journal's instructions a call
+ * (bench/RESULTS.md). Journals made before keep their page size: SQLite
+ * cannot change it in WAL mode, and nothing depends on it. */
+#ifndef TG_JOURNAL_PAGE_SIZE
+#define TG_JOURNAL_PAGE_SIZE 1024
+#endif
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* Forward migrations: migrations[v] brings a journal from schema version v to
  * v + 1. Append only; never edit a shipped entry. Columns that later features
  * of the journal need (scope for re-delivery, retention) are added by new
@@ -3074,9 +3088,13 @@ int tg__journal_open_sqlite_opts(const char *path,
     sqlite3_commit_hook(sj->db, on_commit, sj);
     sqlite3_rollback_hook(sj->db, on_rollback, sj);
     /* The busy timeout first: switching to WAL itself may wait on another
-     * process opening the same file. */
+     * process opening the same file. The page size takes effect only in a
+     * file that has none yet (a new journal): before the switch to WAL,
+     * which writes the file's header. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
             0 ||
+        (rc = exec(sj, "PRAGMA page_size = " STR(TG_JOURNAL_PAGE_SIZE),
+                   "configuring", err)) != 0 ||
         (rc = set_wal(sj, err)) != 0 ||
         (rc = exec(sj,
                    sj->opts.sync_full ? "PRAGMA synchronous = FULL"
