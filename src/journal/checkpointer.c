@@ -23,14 +23,17 @@
  * Once a checkpoint has copied the whole WAL, the writer's next
  * transaction starts it over from its beginning.
  *
- * The thread starts with the first checkpoint it is asked for, so a journal
- * opened for a query never has one. Should it fall behind (a slow disk and
- * a fast writer), a commit that leaves more than CKPT_HARD_PAGES in the WAL
- * checkpoints itself, as SQLite would have: the WAL stays bounded whatever
- * happens.
+ * The thread starts with the first checkpoint it is asked for, or when it
+ * is given a read pin to watch (readpin.c), so a journal opened for a query
+ * never has one. With a pin it wakes every PIN_IDLE_MS, and lets the pin's
+ * slots go when no commit came since it last woke. Should it fall behind (a
+ * slow disk and a fast writer), a commit that leaves more than CKPT_HARD_PAGES
+ * in the WAL checkpoints itself, as SQLite would have: the WAL stays bounded
+ * whatever happens.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +42,8 @@
 #include "walbuf.h"
 
 #define CKPT_PAGES 1000       /* SQLite's own automatic checkpoint size */
-#define CKPT_HARD_PAGES 20000 /* ~80 MB of WAL at 4 KB pages */
+#define PIN_IDLE_MS 200       /* see tg__checkpointer_watch_pin */
+#define CKPT_HARD_PAGES 20000 /* 20-80 MB of WAL (1-4 KiB pages) */
 
 struct tg__checkpointer {
     sqlite3 *db;  /* the writer's connection (borrowed) */
@@ -50,13 +54,15 @@ struct tg__checkpointer {
     bool failed;  /* it could not start: commits checkpoint themselves */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool wanted;        /* a checkpoint was asked for (under mu) */
-    bool stopping;      /* under mu */
-    unsigned long done; /* checkpoints that copied pages (under mu) */
-    bool opened;        /* own has read the database: its WAL is open */
-    atomic_bool asked;  /* asked and not ended: commits ask no more */
-    int last_pages;     /* the WAL's pages at the last commit (writer) */
-    int ask_at;         /* the WAL's pages at which to ask next (writer) */
+    bool wanted;          /* a checkpoint was asked for (under mu) */
+    bool stopping;        /* under mu */
+    unsigned long done;   /* checkpoints that copied pages (under mu) */
+    bool opened;          /* own has read the database: its WAL is open */
+    atomic_bool asked;    /* asked and not ended: commits ask no more */
+    tg__readpin *pin;     /* watched, or NULL (set before the thread runs) */
+    atomic_ulong commits; /* commits so far (the pin's idle timer) */
+    int last_pages;       /* the WAL's pages at the last commit (writer) */
+    int ask_at;           /* the WAL's pages at which to ask next (writer) */
 };
 
 /* One PASSIVE checkpoint on the thread's connection; true when it copied
@@ -75,13 +81,35 @@ static bool checkpoint(tg__checkpointer *c)
     return rc == SQLITE_OK && copied > 0;
 }
 
+/* Waits on c->cv (c->mu held) until asked or PIN_IDLE_MS passed, then
+ * lets the pin go when no commit came in that time. */
+static void wait_pin(tg__checkpointer *c, unsigned long *seen)
+{
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_nsec += (long)PIN_IDLE_MS * 1000000L;
+    at.tv_sec += at.tv_nsec / 1000000000L;
+    at.tv_nsec %= 1000000000L;
+    if (pthread_cond_timedwait(&c->cv, &c->mu, &at) == 0)
+        return;
+    unsigned long now = atomic_load(&c->commits);
+    if (now == *seen)
+        tg__readpin_idle(c->pin);
+    *seen = now;
+}
+
 static void *run(void *arg)
 {
     tg__checkpointer *c = arg;
+    unsigned long seen = 0;
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (!c->wanted && !c->stopping)
-            pthread_cond_wait(&c->cv, &c->mu);
+        while (!c->wanted && !c->stopping) {
+            if (c->pin != NULL)
+                wait_pin(c, &seen);
+            else
+                pthread_cond_wait(&c->cv, &c->mu);
+        }
         if (c->stopping)
             break;
         c->wanted = false;
@@ -100,6 +128,16 @@ static void *run(void *arg)
 /* Opens the thread's connection and starts it; false when either fails. */
 static bool start(tg__checkpointer *c)
 {
+    pthread_condattr_t ca;
+    /* the pin's timer runs on the monotonic clock */
+    if (pthread_condattr_init(&ca) != 0)
+        return false;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_destroy(&c->cv);
+    int crc = pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (crc != 0 && pthread_cond_init(&c->cv, NULL) != 0)
+        return false;
     if (sqlite3_open_v2(c->path, &c->own,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
                         tg__walbuf_vfs()) != SQLITE_OK ||
@@ -120,6 +158,7 @@ fail:
 static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
 {
     tg__checkpointer *c = arg;
+    atomic_fetch_add_explicit(&c->commits, 1, memory_order_relaxed);
     if (pages < c->last_pages)
         c->ask_at = CKPT_PAGES; /* the WAL started over */
     c->last_pages = pages;
@@ -157,9 +196,30 @@ int tg__checkpointer_attach(sqlite3 *db, tg__checkpointer **out)
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     atomic_init(&c->asked, false);
+    atomic_init(&c->commits, 0);
     c->ask_at = CKPT_PAGES;
     sqlite3_wal_hook(db, on_commit, c);
     *out = c;
+    return 0;
+}
+
+int tg__checkpointer_watch_pin(tg__checkpointer *c, tg__readpin *pin)
+{
+    if (c->started) {
+        pthread_mutex_lock(&c->mu);
+        c->pin = pin;
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        return 0;
+    }
+    if (c->failed)
+        return TG_ENOMEM;
+    c->pin = pin;
+    if (!start(c)) {
+        c->pin = NULL;
+        c->failed = true;
+        return TG_ENOMEM;
+    }
     return 0;
 }
 

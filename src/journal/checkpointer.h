@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "error.h"
+#include "readpin.h"
 
 typedef struct tg__checkpointer tg__checkpointer;
 
@@ -20,6 +21,12 @@ typedef struct tg__checkpointer tg__checkpointer;
 int tg__checkpointer_attach(sqlite3 *db, tg__checkpointer **out);
 /* How many checkpoints the thread completed (any thread). */
 unsigned long tg__checkpointer_done(tg__checkpointer *c);
+/* Lets the thread watch `pin` (borrowed; detach before closing it): once
+ * no commit came for a while, it lets the pin's slots go (readpin.h), so
+ * an idle writer holds back no other process's checkpoints. Starts the
+ * thread. Returns 0, or TG_ENOMEM when the thread cannot start (then the
+ * caller closes the pin). Call from db's thread. */
+int tg__checkpointer_watch_pin(tg__checkpointer *c, tg__readpin *pin);
 /* Gives db its automatic checkpoints back, stops the thread (waiting for a
  * checkpoint it runs) and frees c; before db is closed. NULL: no-op. */
 void tg__checkpointer_detach(tg__checkpointer *c);

@@ -23,6 +23,7 @@
  * replaced one could serve forged answers.
  */
 #include "checkpointer.h"
+#include "readpin.h"
 #include "walbuf.h"
 #include "journal.h"
 
@@ -58,6 +59,20 @@
 #define PROBE_IDS 64
 /* How many sizes of multi-row INSERT there are (see row_sizes). */
 #define N_ROW_SIZES 4
+
+/* The page size of a journal this toolgate creates. Each page a transaction
+ * dirties goes into the WAL whole, and SQLite checksums every byte of it:
+ * a call that comes alone dirties about ten pages in its two transactions
+ * (a row and an index entry or two of ~100 bytes in each), so at 4,096
+ * bytes a page most of the 40 KiB written and checksummed was untouched
+ * bytes, and the checksum was a third of the journal's instructions a call
+ * (bench/RESULTS.md). Journals made before keep their page size: SQLite
+ * cannot change it in WAL mode, and nothing depends on it. */
+#ifndef TG_JOURNAL_PAGE_SIZE
+#define TG_JOURNAL_PAGE_SIZE 1024
+#endif
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* Forward migrations: migrations[v] brings a journal from schema version v to
  * v + 1. Append only; never edit a shipped entry. Columns that later features
@@ -287,8 +302,13 @@ struct sqlite_journal {
     tg__journal base; /* first: the tg__journal * is this object */
     sqlite3 *db;
     tg__checkpointer *ckpt; /* its WAL checkpoints (checkpointer.c) */
-    char *path;             /* sqlite3_malloc'd */
-    bool watched;           /* dev and ino are the file's (not ":memory:") */
+    /* the read pin (readpin.c) and its connection, made before the first
+     * write transaction (pin_tried); NULL without */
+    sqlite3 *pin_db;
+    tg__readpin *pin;
+    int pin_tried;
+    char *path;   /* sqlite3_malloc'd */
+    bool watched; /* dev and ino are the file's (not ":memory:") */
     dev_t dev;
     ino_t ino;
     sqlite3_int64 pid, start;
@@ -661,11 +681,49 @@ static int watch_file(struct sqlite_journal *sj, tg_error *err)
     return 0;
 }
 
+/* Closes the read pin and its connection (the checkpointer watching it
+ * first, when `all`). */
+static void pin_stop(struct sqlite_journal *sj, int all)
+{
+    if (all) {
+        tg__checkpointer_detach(sj->ckpt);
+        sj->ckpt = NULL;
+    }
+    tg__readpin_close(sj->pin);
+    sj->pin = NULL;
+    sqlite3_close_v2(sj->pin_db);
+    sj->pin_db = NULL;
+}
+
+/* Makes the read pin (readpin.c) of a journal that writes, on a connection
+ * of its own that reads the file once (which maps its wal-index) and
+ * nothing after. Without one (in memory, no checkpointer, or it could not
+ * be made) the journal works as before: each transaction takes its read
+ * slot by itself. A pin nobody lets go while the writer is idle would hold
+ * back other processes' checkpoints: the checkpointer's timer watches it,
+ * or there is none. */
+static void pin_start(struct sqlite_journal *sj)
+{
+    sj->pin_tried = 1;
+    if (!sj->watched || sj->ckpt == NULL || tg__walbuf_vfs() == NULL)
+        return;
+    if (sqlite3_open_v2(sj->path, &sj->pin_db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        tg__walbuf_vfs()) != SQLITE_OK ||
+        sqlite3_exec(sj->pin_db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL,
+                     NULL, NULL) != SQLITE_OK ||
+        tg__readpin_open(sj->pin_db, &sj->pin) != 0 ||
+        tg__checkpointer_watch_pin(sj->ckpt, sj->pin) != 0)
+        pin_stop(sj, 0);
+}
+
 /* IMMEDIATE takes the write lock up front, so two writers wait on the busy
  * timeout instead of failing on a read-to-write upgrade. */
 static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
     tx_rollback(sj); /* a transaction left open by an earlier failure */
+    if (!sj->pin_tried)
+        pin_start(sj);
     sj->next_known = 0;
     int rc = still_ours(sj, err);
     return rc != 0 ? rc : run(sj, sj->st_begin, "starting a transaction", err);
@@ -2896,7 +2954,7 @@ static void sj_close(tg__journal *j)
     sqlite3_finalize(sj->st_lookup);
     sqlite3_finalize(sj->st_data_version);
     sqlite3_finalize(sj->st_epoch_add);
-    tg__checkpointer_detach(sj->ckpt);
+    pin_stop(sj, 1); /* before the writer's connection: it may be last */
     sqlite3_close_v2(sj->db);
     tg__chain_key_cleanup(&sj->key);
     sqlite3_free(sj->slots);
@@ -3089,9 +3147,13 @@ int tg__journal_open_sqlite_opts(const char *path,
     sqlite3_commit_hook(sj->db, on_commit, sj);
     sqlite3_rollback_hook(sj->db, on_rollback, sj);
     /* The busy timeout first: switching to WAL itself may wait on another
-     * process opening the same file. */
+     * process opening the same file. The page size takes effect only in a
+     * file that has none yet (a new journal): before the switch to WAL,
+     * which writes the file's header. */
     if ((rc = exec(sj, "PRAGMA busy_timeout = 5000", "configuring", err)) !=
             0 ||
+        (rc = exec(sj, "PRAGMA page_size = " STR(TG_JOURNAL_PAGE_SIZE),
+                   "configuring", err)) != 0 ||
         (rc = set_wal(sj, err)) != 0 ||
         (rc = exec(sj,
                    sj->opts.sync_full ? "PRAGMA synchronous = FULL"

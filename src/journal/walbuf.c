@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readpin.h"
 #include "walbuf.h"
 
 #define WB_FRAME_HDR 24 /* SQLite's WAL_FRAME_HDRSIZE */
@@ -217,10 +218,15 @@ static int wb_shm_map(sqlite3_file *file, int pg, int pgsz, int extend,
     return f->real->pMethods->xShmMap(f->real, pg, pgsz, extend, pp);
 }
 
+/* The read pins (readpin.c) follow the locks of the process's
+ * connections. */
 static int wb_shm_lock(sqlite3_file *file, int offset, int n, int flags)
 {
     wb_file *f = (wb_file *)file;
-    return f->real->pMethods->xShmLock(f->real, offset, n, flags);
+    tg__readpin_before(f->name, f, offset, n, flags);
+    int rc = f->real->pMethods->xShmLock(f->real, offset, n, flags);
+    tg__readpin_after(f->name, f, offset, n, flags, rc);
+    return rc;
 }
 
 /* SQLite calls this before it publishes frames to other connections: the
@@ -417,6 +423,15 @@ static bool wb_register(int k, sqlite3_vfs *real)
         .xCurrentTimeInt64 = wb_current_time64,
     };
     return sqlite3_vfs_register(&wb_vfs[k], 0) == SQLITE_OK;
+}
+
+sqlite3_file *tg__walbuf_real(sqlite3_file *file, const char **name)
+{
+    if (file == NULL || file->pMethods != &wb_io)
+        return NULL;
+    wb_file *f = (wb_file *)file;
+    *name = f->name;
+    return f->real;
 }
 
 const char *tg__walbuf_vfs(void)

@@ -14,4 +14,9 @@
  * open with the default VFS: the same files, unbuffered). */
 const char *tg__walbuf_vfs(void);
 
+/* The default VFS's file under `file` and the name SQLite opened it with
+ * (*name: borrowed, lives as long as the file), when `file` is a file of
+ * this VFS; NULL otherwise. */
+sqlite3_file *tg__walbuf_real(sqlite3_file *file, const char **name);
+
 #endif
