@@ -177,8 +177,6 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
     rt->kill_grace_ms =
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
-    rt->watch.fd = -1;
-    rt->watch.pid = -1;
     if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0 ||
         (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
         (rc = tg__watchdog_start(&rt->watch, err)) != 0)
