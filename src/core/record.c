@@ -17,6 +17,7 @@
 #include "json_out.h"
 #include "timeutil.h"
 #include "utf8.h"
+#include "zalloc.h"
 
 /* ------------------------------------------------------------ names */
 
@@ -831,7 +832,7 @@ static tg_result *result_alloc(const tg_call *call, tg_outcome outcome,
 {
     size_t il = strlen(call->id), tl = strlen(call->tool);
     size_t extra = il + tl + 2 + (text ? text_len + 1 : 0);
-    tg_result *r = payload_take || text ? calloc(1, sizeof *r + extra) : NULL;
+    tg_result *r = payload_take || text ? tg__zalloc(sizeof *r + extra) : NULL;
     if (r == NULL) {
         json_decref(payload_take);
         return NULL;

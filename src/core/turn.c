@@ -10,10 +10,11 @@
 #include "error.h"
 #include "quote.h"
 #include "hashmap.h"
+#include "zalloc.h"
 
 tg_turn *tg__turn_new(const char *format)
 {
-    tg_turn *t = calloc(1, sizeof *t);
+    tg_turn *t = tg__zalloc(sizeof *t);
     if (t != NULL)
         t->format = format;
     return t;

@@ -24,6 +24,7 @@
 #include "remote.h"
 #include "runtime.h"
 #include "tool.h"
+#include "zalloc.h"
 
 /* Variables of the runtime's environment every subprocess inherits; a
  * command tool gets more only by naming them (its "env" and "env_pass"). */
@@ -177,8 +178,6 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
     rt->parallel = cfg->parallel > 0 ? cfg->parallel : DEFAULT_PARALLEL;
     rt->kill_grace_ms =
         cfg->kill_grace_ms >= 0 ? cfg->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
-    rt->watch.fd = -1;
-    rt->watch.pid = -1;
     if ((rc = tg__registry_load(rt->reg, rt->cfg, err)) != 0 ||
         (rc = tg__policy_compile(rt->cfg->policy, &rt->policy, err)) != 0 ||
         (rc = tg__watchdog_start(&rt->watch, err)) != 0)
@@ -809,7 +808,7 @@ int tg_runtime_submit(tg_runtime *rt, tg_turn *turn, const tg_turn_ops *ops,
         if (r->turn == turn)
             return tg__error_set(err, TG_EINVAL,
                                  "this turn is submitted already");
-    tg__run *run = calloc(1, sizeof *run);
+    tg__run *run = tg__zalloc(sizeof *run);
     if (run == NULL)
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     run->rt = rt;
@@ -819,7 +818,8 @@ int tg_runtime_submit(tg_runtime *rt, tg_turn *turn, const tg_turn_ops *ops,
     if (ops != NULL)
         run->ops = *ops;
     run->ud = ud;
-    if (run->n > 0 && (run->jobs = calloc(run->n, sizeof *run->jobs)) == NULL) {
+    if (run->n > 0 &&
+        (run->jobs = tg__zalloc_n(run->n, sizeof *run->jobs)) == NULL) {
         free(run);
         return tg__error_set(err, TG_ENOMEM, "out of memory");
     }

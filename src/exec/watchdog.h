@@ -13,20 +13,26 @@
 
 #include "error.h"
 
+typedef struct tg__watchdog_proc tg__watchdog_proc;
+
 typedef struct tg__watchdog {
-    int fd;         /* the watchdog's socket, -1: none */
-    pid_t pid;      /* the watchdog, -1: none */
-    int32_t *slots; /* running tool groups, shared with the watchdog */
+    int32_t *slots;          /* running tool groups, shared with the watchdog */
+    tg__watchdog_proc *proc; /* the process, forked with the first group */
 } tg__watchdog;
 
-/* Forks the watchdog. Returns 0, or TG_ENOMEM / TG_EIO / TG_ESPAWN with err
- * filled (w is then stopped). */
+/* Makes the table (w zeroed before: a runtime's calloc). The process itself
+ * is forked when the first tool group is recorded, so a runtime that only
+ * runs in-process tools has none. Returns 0, or TG_ENOMEM with err filled
+ * (w is then stopped). */
 int tg__watchdog_start(tg__watchdog *w, tg_error *err);
-/* Records a tool group that started, or is done (any thread, lock-free).
- * A watchdog that is not running ignores them. */
+/* Records a tool group that started, or is done (any thread, lock-free once
+ * the watchdog runs). The first add forks the watchdog; when that fork
+ * fails, groups are not recorded (their leaders still die with toolgate:
+ * PR_SET_PDEATHSIG) and no later add tries again. */
 void tg__watchdog_add(const tg__watchdog *w, pid_t pgid);
 void tg__watchdog_remove(const tg__watchdog *w, pid_t pgid);
-/* Ends the watchdog once no group is held; safe on one never started. */
+/* Ends the watchdog once no group is held; safe on one never started or
+ * zeroed. */
 void tg__watchdog_stop(tg__watchdog *w);
 
 #endif

@@ -26,6 +26,7 @@
 #include "server.h"
 #include "tasks.h"
 #include "utf8.h"
+#include "zalloc.h"
 
 #define PROGRESS_EVERY_MS 50
 
@@ -486,7 +487,7 @@ int srv_call_start(srv_ctx *c)
                        NULL);
         return 0;
     }
-    srv_req *r = calloc(1, sizeof *r);
+    srv_req *r = tg__zalloc(sizeof *r);
     if (r == NULL)
         goto oom;
     r->srv = srv;

@@ -9,10 +9,10 @@
  * traces them for the schema tests.
  */
 #include <errno.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "server.h"
 #include "tasks.h"
@@ -490,8 +490,18 @@ void srv_on_stopped(tg__srv *srv, void (*fn)(tg__srv *srv, void *ud), void *ud)
 
 void srv_random_bytes(unsigned char *out, size_t n)
 {
-    if (RAND_bytes(out, (int)n) != 1)
-        abort(); /* no randomness: no id or key can be trusted */
+    /* The kernel's CSPRNG, not OpenSSL's: RAND_bytes would set up
+     * OpenSSL's DRBG and providers at start (about 2 MiB of libcrypto
+     * paged in), which a server that never signs anything does not need. */
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(out + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            abort(); /* no randomness: no id or key can be trusted */
+        got += (size_t)r;
+    }
 }
 
 void srv_random_hex(char *out, size_t n)
