@@ -35,13 +35,13 @@ static json_t *meta(const tg_loop *l, const char *prompt)
         return NULL;
     }
     return json_pack(
-        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I,s:o}", "provider",
+        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I,s:o,s:b}", "provider",
         l->prov->name, "base_url", l->base_url, "model", l->model, "system",
         l->system, "prompt", prompt, "max_iterations", l->opt.max_iterations,
         "max_tool_calls", (json_int_t)l->opt.max_tool_calls, "stop_tools",
         stops, "max_tokens", l->opt.max_tokens, "stream", l->opt.stream != 0,
         "max_total_tokens", (json_int_t)l->opt.max_total_tokens, "skills",
-        skills); /* new ref */
+        skills, "in_process", l->opt.model_fn != NULL); /* new ref */
 }
 
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err)

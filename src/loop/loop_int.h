@@ -133,13 +133,24 @@ typedef struct tg__reqtext {
     json_t **items; /* new refs: the items kept, compared by identity */
     size_t *ends;   /* text's length after each item */
     size_t n, items_cap;
+    /* The body without the list, made once (the model, the tools, the
+     * system prompt do not change during a loop): frame[0..head) comes
+     * before the list's items, frame[tail..) after them. */
+    char *frame;
+    size_t head, tail;
+    const json_t *frame_tools; /* the tools it was made with (identity) */
+    int frame_stream;
 } tg__reqtext;
 
 /* The body of a request (prov's request(), with "stream" and Chat
  * Completions' stream_options when stream) for conv and tools (borrowed),
  * as compact JSON text in *out (malloc'd, NUL-terminated, *out_len bytes),
- * the list's items taken from r (brought up to conv's list first). 0,
- * TG_ENOMEM, or what prov's request() returns. */
+ * the list's items taken from r (brought up to conv's list first). The
+ * rest of the body is serialized at the first request and kept while the
+ * tools (by identity) and stream stay the same: conv's members other than
+ * its list and the model must not change after the first request (the
+ * loop sets them when it starts). 0, TG_ENOMEM, or what prov's request()
+ * returns. */
 int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
                       const json_t *conv, const json_t *tools,
                       const char *model, int max_tokens, int stream, char **out,
