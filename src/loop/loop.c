@@ -150,6 +150,9 @@ void tg_loop_free(tg_loop *l)
 {
     if (l == NULL)
         return;
+    if (l->store != NULL)
+        (void)tg__loop_journal_flush(l, NULL); /* best effort */
+    free(l->deferred);
     tg__http_cleanup(&l->http);
     wipe_free(l->api_key);
     free(l->base_url);
@@ -237,15 +240,11 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
         return rc;
     char *text = NULL;
     rc = tg_runtime_tools(l->rt, l->prov->format, &text, err);
+    if (rc == 0)
+        rc = tg__reqtext_tools(&l->req, text, &l->tools, err);
+    tg_free(text);
     if (rc != 0)
         return rc;
-    json_error_t jerr;
-    l->tools = json_loads(text, 0, &jerr); /* new ref */
-    tg_free(text);
-    if (l->tools == NULL)
-        return tg__loop_fail(err, TG_EINTERNAL,
-                             "the runtime's tool definitions are not JSON: %s",
-                             jerr.text);
     if (!l->resumed && (rc = tg__loop_journal_begin(l, prompt, err)) != 0)
         return rc;
     l->started_ms = mono_ms();

@@ -140,7 +140,20 @@ typedef struct tg__reqtext {
     size_t head, tail;
     const json_t *frame_tools; /* the tools it was made with (identity) */
     int frame_stream;
+    /* the tool definitions' text that tools_mark stands for in the frame
+     * (tg__reqtext_tools), or NULL */
+    char *tools_text;
+    const json_t *tools_mark;
 } tg__reqtext;
+
+/* The tool definitions for requests, from their JSON text as
+ * tg_runtime_tools gives it (borrowed): *tools (a new ref) is what the
+ * provider's request() takes. A list is not parsed: *tools is an array of
+ * one marker string that the frame's text replaces by `text` (kept in r),
+ * or an empty array for "[]"; an object (Gemini's Tool) is parsed. 0,
+ * TG_ENOMEM, TG_EINTERNAL when it is not JSON. */
+int tg__reqtext_tools(tg__reqtext *r, const char *text, json_t **tools,
+                      tg_error *err);
 
 /* The body of a request (prov's request(), with "stream" and Chat
  * Completions' stream_options when stream) for conv and tools (borrowed),
@@ -346,6 +359,10 @@ struct tg_loop {
     long tokens;          /* the answers' tokens so far */
     long long started_ms; /* CLOCK_MONOTONIC ms of the start (or resume) */
     tg__reqtext req;      /* the conversation's text sent so far */
+    /* the results step of iteration deferred_iteration, not written yet
+     * (journal.c: it goes with the next step); malloc'd */
+    char *deferred;
+    int deferred_iteration;
 };
 
 /* The system prompt with the skills of `o` added (malloc'd, NULL when
@@ -361,10 +378,16 @@ int tg__loop_skill_names(tg_loop *l, const json_t *names, tg_error *err);
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err);
 /* Records step `kind` of the current iteration: the conversation's items
  * from index `from` on (what the step added), and `extra` (borrowed, an
- * object whose members join the body; may be NULL). */
+ * object whose members join the body; may be NULL). A "results" step is
+ * kept and committed with the next step (or tg__loop_journal_flush,
+ * tg__loop_journal_end). */
 int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
                           const json_t *extra, tg_error *err);
-/* Records how the loop ended (when it has a store and stopped). */
+/* Writes the results step kept for the next step now (nothing when none
+ * is kept). 0 or a negative TG_E code. */
+int tg__loop_journal_flush(tg_loop *l, tg_error *err);
+/* Records how the loop ended (when it has a store and stopped), with the
+ * results step kept, if any. */
 void tg__loop_journal_end(tg_loop *l);
 /* The caller scope of iteration `iteration`'s calls: "<loop id>/<n>". */
 void tg__loop_scope(const tg_loop *l, int iteration, char *buf, size_t n);

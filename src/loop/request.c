@@ -24,6 +24,10 @@
  * quote within a JSON string is always written \"). */
 #define MARK "\x01toolgate:conversation\x01"
 #define MARK_JSON "\"\\u0001toolgate:conversation\\u0001\""
+/* The tool definitions' marker, as a one-item list in the serialized
+ * frame. */
+#define TOOLS_MARK "\x01toolgate:tools\x01"
+#define TOOLS_MARK_JSON "[\"\\u0001toolgate:tools\\u0001\"]"
 
 void tg__reqtext_cleanup(tg__reqtext *r)
 {
@@ -33,7 +37,69 @@ void tg__reqtext_cleanup(tg__reqtext *r)
     free(r->ends);
     free(r->text);
     free(r->frame);
+    free(r->tools_text);
     memset(r, 0, sizeof *r);
+}
+
+/* After running out of memory: what was kept may be half an item, so it
+ * all goes but the tools' text (made once, when the loop started). */
+static void start_afresh(tg__reqtext *r)
+{
+    char *tools = r->tools_text;
+    const json_t *mark = r->tools_mark;
+    r->tools_text = NULL;
+    tg__reqtext_cleanup(r);
+    r->tools_text = tools;
+    r->tools_mark = mark;
+}
+
+int tg__reqtext_tools(tg__reqtext *r, const char *text, json_t **tools,
+                      tg_error *err)
+{
+    *tools = NULL;
+    const char *p = text;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    if (*p != '[') {
+        json_error_t jerr;
+        *tools = json_loads(text, 0, &jerr); /* new ref */
+        return *tools != NULL
+                   ? 0
+                   : tg__loop_fail(err, TG_EINTERNAL,
+                                   "the runtime's tool definitions are not "
+                                   "JSON: %s",
+                                   jerr.text);
+    }
+    const char *q = p + 1;
+    while (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')
+        q++;
+    free(r->tools_text);
+    r->tools_text = NULL;
+    if (*q == ']')             /* none */
+        *tools = json_array(); /* new ref */
+    else if ((r->tools_text = strdup(p)) != NULL)
+        *tools = json_pack("[s]", TOOLS_MARK); /* new ref */
+    r->tools_mark = *tools;
+    return *tools != NULL ? 0 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+}
+
+/* frame with the tools' marker replaced by r->tools_text (malloc'd; frame
+ * freed), or frame itself when it has no marker; NULL on out of memory. */
+static char *splice_tools(tg__reqtext *r, char *frame)
+{
+    char *at = r->tools_text != NULL ? strstr(frame, TOOLS_MARK_JSON) : NULL;
+    if (at == NULL)
+        return frame;
+    size_t head = (size_t)(at - frame), mark = sizeof TOOLS_MARK_JSON - 1;
+    size_t tools = strlen(r->tools_text), tail = strlen(at + mark);
+    char *out = malloc(head + tools + tail + 1);
+    if (out != NULL) {
+        memcpy(out, frame, head);
+        memcpy(out + head, r->tools_text, tools);
+        memcpy(out + head + tools, at + mark, tail + 1);
+    }
+    free(frame);
+    return out;
 }
 
 static int put(const char *data, size_t n, void *ud)
@@ -81,7 +147,7 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
                       const char **text, size_t *len)
 {
     if (sync_list(r, list) != 0) {
-        tg__reqtext_cleanup(r);
+        start_afresh(r);
         return TG_ENOMEM;
     }
     size_t at = from == 0 ? 0 : from <= r->n ? r->ends[from - 1] + 1 : r->len;
@@ -122,6 +188,8 @@ static int make_frame(tg__reqtext *r, const tg__provider *prov,
     if (rc != 0)
         goto out;
     frame = json_dumps(body, JSON_COMPACT);
+    if (frame != NULL && tools == r->tools_mark)
+        frame = splice_tools(r, frame);
     if (frame == NULL) {
         rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
         goto out;
@@ -172,8 +240,7 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
                              "the conversation has no \"%s\" list",
                              prov->list_key);
     if (sync_list(r, list) != 0) {
-        /* what was kept may be half an item: start afresh next time */
-        tg__reqtext_cleanup(r);
+        start_afresh(r);
         return tg__loop_fail(err, TG_ENOMEM,
                              "out of memory building a "
                              "request");
