@@ -3,7 +3,7 @@
  * test_loop_model.c - the agent loop with an in-process model
  * (tg_loop_options.model_fn, toolgate_loop.h) over a real runtime (an
  * in-process tool that counts its runs) and, for durability, a real SQLite
- * journal: the requests the model gets (its tools, every result matched by
+ * journal: what each request carries (its tools, every result matched by
  * id, in the provider's format), whole and streamed answers, Anthropic's
  * shape, a model that fails or answers garbage, and a loop whose model
  * failed resumed with an in-process model again without running a tool
