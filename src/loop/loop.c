@@ -137,7 +137,8 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     }
     l->id[21] = '\0';
     memcpy(&l->rnd, r + 8, sizeof l->rnd);
-    int rc = tg__http_init(&l->http, rt, &l->cancel, err);
+    int rc =
+        tg__http_init(&l->http, rt, &l->cancel, options->model_fn == NULL, err);
     if (rc != 0) {
         tg_loop_free(l);
         return rc;

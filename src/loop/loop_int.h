@@ -213,9 +213,11 @@ typedef struct tg__http {
 /* The cancel flag's value once the deadline passed (1: tg_loop_cancel). */
 #define TG__CANCEL_BUDGET 2
 
-/* Caller-owned h: a multi and an easy handle. 0 or TG_ENOMEM. */
+/* Caller-owned h: a multi and an easy handle (none without with_curl: a
+ * loop with an in-process model only steps the runtime and waits). 0 or
+ * TG_ENOMEM. */
 int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
-                  tg_error *err);
+                  int with_curl, tg_error *err);
 void tg__http_cleanup(tg__http *h);
 /* POSTs body[0..len) to url with headers (borrowed) and waits for the
  * whole answer (at most max_body bytes, else TG_ELIMIT), stepping the
