@@ -1089,6 +1089,17 @@ int tg_loop_store_adopt(tg_loop_store *ls, const char *loop_id, tg_error *err);
  * already, TG_ENOTFOUND for no such loop. */
 int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
                        const char *kind, const char *body_json, tg_error *err);
+/* One step for tg_loop_store_steps (strings borrowed). */
+typedef struct tg_loop_step_rec {
+    int iteration;
+    const char *kind;
+    const char *body_json;
+} tg_loop_step_rec;
+/* Records steps[0..n) of the loop, in order, as tg_loop_store_step does
+ * each, in one transaction: all committed when it returns, or none
+ * (TG_EEXIST, TG_ENOTFOUND, TG_EINVAL as there). n 0: nothing. */
+int tg_loop_store_steps(tg_loop_store *ls, const char *loop_id,
+                        const tg_loop_step_rec *steps, size_t n, tg_error *err);
 /* Ends the loop with `status` (the stop reason's name, not "running") and
  * its answer (may be NULL). Committed when it returns. */
 int tg_loop_store_end(tg_loop_store *ls, const char *loop_id,

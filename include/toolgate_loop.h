@@ -42,6 +42,22 @@ typedef struct tg_loop_skill {
     const char *text;
 } tg_loop_skill;
 
+/* An in-process model (tg_loop_options.model_fn): a custom provider, a
+ * local model linked into the program, a test's scripted model. Called on
+ * the loop's thread, once per request, with the request's body: the JSON
+ * text the loop would POST in the wire format of tg_loop_options.provider
+ * (request[0..len), NUL-terminated; with "stream": true when the loop
+ * streams). Sets *answer (malloc'd, the loop frees it) and *answer_len to
+ * the provider's answer: a whole response as the API answers it (JSON),
+ * or, streamed, the Server-Sent Events of a streamed answer (each call
+ * starts once its event is read; a whole JSON answer is read as such too).
+ * Returns 0, or a negative TG_E code with err filled: the request fails
+ * for good (no retry) and so does the loop (TG_LOOP_FAILED; a journaled
+ * loop can be resumed). */
+typedef int (*tg_loop_model_fn)(void *ud, const char *request, size_t len,
+                                char **answer, size_t *answer_len,
+                                tg_error *err);
+
 /* Options of tg_loop_new. Strings are copied by tg_loop_new; zeroes give
  * the defaults. */
 typedef struct tg_loop_options {
@@ -49,7 +65,8 @@ typedef struct tg_loop_options {
      * (BASE/responses), "anthropic" (BASE/v1/messages) or "gemini"
      * (BASE/v1beta/models/MODEL:generateContent). */
     const char *provider;
-    const char *base_url; /* e.g. "http://127.0.0.1:8080/v1" for openai */
+    /* e.g. "http://127.0.0.1:8080/v1" for openai; NULL with model_fn */
+    const char *base_url;
     const char *model;
     /* The API key: sent in the provider's header (Authorization: Bearer,
      * x-api-key, x-goog-api-key), never logged, journaled or written to the
@@ -84,6 +101,13 @@ typedef struct tg_loop_options {
      * empty (TG_EINVAL). A resumed loop keeps the journaled ones. */
     const tg_loop_skill *skills;
     size_t nskills;
+    /* An in-process model instead of HTTP (NULL: HTTP to base_url, which
+     * may then be NULL). The conversation, the journal and a resume are
+     * the same as over HTTP, in the provider's format; the loop's record
+     * says it ran in-process, and a resume needs a model_fn again. The
+     * HTTP options (key, timeouts, retries) do not apply. */
+    tg_loop_model_fn model_fn;
+    void *model_ud; /* model_fn's first argument */
 } tg_loop_options;
 
 /* Why a loop stopped (tg_loop_stop_reason). */

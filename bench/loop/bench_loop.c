@@ -26,8 +26,13 @@
  *   {"measure":"overhead","journal":0|1,"us_per_iteration":X,...}
  *   {"measure":"stream","reps":N,"lead_ms_median":..., ...}
  *
+ * With --in-process the same scripted model is a tg_loop_model_fn (no
+ * HTTP), as the SDK's mock model is: the like-for-like measure; the time
+ * it spends building its answers is taken out as the server's is.
+ *
  * Usage: bench_loop [--loops L] [--iters I] [--calls C] [--journal DIR]
  *                   [--stream-reps N] [--delay-ms D] [--no-floor]
+ *                   [--in-process]
  * With --journal the overhead is measured with the journal on in DIR
  * (which must exist); --stream-reps N (0: none) adds the streamed measure;
  * --no-floor skips the plain POSTs of the exchange alone (its figure is then
@@ -62,6 +67,7 @@ static struct {
 } model;
 
 static atomic_llong tool_ns, tool_first_ns;
+static int in_process; /* --in-process: the model is a tg_loop_model_fn */
 
 static long long now_ns(void)
 {
@@ -270,6 +276,26 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn,
     return rc;
 }
 
+/* The same scripted model in-process (tg_loop_options.model_fn): the
+ * answer built as the server builds it, counted as model time. */
+static int inproc_model(void *ud, const char *request, size_t len,
+                        char **answer, size_t *answer_len, tg_error *err)
+{
+    long long t0 = now_ns();
+    (void)ud;
+    (void)request;
+    (void)err;
+    atomic_fetch_add(&model.body_bytes, (long long)len);
+    int step = atomic_fetch_add(&model.step, 1) + 1;
+    char *b = malloc(BODY_MAX);
+    if (b == NULL)
+        return TG_ENOMEM;
+    *answer_len = whole_answer(b, BODY_MAX, step);
+    *answer = b;
+    atomic_fetch_add(&model.server_ns, now_ns() - t0);
+    return 0;
+}
+
 /* One loop against the server; 0 when it answered after model.iters. */
 static int one_loop(tg_runtime *rt, const char *base, tg_error *err)
 {
@@ -279,6 +305,8 @@ static int one_loop(tg_runtime *rt, const char *base, tg_error *err)
     o.model = "m";
     o.max_iterations = model.iters + 1;
     o.stream = model.stream;
+    if (in_process && !model.stream)
+        o.model_fn = inproc_model;
     tg_loop *l = NULL;
     atomic_store(&model.step, 0);
     int rc = tg_loop_new(rt, &o, NULL, NULL, &l, err);
@@ -382,16 +410,17 @@ static int overhead(tg_runtime *rt, const char *base, int loops, int journal,
     int n = loops * model.iters;
     double per = (double)(wall - srv - tool) / 1e3 / n;
     size_t mean = (size_t)(atomic_load(&model.body_bytes) / n);
-    double floor = no_floor ? 0 : http_floor(base, n, mean);
+    double floor = no_floor || in_process ? 0 : http_floor(base, n, mean);
     if (floor < 0)
         return -1;
-    printf("{\"measure\":\"overhead\",\"journal\":%d,\"loops\":%d,"
+    printf("{\"measure\":\"overhead\",\"journal\":%d,\"in_process\":%d,"
+           "\"loops\":%d,"
            "\"iterations\":%d,\"calls\":%d,\"us_per_iteration\":%.2f,"
            "\"wall_us_per_iteration\":%.2f,\"server_us\":%.0f,"
            "\"tool_us\":%.0f,\"http_us_per_request\":%.2f,"
            "\"mean_request_bytes\":%zu,\"us_per_iteration_no_http\":%.2f,"
            "\"peak_rss_kb\":%ld}\n",
-           journal, loops, model.iters, model.calls, per,
+           journal, in_process, loops, model.iters, model.calls, per,
            (double)wall / 1e3 / (loops * model.iters), (double)srv / 1e3,
            (double)tool / 1e3, floor, mean, per - floor, peak_rss_kb());
     return 0;
@@ -457,7 +486,10 @@ int main(int argc, char **argv)
             model.calls = (int)bench_arg_long("bench_loop", o, v, 2, 8);
         else if (strcmp(o, "--journal") == 0 && v != NULL)
             journal = v;
-        else if (strcmp(o, "--no-floor") == 0) {
+        else if (strcmp(o, "--in-process") == 0) {
+            in_process = 1; /* a flag: no value */
+            i--;
+        } else if (strcmp(o, "--no-floor") == 0) {
             no_floor = 1; /* a flag: no value */
             i--;
         } else if (strcmp(o, "--stream-reps") == 0)
@@ -467,7 +499,8 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_loop [--loops L] [--iters 2..1000] "
                             "[--calls 2..8] [--journal DIR] [--stream-reps N] "
-                            "[--delay-ms 0..999] [--no-floor]\n");
+                            "[--delay-ms 0..999] [--no-floor] "
+                            "[--in-process]\n");
             return 2;
         }
     }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench/loop: the agent loop's overhead per iteration, toolgate's tg_loop
-# (bench_loop: the model server a thread of the driver, reached over HTTP on
-# 127.0.0.1) against the Vercel AI SDK's generateText with its mock model
-# (peer_loop.mjs: no HTTP), the same scripted turns (ITERS-1 answers of
+# (bench_loop: the scripted model in-process, a tg_loop_model_fn, for the
+# like-for-like ratio; and a model server, a thread of the driver, reached
+# over HTTP on 127.0.0.1) against the Vercel AI SDK's generateText with its
+# mock model (peer_loop.mjs: in-process, no HTTP), the same scripted turns (ITERS-1 answers of
 # CALLS calls of a no-op tool, then a text answer) and no-op tools, in the
 # same run; each side's peak RSS; then the lead time of a streamed turn's
 # first tool. Model time and tool time are measured on each side and taken
@@ -56,8 +57,12 @@ for round in $(seq 1 "$rounds"); do
   "$drv" --loops "$loops" --iters "$iters" --calls "$calls" --stream-reps "$r" > "$tmp/off"
   mkdir -p "$tmp/j$round"
   "$drv" --loops "$loops" --iters "$iters" --calls "$calls" --journal "$tmp/j$round" > "$tmp/on"
-  jq -c --argjson r "$round" '. + {round: $r, side: "toolgate"}' "$tmp/off" "$tmp/on" >> "$tmp/results"
-  jq -r 'select(.measure == "overhead") | "  toolgate tg_loop, journal \(if .journal == 1 then "on " else "off" end): \(.us_per_iteration) us/iteration (\(.us_per_iteration_no_http) without the HTTP exchange, \(.http_us_per_request) us a request of \(.mean_request_bytes) B alone; wall \(.wall_us_per_iteration), the server \(.server_us / 1000 | floor) ms, the tool \(.tool_us / 1000 | floor) ms in all), peak RSS \(.peak_rss_kb / 1024 * 10 | floor / 10) MiB"' "$tmp/off" "$tmp/on"
+  "$drv" --loops "$loops" --iters "$iters" --calls "$calls" --in-process > "$tmp/ipoff"
+  mkdir -p "$tmp/i$round"
+  "$drv" --loops "$loops" --iters "$iters" --calls "$calls" --in-process --journal "$tmp/i$round" > "$tmp/ipon"
+  jq -c --argjson r "$round" '. + {round: $r, side: "toolgate"}' "$tmp/off" "$tmp/on" "$tmp/ipoff" "$tmp/ipon" >> "$tmp/results"
+  jq -r 'select(.measure == "overhead" and .in_process == 0) | "  toolgate tg_loop over HTTP, journal \(if .journal == 1 then "on " else "off" end): \(.us_per_iteration) us/iteration (\(.us_per_iteration_no_http) without the HTTP exchange, \(.http_us_per_request) us a request of \(.mean_request_bytes) B alone; wall \(.wall_us_per_iteration), the server \(.server_us / 1000 | floor) ms, the tool \(.tool_us / 1000 | floor) ms in all), peak RSS \(.peak_rss_kb / 1024 * 10 | floor / 10) MiB"' "$tmp/off" "$tmp/on"
+  jq -r 'select(.measure == "overhead" and .in_process == 1) | "  toolgate tg_loop in-process model, journal \(if .journal == 1 then "on " else "off" end): \(.us_per_iteration) us/iteration (wall \(.wall_us_per_iteration), the model \(.server_us / 1000 | floor) ms, the tool \(.tool_us / 1000 | floor) ms in all), peak RSS \(.peak_rss_kb / 1024 * 10 | floor / 10) MiB"' "$tmp/ipoff" "$tmp/ipon"
 done
 
 echo "== ratios (the SDK / toolgate within each round; goals from issue 17$( [ "$rounds" -gt 1 ] && echo "; the median of $rounds rounds [lowest-highest]"))"
@@ -69,9 +74,12 @@ jq -rs '
       elif length == 1 then (.[0] | x)
       else "\(.[(length - 1) / 2 | floor] | x) [\(.[0] | x)-\(.[-1] | x)]" end;
   (group_by(.round) | map({s: (map(select(.side == "sdk")) | first),
-     off: (map(select(.measure == "overhead" and .journal == 0)) | first),
-     on: (map(select(.measure == "overhead" and .journal == 1)) | first)})) as $rs
-  | "  overhead per iteration, journal off: \($rs | m(q(.s.us_per_iteration; .off.us_per_iteration))) lower than the SDK (goal >= 20x); journal on: \($rs | m(q(.s.us_per_iteration; .on.us_per_iteration)))",
+     off: (map(select(.measure == "overhead" and .journal == 0 and .in_process == 0)) | first),
+     on: (map(select(.measure == "overhead" and .journal == 1 and .in_process == 0)) | first),
+     ipoff: (map(select(.measure == "overhead" and .journal == 0 and .in_process == 1)) | first),
+     ipon: (map(select(.measure == "overhead" and .journal == 1 and .in_process == 1)) | first)})) as $rs
+  | "  like for like, both models in-process: overhead per iteration, journal off: \($rs | m(q(.s.us_per_iteration; .ipoff.us_per_iteration))) lower than the SDK (goal >= 20x); journal on: \($rs | m(q(.s.us_per_iteration; .ipon.us_per_iteration)))",
+    "  toolgate over HTTP (a thread of the driver on 127.0.0.1) against the SDK in-process: journal off: \($rs | m(q(.s.us_per_iteration; .off.us_per_iteration))); journal on: \($rs | m(q(.s.us_per_iteration; .on.us_per_iteration)))",
     "  the same without the HTTP exchange (toolgate only: the SDK'"'"'s mock has none), journal off: \($rs | m(q(.s.us_per_iteration; .off.us_per_iteration_no_http))); journal on: \($rs | m(q(.s.us_per_iteration; .on.us_per_iteration_no_http)))",
     "  peak RSS: the SDK \($rs | m(q(.s.peak_rss_kb; .off.peak_rss_kb))) toolgate'"'"'s (goal >= 10x); journal on \($rs | m(q(.s.peak_rss_kb; .on.peak_rss_kb)))"
 ' "$tmp/results"

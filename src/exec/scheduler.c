@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "grow.h"
 #include "runtime.h"
 #include "timeutil.h"
 
@@ -438,21 +439,9 @@ void tg__run_cancel(tg__run *run, const char *by, const char *reason)
 
 static int commit_reserve(tg_runtime *rt, size_t n)
 {
-    if (n <= rt->ccap)
-        return 0;
-    size_t cap = rt->ccap ? rt->ccap : 64;
-    while (cap < n)
-        cap *= 2;
-    tg_call **c = realloc(rt->ccalls, cap * sizeof *c);
-    if (c == NULL)
-        return TG_ENOMEM;
-    rt->ccalls = c;
-    tg_result **r = realloc(rt->cresults, cap * sizeof *r);
-    if (r == NULL)
-        return TG_ENOMEM;
-    rt->cresults = r;
-    rt->ccap = cap;
-    return 0;
+    void *const arrays[] = {&rt->ccalls, &rt->cresults};
+    const size_t sizes[] = {sizeof *rt->ccalls, sizeof *rt->cresults};
+    return tg__grow(n, 64, &rt->ccap, 2, arrays, sizes) != 0 ? TG_ENOMEM : 0;
 }
 
 /* The journal failed: nothing more starts, and the run loop cancels the

@@ -12,8 +12,9 @@
  * than by a migration of the journal's schema: the runtime never reads
  * them. A loop row names its owner (pid, start time, boot id, as call rows
  * do), so a resume can tell a loop whose process died from one still
- * running. Every write is one transaction, committed when the function
- * returns, with the journal's synchronous setting.
+ * running. Every write is one transaction (several steps at once too:
+ * tg_loop_store_steps), committed when the function returns, with the
+ * journal's synchronous setting.
  */
 #include <jansson.h>
 #include <sqlite3.h>
@@ -278,29 +279,22 @@ done:
     return rc;
 }
 
-int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
-                       const char *kind, const char *body_json, tg_error *err)
+/* Writes one step in the open transaction: the loop touched (its
+ * iteration count), the step inserted. */
+static int write_step(tg_loop_store *ls, const char *loop_id, int64_t now,
+                      const tg_loop_step_rec *step, tg_error *err)
 {
-    if (ls == NULL || bad_id(loop_id) || iteration < 1 || kind == NULL ||
-        *kind == '\0' || bad_json(body_json, 0))
-        return tg__error_set(err, TG_EINVAL,
-                             "loops: a step needs a loop id, an iteration "
-                             ">= 1, a kind and a JSON body");
-    /* The journal's own begin: the file checked to be the journal's still,
-     * and nothing a failure left open carried into this step. */
-    int rc = tg__journal_tx_begin(ls->j, err);
-    if (rc != 0)
-        return rc;
-    int64_t now = tg__now_ms();
     sqlite3_stmt *st = NULL;
+    int rc;
     if ((rc = kept(ls,
                    "UPDATE loops SET updated_at = ?2,"
                    " iterations = max(iterations, ?3) WHERE loop_id = ?1",
                    &ls->st_touch, err)) != 0)
-        goto done;
+        return rc;
     st = ls->st_touch;
     int b = tg__store_bind_text(st, 1, loop_id) |
-            sqlite3_bind_int64(st, 2, now) | sqlite3_bind_int(st, 3, iteration);
+            sqlite3_bind_int64(st, 2, now) |
+            sqlite3_bind_int(st, 3, step->iteration);
     if ((rc = run(ls, st, b, "recording a step", err)) != 0)
         goto done;
     if (sqlite3_changes(ls->db) == 0) {
@@ -314,26 +308,58 @@ int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
                    " body) SELECT rowid, ?2, ?3, ?4, ?5 FROM loops"
                    " WHERE loop_id = ?1",
                    &ls->st_step, err)) != 0)
-        goto done;
+        return rc;
     st = ls->st_step;
     b = tg__store_bind_text(st, 1, loop_id) |
-        sqlite3_bind_int(st, 2, iteration) | tg__store_bind_text(st, 3, kind) |
-        sqlite3_bind_int64(st, 4, now) | tg__store_bind_text(st, 5, body_json);
+        sqlite3_bind_int(st, 2, step->iteration) |
+        tg__store_bind_text(st, 3, step->kind) |
+        sqlite3_bind_int64(st, 4, now) |
+        tg__store_bind_text(st, 5, step->body_json);
     int s = b == SQLITE_OK ? sqlite3_step(st) : b;
     if ((s & 0xff) == SQLITE_CONSTRAINT)
         rc = tg__error_set(err, TG_EEXIST,
                            "loops: loop '%s' has its %s of iteration %d",
-                           loop_id, kind, iteration);
+                           loop_id, step->kind, step->iteration);
     else if (s != SQLITE_DONE)
         rc = db_fail(ls, s, "recording a step", err);
 done:
-    if (st != NULL)
-        sqlite3_reset(st);
+    sqlite3_reset(st);
+    return rc;
+}
+
+int tg_loop_store_steps(tg_loop_store *ls, const char *loop_id,
+                        const tg_loop_step_rec *steps, size_t n, tg_error *err)
+{
+    if (ls == NULL || bad_id(loop_id) || (n > 0 && steps == NULL))
+        return tg__error_set(err, TG_EINVAL, "loops: steps need a loop id");
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].iteration < 1 || steps[i].kind == NULL ||
+            *steps[i].kind == '\0' || bad_json(steps[i].body_json, 0))
+            return tg__error_set(err, TG_EINVAL,
+                                 "loops: a step needs a loop id, an "
+                                 "iteration >= 1, a kind and a JSON body");
+    if (n == 0)
+        return 0;
+    /* The journal's own begin: the file checked to be the journal's still,
+     * and nothing a failure left open carried into this step. */
+    int rc = tg__journal_tx_begin(ls->j, err);
+    if (rc != 0)
+        return rc;
+    int64_t now = tg__now_ms();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = write_step(ls, loop_id, now, &steps[i], err);
     if (rc == 0)
         rc = tg__journal_tx_commit(ls->j, err);
     if (rc != 0)
         tg__journal_tx_rollback(ls->j);
     return rc;
+}
+
+int tg_loop_store_step(tg_loop_store *ls, const char *loop_id, int iteration,
+                       const char *kind, const char *body_json, tg_error *err)
+{
+    tg_loop_step_rec step = {iteration, kind, body_json};
+    return tg_loop_store_steps(ls, loop_id, &step, 1, err);
 }
 
 int tg_loop_store_end(tg_loop_store *ls, const char *loop_id,

@@ -27,11 +27,13 @@ struct sink {
 };
 
 int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
-                  tg_error *err)
+                  int with_curl, tg_error *err)
 {
     memset(h, 0, sizeof *h);
     h->rt = rt;
     h->cancel = cancel;
+    if (!with_curl)
+        return 0; /* an in-process model: the waits only */
     h->multi = curl_multi_init();
     h->easy = curl_easy_init();
     if (h->multi == NULL || h->easy == NULL) {

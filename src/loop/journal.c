@@ -4,9 +4,10 @@
  * "loops"): its start (id, settings, prompt), then per iteration the
  * model's answer - recorded before any of its calls' results - and the
  * results that went back, each the items it added to the conversation, and
- * how it ended. The calls themselves are the runtime's to journal, under
- * the iteration's caller scope. With the journal off nothing is recorded
- * and the loop cannot be resumed.
+ * how it ended. An iteration's results step is committed with the next
+ * answer (one transaction an iteration), or when the loop ends. The calls
+ * themselves are the runtime's to journal, under the iteration's caller scope.
+ * With the journal off nothing is recorded and the loop cannot be resumed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,13 @@ static json_t *meta(const tg_loop *l, const char *prompt)
         return NULL;
     }
     return json_pack(
-        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I,s:o}", "provider",
+        "{s:s,s:s,s:s,s:s?,s:s,s:i,s:I,s:o,s:i,s:b,s:I,s:o,s:b}", "provider",
         l->prov->name, "base_url", l->base_url, "model", l->model, "system",
         l->system, "prompt", prompt, "max_iterations", l->opt.max_iterations,
         "max_tool_calls", (json_int_t)l->opt.max_tool_calls, "stop_tools",
         stops, "max_tokens", l->opt.max_tokens, "stream", l->opt.stream != 0,
         "max_total_tokens", (json_int_t)l->opt.max_total_tokens, "skills",
-        skills); /* new ref */
+        skills, "in_process", l->opt.model_fn != NULL); /* new ref */
 }
 
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err)
@@ -90,8 +91,41 @@ int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
     k += n;
     memcpy(text + k, "]}", 3);
     free(head);
-    int rc = tg_loop_store_step(l->store, l->id, l->iteration, kind, text, err);
+    if (strcmp(kind, "results") == 0) {
+        /* Kept until the next step: the next answer's commit takes it
+         * along (one transaction an iteration, not two). Until then the
+         * runtime's journal holds the results themselves, committed before
+         * they were reported, and a resume answers the calls from it. */
+        int rc = tg__loop_journal_flush(l, err);
+        if (rc != 0) {
+            free(text);
+            return rc;
+        }
+        l->deferred = text;
+        l->deferred_iteration = l->iteration;
+        return 0;
+    }
+    tg_loop_step_rec steps[2];
+    size_t nsteps = 0;
+    if (l->deferred != NULL)
+        steps[nsteps++] =
+            (tg_loop_step_rec){l->deferred_iteration, "results", l->deferred};
+    steps[nsteps++] = (tg_loop_step_rec){l->iteration, kind, text};
+    int rc = tg_loop_store_steps(l->store, l->id, steps, nsteps, err);
     free(text);
+    free(l->deferred);
+    l->deferred = NULL;
+    return rc;
+}
+
+int tg__loop_journal_flush(tg_loop *l, tg_error *err)
+{
+    if (l->deferred == NULL)
+        return 0;
+    int rc = tg_loop_store_step(l->store, l->id, l->deferred_iteration,
+                                "results", l->deferred, err);
+    free(l->deferred);
+    l->deferred = NULL;
     return rc;
 }
 
@@ -100,7 +134,9 @@ void tg__loop_journal_end(tg_loop *l)
     if (l->store == NULL || l->stop == TG_LOOP_RUNNING)
         return;
     /* Best effort: the loop has stopped either way, and a record left
-     * "running" only lets a resume look at it again. */
+     * "running" only lets a resume look at it again (and a resume answers
+     * calls whose results step is missing from the journal). */
+    (void)tg__loop_journal_flush(l, NULL);
     (void)tg_loop_store_end(l->store, l->id, tg_loop_stop_name(l->stop),
                             l->answer, NULL);
 }

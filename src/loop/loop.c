@@ -58,7 +58,8 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
                              "unknown provider '%s' (openai, "
                              "openai-responses, anthropic, gemini)",
                              options->provider ? options->provider : "");
-    if (options->base_url == NULL || options->base_url[0] == '\0')
+    if (options->model_fn == NULL &&
+        (options->base_url == NULL || options->base_url[0] == '\0'))
         return tg__loop_fail(err, TG_EINVAL, "no base URL");
     if (options->model == NULL || options->model[0] == '\0')
         return tg__loop_fail(err, TG_EINVAL, "no model");
@@ -74,7 +75,7 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     l->rt = rt;
     l->prov = prov;
     l->opt = *options;
-    l->base_url = dup_or_null(options->base_url, &bad);
+    l->base_url = dup_or_null(options->base_url ? options->base_url : "", &bad);
     l->model = dup_or_null(options->model, &bad);
     l->api_key = dup_or_null(options->api_key, &bad);
     int src = tg__loop_skills(l, options, &l->system, err);
@@ -109,7 +110,12 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     if (events != NULL)
         l->ev = *events;
     l->ud = ud;
-    l->url = bad ? NULL : prov->url(l->base_url, l->model, options->stream);
+    if (bad)
+        l->url = NULL;
+    else if (options->model_fn != NULL)
+        l->url = strdup("(in-process model)"); /* what messages name */
+    else
+        l->url = prov->url(l->base_url, l->model, options->stream);
     l->answer = strdup("");
     l->conv = json_object(); /* new ref */
     if (bad || l->url == NULL || l->answer == NULL || l->conv == NULL) {
@@ -131,7 +137,8 @@ int tg_loop_new(tg_runtime *rt, const tg_loop_options *options,
     }
     l->id[21] = '\0';
     memcpy(&l->rnd, r + 8, sizeof l->rnd);
-    int rc = tg__http_init(&l->http, rt, &l->cancel, err);
+    int rc =
+        tg__http_init(&l->http, rt, &l->cancel, options->model_fn == NULL, err);
     if (rc != 0) {
         tg_loop_free(l);
         return rc;
@@ -144,6 +151,9 @@ void tg_loop_free(tg_loop *l)
 {
     if (l == NULL)
         return;
+    if (l->store != NULL)
+        (void)tg__loop_journal_flush(l, NULL); /* best effort */
+    free(l->deferred);
     tg__http_cleanup(&l->http);
     wipe_free(l->api_key);
     free(l->base_url);
@@ -231,15 +241,11 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
         return rc;
     char *text = NULL;
     rc = tg_runtime_tools(l->rt, l->prov->format, &text, err);
+    if (rc == 0)
+        rc = tg__reqtext_tools(&l->req, text, &l->tools, err);
+    tg_free(text);
     if (rc != 0)
         return rc;
-    json_error_t jerr;
-    l->tools = json_loads(text, 0, &jerr); /* new ref */
-    tg_free(text);
-    if (l->tools == NULL)
-        return tg__loop_fail(err, TG_EINTERNAL,
-                             "the runtime's tool definitions are not JSON: %s",
-                             jerr.text);
     if (!l->resumed && (rc = tg__loop_journal_begin(l, prompt, err)) != 0)
         return rc;
     l->started_ms = mono_ms();
@@ -253,6 +259,53 @@ int tg_loop_start(tg_loop *l, const char *prompt, tg_error *err)
 
 static int sse_submit(void *ud, tg_turn *turn, tg_error *err);
 static void sse_text(void *ud, const char *text, size_t len);
+
+/* One request to the in-process model (tg_loop_options.model_fn): its
+ * answer in reply->body, or, streamed (sse not NULL), fed to a fresh *sse
+ * unless it is a whole JSON answer (kept in reply->body, as a server that
+ * answers a streamed request whole). */
+static int ask_in_process(tg_loop *l, const char *text, size_t text_len,
+                          tg__lsse **sse, tg__http_reply *reply, tg_error *err)
+{
+    char *answer = NULL;
+    size_t len = 0;
+    tg_error merr = {0};
+    int rc =
+        l->opt.model_fn(l->opt.model_ud, text, text_len, &answer, &len, &merr);
+    if (rc == 0 && answer == NULL)
+        rc = tg__loop_fail(&merr, TG_EINVAL, "no answer");
+    if (rc != 0) {
+        free(answer);
+        return tg__loop_fail(err, rc < 0 ? rc : TG_EINTERNAL, "%s %s: %s",
+                             l->prov->name, l->url,
+                             merr.message[0] ? merr.message : "failed");
+    }
+    size_t i = 0;
+    while (i < len && (answer[i] == ' ' || answer[i] == '\n' ||
+                       answer[i] == '\r' || answer[i] == '\t'))
+        i++;
+    if (sse != NULL && (i == len || answer[i] != '{')) {
+        static const tg__lsse_ops sse_ops = {sse_text, sse_submit};
+        if (*sse == NULL &&
+            (rc = tg__lsse_new(l->prov, &sse_ops, l, sse, err)) != 0) {
+            free(answer);
+            return rc;
+        }
+        int failed = tg__lsse_feed(*sse, answer, len);
+        free(answer);
+        if (failed != 0) {
+            const tg_error *e = tg__lsse_error(*sse);
+            return tg__loop_fail(err, e != NULL ? e->code : TG_EPARSE,
+                                 "%s %s: the streamed answer: %s",
+                                 l->prov->name, l->url,
+                                 e != NULL ? e->message : "unreadable");
+        }
+        return 0;
+    }
+    reply->body = answer;
+    reply->len = len;
+    return 0;
+}
 
 /* Sends the conversation until an answer (2xx) comes, retrying what is
  * worth it within the budget. A whole answer: *resp is the parsed answer
@@ -274,6 +327,14 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
     rc = l->prov->headers(&headers, l->api_key, err);
     if (rc != 0)
         goto out;
+    if (l->opt.model_fn != NULL) {
+        rc = ask_in_process(l, text, text_len, sse, &reply, err);
+        if (rc != 0)
+            goto out;
+        if (reply.body == NULL)
+            goto out; /* the events went to *sse */
+        goto whole;
+    }
     long waited = 0;
     for (int attempt = 1;; attempt++) {
         tg__http_reply_cleanup(&reply);
@@ -346,6 +407,7 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
     if (sse != NULL && (reply.len == 0 || tg__lsse_handed(*sse) > 0))
         goto out; /* the events went to *sse */
     /* else a server that answered a streamed request whole: read it so */
+whole:;
     json_error_t jerr;
     *resp = json_loadb(reply.body, reply.len, 0, &jerr); /* new ref */
     if (!json_is_object(*resp)) {

@@ -133,13 +133,37 @@ typedef struct tg__reqtext {
     json_t **items; /* new refs: the items kept, compared by identity */
     size_t *ends;   /* text's length after each item */
     size_t n, items_cap;
+    /* The body without the list, made once (the model, the tools, the
+     * system prompt do not change during a loop): frame[0..head) comes
+     * before the list's items, frame[tail..) after them. */
+    char *frame;
+    size_t head, tail;
+    const json_t *frame_tools; /* the tools it was made with (identity) */
+    int frame_stream;
+    /* the tool definitions' text that tools_mark stands for in the frame
+     * (tg__reqtext_tools), or NULL */
+    char *tools_text;
+    const json_t *tools_mark;
 } tg__reqtext;
+
+/* The tool definitions for requests, from their JSON text as
+ * tg_runtime_tools gives it (borrowed): *tools (a new ref) is what the
+ * provider's request() takes. A list is not parsed: *tools is an array of
+ * one marker string that the frame's text replaces by `text` (kept in r),
+ * or an empty array for "[]"; an object (Gemini's Tool) is parsed. 0,
+ * TG_ENOMEM, TG_EINTERNAL when it is not JSON. */
+int tg__reqtext_tools(tg__reqtext *r, const char *text, json_t **tools,
+                      tg_error *err);
 
 /* The body of a request (prov's request(), with "stream" and Chat
  * Completions' stream_options when stream) for conv and tools (borrowed),
  * as compact JSON text in *out (malloc'd, NUL-terminated, *out_len bytes),
- * the list's items taken from r (brought up to conv's list first). 0,
- * TG_ENOMEM, or what prov's request() returns. */
+ * the list's items taken from r (brought up to conv's list first). The
+ * rest of the body is serialized at the first request and kept while the
+ * tools (by identity) and stream stay the same: conv's members other than
+ * its list and the model must not change after the first request (the
+ * loop sets them when it starts). 0, TG_ENOMEM, or what prov's request()
+ * returns. */
 int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
                       const json_t *conv, const json_t *tools,
                       const char *model, int max_tokens, int stream, char **out,
@@ -189,9 +213,11 @@ typedef struct tg__http {
 /* The cancel flag's value once the deadline passed (1: tg_loop_cancel). */
 #define TG__CANCEL_BUDGET 2
 
-/* Caller-owned h: a multi and an easy handle. 0 or TG_ENOMEM. */
+/* Caller-owned h: a multi and an easy handle (none without with_curl: a
+ * loop with an in-process model only steps the runtime and waits). 0 or
+ * TG_ENOMEM. */
 int tg__http_init(tg__http *h, tg_runtime *rt, atomic_int *cancel,
-                  tg_error *err);
+                  int with_curl, tg_error *err);
 void tg__http_cleanup(tg__http *h);
 /* POSTs body[0..len) to url with headers (borrowed) and waits for the
  * whole answer (at most max_body bytes, else TG_ELIMIT), stepping the
@@ -335,6 +361,10 @@ struct tg_loop {
     long tokens;          /* the answers' tokens so far */
     long long started_ms; /* CLOCK_MONOTONIC ms of the start (or resume) */
     tg__reqtext req;      /* the conversation's text sent so far */
+    /* the results step of iteration deferred_iteration, not written yet
+     * (journal.c: it goes with the next step); malloc'd */
+    char *deferred;
+    int deferred_iteration;
 };
 
 /* The system prompt with the skills of `o` added (malloc'd, NULL when
@@ -350,10 +380,16 @@ int tg__loop_skill_names(tg_loop *l, const json_t *names, tg_error *err);
 int tg__loop_journal_begin(tg_loop *l, const char *prompt, tg_error *err);
 /* Records step `kind` of the current iteration: the conversation's items
  * from index `from` on (what the step added), and `extra` (borrowed, an
- * object whose members join the body; may be NULL). */
+ * object whose members join the body; may be NULL). A "results" step is
+ * kept and committed with the next step (or tg__loop_journal_flush,
+ * tg__loop_journal_end). */
 int tg__loop_journal_step(tg_loop *l, const char *kind, size_t from,
                           const json_t *extra, tg_error *err);
-/* Records how the loop ended (when it has a store and stopped). */
+/* Writes the results step kept for the next step now (nothing when none
+ * is kept). 0 or a negative TG_E code. */
+int tg__loop_journal_flush(tg_loop *l, tg_error *err);
+/* Records how the loop ended (when it has a store and stopped), with the
+ * results step kept, if any. */
 void tg__loop_journal_end(tg_loop *l);
 /* The caller scope of iteration `iteration`'s calls: "<loop id>/<n>". */
 void tg__loop_scope(const tg_loop *l, int iteration, char *buf, size_t n);

@@ -5,15 +5,18 @@
  * length): the items of the conversation's list never change once added,
  * so the JSON text of each is kept from the request that first sent it,
  * and a request is the provider's body with the list replaced by a marker
- * string, serialized (the model, the tools, the system prompt: small), the
- * marker then replaced by the kept text. The kept items are held (new
- * refs) and compared by identity before each request: a list that was
- * changed below what is kept (nothing in the loop does) is serialized
- * again from the first item that differs.
+ * string, serialized once for the loop (the model, the tool definitions,
+ * the system prompt: they do not change while it runs, and the tools'
+ * definitions with their schemas were most of what every request
+ * serialized again), the marker then replaced by the kept text. The kept items
+ * are held (new refs) and compared by identity before each request: a list that
+ * was changed below what is kept (nothing in the loop does) is serialized again
+ * from the first item that differs.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "loop_int.h"
 
 /* The marker: control characters, so jansson writes it escaped, and no
@@ -21,6 +24,10 @@
  * quote within a JSON string is always written \"). */
 #define MARK "\x01toolgate:conversation\x01"
 #define MARK_JSON "\"\\u0001toolgate:conversation\\u0001\""
+/* The tool definitions' marker, as a one-item list in the serialized
+ * frame. */
+#define TOOLS_MARK "\x01toolgate:tools\x01"
+#define TOOLS_MARK_JSON "[\"\\u0001toolgate:tools\\u0001\"]"
 
 void tg__reqtext_cleanup(tg__reqtext *r)
 {
@@ -29,28 +36,78 @@ void tg__reqtext_cleanup(tg__reqtext *r)
     free(r->items);
     free(r->ends);
     free(r->text);
+    free(r->frame);
+    free(r->tools_text);
     memset(r, 0, sizeof *r);
 }
 
-static int grow(char **buf, size_t *cap, size_t need)
+/* After running out of memory: what was kept may be half an item, so it
+ * all goes but the tools' text (made once, when the loop started). */
+static void start_afresh(tg__reqtext *r)
 {
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 4096;
-    while (c < need)
-        c *= 2;
-    char *b = realloc(*buf, c);
-    if (b == NULL)
-        return -1;
-    *buf = b;
-    *cap = c;
-    return 0;
+    char *tools = r->tools_text;
+    const json_t *mark = r->tools_mark;
+    r->tools_text = NULL;
+    tg__reqtext_cleanup(r);
+    r->tools_text = tools;
+    r->tools_mark = mark;
+}
+
+int tg__reqtext_tools(tg__reqtext *r, const char *text, json_t **tools,
+                      tg_error *err)
+{
+    *tools = NULL;
+    const char *p = text;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    if (*p != '[') {
+        json_error_t jerr;
+        *tools = json_loads(text, 0, &jerr); /* new ref */
+        return *tools != NULL
+                   ? 0
+                   : tg__loop_fail(err, TG_EINTERNAL,
+                                   "the runtime's tool definitions are not "
+                                   "JSON: %s",
+                                   jerr.text);
+    }
+    const char *q = p + 1;
+    while (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')
+        q++;
+    free(r->tools_text);
+    r->tools_text = NULL;
+    if (*q == ']')             /* none */
+        *tools = json_array(); /* new ref */
+    else if ((r->tools_text = strdup(p)) != NULL)
+        *tools = json_pack("[s]", TOOLS_MARK); /* new ref */
+    r->tools_mark = *tools;
+    return *tools != NULL ? 0 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+}
+
+/* frame with the tools' marker replaced by r->tools_text (malloc'd; frame
+ * freed), or frame itself when it has no marker; NULL on out of memory. */
+static char *splice_tools(tg__reqtext *r, char *frame)
+{
+    char *at = r->tools_text != NULL ? strstr(frame, TOOLS_MARK_JSON) : NULL;
+    if (at == NULL)
+        return frame;
+    size_t head = (size_t)(at - frame), mark = sizeof TOOLS_MARK_JSON - 1;
+    size_t tools = strlen(r->tools_text), tail = strlen(at + mark);
+    char *out = malloc(head + tools + tail + 1);
+    if (out != NULL) {
+        memcpy(out, frame, head);
+        memcpy(out + head, r->tools_text, tools);
+        memcpy(out + head + tools, at + mark, tail + 1);
+    }
+    free(frame);
+    return out;
 }
 
 static int put(const char *data, size_t n, void *ud)
 {
     tg__reqtext *r = ud;
-    if (grow(&r->text, &r->cap, r->len + n + 1) != 0)
+    void *const text[] = {&r->text};
+    static const size_t size[] = {1};
+    if (tg__grow(r->len + n + 1, 4096, &r->cap, 1, text, size) != 0)
         return -1;
     memcpy(r->text + r->len, data, n);
     r->len += n;
@@ -69,20 +126,10 @@ static int sync_list(tg__reqtext *r, const json_t *list)
         json_decref(r->items[i]);
     r->n = keep;
     r->len = keep > 0 ? r->ends[keep - 1] : 0;
-    if (size > r->items_cap) {
-        size_t c = r->items_cap ? r->items_cap : 16;
-        while (c < size)
-            c *= 2;
-        json_t **it = realloc(r->items, c * sizeof *it);
-        if (it == NULL)
-            return TG_ENOMEM;
-        r->items = it;
-        size_t *e = realloc(r->ends, c * sizeof *e);
-        if (e == NULL)
-            return TG_ENOMEM;
-        r->ends = e;
-        r->items_cap = c;
-    }
+    void *const arrays[] = {&r->items, &r->ends};
+    const size_t sizes[] = {sizeof *r->items, sizeof *r->ends};
+    if (tg__grow(size, 16, &r->items_cap, 2, arrays, sizes) != 0)
+        return TG_ENOMEM;
     for (size_t i = keep; i < size; i++) {
         json_t *item = json_array_get(list, i); /* borrowed */
         if ((i > 0 && put(",", 1, r) != 0) ||
@@ -100,7 +147,7 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
                       const char **text, size_t *len)
 {
     if (sync_list(r, list) != 0) {
-        tg__reqtext_cleanup(r);
+        start_afresh(r);
         return TG_ENOMEM;
     }
     size_t at = from == 0 ? 0 : from <= r->n ? r->ends[from - 1] + 1 : r->len;
@@ -111,27 +158,16 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
     return 0;
 }
 
-int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
+/* Makes r's frame: the body of a request with the list replaced by a
+ * marker, serialized, and where the marker stands. */
+static int make_frame(tg__reqtext *r, const tg__provider *prov,
                       const json_t *conv, const json_t *tools,
-                      const char *model, int max_tokens, int stream, char **out,
-                      size_t *out_len, tg_error *err)
+                      const char *model, int max_tokens, int stream,
+                      tg_error *err)
 {
-    *out = NULL;
     json_t *shell = NULL, *body = NULL; /* new refs */
     char *frame = NULL;
     int rc = 0;
-    const json_t *list = json_object_get(conv, prov->list_key); /* borrowed */
-    if (!json_is_array(list))
-        return tg__loop_fail(err, TG_EINTERNAL,
-                             "the conversation has no \"%s\" list",
-                             prov->list_key);
-    if (sync_list(r, list) != 0) {
-        /* what was kept may be half an item: start afresh next time */
-        tg__reqtext_cleanup(r);
-        return tg__loop_fail(err, TG_ENOMEM,
-                             "out of memory building a "
-                             "request");
-    }
     shell = json_copy((json_t *)conv); /* new ref: shallow */
     if (shell == NULL ||
         json_object_set_new(shell, prov->list_key, json_string(MARK)) != 0) {
@@ -152,6 +188,8 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
     if (rc != 0)
         goto out;
     frame = json_dumps(body, JSON_COMPACT);
+    if (frame != NULL && tools == r->tools_mark)
+        frame = splice_tools(r, frame);
     if (frame == NULL) {
         rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
         goto out;
@@ -176,25 +214,55 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
                            "the request has no conversation list");
         goto out;
     }
-    size_t head = (size_t)(at - frame), mark = sizeof MARK_JSON - 1;
-    size_t tail = strlen(at + mark);
-    size_t n = head + 1 + r->len + 1 + tail;
-    char *text = malloc(n + 1);
-    if (text == NULL) {
-        rc = tg__loop_fail(err, TG_ENOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(text, frame, head);
-    text[head] = '[';
-    if (r->len > 0)
-        memcpy(text + head + 1, r->text, r->len);
-    text[head + 1 + r->len] = ']';
-    memcpy(text + head + 2 + r->len, at + mark, tail + 1);
-    *out = text;
-    *out_len = n;
+    free(r->frame);
+    r->frame = frame;
+    r->head = (size_t)(at - frame);
+    r->tail = r->head + sizeof MARK_JSON - 1;
+    r->frame_tools = tools;
+    r->frame_stream = stream;
+    frame = NULL;
 out:
     free(frame);
     json_decref(body);
     json_decref(shell);
     return rc;
+}
+
+int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
+                      const json_t *conv, const json_t *tools,
+                      const char *model, int max_tokens, int stream, char **out,
+                      size_t *out_len, tg_error *err)
+{
+    *out = NULL;
+    const json_t *list = json_object_get(conv, prov->list_key); /* borrowed */
+    if (!json_is_array(list))
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "the conversation has no \"%s\" list",
+                             prov->list_key);
+    if (sync_list(r, list) != 0) {
+        start_afresh(r);
+        return tg__loop_fail(err, TG_ENOMEM,
+                             "out of memory building a "
+                             "request");
+    }
+    int rc;
+    if ((r->frame == NULL || r->frame_tools != tools ||
+         r->frame_stream != stream) &&
+        (rc = make_frame(r, prov, conv, tools, model, max_tokens, stream,
+                         err)) != 0)
+        return rc;
+    size_t head = r->head, tail = strlen(r->frame + r->tail);
+    size_t n = head + 1 + r->len + 1 + tail;
+    char *text = malloc(n + 1);
+    if (text == NULL)
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    memcpy(text, r->frame, head);
+    text[head] = '[';
+    if (r->len > 0)
+        memcpy(text + head + 1, r->text, r->len);
+    text[head + 1 + r->len] = ']';
+    memcpy(text + head + 2 + r->len, r->frame + r->tail, tail + 1);
+    *out = text;
+    *out_len = n;
+    return 0;
 }

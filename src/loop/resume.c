@@ -385,13 +385,21 @@ int tg_loop_resume(tg_runtime *rt, const char *loop_id,
     json_t *loop = NULL;                             /* new ref */
     int rc = tg_runtime_loop_store(rt, &store, err); /* borrowed */
     if (rc == 0)
-        rc = tg_loop_store_adopt(store, loop_id, err);
-    if (rc == 0)
         rc = tg_loop_store_get(store, loop_id, &text, err);
     if (rc != 0)
         goto fail;
     loop = json_loads(text, 0, NULL);
     const json_t *m = json_object_get(loop, "meta");
+    if (json_is_true(json_object_get(m, "in_process")) &&
+        (options == NULL || options->model_fn == NULL)) {
+        rc = tg__loop_fail(err, TG_EINVAL,
+                           "loop %s ran with an in-process model: resume it "
+                           "with one (tg_loop_options.model_fn)",
+                           loop_id);
+        goto fail;
+    }
+    if ((rc = tg_loop_store_adopt(store, loop_id, err)) != 0)
+        goto fail;
     const char *prompt = json_string_value(json_object_get(m, "prompt"));
     if (prompt == NULL) {
         rc = tg__loop_fail(err, TG_EPARSE,

@@ -43,7 +43,10 @@ class _Options(Structure):
                 ("max_attempts", c_int), ("retry_budget_ms", c_long),
                 ("retry_base_ms", c_long), ("stream", c_int),
                 ("max_time_ms", c_long), ("max_total_tokens", c_long),
-                ("skills", POINTER(_Skill)), ("nskills", c_size_t)]
+                ("skills", POINTER(_Skill)), ("nskills", c_size_t),
+                # an in-process model (tg_loop_model_fn): not offered from
+                # Python, kept NULL
+                ("model_fn", c_void_p), ("model_ud", c_void_p)]
 
 
 _TEXT = CFUNCTYPE(None, c_void_p, c_int, c_void_p, c_size_t)

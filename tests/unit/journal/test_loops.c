@@ -132,6 +132,41 @@ static void test_lifecycle(void **state)
     tg_loop_store_free(ls);
 }
 
+/* Several steps in one transaction: all of them, in order, or none. */
+static void test_steps_at_once(void **state)
+{
+    struct jt_fixture *f = *state;
+    tg_loop_store *ls = open_store(f->path);
+    tg_error err = {0};
+    assert_int_equal(tg_loop_store_begin(ls, "loop_s", "{}", &err), 0);
+    tg_loop_step_rec two[] = {{1, "answer", "{\"items\":[1]}"},
+                              {1, "results", "{\"items\":[2]}"}};
+    assert_int_equal(tg_loop_store_steps(ls, "loop_s", two, 2, &err), 0);
+    /* the second exists already: the first is not kept either */
+    tg_loop_step_rec clash[] = {{2, "answer", "{\"items\":[3]}"},
+                                {1, "results", "{\"items\":[4]}"}};
+    assert_int_equal(tg_loop_store_steps(ls, "loop_s", clash, 2, &err),
+                     TG_EEXIST);
+    tg_loop_step_rec bad[] = {{2, "answer", "{}"}, {0, "results", "{}"}};
+    assert_int_equal(tg_loop_store_steps(ls, "loop_s", bad, 2, &err),
+                     TG_EINVAL);
+    assert_int_equal(tg_loop_store_steps(ls, "loop_s", NULL, 0, &err), 0);
+    assert_int_equal(tg_loop_store_steps(ls, "loop_none", two, 1, &err),
+                     TG_ENOTFOUND);
+    int rc;
+    json_t *l = get(ls, "loop_s", &rc);
+    assert_int_equal(rc, 0);
+    const json_t *steps = json_object_get(l, "steps");
+    assert_int_equal(json_array_size(steps), 2);
+    assert_string_equal(str(json_array_get(steps, 0), "kind"), "answer");
+    assert_string_equal(str(json_array_get(steps, 1), "kind"), "results");
+    assert_int_equal(json_integer_value(json_object_get(l, "iterations")), 1);
+    json_decref(l);
+    /* and the store goes on after the rollback */
+    assert_int_equal(tg_loop_store_steps(ls, "loop_s", clash, 1, &err), 0);
+    tg_loop_store_free(ls);
+}
+
 static void test_dead_owner(void **state)
 {
     struct jt_fixture *f = *state;
@@ -158,6 +193,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lifecycle, jt_setup, jt_teardown),
+        cmocka_unit_test_setup_teardown(test_steps_at_once, jt_setup,
+                                        jt_teardown),
         cmocka_unit_test_setup_teardown(test_dead_owner, jt_setup, jt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
