@@ -42,6 +42,12 @@
  *
  *   bench_journal --chain [TURNS_PER_ROUND] [--rounds N] [--dir DIR]
  *
+ * Lone and batched calls (issues 15, 16): what a call's two transactions
+ * cost at the journal's interface, begun and finished one at a time, or K
+ * at a time as a server with calls in flight does:
+ *
+ *   bench_journal --lone CALLS [--batch K] [--format F] [--dir DIR]
+ *
  * History: `history --tool X --limit 20` on a big journal.
  *
  *   bench_journal --history-rows N [--dir DIR]
@@ -1076,12 +1082,17 @@ static double thread_cpu(void)
  * committed) by itself, two transactions a call. Prints the p50 and p99
  * of the pair, of begin and of finish, the writer thread's CPU time a
  * call, and the WAL's size at the end (a WAL that checkpoints stays
- * small). */
-static int lone(const char *dir, long n)
+ * small). With `batch` > 1, `batch` calls are begun in one transaction and
+ * finished in another, as a server with that many calls in flight does
+ * (`format` names the calls' format: "mcp" for a server's), and the times
+ * are a batch's divided by its calls. */
+static int lone(const char *dir, long n, long batch, const char *format)
 {
     char path[4200], wal[4300];
     tg__journal *j = NULL;
     tg_error err = {0};
+    if (batch < 1 || batch > 1000 || n < batch)
+        return 1;
     if (path_join(path, sizeof path, dir, "lone.db") != 0)
         return 1;
     remove_db(path);
@@ -1090,35 +1101,47 @@ static int lone(const char *dir, long n)
         fprintf(stderr, "journal: %s\n", err.message);
         return 1;
     }
-    double *lat = malloc((size_t)n * 3 * sizeof *lat);
-    if (lat == NULL)
+    long rounds = n / batch;
+    double *lat = malloc((size_t)rounds * 3 * sizeof *lat);
+    tg_call **calls = calloc((size_t)batch, sizeof *calls);
+    tg_result **res = calloc((size_t)batch, sizeof *res);
+    if (lat == NULL || calls == NULL || res == NULL) {
+        free(lat);
+        free(calls);
+        free(res);
+        tg__journal_close(j);
         return 1;
-    double *lb = lat + n, *lf = lat + 2 * n, cpu = 0;
+    }
+    double *lb = lat + rounds, *lf = lat + 2 * rounds, cpu = 0;
     int ret = 1;
-    for (long i = 0; i < n; i++) {
-        char id[32], args[300];
-        snprintf(id, sizeof id, "lone_%09ld", i);
-        args_text(args, sizeof args, i);
-        tg_call *call = tg__call_new(id, "search", "toolgate");
-        tg_result *res = NULL;
-        if (call == NULL ||
-            tg__call_set_args_text(call, args, strlen(args)) != 0 ||
-            (res = tg__result_success(call, json_string(PAYLOAD_TEXT))) ==
-                NULL) {
-            tg__call_free(call);
-            goto done;
+    for (long r = 0; r < rounds; r++) {
+        for (long k = 0; k < batch; k++) {
+            char id[32], args[300];
+            long i = r * batch + k;
+            snprintf(id, sizeof id, "lone_%09ld", i);
+            args_text(args, sizeof args, i);
+            calls[k] = tg__call_new(id, "search", format);
+            if (calls[k] == NULL ||
+                tg__call_set_args_text(calls[k], args, strlen(args)) != 0 ||
+                (res[k] = tg__result_success(
+                     calls[k], json_string(PAYLOAD_TEXT))) == NULL)
+                goto done;
         }
         double c0 = thread_cpu(), t0 = bench_now();
-        int ok = tg__journal_begin(j, &call, 1, &err) == 0;
+        int ok = tg__journal_begin(j, calls, (size_t)batch, &err) == 0;
         double t1 = bench_now();
-        ok = ok && tg__journal_finish(j, &call, &res, 1, &err) == 0;
+        ok = ok && tg__journal_finish(j, calls, res, (size_t)batch, &err) == 0;
         double t2 = bench_now();
         cpu += thread_cpu() - c0;
-        lat[i] = (t2 - t0) * 1e6;
-        lb[i] = (t1 - t0) * 1e6;
-        lf[i] = (t2 - t1) * 1e6;
-        tg__result_free(res);
-        tg__call_free(call);
+        lat[r] = (t2 - t0) * 1e6 / (double)batch;
+        lb[r] = (t1 - t0) * 1e6 / (double)batch;
+        lf[r] = (t2 - t1) * 1e6 / (double)batch;
+        for (long k = 0; k < batch; k++) {
+            tg__result_free(res[k]);
+            tg__call_free(calls[k]);
+            res[k] = NULL;
+            calls[k] = NULL;
+        }
         if (!ok) {
             fprintf(stderr, "journal: %s\n", err.message);
             goto done;
@@ -1126,23 +1149,34 @@ static int lone(const char *dir, long n)
     }
     struct stat st;
     long long walsz = stat(wal, &st) == 0 ? (long long)st.st_size : 0;
-    qsort(lat, (size_t)n, sizeof *lat, by_double);
-    qsort(lb, (size_t)n, sizeof *lb, by_double);
-    qsort(lf, (size_t)n, sizeof *lf, by_double);
-    printf("  lone calls: %ld calls, each begun then finished by itself "
-           "(two transactions a call), sync normal\n",
-           n);
+    qsort(lat, (size_t)rounds, sizeof *lat, by_double);
+    qsort(lb, (size_t)rounds, sizeof *lb, by_double);
+    qsort(lf, (size_t)rounds, sizeof *lf, by_double);
+    if (batch == 1)
+        printf("  lone calls: %ld calls, each begun then finished by itself "
+               "(two transactions a call), sync normal\n",
+               n);
+    else
+        printf("  batched calls: %ld calls, %ld begun in one transaction and "
+               "finished in another, format %s, sync normal; times a call\n",
+               rounds * batch, batch, format);
     printf("    begin + finish  p50 %7.1f us  p99 %7.1f us  (%.0f calls/s at "
            "p50)\n",
-           lat[n / 2], lat[n * 99 / 100], 1e6 / lat[n / 2]);
-    printf("    begin           p50 %7.1f us  p99 %7.1f us\n", lb[n / 2],
-           lb[n * 99 / 100]);
-    printf("    finish          p50 %7.1f us  p99 %7.1f us\n", lf[n / 2],
-           lf[n * 99 / 100]);
+           lat[rounds / 2], lat[rounds * 99 / 100], 1e6 / lat[rounds / 2]);
+    printf("    begin           p50 %7.1f us  p99 %7.1f us\n", lb[rounds / 2],
+           lb[rounds * 99 / 100]);
+    printf("    finish          p50 %7.1f us  p99 %7.1f us\n", lf[rounds / 2],
+           lf[rounds * 99 / 100]);
     printf("    writer CPU      %7.1f us a call; WAL at the end %lld KiB\n",
-           cpu / (double)n * 1e6, walsz / 1024);
+           cpu / (double)(rounds * batch) * 1e6, walsz / 1024);
     ret = 0;
 done:
+    for (long k = 0; k < batch; k++) {
+        tg__result_free(res[k]);
+        tg__call_free(calls[k]);
+    }
+    free(res);
+    free(calls);
     free(lat);
     tg__journal_close(j);
     remove_db(path);
@@ -1155,7 +1189,8 @@ int main(int argc, char **argv)
 {
     const char *dir = getenv("TMPDIR");
     const char *mode = "both";
-    long history_rows = 0, lone_calls = 0;
+    long history_rows = 0, lone_calls = 0, batch = 1;
+    const char *format = "toolgate";
     int turns = 30, rounds = DEFAULT_ROUNDS, chain_only = 0;
     /* Lines as they come, also into a file: the history mode runs long. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1172,6 +1207,10 @@ int main(int argc, char **argv)
             chain_only = 1;
         } else if (strcmp(argv[i], "--lone") == 0 && i + 1 < argc) {
             lone_calls = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+            batch = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            format = argv[++i];
         } else if (strcmp(argv[i], "--history-rows") == 0 && i + 1 < argc) {
             history_rows = strtol(argv[++i], NULL, 10);
         } else if (argv[i][0] >= '1' && argv[i][0] <= '9') {
@@ -1183,7 +1222,8 @@ int main(int argc, char **argv)
                 "[--dir DIR] [--sync normal|full|both]\n"
                 "       bench_journal --chain [TURNS_PER_ROUND] [--rounds N] "
                 "[--dir DIR]\n"
-                "       bench_journal --lone CALLS [--dir DIR]\n"
+                "       bench_journal --lone CALLS [--batch K] [--format F] "
+                "[--dir DIR]\n"
                 "       bench_journal --history-rows N [--dir DIR]\n");
             return 2;
         }
@@ -1204,7 +1244,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (lone_calls > 0) {
-        int rc = lone(work, lone_calls);
+        int rc = lone(work, lone_calls, batch, format);
         rmdir(work);
         return rc;
     }

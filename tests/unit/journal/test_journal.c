@@ -1221,15 +1221,24 @@ static void test_migrations(void **state)
     assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
     tg__journal_close(j);
     long long objects = jt_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 9);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 10);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 9);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 10);
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 1);
+    /* v10: results_outcome holds the results that did not succeed only. */
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"
+                                       " INDEXED BY results_outcome"
+                                       " WHERE outcome != 0"),
+                     0);
+    assert_int_equal(jt_count(f->path, "SELECT count(*) FROM sqlite_schema"
+                                       " WHERE name = 'results_outcome'"
+                                       " AND sql LIKE '%WHERE outcome != 0'"),
+                     1);
     tg__call_free(c);
     tg__result_free(r);
 
@@ -1240,7 +1249,7 @@ static void test_migrations(void **state)
         snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
         make_old_journal(path, version);
         j = open_ok(path);
-        assert_int_equal(jt_count(path, "PRAGMA user_version"), 9);
+        assert_int_equal(jt_count(path, "PRAGMA user_version"), 10);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM sqlite_schema"),
                          objects);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM call_rows"), 3);
