@@ -30,8 +30,8 @@ ifneq ($(TG_TEST_DATA_DIR),)
 CMAKE_ARGS += -DTG_TEST_DATA_DIR=$(TG_TEST_DATA_DIR)
 endif
 
-.PHONY: all build deps interop-deps test test-plain test-sanitize build-plain \
-  configure-sanitize build-sanitize demo bench fuzz install deb clean format checksrc
+.PHONY: all build deps interop-deps test ci test-plain test-sanitize build-plain \
+  configure-sanitize build-sanitize demo bench fuzz build-fuzzers fuzz-run install deb clean format checksrc
 
 all: build
 
@@ -56,16 +56,30 @@ build: $(BUILD)/CMakeCache.txt
 # delays) and leave a core idle, which the compiler takes; when a test wants
 # the CPU the compiler gets almost none (README, "Tests": the tests pass with
 # both cores busy). Its output follows the plain stage's summary; the
-# sanitizer stage's tests start when both are done.
+# sanitizer stage's tests start when both are done. OVERLAP names what
+# builds so (`make ci` adds the fuzzers), BETWEEN what runs between the
+# stages (`make ci`: the fuzz pass, which has both cores to itself).
+OVERLAP ?= build-sanitize
+BETWEEN ?=
 test: deps interop-deps
 	@$(MAKE) --no-print-directory build-plain
 	@$(MAKE) --no-print-directory configure-sanitize
-	@nice -n 19 $(MAKE) --no-print-directory build-sanitize \
+	@nice -n 19 $(MAKE) --no-print-directory $(OVERLAP) \
 	  >$(SAN_BUILD)/make-build.log 2>&1 & build=$$!; \
 	  (cd $(BUILD) && $(CTEST)); tests=$$?; \
 	  wait $$build; built=$$?; cat $(SAN_BUILD)/make-build.log; \
 	  [ $$tests -eq 0 ] && [ $$built -eq 0 ]
+ifneq ($(BETWEEN),)
+	@$(MAKE) --no-print-directory $(BETWEEN)
+endif
 	cd $(SAN_BUILD) && $(CTEST)
+
+# What CI runs (.ci/run): `make test` with a fuzz pass of FUZZ_SECONDS a
+# target between its stages, its fuzzers built beside the sanitizer build.
+ci: deps interop-deps
+	@scripts/deps.sh --fuzz
+	@$(MAKE) --no-print-directory test OVERLAP="build-sanitize build-fuzzers" \
+	  BETWEEN=fuzz-run
 
 test-plain: build-plain
 	cd $(BUILD) && $(CTEST)
@@ -95,8 +109,14 @@ bench: build
 
 fuzz:
 	@scripts/deps.sh --fuzz
+	@$(MAKE) --no-print-directory build-fuzzers
+	@$(MAKE) --no-print-directory fuzz-run
+
+build-fuzzers:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DTG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+
+fuzz-run:
 	@FUZZ_JOBS=$${FUZZ_JOBS:-$(JOBS)} TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
