@@ -20,7 +20,10 @@ SAN_BUILD  ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
-CTEST      = ctest --output-on-failure -j $(JOBS)
+# Tests at a time in the plain and the sanitizer stage (default: JOBS).
+TEST_JOBS     ?= $(JOBS)
+SAN_TEST_JOBS ?= $(TEST_JOBS)
+CTEST      = ctest --output-on-failure
 TIME_SCALE     ?= $(or $(TG_TEST_TIME_SCALE),1)
 SAN_TIME_SCALE ?= $(shell echo $$(( $(TIME_SCALE) * 3 )))
 ifneq ($(CI),)
@@ -66,13 +69,13 @@ test: deps interop-deps
 	@$(MAKE) --no-print-directory configure-sanitize
 	@nice -n 19 $(MAKE) --no-print-directory $(OVERLAP) \
 	  >$(SAN_BUILD)/make-build.log 2>&1 & build=$$!; \
-	  (cd $(BUILD) && $(CTEST)); tests=$$?; \
+	  (cd $(BUILD) && $(CTEST) -j $(TEST_JOBS)); tests=$$?; \
 	  wait $$build; built=$$?; cat $(SAN_BUILD)/make-build.log; \
 	  [ $$tests -eq 0 ] && [ $$built -eq 0 ]
 ifneq ($(BETWEEN),)
 	@$(MAKE) --no-print-directory $(BETWEEN)
 endif
-	cd $(SAN_BUILD) && $(CTEST)
+	cd $(SAN_BUILD) && $(CTEST) -j $(SAN_TEST_JOBS)
 
 # What CI runs (.ci/run): `make test` with a fuzz pass of FUZZ_SECONDS a
 # target between its stages, its fuzzers built beside the sanitizer build.
@@ -82,10 +85,10 @@ ci: deps interop-deps
 	  BETWEEN=fuzz-run
 
 test-plain: build-plain
-	cd $(BUILD) && $(CTEST)
+	cd $(BUILD) && $(CTEST) -j $(TEST_JOBS)
 
 test-sanitize: build-sanitize
-	cd $(SAN_BUILD) && $(CTEST)
+	cd $(SAN_BUILD) && $(CTEST) -j $(SAN_TEST_JOBS)
 
 build-plain:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(TIME_SCALE)
