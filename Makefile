@@ -54,15 +54,16 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The sanitizer build compiles at nice 19 while the plain stage's tests run:
-# many of them wait (on subprocesses, sockets, a model server's scripted
-# delays) and leave a core idle, which the compiler takes; when a test wants
-# the CPU the compiler gets almost none (README, "Tests": the tests pass with
-# both cores busy). Its output follows the plain stage's summary; the
-# sanitizer stage's tests start when both are done. OVERLAP names what
-# builds so (`make ci` adds the fuzzers), BETWEEN what runs between the
-# stages (`make ci`: the fuzz pass, which has both cores to itself).
-OVERLAP ?= build-sanitize
+# The source checks (checksrc, clang-format) and the sanitizer build run at
+# nice 19 while the plain stage's tests run: many of them wait (on
+# subprocesses, sockets, a model server's scripted delays) and leave a core
+# idle, which the compiler takes; when a test wants the CPU the compiler
+# gets almost none (README, "Tests": the tests pass with both cores busy).
+# Their output follows the plain stage's summary; the sanitizer stage's
+# tests start when both are done. OVERLAP names what runs so (`make ci`
+# adds the fuzzers' build), BETWEEN what runs between the stages (`make
+# ci`: the fuzz pass, which has both cores to itself).
+OVERLAP ?= checksrc build-sanitize
 BETWEEN ?=
 test: deps interop-deps
 	@$(MAKE) --no-print-directory build-plain
@@ -81,10 +82,10 @@ endif
 # target between its stages, its fuzzers built beside the sanitizer build.
 ci: deps interop-deps
 	@scripts/deps.sh --fuzz
-	@$(MAKE) --no-print-directory test OVERLAP="build-sanitize build-fuzzers" \
+	@$(MAKE) --no-print-directory test OVERLAP="checksrc build-sanitize build-fuzzers" \
 	  BETWEEN=fuzz-run
 
-test-plain: build-plain
+test-plain: build-plain checksrc
 	cd $(BUILD) && $(CTEST) -j $(TEST_JOBS)
 
 test-sanitize: build-sanitize
@@ -93,8 +94,6 @@ test-sanitize: build-sanitize
 build-plain:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(TIME_SCALE)
 	cmake --build $(BUILD) -j $(JOBS)
-	scripts/checksrc
-	scripts/check-format
 
 configure-sanitize:
 	cmake -S . -B $(SAN_BUILD) -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
