@@ -20,7 +20,10 @@ SAN_BUILD  ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
-CTEST      = ctest --output-on-failure -j $(JOBS)
+# Tests at a time in the plain and the sanitizer stage (default: JOBS).
+TEST_JOBS     ?= $(JOBS)
+SAN_TEST_JOBS ?= $(TEST_JOBS)
+CTEST      = ctest --output-on-failure
 TIME_SCALE     ?= $(or $(TG_TEST_TIME_SCALE),1)
 SAN_TIME_SCALE ?= $(shell echo $$(( $(TIME_SCALE) * 3 )))
 ifneq ($(CI),)
@@ -30,7 +33,8 @@ ifneq ($(TG_TEST_DATA_DIR),)
 CMAKE_ARGS += -DTG_TEST_DATA_DIR=$(TG_TEST_DATA_DIR)
 endif
 
-.PHONY: all build deps interop-deps test test-plain test-sanitize demo bench fuzz install deb clean format checksrc
+.PHONY: all build deps interop-deps test ci test-plain test-sanitize build-plain \
+  configure-sanitize build-sanitize demo bench fuzz build-fuzzers fuzz-run install deb clean format checksrc
 
 all: build
 
@@ -50,22 +54,53 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The source checks (checksrc, clang-format) and the sanitizer build run at
+# nice 19 while the plain stage's tests run: many of them wait (on
+# subprocesses, sockets, a model server's scripted delays) and leave a core
+# idle, which the compiler takes; when a test wants the CPU the compiler
+# gets almost none (README, "Tests": the tests pass with both cores busy).
+# Their output follows the plain stage's summary; the sanitizer stage's
+# tests start when both are done. OVERLAP names what runs so (`make ci`
+# adds the fuzzers' build), BETWEEN what runs between the stages (`make
+# ci`: the fuzz pass, which has both cores to itself).
+OVERLAP ?= checksrc build-sanitize
+BETWEEN ?=
 test: deps interop-deps
-	@$(MAKE) --no-print-directory test-plain
-	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory build-plain
+	@$(MAKE) --no-print-directory configure-sanitize
+	@nice -n 19 $(MAKE) --no-print-directory $(OVERLAP) \
+	  >$(SAN_BUILD)/make-build.log 2>&1 & build=$$!; \
+	  (cd $(BUILD) && $(CTEST) -j $(TEST_JOBS)); tests=$$?; \
+	  wait $$build; built=$$?; cat $(SAN_BUILD)/make-build.log; \
+	  [ $$tests -eq 0 ] && [ $$built -eq 0 ]
+ifneq ($(BETWEEN),)
+	@$(MAKE) --no-print-directory $(BETWEEN)
+endif
+	cd $(SAN_BUILD) && $(CTEST) -j $(SAN_TEST_JOBS)
 
-test-plain:
+# What CI runs (.ci/run): `make test` with a fuzz pass of FUZZ_SECONDS a
+# target between its stages, its fuzzers built beside the sanitizer build.
+ci: deps interop-deps
+	@scripts/deps.sh --fuzz
+	@$(MAKE) --no-print-directory test OVERLAP="checksrc build-sanitize build-fuzzers" \
+	  BETWEEN=fuzz-run
+
+test-plain: build-plain checksrc
+	cd $(BUILD) && $(CTEST) -j $(TEST_JOBS)
+
+test-sanitize: build-sanitize
+	cd $(SAN_BUILD) && $(CTEST) -j $(SAN_TEST_JOBS)
+
+build-plain:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(TIME_SCALE)
 	cmake --build $(BUILD) -j $(JOBS)
-	scripts/checksrc
-	scripts/check-format
-	cd $(BUILD) && $(CTEST)
 
-test-sanitize:
+configure-sanitize:
 	cmake -S . -B $(SAN_BUILD) -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  $(CMAKE_ARGS) -DTG_TEST_TIME_SCALE=$(SAN_TIME_SCALE)
+
+build-sanitize: configure-sanitize
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	cd $(SAN_BUILD) && $(CTEST)
 
 demo: deps build
 	@scripts/demo.sh $(BUILD)/toolgate
@@ -76,8 +111,14 @@ bench: build
 
 fuzz:
 	@scripts/deps.sh --fuzz
+	@$(MAKE) --no-print-directory build-fuzzers
+	@$(MAKE) --no-print-directory fuzz-run
+
+build-fuzzers:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DTG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+
+fuzz-run:
 	@FUZZ_JOBS=$${FUZZ_JOBS:-$(JOBS)} TG_TEST_TIME_SCALE=$(SAN_TIME_SCALE) scripts/fuzz.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-60}
 
 install: build
