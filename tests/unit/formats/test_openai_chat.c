@@ -239,7 +239,10 @@ static void test_messages_array_large(void **state)
             "    1,000 calls parsed in %.4f s of CPU, 32,000 in %.4f s "
             "(%.1fx)\n",
             small, large, large / small);
-    assert_true(large < 200 * small);
+    /* 32x the calls: linear is ~32x, quadratic ~1,024x. The bound sits
+     * well between: a run with both cores taken by other work measured
+     * 205x (cache and page-fault costs grow with the larger input). */
+    assert_true(large < 400 * small);
 }
 
 static const char *pre(const tg_turn *turn, size_t i)
