@@ -712,6 +712,7 @@ static void spawn_work(uv_work_t *req)
         p->spawn_rc = p->warm_rc == 0 ? 0 : -1;
         return;
     }
+    tg__watchdog_ready(p->env->watch);
     p->spawn_rc = tg__proc_spawn_pidfd(&p->sp, &p->spx, &pid, &p->pidfd,
                                        &p->spawn_stage, &p->spawn_errnum);
     p->pid = pid;

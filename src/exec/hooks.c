@@ -276,6 +276,7 @@ static void hook_exec(tg__hook *h)
                     .fd_in = inp[0],
                     .fd_out = outp[1],
                     .fd_err = errp[1]};
+    tg__watchdog_ready(&h->rt->watch);
     if (tg__proc_spawn(&sp, &pid, &h->spawn_stage, &h->errnum) != 0) {
         pid = -1;
         h->run = RUN_SPAWN;

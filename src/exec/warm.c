@@ -143,6 +143,7 @@ static tg__warm_helper *helper_start(tg__warm *w, const tg__sandbox *sb,
     tg__spawn_extra spx = {NULL, 0, 4, {info[1], blk[0], sv[1], w->memfd}};
     int stage, errnum;
     pid_t pid;
+    tg__watchdog_ready(watch);
     if (tg__proc_spawn_ex(&sp, &spx, &pid, &stage, &errnum) != 0) {
         snprintf(why, whylen, "cannot run %.300s: %s", sb->bwrap,
                  strerror(errnum));

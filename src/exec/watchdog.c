@@ -5,8 +5,8 @@
  * dies with toolgate (PR_SET_PDEATHSIG), but what it started does not: a
  * daemonized grandchild keeps the group alive after the leader is gone.
  *
- * So each runtime forks one small watchdog, when it records its first tool
- * group (a runtime that only runs in-process tools, such as a `toolgate
+ * So each runtime forks one small watchdog, just before it spawns its first
+ * tool group (a runtime that only runs in-process tools, such as a `toolgate
  * serve` of built-ins, never forks one: no process, no copied pages, about
  * 2.5 MiB less resident in all). The runtime keeps the
  * tool groups it has running in a table of shared memory (an atomic
@@ -129,6 +129,13 @@ static bool watchdog_fork(tg__watchdog_proc *pr, const int32_t *slots)
     bool up = pr->pid > 0;
     pthread_mutex_unlock(&pr->lock);
     return up;
+}
+
+void tg__watchdog_ready(const tg__watchdog *w)
+{
+    if (w->slots != NULL &&
+        __atomic_load_n(&w->proc->pid, __ATOMIC_ACQUIRE) <= 0)
+        (void)watchdog_fork(w->proc, w->slots);
 }
 
 void tg__watchdog_add(const tg__watchdog *w, pid_t pgid)

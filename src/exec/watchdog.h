@@ -21,7 +21,7 @@ typedef struct tg__watchdog {
 } tg__watchdog;
 
 /* Makes the table (w zeroed before: a runtime's calloc). The process itself
- * is forked when the first tool group is recorded, so a runtime that only
+ * is forked before the first tool group is spawned, so a runtime that only
  * runs in-process tools has none. Returns 0, or TG_ENOMEM with err filled
  * (w is then stopped). */
 int tg__watchdog_start(tg__watchdog *w, tg_error *err);
@@ -30,6 +30,10 @@ int tg__watchdog_start(tg__watchdog *w, tg_error *err);
  * fails, groups are not recorded (their leaders still die with toolgate:
  * PR_SET_PDEATHSIG) and no later add tries again. */
 void tg__watchdog_add(const tg__watchdog *w, pid_t pgid);
+/* Forks the watchdog if it does not run yet (once, any thread): callers
+ * spawning a tool group call it first, so that no group is ever running
+ * before a watchdog exists to kill it if toolgate dies. */
+void tg__watchdog_ready(const tg__watchdog *w);
 void tg__watchdog_remove(const tg__watchdog *w, pid_t pgid);
 /* Ends the watchdog once no group is held; safe on one never started or
  * zeroed. */

@@ -1066,10 +1066,16 @@ static void warm_profiles_and_idle(void **state)
 {
     NEED_BWRAP();
     env *e = *state;
+    /* Long enough that no sandbox idles out between the calls below, each
+     * of which may start one (seconds on a loaded machine), scaled. */
+    long idle_ms = 1500 * tg_test_time_scale();
+    char cfg[160];
+    snprintf(cfg, sizeof cfg,
+             "\"builtin_tools\": [\"shell\"], \"sandbox\": {\"mode\": "
+             "\"warm\", \"idle_ms\": %ld}",
+             idle_ms);
     tg_runtime *rt =
-        make_rt(e,
-                "\"builtin_tools\": [\"shell\"], \"sandbox\": {\"mode\": "
-                "\"warm\", \"idle_ms\": 300}",
+        make_rt(e, cfg,
                 "{\"name\": \"net\", \"command\": [\"/bin/echo\", \"net\"], "
                 "\"network\": true}");
     tg__warm *w = rt->sandbox.warm;
@@ -1102,8 +1108,8 @@ static void warm_profiles_and_idle(void **state)
     assert_string_equal(out_of(t, 0), "net\n");
     assert_int_equal(tg__warm_count(w), 3);
     tg_turn_free(t);
-    /* idle for 300 ms: all end (waited for at most 30x that, scaled) */
-    long waited = 0, bound = 9000 * tg_test_time_scale();
+    /* idle for idle_ms: all end (waited for at most 30x that) */
+    long waited = 0, bound = 30 * idle_ms;
     while (tg__warm_count(w) > 0 && waited < bound) {
         usleep(50 * 1000);
         waited += 50;
