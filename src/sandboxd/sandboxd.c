@@ -14,23 +14,39 @@
  * runtime. When the runtime's end closes it exits, and with it the
  * namespace and every process in it.
  *
- * Per call it forks a reaper (a child subreaper, also not dumpable, holding
- * only the call's control socket and its three standard descriptors) that
- * makes a fresh 0700 TMPDIR under /tmp, forks the command in a session of
- * its own with PR_SET_NO_NEW_PRIVS, the call's rlimits, default signals and
- * PR_SET_PDEATHSIG, and waits for it. Whatever the command starts, setsid
- * and double forks included, stays below the reaper (orphans reparent to
- * the nearest subreaper); when the command exits, or the runtime asks for
- * KILL or goes away, the reaper SIGKILLs all of it until none is left,
- * removes the TMPDIR, and only then reports EXITED. Before a call starts
- * while no other call runs, the helper empties /tmp and /dev/shm (never
- * crossing into a mount: the workspace may live under /tmp), so a call
- * never finds what an earlier one left there.
+ * The calls are run by reapers, processes forked by the helper ahead of
+ * need and kept for the sandbox's life: each blocks reading the socket to
+ * the runtime, so a request goes straight to an idle reaper (the kernel
+ * hands each SEQPACKET message to one reader) and the helper takes no part
+ * in a call. A reaper is a child subreaper, not dumpable, and between
+ * calls holds only the socket and a pipe to the helper. Per call it makes
+ * a fresh 0700 TMPDIR under /tmp, vforks the command in a session of its
+ * own with PR_SET_NO_NEW_PRIVS, the call's rlimits and PR_SET_PDEATHSIG
+ * (signals are at their defaults in every process of the sandbox: the
+ * helper resets them once), and waits for it. Whatever the command starts,
+ * setsid and double forks included, stays below the reaper (orphans
+ * reparent to the nearest subreaper); when the command exits, or the
+ * runtime asks for KILL or goes away, the reaper SIGKILLs all of it until
+ * none is left, removes the TMPDIR, and only then reports EXITED and reads
+ * the next request. A reaper that takes a call when no other is idle asks
+ * the helper (a byte on the pipe) to fork one more, so a call never waits
+ * for a fork unless more run at once than ever before. A reaper that dies
+ * during a call (a call of the same profile may kill it) leaves that
+ * call's processes to the helper, which kills them and forks a new one.
+ * Before a call starts while no other call runs, its reaper empties /tmp
+ * and /dev/shm (never crossing into a mount: the workspace may live under
+ * /tmp), so a call never finds what an earlier one left there.
+ *
+ * Why persistent reapers: a fork per call (page-table copies, copy-on-
+ * write faults and the TLB shootdowns they cause, the exit's unmapping)
+ * cost more CPU than the exec of a dynamic /bin/true on the virtual
+ * machine this was measured on (bench/RESULTS.md, issue 19).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,11 +80,21 @@ struct kernel_sigaction {
     unsigned long mask;
 };
 
-/* The reapers of running calls; `done` is shared with them (a reaper sets
- * its flag just before it reports EXITED). */
-static pid_t reapers[MAX_CALLS];
-static int sigfd = -1; /* SIGCHLD, the helper's */
-static volatile int *done;
+/* What the helper and its reapers share (an anonymous shared mapping):
+ * `mu` (robust: a reaper killed while holding it does not block the rest)
+ * guards `running` and the emptying of /tmp that the first call to start
+ * does. */
+typedef struct shared {
+    pthread_mutex_t mu;
+    int running;
+    volatile int busy[MAX_CALLS];  /* reaper i runs a call */
+    volatile int alive[MAX_CALLS]; /* reaper i is there (the helper's) */
+} shared;
+
+static shared *sh;
+static pid_t reapers[MAX_CALLS]; /* the helper's: its reapers, by slot */
+static int sigfd = -1;           /* SIGCHLD, the helper's */
+static int wake[2] = {-1, -1};   /* reapers -> helper: "fork one more" */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -208,11 +234,7 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
         goto fail;
     if (getppid() != parent)
         _exit(127);
-    for (int s = 1; s <= MAX_SIGNAL; s++) {
-        struct kernel_sigaction dfl = {SIG_DFL, 0, NULL, 0};
-        if (s != SIGKILL && s != SIGSTOP)
-            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
-    }
+    /* signals are at their defaults already (main) */
     if (dup2(c->in, 0) < 0 || dup2(c->out, 1) < 0 || dup2(c->err, 2) < 0)
         goto fail;
     (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -282,16 +304,15 @@ static void kill_all(pid_t cmd, int *status, int *have)
     }
 }
 
-/* The reaper: runs one call, reports, exits. */
-static void __attribute__((noreturn)) reaper(call *c, int slot)
+static void call_end(int slot);
+
+/* Runs one call (a reaper's): reports FAILED or EXITED on its control
+ * socket, after call_end(slot), unless the runtime went away. Frees what
+ * it allocates; the call's descriptors stay the caller's. */
+static void run_call(call *c, int slot)
 {
     const tg_sbd_req *q = c->req;
     char tmpdir[] = "/tmp/tg-call-XXXXXX";
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    prctl(PR_SET_NAME, "tg-reaper");
-    if (getppid() == 0)
-        _exit(1);
     /* strings: path, cwd, argv..., envp... */
     char *s = c->text, *end = c->text + q->len;
     char *path = s, *cwd;
@@ -299,9 +320,11 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     char **argv = calloc(nv + 1, sizeof *argv);
     char **envp = calloc(ne + 2, sizeof *envp);
     char *tmpenv = malloc(sizeof tmpdir + 8);
+    int ep[2] = {-1, -1};
     if (argv == NULL || envp == NULL || tmpenv == NULL) {
+        call_end(slot);
         send_msg(c->ctl, TG_SBD_FAILED, 3, ENOMEM);
-        _exit(1);
+        goto out;
     }
     s += strnlen(s, (size_t)(end - s)) + 1;
     cwd = s;
@@ -315,8 +338,10 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
             envp[i - nv] = s;
     }
     if (mkdtemp(tmpdir) == NULL) {
-        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
-        _exit(1);
+        int e = errno;
+        call_end(slot);
+        send_msg(c->ctl, TG_SBD_FAILED, 3, e);
+        goto out;
     }
     snprintf(tmpenv, sizeof tmpdir + 8, "TMPDIR=%s", tmpdir);
     size_t k = 0;
@@ -326,11 +351,12 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     envp[k++] = tmpenv;
     envp[k] = NULL;
 
-    int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) {
-        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
+        int e = errno;
         rmdir(tmpdir);
-        _exit(1);
+        call_end(slot);
+        send_msg(c->ctl, TG_SBD_FAILED, 3, e);
+        goto out;
     }
     pid_t me = getpid();
     /* vfork: no copy of this process's page tables (a fork's cost is
@@ -340,15 +366,20 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     pid_t cmd = vfork();
     if (cmd == 0)
         run_command(c, path, cwd, argv, envp, ep[1], me);
+    int verr = errno;
     close(ep[1]);
+    ep[1] = -1;
+    /* the command's only now: its output ends when it and its own end */
     close(c->in);
     close(c->out);
     close(c->err);
+    c->in = c->out = c->err = -1;
     int status = 0, have = 0;
     if (cmd < 0) {
-        send_msg(c->ctl, TG_SBD_FAILED, 3, errno);
         rmdir(tmpdir);
-        _exit(1);
+        call_end(slot);
+        send_msg(c->ctl, TG_SBD_FAILED, 3, verr);
+        goto out;
     }
     /* Not waited for: the exec's outcome (EOF, or the failure) is read
      * with the rest, so the call costs no extra wake-up. */
@@ -383,7 +414,10 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
                 /* the runtime went away: nothing to report to */
                 kill_all(cmd, &status, &have);
                 remove_tree(tmpdir);
-                _exit(0);
+                if (pfd >= 0)
+                    close(pfd);
+                call_end(slot);
+                goto out;
             }
             if (n == (ssize_t)sizeof m && m.type == TG_SBD_SIGNAL) {
                 if (m.a == SIGKILL)
@@ -397,57 +431,68 @@ static void __attribute__((noreturn)) reaper(call *c, int slot)
     if (ep[0] >= 0) {
         /* the command is gone: whatever it reported is there */
         failed = read(ep[0], r, sizeof r) == (ssize_t)sizeof r;
+        close(ep[0]);
+        ep[0] = -1;
     }
-    done[slot] = 1;
+    if (pfd >= 0)
+        close(pfd);
+    /* not running any more before the runtime can send the next call */
+    call_end(slot);
     if (failed)
         send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
     else
         send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8,
                  0);
-    _exit(0);
+out:
+    for (int i = 0; i < 2; i++)
+        if (ep[i] >= 0)
+            close(ep[i]);
+    free(argv);
+    free(envp);
+    free(tmpenv);
 }
 
-/* ------------------------------------------------------------ the helper */
+/* ------------------------------------------------------------ a reaper */
 
-static bool is_reaper(pid_t pid)
+static void lock(void)
 {
-    for (int i = 0; i < MAX_CALLS; i++)
-        if (reapers[i] == pid)
-            return true;
-    return false;
+    if (pthread_mutex_lock(&sh->mu) == EOWNERDEAD)
+        pthread_mutex_consistent(&sh->mu); /* its owner died: `running`
+                                            * was fixed by the helper */
 }
 
-/* Reaps what exited; a reaper that died before it was done (killed) leaves
- * its call's processes to this process: they are killed. */
-static void reap(void)
+/* A call starts on reaper `slot`: the first of none empties /tmp and
+ * /dev/shm; the helper is asked for one more reaper when none is idle. */
+static void call_start(int slot)
 {
-    int st;
-    pid_t r;
-    bool orphans = false;
-    while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-        int i;
-        for (i = 0; i < MAX_CALLS && reapers[i] != r; i++)
-            ;
-        if (i == MAX_CALLS) {
-            orphans = true; /* a process of a dead reaper's call */
-            continue;
-        }
-        if (!done[i])
-            orphans = true;
-        reapers[i] = 0;
-        done[i] = 0;
+    lock();
+    if (sh->running == 0) {
+        /* nothing runs: what earlier calls left goes */
+        empty_path("/tmp");
+        empty_path("/dev/shm");
     }
-    if (orphans)
-        kill_children(1);
+    sh->running++;
+    sh->busy[slot] = 1;
+    pthread_mutex_unlock(&sh->mu);
+    bool idle = false;
+    for (int i = 0; i < MAX_CALLS && !idle; i++)
+        idle = sh->alive[i] && !sh->busy[i];
+    if (!idle) {
+        ssize_t n;
+        do {
+            n = write(wake[1], "+", 1);
+        } while (n < 0 && errno == EINTR);
+    }
 }
 
-/* True when no call runs (its reaper not yet done). */
-static bool idle(void)
+static void call_end(int slot)
 {
-    for (int i = 0; i < MAX_CALLS; i++)
-        if (reapers[i] != 0 && !done[i])
-            return false;
-    return true;
+    lock();
+    if (sh->busy[slot]) {
+        sh->running--;
+        sh->busy[slot] = 0;
+    }
+    pthread_mutex_unlock(&sh->mu);
 }
 
 static void close_fds(int *fds, int n)
@@ -457,8 +502,9 @@ static void close_fds(int *fds, int n)
             close(fds[i]);
 }
 
-/* One request from the runtime: 1 to go on, 0 when the runtime is gone. */
-static int serve(int sock)
+/* One request from the runtime, run: 1 to go on, 0 when the runtime is
+ * gone. */
+static int serve(int sock, int slot)
 {
     static union {
         tg_sbd_req req;
@@ -502,51 +548,111 @@ static int serve(int sock)
         close_fds(fds, nfds);
         return 1;
     }
-    reap();
-    int slot;
-    for (slot = 0; slot < MAX_CALLS && reapers[slot] != 0; slot++)
-        ;
-    if (slot == MAX_CALLS) {
-        send_msg(fds[0], TG_SBD_FAILED, 3, EAGAIN);
-        close_fds(fds, nfds);
-        return 1;
+    call c = {fds[0], fds[1], fds[2], fds[3], NULL, q};
+    char *heap = NULL;
+    if (q->in_memfd) {
+        c.text = heap = malloc((size_t)q->len + 1);
+        if (heap == NULL || pread(fds[4], heap, q->len, 0) != (ssize_t)q->len)
+            c.text = NULL;
+    } else {
+        c.text = buf->bytes + sizeof *q;
     }
-    if (idle()) {
-        /* nothing runs: what earlier calls left goes */
-        empty_path("/tmp");
-        empty_path("/dev/shm");
+    if (c.text == NULL || q->len == 0 || c.text[q->len - 1] != '\0') {
+        send_msg(c.ctl, TG_SBD_FAILED, 3, EPROTO);
+    } else {
+        call_start(slot);
+        run_call(&c, slot);
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(sock);
-        close(sigfd);
-        call c = {fds[0], fds[1], fds[2], fds[3], NULL, q};
-        if (q->in_memfd) {
-            c.text = malloc(q->len + 1);
-            if (c.text == NULL ||
-                pread(fds[4], c.text, q->len, 0) != (ssize_t)q->len) {
-                send_msg(c.ctl, TG_SBD_FAILED, 3, EPROTO);
-                _exit(1);
-            }
-            close(fds[4]);
-        } else {
-            c.text = buf->bytes + sizeof *q;
-        }
-        if (q->len == 0 || c.text[q->len - 1] != '\0') {
-            send_msg(c.ctl, TG_SBD_FAILED, 3, EPROTO);
-            _exit(1);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        reaper(&c, slot);
-    }
-    if (pid < 0)
-        send_msg(fds[0], TG_SBD_FAILED, 3, errno);
-    else
-        reapers[slot] = pid;
+    free(heap);
+    /* run_call closed and set to -1 those it gave the command */
+    fds[1] = c.in;
+    fds[2] = c.out;
+    fds[3] = c.err;
     close_fds(fds, nfds);
     return 1;
+}
+
+/* A reaper's life (in a child of the helper): calls one after the other
+ * until the runtime's end of the socket closes. */
+static void __attribute__((noreturn)) reaper(int sock, int slot)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "tg-reaper");
+    if (getppid() != 1)
+        _exit(1); /* the helper died before PDEATHSIG was set */
+    close(sigfd);
+    close(wake[0]);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    while (serve(sock, slot))
+        ;
+    _exit(0);
+}
+
+/* ------------------------------------------------------------ the helper */
+
+static bool is_reaper(pid_t pid)
+{
+    for (int i = 0; i < MAX_CALLS; i++)
+        if (reapers[i] == pid)
+            return true;
+    return false;
+}
+
+/* Reaps what exited; a reaper that died during a call (killed) leaves its
+ * call's processes to this process: they are killed, and the call no
+ * longer counts as running. */
+static void reap(void)
+{
+    int st;
+    pid_t r;
+    bool orphans = false;
+    while ((r = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+        int i;
+        for (i = 0; i < MAX_CALLS && reapers[i] != r; i++)
+            ;
+        if (i == MAX_CALLS) {
+            orphans = true; /* a process of a dead reaper's call */
+            continue;
+        }
+        reapers[i] = 0;
+        sh->alive[i] = 0;
+        lock();
+        if (sh->busy[i]) {
+            orphans = true;
+            sh->busy[i] = 0;
+            sh->running--;
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    if (orphans)
+        kill_children(1);
+}
+
+/* Forks reapers until one is idle (or MAX_CALLS are there). */
+static void keep_one_idle(int sock)
+{
+    for (;;) {
+        int slot = -1;
+        for (int i = 0; i < MAX_CALLS; i++) {
+            if (reapers[i] != 0 && !sh->busy[i])
+                return;
+            if (reapers[i] == 0 && slot < 0)
+                slot = i;
+        }
+        if (slot < 0)
+            return;
+        sh->busy[slot] = 0;
+        pid_t pid = fork();
+        if (pid == 0)
+            reaper(sock, slot);
+        if (pid < 0)
+            return; /* the next call or exit tries again */
+        reapers[slot] = pid;
+        sh->alive[slot] = 1;
+    }
 }
 
 int main(int argc, char **argv)
@@ -571,9 +677,27 @@ int main(int argc, char **argv)
     (void)close_range(4, ~0U, 0);
     int fl = fcntl(sock, F_GETFD);
     fcntl(sock, F_SETFD, fl | FD_CLOEXEC);
-    done = mmap(NULL, MAX_CALLS * sizeof *done, PROT_READ | PROT_WRITE,
-                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (done == MAP_FAILED)
+    /* Every signal at its default, once, for every process of the sandbox
+     * (bubblewrap's or the runtime's ignored ones are not inherited): no
+     * command resets them per call. As PID 1 of its namespace this process
+     * still gets no signal from inside it. */
+    for (int s = 1; s <= MAX_SIGNAL; s++) {
+        struct kernel_sigaction dfl = {SIG_DFL, 0, NULL, 0};
+        if (s != SIGKILL && s != SIGSTOP)
+            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
+    }
+    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED)
+        return 2;
+    pthread_mutexattr_t ma;
+    if (pthread_mutexattr_init(&ma) != 0 ||
+        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) != 0 ||
+        pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) != 0 ||
+        pthread_mutex_init(&sh->mu, &ma) != 0)
+        return 2;
+    pthread_mutexattr_destroy(&ma);
+    if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return 2;
     sigset_t chld;
     sigemptyset(&chld);
@@ -582,20 +706,30 @@ int main(int argc, char **argv)
     int sfd = sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)
         return 2;
+    keep_one_idle(sock);
     for (;;) {
-        struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
-        if (poll(pf, 2, -1) < 0) {
+        /* the socket is the reapers' to read: only its hang-up is this
+         * process's concern */
+        struct pollfd pf[3] = {
+            {sock, 0, 0}, {sfd, POLLIN, 0}, {wake[0], POLLIN, 0}};
+        if (poll(pf, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             return 1;
         }
+        if (pf[0].revents & (POLLHUP | POLLERR))
+            return 0;
         if (pf[1].revents) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) > 0)
                 ;
             reap();
         }
-        if (pf[0].revents && !serve(sock))
-            return 0;
+        if (pf[2].revents) {
+            char b[64];
+            while (read(wake[0], b, sizeof b) > 0)
+                ;
+        }
+        keep_one_idle(sock);
     }
 }
