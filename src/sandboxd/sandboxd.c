@@ -456,6 +456,7 @@ out:
 
 /* ------------------------------------------------------------ a reaper */
 
+/* Takes the shared lock, repairing it when its holder died. */
 static void lock(void)
 {
     if (pthread_mutex_lock(&sh->mu) == EOWNERDEAD)
@@ -487,6 +488,7 @@ static void call_start(int slot)
     }
 }
 
+/* The call of reaper `slot` no longer runs (idempotent). */
 static void call_end(int slot)
 {
     lock();
