@@ -40,7 +40,7 @@ typedef enum tg__sbx_level {
 } tg__sbx_level;
 
 /* Whether sandbox.mode "auto" and "bubblewrap" use the warm sandbox. */
-#define TG__SANDBOX_WARM_DEFAULT 0
+#define TG__SANDBOX_WARM_DEFAULT 1
 
 #define TG__SBX_MAX_LIMITS 6
 
