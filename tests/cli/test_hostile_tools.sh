@@ -83,7 +83,11 @@ for tool in shell sh; do
   # a call whose cwd is toolgate's directory
   sh_call "$tool-cwd1" "$tool" 'touch planted && echo CWD-WRITE; ls -A | grep . && echo CWD-LISTED; true' |
     jq -c '. + {context: {cwd: ".toolgate"}}' >>attacks.jsonl
-  "$TOOLGATE" run --approve attacks.jsonl >attacks.out 2>attacks.err
+  # one at a time: in the warm sandbox (the default) calls running at once
+  # share a PID namespace, so one call's `ls /proc/*/fd` would list another
+  # attack's own sqlite3 on its masked .toolgate/journal.db (README, the
+  # warm sandbox's table), which is not toolgate's journal
+  "$TOOLGATE" run --approve --parallel 1 attacks.jsonl >attacks.out 2>attacks.err
   eq "$tool: every attack ran" "$(jq -r .execution attacks.out | sort -u)" finished
   got=$(jq -r '.payload | if type == "string" then . else .error.message end' attacks.out |
     grep -o -w -E 'MOVED|FORGED-COPY|FORGED-IN-PLACE|REMOVED|OVERWRITTEN|WAL-WRITTEN|TRUNCATED|COPIED-OVER|PLANTED-JOURNAL|SYMLINKED|LINKED-IN|SEES-FILES|ART-WRITTEN|ART-DIR|HARD-LINKED|ART-HARD-LINKED|FD-SEEN|READ-JOURNAL|LISTED|CWD-WRITE|CWD-LISTED' |
