@@ -306,7 +306,7 @@ static void kill_all(pid_t cmd, int *status, int *have)
     }
 }
 
-static void call_end(int slot);
+static bool call_end(int slot);
 
 /* Runs one call (a reaper's): reports FAILED or EXITED on its control
  * socket, after call_end(slot), unless the runtime went away. Frees what
@@ -488,15 +488,18 @@ static void call_start(int slot)
     }
 }
 
-/* The call of reaper `slot` no longer runs (idempotent). */
-static void call_end(int slot)
+/* The call of reaper `slot` no longer runs (idempotent): true when one
+ * was running. */
+static bool call_end(int slot)
 {
     lock();
-    if (sh->busy[slot]) {
+    bool was = sh->busy[slot];
+    if (was) {
         sh->running--;
         sh->busy[slot] = 0;
     }
     pthread_mutex_unlock(&sh->mu);
+    return was;
 }
 
 static void close_fds(int *fds, int n)
@@ -623,13 +626,8 @@ static void reap(void)
         }
         reapers[i] = 0;
         sh->alive[i] = 0;
-        lock();
-        if (sh->busy[i]) {
-            orphans = true;
-            sh->busy[i] = 0;
-            sh->running--;
-        }
-        pthread_mutex_unlock(&sh->mu);
+        if (call_end(i))
+            orphans = true; /* it died during a call */
     }
     if (orphans)
         kill_children(1);

@@ -119,8 +119,7 @@ static tg_config *make_cfg(const env *e, const char *members, const char *tools)
              tools ? tools : "");
     tg_config *cfg = tg_test_config(text, e->dir);
     /* a configuration that names no mode runs in the test's */
-    if (cfg != NULL && test_mode != TG__SANDBOX_AUTO &&
-        cfg->sandbox_mode == TG__SANDBOX_AUTO &&
+    if (cfg != NULL && cfg->sandbox_mode == TG__SANDBOX_AUTO &&
         strstr(text, "\"mode\"") == NULL &&
         strstr(text, "\"bwrap\"") == NULL) /* (auto's fallback is tested) */
         cfg->sandbox_mode = test_mode;
