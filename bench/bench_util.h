@@ -10,6 +10,7 @@
 #define TG_BENCH_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -77,6 +78,45 @@ static inline double bench_spawn_true_seconds(int n)
         waitpid(pid, &st, 0);
     }
     return bench_now() - t0;
+}
+
+struct bench_spawn_share {
+    int n;
+    int failed;
+};
+
+static inline void *bench_spawn_share_run(void *arg)
+{
+    struct bench_spawn_share *share = arg;
+    share->failed = bench_spawn_true_seconds(share->n) < 0;
+    return NULL;
+}
+
+/* Seconds of wall time for n spawns of /bin/true made by k threads at once
+ * (each a posix_spawn + waitpid loop of its share), or -1: how spawning
+ * scales with this machine's cores, the limit of calls run in parallel. */
+static inline double bench_spawn_true_parallel_seconds(int n, int k)
+{
+    pthread_t th[64];
+    struct bench_spawn_share share[64];
+    if (k < 1 || k > 64)
+        return -1;
+    double t0 = bench_now();
+    int started = 0, failed = 0;
+    for (; started < k; started++) {
+        share[started].n = n / k + (started < n % k);
+        share[started].failed = 0;
+        if (pthread_create(&th[started], NULL, bench_spawn_share_run,
+                           &share[started]) != 0) {
+            failed = 1;
+            break;
+        }
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        failed |= share[i].failed;
+    }
+    return failed ? -1 : bench_now() - t0;
 }
 
 /* Seconds to run one turn of n calls of the command tool "true" through a
