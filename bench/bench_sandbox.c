@@ -14,9 +14,9 @@
  * parallel >= 1.5x unsandboxed one at a time, both >= 5x bubblewrap per
  * call). Beside them, the posix_spawn loop split over 8 threads at once: the
  * machine's own parallel limit, since "scales with cores like plain spawns
- * do" holds only where plain spawns scale. Each round is a fresh runtime: the warm figures include starting
- * the warm sandbox once.
- * Usage: bench_sandbox [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
+ * do" holds only where plain spawns scale. Each round is a fresh runtime: the
+ * warm figures include starting the warm sandbox once. Usage: bench_sandbox
+ * [CALLS] [PEER_DIR]   (PEER_DIR holds peer_spawn.mjs)
  */
 #include <stdio.h>
 #include <stdlib.h>
