@@ -1146,6 +1146,79 @@ static void make_old_journal(const char *path, int version)
     raw_exec(path, sql);
 }
 
+/* A journal made by the previous schema (v10, tests/data/journal/v10.sql:
+ * a dump of what toolgate at that version wrote) opens with its rows, and
+ * v11's results_caller holds only the results with a caller, which
+ * `history --caller` still reads through it. */
+static void test_migrate_v10(void **state)
+{
+    struct fixture *f = *state;
+    char src[4096], path[192];
+    tg_error err = {0};
+    tg_test_source_path(src, sizeof src, "tests/data/journal/v10.sql");
+    char *sql = tg_test_read_file(src, NULL);
+    assert_non_null(sql);
+    snprintf(path, sizeof path, "%s/v10.db", f->dir);
+    FILE *fp = fopen(path, "w"); /* raw_exec does not create files */
+    assert_non_null(fp);
+    fclose(fp);
+    raw_exec(path, "PRAGMA journal_mode = WAL");
+    raw_exec(path, sql);
+    free(sql);
+    assert_int_equal(jt_count(path, "PRAGMA user_version"), 10);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM results"
+                                    " INDEXED BY results_caller"
+                                    " WHERE caller_id IS NULL"),
+                     2);
+
+    tg__journal *j = open_ok(path);
+    assert_int_equal(jt_count(path, "PRAGMA user_version"), 11);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM call_rows"), 4);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM results"), 4);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM sqlite_schema"
+                                    " WHERE name = 'results_caller' AND sql"
+                                    " LIKE '%WHERE caller_id IS NOT NULL'"),
+                     1);
+    /* The index holds alice's two results, not the two without a caller. */
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM results"
+                                    " INDEXED BY results_caller"
+                                    " WHERE caller_id = 'alice'"),
+                     2);
+    tg_history_query q = {.caller = "alice", .limit = 20};
+    json_t *h = history(j, &q); /* new ref */
+    assert_int_equal(json_array_size(h), 2);
+    assert_string_equal(jstr(json_array_get(h, 0), "call.caller_id"), "alice");
+    json_decref(h);
+    h = history(j, NULL);
+    assert_int_equal(json_array_size(h), 4);
+    json_decref(h);
+    /* New rows with and without a caller; the chain goes on. */
+    tg_call *c[2] = {mkcall("new_none", "echo", "{}", NULL),
+                     mkcall("new_bob", "echo", "{}", "bob")};
+    tg_result *r[2] = {ok_result(c[0], "a"), ok_result(c[1], "b")};
+    assert_int_equal(tg__journal_begin(j, c, 2, &err), 0);
+    assert_int_equal(tg__journal_finish(j, c, r, 2, &err), 0);
+    tg__journal_close(j);
+    free_all(c, r, 2);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM results"
+                                    " INDEXED BY results_caller"
+                                    " WHERE caller_id = 'bob'"),
+                     1);
+    assert_int_equal(jt_count(path, "SELECT count(*) FROM"
+                                    " pragma_integrity_check"
+                                    " WHERE integrity_check != 'ok'"),
+                     0);
+    assert_int_equal(
+        jt_count(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    char *report = NULL;
+    assert_int_equal(tg_journal_verify(path, NULL, 0, &report, &err), 0);
+    json_t *v = json_loads(report, 0, NULL); /* new ref */
+    assert_true(json_is_true(json_object_get(v, "ok")));
+    assert_int_equal(json_integer_value(json_object_get(v, "rows")), 6);
+    json_decref(v);
+    free(report);
+}
+
 /* A call over limits.max_args_bytes never runs: its row keeps the first
  * TG_JOURNAL_ARGS_PREFIX bytes of the arguments' text (never a UTF-8
  * character cut in two) and their size, not the arguments, once or twice;
@@ -1221,14 +1294,14 @@ static void test_migrations(void **state)
     assert_int_equal(tg__journal_finish(j, &c, &r, 1, &err), 0);
     tg__journal_close(j);
     long long objects = jt_count(f->path, "SELECT count(*) FROM sqlite_schema");
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 10);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 11);
     for (int i = 0; i < 3; i++) {
         j = open_ok(f->path);
         tg__journal_close(j);
     }
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM sqlite_schema"),
                      objects);
-    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 10);
+    assert_int_equal(jt_count(f->path, "PRAGMA user_version"), 11);
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"), 1);
     /* v10: results_outcome holds the results that did not succeed only. */
     assert_int_equal(jt_count(f->path, "SELECT count(*) FROM results"
@@ -1249,7 +1322,7 @@ static void test_migrations(void **state)
         snprintf(path, sizeof path, "%s/v%d.db", f->dir, version);
         make_old_journal(path, version);
         j = open_ok(path);
-        assert_int_equal(jt_count(path, "PRAGMA user_version"), 10);
+        assert_int_equal(jt_count(path, "PRAGMA user_version"), 11);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM sqlite_schema"),
                          objects);
         assert_int_equal(jt_count(path, "SELECT count(*) FROM call_rows"), 3);
@@ -1984,6 +2057,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_args_over_the_limit, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v10, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watched_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_public_api, setup, teardown),
