@@ -11,15 +11,16 @@
  * none (SIGKILL and SIGSTOP included), so no call can stop or kill it. It is
  * not dumpable, so a call (which has no capabilities) can neither ptrace it
  * nor open its /proc/1/fd, and it keeps no descriptor but its socket to the
- * runtime. When the runtime's end closes it exits, and with it the
- * namespace and every process in it.
+ * runtime and the read-only baseline directories below. When the runtime's end
+ * closes it exits, and with it the namespace and every process in it.
  *
  * The calls are run by reapers, processes forked by the helper ahead of
  * need and kept for the sandbox's life: each blocks reading the socket to
  * the runtime, so a request goes straight to an idle reaper (the kernel
  * hands each SEQPACKET message to one reader) and the helper takes no part
  * in a call. A reaper is a child subreaper, not dumpable, and between
- * calls holds only the socket and a pipe to the helper. Per call it makes
+ * calls holds only the socket, a pipe to the helper and the baseline
+ * directories. Per call it makes
  * a fresh 0700 TMPDIR under /tmp, vforks the command in a session of its
  * own with PR_SET_NO_NEW_PRIVS, the call's rlimits and PR_SET_PDEATHSIG
  * (signals are at their defaults in every process of the sandbox: the
@@ -33,9 +34,14 @@
  * for a fork unless more run at once than ever before. A reaper that dies
  * during a call (a call of the same profile may kill it) leaves that
  * call's processes to the helper, which kills them and forks a new one.
- * Before a call starts while no other call runs, its reaper empties /tmp
- * and /dev/shm (never crossing into a mount: the workspace may live under
- * /tmp), so a call never finds what an earlier one left there.
+ * Before a call starts while no other call runs, its reaper empties the
+ * sandbox's private /tmp and /dev/shm (those the runtime names: not when
+ * the workspace is or holds one, as then it is the workspace seen through
+ * its bind; never crossing into a mount: the workspace may live under
+ * /tmp), so a call never finds what an earlier one left there. It does so
+ * only when an earlier call left something: the helper holds open, from
+ * its start, the directories of those file systems that emptying leaves,
+ * and a few fstat calls on them tell (base_clean).
  *
  * Why persistent reapers: a fork per call (page-table copies, copy-on-
  * write faults and the TLB shootdowns they cause, the exit's unmapping)
@@ -61,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandboxd_proto.h"
@@ -71,6 +78,8 @@
 
 #define MAX_CALLS 1024
 #define MAX_SIGNAL 64
+#define MAX_PRIVATE 4 /* directories emptied between calls */
+#define MAX_BASE 32   /* their directories that stay (see `base`) */
 
 /* The kernel's struct sigaction, as in src/exec/process.c. */
 struct kernel_sigaction {
@@ -80,18 +89,36 @@ struct kernel_sigaction {
     unsigned long mask;
 };
 
+/* A directory of the private file systems (/tmp, /dev/shm) that emptying
+ * leaves: the top, and those bubblewrap made on the way to a mount point
+ * (the workspace under /tmp, say), which hold a mount and cannot go. */
+typedef struct base_dir {
+    off_t size;            /* as it started: on a tmpfs, 20 per entry + 40 */
+    mode_t mode;           /* as it started */
+    bool top;              /* /tmp or /dev/shm itself (TMPDIRs come and go
+                            * there: its ctime is not watched) */
+    struct timespec ctime; /* when last seen clean (not for a top) */
+} base_dir;
+
 /* What the helper and its reapers share (an anonymous shared mapping):
  * `mu` (robust: a reaper killed while holding it does not block the rest)
- * guards `running` and the emptying of /tmp that the first call to start
- * does. */
+ * guards `running`, `base`, `unsure` and the emptying of /tmp that the
+ * first call to start does. */
 typedef struct shared {
     pthread_mutex_t mu;
     int running;
+    base_dir base[MAX_BASE];
+    int nbase;   /* -1: too many to watch, /tmp is emptied before each */
+    bool unsure; /* a call ran in the clock tick of a `ctime`: its
+                  * changes may not show in the ctimes */
     volatile int busy[MAX_CALLS];  /* reaper i runs a call */
     volatile int alive[MAX_CALLS]; /* reaper i is there (the helper's) */
 } shared;
 
 static shared *sh;
+static const char *priv[MAX_PRIVATE]; /* what is emptied between calls */
+static int npriv;
+static int base_fd[MAX_BASE];    /* the `base` directories, held open */
 static pid_t reapers[MAX_CALLS]; /* the helper's: its reapers, by slot */
 static int sigfd = -1;           /* SIGCHLD, the helper's */
 static int wake[2] = {-1, -1};   /* reapers -> helper: "fork one more" */
@@ -182,6 +209,10 @@ static void empty_dir(int fd, dev_t dev)
                 close(sub);
                 continue;
             }
+            /* a call may have made it read-only to keep what it holds
+             * (a baseline directory gets its mode back: empty_private) */
+            if ((s2.st_mode & S_IRWXU) != S_IRWXU)
+                (void)fchmod(sub, s2.st_mode | S_IRWXU);
             empty_dir(sub, dev);
             (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
         } else {
@@ -202,6 +233,125 @@ static void empty_path(const char *path)
         return;
     }
     empty_dir(fd, st.st_dev);
+}
+
+/* --------------------------------------------------- the clean baseline */
+
+/* Records directory fd (taken) and, on its device, the directories below
+ * it, as they are before any call ran: the baseline of the private file
+ * systems (the helper's, at its start). */
+static void base_add(int fd, bool top)
+{
+    struct stat st;
+    if (sh->nbase < 0 || fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+    }
+    if (sh->nbase == MAX_BASE) {
+        close(fd);
+        sh->nbase = -1;
+        return;
+    }
+    base_fd[sh->nbase] = fd;
+    sh->base[sh->nbase].size = st.st_size;
+    sh->base[sh->nbase].mode = st.st_mode & 07777;
+    sh->base[sh->nbase].top = top;
+    sh->base[sh->nbase].ctime = st.st_ctim;
+    sh->nbase++;
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+    if (d == NULL) {
+        if (dup >= 0)
+            close(dup);
+        sh->nbase = -1;
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        struct stat s2;
+        if (fstatat(dirfd(d), e->d_name, &s2, AT_SYMLINK_NOFOLLOW) != 0 ||
+            s2.st_dev != st.st_dev || !S_ISDIR(s2.st_mode))
+            continue;
+        int sub = openat(dirfd(d), e->d_name,
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0 && fstat(sub, &s2) == 0 && s2.st_dev == st.st_dev)
+            base_add(sub, false);
+        else if (sub >= 0)
+            close(sub);
+    }
+    closedir(d);
+}
+
+/* Whether the coarse clock (a tmpfs's time stamps, before Linux 6.13) may
+ * still be in the tick of a recorded ctime: a change made now could leave
+ * that ctime as it is. */
+static bool in_base_tick(void)
+{
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0)
+        return true;
+    for (int i = 0; i < sh->nbase; i++) {
+        const struct timespec *c = &sh->base[i].ctime;
+        if (sh->base[i].top)
+            continue;
+        if (now.tv_sec < c->tv_sec ||
+            (now.tv_sec == c->tv_sec && now.tv_nsec <= c->tv_nsec))
+            return true;
+    }
+    return false;
+}
+
+/* True when no call left anything in the private directories since they
+ * were last clean (nothing runs, the shared lock held), from a few fstat
+ * calls instead of a walk of /tmp and /dev/shm. Each baseline directory
+ * holds as many entries as it started with and has its mode: what a call
+ * leaves anywhere below adds an entry to one of them unless the call took
+ * one out, and the only entries a call cannot remove are mount points
+ * (which cannot be moved either) and the baseline directories below a top,
+ * whose ctime (which no call can set) any move, and any change in them,
+ * renews. A call's TMPDIR is gone by now (removed before its end). */
+static bool base_clean(void)
+{
+    if (sh->nbase < 0 || sh->unsure)
+        return false;
+    for (int i = 0; i < sh->nbase; i++) {
+        const base_dir *b = &sh->base[i];
+        struct stat st;
+        if (fstat(base_fd[i], &st) != 0 || st.st_size != b->size ||
+            (st.st_mode & 07777) != b->mode ||
+            (!b->top && (st.st_ctim.tv_sec != b->ctime.tv_sec ||
+                         st.st_ctim.tv_nsec != b->ctime.tv_nsec)))
+            return false;
+    }
+    return true;
+}
+
+/* Empties the private directories (nothing runs; the shared lock held),
+ * the baseline's modes restored first so that nothing a call made
+ * read-only stays, and records their ctimes as clean. */
+static void empty_private(void)
+{
+    struct stat st;
+    for (int i = 0; i < sh->nbase; i++)
+        if (fstat(base_fd[i], &st) == 0 &&
+            (st.st_mode & 07777) != sh->base[i].mode)
+            (void)fchmod(base_fd[i], sh->base[i].mode);
+    for (int i = 0; i < npriv; i++)
+        empty_path(priv[i]);
+    for (int i = 0; i < sh->nbase; i++) {
+        if (fstat(base_fd[i], &st) != 0)
+            continue;
+        if ((st.st_mode & 07777) != sh->base[i].mode) {
+            /* emptying opened it up (empty_dir) */
+            (void)fchmod(base_fd[i], sh->base[i].mode);
+            if (fstat(base_fd[i], &st) != 0)
+                continue;
+        }
+        sh->base[i].ctime = st.st_ctim;
+    }
+    sh->unsure = false;
 }
 
 static void remove_tree(const char *path)
@@ -469,11 +619,10 @@ static void lock(void)
 static void call_start(int slot)
 {
     lock();
-    if (sh->running == 0) {
-        /* nothing runs: what earlier calls left goes */
-        empty_path("/tmp");
-        empty_path("/dev/shm");
-    }
+    if (sh->running == 0 && !base_clean())
+        empty_private(); /* nothing runs: what earlier calls left goes */
+    if (!sh->unsure)
+        sh->unsure = in_base_tick();
     sh->running++;
     sh->busy[slot] = 1;
     pthread_mutex_unlock(&sh->mu);
@@ -659,8 +808,10 @@ static void keep_one_idle(int sock)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc < 2 || argc > 2 + MAX_PRIVATE)
         return 2;
+    for (int i = 2; i < argc; i++)
+        priv[npriv++] = argv[i];
     int sock = (int)strtol(argv[1], NULL, 10);
     struct stat st;
     if (sock < 3 || fstat(sock, &st) != 0 || !S_ISSOCK(st.st_mode))
@@ -699,6 +850,13 @@ int main(int argc, char **argv)
         pthread_mutex_init(&sh->mu, &ma) != 0)
         return 2;
     pthread_mutexattr_destroy(&ma);
+    /* the private directories as bubblewrap made them: clean */
+    for (int i = 0; i < npriv; i++) {
+        int fd = open(priv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+            base_add(fd, true);
+    }
+    sh->unsure = in_base_tick();
     if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return 2;
     sigset_t chld;
