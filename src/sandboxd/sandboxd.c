@@ -119,6 +119,7 @@ static shared *sh;
 static const char *priv[MAX_PRIVATE]; /* what is emptied between calls */
 static int npriv;
 static int base_fd[MAX_BASE];    /* the `base` directories, held open */
+static pid_t reaper_pid;         /* a reaper's (in the namespace) */
 static pid_t reapers[MAX_CALLS]; /* the helper's: its reapers, by slot */
 static int sigfd = -1;           /* SIGCHLD, the helper's */
 static int wake[2] = {-1, -1};   /* reapers -> helper: "fork one more" */
@@ -375,10 +376,13 @@ typedef struct call {
     const tg_sbd_req *req;
 } call;
 
-/* In the command's child: never returns. */
+/* In the command's child (of vfork: it shares the reaper's memory until
+ * it execs or exits): never returns. A failure before the exec, or of the
+ * exec, is put in res (stage, errno) for the reaper, resumed when this
+ * process exits, to read. */
 static void __attribute__((noreturn))
 run_command(const call *c, const char *path, const char *cwd, char **argv,
-            char **envp, int errfd, pid_t parent)
+            char **envp, volatile int *res, pid_t parent)
 {
     int stage = 3, e = 0; /* TG__SPAWN_STAGE_SETUP */
     if (setsid() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
@@ -407,11 +411,8 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
     stage = 2; /* TG__SPAWN_STAGE_EXEC */
 fail:
     e = errno;
-    int r[2] = {stage, e};
-    ssize_t n;
-    do {
-        n = write(errfd, r, sizeof r);
-    } while (n < 0 && errno == EINTR);
+    res[1] = e;
+    res[0] = stage;
     _exit(127);
 }
 
@@ -463,8 +464,9 @@ static bool call_end(int slot);
  * it allocates; the call's descriptors stay the caller's. */
 static void run_call(call *c, int slot)
 {
+    static unsigned seq; /* of this reaper's calls: names TMPDIR */
     const tg_sbd_req *q = c->req;
-    char tmpdir[] = "/tmp/tg-call-XXXXXX";
+    char tmpdir[48];
     /* strings: path, cwd, argv..., envp... */
     char *s = c->text, *end = c->text + q->len;
     char *path = s, *cwd;
@@ -472,7 +474,6 @@ static void run_call(call *c, int slot)
     char **argv = calloc(nv + 1, sizeof *argv);
     char **envp = calloc(ne + 2, sizeof *envp);
     char *tmpenv = malloc(sizeof tmpdir + 8);
-    int ep[2] = {-1, -1};
     if (argv == NULL || envp == NULL || tmpenv == NULL) {
         call_end(slot);
         send_msg(c->ctl, TG_SBD_FAILED, 3, ENOMEM);
@@ -489,7 +490,17 @@ static void run_call(call *c, int slot)
         else if (i < nv + ne)
             envp[i - nv] = s;
     }
-    if (mkdtemp(tmpdir) == NULL) {
+    /* A fresh 0700 directory: mkdir fails on anything already there (a
+     * call of the same profile may make the next name first; then one
+     * more), so no random name (mkdtemp's getrandom) is needed. */
+    int made = -1;
+    for (int i = 0; made != 0 && i < 64; i++) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/tg-call-%d-%u", slot, seq++);
+        made = mkdir(tmpdir, 0700);
+        if (made != 0 && errno != EEXIST)
+            break;
+    }
+    if (made != 0) {
         int e = errno;
         call_end(slot);
         send_msg(c->ctl, TG_SBD_FAILED, 3, e);
@@ -503,24 +514,17 @@ static void run_call(call *c, int slot)
     envp[k++] = tmpenv;
     envp[k] = NULL;
 
-    if (pipe2(ep, O_CLOEXEC) != 0) {
-        int e = errno;
-        rmdir(tmpdir);
-        call_end(slot);
-        send_msg(c->ctl, TG_SBD_FAILED, 3, e);
-        goto out;
-    }
-    pid_t me = getpid();
     /* vfork: no copy of this process's page tables (a fork's cost is
      * mostly that, and on a virtual machine page-table updates are
      * dear). The child only makes system calls until it execs or exits;
-     * this process has no signal handlers. */
+     * this process has no signal handlers. This process resumes once the
+     * exec succeeded or the child exited: what failed is in res by then,
+     * and no pipe (nor a wake-up for its end) is needed to learn it. */
+    volatile int res[2] = {0, 0};
     pid_t cmd = vfork();
     if (cmd == 0)
-        run_command(c, path, cwd, argv, envp, ep[1], me);
+        run_command(c, path, cwd, argv, envp, res, reaper_pid);
     int verr = errno;
-    close(ep[1]);
-    ep[1] = -1;
     /* the command's only now: its output ends when it and its own end */
     close(c->in);
     close(c->out);
@@ -533,25 +537,14 @@ static void run_call(call *c, int slot)
         send_msg(c->ctl, TG_SBD_FAILED, 3, verr);
         goto out;
     }
-    /* Not waited for: the exec's outcome (EOF, or the failure) is read
-     * with the rest, so the call costs no extra wake-up. */
-    int r[2] = {0, 0}, failed = 0;
+    int failed = res[0] != 0;
     ssize_t n;
-    int pfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-    for (;;) {
-        struct pollfd pf[3] = {
-            {c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}, {ep[0], POLLIN, 0}};
-        int pr = poll(pf, 3, pfd >= 0 ? -1 : 50);
+    int pfd = failed ? -1 : (int)syscall(SYS_pidfd_open, cmd, 0);
+    while (!failed) {
+        struct pollfd pf[2] = {{c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}};
+        int pr = poll(pf, 2, pfd >= 0 ? -1 : 50);
         if (pr < 0 && errno != EINTR)
             break;
-        if (pr > 0 && pf[2].revents) {
-            do {
-                n = read(ep[0], r, sizeof r);
-            } while (n < 0 && errno == EINTR);
-            failed = n == (ssize_t)sizeof r;
-            close(ep[0]);
-            ep[0] = -1;
-        }
         if (pfd < 0 || (pr > 0 && pf[1].revents)) {
             pid_t w = waitpid(cmd, &status, WNOHANG);
             if (w == cmd) {
@@ -580,25 +573,16 @@ static void run_call(call *c, int slot)
     }
     kill_all(cmd, &status, &have);
     remove_tree(tmpdir);
-    if (ep[0] >= 0) {
-        /* the command is gone: whatever it reported is there */
-        failed = read(ep[0], r, sizeof r) == (ssize_t)sizeof r;
-        close(ep[0]);
-        ep[0] = -1;
-    }
     if (pfd >= 0)
         close(pfd);
     /* not running any more before the runtime can send the next call */
     call_end(slot);
     if (failed)
-        send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
+        send_msg(c->ctl, TG_SBD_FAILED, res[0], res[1]);
     else
         send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8,
                  0);
 out:
-    for (int i = 0; i < 2; i++)
-        if (ep[i] >= 0)
-            close(ep[i]);
     free(argv);
     free(envp);
     free(tmpenv);
@@ -737,6 +721,7 @@ static void __attribute__((noreturn)) reaper(int sock, int slot)
     prctl(PR_SET_NAME, "tg-reaper");
     if (getppid() != 1)
         _exit(1); /* the helper died before PDEATHSIG was set */
+    reaper_pid = getpid();
     close(sigfd);
     close(wake[0]);
     sigset_t none;
