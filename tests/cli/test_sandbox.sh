@@ -207,7 +207,7 @@ jq '.limits.parallel = 1 | .journal = null' toolgate.json >seq.json
   sh_call l2 'ls -A /tmp /dev/shm "${PWD%/*}" | grep -v -x "${TMPDIR#/tmp/}" | grep -c -e left_by_l1 -e "^d$" -e "^ro$" -e shm_l1 -e beside_ws -e tg-call || true'
   sh_call l3 'chmod 555 /tmp /dev/shm'
   sh_call l4 'echo x >/tmp/l4 && echo y >/dev/shm/l4 && echo writable'
-  sh_call l5 'ls -A /tmp /dev/shm | grep -c l4 || true'
+  sh_call l5 'ls -A /tmp /dev/shm | grep -c -x l4 || true'
   sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; kill -0 1 && echo helper-alive'
   sh_call a2 'python3 -c "import ctypes,os,sys
 l = ctypes.CDLL(None, use_errno=True)
