@@ -400,9 +400,7 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
             0)
             goto fail;
     }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* the mask is empty already: the reaper's (reaper), inherited */
     if (chdir(cwd) != 0) {
         stage = 1; /* TG__SPAWN_STAGE_CHDIR */
         goto fail;
