@@ -388,6 +388,23 @@ void tg__warm_release(const tg__sandbox *sb, tg__warm_helper *h)
         helper_free(h);
 }
 
+void tg__warm_forget(const tg__sandbox *sb, tg__warm_helper *h)
+{
+    tg__warm *w = sb->warm;
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (h->listed) {
+        for (tg__warm_helper **pp = &w->list; *pp != NULL; pp = &(*pp)->next)
+            if (*pp == h) {
+                *pp = h->next;
+                break;
+            }
+        h->listed = false; /* freed with its last call */
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* ------------------------------------------------------------ a call */
 
 /* The request's strings into b (path, cwd, argv, envp); its length, 0 on
