@@ -469,6 +469,8 @@ static void on_warm_ready(uv_poll_t *h, int status, int events)
         p->status = st;
     } else {
         p->interrupted = true;
+        /* its sandbox may be going: the next call gets a new one */
+        tg__warm_forget(p->env->sandbox, p->wh);
     }
     leader_gone(p);
 }

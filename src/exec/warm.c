@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "sandboxd_proto.h"
 #include "timeutil.h"
@@ -124,7 +125,16 @@ static tg__warm_helper *helper_start(tg__warm *w, const tg__sandbox *sb,
     }
     h->sock = h->inner_pidfd = -1;
     h->watch = watch;
-    char *const hargv[] = {"toolgate-sandboxd", "5", NULL};
+    /* The directories the helper empties between calls: the sandbox's own
+     * /tmp and /dev/shm, unless the workspace is one of them or holds
+     * them; then what is there is the workspace's, seen through its bind,
+     * and stays. */
+    char *hargv[5] = {"toolgate-sandboxd", "5", NULL, NULL, NULL};
+    int nh = 2;
+    if (!tg__path_under("/tmp", cfg->workspace))
+        hargv[nh++] = "/tmp";
+    if (!tg__path_under("/dev/shm", cfg->workspace))
+        hargv[nh++] = "/dev/shm";
     argv = tg__sandbox_warm_argv(sb, cfg, network, "/proc/self/fd/6", hargv);
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (argv == NULL || devnull < 0 ||
@@ -376,6 +386,23 @@ void tg__warm_release(const tg__sandbox *sb, tg__warm_helper *h)
     pthread_mutex_unlock(&w->mu);
     if (free_it)
         helper_free(h);
+}
+
+void tg__warm_forget(const tg__sandbox *sb, tg__warm_helper *h)
+{
+    tg__warm *w = sb->warm;
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (h->listed) {
+        for (tg__warm_helper **pp = &w->list; *pp != NULL; pp = &(*pp)->next)
+            if (*pp == h) {
+                *pp = h->next;
+                break;
+            }
+        h->listed = false; /* freed with its last call */
+    }
+    pthread_mutex_unlock(&w->mu);
 }
 
 /* ------------------------------------------------------------ a call */

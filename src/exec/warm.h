@@ -60,6 +60,14 @@ int tg__warm_spawn(const struct tg__sandbox *sb, const struct tg_config *cfg,
                    char *why, size_t whylen);
 void tg__warm_release(const struct tg__sandbox *sb, tg__warm_helper *h);
 
+/* Takes h out of the pool (any thread; h stays the caller's reference, to
+ * release): the next call of its profile starts a new sandbox. For a call
+ * whose reaper went away under it: the sandbox may be ending (its helper
+ * killed: the kernel tears the namespace down for a while before the
+ * helper's exit shows, and a call sent meanwhile would be lost), or a
+ * call of the profile killed that reaper. */
+void tg__warm_forget(const struct tg__sandbox *sb, tg__warm_helper *h);
+
 /* Asks the call's reaper to send signo to the command's process group, or
  * with SIGKILL to end everything the call started. */
 void tg__warm_signal(int ctl, int signo);

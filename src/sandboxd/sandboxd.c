@@ -11,15 +11,16 @@
  * none (SIGKILL and SIGSTOP included), so no call can stop or kill it. It is
  * not dumpable, so a call (which has no capabilities) can neither ptrace it
  * nor open its /proc/1/fd, and it keeps no descriptor but its socket to the
- * runtime. When the runtime's end closes it exits, and with it the
- * namespace and every process in it.
+ * runtime and the read-only baseline directories below. When the runtime's end
+ * closes it exits, and with it the namespace and every process in it.
  *
  * The calls are run by reapers, processes forked by the helper ahead of
  * need and kept for the sandbox's life: each blocks reading the socket to
  * the runtime, so a request goes straight to an idle reaper (the kernel
  * hands each SEQPACKET message to one reader) and the helper takes no part
  * in a call. A reaper is a child subreaper, not dumpable, and between
- * calls holds only the socket and a pipe to the helper. Per call it makes
+ * calls holds only the socket, a pipe to the helper and the baseline
+ * directories. Per call it makes
  * a fresh 0700 TMPDIR under /tmp, vforks the command in a session of its
  * own with PR_SET_NO_NEW_PRIVS, the call's rlimits and PR_SET_PDEATHSIG
  * (signals are at their defaults in every process of the sandbox: the
@@ -33,9 +34,14 @@
  * for a fork unless more run at once than ever before. A reaper that dies
  * during a call (a call of the same profile may kill it) leaves that
  * call's processes to the helper, which kills them and forks a new one.
- * Before a call starts while no other call runs, its reaper empties /tmp
- * and /dev/shm (never crossing into a mount: the workspace may live under
- * /tmp), so a call never finds what an earlier one left there.
+ * Before a call starts while no other call runs, its reaper empties the
+ * sandbox's private /tmp and /dev/shm (those the runtime names: not when
+ * the workspace is or holds one, as then it is the workspace seen through
+ * its bind; never crossing into a mount: the workspace may live under
+ * /tmp), so a call never finds what an earlier one left there. It does so
+ * only when an earlier call left something: the helper holds open, from
+ * its start, the directories of those file systems that emptying leaves,
+ * and a few fstat calls on them tell (base_clean).
  *
  * Why persistent reapers: a fork per call (page-table copies, copy-on-
  * write faults and the TLB shootdowns they cause, the exit's unmapping)
@@ -61,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandboxd_proto.h"
@@ -71,6 +78,8 @@
 
 #define MAX_CALLS 1024
 #define MAX_SIGNAL 64
+#define MAX_PRIVATE 4 /* directories emptied between calls */
+#define MAX_BASE 32   /* their directories that stay (see `base`) */
 
 /* The kernel's struct sigaction, as in src/exec/process.c. */
 struct kernel_sigaction {
@@ -80,18 +89,37 @@ struct kernel_sigaction {
     unsigned long mask;
 };
 
+/* A directory of the private file systems (/tmp, /dev/shm) that emptying
+ * leaves: the top, and those bubblewrap made on the way to a mount point
+ * (the workspace under /tmp, say), which hold a mount and cannot go. */
+typedef struct base_dir {
+    off_t size;            /* as it started: on a tmpfs, 20 per entry + 40 */
+    mode_t mode;           /* as it started */
+    bool top;              /* /tmp or /dev/shm itself (TMPDIRs come and go
+                            * there: its ctime is not watched) */
+    struct timespec ctime; /* when last seen clean (not for a top) */
+} base_dir;
+
 /* What the helper and its reapers share (an anonymous shared mapping):
  * `mu` (robust: a reaper killed while holding it does not block the rest)
- * guards `running` and the emptying of /tmp that the first call to start
- * does. */
+ * guards `running`, `base`, `unsure` and the emptying of /tmp that the
+ * first call to start does. */
 typedef struct shared {
     pthread_mutex_t mu;
     int running;
+    base_dir base[MAX_BASE];
+    int nbase;   /* -1: too many to watch, /tmp is emptied before each */
+    bool unsure; /* a call ran in the clock tick of a `ctime`: its
+                  * changes may not show in the ctimes */
     volatile int busy[MAX_CALLS];  /* reaper i runs a call */
     volatile int alive[MAX_CALLS]; /* reaper i is there (the helper's) */
 } shared;
 
 static shared *sh;
+static const char *priv[MAX_PRIVATE]; /* what is emptied between calls */
+static int npriv;
+static int base_fd[MAX_BASE];    /* the `base` directories, held open */
+static pid_t reaper_pid;         /* a reaper's (in the namespace) */
 static pid_t reapers[MAX_CALLS]; /* the helper's: its reapers, by slot */
 static int sigfd = -1;           /* SIGCHLD, the helper's */
 static int wake[2] = {-1, -1};   /* reapers -> helper: "fork one more" */
@@ -182,6 +210,10 @@ static void empty_dir(int fd, dev_t dev)
                 close(sub);
                 continue;
             }
+            /* a call may have made it read-only to keep what it holds
+             * (a baseline directory gets its mode back: empty_private) */
+            if ((s2.st_mode & S_IRWXU) != S_IRWXU)
+                (void)fchmod(sub, s2.st_mode | S_IRWXU);
             empty_dir(sub, dev);
             (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
         } else {
@@ -202,6 +234,125 @@ static void empty_path(const char *path)
         return;
     }
     empty_dir(fd, st.st_dev);
+}
+
+/* --------------------------------------------------- the clean baseline */
+
+/* Records directory fd (taken) and, on its device, the directories below
+ * it, as they are before any call ran: the baseline of the private file
+ * systems (the helper's, at its start). */
+static void base_add(int fd, bool top)
+{
+    struct stat st;
+    if (sh->nbase < 0 || fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+    }
+    if (sh->nbase == MAX_BASE) {
+        close(fd);
+        sh->nbase = -1;
+        return;
+    }
+    base_fd[sh->nbase] = fd;
+    sh->base[sh->nbase].size = st.st_size;
+    sh->base[sh->nbase].mode = st.st_mode & 07777;
+    sh->base[sh->nbase].top = top;
+    sh->base[sh->nbase].ctime = st.st_ctim;
+    sh->nbase++;
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+    if (d == NULL) {
+        if (dup >= 0)
+            close(dup);
+        sh->nbase = -1;
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        struct stat s2;
+        if (fstatat(dirfd(d), e->d_name, &s2, AT_SYMLINK_NOFOLLOW) != 0 ||
+            s2.st_dev != st.st_dev || !S_ISDIR(s2.st_mode))
+            continue;
+        int sub = openat(dirfd(d), e->d_name,
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0 && fstat(sub, &s2) == 0 && s2.st_dev == st.st_dev)
+            base_add(sub, false);
+        else if (sub >= 0)
+            close(sub);
+    }
+    closedir(d);
+}
+
+/* Whether the coarse clock (a tmpfs's time stamps, before Linux 6.13) may
+ * still be in the tick of a recorded ctime: a change made now could leave
+ * that ctime as it is. */
+static bool in_base_tick(void)
+{
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0)
+        return true;
+    for (int i = 0; i < sh->nbase; i++) {
+        const struct timespec *c = &sh->base[i].ctime;
+        if (sh->base[i].top)
+            continue;
+        if (now.tv_sec < c->tv_sec ||
+            (now.tv_sec == c->tv_sec && now.tv_nsec <= c->tv_nsec))
+            return true;
+    }
+    return false;
+}
+
+/* True when no call left anything in the private directories since they
+ * were last clean (nothing runs, the shared lock held), from a few fstat
+ * calls instead of a walk of /tmp and /dev/shm. Each baseline directory
+ * holds as many entries as it started with and has its mode: what a call
+ * leaves anywhere below adds an entry to one of them unless the call took
+ * one out, and the only entries a call cannot remove are mount points
+ * (which cannot be moved either) and the baseline directories below a top,
+ * whose ctime (which no call can set) any move, and any change in them,
+ * renews. A call's TMPDIR is gone by now (removed before its end). */
+static bool base_clean(void)
+{
+    if (sh->nbase < 0 || sh->unsure)
+        return false;
+    for (int i = 0; i < sh->nbase; i++) {
+        const base_dir *b = &sh->base[i];
+        struct stat st;
+        if (fstat(base_fd[i], &st) != 0 || st.st_size != b->size ||
+            (st.st_mode & 07777) != b->mode ||
+            (!b->top && (st.st_ctim.tv_sec != b->ctime.tv_sec ||
+                         st.st_ctim.tv_nsec != b->ctime.tv_nsec)))
+            return false;
+    }
+    return true;
+}
+
+/* Empties the private directories (nothing runs; the shared lock held),
+ * the baseline's modes restored first so that nothing a call made
+ * read-only stays, and records their ctimes as clean. */
+static void empty_private(void)
+{
+    struct stat st;
+    for (int i = 0; i < sh->nbase; i++)
+        if (fstat(base_fd[i], &st) == 0 &&
+            (st.st_mode & 07777) != sh->base[i].mode)
+            (void)fchmod(base_fd[i], sh->base[i].mode);
+    for (int i = 0; i < npriv; i++)
+        empty_path(priv[i]);
+    for (int i = 0; i < sh->nbase; i++) {
+        if (fstat(base_fd[i], &st) != 0)
+            continue;
+        if ((st.st_mode & 07777) != sh->base[i].mode) {
+            /* emptying opened it up (empty_dir) */
+            (void)fchmod(base_fd[i], sh->base[i].mode);
+            if (fstat(base_fd[i], &st) != 0)
+                continue;
+        }
+        sh->base[i].ctime = st.st_ctim;
+    }
+    sh->unsure = false;
 }
 
 static void remove_tree(const char *path)
@@ -225,10 +376,13 @@ typedef struct call {
     const tg_sbd_req *req;
 } call;
 
-/* In the command's child: never returns. */
+/* In the command's child (of vfork: it shares the reaper's memory until
+ * it execs or exits): never returns. A failure before the exec, or of the
+ * exec, is put in res (stage, errno) for the reaper, resumed when this
+ * process exits, to read. */
 static void __attribute__((noreturn))
 run_command(const call *c, const char *path, const char *cwd, char **argv,
-            char **envp, int errfd, pid_t parent)
+            char **envp, volatile int *res, pid_t parent)
 {
     int stage = 3, e = 0; /* TG__SPAWN_STAGE_SETUP */
     if (setsid() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
@@ -246,9 +400,7 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
             0)
             goto fail;
     }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* the mask is empty already: the reaper's (reaper), inherited */
     if (chdir(cwd) != 0) {
         stage = 1; /* TG__SPAWN_STAGE_CHDIR */
         goto fail;
@@ -257,11 +409,8 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
     stage = 2; /* TG__SPAWN_STAGE_EXEC */
 fail:
     e = errno;
-    int r[2] = {stage, e};
-    ssize_t n;
-    do {
-        n = write(errfd, r, sizeof r);
-    } while (n < 0 && errno == EINTR);
+    res[1] = e;
+    res[0] = stage;
     _exit(127);
 }
 
@@ -313,8 +462,9 @@ static bool call_end(int slot);
  * it allocates; the call's descriptors stay the caller's. */
 static void run_call(call *c, int slot)
 {
+    static unsigned seq; /* of this reaper's calls: names TMPDIR */
     const tg_sbd_req *q = c->req;
-    char tmpdir[] = "/tmp/tg-call-XXXXXX";
+    char tmpdir[48];
     /* strings: path, cwd, argv..., envp... */
     char *s = c->text, *end = c->text + q->len;
     char *path = s, *cwd;
@@ -322,7 +472,6 @@ static void run_call(call *c, int slot)
     char **argv = calloc(nv + 1, sizeof *argv);
     char **envp = calloc(ne + 2, sizeof *envp);
     char *tmpenv = malloc(sizeof tmpdir + 8);
-    int ep[2] = {-1, -1};
     if (argv == NULL || envp == NULL || tmpenv == NULL) {
         call_end(slot);
         send_msg(c->ctl, TG_SBD_FAILED, 3, ENOMEM);
@@ -339,7 +488,17 @@ static void run_call(call *c, int slot)
         else if (i < nv + ne)
             envp[i - nv] = s;
     }
-    if (mkdtemp(tmpdir) == NULL) {
+    /* A fresh 0700 directory: mkdir fails on anything already there (a
+     * call of the same profile may make the next name first; then one
+     * more), so no random name (mkdtemp's getrandom) is needed. */
+    int made = -1;
+    for (int i = 0; made != 0 && i < 64; i++) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/tg-call-%d-%u", slot, seq++);
+        made = mkdir(tmpdir, 0700);
+        if (made != 0 && errno != EEXIST)
+            break;
+    }
+    if (made != 0) {
         int e = errno;
         call_end(slot);
         send_msg(c->ctl, TG_SBD_FAILED, 3, e);
@@ -353,24 +512,17 @@ static void run_call(call *c, int slot)
     envp[k++] = tmpenv;
     envp[k] = NULL;
 
-    if (pipe2(ep, O_CLOEXEC) != 0) {
-        int e = errno;
-        rmdir(tmpdir);
-        call_end(slot);
-        send_msg(c->ctl, TG_SBD_FAILED, 3, e);
-        goto out;
-    }
-    pid_t me = getpid();
     /* vfork: no copy of this process's page tables (a fork's cost is
      * mostly that, and on a virtual machine page-table updates are
      * dear). The child only makes system calls until it execs or exits;
-     * this process has no signal handlers. */
+     * this process has no signal handlers. This process resumes once the
+     * exec succeeded or the child exited: what failed is in res by then,
+     * and no pipe (nor a wake-up for its end) is needed to learn it. */
+    volatile int res[2] = {0, 0};
     pid_t cmd = vfork();
     if (cmd == 0)
-        run_command(c, path, cwd, argv, envp, ep[1], me);
+        run_command(c, path, cwd, argv, envp, res, reaper_pid);
     int verr = errno;
-    close(ep[1]);
-    ep[1] = -1;
     /* the command's only now: its output ends when it and its own end */
     close(c->in);
     close(c->out);
@@ -383,25 +535,14 @@ static void run_call(call *c, int slot)
         send_msg(c->ctl, TG_SBD_FAILED, 3, verr);
         goto out;
     }
-    /* Not waited for: the exec's outcome (EOF, or the failure) is read
-     * with the rest, so the call costs no extra wake-up. */
-    int r[2] = {0, 0}, failed = 0;
+    int failed = res[0] != 0;
     ssize_t n;
-    int pfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-    for (;;) {
-        struct pollfd pf[3] = {
-            {c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}, {ep[0], POLLIN, 0}};
-        int pr = poll(pf, 3, pfd >= 0 ? -1 : 50);
+    int pfd = failed ? -1 : (int)syscall(SYS_pidfd_open, cmd, 0);
+    while (!failed) {
+        struct pollfd pf[2] = {{c->ctl, POLLIN, 0}, {pfd, POLLIN, 0}};
+        int pr = poll(pf, 2, pfd >= 0 ? -1 : 50);
         if (pr < 0 && errno != EINTR)
             break;
-        if (pr > 0 && pf[2].revents) {
-            do {
-                n = read(ep[0], r, sizeof r);
-            } while (n < 0 && errno == EINTR);
-            failed = n == (ssize_t)sizeof r;
-            close(ep[0]);
-            ep[0] = -1;
-        }
         if (pfd < 0 || (pr > 0 && pf[1].revents)) {
             pid_t w = waitpid(cmd, &status, WNOHANG);
             if (w == cmd) {
@@ -430,25 +571,16 @@ static void run_call(call *c, int slot)
     }
     kill_all(cmd, &status, &have);
     remove_tree(tmpdir);
-    if (ep[0] >= 0) {
-        /* the command is gone: whatever it reported is there */
-        failed = read(ep[0], r, sizeof r) == (ssize_t)sizeof r;
-        close(ep[0]);
-        ep[0] = -1;
-    }
     if (pfd >= 0)
         close(pfd);
     /* not running any more before the runtime can send the next call */
     call_end(slot);
     if (failed)
-        send_msg(c->ctl, TG_SBD_FAILED, r[0], r[1]);
+        send_msg(c->ctl, TG_SBD_FAILED, res[0], res[1]);
     else
         send_msg(c->ctl, TG_SBD_EXITED, have ? status : (128 + SIGKILL) << 8,
                  0);
 out:
-    for (int i = 0; i < 2; i++)
-        if (ep[i] >= 0)
-            close(ep[i]);
     free(argv);
     free(envp);
     free(tmpenv);
@@ -469,11 +601,10 @@ static void lock(void)
 static void call_start(int slot)
 {
     lock();
-    if (sh->running == 0) {
-        /* nothing runs: what earlier calls left goes */
-        empty_path("/tmp");
-        empty_path("/dev/shm");
-    }
+    if (sh->running == 0 && !base_clean())
+        empty_private(); /* nothing runs: what earlier calls left goes */
+    if (!sh->unsure)
+        sh->unsure = in_base_tick();
     sh->running++;
     sh->busy[slot] = 1;
     pthread_mutex_unlock(&sh->mu);
@@ -588,6 +719,7 @@ static void __attribute__((noreturn)) reaper(int sock, int slot)
     prctl(PR_SET_NAME, "tg-reaper");
     if (getppid() != 1)
         _exit(1); /* the helper died before PDEATHSIG was set */
+    reaper_pid = getpid();
     close(sigfd);
     close(wake[0]);
     sigset_t none;
@@ -659,8 +791,10 @@ static void keep_one_idle(int sock)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc < 2 || argc > 2 + MAX_PRIVATE)
         return 2;
+    for (int i = 2; i < argc; i++)
+        priv[npriv++] = argv[i];
     int sock = (int)strtol(argv[1], NULL, 10);
     struct stat st;
     if (sock < 3 || fstat(sock, &st) != 0 || !S_ISSOCK(st.st_mode))
@@ -699,6 +833,13 @@ int main(int argc, char **argv)
         pthread_mutex_init(&sh->mu, &ma) != 0)
         return 2;
     pthread_mutexattr_destroy(&ma);
+    /* the private directories as bubblewrap made them: clean */
+    for (int i = 0; i < npriv; i++) {
+        int fd = open(priv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+            base_add(fd, true);
+    }
+    sh->unsure = in_base_tick();
     if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return 2;
     sigset_t chld;

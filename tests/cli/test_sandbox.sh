@@ -203,8 +203,11 @@ if [ "$MODE" != warm ]; then finish; exit 0; fi
 # the socket to the runtime) matter. One call at a time here.
 jq '.limits.parallel = 1 | .journal = null' toolgate.json >seq.json
 {
-  sh_call l1 'echo x >/tmp/left_by_l1; echo y >"$TMPDIR/mine"; mkdir -p /tmp/d/e && echo z >/tmp/d/e/f; echo w >/dev/shm/shm_l1; echo "$TMPDIR"'
-  sh_call l2 'ls -A /tmp /dev/shm | grep -v -x "${TMPDIR#/tmp/}" | grep -c -e left_by_l1 -e "^d$" -e shm_l1 -e tg-call || true'
+  sh_call l1 'echo x >/tmp/left_by_l1; echo y >"$TMPDIR/mine"; mkdir -p /tmp/d/e && echo z >/tmp/d/e/f; echo w >/dev/shm/shm_l1; mkdir /tmp/ro && echo r >/tmp/ro/f && chmod 500 /tmp/ro; echo b >"${PWD%/*}/beside_ws" 2>/dev/null; echo "$TMPDIR"'
+  sh_call l2 'ls -A /tmp /dev/shm "${PWD%/*}" | grep -v -x "${TMPDIR#/tmp/}" | grep -c -e left_by_l1 -e "^d$" -e "^ro$" -e shm_l1 -e beside_ws -e tg-call || true'
+  sh_call l3 'chmod 555 /tmp /dev/shm'
+  sh_call l4 'echo x >/tmp/l4 && echo y >/dev/shm/l4 && echo writable'
+  sh_call l5 'ls -A /tmp /dev/shm | grep -c -x l4 || true'
   sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; kill -0 1 && echo helper-alive'
   sh_call a2 'python3 -c "import ctypes,os,sys
 l = ctypes.CDLL(None, use_errno=True)
@@ -217,11 +220,37 @@ for pid in (1, os.getppid()):
 "$TOOLGATE" run --approve --config seq.json seq.jsonl >out.jsonl
 contains "warm: a call gets its own TMPDIR" "$(jq -r 'select(.id=="l1").payload' out.jsonl)" "/tmp/tg-call-"
 eq "warm: the next call finds nothing of it in /tmp or /dev/shm" "$(jq -r 'select(.id=="l2").payload' out.jsonl)" "0"
+eq "warm: /tmp and /dev/shm made read-only by a call are writable again" "$(jq -r 'select(.id=="l4").payload' out.jsonl)" "writable"
+eq "warm: and what that call left there is gone too" "$(jq -r 'select(.id=="l5").payload' out.jsonl)" "0"
 eq "warm: the helper ignores a call's signals" "$(jq -r 'select(.id=="a1").payload' out.jsonl)" "helper-alive"
 eq "warm: no ptrace of the helper or the reaper" "$(jq -r 'select(.id=="a2").payload' out.jsonl)" "helper -1 Operation not permitted
 reaper -1 Operation not permitted"
 eq "warm: no descriptor of the helper or the reaper, no socket" "$(jq -r 'select(.id=="a3").payload' out.jsonl)" "0"
-eq "warm: every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success success success success "
+eq "warm: every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success success success success success success success "
+
+# A workspace that is /tmp itself is the host's /tmp seen through its bind:
+# the warm sandbox empties nothing of it. Run where /tmp is a tmpfs of a
+# mount namespace of its own (the test's files bound back into it), when
+# one can be made here.
+if unshare -rm true 2>/dev/null && [ -d /mnt ]; then
+  cat >"$WORK/tmpws.sh" <<'SH'
+set -e
+mount --rbind /tmp /mnt
+mount -t tmpfs none /tmp
+for d in "$WORK" "$(dirname "$TOOLGATE")"; do
+  case $d in /tmp/*) mkdir -p "$d" && mount --rbind "/mnt${d#/tmp}" "$d" ;; esac
+done
+echo precious >/tmp/keep && mkdir /tmp/sub && echo p >/tmp/sub/keep2
+cd /tmp
+printf '{"workspace": "/tmp", "journal": null, "builtin_tools": ["shell"], "sandbox": {"mode": "warm"}, "limits": {"parallel": 1}}\n' >cfg.json
+{ printf '{"id":"w1","tool":"shell","args":{"command":"echo x >/tmp/made_by_w1"}}\n'
+  printf '{"id":"w2","tool":"shell","args":{"command":"true"}}\n'; } | "$TOOLGATE" run --approve --config cfg.json - >/dev/null
+cat /tmp/keep /tmp/sub/keep2 /tmp/made_by_w1
+SH
+  eq "warm, workspace /tmp: its files stay" "$(WORK=$WORK TOOLGATE=$TOOLGATE unshare -rm bash "$WORK/tmpws.sh" 2>&1 | tr '\n' ' ')" "precious p x "
+else
+  echo "skip: no mount namespace of its own here (unshare -rm)"
+fi
 
 # The helper killed from outside under a running call: that call ends
 # INTERRUPTED (it had started); the next call gets a new sandbox.
