@@ -80,8 +80,7 @@ static double run_phase(tg_runtime *rt, const char *args, long n, long k,
             if (s->index >= 0)
                 continue;
             char id[64];
-            snprintf(id, sizeof id, "bench-%ld-%ld", pid,
-                     ++*next_id);
+            snprintf(id, sizeof id, "bench-%ld-%ld", pid, ++*next_id);
             tg_error err = {0};
             if (tg_turn_new_call("mcp", id, tool_name, args, strlen(args),
                                  &s->turn, &err) != 0)
