@@ -272,6 +272,7 @@ fail:
     tg__watchdog_stop(&rt->watch);
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
+    tg__tools_cache_clear(rt);
     tg__policy_free(rt->policy);
     tg__registry_free(rt->reg);
     tg_config_free(rt->cfg);

@@ -170,6 +170,15 @@ struct tg_runtime {
     tg__state state; /* toolgate's own files and what keeps tools from
                         them (state.h) */
     tg_spool *spool; /* the artifact store, NULL when off */
+    /* tg_runtime_tools' last text per format (tools_render.c), valid
+     * while the registry's generation is tools_gen and the spool offers
+     * the same ids (tools_ids, NULL: none listed) */
+    struct {
+        const void *fmt; /* the tg__format rendered, NULL: slot free */
+        char *text;
+    } tools_cache[8];
+    json_t *tools_ids;
+    unsigned long tools_gen;
     uv_loop_t loop;
     uv_async_t async; /* wakes the loop for cross-thread cancels */
     uv_check_t check; /* group commit after each poll phase */
@@ -244,6 +253,9 @@ void tg__cancel_apply(tg_runtime *rt, const char *call_id, const char *by,
 /* The group commit: journals the waiting results, stores them in their turns
  * and emits `finished`. Called from the check handle. */
 void tg__commit(tg_runtime *rt);
+/* Frees tg_runtime_tools' cached texts (tools_render.c); the runtime's
+ * end calls it. */
+void tg__tools_cache_clear(tg_runtime *rt);
 /* Starts a checked job (state TG__JOB_NEW) now, or queues it behind the
  * parallel limit; a job of a failed run ends canceled instead. */
 void tg__job_ready(tg_runtime *rt, tg__job *job);

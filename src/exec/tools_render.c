@@ -98,6 +98,52 @@ static int visible(tg_runtime *rt, const tg__tool *t, const char *caller,
     return tg__policy_reachable(rt->policy, &in, err);
 }
 
+void tg__tools_cache_clear(tg_runtime *rt)
+{
+    size_t n = sizeof rt->tools_cache / sizeof rt->tools_cache[0];
+    for (size_t i = 0; i < n; i++) {
+        free(rt->tools_cache[i].text);
+        rt->tools_cache[i].text = NULL;
+        rt->tools_cache[i].fmt = NULL;
+    }
+    json_decref(rt->tools_ids);
+    rt->tools_ids = NULL;
+}
+
+/* The cached text for fmt (borrowed), NULL when none is valid; drops the
+ * cache when the tools or the offered ids (borrowed) changed since it was
+ * made. */
+static const char *cache_get(tg_runtime *rt, const tg__format *fmt, json_t *ids)
+{
+    unsigned long gen = tg__registry_generation(rt->reg);
+    bool same_ids = ids == NULL ? rt->tools_ids == NULL
+                                : json_equal(ids, rt->tools_ids) != 0;
+    if (gen != rt->tools_gen || !same_ids) {
+        tg__tools_cache_clear(rt);
+        rt->tools_gen = gen;
+        rt->tools_ids = json_incref(ids);
+        return NULL;
+    }
+    size_t n = sizeof rt->tools_cache / sizeof rt->tools_cache[0];
+    for (size_t i = 0; i < n; i++)
+        if (rt->tools_cache[i].fmt == fmt)
+            return rt->tools_cache[i].text;
+    return NULL;
+}
+
+/* Keeps a copy of text for fmt in a free slot (none free, or no memory:
+ * not kept; the next call renders again). */
+static void cache_put(tg_runtime *rt, const tg__format *fmt, const char *text)
+{
+    size_t n = sizeof rt->tools_cache / sizeof rt->tools_cache[0];
+    for (size_t i = 0; i < n; i++)
+        if (rt->tools_cache[i].fmt == NULL) {
+            if ((rt->tools_cache[i].text = strdup(text)) != NULL)
+                rt->tools_cache[i].fmt = fmt;
+            return;
+        }
+}
+
 /* tg_runtime_tools, for `caller` when for_caller (NULL: no caller). */
 static int render_for(tg_runtime *rt, const char *format, bool for_caller,
                       const char *caller, char **out, tg_error *err)
@@ -120,6 +166,17 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
     int rc = tools ? 0 : TG_ENOMEM;
     if (rc == 0 && rt->spool != NULL)
         rc = offered_ids(rt, &ids);
+    /* The whole list depends only on the registry and the offered ids:
+     * made once per generation, ids and format. */
+    bool cacheable = !for_caller && rc == 0;
+    const char *hit = cacheable ? cache_get(rt, fmt, ids) : NULL;
+    if (hit != NULL) {
+        json_decref(tools);
+        json_decref(ids);
+        return (*out = strdup(hit)) != NULL
+                   ? 0
+                   : tg__error_set(err, TG_ENOMEM, "out of memory");
+    }
     size_t n = tg__registry_count(rt->reg);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const tg__tool *t = tg__registry_at(rt->reg, i);
@@ -154,6 +211,8 @@ static int render_for(tg_runtime *rt, const char *format, bool for_caller,
     if (rc == 0 && (*out = tg__buf_take(&b)) == NULL)
         rc = tg__error_set(err, TG_ENOMEM, "out of memory");
     tg__buf_cleanup(&b);
+    if (rc == 0 && cacheable)
+        cache_put(rt, fmt, *out);
     return rc;
 }
 
