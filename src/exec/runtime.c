@@ -394,6 +394,7 @@ void tg_runtime_free(tg_runtime *rt)
     tg_loop_store_free(rt->loop_store); /* before the journal it writes */
     tg__journal_close(rt->journal);
     tg__spool_free(rt->spool);
+    tg__tools_cache_clear(rt);
     tg__policy_free(rt->policy);
     tg__approvals_free(rt->approvals);
     tg__registry_free(rt->reg);
