@@ -1541,6 +1541,23 @@ static void test_tools_listing(void **state)
     assert_non_null(strstr(out, "{\"functionDeclarations\":[{\"name\":"
                                 "\"echo\""));
     tg_free(out);
+    /* The text is kept per format: asked again it is the same; a tool
+     * registered since is in the next listing of every format. */
+    char *again = NULL;
+    assert_int_equal(tg_runtime_tools(rt, "openai-chat", &out, &err), 0);
+    assert_int_equal(tg_runtime_tools(rt, "openai-chat", &again, &err), 0);
+    assert_string_equal(out, again);
+    assert_null(strstr(out, "\"later\""));
+    tg_free(again);
+    reg(rt, "later", h_noop, NULL, TG_TOOL_INLINE);
+    assert_int_equal(tg_runtime_tools(rt, "openai-chat", &again, &err), 0);
+    assert_non_null(strstr(again, "{\"name\":\"later\""));
+    assert_int_equal(strncmp(out, again, strlen(out) - 2), 0);
+    tg_free(out);
+    tg_free(again);
+    assert_int_equal(tg_runtime_tools(rt, NULL, &out, &err), 0);
+    assert_non_null(strstr(out, "{\"name\":\"later\""));
+    tg_free(out);
     out = NULL;
     assert_int_equal(tg_runtime_tools(rt, "fenced", &out, &err), TG_EFORMAT);
     assert_non_null(strstr(err.message, "openai-chat"));
