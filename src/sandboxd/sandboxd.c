@@ -183,6 +183,40 @@ static int kill_children(int spare_reapers)
     return n;
 }
 
+/* The next entry of d other than "." and "..", lstat'ed into *st, that
+ * lies on device `dev` (a mount point, such as the workspace's bind or a
+ * masked file, is on another one); NULL at the end of d. The name is d's,
+ * valid until the next readdir of d. */
+static const char *next_on_device(DIR *d, dev_t dev, struct stat *st)
+{
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), e->d_name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st->st_dev == dev)
+            return e->d_name;
+    }
+    return NULL;
+}
+
+/* Opens directory `name` of d without following a symbolic link, and only
+ * when it is still on device `dev` once open (it may have been replaced by
+ * a mount point since it was lstat'ed); *st is its fstat. The descriptor
+ * is the caller's, -1 when it could not be opened or is elsewhere. */
+static int open_subdir_on(DIR *d, const char *name, dev_t dev, struct stat *st)
+{
+    int sub = openat(dirfd(d), name,
+                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0)
+        return -1;
+    if (fstat(sub, st) != 0 || st->st_dev != dev) {
+        close(sub);
+        return -1;
+    }
+    return sub;
+}
+
 /* Removes what lies in directory fd (not fd itself), staying on device
  * `dev`: a mount point (the workspace's bind, a masked file) is left. */
 static void empty_dir(int fd, dev_t dev)
@@ -192,32 +226,22 @@ static void empty_dir(int fd, dev_t dev)
         close(fd);
         return;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            st.st_dev != dev)
-            continue;
+    const char *name;
+    struct stat st;
+    while ((name = next_on_device(d, dev, &st)) != NULL) {
         if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd(d), e->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat s2;
+            int sub = open_subdir_on(d, name, dev, &s2);
             if (sub < 0)
                 continue;
-            struct stat s2;
-            if (fstat(sub, &s2) != 0 || s2.st_dev != dev) {
-                close(sub);
-                continue;
-            }
             /* a call may have made it read-only to keep what it holds
              * (a baseline directory gets its mode back: empty_private) */
             if ((s2.st_mode & S_IRWXU) != S_IRWXU)
                 (void)fchmod(sub, s2.st_mode | S_IRWXU);
             empty_dir(sub, dev);
-            (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+            (void)unlinkat(dirfd(d), name, AT_REMOVEDIR);
         } else {
-            (void)unlinkat(dirfd(d), e->d_name, 0);
+            (void)unlinkat(dirfd(d), name, 0);
         }
     }
     closedir(d);
@@ -267,20 +291,14 @@ static void base_add(int fd, bool top)
         sh->nbase = -1;
         return;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+    const char *name;
+    struct stat s2;
+    while ((name = next_on_device(d, st.st_dev, &s2)) != NULL) {
+        if (!S_ISDIR(s2.st_mode))
             continue;
-        struct stat s2;
-        if (fstatat(dirfd(d), e->d_name, &s2, AT_SYMLINK_NOFOLLOW) != 0 ||
-            s2.st_dev != st.st_dev || !S_ISDIR(s2.st_mode))
-            continue;
-        int sub = openat(dirfd(d), e->d_name,
-                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0 && fstat(sub, &s2) == 0 && s2.st_dev == st.st_dev)
+        int sub = open_subdir_on(d, name, st.st_dev, &s2);
+        if (sub >= 0)
             base_add(sub, false);
-        else if (sub >= 0)
-            close(sub);
     }
     closedir(d);
 }

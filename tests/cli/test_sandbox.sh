@@ -20,6 +20,10 @@
 source "$(dirname "$0")/lib.sh"
 skip_without_bwrap 0
 MODE=${TG_SANDBOX_TEST_MODE:-cold}
+# The sleeps the attacks leave behind end with this run's tag (its PID, 7
+# digits): pgrep finds this run's processes and never another's (a second
+# checkout's tests, a CI run beside them).
+T=$(printf '%07d' $$)
 # the decision a call in bubblewrap records in this mode
 [ "$MODE" = warm ] && BW=bubblewrap-warm || BW=bubblewrap
 echo "sandbox mode: $MODE"
@@ -45,8 +49,8 @@ cat >toolgate.json <<JSON
  "tools": [
   {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"], "option_args": ["d"]},
   {"name": "net", "command": ["/bin/bash", "-c", $(jq -n --arg s "$CONNECT" '$s'), "{port}"], "network": true},
-  {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 91.7 </dev/null >/dev/null 2>&1 & sleep 91.8"]},
-  {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 91.9 </dev/null >/dev/null 2>&1 & echo left"]}
+  {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 91.7$T </dev/null >/dev/null 2>&1 & sleep 91.8$T"]},
+  {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 91.9$T </dev/null >/dev/null 2>&1 & echo left"]}
  ]}
 JSON
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
@@ -106,13 +110,13 @@ elapsed=$(( $(now_ms) - t0 ))
 eq "daemon outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
 check "ended at the deadline (${elapsed} ms), long before the 90 s sleep" \
   test "$elapsed" -ge "$budget" -a "$elapsed" -lt $((budget + $(tg_ms 10000)))
-check "no daemon left" wait_for "$(tg_ms 3000)" eval "! pgrep -f 'sleep 91\.[789]' >/dev/null"
+check "no daemon left" wait_for "$(tg_ms 3000)" eval "! pgrep -f 'sleep 91\.[789]$T' >/dev/null"
 
 # A fork bomb ends at the process limit; the turn completes.
-{ sh_call fb 'b(){ b|b& }; b 2>/dev/null; sleep 92.1'; sh_call after 'echo still here'; } >bomb.jsonl
+{ sh_call fb "b(){ b|b& }; b 2>/dev/null; sleep 92.1$T"; sh_call after 'echo still here'; } >bomb.jsonl
 # The bomb's processes: its shells all carry its command line (they fork,
 # never exec), whatever else runs on the machine.
-bomb_procs() { pgrep -c -f 'sleep 92\.1' || true; }
+bomb_procs() { pgrep -c -f "sleep 92\\.1$T" || true; }
 # bomb COMMAND...: runs the bomb turn with COMMAND (toolgate, maybe under
 # setpriv) while counting the bomb's processes every 0.1 s until it is
 # over; prints the most there were.
@@ -126,7 +130,7 @@ bomb() {
   wait $mon
   cat max.txt
 }
-bomb_gone() { ! pgrep -f 'sleep 92\.1' >/dev/null; }
+bomb_gone() { ! pgrep -f "sleep 92\\.1$T" >/dev/null; }
 grown=$(bomb "$TOOLGATE")
 eq "bomb: timeout, then the next call" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
 # as root the floor of the PID namespace's pid_max is 300
@@ -254,11 +258,11 @@ fi
 
 # The helper killed from outside under a running call: that call ends
 # INTERRUPTED (it had started); the next call gets a new sandbox.
-{ sh_call k1 'echo started; sleep 93.1'; sh_call k2 'echo after the restart'; } >kill.jsonl
+{ sh_call k1 "echo started; sleep 93.1$T"; sh_call k2 'echo after the restart'; } >kill.jsonl
 "$TOOLGATE" run --approve --config seq.json kill.jsonl >out.jsonl &
 TGPID=$!
 helper_pid() { local b; b=$(pgrep -P "$TGPID" -x bwrap | head -1) && [ -n "$b" ] && pgrep -P "$b" -x tg-sandboxd | head -1; }
-sleeping() { pgrep -f 'sleep 93\.1' >/dev/null; }
+sleeping() { pgrep -f "sleep 93\\.1$T" >/dev/null; }
 check "the call runs" wait_for "$(tg_ms 10000)" sleeping
 H=$(helper_pid)
 check "found the helper ($H)" test -n "$H"
