@@ -212,7 +212,7 @@ jq '.limits.parallel = 1 | .journal = null' toolgate.json >seq.json
   sh_call l3 'chmod 555 /tmp /dev/shm'
   sh_call l4 'echo x >/tmp/l4 && echo y >/dev/shm/l4 && echo writable'
   sh_call l5 'ls -A /tmp /dev/shm | grep -c -x l4 || true'
-  sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; kill -0 1 && echo helper-alive'
+  sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; grep -q "^State:.[SR]" /proc/1/status && echo helper-alive'
   sh_call a2 'python3 -c "import ctypes,os,sys
 l = ctypes.CDLL(None, use_errno=True)
 for pid in (1, os.getppid()):
@@ -231,6 +231,50 @@ eq "warm: no ptrace of the helper or the reaper" "$(jq -r 'select(.id=="a2").pay
 reaper -1 Operation not permitted"
 eq "warm: no descriptor of the helper or the reaper, no socket" "$(jq -r 'select(.id=="a3").payload' out.jsonl)" "0"
 eq "warm: every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success success success success success success success "
+
+# Two calls of one profile at once share the sandbox's PID namespace (the
+# victim runs until the attacker is done, within the deadline). Where
+# Landlock can scope (Linux 6.12+), each call is a domain of its own: the
+# attacker sees the victim in /proc but can neither ptrace it, read its
+# maps or environment, write its memory, signal it, nor connect to its
+# abstract socket; within itself a call keeps all of these.
+jq '.limits.parallel = 2 | .journal = null' toolgate.json >pair.json
+{
+  sh_call v "python3 -c \"import os,socket,time
+s = socket.socket(socket.AF_UNIX); s.bind(b'\\0tg-victim-$T'); s.listen()
+open('victim.pid', 'w').write(str(os.getpid()))
+while not os.path.exists('attack.done'): time.sleep(0.02)\"; echo victim-done"
+  sh_call p "until [ -s victim.pid ]; do sleep 0.05; done; python3 -c \"import ctypes,os,socket,sys
+l = ctypes.CDLL(None, use_errno=True)
+p = int(open('victim.pid').read())
+def tried(what, f):
+    try:
+        f(); print(what, 'reached')
+    except OSError as e:
+        print(what, e.strerror)
+r = l.ptrace(16, p, 0, 0)
+print('ptrace', r, os.strerror(ctypes.get_errno()))
+tried('maps', lambda: open('/proc/%d/maps' % p).read())
+tried('environ', lambda: open('/proc/%d/environ' % p, 'rb').read())
+tried('mem', lambda: open('/proc/%d/mem' % p, 'r+b'))
+tried('signal', lambda: os.kill(p, 0))
+tried('socket', lambda: socket.socket(socket.AF_UNIX).connect(b'\\0tg-victim-$T'))
+tried('own', lambda: open('/proc/self/maps').read())\"; touch attack.done"
+} >pair.jsonl
+"$TOOLGATE" run --approve --config pair.json pair.jsonl >out.jsonl
+rm -f victim.pid attack.done
+if [ "$("$TOOLGATE" doctor --json | jq -r .sandbox.warm_calls_scoped)" = true ]; then
+  eq "warm: a call cannot reach another running beside it" "$(jq -r 'select(.id=="p").payload' out.jsonl)" "ptrace -1 Operation not permitted
+maps Permission denied
+environ Permission denied
+mem Permission denied
+signal Operation not permitted
+socket Operation not permitted
+own reached"
+  eq "warm: the other call ran untouched" "$(jq -r 'select(.id=="v").payload' out.jsonl)" "victim-done"
+else
+  echo "skip: Landlock cannot scope calls here (toolgate doctor: warm calls NOT SCOPED)"
+fi
 
 # A workspace that is /tmp itself is the host's /tmp seen through its bind:
 # the warm sandbox empties nothing of it. Run where /tmp is a tmpfs of a
