@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandboxd_proto.h"
 #include "buf.h"
 #include "error.h"
 #include "runtime.h"
@@ -203,6 +204,7 @@ static json_t *report(tg_runtime *rt)
             rc = json_array_append_new(withheld, json_string(name));
     }
     bool userns = sb->bwrap_ok || userns_works();
+    int landlock = tg_sbd_landlock_abi();
     if (rc == 0)
         rc = add(s, "mode", json_string(mode_name(sb->mode))) ||
              add(s, "in_force", json_string(tg__sandbox_level_name(level))) ||
@@ -216,6 +218,9 @@ static json_t *report(tg_runtime *rt)
              add(s, "tools_with_network", json_incref(net_tools)) ||
              add(s, "pid_namespace", json_boolean(bw)) ||
              add(s, "processes", json_string(sb->nproc_note)) ||
+             add(s, "landlock_abi", json_integer(landlock)) ||
+             add(s, "warm_calls_scoped",
+                 json_boolean(landlock >= TG_SBD_LANDLOCK_SCOPED_ABI)) ||
              add(s, "hidden", json_incref(hidden));
     if (rc == 0)
         rc = add(r, "sandbox", json_incref(s)) ||
@@ -373,6 +378,21 @@ static char *render_text(const json_t *r)
                                   : "no: the process group is killed");
     (void)tg__buf_printf(&b, "%-16s%s\n", "processes",
                          json_string_value(json_object_get(s, "processes")));
+    int landlock = (int)json_integer_value(json_object_get(s, "landlock_abi"));
+    bool warm = strstr(in_force, "warm") != NULL; /* else: own namespaces */
+    if (warm && json_is_true(json_object_get(s, "warm_calls_scoped")))
+        (void)tg__buf_printf(&b,
+                             "%-16seach a Landlock domain of its own (ABI "
+                             "%d): no ptrace, signal or abstract socket "
+                             "reaches another call or the helper\n",
+                             "warm calls", landlock);
+    else if (warm)
+        (void)tg__buf_printf(&b,
+                             "%-16sNOT SCOPED from each other while they "
+                             "run (Landlock ABI %d; scoping needs %d, Linux "
+                             "6.12): sandbox.mode \"cold\" isolates them\n",
+                             "warm calls", landlock,
+                             TG_SBD_LANDLOCK_SCOPED_ABI);
     if (isolated) {
         (void)tg__buf_printf(&b,
                              "%-16s/ read-only, the workspace read-write, "

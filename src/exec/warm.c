@@ -129,8 +129,10 @@ static tg__warm_helper *helper_start(tg__warm *w, const tg__sandbox *sb,
      * /tmp and /dev/shm, unless the workspace is one of them or holds
      * them; then what is there is the workspace's, seen through its bind,
      * and stays. */
-    char *hargv[5] = {"toolgate-sandboxd", "5", NULL, NULL, NULL};
+    char *hargv[6] = {"toolgate-sandboxd", "5", NULL, NULL, NULL, NULL};
     int nh = 2;
+    if (network)
+        hargv[nh++] = "net";
     if (!tg__path_under("/tmp", cfg->workspace))
         hargv[nh++] = "/tmp";
     if (!tg__path_under("/dev/shm", cfg->workspace))

@@ -120,6 +120,7 @@ static const char *priv[MAX_PRIVATE]; /* what is emptied between calls */
 static int npriv;
 static int base_fd[MAX_BASE];    /* the `base` directories, held open */
 static pid_t reaper_pid;         /* a reaper's (in the namespace) */
+static uint64_t call_scope;      /* Landlock scopes of each call, 0: none */
 static pid_t reapers[MAX_CALLS]; /* the helper's: its reapers, by slot */
 static int sigfd = -1;           /* SIGCHLD, the helper's */
 static int wake[2] = {-1, -1};   /* reapers -> helper: "fork one more" */
@@ -183,6 +184,40 @@ static int kill_children(int spare_reapers)
     return n;
 }
 
+/* The next entry of d other than "." and "..", lstat'ed into *st, that
+ * lies on device `dev` (a mount point, such as the workspace's bind or a
+ * masked file, is on another one); NULL at the end of d. The name is d's,
+ * valid until the next readdir of d. */
+static const char *next_on_device(DIR *d, dev_t dev, struct stat *st)
+{
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), e->d_name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st->st_dev == dev)
+            return e->d_name;
+    }
+    return NULL;
+}
+
+/* Opens directory `name` of d without following a symbolic link, and only
+ * when it is still on device `dev` once open (it may have been replaced by
+ * a mount point since it was lstat'ed); *st is its fstat. The descriptor
+ * is the caller's, -1 when it could not be opened or is elsewhere. */
+static int open_subdir_on(DIR *d, const char *name, dev_t dev, struct stat *st)
+{
+    int sub =
+        openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0)
+        return -1;
+    if (fstat(sub, st) != 0 || st->st_dev != dev) {
+        close(sub);
+        return -1;
+    }
+    return sub;
+}
+
 /* Removes what lies in directory fd (not fd itself), staying on device
  * `dev`: a mount point (the workspace's bind, a masked file) is left. */
 static void empty_dir(int fd, dev_t dev)
@@ -192,32 +227,22 @@ static void empty_dir(int fd, dev_t dev)
         close(fd);
         return;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            st.st_dev != dev)
-            continue;
+    const char *name;
+    struct stat st;
+    while ((name = next_on_device(d, dev, &st)) != NULL) {
         if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd(d), e->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat s2;
+            int sub = open_subdir_on(d, name, dev, &s2);
             if (sub < 0)
                 continue;
-            struct stat s2;
-            if (fstat(sub, &s2) != 0 || s2.st_dev != dev) {
-                close(sub);
-                continue;
-            }
             /* a call may have made it read-only to keep what it holds
              * (a baseline directory gets its mode back: empty_private) */
             if ((s2.st_mode & S_IRWXU) != S_IRWXU)
                 (void)fchmod(sub, s2.st_mode | S_IRWXU);
             empty_dir(sub, dev);
-            (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+            (void)unlinkat(dirfd(d), name, AT_REMOVEDIR);
         } else {
-            (void)unlinkat(dirfd(d), e->d_name, 0);
+            (void)unlinkat(dirfd(d), name, 0);
         }
     }
     closedir(d);
@@ -267,20 +292,14 @@ static void base_add(int fd, bool top)
         sh->nbase = -1;
         return;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+    const char *name;
+    struct stat s2;
+    while ((name = next_on_device(d, st.st_dev, &s2)) != NULL) {
+        if (!S_ISDIR(s2.st_mode))
             continue;
-        struct stat s2;
-        if (fstatat(dirfd(d), e->d_name, &s2, AT_SYMLINK_NOFOLLOW) != 0 ||
-            s2.st_dev != st.st_dev || !S_ISDIR(s2.st_mode))
-            continue;
-        int sub = openat(dirfd(d), e->d_name,
-                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0 && fstat(sub, &s2) == 0 && s2.st_dev == st.st_dev)
+        int sub = open_subdir_on(d, name, st.st_dev, &s2);
+        if (sub >= 0)
             base_add(sub, false);
-        else if (sub >= 0)
-            close(sub);
     }
     closedir(d);
 }
@@ -376,6 +395,27 @@ typedef struct call {
     const tg_sbd_req *req;
 } call;
 
+/* Makes the calling process (the command's child, before its exec) and
+ * all it will start a Landlock domain of its own, scoped by call_scope;
+ * nothing to do where Landlock cannot scope (call_scope 0). Returns 0, or
+ * -1 with errno: the call does not run unscoped on a kernel that can. */
+static int scope_call(void)
+{
+#ifdef SYS_landlock_create_ruleset
+    if (call_scope == 0)
+        return 0;
+    tg_sbd_landlock_attr attr = {0, 0, call_scope};
+    int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (fd < 0)
+        return -1;
+    long r = syscall(SYS_landlock_restrict_self, fd, 0);
+    close(fd);
+    return r == 0 ? 0 : -1;
+#else
+    return 0;
+#endif
+}
+
 /* In the command's child (of vfork: it shares the reaper's memory until
  * it execs or exits): never returns. A failure before the exec, or of the
  * exec, is put in res (stage, errno) for the reaper, resumed when this
@@ -386,7 +426,7 @@ run_command(const call *c, const char *path, const char *cwd, char **argv,
 {
     int stage = 3, e = 0; /* TG__SPAWN_STAGE_SETUP */
     if (setsid() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || scope_call() != 0)
         goto fail;
     if (getppid() != parent)
         _exit(127);
@@ -791,10 +831,22 @@ static void keep_one_idle(int sock)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 2 + MAX_PRIVATE)
+    if (argc < 2 || argc > 3 + MAX_PRIVATE)
         return 2;
-    for (int i = 2; i < argc; i++)
-        priv[npriv++] = argv[i];
+    /* "net": the profile has the host's network, so its abstract UNIX
+     * sockets are the host's too and a call may use them as in cold mode;
+     * otherwise only calls of this sandbox have any, and each call keeps
+     * to its own. */
+    bool net = false;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "net") == 0)
+            net = true;
+        else if (npriv < MAX_PRIVATE)
+            priv[npriv++] = argv[i];
+    }
+    if (tg_sbd_landlock_abi() >= TG_SBD_LANDLOCK_SCOPED_ABI)
+        call_scope =
+            TG_SBD_SCOPE_SIGNAL | (net ? 0 : TG_SBD_SCOPE_ABSTRACT_UNIX_SOCKET);
     int sock = (int)strtol(argv[1], NULL, 10);
     struct stat st;
     if (sock < 3 || fstat(sock, &st) != 0 || !S_ISSOCK(st.st_mode))

@@ -27,6 +27,8 @@
 #define TG_SANDBOXD_PROTO_H
 
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define TG_SBD_MAGIC 0x74677364u /* "tgsd" */
 #define TG_SBD_MAX_LIMITS 8
@@ -54,5 +56,35 @@ typedef struct tg_sbd_msg {
     int32_t b; /* FAILED: errno */
     int32_t pad;
 } tg_sbd_msg;
+
+/* Landlock scoping (Linux 6.12+, Landlock ABI 6): the helper makes each
+ * call a Landlock domain of its own, so a call's processes cannot ptrace
+ * (nor read or write /proc/PID/mem or environ of), signal, or reach the
+ * abstract UNIX sockets of processes outside it: another call running in
+ * the same warm sandbox, or its reaper. Within a call all stays allowed.
+ * The names are Linux's own (linux/landlock.h), which Debian 12's kernel
+ * headers predate. */
+#define TG_SBD_LANDLOCK_SCOPED_ABI 6
+#define TG_SBD_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define TG_SBD_SCOPE_SIGNAL (1ULL << 1)
+
+typedef struct tg_sbd_landlock_attr { /* struct landlock_ruleset_attr */
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+} tg_sbd_landlock_attr;
+
+/* The Landlock ABI version this kernel offers, 0 when none (not built in,
+ * not enabled, or a libc without the system call's number). Both ends
+ * ask: the helper to scope its calls, the runtime to report it. */
+static inline int tg_sbd_landlock_abi(void)
+{
+#ifdef SYS_landlock_create_ruleset
+    long v = syscall(SYS_landlock_create_ruleset, (void *)0, 0, 1U << 0);
+    return v > 0 ? (int)v : 0;
+#else
+    return 0;
+#endif
+}
 
 #endif

@@ -20,6 +20,10 @@
 source "$(dirname "$0")/lib.sh"
 skip_without_bwrap 0
 MODE=${TG_SANDBOX_TEST_MODE:-cold}
+# The sleeps the attacks leave behind end with this run's tag (its PID, 7
+# digits): pgrep finds this run's processes and never another's (a second
+# checkout's tests, a CI run beside them).
+T=$(printf '%07d' $$)
 # the decision a call in bubblewrap records in this mode
 [ "$MODE" = warm ] && BW=bubblewrap-warm || BW=bubblewrap
 echo "sandbox mode: $MODE"
@@ -45,8 +49,8 @@ cat >toolgate.json <<JSON
  "tools": [
   {"name": "argv", "command": ["/usr/bin/printf", "[%s]\\\\n", "{a}", "{b}", "{c}", "{d}"], "option_args": ["d"]},
   {"name": "net", "command": ["/bin/bash", "-c", $(jq -n --arg s "$CONNECT" '$s'), "{port}"], "network": true},
-  {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 91.7 </dev/null >/dev/null 2>&1 & sleep 91.8"]},
-  {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 91.9 </dev/null >/dev/null 2>&1 & echo left"]}
+  {"name": "daemon", "command": ["/bin/bash", "-c", "setsid sleep 91.7$T </dev/null >/dev/null 2>&1 & sleep 91.8$T"]},
+  {"name": "leaver", "command": ["/bin/bash", "-c", "setsid sleep 91.9$T </dev/null >/dev/null 2>&1 & echo left"]}
  ]}
 JSON
 mk() { printf '{"id":"%s","tool":"%s","args":%s}\n' "$1" "$2" "$3"; }
@@ -106,13 +110,13 @@ elapsed=$(( $(now_ms) - t0 ))
 eq "daemon outcomes" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
 check "ended at the deadline (${elapsed} ms), long before the 90 s sleep" \
   test "$elapsed" -ge "$budget" -a "$elapsed" -lt $((budget + $(tg_ms 10000)))
-check "no daemon left" wait_for "$(tg_ms 3000)" eval "! pgrep -f 'sleep 91\.[789]' >/dev/null"
+check "no daemon left" wait_for "$(tg_ms 3000)" eval "! pgrep -f 'sleep 91\.[789]$T' >/dev/null"
 
 # A fork bomb ends at the process limit; the turn completes.
-{ sh_call fb 'b(){ b|b& }; b 2>/dev/null; sleep 92.1'; sh_call after 'echo still here'; } >bomb.jsonl
+{ sh_call fb "b(){ b|b& }; b 2>/dev/null; sleep 92.1$T"; sh_call after 'echo still here'; } >bomb.jsonl
 # The bomb's processes: its shells all carry its command line (they fork,
 # never exec), whatever else runs on the machine.
-bomb_procs() { pgrep -c -f 'sleep 92\.1' || true; }
+bomb_procs() { pgrep -c -f "sleep 92\\.1$T" || true; }
 # bomb COMMAND...: runs the bomb turn with COMMAND (toolgate, maybe under
 # setpriv) while counting the bomb's processes every 0.1 s until it is
 # over; prints the most there were.
@@ -126,7 +130,7 @@ bomb() {
   wait $mon
   cat max.txt
 }
-bomb_gone() { ! pgrep -f 'sleep 92\.1' >/dev/null; }
+bomb_gone() { ! pgrep -f "sleep 92\\.1$T" >/dev/null; }
 grown=$(bomb "$TOOLGATE")
 eq "bomb: timeout, then the next call" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "timeout success "
 # as root the floor of the PID namespace's pid_max is 300
@@ -208,7 +212,7 @@ jq '.limits.parallel = 1 | .journal = null' toolgate.json >seq.json
   sh_call l3 'chmod 555 /tmp /dev/shm'
   sh_call l4 'echo x >/tmp/l4 && echo y >/dev/shm/l4 && echo writable'
   sh_call l5 'ls -A /tmp /dev/shm | grep -c -x l4 || true'
-  sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; kill -0 1 && echo helper-alive'
+  sh_call a1 'kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 0.2; grep -q "^State:.[SR]" /proc/1/status && echo helper-alive'
   sh_call a2 'python3 -c "import ctypes,os,sys
 l = ctypes.CDLL(None, use_errno=True)
 for pid in (1, os.getppid()):
@@ -227,6 +231,50 @@ eq "warm: no ptrace of the helper or the reaper" "$(jq -r 'select(.id=="a2").pay
 reaper -1 Operation not permitted"
 eq "warm: no descriptor of the helper or the reaper, no socket" "$(jq -r 'select(.id=="a3").payload' out.jsonl)" "0"
 eq "warm: every call ran" "$(jq -r .outcome out.jsonl | tr '\n' ' ')" "success success success success success success success success success "
+
+# Two calls of one profile at once share the sandbox's PID namespace (the
+# victim runs until the attacker is done, within the deadline). Where
+# Landlock can scope (Linux 6.12+), each call is a domain of its own: the
+# attacker sees the victim in /proc but can neither ptrace it, read its
+# maps or environment, write its memory, signal it, nor connect to its
+# abstract socket; within itself a call keeps all of these.
+jq '.limits.parallel = 2 | .journal = null' toolgate.json >pair.json
+{
+  sh_call v "python3 -c \"import os,socket,time
+s = socket.socket(socket.AF_UNIX); s.bind(b'\\0tg-victim-$T'); s.listen()
+open('victim.pid', 'w').write(str(os.getpid()))
+while not os.path.exists('attack.done'): time.sleep(0.02)\"; echo victim-done"
+  sh_call p "until [ -s victim.pid ]; do sleep 0.05; done; python3 -c \"import ctypes,os,socket,sys
+l = ctypes.CDLL(None, use_errno=True)
+p = int(open('victim.pid').read())
+def tried(what, f):
+    try:
+        f(); print(what, 'reached')
+    except OSError as e:
+        print(what, e.strerror)
+r = l.ptrace(16, p, 0, 0)
+print('ptrace', r, os.strerror(ctypes.get_errno()))
+tried('maps', lambda: open('/proc/%d/maps' % p).read())
+tried('environ', lambda: open('/proc/%d/environ' % p, 'rb').read())
+tried('mem', lambda: open('/proc/%d/mem' % p, 'r+b'))
+tried('signal', lambda: os.kill(p, 0))
+tried('socket', lambda: socket.socket(socket.AF_UNIX).connect(b'\\0tg-victim-$T'))
+tried('own', lambda: open('/proc/self/maps').read())\"; touch attack.done"
+} >pair.jsonl
+"$TOOLGATE" run --approve --config pair.json pair.jsonl >out.jsonl
+rm -f victim.pid attack.done
+if [ "$("$TOOLGATE" doctor --json | jq -r .sandbox.warm_calls_scoped)" = true ]; then
+  eq "warm: a call cannot reach another running beside it" "$(jq -r 'select(.id=="p").payload' out.jsonl)" "ptrace -1 Operation not permitted
+maps Permission denied
+environ Permission denied
+mem Permission denied
+signal Operation not permitted
+socket Operation not permitted
+own reached"
+  eq "warm: the other call ran untouched" "$(jq -r 'select(.id=="v").payload' out.jsonl)" "victim-done"
+else
+  echo "skip: Landlock cannot scope calls here (toolgate doctor: warm calls NOT SCOPED)"
+fi
 
 # A workspace that is /tmp itself is the host's /tmp seen through its bind:
 # the warm sandbox empties nothing of it. Run where /tmp is a tmpfs of a
@@ -254,11 +302,11 @@ fi
 
 # The helper killed from outside under a running call: that call ends
 # INTERRUPTED (it had started); the next call gets a new sandbox.
-{ sh_call k1 'echo started; sleep 93.1'; sh_call k2 'echo after the restart'; } >kill.jsonl
+{ sh_call k1 "echo started; sleep 93.1$T"; sh_call k2 'echo after the restart'; } >kill.jsonl
 "$TOOLGATE" run --approve --config seq.json kill.jsonl >out.jsonl &
 TGPID=$!
 helper_pid() { local b; b=$(pgrep -P "$TGPID" -x bwrap | head -1) && [ -n "$b" ] && pgrep -P "$b" -x tg-sandboxd | head -1; }
-sleeping() { pgrep -f 'sleep 93\.1' >/dev/null; }
+sleeping() { pgrep -f "sleep 93\\.1$T" >/dev/null; }
 check "the call runs" wait_for "$(tg_ms 10000)" sleeping
 H=$(helper_pid)
 check "found the helper ($H)" test -n "$H"

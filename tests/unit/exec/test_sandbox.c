@@ -541,14 +541,56 @@ static long sandbox_budget(const env *e, long k, long floor)
     return b > tg_test_ms(floor) ? b : tg_test_ms(floor);
 }
 
-/* Waits until no process has `needle` in its command line, a scaled 5 s
- * at most; the count left. */
-static int procs_gone(const char *needle)
+/* The marker sleeps below end with this run's tag (its PID, 7 digits), so
+ * the machine-wide count of count_procs finds this run's processes and
+ * never those of another run beside it (a second checkout, CI). */
+static const char *run_tag(void)
+{
+    static char tag[12];
+    if (tag[0] == '\0')
+        snprintf(tag, sizeof tag, "%07d", (int)(getpid() % 10000000));
+    return tag;
+}
+
+/* The marker "sleep 90.471<digit><tag>" in *out. */
+static const char *marker(char *out, size_t n, char digit)
+{
+    snprintf(out, n, "sleep 90.471%c%s", digit, run_tag());
+    return out;
+}
+
+/* `cmd` with each "@N" replaced by this run's marker N (one digit), in
+ * *out. */
+static const char *with_markers(char *out, size_t n, const char *cmd)
+{
+    size_t k = 0;
+    for (const char *c = cmd; *c != '\0' && k + 1 < n; c++) {
+        if (c[0] == '@' && c[1] >= '0' && c[1] <= '9') {
+            char m[64];
+            k += (size_t)snprintf(out + k, n - k, "%s",
+                                  marker(m, sizeof m, c[1]));
+            c++;
+        } else {
+            out[k++] = *c;
+        }
+    }
+    out[k < n ? k : n - 1] = '\0';
+    return out;
+}
+
+/* Waits until no process has any of this run's markers `digits` in its
+ * command line, a scaled 5 s at most; the count left. */
+static int procs_gone(const char *digits)
 {
     double end = tg_test_now_ms() + (double)tg_test_ms(5000);
     int n;
-    while ((n = count_procs(needle)) > 0 && tg_test_now_ms() < end)
-        usleep(20000);
+    do {
+        n = 0;
+        for (const char *d = digits; *d != '\0'; d++) {
+            char m[64];
+            n += count_procs(marker(m, sizeof m, *d));
+        }
+    } while (n > 0 && tg_test_now_ms() < end && usleep(20000) == 0);
     return n;
 }
 
@@ -568,15 +610,19 @@ static void deadline_reaches_inside(void **state)
     tg_runtime *rt = make_rt(e, members, "");
     tg_turn *t = tg__turn_new("toolgate");
     /* TERM reaches the command: it leaves a note and exits. */
+    char cmd[256];
     add_shell(t, "g1",
-              "trap 'echo term > got_term; exit 3' TERM; sleep 90.4711 & wait");
+              with_markers(cmd, sizeof cmd,
+                           "trap 'echo term > got_term; exit 3' TERM; @1 & "
+                           "wait"));
     /* A daemon of its own session dies with the call. */
-    add_shell(
-        t, "d1",
-        "setsid sleep 90.4712 </dev/null >/dev/null 2>&1 & sleep 90.4713");
+    add_shell(t, "d1",
+              with_markers(cmd, sizeof cmd,
+                           "setsid @2 </dev/null >/dev/null 2>&1 & @3"));
     /* Leaving a daemon behind and exiting at once: it dies too. */
     add_shell(t, "d2",
-              "setsid sleep 90.4714 </dev/null >/dev/null 2>&1 & echo left");
+              with_markers(cmd, sizeof cmd,
+                           "setsid @4 </dev/null >/dev/null 2>&1 & echo left"));
     double t0 = tg_test_now_ms();
     tg_test_run(rt, t);
     double took = tg_test_now_ms() - t0;
@@ -589,7 +635,7 @@ static void deadline_reaches_inside(void **state)
     snprintf(p, sizeof p, "%s/got_term", e->ws);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
-    assert_int_equal(procs_gone("sleep 90.471"), 0);
+    assert_int_equal(procs_gone("1234"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
@@ -610,9 +656,12 @@ static void fork_bomb_ends_at_the_limit(void **state)
     tg_turn *t = tg__turn_new("toolgate");
     /* A loop, not a bomb: it reports how many children it got (perl's fork
      * fails at once where bash's retries). */
-    add_shell(t, "f1",
-              "perl -e 'for (1..600) { my $p = fork; last unless defined $p; "
-              "if (!$p) { exec \"sleep\", \"90.4715\" } $n++ } print $n+0'");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "perl -e 'for (1..600) { my $p = fork; last unless defined $p; "
+             "if (!$p) { exec \"sleep\", \"90.4715%s\" } $n++ } print $n+0'",
+             run_tag());
+    add_shell(t, "f1", cmd);
     tg_test_run(rt, t);
     /* The loop met the limit: at most 300 processes as root (the floor of
      * the PID namespace's pid_max) or 40 (RLIMIT_NPROC in its namespace),
@@ -629,7 +678,7 @@ static void fork_bomb_ends_at_the_limit(void **state)
         assert_true(n >= 200 && n <= 300);
     else
         assert_true(n >= 30 && n <= 40);
-    assert_int_equal(procs_gone("sleep 90.4715"), 0);
+    assert_int_equal(procs_gone("5"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 
@@ -643,13 +692,14 @@ static void fork_bomb_ends_at_the_limit(void **state)
         budget);
     rt = make_rt(e, members, "");
     t = tg__turn_new("toolgate");
-    add_shell(t, "b1", "b(){ b|b& }; b 2>/dev/null; sleep 90.4716");
+    add_shell(t, "b1",
+              with_markers(cmd, sizeof cmd, "b(){ b|b& }; b 2>/dev/null; @6"));
     add_shell(t, "ok", "echo fine");
     tg_test_run(rt, t);
     /* The bomb ends at its deadline, the turn completes. */
     assert_int_equal(tg_result_outcome(tg_test_res(t, 0)), TG_OUTCOME_TIMEOUT);
     assert_string_equal(out_of(t, 1), "fine\n");
-    assert_int_equal(procs_gone("sleep 90.471"), 0);
+    assert_int_equal(procs_gone("56"), 0);
     tg_turn_free(t);
     tg_runtime_free(rt);
 }
