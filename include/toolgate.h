@@ -297,6 +297,17 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
 void tg_turn_free(tg_turn *turn);
 /* The detected or given format of the turn (static string). */
 const char *tg_turn_format(const tg_turn *turn);
+/* Where the model's message lies in the text tg_turn_parse read, so a
+ * caller that keeps the message (an agent loop adding it to its
+ * conversation) needs no parse of its own: text[*off, *off + *len) is
+ * the JSON object of the message. Known for a whole OpenAI Chat
+ * Completions response (choices[0].message) with tool calls of the plain
+ * shape nearly every response has; then the whole text was read as valid
+ * JSON, every string valid UTF-8 without U+0000, and the message holds no
+ * duplicate key on the path read (its tool_calls). Returns 1 with *off
+ * and *len set, else 0 (other formats and shapes, streamed turns, turns
+ * not made by tg_turn_parse). */
+int tg_turn_message_span(const tg_turn *turn, size_t *off, size_t *len);
 /* What reading the turn ignored, one message per thing, for the caller to
  * show (the CLI prints each on stderr): of a streamed turn, events after
  * the end of the stream ("N events after the end of the stream (data:

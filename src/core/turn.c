@@ -126,6 +126,15 @@ const char *tg_turn_format(const tg_turn *t)
 {
     return t->format;
 }
+int tg_turn_message_span(const tg_turn *t, size_t *off, size_t *len)
+{
+    if (t == NULL || t->msg_len == 0)
+        return 0;
+    *off = t->msg_off;
+    *len = t->msg_len;
+    return 1;
+}
+
 size_t tg_turn_call_count(const tg_turn *t)
 {
     return t->n;

@@ -20,6 +20,9 @@ struct tg_turn {
                         of formats that answer in context may read it */
     char **warnings; /* owned: what reading it ignored (tg_turn_warning) */
     size_t nwarnings;
+    /* where the model's message lies in the text parsed (msg_len 0: not
+     * known): tg_turn_message_span */
+    size_t msg_off, msg_len;
 };
 
 /* A new empty turn of `format` (static string). NULL on OOM. */

@@ -360,9 +360,11 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
                              "openai-chat or toolgate",
                              format);
     /* Editors on some systems start UTF-8 files with a byte order mark. */
+    size_t bom = 0;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         text += 3;
         len -= 3;
+        bom = 3;
     }
     if (len == 0 || only_space(text, len))
         return tg__error_set(err, TG_EPARSE,
@@ -391,6 +393,7 @@ int tg_turn_parse(const char *text, size_t len, const char *format,
         rc = f->parse_fast(turn, text, len);
         if (rc == 1) {
             fmt = f;
+            turn->msg_off += bom; /* in the text as given */
             goto done;
         }
         tg_turn_free(turn);

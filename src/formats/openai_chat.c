@@ -346,19 +346,29 @@ typedef struct fast_message_args {
     fast_call *fc;
     tg_turn *turn;
     int *done;
+    const char *text; /* the document: where the message lies in it */
 } fast_message_args;
 
 static int read_message(tg__jcur *c, void *ctx)
 {
     fast_message_args *a = ctx;
-    return fast_message(c, a->fc, a->turn, a->done);
+    if (tg__jcur_peek(c) < 0)
+        return FAST_BAIL;
+    const char *start = (const char *)c->p;
+    int rc = fast_message(c, a->fc, a->turn, a->done);
+    if (rc == 0) { /* tg_turn_message_span */
+        a->turn->msg_off = (size_t)(start - a->text);
+        a->turn->msg_len = (size_t)((const char *)c->p - start);
+    }
+    return rc;
 }
 
 /* choices[0].message, which must hold tool_calls; the other choices are
  * only checked. */
-static int fast_choices(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done)
+static int fast_choices(tg__jcur *c, fast_call *fc, tg_turn *turn, int *done,
+                        const char *text)
 {
-    fast_message_args a = {fc, turn, done};
+    fast_message_args a = {fc, turn, done, text};
     int rc = tg__jcur_first_element_member(c, "message", read_message, &a);
     return rc == 0 && !*done ? FAST_BAIL : rc;
 }
@@ -395,7 +405,7 @@ static int parse_fast(tg_turn *turn, const char *text, size_t len)
         rc = FAST_BAIL;
     while (rc == 0 && (m = tg__jcur_member(&c, &first, &k, &kn)) == 1) {
         if (TG_JCUR_KEY_IS(k, kn, "choices")) {
-            rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done);
+            rc = seen ? FAST_BAIL : fast_choices(&c, &fc, turn, &done, text);
             seen = 1;
         } else if (known_member(k, kn))
             rc = tg__jcur_skip_any(&c);

@@ -308,12 +308,12 @@ static int ask_in_process(tg_loop *l, const char *text, size_t text_len,
 }
 
 /* Sends the conversation until an answer (2xx) comes, retrying what is
- * worth it within the budget. A whole answer: *resp is the parsed answer
- * (new ref), *raw its text (malloc'd). Streamed (sse not NULL): the events
- * go to *sse as they come (its calls start then); a stream that dropped
- * is sent again, in a fresh *sse, only while no call was handed over. */
-static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
-                     size_t *raw_len, tg_error *err)
+ * worth it within the budget. A whole answer: *raw is its text (malloc'd,
+ * not read yet: whole_answer). Streamed (sse not NULL): the events go to
+ * *sse as they come (its calls start then); a stream that dropped is sent
+ * again, in a fresh *sse, only while no call was handed over. */
+static int ask_model(tg_loop *l, tg__lsse **sse, char **raw, size_t *raw_len,
+                     tg_error *err)
 {
     char *text = NULL;
     size_t text_len = 0;
@@ -407,17 +407,7 @@ static int ask_model(tg_loop *l, tg__lsse **sse, json_t **resp, char **raw,
     if (sse != NULL && (reply.len == 0 || tg__lsse_handed(*sse) > 0))
         goto out; /* the events went to *sse */
     /* else a server that answered a streamed request whole: read it so */
-whole:;
-    json_error_t jerr;
-    *resp = json_loadb(reply.body, reply.len, 0, &jerr); /* new ref */
-    if (!json_is_object(*resp)) {
-        json_decref(*resp);
-        *resp = NULL;
-        rc = tg__loop_fail(err, TG_EPARSE,
-                           "%s %s: the answer is not a JSON object: %s",
-                           l->prov->name, l->url, jerr.text);
-        goto out;
-    }
+whole:
     *raw = reply.body;
     *raw_len = reply.len;
     reply.body = NULL;
@@ -502,26 +492,61 @@ static void sse_text(void *ud, const char *text, size_t len)
 }
 
 /* The results of `turn` (every call has one) merged into *acc, as the
- * prompt factory (or the runtime's rendering) makes them. */
+ * prompt factory makes them. */
 static int merge_results(tg_loop *l, const tg_turn *turn, json_t **acc,
                          tg_error *err)
 {
     char *results = NULL;
-    int rc;
-    if (l->ev.results != NULL) {
-        rc = l->ev.results(l->ud, turn, l->prov->format, &results, err);
-        if (rc == 0 && results == NULL)
-            rc = tg__loop_fail(err, TG_EINVAL,
-                               "the prompt factory gave no results");
-        if (rc == 0)
-            rc = tg__results_merge(acc, results, err);
-        free(results);
-    } else {
-        size_t n;
-        rc = tg_turn_render(turn, l->prov->format, &results, &n, err);
-        if (rc == 0)
-            rc = tg__results_merge(acc, results, err);
-        tg_free(results);
+    int rc = l->ev.results(l->ud, turn, l->prov->format, &results, err);
+    if (rc == 0 && results == NULL)
+        rc = tg__loop_fail(err, TG_EINVAL,
+                           "the prompt factory gave no results");
+    if (rc == 0)
+        rc = tg__results_merge(acc, results, err);
+    free(results);
+    return rc;
+}
+
+/* The results of turns[0..n) as the runtime renders them, added to list
+ * as text (tg__reqtext_add: not parsed, nor written again for the next
+ * request) when each turn's results are an array of messages or there is
+ * one turn; else (Anthropic's and Gemini's one message per turn, of
+ * several turns) merged as JSON into one message. */
+static int add_rendered(tg_loop *l, json_t *list, tg_turn *const *turns,
+                        size_t n, tg_error *err)
+{
+    char *one = NULL, **texts = n > 1 ? calloc(n, sizeof *texts) : &one;
+    size_t one_len = 0, *lens = n > 1 ? calloc(n, sizeof *lens) : &one_len;
+    int rc = texts != NULL && lens != NULL
+                 ? 0
+                 : tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    int arrays = 1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = tg_turn_render(turns[i], l->prov->format, &texts[i], &lens[i],
+                            err);
+        size_t k = 0;
+        while (rc == 0 && k < lens[i] &&
+               (texts[i][k] == ' ' || texts[i][k] == '\n'))
+            k++;
+        if (rc == 0 && (k == lens[i] || texts[i][k] != '['))
+            arrays = 0;
+    }
+    if (rc == 0 && (n == 1 || arrays)) {
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = tg__reqtext_add(&l->req, list, texts[i], lens[i], err);
+    } else if (rc == 0) {
+        json_t *acc = NULL;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = tg__results_merge(&acc, texts[i], err);
+        if (rc == 0 && acc != NULL)
+            rc = tg__conv_add(list, acc, err);
+        json_decref(acc);
+    }
+    for (size_t i = 0; texts != NULL && i < n; i++)
+        tg_free(texts[i]);
+    if (n > 1) {
+        free(texts);
+        free(lens);
     }
     return rc;
 }
@@ -537,15 +562,19 @@ int tg__loop_finish_calls(tg_loop *l, tg_turn *const *turns, size_t n,
                              "the runtime failed while running the calls of "
                              "iteration %d",
                              l->iteration);
-    json_t *acc = NULL;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
     size_t from = json_array_size(list);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = merge_results(l, turns[i], &acc, err);
-    if (rc == 0 && acc != NULL)
-        rc = tg__conv_add(list, acc, err);
-    json_decref(acc);
+    if (l->ev.results == NULL && n > 0) {
+        rc = add_rendered(l, list, turns, n, err);
+    } else {
+        json_t *acc = NULL;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = merge_results(l, turns[i], &acc, err);
+        if (rc == 0 && acc != NULL)
+            rc = tg__conv_add(list, acc, err);
+        json_decref(acc);
+    }
     if (rc == 0 && l->store != NULL) {
         json_t *extra = json_pack("{s:I}", "calls", (json_int_t)ncalls);
         rc = extra != NULL
@@ -611,32 +640,55 @@ static int record_answer(tg_loop *l, size_t from, long tokens, tg_error *err)
     return rc;
 }
 
-/* A whole answer: its calls run as one turn. */
-static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
-                        size_t raw_len, tg_error *err)
+/* A whole answer raw[0..raw_len): its calls run as one turn. It is read
+ * once where it can be (tg__answer_fast), else with jansson. */
+static int whole_answer(tg_loop *l, const char *raw, size_t raw_len,
+                        tg_error *err)
 {
     char *text = NULL;
     tg_turn *turn = NULL;
-    int rc;
-    l->answer_came = 1;
+    json_t *resp = NULL;
+    long tokens = 0;
     json_t *list = json_object_get(l->conv, l->prov->list_key); /* borrowed */
     size_t from = json_array_size(list);
-    rc = l->prov->answer(list, resp, &text, err);
-    if (rc != 0)
+    tg_error perr = {0};
+    int prc = tg_turn_parse(raw, raw_len, l->prov->format, "the model's answer",
+                            &turn, &perr);
+    int rc = prc == 0 ? tg__answer_fast(&l->req, l->prov, list, raw, raw_len,
+                                        turn, &text, &tokens, err)
+                      : 0;
+    if (rc < 0)
         goto out;
+    if (rc == 0) {
+        json_error_t jerr;
+        resp = json_loadb(raw, raw_len, 0, &jerr); /* new ref */
+        if (!json_is_object(resp)) {
+            rc = tg__loop_fail(err, TG_EPARSE,
+                               "%s %s: the answer is not a JSON object: %s",
+                               l->prov->name, l->url, jerr.text);
+            goto out;
+        }
+        l->answer_came = 1;
+        if ((rc = l->prov->answer(list, resp, &text, err)) != 0)
+            goto out;
+        tg__usage u = {0};
+        tg__usage_update(&u, resp);
+        tokens = tg__usage_tokens(&u);
+    }
+    l->answer_came = 1;
     free(l->answer);
     l->answer = text;
     text = NULL;
-    tg__usage u = {0};
-    tg__usage_update(&u, resp);
-    if ((rc = record_answer(l, from, tg__usage_tokens(&u), err)) != 0)
+    if ((rc = record_answer(l, from, tokens, err)) != 0)
         goto out;
     if (l->ev.text != NULL && l->answer[0] != '\0')
         l->ev.text(l->ud, l->iteration, l->answer, strlen(l->answer));
-    rc = tg_turn_parse(raw, raw_len, l->prov->format, "the model's answer",
-                       &turn, err);
-    if (rc != 0)
+    if (prc != 0) {
+        if (err != NULL)
+            *err = perr;
+        rc = prc;
         goto out;
+    }
     size_t ncalls = tg_turn_call_count(turn);
     if (ncalls == 0) {
         rc = answered(l);
@@ -646,6 +698,7 @@ static int whole_answer(tg_loop *l, const json_t *resp, const char *raw,
     if (rc == 0)
         rc = tg__loop_finish_calls(l, &turn, 1, ncalls, err);
 out:
+    json_decref(resp);
     tg_turn_free(turn);
     free(text);
     return rc;
@@ -653,14 +706,12 @@ out:
 
 static int step_whole(tg_loop *l, tg_error *err)
 {
-    json_t *resp = NULL;
     char *raw = NULL;
     size_t raw_len = 0;
-    int rc = ask_model(l, NULL, &resp, &raw, &raw_len, err);
+    int rc = ask_model(l, NULL, &raw, &raw_len, err);
     if (rc == 0)
-        rc = whole_answer(l, resp, raw, raw_len, err);
+        rc = whole_answer(l, raw, raw_len, err);
     free(raw);
-    json_decref(resp);
     return rc;
 }
 
@@ -671,12 +722,11 @@ static int step_streamed(tg_loop *l, tg_error *err)
 {
     tg__lsse *sse = NULL;
     tg_turn *whole = NULL, **turns = NULL;
-    json_t *resp = NULL;
     char *raw = NULL;
     size_t raw_len = 0;
-    int rc = ask_model(l, &sse, &resp, &raw, &raw_len, err);
-    if (rc == 0 && resp != NULL) {
-        rc = whole_answer(l, resp, raw, raw_len, err);
+    int rc = ask_model(l, &sse, &raw, &raw_len, err);
+    if (rc == 0 && raw != NULL) {
+        rc = whole_answer(l, raw, raw_len, err);
         goto out;
     }
     /* Canceled while calls of the stream run: they end canceled, and the
@@ -723,7 +773,6 @@ out:
     if (rc != 0)
         (void)tg__runtime_drain(&l->http);
     free(raw);
-    json_decref(resp);
     free(turns);
     tg_turn_free(whole);
     tg__lsse_free(sse);
@@ -798,7 +847,13 @@ char *tg__loop_transcript_json(const json_t *conv, const char *id,
 
 char *tg_loop_transcript(const tg_loop *l)
 {
-    return tg__loop_transcript_json(l->conv, l->id, l->prov->name, l->model,
-                                    l->iteration, tg_loop_stop_name(l->stop),
-                                    l->tokens);
+    /* the items kept as text (tg__reqtext_add) as JSON again */
+    json_t *conv = tg__reqtext_resolved(&l->req, l->conv, l->prov->list_key);
+    char *t = conv != NULL ? tg__loop_transcript_json(
+                                 conv, l->id, l->prov->name, l->model,
+                                 l->iteration, tg_loop_stop_name(l->stop),
+                                 l->tokens)
+                           : NULL;
+    json_decref(conv);
+    return t;
 }

@@ -132,6 +132,9 @@ typedef struct tg__reqtext {
     size_t len, cap;
     json_t **items; /* new refs: the items kept, compared by identity */
     size_t *ends;   /* text's length after each item */
+    /* 1 for an item added as text (tg__reqtext_add): in the list it is a
+     * placeholder, its JSON is only its text here */
+    unsigned char *lazy;
     size_t n, items_cap;
     /* The body without the list, made once (the model, the tools, the
      * system prompt do not change during a loop): frame[0..head) comes
@@ -175,6 +178,40 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
  * TG_ENOMEM. */
 int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
                       const char **text, size_t *len);
+/* Adds JSON text (borrowed; valid JSON: toolgate's rendering of results,
+ * or a part of an answer read as JSON) to the conversation list `list`
+ * without building it: an array's elements each as an item, anything else
+ * as one item. Each item in the list is a placeholder (an empty object)
+ * that only r knows the text of (kept without white space between
+ * tokens): what requests and the journal send of it; the conversation
+ * with the items themselves is tg__reqtext_resolved. r is brought up to
+ * list first. 0, TG_ENOMEM, or TG_EINTERNAL when the text is not one
+ * value (the items read before either stay added). */
+int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text,
+                    size_t len, tg_error *err);
+/* Where the JSON value starting at s[i] ends (the index after it), in
+ * text known to be valid JSON (toolgate's, or read as JSON): strings and
+ * nesting followed, nothing checked. 0 when it does not end within n. */
+size_t tg__json_value_end(const char *s, size_t n, size_t i);
+/* The same for the string whose opening quote is s[i]. */
+size_t tg__json_string_end(const char *s, size_t n, size_t i);
+/* A whole answer raw[0..len) that tg_turn_parse read as `turn`, added to
+ * the conversation list without building it, when it can be (answer.c):
+ * prov is Chat Completions and the turn knows where the message lies
+ * (tg_turn_message_span). Then the message joins list as text
+ * (tg__reqtext_add on r), *text is its content (malloc'd, "" when not a
+ * string), *tokens what its usage counts (as tg__usage_update), and it
+ * returns 1. 0 when the answer is to be read with jansson (nothing was
+ * added), TG_ENOMEM. */
+int tg__answer_fast(tg__reqtext *r, const tg__provider *prov, json_t *list,
+                    const char *raw, size_t len, const tg_turn *turn,
+                    char **text, long *tokens, tg_error *err);
+/* conv (borrowed) with the placeholders of its list `list_key` replaced
+ * by the items their text in r stands for (parsed now): a new ref,
+ * sharing everything else with conv (conv itself, when it has none);
+ * NULL on out of memory. For a transcript. */
+json_t *tg__reqtext_resolved(const tg__reqtext *r, const json_t *conv,
+                             const char *list_key);
 /* Frees what r keeps and zeroes it. */
 void tg__reqtext_cleanup(tg__reqtext *r);
 

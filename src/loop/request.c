@@ -11,7 +11,10 @@
  * serialized again), the marker then replaced by the kept text. The kept items
  * are held (new refs) and compared by identity before each request: a list that
  * was changed below what is kept (nothing in the loop does) is serialized again
- * from the first item that differs.
+ * from the first item that differs. Items can also come as text
+ * (tg__reqtext_add: rendered results, an answer's message): the list then
+ * holds a placeholder and only the text kept here says what the item is,
+ * until a transcript asks for the items themselves (tg__reqtext_resolved).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,22 +38,19 @@ void tg__reqtext_cleanup(tg__reqtext *r)
         json_decref(r->items[i]);
     free(r->items);
     free(r->ends);
+    free(r->lazy);
     free(r->text);
     free(r->frame);
     free(r->tools_text);
     memset(r, 0, sizeof *r);
 }
 
-/* After running out of memory: what was kept may be half an item, so it
- * all goes but the tools' text (made once, when the loop started). */
-static void start_afresh(tg__reqtext *r)
+/* After running out of memory: the text may end in half an item; what
+ * is kept ends after the last whole one (the items added as text have no
+ * other copy: they stay). */
+static void drop_partial(tg__reqtext *r)
 {
-    char *tools = r->tools_text;
-    const json_t *mark = r->tools_mark;
-    r->tools_text = NULL;
-    tg__reqtext_cleanup(r);
-    r->tools_text = tools;
-    r->tools_mark = mark;
+    r->len = r->n > 0 ? r->ends[r->n - 1] : 0;
 }
 
 int tg__reqtext_tools(tg__reqtext *r, const char *text, json_t **tools,
@@ -114,6 +114,15 @@ static int put(const char *data, size_t n, void *ud)
     return 0;
 }
 
+/* Room for `need` kept items. 0 or -1. */
+static int grow_items(tg__reqtext *r, size_t need)
+{
+    void *const arrays[] = {&r->items, &r->ends, &r->lazy};
+    const size_t sizes[] = {sizeof *r->items, sizeof *r->ends,
+                            sizeof *r->lazy};
+    return tg__grow(need, 16, &r->items_cap, 3, arrays, sizes);
+}
+
 /* Brings the kept text up to `list`: items compared by identity, the first
  * that differs and all after it serialized. */
 static int sync_list(tg__reqtext *r, const json_t *list)
@@ -126,9 +135,7 @@ static int sync_list(tg__reqtext *r, const json_t *list)
         json_decref(r->items[i]);
     r->n = keep;
     r->len = keep > 0 ? r->ends[keep - 1] : 0;
-    void *const arrays[] = {&r->items, &r->ends};
-    const size_t sizes[] = {sizeof *r->items, sizeof *r->ends};
-    if (tg__grow(size, 16, &r->items_cap, 2, arrays, sizes) != 0)
+    if (grow_items(r, size) != 0)
         return TG_ENOMEM;
     for (size_t i = keep; i < size; i++) {
         json_t *item = json_array_get(list, i); /* borrowed */
@@ -138,6 +145,7 @@ static int sync_list(tg__reqtext *r, const json_t *list)
             return TG_ENOMEM;
         r->items[i] = json_incref(item);
         r->ends[i] = r->len;
+        r->lazy[i] = 0;
         r->n = i + 1;
     }
     return 0;
@@ -147,7 +155,7 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
                       const char **text, size_t *len)
 {
     if (sync_list(r, list) != 0) {
-        start_afresh(r);
+        drop_partial(r);
         return TG_ENOMEM;
     }
     size_t at = from == 0 ? 0 : from <= r->n ? r->ends[from - 1] + 1 : r->len;
@@ -240,7 +248,7 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
                              "the conversation has no \"%s\" list",
                              prov->list_key);
     if (sync_list(r, list) != 0) {
-        start_afresh(r);
+        drop_partial(r);
         return tg__loop_fail(err, TG_ENOMEM,
                              "out of memory building a "
                              "request");
@@ -265,4 +273,186 @@ int tg__reqtext_build(tg__reqtext *r, const tg__provider *prov,
     *out = text;
     *out_len = n;
     return 0;
+}
+
+/* Makes room for n more bytes of text (and a NUL). 0 or -1. */
+static int reserve(tg__reqtext *r, size_t n)
+{
+    void *const text[] = {&r->text};
+    static const size_t size[] = {1};
+    return tg__grow(r->len + n + 1, 4096, &r->cap, 1, text, size);
+}
+
+/* Appends s[0..n) (JSON text) without the white space between its
+ * tokens: the compact form jansson writes. 0 or -1. */
+static int put_compact(tg__reqtext *r, const char *s, size_t n)
+{
+    if (reserve(r, n) != 0)
+        return -1;
+    char *o = r->text + r->len;
+    size_t i = 0;
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') { /* a string, as it is */
+            size_t e = tg__json_string_end(s, n, i);
+            if (e == 0)
+                e = n;
+            memcpy(o, s + i, e - i);
+            o += e - i;
+            i = e;
+            continue;
+        }
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            *o++ = c;
+        i++;
+    }
+    r->len = (size_t)(o - r->text);
+    return 0;
+}
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' ||
+                     s[i] == '\t'))
+        i++;
+    return i;
+}
+
+size_t tg__json_string_end(const char *s, size_t n, size_t i)
+{
+    size_t p = i + 1;
+    for (;;) {
+        const char *q = p < n ? memchr(s + p, '"', n - p) : NULL;
+        if (q == NULL)
+            return 0;
+        size_t k = (size_t)(q - s), b = k;
+        while (b > i + 1 && s[b - 1] == '\\')
+            b--;
+        if (((k - b) & 1) == 0) /* not escaped */
+            return k + 1;
+        p = k + 1;
+    }
+}
+
+size_t tg__json_value_end(const char *s, size_t n, size_t i)
+{
+    int depth = 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '"') {
+            size_t e = tg__json_string_end(s, n, i);
+            if (e == 0)
+                return 0;
+            if (depth == 0)
+                return e; /* a string */
+            i = e - 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return i; /* a scalar's end: the container closes */
+            if (--depth == 0)
+                return i + 1;
+        } else if (depth == 0 &&
+                   (c == ',' || c == ' ' || c == '\n' || c == '\r' ||
+                    c == '\t')) {
+            return i; /* a scalar's end */
+        }
+    }
+    return depth == 0 ? n : 0;
+}
+
+/* Appends one item of text s[0..n) to list (a placeholder) and to r. */
+static int add_item(tg__reqtext *r, json_t *list, const char *s, size_t n)
+{
+    size_t before = r->len;
+    json_t *ph = json_object(); /* new ref: stands for the text */
+    if (ph == NULL || grow_items(r, r->n + 1) != 0 ||
+        (r->n > 0 && put(",", 1, r) != 0) || put_compact(r, s, n) != 0 ||
+        json_array_append(list, ph) != 0) {
+        r->len = before;
+        json_decref(ph);
+        return TG_ENOMEM;
+    }
+    r->items[r->n] = ph; /* the list's reference and this one */
+    r->ends[r->n] = r->len;
+    r->lazy[r->n] = 1;
+    r->n++;
+    return 0;
+}
+
+int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text,
+                    size_t len, tg_error *err)
+{
+    if (sync_list(r, list) != 0) {
+        drop_partial(r);
+        return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+    }
+    size_t i = skip_ws(text, len, 0);
+    int array = i < len && text[i] == '[';
+    if (array)
+        i = skip_ws(text, len, i + 1);
+    if (array && i < len && text[i] == ']') {
+        i = skip_ws(text, len, i + 1); /* [] */
+    } else {
+        for (;;) {
+            size_t end = i < len ? tg__json_value_end(text, len, i) : 0;
+            if (end <= i)
+                break;
+            if (add_item(r, list, text + i, end - i) != 0)
+                return tg__loop_fail(err, TG_ENOMEM, "out of memory");
+            i = skip_ws(text, len, end);
+            if (!array)
+                break;
+            if (i < len && text[i] == ',') {
+                i = skip_ws(text, len, i + 1);
+                continue;
+            }
+            if (i < len && text[i] == ']')
+                i = skip_ws(text, len, i + 1);
+            else
+                i = len + 1; /* not closed */
+            break;
+        }
+    }
+    if (i != len)
+        return tg__loop_fail(err, TG_EINTERNAL,
+                             "items to add are not one JSON value");
+    return 0;
+}
+
+json_t *tg__reqtext_resolved(const tg__reqtext *r, const json_t *conv,
+                             const char *list_key)
+{
+    size_t lazy = 0;
+    for (size_t i = 0; i < r->n; i++)
+        lazy += r->lazy[i];
+    if (lazy == 0)
+        return json_incref((json_t *)conv);
+    const json_t *list = json_object_get(conv, list_key); /* borrowed */
+    json_t *copy = json_copy((json_t *)conv);             /* new ref */
+    json_t *items = json_array();                         /* new ref */
+    int bad = copy == NULL || items == NULL;
+    for (size_t i = 0; !bad && i < json_array_size(list); i++) {
+        json_t *item = json_array_get(list, i); /* borrowed */
+        if (i < r->n && r->lazy[i] && r->items[i] == item) {
+            size_t at = i == 0 ? 0 : r->ends[i - 1] + 1;
+            json_t *v = json_loadb(r->text + at, r->ends[i] - at,
+                                   JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+            bad = json_array_append_new(items, v) != 0;
+        } else {
+            bad = json_array_append(items, item) != 0;
+        }
+    }
+    if (bad) {
+        json_decref(items);
+        json_decref(copy);
+        return NULL;
+    }
+    /* json_object_set_new takes items, also when it fails */
+    if (json_object_set_new(copy, list_key, items) != 0) {
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
 }

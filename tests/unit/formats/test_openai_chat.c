@@ -703,9 +703,64 @@ static void test_fast_path(void **state)
     assert_int_equal(tg_test_parse_fails(bails[18], "auto", &err), TG_EPARSE);
 }
 
+/* tg_turn_message_span: where choices[0].message lies in the text given
+ * (a byte order mark and white space included), known on the fast path
+ * only. */
+static void test_message_span(void **state)
+{
+    (void)state;
+    static const char msg[] =
+        "{ \"role\":\"assistant\", \"content\":null,\n \"tool_calls\":"
+        "[" TC("a", "t", "{}") "] }";
+    static const char head[] = "\xEF\xBB\xBF {\"id\":\"r\",\"choices\":[{"
+                               "\"index\":0,\"message\": ";
+    static const char tail[] = "},{\"message\":{}}],\"usage\":{}}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s%s", head, msg, tail);
+    tg_turn *turn = NULL;
+    tg_error err = {0};
+    assert_int_equal(
+        tg_turn_parse(text, strlen(text), "openai-chat", "t", &turn, &err), 0);
+    size_t off = 0, len = 0;
+    assert_int_equal(tg_turn_message_span(turn, &off, &len), 1);
+    assert_int_equal(off, strlen(head));
+    assert_int_equal(len, strlen(msg));
+    assert_memory_equal(text + off, msg, len);
+    tg_turn_free(turn);
+    /* auto-detected the same */
+    assert_int_equal(tg_turn_parse(text, strlen(text), NULL, "t", &turn, &err),
+                     0);
+    assert_int_equal(tg_turn_message_span(turn, &off, &len), 1);
+    assert_int_equal(off, strlen(head));
+    tg_turn_free(turn);
+    /* the document path (a message without tool_calls), another format,
+     * a streamed turn: not known */
+    static const char *const unknown[] = {
+        "{\"choices\":[{\"message\":{\"role\":\"assistant\","
+        "\"content\":\"hi\"}}]}",
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+        "\"id\":\"a\",\"name\":\"t\",\"input\":{}}]}",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{"
+        "\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"t\","
+        "\"arguments\":\"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
+    };
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        turn = NULL;
+        assert_int_equal(tg_turn_parse(unknown[i], strlen(unknown[i]), NULL,
+                                       "t", &turn, &err),
+                         0);
+        off = len = 7;
+        assert_int_equal(tg_turn_message_span(turn, &off, &len), 0);
+        assert_int_equal(off, 7);
+        tg_turn_free(turn);
+    }
+    assert_int_equal(tg_turn_message_span(NULL, &off, &len), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_message_span),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_response),
         cmocka_unit_test(test_message_and_no_calls),

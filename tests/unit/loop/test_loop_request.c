@@ -455,6 +455,143 @@ static void test_results_shapes(void **state)
     json_decref(list);
 }
 
+/* Items added as text (tg__reqtext_add): an array's elements or one
+ * value, each a placeholder in the list; a request and the journal's
+ * items send their text without white space; the resolved conversation
+ * holds them as JSON, the rest shared; items added as JSON around them
+ * keep their places. */
+static void test_text_items(void **state)
+{
+    (void)state;
+    tg_error err = {0};
+    tg__reqtext r = {0};
+    json_t *conv = json_object(); /* new ref */
+    assert_int_equal(tg__provider_openai_chat.start(conv, NULL, "go", &err), 0);
+    json_t *list = json_object_get(conv, "messages"); /* borrowed */
+    static const char arr[] =
+        " [ {\"a\" : [1, \"x y\\\" ]\" ]}, 2 ,\"s\"] \n";
+    assert_int_equal(tg__reqtext_add(&r, list, arr, strlen(arr), &err), 0);
+    assert_int_equal(json_array_size(list), 4);
+    assert_int_equal(json_array_append_new(list, json_pack("{s:i}", "b", 3)),
+                     0);
+    static const char one[] = "{\"c\":{\"d\":[]}, \"e\":null}";
+    assert_int_equal(tg__reqtext_add(&r, list, one, strlen(one), &err), 0);
+    assert_int_equal(tg__reqtext_add(&r, list, "[]", 2, &err), 0);
+    assert_int_equal(json_array_size(list), 6);
+    const char *items;
+    size_t n;
+    assert_int_equal(tg__reqtext_items(&r, list, 1, &items, &n), 0);
+    static const char want[] =
+        "{\"a\":[1,\"x y\\\" ]\"]},2,\"s\",{\"b\":3},{\"c\":{\"d\":[]},"
+        "\"e\":null}";
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(items, want, n);
+    char *body = NULL;
+    size_t blen;
+    assert_int_equal(tg__reqtext_build(&r, &tg__provider_openai_chat, conv,
+                                       NULL, "m", 0, 0, &body, &blen, &err),
+                     0);
+    assert_non_null(strstr(body, want));
+    json_t *sent = json_loadb(body, blen, 0, NULL); /* new ref */
+    free(body);
+    json_t *res = tg__reqtext_resolved(&r, conv, "messages"); /* new ref */
+    assert_non_null(res);
+    assert_ptr_not_equal(res, conv);
+    assert_true(json_equal(json_object_get(res, "messages"),
+                           json_object_get(sent, "messages")));
+    assert_ptr_equal(json_array_get(json_object_get(res, "messages"), 0),
+                     json_array_get(list, 0));
+    assert_ptr_equal(json_array_get(json_object_get(res, "messages"), 4),
+                     json_array_get(list, 4));
+    assert_true(json_is_object(json_array_get(list, 1))); /* placeholder */
+    assert_int_equal(json_object_size(json_array_get(list, 1)), 0);
+    json_decref(res);
+    json_decref(sent);
+    /* not one value */
+    assert_int_equal(tg__reqtext_add(&r, list, "[1,2", 4, &err), TG_EINTERNAL);
+    assert_int_equal(tg__reqtext_add(&r, list, "{} {}", 5, &err),
+                     TG_EINTERNAL);
+    tg__reqtext_cleanup(&r);
+    /* nothing added as text: the conversation itself */
+    res = tg__reqtext_resolved(&r, conv, "messages");
+    assert_ptr_equal(res, conv);
+    json_decref(res);
+    json_decref(conv);
+}
+
+/* A Chat Completions answer read once: the message joins the list as its
+ * text, its content and usage read from the text as jansson would; other
+ * answers are left to jansson (0, nothing added). */
+static void test_answer_fast(void **state)
+{
+    (void)state;
+    tg_error err = {0};
+    static const char msg[] =
+        "{\"role\":\"assistant\",\"content\":\"first\",\"content\":"
+        "\"caf\\u00e9 \\\"ok\\\"\",\"tool_calls\":[{\"id\":\"a\","
+        "\"type\":\"function\",\"function\":{\"name\":\"t\","
+        "\"arguments\":\"{}\"}}]}";
+    char raw[1024];
+    snprintf(raw, sizeof raw,
+             "{\"id\":\"c\",\"usage\":{\"total_tokens\":99},\"choices\":"
+             "[{\"message\":%s}],\"usage\":{\"prompt_tokens\":7,"
+             "\"completion_tokens\":5,\"completion_tokens\":6,"
+             "\"total_tokens\":1.5}}",
+             msg);
+    tg_turn *turn = NULL;
+    assert_int_equal(
+        tg_turn_parse(raw, strlen(raw), "openai-chat", "a", &turn, &err), 0);
+    json_t *list = json_array(); /* new ref */
+    tg__reqtext r = {0};
+    char *text = NULL;
+    long tokens = -1;
+    assert_int_equal(tg__answer_fast(&r, &tg__provider_openai_chat, list, raw,
+                                     strlen(raw), turn, &text, &tokens, &err),
+                     1);
+    assert_string_equal(text, "caf\xC3\xA9 \"ok\"");
+    assert_int_equal(tokens, 13); /* the last usage: 7 + 6 */
+    free(text);
+    /* the same as jansson reads it */
+    json_t *resp = json_loads(raw, 0, NULL); /* new ref */
+    json_t *want = json_array();             /* new ref */
+    char *slow = NULL;
+    assert_int_equal(
+        tg__provider_openai_chat.answer(want, resp, &slow, &err), 0);
+    assert_string_equal(slow, "caf\xC3\xA9 \"ok\"");
+    free(slow);
+    tg__usage u = {0};
+    tg__usage_update(&u, resp);
+    assert_int_equal(tg__usage_tokens(&u), 13);
+    json_t *conv = json_pack("{s:O}", "messages", list); /* new ref */
+    json_t *res = tg__reqtext_resolved(&r, conv, "messages"); /* new ref */
+    assert_true(json_equal(json_object_get(res, "messages"), want));
+    json_decref(res);
+    json_decref(conv);
+    json_decref(want);
+    json_decref(resp);
+    tg_turn_free(turn);
+    /* another provider, and an answer read by the document path */
+    static const char plain[] = "{\"choices\":[{\"message\":{\"role\":"
+                                "\"assistant\",\"content\":\"hi\"}}]}";
+    assert_int_equal(
+        tg_turn_parse(raw, strlen(raw), "openai-chat", "a", &turn, &err), 0);
+    assert_int_equal(tg__answer_fast(&r, &tg__provider_anthropic, list, raw,
+                                     strlen(raw), turn, &text, &tokens, &err),
+                     0);
+    tg_turn_free(turn);
+    assert_int_equal(tg_turn_parse(plain, strlen(plain), "openai-chat", "a",
+                                   &turn, &err),
+                     0);
+    assert_int_equal(tg__answer_fast(&r, &tg__provider_openai_chat, list,
+                                     plain, strlen(plain), turn, &text,
+                                     &tokens, &err),
+                     0);
+    tg_turn_free(turn);
+    assert_int_equal(json_array_size(list), 1);
+    tg__reqtext_cleanup(&r);
+    json_decref(list);
+}
+
 /* A streamed Anthropic answer keeps its thinking: thinking blocks (text
  * and signature from their deltas) and redacted_thinking blocks go back
  * first in the assistant turn, as the API wants for a tool use. */
@@ -524,6 +661,8 @@ int main(void)
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_provider_error),
         cmocka_unit_test(test_results_shapes),
+        cmocka_unit_test(test_text_items),
+        cmocka_unit_test(test_answer_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
