@@ -198,10 +198,17 @@ int http_body(struct chan *c);
  * block; dies when the server's end is gone. */
 void chan_flush(struct chan *c);
 
-/* One poll round over every channel of r: flushes output, reads input and
+/* One round over every channel of r: flushes output, reads input and
  * hands each complete message to r->ph (dying on a bad one); dies after
- * timeout_ms of silence or when the server goes away. */
+ * timeout_ms of silence or when the server goes away. Unpinned a poll
+ * round (busy-polling first); pinned over stdio, once the output is all
+ * written, a read(2) that blocks with an interval timer for the timeout,
+ * as bench/mcp/pingpong waits. */
 void pump(struct run *r);
+
+/* After the last pump of an exchange or phase: disarms the timer a
+ * blocking pump left armed. */
+void pump_done(struct run *r);
 
 /* Channel i of r, over HTTP connected first when it is not (dies when the
  * connect fails). */

@@ -5,13 +5,17 @@
  * connections), writing what they hold, reading what arrives, cutting it
  * into messages (lines over stdio; HTTP responses, JSON or SSE events),
  * checking each against what the run waits for (the handshake's answer, or
- * a call of the phase and its latency), and the poll round that drives
- * them all and dies after --timeout of silence.
+ * a call of the phase and its latency), and the round that drives them
+ * all and dies after --timeout of silence: a poll round, or pinned over
+ * stdio a read(2) that blocks, as bench/mcp/pingpong (the limit the
+ * pinned figures are compared with) does.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -140,25 +144,31 @@ static int chan_read(struct chan *c)
     }
 }
 
+/* Stdio: hands each complete line of c->in over, then dies at EOF. */
+static void chan_lines(struct run *r, struct chan *c, int eof)
+{
+    size_t off = 0;
+    for (;;) {
+        char *nl = memchr(c->in.p + off, '\n', c->in.len - off);
+        if (nl == NULL)
+            break;
+        size_t ll = (size_t)(nl - (c->in.p + off));
+        if (ll > 0 && !(ll == 1 && c->in.p[off] == '\r'))
+            on_message(r, c->in.p + off, ll);
+        off += ll + 1;
+    }
+    buf_consume(&c->in, off);
+    if (eof) {
+        check_server(r, 1000);
+        die("the server closed its stdout");
+    }
+}
+
 static void chan_input(struct run *r, struct chan *c)
 {
     int eof = chan_read(c) < 0;
     if (r->o.http == NULL) {
-        size_t off = 0;
-        for (;;) {
-            char *nl = memchr(c->in.p + off, '\n', c->in.len - off);
-            if (nl == NULL)
-                break;
-            size_t ll = (size_t)(nl - (c->in.p + off));
-            if (ll > 0 && !(ll == 1 && c->in.p[off] == '\r'))
-                on_message(r, c->in.p + off, ll);
-            off += ll + 1;
-        }
-        buf_consume(&c->in, off);
-        if (eof) {
-            check_server(r, 1000);
-            die("the server closed its stdout");
-        }
+        chan_lines(r, c, eof);
         return;
     }
     while (c->busy && c->in.len > 0) {
@@ -207,9 +217,77 @@ void chan_flush(struct chan *c)
     c->out.len = c->out_off = 0;
 }
 
+/* No progress for timeout_ms: says what was waited for, and dies. */
+static void timed_out(struct run *r)
+{
+    check_server(r, 0);
+    if (r->ph->want_id >= 0)
+        die("no answer to the handshake in %ld ms", r->o.timeout_ms);
+    die("no response in %ld ms (%ld of %ld calls answered)", r->o.timeout_ms,
+        r->ph->done, r->ph->n);
+}
+
+static volatile sig_atomic_t alarmed;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarmed = 1;
+}
+
+/* Pinned over stdio with all of the output written: one read(2) on the
+ * server's stdout, which blocks (that pipe is left blocking), with the
+ * timeout an interval timer armed before it, as pingpong arms alarm(2)
+ * before each round trip: a write, an alarm and a read a call, the
+ * limit's own system calls. 1 when it read; 0 when output is left (the
+ * poll round then waits for both). */
+static int pump_blocking(struct run *r)
+{
+    static int handler;
+    struct chan *c = &r->chans[0];
+    chan_flush(c);
+    if (c->out_off < c->out.len)
+        return 0;
+    if (!handler) {
+        /* no SA_RESTART: the alarm ends the read with EINTR */
+        struct sigaction sa = {.sa_handler = on_alarm};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGALRM, &sa, NULL) != 0)
+            die("sigaction: %s", strerror(errno));
+        handler = 1;
+    }
+    struct itimerval it = {
+        .it_value = {.tv_sec = r->o.timeout_ms / 1000,
+                     .tv_usec = (r->o.timeout_ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    buf_reserve(&c->in, 65536);
+    ssize_t got;
+    while ((got = read(c->rfd, c->in.p + c->in.len, c->in.cap - c->in.len)) <
+               0 &&
+           errno == EINTR)
+        if (alarmed)
+            timed_out(r);
+    if (got < 0)
+        die("read: %s", strerror(errno));
+    c->in.len += (size_t)got;
+    if (c->in.len > MAX_MESSAGE + 65536)
+        die("a message over %u bytes", MAX_MESSAGE);
+    chan_lines(r, c, got == 0);
+    return 1;
+}
+
+void pump_done(struct run *r)
+{
+    static const struct itimerval off;
+    if (r->o.pin != 0 && r->o.http == NULL)
+        setitimer(ITIMER_REAL, &off, NULL);
+}
+
 /* One poll round over every channel; dies after timeout_ms of silence. */
 void pump(struct run *r)
 {
+    if (r->o.pin != 0 && r->o.http == NULL && pump_blocking(r))
+        return;
     struct pollfd pfd[MAX_INFLIGHT];
     int map[MAX_INFLIGHT], n = 0;
     for (int i = 0; i < r->nchan; i++) {
@@ -230,8 +308,8 @@ void pump(struct run *r)
     int k = 0;
     /* Unpinned, busy-poll first: the load client must not be the
      * bottleneck, and a blocking poll costs it a sleep and a wake-up per
-     * response. Pinned (--pin, the placements of pingpong, which blocks
-     * in read) it blocks at once, as pingpong does. */
+     * response. Pinned (--pin, the placements of pingpong), with output
+     * left to write, it blocks at once. */
     for (int spin = r->o.pin != 0 ? 2000 : 0; spin < 2000; spin++) {
         k = poll(pfd, (nfds_t)n, 0);
         if (k > 0 || (k < 0 && errno != EINTR))
@@ -243,13 +321,8 @@ void pump(struct run *r)
             ;
     if (k < 0)
         die("poll: %s", strerror(errno));
-    if (k == 0) {
-        check_server(r, 0);
-        if (r->ph->want_id >= 0)
-            die("no answer to the handshake in %ld ms", r->o.timeout_ms);
-        die("no response in %ld ms (%ld of %ld calls answered)",
-            r->o.timeout_ms, r->ph->done, r->ph->n);
-    }
+    if (k == 0)
+        timed_out(r);
     for (int i = 0; i < n; i++) {
         struct chan *c = &r->chans[map[i]];
         if (pfd[i].revents == 0)

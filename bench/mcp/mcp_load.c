@@ -4,7 +4,10 @@
  * tool (`tools/call echo {text}`) and measures it, the same way for every
  * server, so toolgate and the TypeScript SDK's McpServer are compared by one
  * client that is not the bottleneck (C, one thread, poll(2), no JSON
- * library on the hot path).
+ * library on the hot path). Pinned over stdio (--pin) it waits for a
+ * response in a read(2) that blocks, as the limit it is compared with
+ * (bench/mcp/pingpong) does: a write, an alarm (setitimer) and a read a
+ * sequential call.
  *
  *   mcp_load [options] -- SERVER COMMAND...          stdio: starts the
  *       command, speaks newline-delimited JSON-RPC on its stdin/stdout
@@ -108,6 +111,7 @@ static const char *exchange(struct run *r, const char *method, long long id,
             chan_flush(c);
         while (id >= 0 && !ph.got)
             pump(r);
+        pump_done(r);
     }
     static struct buf keep;
     keep.len = 0;
@@ -208,6 +212,7 @@ static double run_phase(struct run *r, long n, long k, double *lat)
         pump(r);
     }
     double dt = bench_now() - t0;
+    pump_done(r);
     free(ph.t_sent);
     r->ph = NULL;
     return dt;

@@ -33,6 +33,17 @@ const char *tg__text_show(const char *text, char *out, size_t size);
 #define TG__SHOWN_ID_SIZE 72
 /* Clears err to "no error". */
 void tg__error_clear(tg_error *err);
+/* Makes e read as "no error" the way `tg_error e = {0}` does (code 0, an
+ * empty message and pointer, no line or column) without zeroing its ~800
+ * bytes: for the error a path taken by every call keeps on its stack in
+ * case something fails (the zeroing cost ~100 instructions a site). */
+static inline void tg__error_init(tg_error *e)
+{
+    e->code = 0;
+    e->message[0] = '\0';
+    e->pointer[0] = '\0';
+    e->line = e->column = 0;
+}
 /* Maps an errno value (positive) to the closest TG_E* code. */
 int tg__errno_to_tg(int errnum);
 

@@ -224,7 +224,8 @@ tg_result *tg__check_schema(const tg_config *cfg, tg_call *call,
                             const tg__tool *tool, tg__schema_budget *budget,
                             bool *oom)
 {
-    tg_error e = {0};
+    tg_error e;
+    tg__error_init(&e);
     *oom = false;
     /* The verdict comes first, from the tape and without allocating; only
      * a call that fails is validated again to collect every violation. */

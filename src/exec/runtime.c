@@ -906,7 +906,8 @@ static void admit_pending(tg_runtime *rt)
     rt->admit = NULL; /* runs submitted from a callback wait for the next */
     tg_call **calls = NULL;
     tg_result **replies = NULL;
-    tg_error e = {0};
+    tg_error e;
+    tg__error_init(&e);
     int rc = 0;
     if (rt->journal != NULL && total > 0) {
         calls = malloc(total * sizeof *calls);

@@ -490,7 +490,8 @@ void tg__commit(tg_runtime *rt)
         rt->done_head = rt->done_tail = NULL;
         rt->ndone = 0;
         bool durable = true;
-        tg_error e = {0};
+        tg_error e;
+        tg__error_init(&e);
         if (rt->journal != NULL) {
             if (commit_reserve(rt, n) != 0) {
                 tg__error_set(&e, TG_ENOMEM,

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "error.h"
 #include "json_out.h"
 #include "server.h"
 #include "tasks.h"
@@ -521,7 +522,8 @@ int srv_call_start(srv_ctx *c)
     if (r->log_level < 0 && c->version != TG_MCP_V2026_07_28)
         r->log_level = 1; /* info until the client sets a level */
     call_id_make(r->call_id, srv->boot, ++srv->ncalls);
-    tg_error err = {0};
+    tg_error err;
+    tg__error_init(&err);
     if (tg_turn_new_call("mcp", r->call_id, name, av.json, av.len, &r->turn,
                          &err) != 0 ||
         tg_turn_set_caller(r->turn, srv_session_caller(c->s), &err) != 0)

@@ -802,11 +802,14 @@ int srv_task_start(srv_ctx *c, srv_req *r)
 {
     static const char *const task_path[] = {"task"};
     tg__rpc_value tv;
-    const json_t *want = srv_param_find(c, task_path, 1, &tv)
+    tg__mcp_tasks k = kind(c->version);
+    /* params.task is looked for only where the version has tasks */
+    const json_t *want = k != TG_MCP_TASKS_NONE &&
+                                 srv_param_find(c, task_path, 1, &tv)
                              ? json_object_get(srv_params(c), "task")
                              : NULL; /* borrowed */
-    bool now = kind(c->version) == TG_MCP_TASKS_CORE && json_is_object(want);
-    bool later = kind(c->version) == TG_MCP_TASKS_EXTENSION && declares_ext(c);
+    bool now = k == TG_MCP_TASKS_CORE && json_is_object(want);
+    bool later = k == TG_MCP_TASKS_EXTENSION && declares_ext(c);
     srv_tasks *ts;
     if ((!now && !later) ||
         !tg__mcp_tools_has(srv_tools(c->srv),
