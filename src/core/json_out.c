@@ -139,8 +139,11 @@ int tg__json_dump(const json_t *value, tg__buf *out)
 
 char *tg__json_dumps(const json_t *value)
 {
+    /* A result's objects are small: written on the stack, then copied
+     * once (tg__buf_take) instead of grown by realloc from 64 bytes. */
+    char small[512];
     tg__buf b;
-    tg__buf_init(&b, 0);
+    tg__buf_init_with(&b, small, sizeof small, 0);
     if (tg__json_dump(value, &b) != 0) {
         tg__buf_cleanup(&b);
         return NULL;
