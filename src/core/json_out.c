@@ -38,23 +38,117 @@ static int dump_cb(const char *buffer, size_t size, void *data)
     return 0;
 }
 
-int tg__json_dump(const json_t *value, tg__buf *out)
+/* jansson's compact dump of value, appended (through dump_cb). */
+static int dump_jansson(const json_t *value, tg__buf *out)
 {
-    /* The scalars a hot path writes most (ids) without jansson's dumper
-     * and its snprintf; the same bytes. */
-    if (json_is_integer(value))
-        return tg__json_integer(out, (long long)json_integer_value(value));
-    if (json_is_string(value))
-        return tg__json_string(out, json_string_value(value),
-                               json_string_length(value));
     dump_ctx c = {out, 0};
     if (json_dump_callback(value, dump_cb, &c,
                            JSON_COMPACT | JSON_ENCODE_ANY) == 0)
         return 0;
     /* The buffer's own failures are recorded in c.rc. Otherwise jansson ran
-     * out of memory (its loop check allocates): values built through its
-     * checked constructors are always encodable. */
+     * out of memory (its loop check allocates) or met a value that holds
+     * itself: values built through its checked constructors are always
+     * encodable. */
     return c.rc != 0 ? c.rc : TG_ENOMEM;
+}
+
+/* Containers nested deeper than this go to jansson's dumper whole: only
+ * it checks for a value that holds itself, which a value built by hand
+ * can; toolgate's records are trees a few levels deep. */
+#define DUMP_DEPTH_MAX 64
+#define DUMP_DEEP 1 /* dump_value: deeper than DUMP_DEPTH_MAX */
+
+static int put(tg__buf *out, const char *s, size_t n)
+{
+    return tg__buf_append(out, s, n);
+}
+
+/* Appends v as jansson's compact dump writes it: objects in their keys'
+ * order (jansson keeps insertion order and dumps in it unless asked to
+ * sort), strings and integers by the writers below, reals by jansson
+ * itself (its "%.17g" and ".0" rules). DUMP_DEEP past the depth limit. */
+static int dump_value(const json_t *v, tg__buf *out, int depth)
+{
+    int rc = 0;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (depth >= DUMP_DEPTH_MAX)
+            return DUMP_DEEP;
+        json_t *o = (json_t *)v; /* the iterators take no const */
+        rc = put(out, "{", 1);
+        int first = 1;
+        for (void *it = json_object_iter(o); rc == 0 && it != NULL;
+             it = json_object_iter_next(o, it)) {
+            if (!first)
+                rc = put(out, ",", 1);
+            first = 0;
+            if (rc == 0)
+                rc = tg__json_string(out, json_object_iter_key(it),
+                                     json_object_iter_key_len(it));
+            if (rc == 0)
+                rc = put(out, ":", 1);
+            if (rc == 0)
+                rc = dump_value(json_object_iter_value(it), out, depth + 1);
+        }
+        return rc != 0 ? rc : put(out, "}", 1);
+    }
+    case JSON_ARRAY: {
+        if (depth >= DUMP_DEPTH_MAX)
+            return DUMP_DEEP;
+        size_t n = json_array_size(v);
+        rc = put(out, "[", 1);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (i > 0)
+                rc = put(out, ",", 1);
+            if (rc == 0)
+                rc = dump_value(json_array_get(v, i), out, depth + 1);
+        }
+        return rc != 0 ? rc : put(out, "]", 1);
+    }
+    case JSON_STRING:
+        return tg__json_string(out, json_string_value(v),
+                               json_string_length(v));
+    case JSON_INTEGER:
+        return tg__json_integer(out, (long long)json_integer_value(v));
+    case JSON_TRUE:
+        return put(out, "true", 4);
+    case JSON_FALSE:
+        return put(out, "false", 5);
+    case JSON_NULL:
+        return put(out, "null", 4);
+    default:
+        return dump_jansson(v, out); /* JSON_REAL */
+    }
+}
+
+int tg__json_dump(const json_t *value, tg__buf *out)
+{
+    /* Written here, not by json_dump_callback: for every container that
+     * checks for loops with a hash table keyed by the container's address
+     * printed by snprintf (an allocation and a format a level), which made
+     * most of the journal's cost of a result's small objects. */
+    size_t start = out->len;
+    int rc = dump_value(value, out, 0);
+    if (rc != DUMP_DEEP)
+        return rc;
+    out->len = start;
+    if (out->data != NULL)
+        out->data[start] = '\0';
+    return dump_jansson(value, out);
+}
+
+char *tg__json_dumps(const json_t *value)
+{
+    /* A result's objects are small: written on the stack, then copied
+     * once (tg__buf_take) instead of grown by realloc from 64 bytes. */
+    char small[512];
+    tg__buf b;
+    tg__buf_init_with(&b, small, sizeof small, 0);
+    if (tg__json_dump(value, &b) != 0) {
+        tg__buf_cleanup(&b);
+        return NULL;
+    }
+    return tg__buf_take(&b);
 }
 
 /* Writes the escape of byte c (a control character, '"' or '\\') at w as

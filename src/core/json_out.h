@@ -16,6 +16,11 @@
  * and arrays), as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it.
  * Returns 0, TG_ENOMEM or TG_ELIMIT. */
 int tg__json_dump(const json_t *value, tg__buf *out);
+/* value (borrowed) as tg__json_dump writes it, in a new NUL-terminated
+ * string (the caller's, free()), or NULL when memory ran out: what
+ * json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) returns, without its
+ * cost (json_out.c), and with tg__json_string's spelling of strings. */
+char *tg__json_dumps(const json_t *value);
 
 /* Appends the len bytes of s as one JSON string literal (quotes included),
  * escaped as jansson's compact output does; bytes that are not valid UTF-8

@@ -800,12 +800,15 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 }
 
 /* JSON text of v (borrowed) for a column, NULL for NULL; *oom set when the
- * encoder ran out of memory. Free with free(). */
+ * encoder ran out of memory. Free with free(). tg__json_dumps, not
+ * json_dumps: jansson's loop check (an allocation and an snprintf per
+ * object) was ~38k instructions a result's three small objects in a
+ * lone MCP call (bench/RESULTS.md). */
 static char *dump(const json_t *v, int *oom_flag)
 {
     if (v == NULL)
         return NULL;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = tg__json_dumps(v);
     if (s == NULL)
         *oom_flag = 1;
     return s;

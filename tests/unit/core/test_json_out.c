@@ -4,7 +4,10 @@
  * milliseconds to the microsecond (known values; for a million random
  * durations, at most 3 decimals and a text that reads back as the value
  * rounded to the microsecond; what JSON has no number for; a full
- * buffer), and strings and values as jansson's compact dump writes them.
+ * buffer), and strings and values as jansson's compact dump writes them
+ * (tg__json_dumps byte for byte against json_dumps on nested values, and
+ * past its depth limit, where jansson's own dumper takes over: a value that
+ * holds itself fails as in jansson).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,12 +128,86 @@ static void test_string_and_dump(void **state)
     tg__buf_cleanup(&b);
 }
 
+/* tg__json_dumps(v) is json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY). */
+static void same_as_jansson(json_t *v)
+{
+    char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *got = tg__json_dumps(v);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+}
+
+static void test_dumps_like_jansson(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{}",
+        "[]",
+        "{\"a\":{},\"b\":[],\"c\":[{}],\"d\":[[],[[]]]}",
+        "[true,false,null,0,-1,9007199254740993,-9223372036854775808]",
+        "[0.5,1.0,-0.0,1e300,3.141592653589793,1e-7,123456789.125]",
+        "{\"z\":1,\"a\":2,\"m\":{\"y\":[1,{\"x\":\"\\u00e9\\n\\\"\"}]}}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"Echo: hi\"}],"
+        "\"isError\":false,\"ctl\":\"\\u0001\\u001f\\t/\\\\\"}",
+        "\"scalar\"",
+        "42",
+        "2.5",
+        "null",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        json_error_t e;
+        json_t *v = json_loads(texts[i], JSON_DECODE_ANY, &e); /* new */
+        if (v == NULL)
+            fail_msg("%s: %s", texts[i], e.text);
+        same_as_jansson(v);
+        json_decref(v);
+    }
+    /* Keys in insertion order after deletions and re-insertions. */
+    json_t *o = json_object(); /* new */
+    for (int i = 0; i < 40; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", (i * 17) % 40);
+        json_object_set_new(o, k, json_integer(i));
+    }
+    json_object_del(o, "k3");
+    json_object_set_new(o, "k3", json_string("again"));
+    json_object_set_new(o, "\xc3\xa9", json_true());
+    same_as_jansson(o);
+    json_decref(o);
+    /* Past the depth limit: jansson writes the whole value. */
+    json_t *deep = json_array(); /* new */
+    json_t *at = deep;
+    for (int i = 0; i < 300; i++) {
+        json_t *next = i % 2 ? json_array() : json_object();
+        if (json_is_array(at))
+            json_array_append_new(at, next);
+        else
+            json_object_set_new(at, "k", next);
+        at = next;
+    }
+    json_array_append_new(at, json_integer(7));
+    same_as_jansson(deep);
+    /* A value that holds itself fails, as with jansson. */
+    json_t *loop = json_array(); /* new */
+    json_t *inner = json_array();
+    json_array_append_new(loop, inner);
+    json_array_append(inner, loop);
+    assert_null(tg__json_dumps(loop));
+    json_array_clear(inner); /* break the loop before freeing */
+    json_decref(loop);
+    json_decref(deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ms_known),
         cmocka_unit_test(test_ms_random),
         cmocka_unit_test(test_string_and_dump),
+        cmocka_unit_test(test_dumps_like_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
