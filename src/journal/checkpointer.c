@@ -19,7 +19,7 @@
  * connection reads the database before its first checkpoint: SQLite opens
  * a connection's WAL only with its first read, and a checkpoint on a
  * connection that has none does nothing and says SQLITE_OK (the WAL then
- * grew to CKPT_HARD_PAGES, every commit writing new pages of the file).
+ * grew to its bound, every commit writing new pages of the file).
  * Once a checkpoint has copied the whole WAL, the writer's next
  * transaction starts it over from its beginning.
  *
@@ -27,9 +27,21 @@
  * is given a read pin to watch (readpin.c), so a journal opened for a query
  * never has one. With a pin it wakes every PIN_IDLE_MS, and lets the pin's
  * slots go when no commit came since it last woke. Should it fall behind (a
- * slow disk and a fast writer), a commit that leaves more than CKPT_HARD_PAGES
- * in the WAL checkpoints itself, as SQLite would have: the WAL stays bounded
- * whatever happens.
+ * slow disk and a fast writer), a commit that leaves more than hard_pages
+ * (CKPT_HARD_BYTES of WAL) in the WAL checkpoints itself, as SQLite would
+ * have: the WAL stays bounded whatever happens.
+ *
+ * Under a writer that never pauses that bound is reached however fast the
+ * thread is: a checkpoint copies the WAL as it was when it began, so the
+ * thread always trails by what was committed meanwhile, and SQLite starts
+ * the WAL over only in a transaction that begins with every frame copied.
+ * Only the writer can give it that moment, by copying the rest itself
+ * (the thread leaves a short one) and so waiting for two fdatasync: a
+ * stall of the serving thread, 3-111 ms on this project's VM whether the
+ * rest is short or long (bench/RESULTS.md: the device's flush, not the
+ * copy). So the bound is what sets how often the writer stalls under
+ * continuous load: 64 MiB of WAL, one stall per ~60,000 calls journaled
+ * 64 at a time (1 KiB pages), where 20,000 pages gave one per ~18,000.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,9 +53,10 @@
 #include "checkpointer.h"
 #include "walbuf.h"
 
-#define CKPT_PAGES 1000       /* SQLite's own automatic checkpoint size */
-#define PIN_IDLE_MS 200       /* see tg__checkpointer_watch_pin */
-#define CKPT_HARD_PAGES 20000 /* 20-80 MB of WAL (1-4 KiB pages) */
+#define CKPT_PAGES 1000            /* SQLite's own automatic checkpoint size */
+#define PIN_IDLE_MS 200            /* see tg__checkpointer_watch_pin */
+#define CKPT_HARD_BYTES (64 << 20) /* the WAL's bound (see the top) */
+#define CKPT_HARD_MIN 20000 /* pages: the bound for pages of 4 KiB and more */
 
 struct tg__checkpointer {
     sqlite3 *db;  /* the writer's connection (borrowed) */
@@ -63,6 +76,7 @@ struct tg__checkpointer {
     atomic_ulong commits; /* commits so far (the pin's idle timer) */
     int last_pages;       /* the WAL's pages at the last commit (writer) */
     int ask_at;           /* the WAL's pages at which to ask next (writer) */
+    int hard_pages;       /* the writer checkpoints itself past this */
 };
 
 /* One PASSIVE checkpoint on the thread's connection; true when it copied
@@ -166,7 +180,7 @@ static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
         return SQLITE_OK;
     if (!c->started && !c->failed && !start(c))
         c->failed = true;
-    if (c->failed || pages > CKPT_HARD_PAGES) {
+    if (c->failed || pages > c->hard_pages) {
         (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE,
                                         NULL, NULL);
         return SQLITE_OK;
@@ -179,6 +193,21 @@ static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return SQLITE_OK;
+}
+
+/* CKPT_HARD_BYTES in db's pages (CKPT_HARD_MIN when it cannot be read). */
+static int hard_pages(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int size = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        size = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (size <= 0 || CKPT_HARD_BYTES / size < CKPT_HARD_MIN)
+        return CKPT_HARD_MIN;
+    return CKPT_HARD_BYTES / size;
 }
 
 int tg__checkpointer_attach(sqlite3 *db, tg__checkpointer **out)
@@ -198,6 +227,7 @@ int tg__checkpointer_attach(sqlite3 *db, tg__checkpointer **out)
     atomic_init(&c->asked, false);
     atomic_init(&c->commits, 0);
     c->ask_at = CKPT_PAGES;
+    c->hard_pages = hard_pages(db);
     sqlite3_wal_hook(db, on_commit, c);
     *out = c;
     return 0;
