@@ -1033,8 +1033,7 @@ const char *tg_result_content_json(const tg_result *r)
     if (r == NULL || !json_is_array(r->content))
         return NULL;
     if (r->content_json_cache == NULL)
-        ((tg_result *)r)->content_json_cache =
-            tg__json_dumps(r->content);
+        ((tg_result *)r)->content_json_cache = tg__json_dumps(r->content);
     return r->content_json_cache;
 }
 const char *tg_result_error_code(const tg_result *r)
@@ -1046,8 +1045,7 @@ const char *tg_result_payload_json(const tg_result *r)
 {
     tg_result *m = (tg_result *)r; /* cache only */
     if (m->payload_json_cache == NULL && r->payload_dom != NULL)
-        m->payload_json_cache =
-            tg__json_dumps(r->payload_dom);
+        m->payload_json_cache = tg__json_dumps(r->payload_dom);
     return m->payload_json_cache;
 }
 

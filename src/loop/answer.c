@@ -84,9 +84,9 @@ static char *string_value(const char *s, size_t v, size_t end)
 /* The usage object's members tg__usage_update reads, the last of each
  * name (as jansson keeps it) - an integer's value, else none. */
 static const char *const usage_names[] = {
-    "total_tokens",     "totalTokenCount",  "prompt_tokens",
-    "input_tokens",     "promptTokenCount", "completion_tokens",
-    "output_tokens",    "candidatesTokenCount"};
+    "total_tokens",  "totalTokenCount",     "prompt_tokens",
+    "input_tokens",  "promptTokenCount",    "completion_tokens",
+    "output_tokens", "candidatesTokenCount"};
 #define NUSAGE (sizeof usage_names / sizeof usage_names[0])
 
 /* Reads the usage object at s[v] into u; 0, or -1 to leave it to jansson. */
@@ -118,9 +118,8 @@ static int read_usage(const char *s, size_t n, size_t v, tg__usage *u)
     }
     if (m != 0)
         return -1;
-    long *slot[NUSAGE] = {&u->total,  &u->total,  &u->input,
-                          &u->input,  &u->input,  &u->output,
-                          &u->output, &u->output};
+    long *slot[NUSAGE] = {&u->total, &u->total,  &u->input,  &u->input,
+                          &u->input, &u->output, &u->output, &u->output};
     for (size_t j = 0; j < NUSAGE; j++)
         if (has[j] && val[j] > *slot[j])
             *slot[j] = val[j];

@@ -499,8 +499,8 @@ static int merge_results(tg_loop *l, const tg_turn *turn, json_t **acc,
     char *results = NULL;
     int rc = l->ev.results(l->ud, turn, l->prov->format, &results, err);
     if (rc == 0 && results == NULL)
-        rc = tg__loop_fail(err, TG_EINVAL,
-                           "the prompt factory gave no results");
+        rc =
+            tg__loop_fail(err, TG_EINVAL, "the prompt factory gave no results");
     if (rc == 0)
         rc = tg__results_merge(acc, results, err);
     free(results);
@@ -522,8 +522,8 @@ static int add_rendered(tg_loop *l, json_t *list, tg_turn *const *turns,
                  : tg__loop_fail(err, TG_ENOMEM, "out of memory");
     int arrays = 1;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = tg_turn_render(turns[i], l->prov->format, &texts[i], &lens[i],
-                            err);
+        rc =
+            tg_turn_render(turns[i], l->prov->format, &texts[i], &lens[i], err);
         size_t k = 0;
         while (rc == 0 && k < lens[i] &&
                (texts[i][k] == ' ' || texts[i][k] == '\n'))
@@ -849,11 +849,11 @@ char *tg_loop_transcript(const tg_loop *l)
 {
     /* the items kept as text (tg__reqtext_add) as JSON again */
     json_t *conv = tg__reqtext_resolved(&l->req, l->conv, l->prov->list_key);
-    char *t = conv != NULL ? tg__loop_transcript_json(
-                                 conv, l->id, l->prov->name, l->model,
-                                 l->iteration, tg_loop_stop_name(l->stop),
-                                 l->tokens)
-                           : NULL;
+    char *t = conv != NULL
+                  ? tg__loop_transcript_json(
+                        conv, l->id, l->prov->name, l->model, l->iteration,
+                        tg_loop_stop_name(l->stop), l->tokens)
+                  : NULL;
     json_decref(conv);
     return t;
 }

@@ -187,8 +187,8 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
  * with the items themselves is tg__reqtext_resolved. r is brought up to
  * list first. 0, TG_ENOMEM, or TG_EINTERNAL when the text is not one
  * value (the items read before either stay added). */
-int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text,
-                    size_t len, tg_error *err);
+int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
+                    tg_error *err);
 /* Where the JSON value starting at s[i] ends (the index after it), in
  * text known to be valid JSON (toolgate's, or read as JSON): strings and
  * nesting followed, nothing checked. 0 when it does not end within n. */

@@ -118,8 +118,7 @@ static int put(const char *data, size_t n, void *ud)
 static int grow_items(tg__reqtext *r, size_t need)
 {
     void *const arrays[] = {&r->items, &r->ends, &r->lazy};
-    const size_t sizes[] = {sizeof *r->items, sizeof *r->ends,
-                            sizeof *r->lazy};
+    const size_t sizes[] = {sizeof *r->items, sizeof *r->ends, sizeof *r->lazy};
     return tg__grow(need, 16, &r->items_cap, 3, arrays, sizes);
 }
 
@@ -312,8 +311,8 @@ static int put_compact(tg__reqtext *r, const char *s, size_t n)
 
 static size_t skip_ws(const char *s, size_t n, size_t i)
 {
-    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' ||
-                     s[i] == '\t'))
+    while (i < n &&
+           (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
         i++;
     return i;
 }
@@ -353,9 +352,8 @@ size_t tg__json_value_end(const char *s, size_t n, size_t i)
                 return i; /* a scalar's end: the container closes */
             if (--depth == 0)
                 return i + 1;
-        } else if (depth == 0 &&
-                   (c == ',' || c == ' ' || c == '\n' || c == '\r' ||
-                    c == '\t')) {
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' ||
+                                  c == '\r' || c == '\t')) {
             return i; /* a scalar's end */
         }
     }
@@ -381,8 +379,8 @@ static int add_item(tg__reqtext *r, json_t *list, const char *s, size_t n)
     return 0;
 }
 
-int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text,
-                    size_t len, tg_error *err)
+int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
+                    tg_error *err)
 {
     if (sync_list(r, list) != 0) {
         drop_partial(r);

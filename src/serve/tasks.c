@@ -804,10 +804,10 @@ int srv_task_start(srv_ctx *c, srv_req *r)
     tg__rpc_value tv;
     tg__mcp_tasks k = kind(c->version);
     /* params.task is looked for only where the version has tasks */
-    const json_t *want = k != TG_MCP_TASKS_NONE &&
-                                 srv_param_find(c, task_path, 1, &tv)
-                             ? json_object_get(srv_params(c), "task")
-                             : NULL; /* borrowed */
+    const json_t *want =
+        k != TG_MCP_TASKS_NONE && srv_param_find(c, task_path, 1, &tv)
+            ? json_object_get(srv_params(c), "task")
+            : NULL; /* borrowed */
     bool now = k == TG_MCP_TASKS_CORE && json_is_object(want);
     bool later = k == TG_MCP_TASKS_EXTENSION && declares_ext(c);
     srv_tasks *ts;

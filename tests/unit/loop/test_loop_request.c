@@ -468,8 +468,7 @@ static void test_text_items(void **state)
     json_t *conv = json_object(); /* new ref */
     assert_int_equal(tg__provider_openai_chat.start(conv, NULL, "go", &err), 0);
     json_t *list = json_object_get(conv, "messages"); /* borrowed */
-    static const char arr[] =
-        " [ {\"a\" : [1, \"x y\\\" ]\" ]}, 2 ,\"s\"] \n";
+    static const char arr[] = " [ {\"a\" : [1, \"x y\\\" ]\" ]}, 2 ,\"s\"] \n";
     assert_int_equal(tg__reqtext_add(&r, list, arr, strlen(arr), &err), 0);
     assert_int_equal(json_array_size(list), 4);
     assert_int_equal(json_array_append_new(list, json_pack("{s:i}", "b", 3)),
@@ -509,8 +508,7 @@ static void test_text_items(void **state)
     json_decref(sent);
     /* not one value */
     assert_int_equal(tg__reqtext_add(&r, list, "[1,2", 4, &err), TG_EINTERNAL);
-    assert_int_equal(tg__reqtext_add(&r, list, "{} {}", 5, &err),
-                     TG_EINTERNAL);
+    assert_int_equal(tg__reqtext_add(&r, list, "{} {}", 5, &err), TG_EINTERNAL);
     tg__reqtext_cleanup(&r);
     /* nothing added as text: the conversation itself */
     res = tg__reqtext_resolved(&r, conv, "messages");
@@ -555,14 +553,14 @@ static void test_answer_fast(void **state)
     json_t *resp = json_loads(raw, 0, NULL); /* new ref */
     json_t *want = json_array();             /* new ref */
     char *slow = NULL;
-    assert_int_equal(
-        tg__provider_openai_chat.answer(want, resp, &slow, &err), 0);
+    assert_int_equal(tg__provider_openai_chat.answer(want, resp, &slow, &err),
+                     0);
     assert_string_equal(slow, "caf\xC3\xA9 \"ok\"");
     free(slow);
     tg__usage u = {0};
     tg__usage_update(&u, resp);
     assert_int_equal(tg__usage_tokens(&u), 13);
-    json_t *conv = json_pack("{s:O}", "messages", list); /* new ref */
+    json_t *conv = json_pack("{s:O}", "messages", list);      /* new ref */
     json_t *res = tg__reqtext_resolved(&r, conv, "messages"); /* new ref */
     assert_true(json_equal(json_object_get(res, "messages"), want));
     json_decref(res);
@@ -579,12 +577,11 @@ static void test_answer_fast(void **state)
                                      strlen(raw), turn, &text, &tokens, &err),
                      0);
     tg_turn_free(turn);
-    assert_int_equal(tg_turn_parse(plain, strlen(plain), "openai-chat", "a",
-                                   &turn, &err),
-                     0);
-    assert_int_equal(tg__answer_fast(&r, &tg__provider_openai_chat, list,
-                                     plain, strlen(plain), turn, &text,
-                                     &tokens, &err),
+    assert_int_equal(
+        tg_turn_parse(plain, strlen(plain), "openai-chat", "a", &turn, &err),
+        0);
+    assert_int_equal(tg__answer_fast(&r, &tg__provider_openai_chat, list, plain,
+                                     strlen(plain), turn, &text, &tokens, &err),
                      0);
     tg_turn_free(turn);
     assert_int_equal(json_array_size(list), 1);
