@@ -14,14 +14,6 @@
 
 #include "loop_int.h"
 
-static size_t ws(const char *s, size_t n, size_t i)
-{
-    while (i < n &&
-           (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
-        i++;
-    return i;
-}
-
 /* One member of the object whose '{' is s[*i - 1] or earlier: returns 1
  * with the key's bytes (k, kn: no escapes in it) and the value's span
  * [*v, *i), 0 at the closing '}' (*i after it), -1 for anything this
@@ -29,9 +21,9 @@ static size_t ws(const char *s, size_t n, size_t i)
 static int member(const char *s, size_t n, size_t *i, const char **k,
                   size_t *kn, size_t *v)
 {
-    size_t p = ws(s, n, *i);
+    size_t p = tg__json_ws(s, n, *i);
     if (p < n && s[p] == ',')
-        p = ws(s, n, p + 1);
+        p = tg__json_ws(s, n, p + 1);
     if (p >= n)
         return -1;
     if (s[p] == '}') {
@@ -47,10 +39,10 @@ static int member(const char *s, size_t n, size_t *i, const char **k,
         return -1;
     *k = s + p + 1;
     *kn = q - p - 1;
-    q = ws(s, n, q + 1);
+    q = tg__json_ws(s, n, q + 1);
     if (q >= n || s[q] != ':')
         return -1;
-    *v = ws(s, n, q + 1);
+    *v = tg__json_ws(s, n, q + 1);
     *i = tg__json_value_end(s, n, *v);
     return *i > *v ? 1 : -1;
 }
@@ -153,7 +145,7 @@ int tg__answer_fast(tg__reqtext *r, const tg__provider *prov, json_t *list,
     tg__usage u = {0};
     size_t uv = 0;
     int has_usage = 0;
-    i = ws(raw, len, 0);
+    i = tg__json_ws(raw, len, 0);
     if (i >= len || raw[i] != '{')
         return 0;
     i++;

@@ -189,6 +189,9 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
  * value (the items read before either stay added). */
 int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
                     tg_error *err);
+/* The index of the first byte at or after s[i] that is not JSON
+ * whitespace (n when none is). */
+size_t tg__json_ws(const char *s, size_t n, size_t i);
 /* Where the JSON value starting at s[i] ends (the index after it), in
  * text known to be valid JSON (toolgate's, or read as JSON): strings and
  * nesting followed, nothing checked. 0 when it does not end within n. */

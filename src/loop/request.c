@@ -309,7 +309,7 @@ static int put_compact(tg__reqtext *r, const char *s, size_t n)
     return 0;
 }
 
-static size_t skip_ws(const char *s, size_t n, size_t i)
+size_t tg__json_ws(const char *s, size_t n, size_t i)
 {
     while (i < n &&
            (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
@@ -386,12 +386,12 @@ int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
         drop_partial(r);
         return tg__loop_fail(err, TG_ENOMEM, "out of memory");
     }
-    size_t i = skip_ws(text, len, 0);
+    size_t i = tg__json_ws(text, len, 0);
     int array = i < len && text[i] == '[';
     if (array)
-        i = skip_ws(text, len, i + 1);
+        i = tg__json_ws(text, len, i + 1);
     if (array && i < len && text[i] == ']') {
-        i = skip_ws(text, len, i + 1); /* [] */
+        i = tg__json_ws(text, len, i + 1); /* [] */
     } else {
         for (;;) {
             size_t end = i < len ? tg__json_value_end(text, len, i) : 0;
@@ -399,15 +399,15 @@ int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
                 break;
             if (add_item(r, list, text + i, end - i) != 0)
                 return tg__loop_fail(err, TG_ENOMEM, "out of memory");
-            i = skip_ws(text, len, end);
+            i = tg__json_ws(text, len, end);
             if (!array)
                 break;
             if (i < len && text[i] == ',') {
-                i = skip_ws(text, len, i + 1);
+                i = tg__json_ws(text, len, i + 1);
                 continue;
             }
             if (i < len && text[i] == ']')
-                i = skip_ws(text, len, i + 1);
+                i = tg__json_ws(text, len, i + 1);
             else
                 i = len + 1; /* not closed */
             break;
