@@ -187,6 +187,7 @@ int tg_runtime_new(const tg_config *cfg, tg_runtime **out, tg_error *err)
         goto fail;
     tg__journal_options jopts = {
         .sync_full = rt->cfg->journal_sync_full,
+        .commit_inline = rt->cfg->journal_commit_inline,
         .keep_days = rt->cfg->journal_keep_days,
         .max_rows = rt->cfg->journal_max_rows,
         .max_args_bytes = rt->cfg->max_args_bytes,

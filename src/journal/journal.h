@@ -42,6 +42,11 @@ typedef struct tg__journal_options {
      * SHA-256 without one (NULL). */
     const unsigned char *hmac_key;
     size_t hmac_key_len;
+    /* 1: rows are written on the call path, each begin and finish a
+     * transaction the caller waits for; 0 (the default): a committer
+     * thread writes them from a crash-safe log (committer.h), which the
+     * call path only appends to. synchronous FULL implies 1. */
+    int commit_inline;
     /* bench_journal only: result rows are written without links (and call
      * rows without digests), to measure what the chain costs. Such rows
      * verify as inserted. */

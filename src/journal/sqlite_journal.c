@@ -23,10 +23,14 @@
  * replaced one could serve forged answers.
  */
 #include "checkpointer.h"
+#include "committer.h"
+#include "ring.h"
 #include "readpin.h"
 #include "walbuf.h"
 #include "journal.h"
 
+#include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,6 +47,7 @@
 
 #include "buf.h"
 #include "chain.h"
+#include "rowvals.h"
 #include "error.h"
 #include "quote.h"
 #include "hashmap.h"
@@ -296,16 +301,29 @@ static const char *const migrations[] = {
     "DROP INDEX IF EXISTS results_caller;"
     "CREATE INDEX results_caller ON results(caller_id, completed_at)"
     " WHERE caller_id IS NOT NULL;",
+    /* v12: the committer (committer.h). A call row it writes carries the
+     * ticket its process gave the call, so that the call's result, when
+     * the process died before writing it, finds the row in a replay of
+     * the process's log; committer_logs says, per log, the last record
+     * that is in the journal (written in the same transaction as it), so
+     * a replay starts after it. */
+    "ALTER TABLE call_rows ADD COLUMN ticket INTEGER;"
+    "CREATE TABLE committer_logs(log TEXT PRIMARY KEY,"
+    " seq INTEGER NOT NULL) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
 /* One begun call: the pointer the runtime holds and the row it was given. */
 struct slot {
-    const tg_call *key; /* NULL: empty */
+    const tg_call *key; /* NULL: empty; in a committer's map, a ticket */
     sqlite3_int64 rowid;
     unsigned gen; /* the begin() batch that added it, to undo on failure */
     /* the call row's digest (chain.h), for its result's link */
     unsigned char digest[TG_CHAIN_LEN];
+    /* A call begun through the committer: its ticket (its row's rowid and
+     * digest are the committer's to know); 0: rowid and digest are set. */
+    uint64_t ticket;
+    int finished; /* committer: its result came in the same batch */
 };
 
 /* The end of the hash chain: the last link written, and the key of the
@@ -365,6 +383,24 @@ struct sqlite_journal {
     int chain_known, chain_open;
     sqlite3_int64 chain_dv;
     sqlite3_stmt *st_data_version, *st_epoch_add;
+    /* The committer (committer.h), when rows are written off the call
+     * path: its log's path and name (the key of its committer_logs row),
+     * the journal object of its thread (a connection of its own, and a map
+     * from tickets to rows), the last ticket given, and the record being
+     * made (call path). NULL com: rows are written on the call path. */
+    tg__committer *com;
+    int com_tried;
+    char *log_path;
+    const char *log_name; /* in log_path */
+    struct sqlite_journal *wsj;
+    uint64_t ticket;
+    unsigned char *rec;
+    size_t rec_cap;
+    /* the committer's thread: the records of a batch read back, and the
+     * tickets a batch finished that were begun in an earlier one */
+    struct crec *crecs;
+    uint64_t *done_tickets;
+    sqlite3_stmt *st_log_seq, *st_by_ticket;
 };
 
 static const tg__journal_ops sqlite_ops;
@@ -441,9 +477,7 @@ static struct slot *map_put(struct sqlite_journal *sj, const tg_call *key,
         i = (i + 1) & mask;
     if (sj->slots[i].key == NULL)
         sj->count++;
-    sj->slots[i].key = key;
-    sj->slots[i].rowid = rowid;
-    sj->slots[i].gen = gen;
+    sj->slots[i] = (struct slot){.key = key, .rowid = rowid, .gen = gen};
     return &sj->slots[i];
 }
 
@@ -493,8 +527,7 @@ static int map_reserve(struct sqlite_journal *sj, size_t more)
     sj->count = 0;
     for (size_t i = 0; i < oldcap; i++)
         if (old[i].key != NULL)
-            memcpy(map_put(sj, old[i].key, old[i].rowid, old[i].gen)->digest,
-                   old[i].digest, TG_CHAIN_LEN);
+            *map_put(sj, old[i].key, old[i].rowid, old[i].gen) = old[i];
     sqlite3_free(old);
     return 0;
 }
@@ -742,6 +775,13 @@ static void pin_start(struct sqlite_journal *sj)
  * timeout instead of failing on a read-to-write upgrade. */
 static int tx_begin(struct sqlite_journal *sj, tg_error *err)
 {
+    /* What the committer was given goes in first (rowids in order, and
+     * every row there for whoever reads in this transaction). */
+    if (sj->com != NULL) {
+        int drc = tg__committer_drain(sj->com, err);
+        if (drc != 0)
+            return drc;
+    }
     tx_rollback(sj); /* a transaction left open by an earlier failure */
     if (!sj->pin_tried)
         pin_start(sj);
@@ -959,12 +999,17 @@ done:
 #define ROWS_MAX 64
 static const int row_sizes[N_ROW_SIZES] = {ROWS_MAX, 16, 4, 1};
 
-/* call_rows: ?1 owner_pid, ?2 owner_start, ?3 owner_boot, ?4 started_at,
- * shared by the rows; then per row its rowid (given, not allocated, so a
- * batch's rowids are known before it goes in) and CALL_PARAMS - 1 more. */
-#define CALL_SHARED 4
-#define CALL_PARAMS 15
-#define RESULT_PARAMS 17
+/* call_rows: ?1 owner_pid, ?2 owner_start, ?3 owner_boot, shared by the
+ * rows; then per row its rowid (given, not allocated, so a batch's rowids
+ * are known before it goes in), its committer ticket (NULL when written on
+ * the call path) and the CALL_VALUES of call_vals. */
+#define CALL_SHARED 3
+#define CALL_VALUES 15
+#define CALL_PARAMS (2 + CALL_VALUES)
+/* results: per row its call's rowid, the RESULT_VALUES of result_vals,
+ * chain_seq and chain. */
+#define RESULT_VALUES 14
+#define RESULT_PARAMS (1 + RESULT_VALUES + 2)
 
 /* Strings bound to a statement that must live until it ran. */
 struct owned {
@@ -1007,11 +1052,11 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
               " execution, payload, content, artifact, duration_ms,"
               " exit_status, completed_at, replayed, repaired,"
               " caller_id, decisions, chain_seq, chain) VALUES "
-            : "INSERT OR ROLLBACK INTO call_rows(rowid, id, tool, args, "
+            : "INSERT OR ROLLBACK INTO call_rows(rowid, ticket, id, tool, args, "
               "args_raw,"
               " checksum, caller_id, context, skills, format, idx,"
-              " inline_output, from_artifact_tool, created_at, args_bytes,"
-              " started_at, v4_state, owner_pid, owner_start,"
+              " inline_output, from_artifact_tool, created_at, started_at,"
+              " args_bytes, v4_state, owner_pid, owner_start,"
               " owner_boot) VALUES ");
     for (int r = 0; r < row_sizes[k]; r++) {
         int base = results ? r * RESULT_PARAMS : CALL_SHARED + r * CALL_PARAMS;
@@ -1019,7 +1064,7 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
         b |= tg__buf_puts(&sql, r ? ",(" : "(");
         for (int c = 1; c <= count; c++)
             b |= tg__buf_printf(&sql, "%s?%d", c > 1 ? "," : "", base + c);
-        b |= tg__buf_puts(&sql, results ? ")" : ",?4,'',?1,?2,?3)");
+        b |= tg__buf_puts(&sql, results ? ")" : ",'',?1,?2,?3)");
     }
     if (b != 0) {
         rc = oom(err);
@@ -1084,13 +1129,25 @@ static int take_rowid(struct sqlite_journal *sj, sqlite3_int64 *rowid,
     return 0;
 }
 
-/* Binds call as row r of a call_rows statement, and writes the digest of
- * the row (chain.h: TG_CHAIN_CALL_COLUMNS, from the values bound) to
- * digest. */
-static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
-                         tg_call *call, sqlite3_int64 rowid, sqlite3_int64 now,
-                         struct owned *own, unsigned char *digest,
-                         tg_error *err)
+/* The owner stamped on call rows: this process, or a dead one whose log is
+ * replayed (committer.c). */
+struct row_owner {
+    sqlite3_int64 pid, start;
+    const char *boot; /* NULL: unknown */
+};
+
+static struct row_owner own_owner(const struct sqlite_journal *sj)
+{
+    return (struct row_owner){sj->pid, sj->start,
+                              sj->boot[0] ? sj->boot : NULL};
+}
+
+/* The values of call's row begun at `now`, in column order after its
+ * rowid (TG_CHAIN_CALL_COLUMNS from c.id to c.args_bytes): strings made
+ * here are kept in own. */
+static int call_vals(struct sqlite_journal *sj, tg_call *call,
+                     sqlite3_int64 now, struct owned *own, tg__rowvals *rv,
+                     tg_error *err)
 {
     int nomem = 0;
     const char *args = NULL, *sum = NULL;
@@ -1123,24 +1180,41 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     }
     if (nomem)
         return oom(err);
+    rv->n = 0;
+    tg__rowvals_text(rv, call->id);
+    tg__rowvals_text(rv, call->tool);
+    tg__rowvals_text(rv, args);
+    tg__rowvals_text(rv, raw);
+    tg__rowvals_text(rv, sum);
+    tg__rowvals_text(rv, call->caller_id);
+    tg__rowvals_text(rv, context);
+    tg__rowvals_text(rv, skills);
+    tg__rowvals_text(rv, call->format ? call->format : "toolgate");
+    tg__rowvals_int(rv, (int64_t)call->index);
+    tg__rowvals_int(rv, call->inline_output ? 1 : 0);
+    tg__rowvals_int(rv, call->from_artifact_tool ? 1 : 0);
+    tg__rowvals_int(rv, call->created_at ? call->created_at : now);
+    tg__rowvals_int(rv, now); /* started_at */
+    if (cut)
+        tg__rowvals_int(rv, (int64_t)size);
+    else
+        tg__rowvals_null(rv);
+    return 0;
+}
+
+/* Binds the call row of values rv (call_vals) as row r of a call_rows
+ * statement with the given rowid, and writes the row's digest (chain.h:
+ * TG_CHAIN_CALL_COLUMNS, from the values bound and the owner) to digest. */
+static int bind_call_vals(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
+                          const tg__rowvals *rv, sqlite3_int64 rowid,
+                          uint64_t ticket, const struct row_owner *owner,
+                          unsigned char *digest, tg_error *err)
+{
     int o = CALL_SHARED + r * CALL_PARAMS;
     int b = sqlite3_bind_int64(st, o + 1, rowid);
-    b |= bind_text(st, o + 2, call->id);
-    b |= bind_text(st, o + 3, call->tool);
-    b |= bind_text(st, o + 4, args);
-    b |= bind_text(st, o + 5, raw);
-    b |= bind_text(st, o + 6, sum);
-    b |= bind_text(st, o + 7, call->caller_id);
-    b |= bind_text(st, o + 8, context);
-    b |= bind_text(st, o + 9, skills);
-    b |= bind_text(st, o + 10, call->format ? call->format : "toolgate");
-    b |= sqlite3_bind_int64(st, o + 11, (sqlite3_int64)call->index);
-    b |= sqlite3_bind_int(st, o + 12, call->inline_output ? 1 : 0);
-    b |= sqlite3_bind_int(st, o + 13, call->from_artifact_tool ? 1 : 0);
-    b |= sqlite3_bind_int64(st, o + 14,
-                            call->created_at ? call->created_at : now);
-    b |= cut ? sqlite3_bind_int64(st, o + 15, (sqlite3_int64)size)
-             : sqlite3_bind_null(st, o + 15);
+    b |= ticket ? sqlite3_bind_int64(st, o + 2, (sqlite3_int64)ticket)
+                : sqlite3_bind_null(st, o + 2);
+    b |= tg__rowvals_bind(rv, st, o + 3);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a call", err);
     if (sj->opts.unchained)
@@ -1148,29 +1222,50 @@ static int bind_call_row(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
     tg__chain_hash h;
     tg__chain_digest_start(&h);
     tg__chain_int(&h, rowid);
-    tg__chain_text(&h, call->id);
-    tg__chain_text(&h, call->tool);
-    tg__chain_text(&h, args);
-    tg__chain_text(&h, raw);
-    tg__chain_text(&h, sum);
-    tg__chain_text(&h, call->caller_id);
-    tg__chain_text(&h, context);
-    tg__chain_text(&h, skills);
-    tg__chain_text(&h, call->format ? call->format : "toolgate");
-    tg__chain_int(&h, (int64_t)call->index);
-    tg__chain_int(&h, call->inline_output ? 1 : 0);
-    tg__chain_int(&h, call->from_artifact_tool ? 1 : 0);
-    tg__chain_int(&h, call->created_at ? call->created_at : now);
-    tg__chain_int(&h, now); /* started_at */
-    if (cut)
-        tg__chain_int(&h, (int64_t)size);
-    else
-        tg__chain_null(&h);
-    tg__chain_int(&h, sj->pid);
-    tg__chain_int(&h, sj->start);
-    tg__chain_text(&h, sj->boot[0] ? sj->boot : NULL);
+    tg__rowvals_chain(rv, &h);
+    tg__chain_int(&h, owner->pid);
+    tg__chain_int(&h, owner->start);
+    tg__chain_text(&h, owner->boot);
     tg__chain_end(&h, digest);
     return 0;
+}
+
+/* Inserts the call rows of values *rvs[0..k) with rowids[0..k) (from
+ * take_rowid) and tickets[0..k) (NULL: none), owned by owner, and writes
+ * their digests (chain.h) to digests[0..k). Must run inside a
+ * transaction. */
+static int insert_call_vals(struct sqlite_journal *sj,
+                            const tg__rowvals *const *rvs,
+                            const sqlite3_int64 *rowids,
+                            const uint64_t *tickets, size_t k,
+                            const struct row_owner *owner,
+                            unsigned char (*digests)[TG_CHAIN_LEN],
+                            tg_error *err)
+{
+    int rc = 0;
+    for (size_t pos = 0; pos < k && rc == 0;) {
+        int z = 0;
+        while ((size_t)row_sizes[z] > k - pos)
+            z++;
+        sqlite3_stmt *st;
+        if ((rc = rows_stmt(sj, 0, z, &st, err)) != 0)
+            break;
+        int b = sqlite3_bind_int64(st, 1, owner->pid);
+        b |= sqlite3_bind_int64(st, 2, owner->start);
+        b |= owner->boot ? bind_text(st, 3, owner->boot)
+                         : sqlite3_bind_null(st, 3);
+        if (b != SQLITE_OK)
+            rc = db_fail(sj, b, "binding a call", err);
+        for (int r = 0; r < row_sizes[z] && rc == 0; r++)
+            rc = bind_call_vals(sj, st, r, rvs[pos + (size_t)r],
+                                rowids[pos + (size_t)r],
+                                tickets ? tickets[pos + (size_t)r] : 0, owner,
+                                digests[pos + (size_t)r], err);
+        if (rc == 0)
+            rc = run_rows(sj, st, "writing calls", err);
+        pos += (size_t)row_sizes[z];
+    }
+    return rc;
 }
 
 /* Inserts the call rows of calls[which[0..k)] with rowids[0..k) (from
@@ -1182,42 +1277,31 @@ static int insert_calls(struct sqlite_journal *sj, tg_call *const *calls,
                         unsigned char (*digests)[TG_CHAIN_LEN], tg_error *err)
 {
     struct owned own = {.n = 0};
+    struct row_owner owner = own_owner(sj);
+    tg__rowvals rvs[ROWS_MAX];
+    const tg__rowvals *ptrs[ROWS_MAX];
     int rc = 0;
-    for (size_t pos = 0; pos < k;) {
-        int z = 0;
-        while ((size_t)row_sizes[z] > k - pos)
-            z++;
-        sqlite3_stmt *st;
-        if ((rc = rows_stmt(sj, 0, z, &st, err)) != 0)
-            break;
-        int b = sqlite3_bind_int64(st, 4, now);
-        if (b != SQLITE_OK) {
-            rc = db_fail(sj, b, "binding a call", err);
-            break;
+    for (size_t pos = 0; pos < k && rc == 0;) {
+        size_t m = k - pos < ROWS_MAX ? k - pos : ROWS_MAX;
+        for (size_t r = 0; r < m && rc == 0; r++) {
+            ptrs[r] = &rvs[r];
+            rc = call_vals(sj, calls[which[pos + r]], now, &own, &rvs[r], err);
         }
-        for (int r = 0; r < row_sizes[z] && rc == 0; r++)
-            rc = bind_call_row(sj, st, r, calls[which[pos + (size_t)r]],
-                               rowids[pos + (size_t)r], now, &own,
-                               digests[pos + (size_t)r], err);
         if (rc == 0)
-            rc = run_rows(sj, st, "writing calls", err);
+            rc = insert_call_vals(sj, ptrs, rowids + pos, NULL, m, &owner,
+                                  digests + pos, err);
         owned_free(&own);
-        if (rc != 0)
-            break;
-        pos += (size_t)row_sizes[z];
+        pos += m;
     }
     return rc;
 }
 
-/* Binds the result r of call (row rowid, whose row digest is `digest`) as
- * row k of a results statement, chained after sj->chain_tx (chain_sync ran
- * in this transaction), which it advances. The link is made from the
- * values bound, in the order of TG_CHAIN_RESULT_COLUMNS. */
-static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
-                           sqlite3_int64 rowid, const tg_call *call,
-                           const tg_result *r, sqlite3_int64 now,
-                           const unsigned char *digest, struct owned *own,
-                           tg_error *err)
+/* The values of result r's row (call: its call) completed by `now`, in
+ * column order after its call's rowid (TG_CHAIN_RESULT_COLUMNS from r.id
+ * to r.decisions): strings made here are kept in own. */
+static int result_vals(const tg_call *call, const tg_result *r,
+                       sqlite3_int64 now, struct owned *own, tg__rowvals *rv,
+                       tg_error *err)
 {
     int nomem = 0;
     /* The payload's text when the result holds it already, else encoded
@@ -1237,61 +1321,91 @@ static int bind_result_row(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
     int outcome = r->outcome;
     if (outcome < TG_OUTCOME_SUCCESS || outcome > TG_OUTCOME_DENIED)
         outcome = TG_OUTCOME_ERROR;
+    rv->n = 0;
+    tg__rowvals_text(rv, r->id);
+    tg__rowvals_text(rv, r->tool);
+    tg__rowvals_int(rv, outcome);
+    tg__rowvals_text(rv, tg_execution_name(r->execution));
+    tg__rowvals_text(rv, ptext);
+    tg__rowvals_text(rv, content);
+    tg__rowvals_text(rv, artifact);
+    tg__rowvals_real(rv, r->duration_ms);
+    if (r->exit_status >= 0)
+        tg__rowvals_int(rv, r->exit_status);
+    else
+        tg__rowvals_null(rv);
+    tg__rowvals_int(rv, r->completed_at ? r->completed_at : now);
+    tg__rowvals_int(rv, r->replayed ? 1 : 0);
+    tg__rowvals_int(rv, (int)r->repaired);
+    tg__rowvals_text(rv, call->caller_id);
+    tg__rowvals_text(rv, decisions);
+    return 0;
+}
+
+/* Binds the result row of values rv (result_vals) of call row rowid, whose
+ * digest is `digest`, as row k of a results statement, chained after
+ * sj->chain_tx (chain_sync ran in this transaction), which it advances. The
+ * link is made from the values bound, in the order of
+ * TG_CHAIN_RESULT_COLUMNS. */
+static int bind_result_vals(struct sqlite_journal *sj, sqlite3_stmt *st,
+                            int k, sqlite3_int64 rowid, const tg__rowvals *rv,
+                            const unsigned char *digest, tg_error *err)
+{
     int o = k * RESULT_PARAMS;
     int b = sqlite3_bind_int64(st, o + 1, rowid);
-    b |= bind_text(st, o + 2, r->id);
-    b |= bind_text(st, o + 3, r->tool);
-    b |= sqlite3_bind_int(st, o + 4, outcome);
-    b |= bind_text(st, o + 5, tg_execution_name(r->execution));
-    b |= bind_text(st, o + 6, ptext);
-    b |= bind_text(st, o + 7, content);
-    b |= bind_text(st, o + 8, artifact);
-    b |= sqlite3_bind_double(st, o + 9, r->duration_ms);
-    b |= r->exit_status >= 0 ? sqlite3_bind_int(st, o + 10, r->exit_status)
-                             : sqlite3_bind_null(st, o + 10);
-    b |=
-        sqlite3_bind_int64(st, o + 11, r->completed_at ? r->completed_at : now);
-    b |= sqlite3_bind_int(st, o + 12, r->replayed ? 1 : 0);
-    b |= sqlite3_bind_int(st, o + 13, (int)r->repaired);
-    b |= bind_text(st, o + 14, call->caller_id);
-    b |= bind_text(st, o + 15, decisions);
+    b |= tg__rowvals_bind(rv, st, o + 2);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a result", err);
+    int last = o + 1 + RESULT_VALUES;
     if (sj->opts.unchained) {
-        b = sqlite3_bind_null(st, o + 16);
-        b |= sqlite3_bind_null(st, o + 17);
+        b = sqlite3_bind_null(st, last + 1);
+        b |= sqlite3_bind_null(st, last + 2);
         return b != SQLITE_OK ? db_fail(sj, b, "binding a result", err) : 0;
     }
     struct chain_head *c = &sj->chain_tx;
     tg__chain_hash h;
     tg__chain_link_start(&h, &sj->key, c->link, c->seq + 1);
     tg__chain_int(&h, rowid);
-    tg__chain_text(&h, r->id);
-    tg__chain_text(&h, r->tool);
-    tg__chain_int(&h, outcome);
-    tg__chain_text(&h, tg_execution_name(r->execution));
-    tg__chain_text(&h, ptext);
-    tg__chain_text(&h, content);
-    tg__chain_text(&h, artifact);
-    tg__chain_real(&h, r->duration_ms);
-    if (r->exit_status >= 0)
-        tg__chain_int(&h, r->exit_status);
-    else
-        tg__chain_null(&h);
-    tg__chain_int(&h, r->completed_at ? r->completed_at : now);
-    tg__chain_int(&h, r->replayed ? 1 : 0);
-    tg__chain_int(&h, (int)r->repaired);
-    tg__chain_text(&h, call->caller_id);
-    tg__chain_text(&h, decisions);
+    tg__rowvals_chain(rv, &h);
     tg__chain_call(&h, digest);
     tg__chain_end(&h, c->link);
     c->seq++;
     /* The link is copied: the next row's overwrites c->link. */
-    b = sqlite3_bind_int64(st, o + 16, c->seq);
-    b |= sqlite3_bind_blob(st, o + 17, c->link, TG_CHAIN_LEN, SQLITE_TRANSIENT);
+    b = sqlite3_bind_int64(st, last + 1, c->seq);
+    b |= sqlite3_bind_blob(st, last + 2, c->link, TG_CHAIN_LEN,
+                           SQLITE_TRANSIENT);
     if (b != SQLITE_OK)
         return db_fail(sj, b, "binding a result", err);
     return 0;
+}
+
+/* Inserts the result rows of values *rvs[0..n) of call rows rowids[0..n)
+ * (row digests digests[0..n)), each chained to the one before. Must run
+ * inside a transaction. */
+static int insert_result_vals(struct sqlite_journal *sj,
+                              const tg__rowvals *const *rvs,
+                              const sqlite3_int64 *rowids,
+                              const unsigned char (*digests)[TG_CHAIN_LEN],
+                              size_t n, tg_error *err)
+{
+    int rc = sj->opts.unchained ? 0 : chain_sync(sj, err);
+    for (size_t pos = 0; rc == 0 && pos < n;) {
+        int z = 0;
+        while ((size_t)row_sizes[z] > n - pos)
+            z++;
+        sqlite3_stmt *st;
+        if ((rc = rows_stmt(sj, 1, z, &st, err)) != 0)
+            break;
+        for (int r = 0; r < row_sizes[z] && rc == 0; r++) {
+            size_t i = pos + (size_t)r;
+            rc = bind_result_vals(sj, st, r, rowids[i], rvs[i], digests[i],
+                                  err);
+        }
+        if (rc == 0)
+            rc = run_rows(sj, st, "writing results", err);
+        pos += (size_t)row_sizes[z];
+    }
+    return rc;
 }
 
 /* Inserts results[i] for calls[i] (row rowids[i], row digest digests[i]),
@@ -1303,25 +1417,21 @@ static int insert_results(struct sqlite_journal *sj, tg_call *const *calls,
                           size_t n, sqlite3_int64 now, tg_error *err)
 {
     struct owned own = {.n = 0};
-    int rc = sj->opts.unchained ? 0 : chain_sync(sj, err);
+    tg__rowvals rvs[ROWS_MAX];
+    const tg__rowvals *ptrs[ROWS_MAX];
+    int rc = 0;
     for (size_t pos = 0; rc == 0 && pos < n;) {
-        int z = 0;
-        while ((size_t)row_sizes[z] > n - pos)
-            z++;
-        sqlite3_stmt *st;
-        if ((rc = rows_stmt(sj, 1, z, &st, err)) != 0)
-            break;
-        for (int r = 0; r < row_sizes[z] && rc == 0; r++) {
-            size_t i = pos + (size_t)r;
-            rc = bind_result_row(sj, st, r, rowids[i], calls[i], results[i],
-                                 now, digests[i], &own, err);
+        size_t m = n - pos < ROWS_MAX ? n - pos : ROWS_MAX;
+        for (size_t i = 0; i < m && rc == 0; i++) {
+            ptrs[i] = &rvs[i];
+            rc = result_vals(calls[pos + i], results[pos + i], now, &own,
+                             &rvs[i], err);
         }
         if (rc == 0)
-            rc = run_rows(sj, st, "writing results", err);
+            rc = insert_result_vals(sj, ptrs, rowids + pos, digests + pos, m,
+                                    err);
         owned_free(&own);
-        if (rc != 0)
-            break;
-        pos += (size_t)row_sizes[z];
+        pos += m;
     }
     return rc;
 }
@@ -1415,6 +1525,7 @@ static int by_rowid(const void *pa, const void *pb)
 
 static int lookup(struct sqlite_journal *sj, const tg_call *call,
                   sqlite3_int64 now, tg_result **reply, tg_error *err);
+static int dedup_eligible(const tg_call *call);
 static int plan_lookups(struct sqlite_journal *sj, tg_call *const *calls,
                         size_t n, unsigned char *need, tg_error *err);
 
@@ -1456,10 +1567,11 @@ static int pending_flush(struct sqlite_journal *sj, tg_call *const *calls,
     return rc;
 }
 
-static int sj_begin_dedup(tg__journal *j, tg_call *const *calls, size_t n,
-                          tg_result **replies, tg_error *err)
+/* Begins calls[0..n) on the call path: their rows (and re-delivery
+ * lookups when replies is not NULL) in one transaction. */
+static int begin_inline(struct sqlite_journal *sj, tg_call *const *calls,
+                        size_t n, tg_result **replies, tg_error *err)
 {
-    struct sqlite_journal *sj = sj_of(j);
     unsigned char *need = NULL; /* need[i]: calls[i] is looked up */
     struct pending *p = NULL;
     if (n == 0)
@@ -1522,18 +1634,13 @@ fail:
     return rc;
 }
 
-static int sj_begin(tg__journal *j, tg_call *const *calls, size_t n,
-                    tg_error *err)
-{
-    return sj_begin_dedup(j, calls, n, NULL, err);
-}
 
 static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now);
 
-static int sj_finish(tg__journal *j, tg_call *const *calls,
-                     tg_result *const *results, size_t n, tg_error *err)
+/* Finishes calls[0..n) on the call path, in one transaction. */
+static int finish_inline(struct sqlite_journal *sj, tg_call *const *calls,
+                         tg_result *const *results, size_t n, tg_error *err)
 {
-    struct sqlite_journal *sj = sj_of(j);
     for (size_t i = 0; i < n; i++)
         if (results[i] == NULL)
             return tg__error_set(err, TG_EINVAL,
@@ -1610,6 +1717,768 @@ fail:
     tx_rollback(sj);
     sqlite3_free(rowids);
     return rc;
+}
+
+/* ------------------------------------------------------------ committer */
+
+/* The records the call path appends to the committer's log (committer.h):
+ *   'B' ticket(8) call-values              a call begun
+ *   'F' ticket(8) rowid(8) digest(32) result-values
+ *                                          its result (ticket 0: the call
+ *                                          row was written on the call
+ *                                          path, rowid and digest say which)
+ *   'X' call-values result-values          a result of a call never begun
+ * integers in the machine's order (the log never leaves it), values as
+ * rowvals.h writes them. */
+enum { REC_BEGIN = 'B', REC_FINISH = 'F', REC_WHOLE = 'X' };
+
+/* Most records the committer's thread hands over at once (committer.c). */
+#define CRECS_MAX 512
+/* The log's room: a few thousand calls of ordinary size. */
+#define LOG_BYTES (8u << 20)
+
+/* A record read back: its texts point into the log. */
+struct crec {
+    int kind;
+    uint64_t ticket;
+    sqlite3_int64 rowid; /* the call's row (written, or named by 'F') */
+    unsigned char digest[TG_CHAIN_LEN];
+    tg__rowvals call, result;
+    int finished; /* 'B': its result is in the same batch */
+};
+
+/* Reads record r into e. Returns 0, or -1 when r is not a record this file
+ * writes (the log of a dead process is not trusted). */
+static int crec_read(const tg__crecord *r, struct crec *e)
+{
+    const unsigned char *p = r->data;
+    size_t left = r->len, used;
+    if (left < 1)
+        return -1;
+    memset(e, 0, offsetof(struct crec, call));
+    e->call.n = e->result.n = 0;
+    e->finished = 0;
+    e->kind = *p++;
+    left--;
+    if (e->kind != REC_BEGIN && e->kind != REC_FINISH && e->kind != REC_WHOLE)
+        return -1;
+    if (e->kind != REC_WHOLE) {
+        if (left < 8)
+            return -1;
+        memcpy(&e->ticket, p, 8);
+        p += 8;
+        left -= 8;
+    }
+    if (e->kind == REC_FINISH) {
+        if (left < 8 + TG_CHAIN_LEN)
+            return -1;
+        memcpy(&e->rowid, p, 8);
+        memcpy(e->digest, p + 8, TG_CHAIN_LEN);
+        p += 8 + TG_CHAIN_LEN;
+        left -= 8 + TG_CHAIN_LEN;
+        if (e->ticket == 0 && e->rowid <= 0)
+            return -1;
+    } else if (e->kind == REC_BEGIN && e->ticket == 0) {
+        return -1;
+    }
+    if (e->kind != REC_FINISH) {
+        if (tg__rowvals_read(p, left, &e->call, &used) != 0 ||
+            e->call.n != CALL_VALUES)
+            return -1;
+        p += used;
+        left -= used;
+    }
+    if (e->kind != REC_BEGIN) {
+        if (tg__rowvals_read(p, left, &e->result, &used) != 0 ||
+            e->result.n != RESULT_VALUES)
+            return -1;
+        left -= used;
+    }
+    return left == 0 ? 0 : -1;
+}
+
+/* Appends a record: head[0..hlen) and the values a and b (NULL: none).
+ * TG_ELIMIT when it is too large for the log (the caller writes it on the
+ * call path instead). */
+static int log_append(struct sqlite_journal *sj, const unsigned char *head,
+                      size_t hlen, const tg__rowvals *a, const tg__rowvals *b,
+                      tg_error *err)
+{
+    size_t need = hlen + tg__rowvals_size(a) + (b ? tg__rowvals_size(b) : 0);
+    if (need > tg__committer_max_record(sj->com))
+        return TG_ELIMIT;
+    if (need > sj->rec_cap) {
+        size_t cap = sj->rec_cap ? sj->rec_cap : 4096;
+        while (cap < need)
+            cap *= 2;
+        unsigned char *grown = sqlite3_realloc64(sj->rec, cap);
+        if (grown == NULL)
+            return oom(err);
+        sj->rec = grown;
+        sj->rec_cap = cap;
+    }
+    unsigned char *p = sj->rec;
+    memcpy(p, head, hlen);
+    p += hlen;
+    p += tg__rowvals_write(a, p);
+    if (b != NULL)
+        tg__rowvals_write(b, p);
+    struct iovec iov = {sj->rec, need};
+    return tg__committer_append(sj->com, &iov, 1, err);
+}
+
+/* The map key of a ticket (a committer's map holds no call pointers). */
+static const tg_call *ticket_key(uint64_t ticket)
+{
+    return (const tg_call *)(uintptr_t)ticket;
+}
+
+/* Finds the row of ticket, begun by owner and still running, in the
+ * journal (a replay whose 'B' record an earlier transaction wrote). */
+static int row_by_ticket(struct sqlite_journal *sj,
+                         const struct row_owner *owner, uint64_t ticket,
+                         struct crec *e, int *found, tg_error *err)
+{
+    *found = 0;
+    if (sj->st_by_ticket == NULL) {
+        int rc = prepare(sj,
+                         "SELECT " TG_CHAIN_CALL_COLUMNS " FROM running u"
+                         " JOIN call_rows c ON c.rowid BETWEEN u.first AND"
+                         " u.last WHERE c.ticket = ?1 AND c.owner_pid = ?2"
+                         " AND c.owner_start = ?3 LIMIT 1",
+                         &sj->st_by_ticket, err);
+        if (rc != 0)
+            return rc;
+    }
+    sqlite3_stmt *st = sj->st_by_ticket;
+    int b = sqlite3_bind_int64(st, 1, (sqlite3_int64)ticket);
+    b |= sqlite3_bind_int64(st, 2, owner->pid);
+    b |= sqlite3_bind_int64(st, 3, owner->start);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a ticket", err);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        e->rowid = sqlite3_column_int64(st, 0);
+        tg__chain_call_digest_stmt(st, 0, e->digest);
+        *found = 1;
+    }
+    sqlite3_reset(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return db_fail(sj, step, "looking up a ticket", err);
+    return 0;
+}
+
+/* Writes the records e[0..n) of owner's log, inside an open transaction:
+ * the call rows of 'B' and 'X' (rowids taken now), the result rows of 'F'
+ * and 'X' in record order (the chain's order), `running` for the calls
+ * begun and not finished, and the calls finished out of it. A 'B' enters
+ * sj's map under its ticket (gen: this batch) so that a later batch's 'F'
+ * finds its row; the tickets of calls finished here that an earlier batch
+ * began go to sj->done_tickets[0..*ndone). In a replay (replay 1), an 'F'
+ * whose ticket no record of the batch began is looked up in the journal,
+ * and one found nowhere is left out. */
+static int apply_records(struct sqlite_journal *sj, struct crec *e, size_t n,
+                         const struct row_owner *owner, int replay,
+                         unsigned gen, size_t *ndone, tg_error *err)
+{
+    const tg__rowvals *rv[ROWS_MAX];
+    sqlite3_int64 ids[ROWS_MAX];
+    uint64_t tickets[ROWS_MAX];
+    unsigned char digests[ROWS_MAX][TG_CHAIN_LEN];
+    struct crec *at[ROWS_MAX];
+    struct rowid_run range = {0};
+    size_t k = 0, m;
+    int rc = 0;
+    *ndone = 0;
+    if (map_reserve(sj, n) != 0)
+        return oom(err);
+    /* Call rows, ROWS_MAX a statement. */
+    for (size_t i = 0; i <= n && rc == 0; i++) {
+        if (i < n && e[i].kind != REC_FINISH) {
+            if ((rc = take_rowid(sj, &e[i].rowid, err)) != 0)
+                break;
+            at[k] = &e[i];
+            rv[k] = &e[i].call;
+            ids[k] = e[i].rowid;
+            tickets[k++] = e[i].kind == REC_BEGIN ? e[i].ticket : 0;
+        }
+        if (k == ROWS_MAX || (i == n && k > 0)) {
+            rc = insert_call_vals(sj, rv, ids, tickets, k, owner, digests,
+                                  err);
+            for (m = 0; m < k && rc == 0; m++) {
+                memcpy(at[m]->digest, digests[m], TG_CHAIN_LEN);
+                if (at[m]->kind == REC_BEGIN)
+                    memcpy(map_put(sj, ticket_key(at[m]->ticket),
+                                   at[m]->rowid, gen)
+                               ->digest,
+                           digests[m], TG_CHAIN_LEN);
+            }
+            k = 0;
+        }
+    }
+    /* Result rows: each 'F' finds its call's row first. */
+    for (size_t i = 0; i <= n && rc == 0; i++) {
+        if (i < n && e[i].kind != REC_BEGIN) {
+            if (e[i].kind == REC_FINISH && e[i].ticket != 0) {
+                struct slot *s = map_find(sj, ticket_key(e[i].ticket));
+                int found = s != NULL;
+                if (s != NULL) {
+                    e[i].rowid = s->rowid;
+                    memcpy(e[i].digest, s->digest, TG_CHAIN_LEN);
+                    s->finished = s->gen == gen;
+                } else if (replay &&
+                           (rc = row_by_ticket(sj, owner, e[i].ticket, &e[i],
+                                               &found, err)) != 0) {
+                    break;
+                }
+                if (!found && !replay) {
+                    rc = tg__error_set(err, TG_EINTERNAL,
+                                       "journal %s: a finished call's row is "
+                                       "unknown (ticket %llu)",
+                                       sj->path,
+                                       (unsigned long long)e[i].ticket);
+                    break;
+                }
+                if (!found)
+                    continue;
+                if (s == NULL || s->gen != gen)
+                    sj->done_tickets[(*ndone)++] = e[i].ticket;
+                else
+                    e[i].finished = 1;
+            } else if (e[i].kind == REC_FINISH) {
+                sj->done_tickets[(*ndone)++] = 0; /* by rowid */
+            }
+            rv[k] = &e[i].result;
+            ids[k] = e[i].rowid;
+            memcpy(digests[k++], e[i].digest, TG_CHAIN_LEN);
+        }
+        if (k == ROWS_MAX || (i == n && k > 0)) {
+            rc = insert_result_vals(sj, rv, ids,
+                                    (const unsigned char(*)[TG_CHAIN_LEN])
+                                        digests,
+                                    k, err);
+            k = 0;
+        }
+    }
+    /* `running`: the calls begun here and not finished come in (their
+     * rowids were taken in order), those finished here that were begun
+     * before go out (sorted into runs). */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (e[i].kind == REC_BEGIN) {
+            struct slot *s = map_find(sj, ticket_key(e[i].ticket));
+            if (s == NULL || !s->finished)
+                rc = run_push(sj, 1, &range, e[i].rowid, err);
+        }
+    if (rc == 0)
+        rc = run_flush(sj, 1, &range, err);
+    sqlite3_int64 *out = sqlite3_malloc64((sqlite3_uint64)(n + 1) *
+                                          sizeof *out);
+    if (rc == 0 && out == NULL)
+        rc = oom(err);
+    size_t nout = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (e[i].kind == REC_FINISH && e[i].rowid > 0 && !e[i].finished)
+            out[nout++] = e[i].rowid;
+    if (rc == 0) {
+        qsort(out, nout, sizeof *out, by_rowid);
+        for (size_t i = 0; i < nout && rc == 0; i++)
+            if (i == 0 || out[i] != out[i - 1])
+                rc = run_push(sj, 0, &range, out[i], err);
+        if (rc == 0)
+            rc = run_flush(sj, 0, &range, err);
+    }
+    sqlite3_free(out);
+    return rc;
+}
+
+/* Records in committer_logs that log `name` is in the journal up to seq,
+ * inside an open transaction. */
+static int log_seq_set(struct sqlite_journal *sj, const char *name,
+                       uint64_t seq, tg_error *err)
+{
+    if (sj->st_log_seq == NULL) {
+        int rc = prepare(sj,
+                         "INSERT OR REPLACE INTO committer_logs(log, seq)"
+                         " VALUES (?1, ?2)",
+                         &sj->st_log_seq, err);
+        if (rc != 0)
+            return rc;
+    }
+    int b = bind_text(sj->st_log_seq, 1, name);
+    b |= sqlite3_bind_int64(sj->st_log_seq, 2, (sqlite3_int64)seq);
+    if (b != SQLITE_OK)
+        return db_fail(sj, b, "binding a log's progress", err);
+    return run(sj, sj->st_log_seq, "recording a log's progress", err);
+}
+
+/* Reads recs[0..n) into sj->crecs, writes them and the log's progress in
+ * one transaction, and settles sj's map after it: the tickets of calls
+ * finished leave it; on failure, those this batch began leave it too. */
+static int log_seq_get(struct sqlite_journal *sj, const char *name,
+                       uint64_t *seq, tg_error *err);
+
+static int write_batch(struct sqlite_journal *sj, const tg__crecord *recs,
+                       size_t n, const struct row_owner *owner, int replay,
+                       const char *log_name, tg_error *err)
+{
+    struct crec *e = sj->crecs;
+    unsigned gen = ++sj->gen;
+    size_t ndone = 0;
+    int rc = tx_begin(sj, err);
+    if (rc == 0 && replay) {
+        /* Another process may have replayed some of it meanwhile. */
+        uint64_t done = 0;
+        if ((rc = log_seq_get(sj, log_name, &done, err)) == 0)
+            while (n > 0 && recs[0].seq <= done) {
+                recs++;
+                n--;
+            }
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (crec_read(&recs[i], &e[i]) != 0) {
+            if (replay) {
+                n = i; /* a damaged tail: what came before it counts */
+                break;
+            }
+            rc = tg__error_set(err, TG_EINTERNAL,
+                               "journal %s: the committer's log holds a "
+                               "record it cannot read",
+                               sj->path);
+        }
+    if (rc == 0)
+        rc = apply_records(sj, e, n, owner, replay, gen, &ndone, err);
+    if (rc == 0 && n > 0)
+        rc = log_seq_set(sj, log_name, recs[n - 1].seq, err);
+    if (rc == 0)
+        rc = tx_commit(sj, err);
+    if (rc != 0)
+        tx_rollback(sj);
+    for (size_t i = 0; i < n; i++)
+        if (e[i].kind == REC_BEGIN) {
+            struct slot *s = map_find(sj, ticket_key(e[i].ticket));
+            if (s != NULL && s->gen == gen && (rc != 0 || s->finished || replay))
+                map_del(sj, ticket_key(e[i].ticket));
+        }
+    for (size_t i = 0; rc == 0 && i < ndone; i++)
+        if (sj->done_tickets[i] != 0)
+            map_del(sj, ticket_key(sj->done_tickets[i]));
+    return rc;
+}
+
+/* The committer's apply (committer.h), on its thread: ud is the journal of
+ * the call path, whose wsj writes. */
+static int commit_records(void *ud, const tg__crecord *recs, size_t n,
+                          tg_error *err)
+{
+    struct sqlite_journal *sj = ud;
+    struct row_owner owner = own_owner(sj);
+    return write_batch(sj->wsj, recs, n, &owner, 0, sj->log_name, err);
+}
+
+/* Waits for the committer to write what the call path gave it, before sj
+ * reads or writes on the call path itself. */
+static int drain(struct sqlite_journal *sj, tg_error *err)
+{
+    return sj->com != NULL ? tg__committer_drain(sj->com, err) : 0;
+}
+
+/* drain before a read: what the committer cannot write yet stays in its
+ * log (the next opener replays it), and the read shows what is in. */
+static void drain_for_read(struct sqlite_journal *sj)
+{
+    tg_error ignored;
+    tg__error_init(&ignored);
+    (void)drain(sj, &ignored);
+}
+
+/* Begins calls[0..n) through the committer: each gets a ticket, a map
+ * slot, and a 'B' record. A call too large for the log ends the batch
+ * early: *done says how many went (the rest go on the call path). */
+static int begin_logged(struct sqlite_journal *sj, tg_call *const *calls,
+                        size_t n, size_t *done, tg_error *err)
+{
+    struct owned own = {.n = 0};
+    sqlite3_int64 now = tg__now_ms();
+    unsigned gen = ++sj->gen;
+    int rc = still_ours(sj, err); /* as a transaction would: no call runs */
+    *done = 0;
+    if (rc != 0)
+        return rc;
+    if (map_reserve(sj, n) != 0)
+        return oom(err);
+    size_t i;
+    for (i = 0; i < n && rc == 0; i++) {
+        if (map_find(sj, calls[i]) != NULL)
+            continue; /* begun twice: its first row stays */
+        tg__rowvals rv;
+        unsigned char head[1 + 8];
+        uint64_t ticket = sj->ticket + 1;
+        head[0] = REC_BEGIN;
+        memcpy(head + 1, &ticket, 8);
+        if ((rc = call_vals(sj, calls[i], now, &own, &rv, err)) == 0 &&
+            (rc = log_append(sj, head, sizeof head, &rv, NULL, err)) == 0) {
+            sj->ticket = ticket;
+            map_put(sj, calls[i], 0, gen)->ticket = ticket;
+        }
+        owned_free(&own);
+    }
+    if (rc == TG_ELIMIT) {
+        *done = i - 1;
+        return 0;
+    }
+    if (rc != 0) {
+        /* The records appended stay: their calls were begun, and will be
+         * finished (the runtime ends every call it began). */
+        return rc;
+    }
+    *done = n;
+    return 0;
+}
+
+/* Finishes calls[0..n) with results[0..n) through the committer: an 'F'
+ * for a call begun, an 'X' for one never begun. A record too large for the
+ * log is written on the call path (after a drain, so its call's row is
+ * there). */
+static int finish_inline(struct sqlite_journal *sj, tg_call *const *calls,
+                         tg_result *const *results, size_t n, tg_error *err);
+
+static int finish_logged(struct sqlite_journal *sj, tg_call *const *calls,
+                         tg_result *const *results, size_t n, tg_error *err)
+{
+    struct owned own = {.n = 0};
+    sqlite3_int64 now = tg__now_ms();
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct slot *s = map_find(sj, calls[i]);
+        tg__rowvals res, call;
+        unsigned char head[1 + 8 + 8 + TG_CHAIN_LEN];
+        size_t hlen;
+        if ((rc = result_vals(calls[i], results[i], now, &own, &res, err)) !=
+            0)
+            break;
+        if (s != NULL) {
+            head[0] = REC_FINISH;
+            memcpy(head + 1, &s->ticket, 8);
+            memcpy(head + 9, &s->rowid, 8);
+            memcpy(head + 17, s->digest, TG_CHAIN_LEN);
+            hlen = sizeof head;
+            rc = log_append(sj, head, hlen, &res, NULL, err);
+        } else {
+            head[0] = REC_WHOLE;
+            hlen = 1;
+            rc = call_vals(sj, calls[i], now, &own, &call, err);
+            if (rc == 0)
+                rc = log_append(sj, head, hlen, &call, &res, err);
+        }
+        owned_free(&own);
+        if (rc == TG_ELIMIT) {
+            /* On the call path: the row of a call begun through the
+             * committer is known once it drained. */
+            if ((rc = drain(sj, err)) != 0)
+                break;
+            if (s != NULL && s->ticket != 0) {
+                /* The thread is idle after the drain: its map is ours to
+                 * read until the next append. */
+                uint64_t t = s->ticket;
+                struct slot *w = map_find(sj->wsj, ticket_key(t));
+                if (w == NULL) {
+                    rc = tg__error_set(err, TG_EINTERNAL,
+                                       "journal %s: a call's row is unknown",
+                                       sj->path);
+                    break;
+                }
+                s->rowid = w->rowid;
+                memcpy(s->digest, w->digest, TG_CHAIN_LEN);
+                s->ticket = 0;
+                map_del(sj->wsj, ticket_key(t));
+            }
+            rc = finish_inline(sj, calls + i, results + i, 1, err);
+            continue;
+        }
+        if (rc == 0)
+            map_del(sj, calls[i]);
+    }
+    return rc;
+}
+
+static void committer_start(struct sqlite_journal *sj);
+
+/* Whether begin may go through the committer: there is one, and no call
+ * of the batch takes part in re-delivery (its lookup must see every row
+ * before the call runs; such batches go on the call path). */
+static int may_log(struct sqlite_journal *sj, tg_call *const *calls, size_t n,
+                   tg_result **replies)
+{
+    if (sj->com == NULL)
+        return 0;
+    for (size_t i = 0; replies != NULL && i < n; i++)
+        if (dedup_eligible(calls[i]))
+            return 0;
+    return 1;
+}
+
+static int sj_begin_dedup(tg__journal *j, tg_call *const *calls, size_t n,
+                          tg_result **replies, tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    size_t done = 0;
+    if (n == 0)
+        return 0;
+    committer_start(sj);
+    if (may_log(sj, calls, n, replies)) {
+        int rc = begin_logged(sj, calls, n, &done, err);
+        if (rc != 0 || done == n)
+            return rc;
+    }
+    /* tx_begin drains the committer first */
+    return begin_inline(sj, calls + done, n - done,
+                        replies ? replies + done : NULL, err);
+}
+
+static int sj_begin(tg__journal *j, tg_call *const *calls, size_t n,
+                    tg_error *err)
+{
+    return sj_begin_dedup(j, calls, n, NULL, err);
+}
+
+static int sj_finish(tg__journal *j, tg_call *const *calls,
+                     tg_result *const *results, size_t n, tg_error *err)
+{
+    struct sqlite_journal *sj = sj_of(j);
+    committer_start(sj);
+    if (sj->com == NULL)
+        return finish_inline(sj, calls, results, n, err);
+    for (size_t i = 0; i < n; i++)
+        if (results[i] == NULL)
+            return tg__error_set(err, TG_EINVAL,
+                                 "journal: call '%s' has no result to record",
+                                 calls[i]->id);
+    /* As a transaction on the call path would: a journal moved or
+     * replaced under us takes no result, and none is shown. */
+    int rc = still_ours(sj, err);
+    if (rc == 0)
+        rc = finish_logged(sj, calls, results, n, err);
+    if (rc == 0)
+        maybe_prune(sj, tg__now_ms());
+    return rc;
+}
+
+/* ------------------------------------------------------------ committer's logs */
+
+/* Records of a log gathered by tg__ring_scan (pointing into its map). */
+struct gathered {
+    tg__crecord *recs;
+    size_t n, cap;
+};
+
+static int gather(void *ud, uint64_t seq, const void *data, size_t len)
+{
+    struct gathered *g = ud;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 256;
+        tg__crecord *grown =
+            sqlite3_realloc64(g->recs, (sqlite3_uint64)cap * sizeof *grown);
+        if (grown == NULL)
+            return TG_ENOMEM;
+        g->recs = grown;
+        g->cap = cap;
+    }
+    g->recs[g->n++] = (tg__crecord){data, len, seq};
+    return 0;
+}
+
+/* The last record of log `name` in the journal (0: none), read inside the
+ * open transaction. */
+static int log_seq_get(struct sqlite_journal *sj, const char *name,
+                       uint64_t *seq, tg_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(sj, "SELECT seq FROM committer_logs WHERE log = ?1", &st,
+                     err);
+    if (rc != 0)
+        return rc;
+    *seq = 0;
+    int b = bind_text(st, 1, name);
+    int step = b == SQLITE_OK ? sqlite3_step(st) : b;
+    if (step == SQLITE_ROW)
+        *seq = (uint64_t)sqlite3_column_int64(st, 0);
+    else if (step != SQLITE_DONE)
+        rc = db_fail(sj, step, "reading a log's progress", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Writes what the log of a dead process holds past its progress, in
+ * batches (each with the progress it reaches). A call it began and never
+ * finished is left running under its owner, for recover(). */
+static int replay_log(struct sqlite_journal *sj, tg__ring *ring,
+                      const char *name, tg_error *err)
+{
+    struct gathered g = {0};
+    int64_t pid, start;
+    const char *boot;
+    tg__ring_owner(ring, &pid, &start, &boot);
+    struct row_owner owner = {pid, start, boot && *boot ? boot : NULL};
+    uint64_t done;
+    int rc = tx_begin(sj, err);
+    if (rc == 0)
+        rc = log_seq_get(sj, name, &done, err);
+    tx_rollback(sj);
+    if (rc != 0)
+        return rc;
+    if (tg__ring_scan(ring, done, gather, &g) != 0) {
+        sqlite3_free(g.recs);
+        return oom(err);
+    }
+    if (sj->crecs == NULL &&
+        ((sj->crecs = sqlite3_malloc64(CRECS_MAX * sizeof *sj->crecs)) ==
+             NULL ||
+         (sj->done_tickets = sqlite3_malloc64(
+              CRECS_MAX * sizeof *sj->done_tickets)) == NULL))
+        rc = oom(err);
+    for (size_t at = 0; rc == 0 && at < g.n; at += CRECS_MAX) {
+        size_t k = g.n - at < CRECS_MAX ? g.n - at : CRECS_MAX;
+        rc = write_batch(sj, g.recs + at, k, &owner, 1, name, err);
+    }
+    sqlite3_free(g.recs);
+    return rc;
+}
+
+/* The directory of path (".": none) and its last component's start. */
+static void split_path(const char *path, char *dir, size_t cap,
+                       const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        snprintf(dir, cap, ".");
+        *base = path;
+    } else {
+        snprintf(dir, cap, "%.*s", (int)(slash - path) + (slash == path),
+                 path);
+        *base = slash + 1;
+    }
+}
+
+/* Replays the logs beside the journal whose owners are gone: what a
+ * process killed before its committer wrote it. A log that cannot be read
+ * (being made by a live process right now, or not a log) is left alone. */
+static int replay_logs(struct sqlite_journal *sj, tg_error *err)
+{
+    char dir[PATH_MAX], prefix[PATH_MAX], full[PATH_MAX];
+    const char *base;
+    split_path(sj->path, dir, sizeof dir, &base);
+    int plen = snprintf(prefix, sizeof prefix, "%s-log-", base);
+    if (plen <= 0 || (size_t)plen >= sizeof prefix)
+        return 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, prefix, (size_t)plen) != 0)
+            continue;
+        int flen = snprintf(full, sizeof full, "%s/%s", dir, de->d_name);
+        if (flen <= 0 || (size_t)flen >= sizeof full)
+            continue;
+        tg__ring *ring = NULL;
+        tg_error ignored;
+        tg__error_init(&ignored);
+        if (tg__ring_open_existing(full, &ring, &ignored) != 0)
+            continue;
+        int64_t pid, start;
+        const char *boot;
+        tg__ring_owner(ring, &pid, &start, &boot);
+        if (owner_alive(sj, pid, start, boot)) {
+            tg__ring_close(ring, false);
+            continue;
+        }
+        rc = replay_log(sj, ring, de->d_name, err);
+        tg__ring_close(ring, false);
+        if (rc != 0)
+            break;
+        /* Gone first, then its row: a row without a log is harmless, a
+         * log without its row would be replayed again. */
+        if (unlink(full) == 0) {
+            char *sql = sqlite3_mprintf(
+                "DELETE FROM committer_logs WHERE log = %Q", de->d_name);
+            if (sql == NULL)
+                rc = oom(err);
+            else
+                rc = exec(sj, sql, "forgetting a replayed log", err);
+            sqlite3_free(sql);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int sj_open(const char *path, const tg__journal_options *opts,
+                   int writer, struct sqlite_journal **out, tg_error *err);
+static void sj_close(tg__journal *j);
+
+/* Starts the committer of a journal that writes to a file, with its first
+ * begin or finish (a journal opened to be read makes none): not with
+ * synchronous FULL, whose rows must reach the disk before a result is
+ * shown, nor when the options ask for rows on the call path. Without one,
+ * for any reason, rows are written on the call path. */
+static void committer_start(struct sqlite_journal *sj)
+{
+    static _Atomic unsigned serial;
+    if (sj->com_tried)
+        return;
+    sj->com_tried = 1;
+    if (!sj->watched || sj->opts.sync_full || sj->opts.commit_inline)
+        return;
+    unsigned n = atomic_fetch_add(&serial, 1);
+    sj->log_path = sqlite3_mprintf("%s-log-%lld-%lld-%u", sj->path,
+                                   (long long)sj->pid, (long long)sj->start,
+                                   n);
+    if (sj->log_path == NULL)
+        return;
+    const char *slash = strrchr(sj->log_path, '/');
+    sj->log_name = slash ? slash + 1 : sj->log_path;
+    tg_error e;
+    tg__error_init(&e);
+    if (sj_open(sj->path, &sj->opts, 1, &sj->wsj, &e) != 0)
+        goto fail;
+    sj->wsj->key = sj->key; /* the prepared pads (the key is not kept) */
+    if ((sj->wsj->crecs =
+             sqlite3_malloc64(CRECS_MAX * sizeof *sj->wsj->crecs)) == NULL ||
+        (sj->wsj->done_tickets = sqlite3_malloc64(
+             CRECS_MAX * sizeof *sj->wsj->done_tickets)) == NULL)
+        goto fail;
+    if (tg__committer_start(sj->log_path, LOG_BYTES, sj->pid, sj->start,
+                            sj->boot, commit_records, sj, &sj->com, &e) != 0)
+        goto fail;
+    return;
+fail:
+    if (sj->wsj != NULL)
+        sj_close(&sj->wsj->base);
+    sj->wsj = NULL;
+    sqlite3_free(sj->log_path);
+    sj->log_path = NULL;
+    sj->log_name = NULL;
+}
+
+/* Stops the committer (its records written) and forgets its log. */
+static void committer_stop(struct sqlite_journal *sj)
+{
+    if (sj->com != NULL && tg__committer_stop(sj->com) && sj->db != NULL) {
+        char *sql = sqlite3_mprintf(
+            "DELETE FROM committer_logs WHERE log = %Q", sj->log_name);
+        tg_error ignored;
+        tg__error_init(&ignored);
+        if (sql != NULL)
+            (void)exec(sj, sql, "forgetting the log", &ignored);
+        sqlite3_free(sql);
+    }
+    sj->com = NULL;
+    if (sj->wsj != NULL)
+        sj_close(&sj->wsj->base);
+    sj->wsj = NULL;
+    sqlite3_free(sj->log_path);
+    sj->log_path = NULL;
 }
 
 /* ------------------------------------------------------------ recovery */
@@ -2267,6 +3136,7 @@ static int sj_history(tg__journal *j, const tg_history_query *q, char **out,
                       tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
+    drain_for_read(sj);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
     tg__buf sql, text;
@@ -2363,6 +3233,7 @@ static int sj_show(tg__journal *j, const char *call_id, char **out,
                    tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
+    drain_for_read(sj);
     sqlite3_stmt *st = NULL;
     json_t *call = NULL; /* new ref */
     tg__buf text;
@@ -2653,6 +3524,7 @@ static int sj_stats(tg__journal *j, const tg_history_query *q, char **out,
                     tg_error *err)
 {
     struct sqlite_journal *sj = sj_of(j);
+    drain_for_read(sj);
     static const tg_history_query none = {0};
     sqlite3_stmt *st = NULL;
     tg__hmap tools = {0}; /* tool name -> index in stats */
@@ -2941,7 +3813,10 @@ static int sj_prune(tg__journal *j, size_t *pruned, tg_error *err)
 
 sqlite3 *tg__journal_sqlite_db(tg__journal *j)
 {
-    return j != NULL && j->ops == &sqlite_ops ? sj_of(j)->db : NULL;
+    if (j == NULL || j->ops != &sqlite_ops)
+        return NULL;
+    drain_for_read(sj_of(j));
+    return sj_of(j)->db;
 }
 
 void tg__journal_owner(tg__journal *j, int64_t *pid, int64_t *start,
@@ -2981,6 +3856,7 @@ static void sj_close(tg__journal *j)
     struct sqlite_journal *sj = sj_of(j);
     if (sj == NULL)
         return;
+    committer_stop(sj); /* first: it writes what it holds */
     if (sj->db != NULL)
         tx_rollback(sj);
     sqlite3_finalize(sj->st_begin);
@@ -3000,6 +3876,11 @@ static void sj_close(tg__journal *j)
     sqlite3_finalize(sj->st_lookup);
     sqlite3_finalize(sj->st_data_version);
     sqlite3_finalize(sj->st_epoch_add);
+    sqlite3_finalize(sj->st_log_seq);
+    sqlite3_finalize(sj->st_by_ticket);
+    sqlite3_free(sj->rec);
+    sqlite3_free(sj->crecs);
+    sqlite3_free(sj->done_tickets);
     pin_stop(sj, 1); /* before the writer's connection: it may be last */
     sqlite3_close_v2(sj->db);
     tg__chain_key_cleanup(&sj->key);
@@ -3141,9 +4022,11 @@ int tg__journal_open_sqlite(const char *path, tg__journal **out, tg_error *err)
     return tg__journal_open_sqlite_opts(path, NULL, out, err);
 }
 
-int tg__journal_open_sqlite_opts(const char *path,
-                                 const tg__journal_options *opts,
-                                 tg__journal **out, tg_error *err)
+/* Opens the journal at path: for the call path (writer 0: logs of dead
+ * processes replayed, their calls recovered), or for a committer's thread
+ * (writer 1). */
+static int sj_open(const char *path, const tg__journal_options *opts,
+                   int writer, struct sqlite_journal **out, tg_error *err)
 {
     struct sqlite_journal *sj = NULL;
     int rc;
@@ -3246,15 +4129,29 @@ int tg__journal_open_sqlite_opts(const char *path,
                       " started_at) VALUES (?1, ?2, ?3)",
                       &sj->st_epoch_add, err)) != 0)
         goto fail;
-    if ((rc = recover(sj, err)) != 0)
+    if (!writer && ((rc = replay_logs(sj, err)) != 0 ||
+                    (rc = recover(sj, err)) != 0))
         goto fail;
     if (!memory && tg__checkpointer_attach(sj->db, &sj->ckpt) != 0) {
         rc = tg__error_set(err, TG_ENOMEM, "out of memory opening the journal");
         goto fail;
     }
-    *out = &sj->base;
+    *out = sj;
     return 0;
 fail:
     sj_close(&sj->base);
     return rc;
+}
+
+int tg__journal_open_sqlite_opts(const char *path,
+                                 const tg__journal_options *opts,
+                                 tg__journal **out, tg_error *err)
+{
+    struct sqlite_journal *sj = NULL;
+    *out = NULL;
+    int rc = sj_open(path, opts, 0, &sj, err);
+    if (rc != 0)
+        return rc;
+    *out = &sj->base;
+    return 0;
 }

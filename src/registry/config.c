@@ -479,6 +479,17 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
                    json_is_string(sync) ? json_string_value(sync)
                                         : describe(sync, d, sizeof d));
     }
+    json_t *commit = json_object_get(v, "commit"); /* borrowed */
+    if (commit && !(json_is_string(commit) &&
+                    (strcmp(json_string_value(commit), "background") == 0 ||
+                     strcmp(json_string_value(commit), "inline") == 0))) {
+        char d[64];
+        return bad(lc, "/journal/commit",
+                   "journal.commit must be \"background\" or \"inline\", "
+                   "got %s",
+                   json_is_string(commit) ? json_string_value(commit)
+                                          : describe(commit, d, sizeof d));
+    }
     int64_t keep_days = cfg->journal_keep_days;
     int64_t max_rows = cfg->journal_max_rows;
     json_t *m = json_object_get(v, "keep_days"); /* borrowed */
@@ -503,6 +514,9 @@ static int load_journal(tg_config *cfg, loadctx *lc, const json_t *v)
     }
     if (sync != NULL)
         cfg->journal_sync_full = strcmp(json_string_value(sync), "full") == 0;
+    if (commit != NULL)
+        cfg->journal_commit_inline =
+            strcmp(json_string_value(commit), "inline") == 0;
     cfg->journal_keep_days = keep_days;
     cfg->journal_max_rows = max_rows;
     return 0;

@@ -45,6 +45,7 @@ struct tg_config {
 
     /* journal.* of the object form (see tg__journal_options) */
     bool journal_sync_full;    /* sync "full" (else "normal") */
+    bool journal_commit_inline; /* commit "inline" (else "background") */
     int64_t journal_keep_days; /* 0 keeps forever */
     int64_t journal_max_rows;  /* 0: no limit */
 

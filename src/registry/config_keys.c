@@ -73,6 +73,11 @@ const tg__config_key tg__config_keys[] = {
      "the database file; `null` or `false` turns the journal off"},
     {"journal", "sync", "`\"normal\"` or `\"full\"`", "`\"normal\"`",
      "`full` fsyncs the WAL at every commit (survives a power loss)"},
+    {"journal", "commit", "`\"background\"` or `\"inline\"`",
+     "`\"background\"`",
+     "`background`: rows are written by a thread from a crash-safe log the "
+     "call path appends to; `inline`: each begin and finish is a "
+     "transaction the call waits for (`sync: \"full\"` implies it)"},
     {"journal", "keep_days", "integer 0 to 36500", "`0` (keep all)",
      "delete completed calls whose result is older than this"},
     {"journal", "max_rows", "integer 0 to 2^53-1", "`0` (no limit)",

@@ -61,12 +61,31 @@ static inline tg_call *jt_call(const char *id, const char *tool,
     return c;
 }
 
+/* Opens the journal at path writing its rows on the call path (commit
+ * "inline"), so that what a test reads from the file after a begin or a
+ * finish is there: the committer's thread (the default) has its own tests,
+ * test_committer.c, and runs under every test of the runtime. */
 static inline tg__journal *jt_open(const char *path,
                                    const tg__journal_options *opts)
 {
     tg__journal *j = NULL;
     tg_error err = {0};
-    if (tg__journal_open_sqlite_opts(path, opts, &j, &err) != 0)
+    tg__journal_options o = {0};
+    if (opts != NULL)
+        o = *opts;
+    o.commit_inline = 1;
+    if (tg__journal_open_sqlite_opts(path, &o, &j, &err) != 0)
+        fail_msg("open %s: %s", path, err.message);
+    return j;
+}
+
+/* Opens the journal at path with the default settings (rows written by
+ * the committer's thread). */
+static inline tg__journal *jt_open_default(const char *path)
+{
+    tg__journal *j = NULL;
+    tg_error err = {0};
+    if (tg__journal_open_sqlite_opts(path, NULL, &j, &err) != 0)
         fail_msg("open %s: %s", path, err.message);
     return j;
 }
