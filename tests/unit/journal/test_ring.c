@@ -577,7 +577,10 @@ static void test_garbage(void **state)
             for (size_t i = 4096; i < len; i++)
                 buf[i] = (unsigned char)rnd();
         size_t cut = round % 7 == 0 ? (size_t)(rnd() % len) : len;
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        /* a new file each time: ext4 flushes a file truncated to 0 when
+         * it is closed (auto_da_alloc), a wait for the disk per round */
+        unlink(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, buf, cut), (ssize_t)cut);
         close(fd);
