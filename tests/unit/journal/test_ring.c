@@ -518,6 +518,23 @@ static void test_corrupt(void **state)
     assert_int_equal(s.count, 1);
     unlink(path);
 
+    /* a process dead between storing the tail and the tail's seq: the
+     * scan starts at the new tail all the same */
+    {
+        tg__ring *r = NULL;
+        tg_error err = {0};
+        assert_int_equal(tg__ring_create(path, 4096, 9, 9, "x", &r, &err), 0);
+        for (int k = 1; k <= 10; k++)
+            assert_int_equal(append_pattern(r, 40, (uint64_t)k), 0);
+        tg__ring_release(r, 4);
+        tg__ring_close(r, false);
+    }
+    poke(path, 192 + 8, 2); /* tail_seq: 4 -> 2 */
+    s = scan_file(path, &rc);
+    assert_int_equal(s.count, 6);
+    assert_int_equal(s.first, 5);
+    unlink(path);
+
     /* a header that does not fit, a wrong version, a truncated file */
     make_ring(path, 3);
     poke(path, 8, 2); /* version */
