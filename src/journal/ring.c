@@ -380,7 +380,10 @@ int tg__ring_appendv(tg__ring *r, const struct iovec *iov, int n, uint64_t *seq,
         }
     memset(body, 0, (size_t)(pad8(len) - len));
     rec->len = (uint32_t)len;
-    rec->crc = rec_crc(r, s, (uint32_t)len, iov, n);
+    /* over the copy: what the file holds, whatever the caller's buffers
+     * do meanwhile, and one contiguous run for the CRC */
+    struct iovec copy = {rec + 1, len};
+    rec->crc = rec_crc(r, s, (uint32_t)len, &copy, 1);
     atomic_store_explicit(&rec->seq, s, memory_order_release);
     r->p_head += need;
     r->p_off = off + size == r->cap ? 0 : off + size;
