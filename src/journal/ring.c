@@ -14,6 +14,13 @@
  * crash: nothing here waits for the disk, and after one the file may hold
  * stale pages, which the checksums turn into a short, clean tail.
  *
+ * What the file system costs: a page of a MAP_SHARED file that the kernel
+ * wrote back is write-protected again, and the next store into it faults
+ * (ext4's page_mkwrite: 50-100 us a page on this project's loaded VM,
+ * bench/RESULTS.md), so on a disk file system about one append in a page's
+ * worth (~13 of 300 bytes) pays that once per writeback interval (~30 s).
+ * On tmpfs there is no writeback and no such fault.
+ *
  * The file: a header page, then the data area (capacity bytes, a multiple
  * of 8). The header holds the owner, the checksum's seed, and four 64-bit
  * atomics on two cache lines: the producer's head (the byte position where
@@ -309,8 +316,9 @@ int tg__ring_create(const char *path, size_t capacity, int64_t pid,
     r->hdr = m;
     r->data = r->map + page;
     /* A store into every page now, so the first lap of appends takes no
-     * page faults (a fault each, ~1-2 us, in the file system's
-     * page_mkwrite); the pages hold zeros already, nothing changes. */
+     * page faults (on ext4 a fault runs the file system's page_mkwrite:
+     * 50-120 us on this project's loaded VM); the pages hold zeros
+     * already, nothing changes. */
     for (size_t at = 0; at < r->map_len; at += page)
         ((volatile unsigned char *)r->map)[at] = 0;
     r->cap = cap;
