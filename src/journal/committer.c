@@ -80,6 +80,7 @@ static void *run(void *arg)
 {
     tg__committer *c = arg;
     long retry = RETRY_FIRST_MS;
+    tg__ring_prefault(c->ring); /* off the call path (ring.h) */
     pthread_mutex_lock(&c->mu);
     for (;;) {
         size_t n = take(c);
@@ -179,20 +180,24 @@ int tg__committer_append(tg__committer *c, const struct iovec *iov, int n,
 {
     uint64_t seq;
     for (;;) {
+        uint64_t seen = atomic_load(&c->committed);
         int rc = tg__ring_appendv(c->ring, iov, n, &seq, err);
         if (rc == 0)
             break;
-        if (rc != TG_ELIMIT)
+        if (rc != TG__RING_FULL)
             return rc;
-        /* Full: wait for the thread to write some, unless it cannot. */
+        /* Full: wait for the thread to write some (unless it did since
+         * the try), or fail when it cannot. */
         pthread_mutex_lock(&c->mu);
         if (c->failing) {
             rc = tg__error_set(err, TG_EJOURNAL, "%s", c->error.message);
             pthread_mutex_unlock(&c->mu);
             return rc;
         }
-        pthread_cond_signal(&c->wake);
-        pthread_cond_wait(&c->done, &c->mu);
+        if (atomic_load(&c->committed) == seen) {
+            pthread_cond_signal(&c->wake);
+            pthread_cond_wait(&c->done, &c->mu);
+        }
         pthread_mutex_unlock(&c->mu);
     }
     c->appended = seq;

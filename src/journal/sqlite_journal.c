@@ -2384,8 +2384,20 @@ static int replay_logs(struct sqlite_journal *sj, tg_error *err)
         tg__ring *ring = NULL;
         tg_error ignored;
         tg__error_init(&ignored);
-        if (tg__ring_open_existing(full, &ring, &ignored) != 0)
+        int orc = tg__ring_open_existing(full, &ring, &ignored);
+        if (orc != 0) {
+            /* No header yet: a log being made right now, or one whose
+             * maker died making it (no record in it then); its name says
+             * whose. */
+            long long pid, start;
+            unsigned serial;
+            if (orc == TG_EPARSE &&
+                sscanf(de->d_name + plen, "%lld-%lld-%u", &pid, &start,
+                       &serial) == 3 &&
+                !owner_alive(sj, pid, start, NULL))
+                (void)unlink(full);
             continue;
+        }
         int64_t pid, start;
         const char *boot;
         tg__ring_owner(ring, &pid, &start, &boot);
