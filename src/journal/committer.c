@@ -139,8 +139,8 @@ int tg__committer_start(const char *ring_path, size_t capacity, int64_t pid,
     c->apply = apply;
     c->ud = ud;
     tg__error_init(&c->error);
-    int rc = tg__ring_create(ring_path, capacity, pid, start, boot, &c->ring,
-                             err);
+    int rc =
+        tg__ring_create(ring_path, capacity, pid, start, boot, &c->ring, err);
     if (rc != 0) {
         free(c);
         return rc;

@@ -35,8 +35,8 @@ typedef struct tg__crecord {
  * records recs[n - 1].seq as done. Runs on the committer's thread. Returns
  * 0, or fills err and returns non-zero when nothing was written (the
  * committer tries again later). */
-typedef int (*tg__committer_apply)(void *ud, const tg__crecord *recs,
-                                   size_t n, tg_error *err);
+typedef int (*tg__committer_apply)(void *ud, const tg__crecord *recs, size_t n,
+                                   tg_error *err);
 
 /* Creates the log at ring_path (it must not exist) with room for capacity
  * bytes, owned by (pid, start, boot), and starts the thread. *out: owned

@@ -1052,7 +1052,8 @@ static int rows_stmt(struct sqlite_journal *sj, int results, int k,
               " execution, payload, content, artifact, duration_ms,"
               " exit_status, completed_at, replayed, repaired,"
               " caller_id, decisions, chain_seq, chain) VALUES "
-            : "INSERT OR ROLLBACK INTO call_rows(rowid, ticket, id, tool, args, "
+            : "INSERT OR ROLLBACK INTO call_rows(rowid, ticket, id, tool, "
+              "args, "
               "args_raw,"
               " checksum, caller_id, context, skills, format, idx,"
               " inline_output, from_artifact_tool, created_at, started_at,"
@@ -1234,13 +1235,11 @@ static int bind_call_vals(struct sqlite_journal *sj, sqlite3_stmt *st, int r,
  * take_rowid) and tickets[0..k) (NULL: none), owned by owner, and writes
  * their digests (chain.h) to digests[0..k). Must run inside a
  * transaction. */
-static int insert_call_vals(struct sqlite_journal *sj,
-                            const tg__rowvals *const *rvs,
-                            const sqlite3_int64 *rowids,
-                            const uint64_t *tickets, size_t k,
-                            const struct row_owner *owner,
-                            unsigned char (*digests)[TG_CHAIN_LEN],
-                            tg_error *err)
+static int
+insert_call_vals(struct sqlite_journal *sj, const tg__rowvals *const *rvs,
+                 const sqlite3_int64 *rowids, const uint64_t *tickets, size_t k,
+                 const struct row_owner *owner,
+                 unsigned char (*digests)[TG_CHAIN_LEN], tg_error *err)
 {
     int rc = 0;
     for (size_t pos = 0; pos < k && rc == 0;) {
@@ -1347,8 +1346,8 @@ static int result_vals(const tg_call *call, const tg_result *r,
  * sj->chain_tx (chain_sync ran in this transaction), which it advances. The
  * link is made from the values bound, in the order of
  * TG_CHAIN_RESULT_COLUMNS. */
-static int bind_result_vals(struct sqlite_journal *sj, sqlite3_stmt *st,
-                            int k, sqlite3_int64 rowid, const tg__rowvals *rv,
+static int bind_result_vals(struct sqlite_journal *sj, sqlite3_stmt *st, int k,
+                            sqlite3_int64 rowid, const tg__rowvals *rv,
                             const unsigned char *digest, tg_error *err)
 {
     int o = k * RESULT_PARAMS;
@@ -1398,8 +1397,8 @@ static int insert_result_vals(struct sqlite_journal *sj,
             break;
         for (int r = 0; r < row_sizes[z] && rc == 0; r++) {
             size_t i = pos + (size_t)r;
-            rc = bind_result_vals(sj, st, r, rowids[i], rvs[i], digests[i],
-                                  err);
+            rc =
+                bind_result_vals(sj, st, r, rowids[i], rvs[i], digests[i], err);
         }
         if (rc == 0)
             rc = run_rows(sj, st, "writing results", err);
@@ -1633,7 +1632,6 @@ fail:
     }
     return rc;
 }
-
 
 static void maybe_prune(struct sqlite_journal *sj, sqlite3_int64 now);
 
@@ -1903,13 +1901,12 @@ static int apply_records(struct sqlite_journal *sj, struct crec *e, size_t n,
             tickets[k++] = e[i].kind == REC_BEGIN ? e[i].ticket : 0;
         }
         if (k == ROWS_MAX || (i == n && k > 0)) {
-            rc = insert_call_vals(sj, rv, ids, tickets, k, owner, digests,
-                                  err);
+            rc = insert_call_vals(sj, rv, ids, tickets, k, owner, digests, err);
             for (m = 0; m < k && rc == 0; m++) {
                 memcpy(at[m]->digest, digests[m], TG_CHAIN_LEN);
                 if (at[m]->kind == REC_BEGIN)
-                    memcpy(map_put(sj, ticket_key(at[m]->ticket),
-                                   at[m]->rowid, gen)
+                    memcpy(map_put(sj, ticket_key(at[m]->ticket), at[m]->rowid,
+                                   gen)
                                ->digest,
                            digests[m], TG_CHAIN_LEN);
             }
@@ -1953,10 +1950,9 @@ static int apply_records(struct sqlite_journal *sj, struct crec *e, size_t n,
             memcpy(digests[k++], e[i].digest, TG_CHAIN_LEN);
         }
         if (k == ROWS_MAX || (i == n && k > 0)) {
-            rc = insert_result_vals(sj, rv, ids,
-                                    (const unsigned char(*)[TG_CHAIN_LEN])
-                                        digests,
-                                    k, err);
+            rc = insert_result_vals(
+                sj, rv, ids, (const unsigned char(*)[TG_CHAIN_LEN])digests, k,
+                err);
             k = 0;
         }
     }
@@ -1971,8 +1967,8 @@ static int apply_records(struct sqlite_journal *sj, struct crec *e, size_t n,
         }
     if (rc == 0)
         rc = run_flush(sj, 1, &range, err);
-    sqlite3_int64 *out = sqlite3_malloc64((sqlite3_uint64)(n + 1) *
-                                          sizeof *out);
+    sqlite3_int64 *out =
+        sqlite3_malloc64((sqlite3_uint64)(n + 1) * sizeof *out);
     if (rc == 0 && out == NULL)
         rc = oom(err);
     size_t nout = 0;
@@ -2056,7 +2052,8 @@ static int write_batch(struct sqlite_journal *sj, const tg__crecord *recs,
     for (size_t i = 0; i < n; i++)
         if (e[i].kind == REC_BEGIN) {
             struct slot *s = map_find(sj, ticket_key(e[i].ticket));
-            if (s != NULL && s->gen == gen && (rc != 0 || s->finished || replay))
+            if (s != NULL && s->gen == gen &&
+                (rc != 0 || s->finished || replay))
                 map_del(sj, ticket_key(e[i].ticket));
         }
     for (size_t i = 0; rc == 0 && i < ndone; i++)
@@ -2153,8 +2150,7 @@ static int finish_logged(struct sqlite_journal *sj, tg_call *const *calls,
         tg__rowvals res, call;
         unsigned char head[1 + 8 + 8 + TG_CHAIN_LEN];
         size_t hlen;
-        if ((rc = result_vals(calls[i], results[i], now, &own, &res, err)) !=
-            0)
+        if ((rc = result_vals(calls[i], results[i], now, &own, &res, err)) != 0)
             break;
         if (s != NULL) {
             head[0] = REC_FINISH;
@@ -2263,7 +2259,8 @@ static int sj_finish(tg__journal *j, tg_call *const *calls,
     return rc;
 }
 
-/* ------------------------------------------------------------ committer's logs */
+/* ------------------------------------------------------------ committer's logs
+ */
 
 /* Records of a log gathered by tg__ring_scan (pointing into its map). */
 struct gathered {
@@ -2293,8 +2290,8 @@ static int log_seq_get(struct sqlite_journal *sj, const char *name,
                        uint64_t *seq, tg_error *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = prepare(sj, "SELECT seq FROM committer_logs WHERE log = ?1", &st,
-                     err);
+    int rc =
+        prepare(sj, "SELECT seq FROM committer_logs WHERE log = ?1", &st, err);
     if (rc != 0)
         return rc;
     *seq = 0;
@@ -2333,8 +2330,8 @@ static int replay_log(struct sqlite_journal *sj, tg__ring *ring,
     if (sj->crecs == NULL &&
         ((sj->crecs = sqlite3_malloc64(CRECS_MAX * sizeof *sj->crecs)) ==
              NULL ||
-         (sj->done_tickets = sqlite3_malloc64(
-              CRECS_MAX * sizeof *sj->done_tickets)) == NULL))
+         (sj->done_tickets =
+              sqlite3_malloc64(CRECS_MAX * sizeof *sj->done_tickets)) == NULL))
         rc = oom(err);
     for (size_t at = 0; rc == 0 && at < g.n; at += CRECS_MAX) {
         size_t k = g.n - at < CRECS_MAX ? g.n - at : CRECS_MAX;
@@ -2353,8 +2350,7 @@ static void split_path(const char *path, char *dir, size_t cap,
         snprintf(dir, cap, ".");
         *base = path;
     } else {
-        snprintf(dir, cap, "%.*s", (int)(slash - path) + (slash == path),
-                 path);
+        snprintf(dir, cap, "%.*s", (int)(slash - path) + (slash == path), path);
         *base = slash + 1;
     }
 }
@@ -2444,8 +2440,7 @@ static void committer_start(struct sqlite_journal *sj)
         return;
     unsigned n = atomic_fetch_add(&serial, 1);
     sj->log_path = sqlite3_mprintf("%s-log-%lld-%lld-%u", sj->path,
-                                   (long long)sj->pid, (long long)sj->start,
-                                   n);
+                                   (long long)sj->pid, (long long)sj->start, n);
     if (sj->log_path == NULL)
         return;
     const char *slash = strrchr(sj->log_path, '/');
@@ -2477,8 +2472,8 @@ fail:
 static void committer_stop(struct sqlite_journal *sj)
 {
     if (sj->com != NULL && tg__committer_stop(sj->com) && sj->db != NULL) {
-        char *sql = sqlite3_mprintf(
-            "DELETE FROM committer_logs WHERE log = %Q", sj->log_name);
+        char *sql = sqlite3_mprintf("DELETE FROM committer_logs WHERE log = %Q",
+                                    sj->log_name);
         tg_error ignored;
         tg__error_init(&ignored);
         if (sql != NULL)
@@ -4141,8 +4136,8 @@ static int sj_open(const char *path, const tg__journal_options *opts,
                       " started_at) VALUES (?1, ?2, ?3)",
                       &sj->st_epoch_add, err)) != 0)
         goto fail;
-    if (!writer && ((rc = replay_logs(sj, err)) != 0 ||
-                    (rc = recover(sj, err)) != 0))
+    if (!writer &&
+        ((rc = replay_logs(sj, err)) != 0 || (rc = recover(sj, err)) != 0))
         goto fail;
     if (!memory && tg__checkpointer_attach(sj->db, &sj->ckpt) != 0) {
         rc = tg__error_set(err, TG_ENOMEM, "out of memory opening the journal");

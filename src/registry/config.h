@@ -44,10 +44,10 @@ struct tg_config {
     char *hmac_key_file;
 
     /* journal.* of the object form (see tg__journal_options) */
-    bool journal_sync_full;    /* sync "full" (else "normal") */
+    bool journal_sync_full;     /* sync "full" (else "normal") */
     bool journal_commit_inline; /* commit "inline" (else "background") */
-    int64_t journal_keep_days; /* 0 keeps forever */
-    int64_t journal_max_rows;  /* 0: no limit */
+    int64_t journal_keep_days;  /* 0 keeps forever */
+    int64_t journal_max_rows;   /* 0: no limit */
 
     /* sandbox.* (src/exec/sandbox.c): how command tools and `shell` run */
     int sandbox_mode;        /* TG__SANDBOX_AUTO, _BWRAP, _OFF, _WARM, _COLD */

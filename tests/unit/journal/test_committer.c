@@ -83,7 +83,8 @@ static void check_chain(const char *path)
     char *out = NULL;
     tg_error err = {0};
     assert_int_equal(tg_journal_verify(path, NULL, 0, &out, &err), 0);
-    if (strstr(out, "\"ok\":true") == NULL && strstr(out, "\"ok\": true") == NULL)
+    if (strstr(out, "\"ok\":true") == NULL &&
+        strstr(out, "\"ok\": true") == NULL)
         fail_msg("the chain does not verify: %s", out);
     free(out);
 }
@@ -166,8 +167,8 @@ static void test_killed_with_records_in_its_log(void **state)
         if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
             _exit(4);
         /* the parent holds the write lock now */
-        finish(j, calls, 0, 5);      /* by ticket, rows written before */
-        begin(j, calls + 10, 10);    /* rows only in the log */
+        finish(j, calls, 0, 5);   /* by ticket, rows written before */
+        begin(j, calls + 10, 10); /* rows only in the log */
         finish(j, calls + 10, 10, 2);
         if (write(ready[1], &c, 1) != 1)
             _exit(5);

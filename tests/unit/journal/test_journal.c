@@ -1943,7 +1943,8 @@ static void test_failing_allocations_replay(void **state)
                          mkcall("r2", "echo", "{\"text\":\"TWO\"}", "u")};
     for (int i = 0; i < 2; i++)
         assert_non_null(tg_call_checksum(again[i]));
-    tg__journal_options opts = {.max_rows = 3, .prune_batch = 2, .commit_inline = 1};
+    tg__journal_options opts = {
+        .max_rows = 3, .prune_batch = 2, .commit_inline = 1};
     long failures = 0, stride = alloc_stride();
     for (long n = alloc_first(stride, 1);; n += stride) {
         char wal[192], shm[192];
