@@ -879,6 +879,10 @@ const char *tg_runtime_journal(const tg_runtime *rt);
 /* The directory of the spool the runtime keeps its artifacts in (borrowed,
  * valid while rt lives), NULL when the spool is off. Any thread. */
 const char *tg_runtime_spool_dir(const tg_runtime *rt);
+/* The configuration's serve.task_after_ms: how long an MCP server over rt
+ * (toolgate_serve.h) lets a tools/call that may become a task run before
+ * it does (1000 unless configured). Any thread. */
+int64_t tg_runtime_serve_task_after_ms(const tg_runtime *rt);
 /* The tool definitions in `format`'s shape (NULL: "mcp"; docs/formats.md)
  * as JSON text in *out, the caller's (tg_free). TG_EFORMAT for a format
  * without tool definitions ("fenced", an unknown name), TG_ENOMEM. */

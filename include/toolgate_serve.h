@@ -65,9 +65,11 @@ typedef struct tg_server_options {
 /* A new server over `rt` (borrowed: it must outlive the server). What the
  * clients are offered is rt's tools as they are at each tools/list; the
  * artifacts of rt's spool are offered as resources, and tasks are kept in
- * rt's journal (in memory when the journal is off). A runtime with MCP
- * sources (a gateway) offers their tools once they are listed:
- * tg_runtime_sources_wait first to offer them from the first tools/list.
+ * rt's journal (in memory when the journal is off); a call becomes a task
+ * after rt's serve.task_after_ms (tg_runtime_serve_task_after_ms). A
+ * runtime with MCP sources (a gateway) offers their tools once they are
+ * listed: tg_runtime_sources_wait first to offer them from the first
+ * tools/list.
  * `opts` may be NULL (the defaults). TG_EINVAL for a bad option, TG_EIO
  * when the trace file cannot be opened, TG_ENOMEM. *out is the caller's
  * (tg_server_free). */

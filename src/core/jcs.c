@@ -2,12 +2,10 @@
 /*
  * jcs.c - RFC 8785 JSON Canonicalization Scheme over jansson values, the input
  * of every call checksum, so it sits on the hot path of every call. It writes
- * straight into a tg__buf, sorts object members on a scratch array shared by
- * the whole traversal (no allocation for small documents), and compares keys
- * by UTF-16 code units without converting them: UTF-8 byte order equals
- * UTF-16 order except where a supplementary character (4-byte UTF-8,
- * a surrogate pair in UTF-16) meets U+E000..U+FFFF, which is fixed up at the
- * first differing byte.
+ * straight into a tg__buf: jansson values through the walk json_out.c's dump
+ * shares (json_walk.h), spelled by the string and number writers here, with
+ * object members sorted by UTF-16 code units on the walk's scratch stack (no
+ * allocation for small documents).
  *
  * Numbers: jansson integers with |v| <= 2^53 are written as integers; larger
  * ones are converted to the nearest double and written as that double, which
@@ -28,31 +26,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_walk.h"
 #include "toolgate.h"
 
+/* Containers nested deeper than this fail with TG_ELIMIT (the top one is at
+ * depth 0). */
 #define JCS_MAX_DEPTH 4096
-#define JCS_SMALL_MEMBERS 32
 #define JCS_MAX_SAFE_INT 9007199254740992LL /* 2^53 */
 
-typedef struct member {
-    const char *key;
-    size_t len;
-    json_t *value; /* borrowed */
-    /* tapes: the value's token, and where an escaped key was decoded to */
-    size_t vidx;
-    size_t koff;
-    bool decoded;
-} member;
+typedef tg__jmember member;
 
-/* State of one tg__jcs_write call. Members of every open object live on one
- * stack-like array (`m`), addressed by index because it may be reallocated
- * while outer objects still use their slice of it. */
+/* State of one tg__jcs_write_tape call. Members of every open object live
+ * on the stack-like array of `ms` (json_walk.h). */
 typedef struct jcs_ctx {
     tg__buf *out;
-    member *m;
-    size_t used, cap;
-    member small[JCS_SMALL_MEMBERS];
-    /* tapes only */
+    tg__jmembers ms;
     const tg__jtape *tape;
     tg__buf keys; /* decoded escaped keys of the open objects */
     tg__buf str;  /* the decoded string being written */
@@ -161,7 +149,8 @@ static char *escape_byte(char *w, unsigned char c)
     return w;
 }
 
-int tg__jcs_write_string(const char *s, size_t len, tg__buf *out)
+/* tg__jcs_write_string, in the order of a style's string writer. */
+static int jcs_string(tg__buf *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t worst = 6 * len + 2;
@@ -203,6 +192,11 @@ int tg__jcs_write_string(const char *s, size_t len, tg__buf *out)
         }
     }
     return putc1(out, '"');
+}
+
+int tg__jcs_write_string(const char *s, size_t len, tg__buf *out)
+{
+    return jcs_string(out, s, len);
 }
 
 /* ------------------------------------------------------------ numbers */
@@ -376,7 +370,7 @@ int tg__jcs_number(double d, char *buf, size_t size)
     return (int)len;
 }
 
-static int write_integer(json_int_t v, tg__buf *out)
+static int write_integer(tg__buf *out, json_int_t v)
 {
     if (v > JCS_MAX_SAFE_INT || v < -JCS_MAX_SAFE_INT) {
         /* Beyond 2^53 a JSON number means the nearest double in ES. */
@@ -392,179 +386,27 @@ static int write_integer(json_int_t v, tg__buf *out)
     return put(out, s, (size_t)(end - s));
 }
 
-/* ------------------------------------------------------------ objects */
+/* ------------------------------------------------------------ values */
 
-/* Compares two keys by UTF-16 code units. Byte order of valid UTF-8 is code
- * point order; the two differ only when one character is supplementary (lead
- * byte F0..F4, a surrogate D800..DBFF in UTF-16) and the other is in
- * U+E000..U+FFFF (lead byte EE or EF): then the supplementary one sorts
- * first. A differing byte that is a lead byte marks the start of both
- * characters, since the bytes before it are equal. */
-static int key_cmp(const member *x, const member *y)
+static int write_real(tg__buf *out, const json_t *v)
 {
-    const unsigned char *a = (const unsigned char *)x->key;
-    const unsigned char *b = (const unsigned char *)y->key;
-    size_t n = x->len < y->len ? x->len : y->len;
-    size_t i = 0;
-    while (i < n && a[i] == b[i])
-        i++;
-    if (i == n)
-        return (x->len > y->len) - (x->len < y->len);
-    unsigned ca = a[i], cb = b[i];
-    if (ca >= 0xF0 && (cb == 0xEE || cb == 0xEF))
-        return -1;
-    if (cb >= 0xF0 && (ca == 0xEE || ca == 0xEF))
-        return 1;
-    return ca < cb ? -1 : 1;
+    char num[40];
+    int n = tg__jcs_number(json_real_value(v), num, sizeof num);
+    return n < 0 ? TG_EINVAL : put(out, num, (size_t)n);
 }
 
-static int key_cmp_q(const void *x, const void *y)
-{
-    return key_cmp(x, y);
-}
-
-static void sort_members(member *m, size_t n)
-{
-    if (n > 16) {
-        qsort(m, n, sizeof *m, key_cmp_q);
-        return;
-    }
-    /* Insertion sort: no call through a pointer for the common small case. */
-    for (size_t i = 1; i < n; i++) {
-        member t = m[i];
-        size_t j = i;
-        while (j > 0 && key_cmp(&m[j - 1], &t) > 0) {
-            m[j] = m[j - 1];
-            j--;
-        }
-        m[j] = t;
-    }
-}
-
-/* Makes room for n more members on the scratch stack. */
-static int reserve_members(jcs_ctx *c, size_t n)
-{
-    if (n <= c->cap - c->used)
-        return 0;
-    size_t cap = c->cap * 2;
-    while (cap - c->used < n) {
-        if (cap > SIZE_MAX / (2 * sizeof(member)))
-            return TG_ENOMEM;
-        cap *= 2;
-    }
-    member *m;
-    if (c->m == c->small) {
-        m = malloc(cap * sizeof *m);
-        if (m != NULL)
-            memcpy(m, c->small, c->used * sizeof *m);
-    } else {
-        m = realloc(c->m, cap * sizeof *m);
-    }
-    if (m == NULL)
-        return TG_ENOMEM;
-    c->m = m;
-    c->cap = cap;
-    return 0;
-}
-
-static int write_value(jcs_ctx *c, const json_t *v, int depth);
-
-static int write_object(jcs_ctx *c, const json_t *obj, int depth)
-{
-    tg__buf *out = c->out;
-    size_t n = json_object_size(obj);
-    size_t base = c->used;
-    int rc;
-    if (n == 0)
-        return put(out, "{}", 2);
-    if ((rc = reserve_members(c, n)) != 0)
-        return rc;
-    size_t got = 0;
-    for (void *it = json_object_iter((json_t *)obj); it != NULL && got < n;
-         it = json_object_iter_next((json_t *)obj, it)) {
-        member *m = &c->m[base + got++];
-        m->key = json_object_iter_key(it);
-#if JANSSON_VERSION_HEX >= 0x020e00
-        m->len = json_object_iter_key_len(it);
-#else
-        m->len = strlen(m->key);
-#endif
-        m->value = json_object_iter_value(it); /* borrowed */
-    }
-    c->used = base + got;
-    sort_members(c->m + base, got);
-    rc = putc1(out, '{');
-    for (size_t i = 0; rc == 0 && i < got; i++) {
-        /* Re-read through c->m: nested objects may have moved the array. */
-        const member *m = &c->m[base + i];
-        json_t *value = m->value; /* borrowed */
-        if (i > 0 && (rc = putc1(out, ',')) != 0)
-            break;
-        if ((rc = tg__jcs_write_string(m->key, m->len, out)) != 0 ||
-            (rc = putc1(out, ':')) != 0)
-            break;
-        rc = write_value(c, value, depth + 1);
-    }
-    c->used = base;
-    return rc != 0 ? rc : putc1(out, '}');
-}
-
-static int write_value(jcs_ctx *c, const json_t *v, int depth)
-{
-    tg__buf *out = c->out;
-    int rc;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        if (depth > JCS_MAX_DEPTH)
-            return TG_ELIMIT;
-        return write_object(c, v, depth);
-    case JSON_ARRAY: {
-        size_t n = json_array_size(v);
-        if (depth > JCS_MAX_DEPTH)
-            return TG_ELIMIT;
-        if ((rc = putc1(out, '[')) != 0)
-            return rc;
-        for (size_t i = 0; i < n; i++) {
-            if (i > 0 && (rc = putc1(out, ',')) != 0)
-                return rc;
-            if ((rc = write_value(c, json_array_get(v, i), depth + 1)) != 0)
-                return rc;
-        }
-        return putc1(out, ']');
-    }
-    case JSON_STRING:
-        return tg__jcs_write_string(json_string_value(v), json_string_length(v),
-                                    out);
-    case JSON_INTEGER:
-        return write_integer(json_integer_value(v), out);
-    case JSON_REAL: {
-        char num[40];
-        int n = tg__jcs_number(json_real_value(v), num, sizeof num);
-        return n < 0 ? TG_EINVAL : put(out, num, (size_t)n);
-    }
-    case JSON_TRUE:
-        return put(out, "true", 4);
-    case JSON_FALSE:
-        return put(out, "false", 5);
-    case JSON_NULL:
-        return put(out, "null", 4);
-    }
-    return TG_EINVAL;
-}
+static const tg__json_style jcs_style = {
+    .string = jcs_string,
+    .integer = write_integer,
+    .real = write_real,
+    .sorted = true,
+    .max_depth = JCS_MAX_DEPTH,
+    .too_deep = TG_ELIMIT,
+};
 
 int tg__jcs_write(const json_t *value, tg__buf *out)
 {
-    jcs_ctx c;
-    if (value == NULL)
-        return TG_EINVAL;
-    c.out = out;
-    c.m = c.small;
-    c.used = 0;
-    c.cap = JCS_SMALL_MEMBERS;
-    int rc = write_value(&c, value, 1);
-    if (c.m != c.small)
-        free(c.m);
-    return rc;
+    return tg__json_walk(value, out, &jcs_style);
 }
 
 /* ------------------------------------------------------------ tapes */
@@ -584,7 +426,7 @@ static int write_plain(tg__buf *out, const char *s, size_t n)
         out->len += n + 2;
         return 0;
     }
-    return tg__jcs_write_string(s, n, out);
+    return jcs_string(out, s, n);
 }
 
 static int write_tvalue(jcs_ctx *c, size_t i, size_t *next);
@@ -594,17 +436,17 @@ static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
     const tg__jtape *t = c->tape;
     const tg__jtok *obj = &t->tok[i];
     tg__buf *out = c->out;
-    size_t n = obj->b, base = c->used, kbase = c->keys.len;
+    size_t n = obj->b, base = c->ms.used, kbase = c->keys.len;
     int rc;
     *next = obj->a;
     if (n == 0)
         return put(out, "{}", 2);
-    if ((rc = reserve_members(c, n)) != 0)
+    if ((rc = tg__jmembers_reserve(&c->ms, n)) != 0)
         return rc;
     size_t j = i + 1;
     for (size_t k = 0; k < n; k++) {
         const tg__jtok *key = &t->tok[j];
-        member *m = &c->m[base + k];
+        member *m = &c->ms.m[base + k];
         m->vidx = j + 1;
         m->decoded = (key->flags & TG_JT_ESCAPED) != 0;
         if (m->decoded) {
@@ -622,26 +464,25 @@ static int write_tobject(jcs_ctx *c, size_t i, size_t *next)
     /* Decoded keys are addressed by offset while the buffer may grow; it
      * does not grow while sorting. */
     for (size_t k = 0; k < n; k++)
-        if (c->m[base + k].decoded)
-            c->m[base + k].key = c->keys.data + c->m[base + k].koff;
-    c->used = base + n;
-    sort_members(c->m + base, n);
+        if (c->ms.m[base + k].decoded)
+            c->ms.m[base + k].key = c->keys.data + c->ms.m[base + k].koff;
+    c->ms.used = base + n;
+    tg__jmembers_sort(c->ms.m + base, n);
     rc = putc1(out, '{');
     for (size_t k = 0; rc == 0 && k < n; k++) {
-        /* Re-read through c->m and re-resolve decoded keys: nested objects
+        /* Re-read through c->ms.m and re-resolve decoded keys: nested objects
          * may have moved both arrays. */
-        const member *m = &c->m[base + k];
+        const member *m = &c->ms.m[base + k];
         size_t vidx = m->vidx, after;
         if (k > 0 && (rc = putc1(out, ',')) != 0)
             break;
-        if ((rc = m->decoded ? tg__jcs_write_string(c->keys.data + m->koff,
-                                                    m->len, out)
+        if ((rc = m->decoded ? jcs_string(out, c->keys.data + m->koff, m->len)
                              : write_plain(out, m->key, m->len)) != 0 ||
             (rc = putc1(out, ':')) != 0)
             break;
         rc = write_tvalue(c, vidx, &after);
     }
-    c->used = base;
+    c->ms.used = base;
     c->keys.len = kbase;
     return rc != 0 ? rc : putc1(out, '}');
 }
@@ -675,7 +516,7 @@ static int write_tvalue(jcs_ctx *c, size_t i, size_t *next)
         c->str.len = 0;
         if ((rc = tg__jtape_decode(t, k, &c->str)) != 0)
             return rc;
-        return tg__jcs_write_string(c->str.data, c->str.len, out);
+        return jcs_string(out, c->str.data, c->str.len);
     case TG_JT_NUMBER: {
         int64_t iv;
         double dv;
@@ -689,7 +530,7 @@ static int write_tvalue(jcs_ctx *c, size_t i, size_t *next)
             return put(out, t->text + k->a, k->b);
         switch (tg__jtape_number(t, k, &iv, &dv)) {
         case 1:
-            return write_integer((json_int_t)iv, out);
+            return write_integer(out, (json_int_t)iv);
         case 2: {
             int n = tg__jcs_number(dv, num, sizeof num);
             return n < 0 ? TG_EINVAL : put(out, num, (size_t)n);
@@ -719,15 +560,12 @@ int tg__jcs_write_tape(const tg__jtape *tape, tg__buf *out)
     if (tape == NULL || tape->n == 0)
         return TG_EINVAL;
     c.out = out;
-    c.m = c.small;
-    c.used = 0;
-    c.cap = JCS_SMALL_MEMBERS;
+    tg__jmembers_init(&c.ms);
     c.tape = tape;
     tg__buf_init_with(&c.keys, kstore, sizeof kstore, 0);
     tg__buf_init_with(&c.str, sstore, sizeof sstore, 0);
     int rc = write_tvalue(&c, 0, &next);
-    if (c.m != c.small)
-        free(c.m);
+    tg__jmembers_cleanup(&c.ms);
     tg__buf_cleanup(&c.keys);
     tg__buf_cleanup(&c.str);
     return rc;

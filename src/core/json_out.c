@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json_out.c - writing JSON text into a tg__buf: values through jansson's
- * compact dump, strings escaped the way that dump escapes them (eight
- * bytes at a time over plain ASCII), and times. Renderers, the record
- * writer, the journal's queries and the hooks all write with these, so
- * every JSON text toolgate gives out spells strings and times alike.
+ * json_out.c - writing JSON text into a tg__buf: values as jansson's
+ * compact dump writes them (by the walk that jcs.c's canonical form shares,
+ * json_walk.h, spelled by the writers here), strings escaped the way that
+ * dump escapes them (eight bytes at a time over plain ASCII), and times.
+ * Renderers, the record writer, the journal's queries and the hooks all write
+ * with these, so every JSON text toolgate gives out spells strings and times
+ * alike.
  *
  * Times: a duration is kept as the exact double the monotonic clock gave
  * (that is what the journal stores), and written in milliseconds rounded
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "jcs.h"
+#include "json_walk.h"
 #include "toolgate.h"
 #include "utf8.h"
 
@@ -56,70 +59,30 @@ static int dump_jansson(const json_t *value, tg__buf *out)
  * it checks for a value that holds itself, which a value built by hand
  * can; toolgate's records are trees a few levels deep. */
 #define DUMP_DEPTH_MAX 64
-#define DUMP_DEEP 1 /* dump_value: deeper than DUMP_DEPTH_MAX */
+#define DUMP_DEEP 1 /* the walk: deeper than DUMP_DEPTH_MAX */
 
-static int put(tg__buf *out, const char *s, size_t n)
+static int dump_integer(tg__buf *out, json_int_t v)
 {
-    return tg__buf_append(out, s, n);
+    return tg__json_integer(out, (long long)v);
 }
 
-/* Appends v as jansson's compact dump writes it: objects in their keys'
- * order (jansson keeps insertion order and dumps in it unless asked to
- * sort), strings and integers by the writers below, reals by jansson
- * itself (its "%.17g" and ".0" rules). DUMP_DEEP past the depth limit. */
-static int dump_value(const json_t *v, tg__buf *out, int depth)
+static int dump_real(tg__buf *out, const json_t *v)
 {
-    int rc = 0;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        if (depth >= DUMP_DEPTH_MAX)
-            return DUMP_DEEP;
-        json_t *o = (json_t *)v; /* the iterators take no const */
-        rc = put(out, "{", 1);
-        int first = 1;
-        for (void *it = json_object_iter(o); rc == 0 && it != NULL;
-             it = json_object_iter_next(o, it)) {
-            if (!first)
-                rc = put(out, ",", 1);
-            first = 0;
-            if (rc == 0)
-                rc = tg__json_string(out, json_object_iter_key(it),
-                                     json_object_iter_key_len(it));
-            if (rc == 0)
-                rc = put(out, ":", 1);
-            if (rc == 0)
-                rc = dump_value(json_object_iter_value(it), out, depth + 1);
-        }
-        return rc != 0 ? rc : put(out, "}", 1);
-    }
-    case JSON_ARRAY: {
-        if (depth >= DUMP_DEPTH_MAX)
-            return DUMP_DEEP;
-        size_t n = json_array_size(v);
-        rc = put(out, "[", 1);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (i > 0)
-                rc = put(out, ",", 1);
-            if (rc == 0)
-                rc = dump_value(json_array_get(v, i), out, depth + 1);
-        }
-        return rc != 0 ? rc : put(out, "]", 1);
-    }
-    case JSON_STRING:
-        return tg__json_string(out, json_string_value(v),
-                               json_string_length(v));
-    case JSON_INTEGER:
-        return tg__json_integer(out, (long long)json_integer_value(v));
-    case JSON_TRUE:
-        return put(out, "true", 4);
-    case JSON_FALSE:
-        return put(out, "false", 5);
-    case JSON_NULL:
-        return put(out, "null", 4);
-    default:
-        return dump_jansson(v, out); /* JSON_REAL */
-    }
+    return dump_jansson(v, out);
 }
+
+/* v as jansson's compact dump writes it: objects in their keys' order
+ * (jansson keeps insertion order and dumps in it unless asked to sort),
+ * strings and integers by the writers below, reals by jansson itself (its
+ * "%.17g" and ".0" rules). DUMP_DEEP past the depth limit. */
+static const tg__json_style dump_style = {
+    .string = tg__json_string,
+    .integer = dump_integer,
+    .real = dump_real,
+    .sorted = false,
+    .max_depth = DUMP_DEPTH_MAX,
+    .too_deep = DUMP_DEEP,
+};
 
 int tg__json_dump(const json_t *value, tg__buf *out)
 {
@@ -128,7 +91,7 @@ int tg__json_dump(const json_t *value, tg__buf *out)
      * printed by snprintf (an allocation and a format a level), which made
      * most of the journal's cost of a result's small objects. */
     size_t start = out->len;
-    int rc = dump_value(value, out, 0);
+    int rc = tg__json_walk(value, out, &dump_style);
     if (rc != DUMP_DEEP)
         return rc;
     out->len = start;

@@ -363,6 +363,11 @@ const char *tg_runtime_spool_dir(const tg_runtime *rt)
     return rt != NULL && rt->spool != NULL ? rt->cfg->spool_dir : NULL;
 }
 
+int64_t tg_runtime_serve_task_after_ms(const tg_runtime *rt)
+{
+    return rt != NULL ? rt->cfg->serve_task_after_ms : 1000;
+}
+
 void tg_runtime_free(tg_runtime *rt)
 {
     if (rt == NULL)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_scan.h"
 #include "loop_int.h"
 
 /* One member of the object whose '{' is s[*i - 1] or earlier: returns 1

@@ -189,15 +189,6 @@ int tg__reqtext_items(tg__reqtext *r, const json_t *list, size_t from,
  * value (the items read before either stay added). */
 int tg__reqtext_add(tg__reqtext *r, json_t *list, const char *text, size_t len,
                     tg_error *err);
-/* The index of the first byte at or after s[i] that is not JSON
- * whitespace (n when none is). */
-size_t tg__json_ws(const char *s, size_t n, size_t i);
-/* Where the JSON value starting at s[i] ends (the index after it), in
- * text known to be valid JSON (toolgate's, or read as JSON): strings and
- * nesting followed, nothing checked. 0 when it does not end within n. */
-size_t tg__json_value_end(const char *s, size_t n, size_t i);
-/* The same for the string whose opening quote is s[i]. */
-size_t tg__json_string_end(const char *s, size_t n, size_t i);
 /* A whole answer raw[0..len) that tg_turn_parse read as `turn`, added to
  * the conversation list without building it, when it can be (answer.c):
  * prov is Chat Completions and the turn knows where the message lies

@@ -193,6 +193,7 @@ tg_config *tg_config_new(void)
     cfg->max_output_bytes = INT64_C(1073741824);
     cfg->kill_grace_ms = 2000;
     cfg->max_validation_steps = (int64_t)TG_SCHEMA_DEFAULT_STEPS;
+    cfg->serve_task_after_ms = 1000;
     cfg->builtin_tools = default_builtins();
     /* what a file without "policy" gets too: changes need a person */
     cfg->policy = json_pack(
@@ -553,6 +554,22 @@ static int load_spool(tg_config *cfg, loadctx *lc, const json_t *v)
                           MAX_NUMBER, &n)))
             return rc;
         cfg->spool_max_bytes = n;
+    }
+    return 0;
+}
+
+static int load_serve(tg_config *cfg, loadctx *lc, const json_t *v)
+{
+    int rc = need_type(lc, v, JSON_OBJECT, "serve", "/serve", "an object");
+    if (rc || (rc = check_keys(lc, v, "/serve", "serve.", "serve")))
+        return rc;
+    int64_t n;
+    json_t *m = json_object_get(v, "task_after_ms"); /* borrowed */
+    if (m) {
+        if ((rc = get_int(lc, m, "serve.task_after_ms", "/serve/task_after_ms",
+                          0, 3600000, &n)))
+            return rc;
+        cfg->serve_task_after_ms = n;
     }
     return 0;
 }
@@ -1002,6 +1019,8 @@ static int apply(tg_config *cfg, loadctx *lc, const json_t *root)
         cfg->envelope = json_is_true(v);
     }
     if ((v = json_object_get(root, "limits")) && (rc = load_limits(cfg, lc, v)))
+        return rc;
+    if ((v = json_object_get(root, "serve")) && (rc = load_serve(cfg, lc, v)))
         return rc;
     if ((v = json_object_get(root, "builtin_tools")) &&
         (rc = load_builtins(cfg, lc, v)))

@@ -65,6 +65,10 @@ struct tg_config {
     /* limits.max_validation_steps: what checking one call's arguments
      * against its tool's schema may cost (src/schema/schema.h) */
     int64_t max_validation_steps;
+
+    /* serve.task_after_ms: how long a tools/call that may become a task
+     * (2026-07-28's tasks extension) runs before it does (src/serve) */
+    int64_t serve_task_after_ms;
 };
 
 /* sandbox.mode */

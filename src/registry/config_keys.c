@@ -20,6 +20,7 @@ const tg__config_section tg__config_sections[] = {
     {"spool", "Where output larger than the inline limit goes (`null` or "
               "`false`: no spool, output stays in memory)."},
     {"limits", "Bounds on what one call may cost."},
+    {"serve", "`toolgate serve` and tg_server_new: the MCP server."},
     {"policy", "The permission policy (`null`: no policy, every call "
                "allowed). Rules are read top to bottom; the first whose "
                "conditions all hold decides."},
@@ -67,6 +68,7 @@ const tg__config_key tg__config_keys[] = {
      "bubblewrap, resource limits and hidden paths for command tools"},
     {"", "envelope", "boolean", "`true`",
      "wrap tool output shown to models in the trust envelope"},
+    {"", "serve", "object", "see `serve`", "the MCP server's settings"},
 
     /* journal */
     {"journal", "path", "path, false or null", "`.toolgate/journal.db`",
@@ -106,6 +108,11 @@ const tg__config_key tg__config_keys[] = {
      "strip code fences and trailing commas, unquote numbers and booleans"},
     {"limits", "max_validation_steps", "integer 1000 to 2^53-1", "`10000000`",
      "what checking one call's arguments against a schema may cost"},
+
+    /* serve */
+    {"serve", "task_after_ms", "integer 0 to 3600000", "`1000`",
+     "a `tools/call` of a client that declared the tasks extension "
+     "(2026-07-28) still running this long becomes a task"},
 
     /* policy */
     {"policy", "default", "`\"allow\"`, `\"deny\"` or `\"ask\"`", "`\"allow\"`",

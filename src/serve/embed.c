@@ -158,11 +158,14 @@ int tg_server_new(tg_runtime *rt, const tg_server_options *opts,
     s->grace_ms = opts->grace_ms == 0  ? DEFAULT_GRACE_MS
                   : opts->grace_ms < 0 ? 0
                                        : opts->grace_ms;
+    int64_t task_after = tg_runtime_serve_task_after_ms(rt);
     srv_options so = {.caller = s->opts.caller,
                       .max_message = s->opts.max_message,
                       .trace = s->opts.trace,
                       .spool_dir = tg_runtime_spool_dir(rt),
-                      .journal = tg_runtime_journal(rt)};
+                      .journal = tg_runtime_journal(rt),
+                      /* 0 configured is "at once", -1 here (0: default) */
+                      .task_after_ms = task_after > 0 ? (long)task_after : -1};
     if ((s->srv = srv_new(rt, &so, err)) == NULL) {
         int rc = err != NULL && err->code != 0 ? err->code : TG_EINTERNAL;
         free_options(s);

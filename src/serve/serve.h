@@ -159,7 +159,13 @@ typedef struct srv_options {
     const char *journal;   /* the journal's file, where tasks are kept
                               (borrowed, must outlive the server); NULL:
                               tasks live in memory only */
+    long task_after_ms;    /* a tools/call that may become a task does after
+                              this long (0: SRV_TASK_AFTER_MS; negative: at
+                              the next turn of the loop) */
 } srv_options;
+
+/* srv_options.task_after_ms's default (serve.task_after_ms). */
+#define SRV_TASK_AFTER_MS 1000
 
 /* A server over `rt` (borrowed; it must outlive the server) with its own
  * loop. NULL on failure with err filled. */

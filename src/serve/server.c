@@ -342,6 +342,10 @@ tg__srv *srv_new(tg_runtime *rt, const srv_options *opt, tg_error *err)
     srv->max_depth = opt && opt->max_depth > 0 ? opt->max_depth : 64;
     srv->spool_dir = opt ? opt->spool_dir : NULL;
     srv->journal = opt ? opt->journal : NULL;
+    srv->task_after_ms = !opt || opt->task_after_ms == 0 ? SRV_TASK_AFTER_MS
+                         : opt->task_after_ms < 0
+                             ? 0
+                             : (uint64_t)opt->task_after_ms;
     /* the tools as they are now are what clients are told at first */
     srv->tools_gen = srv->announced_gen = tg_runtime_tools_generation(rt);
     char *sources = NULL;

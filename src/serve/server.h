@@ -39,6 +39,7 @@ struct tg__srv {
     int max_depth;
     const char *spool_dir;   /* borrowed from the config; NULL: no spool */
     const char *journal;     /* borrowed from the config; NULL: none */
+    uint64_t task_after_ms;  /* srv_options.task_after_ms, resolved */
     struct srv_tasks *tasks; /* tasks.c's, NULL until used */
     FILE *trace;
     char boot[17];               /* random hex naming this server's calls */

@@ -8,8 +8,9 @@
  * follow it; its end is announced with notifications/tasks/status. Under
  * 2026-07-28 the io.modelcontextprotocol/tasks extension is server-
  * directed: a call of a request that declared the extension and still
- * runs after TASK_AFTER_MS becomes a task (resultType "task"), followed
- * with tasks/get (its result inside), tasks/update and tasks/cancel.
+ * runs after serve.task_after_ms (1 s unless configured) becomes a task
+ * (resultType "task"), followed with tasks/get (its result inside),
+ * tasks/update and tasks/cancel.
  *
  * Durable: every task is a row of the journal's file (tg_task_store),
  * written before the client hears of it and ended with its answer, so a
@@ -36,7 +37,6 @@
 #define MIN_TTL_MS INT64_C(100)
 #define MAX_TTL_MS INT64_C(604800000) /* a week */
 #define POLL_MS 500
-#define TASK_AFTER_MS 1000
 #define LIST_PAGE 100
 
 enum {
@@ -848,7 +848,7 @@ int srv_task_start(srv_ctx *c, srv_req *r)
     }
     uv_timer_init(srv_loop(c->srv), t->timer);
     t->timer->data = t;
-    uv_timer_start(t->timer, on_task_after, TASK_AFTER_MS, 0);
+    uv_timer_start(t->timer, on_task_after, c->srv->task_after_ms, 0);
     return 0;
 }
 

@@ -7,7 +7,8 @@
 # task, ttl expiry, unknown ids) and 2026-07-28's io.modelcontextprotocol/
 # tasks extension (discover, a fast call answered plainly, a slow one
 # becoming a task, tasks/get with the result inside, tasks/cancel, the
-# extension required); and that tasks are durable and private: a task's
+# extension required; serve.task_after_ms setting when a call becomes
+# one); and that tasks are durable and private: a task's
 # result is still there after the server restarted, a task running when
 # the server was SIGKILLed is INTERRUPTED after the restart, and another
 # caller sees none of them.
@@ -205,7 +206,7 @@ eq "discover names the extension" "$(jq -c '.result.capabilities.extensions' <<<
 r=$(rpc 71 server/discover "{$PLAIN}")
 eq "not to a client without it" "$(jq -c '.result.capabilities.extensions' <<<"$r")" "null"
 # (the in-process echo: no process to start, so "fast" holds under any load
-# against the server's fixed 1 s before a call becomes a task)
+# against the default 1 s before a call becomes a task)
 r=$(rpc 72 tools/call '{"name":"echo","arguments":{"text":"quick"},'"$META"'}')
 eq "a fast call is answered plainly" "$(jq -r '.result.resultType' <<<"$r")" "complete"
 r=$(rpc 73 tools/call '{"name":"slow","arguments":{"file":"'"$WORK"'/pid4","secs":"'"$SECS"'","text":"four"},'"$META"'}')
@@ -243,6 +244,33 @@ start_server
 r=$(rpc 90 tasks/get '{"taskId":"'"$T6"'",'"$META"'}')
 eq "2026 task after a restart" "$(jq -c '[.result.status, (.result.result.content[0].text | contains("finished four"))]' <<<"$r")" '["completed",true]'
 stop_server
+
+# ------------------------------------------------------ serve.task_after_ms
+# Set low (50 ms), a call of D1 = 300 ms becomes a task; set high (H =
+# 6 s), a call of D2 = 1.5 s is answered plainly. Each is the other way
+# round under the default 1 s (on this machine's scale 1), and each holds
+# with a margin of 4x or more at any TG_TEST_TIME_SCALE (D1, D2 and H grow
+# with it; 50 ms only gets further below D1).
+secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+D1_MS=$(tg_ms 300) D2_MS=$(tg_ms 1500) H_MS=$(tg_ms 6000)
+jq '.serve = {"task_after_ms": 50}' toolgate.json > low.json
+jq --argjson h "$H_MS" '.serve = {"task_after_ms": $h}' toolgate.json > high.json
+start_server --config low.json
+r=$(rpc 82 tools/call '{"name":"slow","arguments":{"file":"'"$WORK"'/pid6","secs":"'"$(secs "$D1_MS")"'","text":"six"},'"$META"'}')
+eq "task_after_ms 50: a call of $D1_MS ms becomes a task" "$(jq -r '.result.resultType' <<<"$r")" "task"
+T8=$(jq -r '.result.taskId' <<<"$r")
+check "and completes" wait_for "$(tg_ms 20000)" done_2026 "$T8" completed
+contains "with its result inside" "$(jq -r '.result.result.content[0].text' <<<"$r")" "finished six"
+stop_server
+start_server --config high.json
+r=$(rpc 83 tools/call '{"name":"slow","arguments":{"file":"'"$WORK"'/pid7","secs":"'"$(secs "$D2_MS")"'","text":"seven"},'"$META"'}')
+eq "task_after_ms $H_MS: a call of $D2_MS ms is answered plainly" "$(jq -r '.result.resultType' <<<"$r")" "complete"
+contains "with its result" "$(jq -r '.result.content[0].text' <<<"$r")" "finished seven"
+stop_server
+echo '{"serve": {"task_after_ms": 3600001}}' > bad.json
+out=$("$TOOLGATE" serve --stdio --config bad.json </dev/null 2>&1) && status=0 || status=$?
+eq "an out-of-range task_after_ms: exit 3" "$status" "3"
+contains "saying which key" "$out" "serve.task_after_ms must be an integer from 0 to 3600000, got 3600001"
 
 # ------------------------------------------------------------ another caller
 start_server --caller intruder

@@ -35,6 +35,7 @@ static const struct {
     {"journal", "{\"journal\":{}}", "/journal"},
     {"spool", "{\"spool\":{}}", "/spool"},
     {"limits", "{\"limits\":{}}", "/limits"},
+    {"serve", "{\"serve\":{}}", "/serve"},
     {"policy", "{\"policy\":{}}", "/policy"},
     {"policy.rules[]", "{\"policy\":{\"rules\":[{\"decision\":\"allow\"}]}}",
      "/policy/rules/0"},

@@ -92,6 +92,7 @@ static void defaults(void **state)
     assert_int_equal(cfg->max_args_bytes, 1048576);
     assert_int_equal(cfg->max_output_bytes, 1073741824);
     assert_int_equal(cfg->kill_grace_ms, 2000);
+    assert_int_equal(cfg->serve_task_after_ms, 1000);
     /* journal.sync normal, nothing pruned */
     assert_false(cfg->journal_sync_full);
     assert_int_equal(cfg->journal_keep_days, 0);
@@ -138,6 +139,7 @@ static void full_config(void **state)
         " \"limits\": {\"timeout_ms\": 1000, \"parallel\": 3, "
         "\"max_args_bytes\": 2048, \"max_output_bytes\": 99999, "
         "\"kill_grace_ms\": 0, \"repair\": false},"
+        " \"serve\": {\"task_after_ms\": 0},"
         " \"builtin_tools\": [\"grep\"],"
         " \"tools\": ["
         "  {\"name\": \"echo\", \"description\": \"Echo text\", "
@@ -165,6 +167,7 @@ static void full_config(void **state)
     assert_int_equal(cfg->max_args_bytes, 2048);
     assert_int_equal(cfg->max_output_bytes, 99999);
     assert_int_equal(cfg->kill_grace_ms, 0);
+    assert_int_equal(cfg->serve_task_after_ms, 0);
     assert_int_equal(json_array_size(cfg->builtin_tools), 1);
     assert_int_equal(json_array_size(cfg->tools), 2);
     assert_string_equal(json_string_value(json_object_get(
@@ -212,6 +215,18 @@ static const bad_case bad_cases[] = {
     {"{\"limits\":{\"retries\":3}}", "unknown key 'limits.retries'",
      "/limits/retries"},
     {"{\"limits\":[]}", "limits must be an object, got an array", "/limits"},
+    {"{\"serve\":{\"task_after_ms\":-1}}",
+     "serve.task_after_ms must be an integer from 0 to 3600000, got -1",
+     "/serve/task_after_ms"},
+    {"{\"serve\":{\"task_after_ms\":3600001}}", "serve.task_after_ms",
+     "/serve/task_after_ms"},
+    {"{\"serve\":{\"task_after_ms\":\"1000\"}}",
+     "serve.task_after_ms must be an integer from 0 to 3600000, got a string",
+     "/serve/task_after_ms"},
+    {"{\"serve\":{\"task_after_ms\":0.5}}", "got 0.5", "/serve/task_after_ms"},
+    {"{\"serve\":{\"task_after\":5}}", "unknown key 'serve.task_after'",
+     "/serve/task_after"},
+    {"{\"serve\":true}", "serve must be an object", "/serve"},
     {"{\"spool\":{\"inline_max_bytes\":-1}}", "spool.inline_max_bytes",
      "/spool/inline_max_bytes"},
     {"{\"spool\":{\"max_bytes\":0}}", "spool.max_bytes", "/spool/max_bytes"},
