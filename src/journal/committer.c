@@ -26,6 +26,12 @@
 
 /* Most records one transaction takes. */
 #define BATCH_MAX 512
+/* How long the thread, woken by a record after it slept, gathers more
+ * before it writes (us): calls that come alone then share a transaction,
+ * a call's begin and its result most often too (one row, no `running`
+ * entry), instead of two transactions a call competing for the CPU with
+ * the calls themselves. Drains and a full log do not wait for it. */
+#define GATHER_US 1000
 /* Waits between tries after a failed transaction (ms): doubling. */
 #define RETRY_FIRST_MS 10
 #define RETRY_MAX_MS 1000
@@ -41,6 +47,7 @@ struct tg__committer {
     pthread_cond_t done; /* drains and full appends wait: progress */
     atomic_int sleeping;
     bool stop;                  /* under mu */
+    int waiters;                /* drains and full appends (under mu) */
     uint64_t appended;          /* the last seq appended (producer) */
     _Atomic uint64_t committed; /* the last seq in the journal */
     bool failing;               /* the last try failed (under mu) */
@@ -48,12 +55,12 @@ struct tg__committer {
     tg__crecord batch[BATCH_MAX];
 };
 
-static void wait_ms(tg__committer *c, long ms)
+static void wait_us(tg__committer *c, long us)
 {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000L;
+    t.tv_sec += us / 1000000;
+    t.tv_nsec += (us % 1000000) * 1000L;
     if (t.tv_nsec >= 1000000000L) {
         t.tv_sec++;
         t.tv_nsec -= 1000000000L;
@@ -93,6 +100,9 @@ static void *run(void *arg)
             if (n == 0) {
                 pthread_cond_wait(&c->wake, &c->mu);
                 atomic_store(&c->sleeping, 0);
+                /* Woken by a record: gather (see GATHER_US). */
+                if (!c->stop && c->waiters == 0)
+                    wait_us(c, GATHER_US);
                 continue;
             }
             atomic_store(&c->sleeping, 0);
@@ -118,7 +128,7 @@ static void *run(void *arg)
         if (rc != 0) {
             if (c->stop)
                 break; /* the records stay in the log */
-            wait_ms(c, retry);
+            wait_us(c, retry * 1000);
             retry = retry * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : retry * 2;
         }
     }
@@ -195,8 +205,10 @@ int tg__committer_append(tg__committer *c, const struct iovec *iov, int n,
             return rc;
         }
         if (atomic_load(&c->committed) == seen) {
+            c->waiters++;
             pthread_cond_signal(&c->wake);
             pthread_cond_wait(&c->done, &c->mu);
+            c->waiters--;
         }
         pthread_mutex_unlock(&c->mu);
     }
@@ -221,7 +233,8 @@ int tg__committer_drain(tg__committer *c, tg_error *err)
         return 0;
     int rc = 0;
     pthread_mutex_lock(&c->mu);
-    pthread_cond_signal(&c->wake);
+    c->waiters++;
+    pthread_cond_signal(&c->wake); /* also ends a gathering wait */
     while (atomic_load(&c->committed) < c->appended) {
         if (c->failing) {
             rc = tg__error_set(err, TG_EJOURNAL, "%s", c->error.message);
@@ -229,6 +242,7 @@ int tg__committer_drain(tg__committer *c, tg_error *err)
         }
         pthread_cond_wait(&c->done, &c->mu);
     }
+    c->waiters--;
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
