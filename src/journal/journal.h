@@ -116,6 +116,13 @@ int tg__journal_tx_begin(tg__journal *j, tg_error *err);
 int tg__journal_tx_commit(tg__journal *j, tg_error *err);
 /* Rolls back what is still open (nothing when SQLite did already). */
 void tg__journal_tx_rollback(tg__journal *j);
+/* Writes j's rows on the call path from now on (journal.commit "inline"),
+ * its committer, if any, stopped after writing what it held (before any
+ * call is begun through it: calls in flight keep their tickets): for the loop
+ * store, whose steps and the calls of an iteration share the connection's
+ * transactions (a committer between them cost the loop a handoff and a
+ * transaction an iteration: bench/RESULTS.md). */
+void tg__journal_commit_inline(tg__journal *j);
 /* The loop store (toolgate.h, "loops") on the connection of journal j
  * (a SQLite journal, borrowed: it must outlive the store), its tables
  * created when absent: the runtime's own, so a loop's steps and its calls

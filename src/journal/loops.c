@@ -150,6 +150,7 @@ int tg__loop_store_attach(tg__journal *j, tg_loop_store **out, tg_error *err)
     if (db == NULL)
         return tg__error_set(err, TG_EINVAL,
                              "loops: the journal is not a SQLite journal");
+    tg__journal_commit_inline(j);
     int src = sqlite3_exec(db, schema, NULL, NULL, NULL);
     if (src != SQLITE_OK)
         return tg__store_fail(db, src, "loops", "creating the tables", err);

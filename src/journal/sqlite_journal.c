@@ -3825,6 +3825,15 @@ static int sj_prune(tg__journal *j, size_t *pruned, tg_error *err)
     return prune_step(sj_of(j), tg__now_ms(), pruned, err);
 }
 
+void tg__journal_commit_inline(tg__journal *j)
+{
+    if (j == NULL || j->ops != &sqlite_ops)
+        return;
+    struct sqlite_journal *sj = sj_of(j);
+    sj->opts.commit_inline = 1;
+    committer_stop(sj); /* writes what it holds first */
+}
+
 sqlite3 *tg__journal_sqlite_db(tg__journal *j)
 {
     if (j == NULL || j->ops != &sqlite_ops)
