@@ -2093,6 +2093,17 @@ static void drain_for_read(struct sqlite_journal *sj)
 /* Begins calls[0..n) through the committer: each gets a ticket, a map
  * slot, and a 'B' record. A call too large for the log ends the batch
  * early: *done says how many went (the rest go on the call path). */
+/* Takes the calls of calls[0..n) that batch gen put in the map out of it. */
+static void forget_begun(struct sqlite_journal *sj, tg_call *const *calls,
+                         size_t n, unsigned gen)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct slot *s = map_find(sj, calls[i]);
+        if (s != NULL && s->gen == gen)
+            map_del(sj, calls[i]);
+    }
+}
+
 static int begin_logged(struct sqlite_journal *sj, tg_call *const *calls,
                         size_t n, size_t *done, tg_error *err)
 {
@@ -2129,8 +2140,12 @@ static int begin_logged(struct sqlite_journal *sj, tg_call *const *calls,
         return 0;
     }
     if (rc != 0) {
-        /* The records appended stay: their calls were begun, and will be
-         * finished (the runtime ends every call it began). */
+        /* The batch fails: its calls never run, and leave the map (the
+         * runtime frees them; a pointer left here could name a new call).
+         * The records appended stay: their rows end INTERRUPTED once this
+         * process is gone, a failure as rare as its cause (the log full
+         * while the thread cannot write, or no memory). */
+        forget_begun(sj, calls, n, gen);
         return rc;
     }
     *done = n;
@@ -2232,8 +2247,12 @@ static int sj_begin_dedup(tg__journal *j, tg_call *const *calls, size_t n,
             return rc;
     }
     /* tx_begin drains the committer first */
-    return begin_inline(sj, calls + done, n - done,
-                        replies ? replies + done : NULL, err);
+    unsigned gen = sj->gen;
+    int rc = begin_inline(sj, calls + done, n - done,
+                          replies ? replies + done : NULL, err);
+    if (rc != 0 && done > 0)
+        forget_begun(sj, calls, done, gen); /* the whole batch failed */
+    return rc;
 }
 
 static int sj_begin(tg__journal *j, tg_call *const *calls, size_t n,
