@@ -36,9 +36,10 @@ typedef struct tg__ring tg__ring;
  * want of disk (ENOSPC or EFBIG: TG_EJOURNAL, "no room on disk ..."). The
  * header is stamped with the owner: pid, start (its start time in clock
  * ticks) and boot (the boot id, at most 39 bytes; NULL for none). The file
- * is mapped MAP_SHARED read-write, every page of it touched once (so the
- * first lap of appends takes no page fault: 16-35 ms for 4 MiB on this
- * project's loaded VM, ext4), and its descriptor closed. Returns 0 with
+ * is mapped MAP_SHARED read-write (the data area's pages are faulted in
+ * by tg__ring_prefault, on the consumer's thread: touching every page here
+ * took 16-35 ms for 4 MiB on this project's loaded VM, ext4, on the first
+ * call of a process), and its descriptor closed. Returns 0 with
  * *out (the caller's: tg__ring_close), or TG_EINVAL (a capacity beyond the
  * bounds above, a boot id too long), TG_EEXIST, TG_EJOURNAL, TG_ENOMEM; on
  * failure no file is left behind. Any thread. */
