@@ -48,7 +48,7 @@ struct tg__committer {
     atomic_int sleeping;
     bool stop;                  /* under mu */
     int waiters;                /* drains and full appends (under mu) */
-    uint64_t appended;          /* the last seq appended (producer) */
+    _Atomic uint64_t appended;  /* the last seq appended (producer) */
     _Atomic uint64_t committed; /* the last seq in the journal */
     bool failing;               /* the last try failed (under mu) */
     tg_error error;             /* its error (under mu) */
@@ -212,7 +212,7 @@ int tg__committer_append(tg__committer *c, const struct iovec *iov, int n,
         }
         pthread_mutex_unlock(&c->mu);
     }
-    c->appended = seq;
+    atomic_store(&c->appended, seq);
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load(&c->sleeping)) {
         pthread_mutex_lock(&c->mu);
@@ -224,7 +224,7 @@ int tg__committer_append(tg__committer *c, const struct iovec *iov, int n,
 
 int tg__committer_busy(tg__committer *c)
 {
-    return c != NULL && atomic_load(&c->committed) < c->appended;
+    return c != NULL && atomic_load(&c->committed) < atomic_load(&c->appended);
 }
 
 int tg__committer_drain(tg__committer *c, tg_error *err)
@@ -235,7 +235,8 @@ int tg__committer_drain(tg__committer *c, tg_error *err)
     pthread_mutex_lock(&c->mu);
     c->waiters++;
     pthread_cond_signal(&c->wake); /* also ends a gathering wait */
-    while (atomic_load(&c->committed) < c->appended) {
+    uint64_t until = atomic_load(&c->appended);
+    while (atomic_load(&c->committed) < until) {
         if (c->failing) {
             rc = tg__error_set(err, TG_EJOURNAL, "%s", c->error.message);
             break;
@@ -256,7 +257,7 @@ int tg__committer_stop(tg__committer *c)
     pthread_cond_signal(&c->wake);
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->thread, NULL);
-    int all = atomic_load(&c->committed) >= c->appended;
+    int all = atomic_load(&c->committed) >= atomic_load(&c->appended);
     tg__ring_close(c->ring, all);
     pthread_cond_destroy(&c->done);
     pthread_cond_destroy(&c->wake);

@@ -59,8 +59,9 @@ size_t tg__committer_max_record(const tg__committer *c);
 
 /* Waits until every record appended so far is in the journal. Returns 0,
  * or the thread's error when it could not write them (they stay in the
- * log, for the thread's next try or for the next opener). Call path
- * thread only. */
+ * log, for the thread's next try or for the next opener). Any thread
+ * (another journal object of the process opening the same file drains
+ * it: sqlite_journal.c). */
 int tg__committer_drain(tg__committer *c, tg_error *err);
 
 /* Whether records are waiting (appended, not yet in the journal). */

@@ -30,6 +30,7 @@
 #include "journal.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -394,6 +395,7 @@ struct sqlite_journal {
     char *log_path;
     const char *log_name; /* in log_path */
     struct sqlite_journal *wsj;
+    struct sqlite_journal *live_next; /* live_head's list (under live_mu) */
     uint64_t ticket;
     unsigned char *rec;
     size_t rec_cap;
@@ -2456,6 +2458,8 @@ static void sj_close(tg__journal *j);
  * synchronous FULL, whose rows must reach the disk before a result is
  * shown, nor when the options ask for rows on the call path. Without one,
  * for any reason, rows are written on the call path. */
+static void live_add(struct sqlite_journal *sj);
+
 static void committer_start(struct sqlite_journal *sj)
 {
     static _Atomic unsigned serial;
@@ -2484,6 +2488,7 @@ static void committer_start(struct sqlite_journal *sj)
     if (tg__committer_start(sj->log_path, LOG_BYTES, sj->pid, sj->start,
                             sj->boot, commit_records, sj, &sj->com, &e) != 0)
         goto fail;
+    live_add(sj);
     return;
 fail:
     if (sj->wsj != NULL)
@@ -2494,9 +2499,51 @@ fail:
     sj->log_name = NULL;
 }
 
+/* The journals of this process whose committer runs, so that opening the
+ * same file again (tg_journal_show and the other readers by path, a
+ * second runtime) first waits for what they were given: a process reads
+ * its own writes. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sqlite_journal *live_head;
+
+static void live_add(struct sqlite_journal *sj)
+{
+    pthread_mutex_lock(&live_mu);
+    sj->live_next = live_head;
+    live_head = sj;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(struct sqlite_journal *sj)
+{
+    pthread_mutex_lock(&live_mu);
+    for (struct sqlite_journal **p = &live_head; *p != NULL;
+         p = &(*p)->live_next)
+        if (*p == sj) {
+            *p = sj->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* Drains the committers of this process writing the file sj opened. */
+static void live_drain(const struct sqlite_journal *sj)
+{
+    pthread_mutex_lock(&live_mu);
+    for (struct sqlite_journal *o = live_head; o != NULL; o = o->live_next)
+        if (o != sj && o->dev == sj->dev && o->ino == sj->ino) {
+            tg_error ignored;
+            tg__error_init(&ignored);
+            (void)tg__committer_drain(o->com, &ignored);
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
 /* Stops the committer (its records written) and forgets its log. */
 static void committer_stop(struct sqlite_journal *sj)
 {
+    if (sj->com != NULL)
+        live_remove(sj);
     if (sj->com != NULL && tg__committer_stop(sj->com) && sj->db != NULL) {
         char *sql = sqlite3_mprintf("DELETE FROM committer_logs WHERE log = %Q",
                                     sj->log_name);
@@ -4171,6 +4218,8 @@ static int sj_open(const char *path, const tg__journal_options *opts,
                       " started_at) VALUES (?1, ?2, ?3)",
                       &sj->st_epoch_add, err)) != 0)
         goto fail;
+    if (!writer && sj->watched)
+        live_drain(sj); /* a process reads its own writes */
     if (!writer &&
         ((rc = replay_logs(sj, err)) != 0 || (rc = recover(sj, err)) != 0))
         goto fail;
